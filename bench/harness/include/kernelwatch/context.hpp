@@ -1,0 +1,31 @@
+#pragma once
+// The "context" block of a result file: which GPU, driver, runtime and build produced it.
+// Keys are documented in docs/results.md; tools rely on them, so renaming one is a breaking change.
+
+#include <kernelwatch/device_info.hpp>
+#include <kernelwatch/run_options.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kernelwatch {
+
+struct build_info {
+  std::string git_commit;  // of the source tree the binary was built from; "-dirty" if modified
+  std::string build_type;
+  std::string version;  // kernelwatch's own version
+};
+
+/// Build facts of this binary, written at build time.
+[[nodiscard]] const build_info& this_build();
+
+using context_entries = std::vector<std::pair<std::string, std::string>>;
+
+[[nodiscard]] context_entries make_context(const device_info& device, const build_info& build,
+                                           const run_options& options);
+
+/// Adds every entry to Google Benchmark's context (benchmark::AddCustomContext).
+void add_to_benchmark_context(const context_entries& entries);
+
+}  // namespace kernelwatch

@@ -1,0 +1,15 @@
+#pragma once
+// The main of a kernelwatch benchmark binary (linked in by kernelwatch::main).
+
+namespace kernelwatch {
+
+/// Exit codes besides 0 and exit_code_context_lost (registration.hpp).
+inline constexpr int exit_code_bad_arguments = 2;
+inline constexpr int exit_code_no_gpu = 4;
+
+/// Parses kernelwatch's and Google Benchmark's flags, writes the GPU context, and runs the
+/// registered benchmarks. Listing (--benchmark_list_tests) needs no GPU; running does: without
+/// one it prints one line and returns exit_code_no_gpu.
+int benchmark_main(int argc, char** argv);
+
+}  // namespace kernelwatch

@@ -1,0 +1,58 @@
+#pragma once
+// Timing one GPU benchmark: verify once, warm up, then one CUDA-event-timed launch per
+// Google Benchmark iteration (manual time), with counters derived from the declared work.
+//
+//   kernelwatch::measure(state)
+//       .bytes_read(n * sizeof(float))
+//       .bytes_written(n * sizeof(float))
+//       .verify([&] { return kernelwatch::compare_exact(expected, out.to_host()); })
+//       .run([&](cudaStream_t stream) { my_kernel<<<grid, block, 0, stream>>>(...); });
+
+#include <kernelwatch/counters.hpp>
+#include <kernelwatch/run_options.hpp>
+#include <kernelwatch/verify.hpp>
+
+#include <benchmark/benchmark.h>
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <optional>
+
+namespace kernelwatch {
+
+/// Enqueues the work to time on the given stream. Work on other streams must be joined back
+/// into it (an event recorded there, waited on here) so the timing events enclose it.
+using launch_function = std::function<void(cudaStream_t)>;
+using verify_function = std::function<check_result()>;
+
+class measurement {
+ public:
+  explicit measurement(benchmark::State& state) : state_(state) {}
+
+  measurement& bytes_read(std::size_t bytes) { work_.bytes_read = bytes; return *this; }
+  measurement& bytes_written(std::size_t bytes) { work_.bytes_written = bytes; return *this; }
+  measurement& elements(std::size_t count) { work_.elements = count; return *this; }
+  measurement& flops(double count) { work_.flops = count; return *this; }
+  /// Overrides the run's --kernelwatch_cache for this benchmark, for kernels whose lesson
+  /// needs one mode (a shared-memory kernel that touches no DRAM need not flush).
+  measurement& cache(cache_mode mode) { cache_ = mode; return *this; }
+  measurement& warmup_launches(int count) { warmup_launches_ = count; return *this; }
+  /// Called after the first launch has completed; a failed check marks the benchmark with
+  /// SkipWithError("wrong result: ...") and nothing is timed.
+  measurement& verify(verify_function check) { verify_ = std::move(check); return *this; }
+
+  /// Runs the benchmark loop. Throws cuda_error on a CUDA failure (the registration wrapper
+  /// turns it into SkipWithError, or stops the run if the CUDA context is lost).
+  void run(const launch_function& launch);
+
+ private:
+  benchmark::State& state_;
+  work_per_launch work_;
+  std::optional<cache_mode> cache_;
+  int warmup_launches_ = 2;
+  verify_function verify_;
+};
+
+[[nodiscard]] inline measurement measure(benchmark::State& state) { return measurement(state); }
+
+}  // namespace kernelwatch

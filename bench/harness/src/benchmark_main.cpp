@@ -1,0 +1,67 @@
+#include <kernelwatch/context.hpp>
+#include <kernelwatch/cuda_check.hpp>
+#include <kernelwatch/device_info.hpp>
+#include <kernelwatch/main.hpp>
+#include <kernelwatch/run_options.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace kernelwatch {
+namespace {
+
+// Selects the device and writes the context; returns an exit code, 0 when the run can go on.
+int prepare_device(const run_options& options) {
+  int devices = 0;
+  const cudaError_t status = cudaGetDeviceCount(&devices);
+  if (status != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "kernelwatch: no CUDA GPU is visible (%s); nothing to measure\n",
+                 status != cudaSuccess ? cudaGetErrorString(status) : "0 devices");
+    return exit_code_no_gpu;
+  }
+  if (options.device >= devices) {
+    std::fprintf(stderr, "kernelwatch: error: --kernelwatch_device=%d, but only %d GPU(s)\n",
+                 options.device, devices);
+    return exit_code_bad_arguments;
+  }
+  try {
+    KW_CUDA_CHECK(cudaSetDevice(options.device));
+    add_to_benchmark_context(make_context(current_device_info(), this_build(), options));
+  } catch (const cuda_error& error) {
+    std::fprintf(stderr, "kernelwatch: cannot use GPU %d: %s\n", options.device, error.what());
+    return exit_code_no_gpu;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int benchmark_main(int argc, char** argv) {
+  run_options options;
+  try {
+    options = parse_run_options(argc, argv);
+  } catch (const std::invalid_argument& error) {
+    std::fprintf(stderr, "kernelwatch: error: %s\n", error.what());
+    return exit_code_bad_arguments;
+  }
+  if (options.help) {
+    std::fputs(run_options_help().c_str(), stdout);
+  }
+  benchmark::Initialize(&argc, argv);  // prints its own help and exits on --help
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+    return exit_code_bad_arguments;
+  }
+  set_current_run_options(options);
+  if (!options.list_only) {
+    if (const int code = prepare_device(options); code != 0) {
+      return code;
+    }
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
+
+}  // namespace kernelwatch

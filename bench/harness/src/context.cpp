@@ -1,0 +1,42 @@
+#include <kernelwatch/context.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+
+namespace kernelwatch {
+
+context_entries make_context(const device_info& device, const build_info& build,
+                             const run_options& options) {
+  const auto count = [](auto value) { return std::to_string(value); };
+  return {
+      {"gpu_name", device.name},
+      {"gpu_uuid", device.uuid},
+      {"gpu_compute_capability", count(device.compute_capability_major) + "." +
+                                     count(device.compute_capability_minor)},
+      {"gpu_sm_count", count(device.sm_count)},
+      {"gpu_l2_cache_bytes", count(device.l2_cache_bytes)},
+      {"gpu_memory_bytes", count(device.memory_bytes)},
+      {"gpu_memory_clock_khz", count(device.memory_clock_khz)},
+      {"gpu_memory_bus_width_bits", count(device.memory_bus_width_bits)},
+      {"gpu_peak_bandwidth_bytes_per_second",
+       count(std::llround(device.peak_bandwidth_bytes_per_second()))},
+      {"gpu_sm_clock_khz", count(device.sm_clock_khz)},
+      {"gpu_ecc", device.ecc_enabled ? "on" : "off"},
+      {"gpu_driver_version", device.driver_version.empty() ? "unknown" : device.driver_version},
+      {"cuda_driver_api_version", format_cuda_version(device.cuda_driver_api_version)},
+      {"cuda_runtime_version", format_cuda_version(device.cuda_runtime_version)},
+      {"kernelwatch_git_commit", build.git_commit},
+      {"kernelwatch_build_type", build.build_type},
+      {"kernelwatch_version", build.version},
+      {"kernelwatch_cache_mode", to_string(options.cache)},
+  };
+}
+
+void add_to_benchmark_context(const context_entries& entries) {
+  for (const auto& [key, value] : entries) {
+    benchmark::AddCustomContext(key, value);
+  }
+}
+
+}  // namespace kernelwatch

@@ -1,0 +1,53 @@
+#include <kernelwatch/device_buffer.hpp>
+#include <kernelwatch/random.hpp>
+
+#include "../support/gpu_test.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+namespace kw = kernelwatch;
+
+TEST(RandomValue, StaysInRangeAndIsNotConstant) {
+  std::set<float> seen;
+  for (std::uint64_t i = 0; i < 10000; ++i) {
+    const float value = kw::random_value<float>(7, i, -1.0F, 1.0F);
+    ASSERT_GE(value, -1.0F);
+    ASSERT_LT(value, 1.0F);
+    seen.insert(value);
+  }
+  EXPECT_GT(seen.size(), 9900U);  // 24 bits of randomness: collisions are rare
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    const std::int32_t value = kw::random_value<std::int32_t>(7, i, -5, 5);
+    ASSERT_GE(value, -5);
+    ASSERT_LT(value, 5);
+  }
+}
+
+TEST(RandomValue, DependsOnSeedAndIndexOnly) {
+  EXPECT_EQ(kw::random_value<double>(1, 42, 0.0, 1.0), kw::random_value<double>(1, 42, 0.0, 1.0));
+  EXPECT_NE(kw::random_value<double>(1, 42, 0.0, 1.0), kw::random_value<double>(2, 42, 0.0, 1.0));
+  EXPECT_NE(kw::random_value<double>(1, 42, 0.0, 1.0), kw::random_value<double>(1, 43, 0.0, 1.0));
+}
+
+template <typename T>
+class FillRandom : public ::testing::Test {};
+using fill_types = ::testing::Types<float, double, std::int32_t, std::uint32_t, std::int64_t>;
+TYPED_TEST_SUITE(FillRandom, fill_types);
+
+TYPED_TEST(FillRandom, DeviceValuesEqualHostValuesBitForBit) {
+  KW_REQUIRE_GPU();
+  using T = TypeParam;
+  for (const std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{(1 << 20) + 3}}) {
+    kw::device_buffer<T> buffer(n);
+    kw::fill_random(buffer.data(), n, 99, T(1), T(100));
+    KW_CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<T> values = buffer.to_host();
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(values[i], kw::random_value<T>(99, i, T(1), T(100))) << "n=" << n << " i=" << i;
+    }
+  }
+}

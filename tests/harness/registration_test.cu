@@ -1,0 +1,112 @@
+// The harness's promises, checked through Google Benchmark itself: CUDA failures skip a
+// benchmark and the run goes on; a wrong result is an error, never a time; a sticky error
+// stops the process with exit code 3.
+#include <kernelwatch/kernelwatch.hpp>
+
+#include "../support/capture_reporter.hpp"
+#include "../support/gpu_test.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace kw = kernelwatch;
+using kernelwatch::testing::error_text;
+using kernelwatch::testing::run_benchmarks;
+
+namespace {
+
+constexpr std::size_t elements = 1 << 20;
+
+__global__ void write_far_out_of_bounds(float* data) { data[(1ULL << 40) + threadIdx.x] = 1.0F; }
+
+void allocation_failure(benchmark::State& state) {
+  kw::device_buffer<char> impossible(std::size_t{1} << 52);  // 4 PiB
+  kw::measure(state).run([](cudaStream_t) {});
+}
+
+void good_copy(benchmark::State& state) {
+  kw::device_buffer<float> in(elements);
+  kw::device_buffer<float> out(elements);
+  kw::fill_random(in.data(), elements, 1, -1.0F, 1.0F);
+  kw::measure(state)
+      .bytes_read(elements * sizeof(float))
+      .bytes_written(elements * sizeof(float))
+      .elements(elements)
+      .verify([&] { return kw::compare_exact(in.to_host(), out.to_host()); })
+      .run([&](cudaStream_t stream) {
+        KW_CUDA_CHECK(cudaMemcpyAsync(out.data(), in.data(), elements * sizeof(float),
+                                      cudaMemcpyDeviceToDevice, stream));
+      });
+}
+
+void wrong_result(benchmark::State& state) {
+  kw::device_buffer<float> out(elements);
+  kw::measure(state)
+      .bytes_written(elements * sizeof(float))
+      .verify([&] { return kw::compare_exact(std::vector<float>(elements, 2.0F), out.to_host()); })
+      .run([&](cudaStream_t stream) {
+        kw::fill_random(out.data(), elements, 1, -1.0F, 1.0F, stream);
+      });
+}
+
+void illegal_address(benchmark::State& state) {
+  kw::device_buffer<float> data(32);
+  kw::measure(state).run([&](cudaStream_t stream) {
+    write_far_out_of_bounds<<<1, 32, 0, stream>>>(data.data());
+  });
+}
+
+}  // namespace
+
+KW_GPU_BENCHMARK("registration_test/allocation_failure", allocation_failure)->Iterations(3);
+KW_GPU_BENCHMARK("registration_test/good_copy", good_copy)->Iterations(5);
+KW_GPU_BENCHMARK("registration_test/wrong_result", wrong_result)->Iterations(5);
+KW_GPU_BENCHMARK("registration_test/illegal_address", illegal_address)->Iterations(1);
+
+TEST(GpuBenchmark, CudaFailureSkipsThatBenchmarkWithTheErrorAndTheRunGoesOn) {
+  // Runs on any machine: without a GPU both benchmarks fail, and both are still reported.
+  const auto runs = run_benchmarks("^registration_test/(allocation_failure|good_copy)");
+  ASSERT_EQ(runs.size(), 2U);
+  EXPECT_NE(error_text(runs[0]).find("cudaMalloc"), std::string::npos) << error_text(runs[0]);
+  EXPECT_EQ(runs[1].run_name.function_name, "registration_test/good_copy");
+}
+
+TEST(GpuBenchmark, GoodKernelReportsGpuTimeAndCounters) {
+  KW_REQUIRE_GPU();
+  const auto runs = run_benchmarks("^registration_test/good_copy");
+  ASSERT_EQ(runs.size(), 1U);
+  const auto& run = runs[0];
+  ASSERT_EQ(error_text(run), "");
+  EXPECT_EQ(run.iterations, 5);
+  EXPECT_GT(run.real_accumulated_time, 0.0);
+  const double bandwidth = run.counters.at("bytes_per_second").value;
+  const double peak = kw::current_device_info().peak_bandwidth_bytes_per_second();
+  // The rate counter, once divided by the manual time, must agree with peak_fraction.
+  const double seconds = run.real_accumulated_time;
+  const double bytes = 2.0 * elements * sizeof(float) * 5;
+  EXPECT_NEAR(bytes / seconds / peak, run.counters.at("peak_fraction").value, 1e-6);
+  EXPECT_GT(bandwidth, 0.0);
+  EXPECT_GT(run.counters.at("elements_per_second").value, 0.0);
+}
+
+TEST(GpuBenchmark, WrongResultIsAnErrorThatSaysWhatDifferedAndNeverATime) {
+  KW_REQUIRE_GPU();
+  const auto runs = run_benchmarks("^registration_test/wrong_result");
+  ASSERT_EQ(runs.size(), 1U);
+  const std::string error = error_text(runs[0]);
+  EXPECT_EQ(error.rfind("wrong result: ", 0), 0U) << error;
+  EXPECT_NE(error.find("elements differ; first at index 0: expected 2, got"), std::string::npos)
+      << error;
+  EXPECT_EQ(runs[0].iterations, 0);
+  EXPECT_EQ(runs[0].counters.count("bytes_per_second"), 0U);
+}
+
+TEST(GpuBenchmarkDeathTest, StickyErrorStopsTheRunWithExitCode3) {
+  KW_REQUIRE_GPU();
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: no inherited CUDA state
+  EXPECT_EXIT(run_benchmarks("^registration_test/illegal_address"),
+              ::testing::ExitedWithCode(kw::exit_code_context_lost),
+              "registration_test/illegal_address: .*cudaErrorIllegalAddress.*\n.*CUDA context is "
+              "unusable");
+}

@@ -1,7 +1,11 @@
 # cmake -DSOURCE_DIR=... -DOUTPUT=... -DBUILD_TYPE=... -DVERSION=... -P write_build_info.cmake
+# KERNELWATCH_GIT_COMMIT in the environment names the commit of a tree built without .git
+# (a source archive, a copy on a GPU box).
 set(commit "unknown")
 find_package(Git QUIET)
-if(GIT_FOUND)
+if(DEFINED ENV{KERNELWATCH_GIT_COMMIT})
+  set(commit "$ENV{KERNELWATCH_GIT_COMMIT}")
+elseif(GIT_FOUND)
   execute_process(COMMAND "${GIT_EXECUTABLE}" -C "${SOURCE_DIR}" rev-parse HEAD
                   RESULT_VARIABLE status OUTPUT_VARIABLE head
                   OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)

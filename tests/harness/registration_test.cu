@@ -57,8 +57,26 @@ void illegal_address(benchmark::State& state) {
   });
 }
 
+int counted_calls = 0;
+int counted_verifications = 0;
+
+void counted_verification(benchmark::State& state) {
+  ++counted_calls;
+  kw::device_buffer<float> out(256);
+  kw::measure(state)
+      .verify([&] {
+        ++counted_verifications;
+        return kw::check_result::pass();
+      })
+      .run([&](cudaStream_t stream) {
+        KW_CUDA_CHECK(cudaMemsetAsync(out.data(), 0, out.size_bytes(), stream));
+      });
+}
+
 }  // namespace
 
+KW_GPU_BENCHMARK("registration_test/counted_verification", counted_verification)
+    ->Arg(1)->Arg(2)->Repetitions(3)->MinTime(0.01);
 KW_GPU_BENCHMARK("registration_test/allocation_failure", allocation_failure)->Iterations(3);
 KW_GPU_BENCHMARK("registration_test/good_copy", good_copy)->Iterations(5);
 KW_GPU_BENCHMARK("registration_test/wrong_result", wrong_result)->Iterations(5);
@@ -100,6 +118,14 @@ TEST(GpuBenchmark, WrongResultIsAnErrorThatSaysWhatDifferedAndNeverATime) {
       << error;
   EXPECT_EQ(runs[0].iterations, 0);
   EXPECT_EQ(runs[0].counters.count("bytes_per_second"), 0U);
+}
+
+TEST(GpuBenchmark, VerifiesEachInstanceOnceHoweverOftenItIsCalled) {
+  KW_REQUIRE_GPU();
+  const auto runs = run_benchmarks("^registration_test/counted_verification");
+  ASSERT_FALSE(runs.empty());
+  EXPECT_GE(counted_calls, 6);  // 2 instances x 3 repetitions, plus iteration sizing
+  EXPECT_EQ(counted_verifications, 2);
 }
 
 TEST(GpuBenchmarkDeathTest, StickyErrorStopsTheRunWithExitCode3) {

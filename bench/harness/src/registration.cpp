@@ -1,5 +1,6 @@
 #include <kernelwatch/cuda_check.hpp>
 #include <kernelwatch/detail/cuda_context.hpp>
+#include <kernelwatch/detail/instance.hpp>
 #include <kernelwatch/registration.hpp>
 
 #include <cstdio>
@@ -7,11 +8,19 @@
 #include <exception>
 
 namespace kernelwatch {
+namespace {
 
-benchmark_handle* register_gpu_benchmark(const std::string& name, benchmark_body body) {
-  auto guarded = [name, body = std::move(body)](benchmark::State& state) {
+// A Google Benchmark family whose instances know their own arguments (ArgsCnt() is only
+// visible to subclasses), and whose CUDA failures become skipped benchmarks.
+class gpu_benchmark_family final : public benchmark::internal::Benchmark {
+ public:
+  gpu_benchmark_family(const std::string& name, benchmark_body body)
+      : Benchmark(name.c_str()), name_(name), body_(std::move(body)) {}
+
+  void Run(benchmark::State& state) override {
+    const detail::instance_scope scope(instance_key(state));
     try {
-      body(state);
+      body_(state);
     } catch (const cuda_error& error) {
       if (detail::cuda_context_lost()) {
         std::fflush(stdout);
@@ -19,15 +28,33 @@ benchmark_handle* register_gpu_benchmark(const std::string& name, benchmark_body
                      "kernelwatch: fatal: benchmark %s: %s\n"
                      "kernelwatch: the CUDA context is unusable after this error, so nothing "
                      "measured after it would be valid; stopping the run\n",
-                     name.c_str(), error.what());
+                     detail::current_instance().c_str(), error.what());
         std::exit(exit_code_context_lost);
       }
       state.SkipWithError(error.what());
     } catch (const std::exception& error) {
       state.SkipWithError(error.what());
     }
-  };
-  return benchmark::RegisterBenchmark(name.c_str(), std::move(guarded))
+  }
+
+ private:
+  std::string instance_key(const benchmark::State& state) const {
+    std::string key = name_;
+    for (int i = 0; i < ArgsCnt(); ++i) {
+      key += '/' + std::to_string(state.range(static_cast<std::size_t>(i)));
+    }
+    return key;
+  }
+
+  std::string name_;
+  benchmark_body body_;
+};
+
+}  // namespace
+
+benchmark_handle* register_gpu_benchmark(const std::string& name, benchmark_body body) {
+  return benchmark::internal::RegisterBenchmarkInternal(
+             new gpu_benchmark_family(name, std::move(body)))  // the registry owns it
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond);
 }

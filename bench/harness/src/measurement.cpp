@@ -80,6 +80,12 @@ void measurement::run(const launch_function& launch) {
   if (work_.flops > 0.0) {
     state_.counters["flop_per_second"] = Counter(work_.flops * launches, Counter::kIsRate);
   }
+  for (const auto& [name, amount] : rate_counters_) {
+    state_.counters[name] = Counter(amount * launches, Counter::kIsRate);
+  }
+  for (const auto& [name, value] : counters_) {
+    state_.counters[name] = value;
+  }
 }
 
 }  // namespace kernelwatch

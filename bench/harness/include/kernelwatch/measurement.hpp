@@ -17,6 +17,9 @@
 
 #include <functional>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace kernelwatch {
 
@@ -33,6 +36,17 @@ class measurement {
   measurement& bytes_written(std::size_t bytes) { work_.bytes_written = bytes; return *this; }
   measurement& elements(std::size_t count) { work_.elements = count; return *this; }
   measurement& flops(double count) { work_.flops = count; return *this; }
+  /// A custom rate counter: `amount` per launch, reported per second of GPU time (e.g.
+  /// "shared_bytes_per_second" for traffic that never reaches DRAM).
+  measurement& rate_counter(std::string name, double amount) {
+    rate_counters_.emplace_back(std::move(name), amount);
+    return *this;
+  }
+  /// A custom plain counter reported as is (registers per thread, occupancy, ...).
+  measurement& counter(std::string name, double value) {
+    counters_.emplace_back(std::move(name), value);
+    return *this;
+  }
   /// Overrides the run's --kernelwatch_cache for this benchmark, for kernels whose lesson
   /// needs one mode (a shared-memory kernel that touches no DRAM need not flush).
   measurement& cache(cache_mode mode) { cache_ = mode; return *this; }
@@ -51,6 +65,8 @@ class measurement {
   std::optional<cache_mode> cache_;
   int warmup_launches_ = 2;
   verify_function verify_;
+  std::vector<std::pair<std::string, double>> rate_counters_;
+  std::vector<std::pair<std::string, double>> counters_;
 };
 
 [[nodiscard]] inline measurement measure(benchmark::State& state) { return measurement(state); }

@@ -68,10 +68,12 @@ void measurement::run(const launch_function& launch) {
   if (work_.bytes() > 0) {
     state_.counters["bytes_per_second"] =
         Counter(static_cast<double>(work_.bytes()) * launches, Counter::kIsRate);
-    state_.counters["peak_fraction"] =
-        compute_counters(work_, launches, gpu_seconds,
-                         current_device_info().peak_bandwidth_bytes_per_second())
-            .peak_fraction;
+    const double peak =
+        peak_bandwidth_.value_or(current_device_info().peak_bandwidth_bytes_per_second());
+    if (peak > 0.0) {
+      state_.counters["peak_fraction"] =
+          compute_counters(work_, launches, gpu_seconds, peak).peak_fraction;
+    }
   }
   if (work_.elements > 0) {
     state_.counters["elements_per_second"] =

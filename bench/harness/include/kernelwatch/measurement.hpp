@@ -47,6 +47,13 @@ class measurement {
     counters_.emplace_back(std::move(name), value);
     return *this;
   }
+  /// The bandwidth that peak_fraction is a fraction of: the device's theoretical DRAM peak by
+  /// default; 0 for traffic that never touches DRAM at its own speed (PCIe transfers), which
+  /// then reports no peak_fraction.
+  measurement& peak_bandwidth(double bytes_per_second) {
+    peak_bandwidth_ = bytes_per_second;
+    return *this;
+  }
   /// Overrides the run's --kernelwatch_cache for this benchmark, for kernels whose lesson
   /// needs one mode (a shared-memory kernel that touches no DRAM need not flush).
   measurement& cache(cache_mode mode) { cache_ = mode; return *this; }
@@ -63,6 +70,7 @@ class measurement {
   benchmark::State& state_;
   work_per_launch work_;
   std::optional<cache_mode> cache_;
+  std::optional<double> peak_bandwidth_;
   int warmup_launches_ = 2;
   verify_function verify_;
   std::vector<std::pair<std::string, double>> rate_counters_;

@@ -1,0 +1,140 @@
+// Host<->device transfers: bandwidth of each direction from pageable and from pinned host
+// memory against the transfer size, and the staged copy and execute of the Best Practices
+// Guide against its sequential baseline. PCIe, not HBM, is the limit here: peak_fraction (of
+// the device's DRAM bandwidth) means nothing for this family; read bytes_per_second.
+#include <kernelwatch/kernels/transfers.cuh>
+#include <kernelwatch/kernelwatch.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace kw = kernelwatch;
+namespace kk = kernelwatch::kernels;
+
+namespace {
+
+constexpr std::int64_t min_transfer_bytes = std::int64_t{4} << 10;
+constexpr std::int64_t max_transfer_bytes = std::int64_t{1} << 30;
+// Smaller transfers are repeated up to this many bytes per timed launch: a lone 4 KiB copy
+// lasts a few microseconds, below what events time well and costly in wall time per sample.
+constexpr std::size_t min_launch_bytes = std::size_t{16} << 20;
+// Balances the kernel against the copies of the same data over PCIe Gen5 (~50 GB/s each
+// way): 2048 dependent FMAs per float take about as long on an H100 as moving the float.
+constexpr int overlap_fma_iterations = 2048;
+constexpr std::uint64_t seed = 20261121;
+
+using word = std::uint32_t;  // random data needs fill_random and compare_exact's types
+using pageable_buffer = std::vector<word>;
+using pinned_buffer = kw::pinned_buffer<word>;
+
+int copies_per_launch(std::size_t bytes) {
+  return bytes >= min_launch_bytes ? 1 : static_cast<int>(min_launch_bytes / bytes);
+}
+
+// One direction, one kind of host memory. The destination is poisoned with 0xFF bytes, a
+// word value the random data never takes (fill_random's upper bound is exclusive).
+template <cudaMemcpyKind Kind, typename HostBuffer>
+void transfer(benchmark::State& state) {
+  static_assert(Kind == cudaMemcpyHostToDevice || Kind == cudaMemcpyDeviceToHost);
+  constexpr bool upload = Kind == cudaMemcpyHostToDevice;
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  const std::size_t words = bytes / sizeof(word);
+  const int copies = copies_per_launch(bytes);
+  kw::device_buffer<word> device(words);
+  HostBuffer host(words);  // a vector's zero fill touches every page before any timing
+  kw::fill_random(device.data(), words, seed, word{0}, std::numeric_limits<word>::max());
+  KW_CUDA_CHECK(cudaMemcpy(host.data(), device.data(), bytes, cudaMemcpyDeviceToHost));
+  if constexpr (upload) {
+    device.fill_bytes(0xFF);
+  } else {
+    std::memset(host.data(), 0xFF, bytes);
+  }
+  void* const dst = upload ? static_cast<void*>(device.data()) : host.data();
+  const void* const src = upload ? static_cast<const void*>(host.data()) : device.data();
+
+  auto timing = kw::measure(state);
+  if constexpr (upload) {
+    timing.bytes_written(bytes * copies);  // what lands in device memory
+  } else {
+    timing.bytes_read(bytes * copies);
+  }
+  timing
+      .cache(kw::cache_mode::hot)  // an L2 flush would add device traffic unrelated to PCIe
+      .peak_bandwidth(0)           // PCIe, not HBM: a DRAM peak fraction would mislead
+      .counter("copies_per_launch", copies)
+      .verify([&] {
+        const std::vector<word> on_device = device.to_host();
+        return upload ? kw::compare_exact(host.data(), on_device.data(), words)
+                      : kw::compare_exact(on_device.data(), host.data(), words);
+      })
+      .run([&](cudaStream_t stream) {
+        KW_CUDA_CHECK(kk::repeated_copy(dst, src, bytes, copies, Kind, stream));
+      });
+}
+
+// streams:1 is the sequential upload, kernel, download; streams:k splits them into k chunks.
+void overlap(benchmark::State& state) {
+  const int streams = static_cast<int>(state.range(0));
+  const auto bytes = static_cast<std::size_t>(state.range(1));
+  const std::size_t n = bytes / sizeof(float);
+  kw::pinned_buffer<float> host_in(n);
+  kw::pinned_buffer<float> host_out(n);
+  kw::device_buffer<float> device_in(n);
+  kw::device_buffer<float> device_out(n);
+  kw::fill_random(device_in.data(), n, seed, -1.0F, 1.0F);
+  KW_CUDA_CHECK(cudaMemcpy(host_in.data(), device_in.data(), bytes, cudaMemcpyDeviceToHost));
+  device_in.fill_bytes(0xFF);  // NaN everywhere: a chunk left out cannot pass the check
+  device_out.fill_bytes(0xFF);
+  std::memset(host_out.data(), 0xFF, bytes);
+
+  // Created once per instance, not per launch.
+  std::vector<kw::cuda_stream> workers(static_cast<std::size_t>(streams));
+  std::vector<kw::cuda_event> events;
+  events.reserve(static_cast<std::size_t>(streams) + 1);
+  std::vector<cudaStream_t> worker_handles;
+  std::vector<cudaEvent_t> event_handles;
+  for (int e = 0; e <= streams; ++e) {
+    event_handles.push_back(events.emplace_back(cudaEventDisableTiming).get());
+  }
+  for (const kw::cuda_stream& worker : workers) {
+    worker_handles.push_back(worker.get());
+  }
+  const kk::stream_fan fan{worker_handles.data(), event_handles.data(), streams};
+
+  kw::measure(state)
+      .cache(kw::cache_mode::hot)
+      .peak_bandwidth(0)
+      .bytes_written(bytes)  // uploaded
+      .bytes_read(bytes)     // downloaded
+      .elements(n)
+      .flops(2.0 * static_cast<double>(n) * overlap_fma_iterations)
+      .verify([&] {
+        // The chain settles within a rounding or two of 2x; 1e-6 relative is 8 ulps or more.
+        std::vector<float> expected(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          expected[i] = 2.0F * host_in[i];
+        }
+        return kw::compare_close(expected.data(), host_out.data(), n, 1e-6);
+      })
+      .run([&](cudaStream_t stream) {
+        KW_CUDA_CHECK(kk::staged_copy_execute(host_out.data(), host_in.data(), device_out.data(),
+                                              device_in.data(), n, overlap_fma_iterations, fan,
+                                              stream));
+      });
+}
+
+}  // namespace
+
+KW_GPU_BENCHMARK("transfers/h2d/pageable", transfer<cudaMemcpyHostToDevice, pageable_buffer>)
+    ->RangeMultiplier(4)->Range(min_transfer_bytes, max_transfer_bytes)->ArgName("bytes");
+KW_GPU_BENCHMARK("transfers/h2d/pinned", transfer<cudaMemcpyHostToDevice, pinned_buffer>)
+    ->RangeMultiplier(4)->Range(min_transfer_bytes, max_transfer_bytes)->ArgName("bytes");
+KW_GPU_BENCHMARK("transfers/d2h/pageable", transfer<cudaMemcpyDeviceToHost, pageable_buffer>)
+    ->RangeMultiplier(4)->Range(min_transfer_bytes, max_transfer_bytes)->ArgName("bytes");
+KW_GPU_BENCHMARK("transfers/d2h/pinned", transfer<cudaMemcpyDeviceToHost, pinned_buffer>)
+    ->RangeMultiplier(4)->Range(min_transfer_bytes, max_transfer_bytes)->ArgName("bytes");
+KW_GPU_BENCHMARK("transfers/overlap", overlap)
+    ->ArgsProduct({{1, 2, 4, 8}, {std::int64_t{64} << 20}})
+    ->ArgNames({"streams", "bytes"});

@@ -1,0 +1,131 @@
+"""Shared helpers for the kernelwatch tests.
+
+The package is imported from tools/ (no install needed). Tests that must see the installed
+console script use `installed_kernelwatch()` and skip when it is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLS = REPO / "tools"
+GPU_DATA = REPO / "tests" / "data" / "gpu"
+sys.path.insert(0, str(TOOLS))
+
+from kernelwatch import cli, synthetic  # noqa: E402
+from kernelwatch.results import ResultSet, from_documents  # noqa: E402
+
+# Property tests must not flake: derandomized (fixed seed), no example database in the repo.
+settings.register_profile(
+    "kernelwatch", derandomize=True, database=None, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow], max_examples=60,
+)
+settings.load_profile("kernelwatch")
+
+H100_CONTEXT = {
+    "gpu_name": "NVIDIA H100 80GB HBM3",
+    "gpu_compute_capability": "9.0",
+    "gpu_driver_version": "580.159.04",
+    "cuda_runtime_version": "13.0",
+    "gpu_sm_clock_khz": "1980000",
+}
+
+
+def gpu_files() -> list[Path]:
+    """Real result files from the GPU machines (checked in unedited by the lead)."""
+    return sorted(GPU_DATA.glob("*.json")) if GPU_DATA.is_dir() else []
+
+
+def gpu_file_params() -> list[Any]:
+    files = gpu_files()
+    if files:
+        return [pytest.param(f, id=f.name) for f in files]
+    return [pytest.param(None, marks=pytest.mark.skip(
+        reason=f"no real GPU result files yet under {GPU_DATA.relative_to(REPO)}/*.json"))]
+
+
+def rows_for(
+    spec: Mapping[str, Sequence[float]], *, time_unit: str = "ns", aggregates: bool = True,
+    counters: Mapping[str, Mapping[str, Sequence[float]]] | None = None, version: str = "1.8",
+) -> list[dict[str, Any]]:
+    """Google Benchmark rows for {name: repetition times}."""
+    rows: list[dict[str, Any]] = []
+    for index, (name, times) in enumerate(spec.items()):
+        rows += synthetic.benchmark_rows(
+            name, list(times), time_unit=time_unit, aggregates=aggregates, family_index=index,
+            counters=(counters or {}).get(name), version=version,
+        )
+    return rows
+
+
+def document(
+    spec: Mapping[str, Sequence[float]] | None = None, *, rows: Iterable[dict[str, Any]] = (),
+    context: Mapping[str, Any] | None = None, **options: Any,
+) -> dict[str, Any]:
+    all_rows = (rows_for(spec, **options) if spec else []) + list(rows)
+    return synthetic.document(all_rows, H100_CONTEXT if context is None else context)
+
+
+def result_set(spec: Mapping[str, Sequence[float]], label: str = "side", **options: Any) -> ResultSet:
+    """A ResultSet straight from {name: times}, without files."""
+    return from_documents(label, [document(spec, **options)])
+
+
+@pytest.fixture
+def write_json(tmp_path: Path) -> Callable[..., Path]:
+    """write_json(name, spec_or_document, **options) -> path of a result file in tmp_path."""
+
+    def write(name: str, content: Any = None, **options: Any) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, (str, bytes)):
+            path.write_bytes(content.encode() if isinstance(content, str) else content)
+        elif isinstance(content, dict) and "benchmarks" in content:
+            synthetic.write(path, content)
+        else:
+            synthetic.write(path, document(content, **options))
+        return path
+
+    return write
+
+
+@dataclass
+class Run:
+    status: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Run]:
+    """Run the CLI in this process: run_cli("compare", a, b, ...) -> Run."""
+
+    def run(*args: Any) -> Run:
+        status = cli.main([str(a) for a in args])
+        captured = capsys.readouterr()
+        return Run(status, captured.out, captured.err)
+
+    return run
+
+
+def run_module(*args: Any, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """`python3 -m kernelwatch ARGS` in a fresh interpreter, importing the package from tools/."""
+    env = dict(os.environ, PYTHONPATH=str(TOOLS), NO_COLOR="1")
+    return subprocess.run([sys.executable, "-m", "kernelwatch", *map(str, args)],
+                          capture_output=True, text=True, env=env, **kwargs)
+
+
+def installed_kernelwatch() -> str | None:
+    """The `kernelwatch` console script on PATH, if `pip install ./tools` put one there."""
+    return shutil.which("kernelwatch")

@@ -1,0 +1,404 @@
+"""The command line: help, exit statuses, outputs, bad input, and real GPU result files."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import (
+    H100_CONTEXT, REPO, document, gpu_file_params, installed_kernelwatch, rows_for, run_module,
+)
+
+from kernelwatch import cli, commands, stats
+from kernelwatch.compare import Settings
+from kernelwatch.results import load
+
+
+def steady(median: float, n: int = 10, seed: int = 0) -> list[float]:
+    return (median * np.random.default_rng(seed).lognormal(0.0, 0.002, n)).tolist()
+
+
+SUITE = {f"BM_Copy/{2**i}/manual_time": steady(10.0 * 2**i, seed=i) for i in range(8)}
+SLOWED = "BM_Copy/32/manual_time"
+
+
+def slowed_copy(doc: dict, name: str, factor: float = 1.10) -> dict:
+    """The same document, with the repetitions of one benchmark `factor` times slower."""
+    copy = json.loads(json.dumps(doc))
+    for row in copy["benchmarks"]:
+        if row.get("run_name", row["name"]) == name and row.get("run_type") == "iteration":
+            row["real_time"] *= factor
+            row["cpu_time"] *= factor
+    return copy
+
+
+def one_error_line(err: str) -> str:
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("kernelwatch: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+# --- help --------------------------------------------------------------------------------
+
+def command_names() -> list[str]:
+    return [module.__name__.rsplit(".", 1)[-1] for module in commands.discover()]
+
+
+def test_commands_are_discovered() -> None:
+    assert "compare" in command_names()
+
+
+@pytest.mark.parametrize("argv", [["--help"]] + [[name, "--help"] for name in command_names()])
+def test_help_of_every_command_runs(argv: list[str], run_cli) -> None:
+    result = run_cli(*argv)
+    assert result.status == 0 and "usage: kernelwatch" in result.out
+    assert "exit status" in result.out
+
+
+def test_compare_help_documents_exit_statuses(run_cli) -> None:
+    out = run_cli("compare", "--help").out
+    for line in ("0  no regression", "1  at least one REGRESSION", "2  bad input or usage"):
+        assert line in out
+
+
+def test_version_and_no_command(run_cli) -> None:
+    assert run_cli("--version").out.startswith("kernelwatch ")
+    result = run_cli()
+    assert result.status == 2 and "usage: kernelwatch" in result.err
+
+
+def test_help_through_python_m() -> None:
+    for argv in (["--help"], ["compare", "--help"]):
+        done = run_module(*argv)
+        assert done.returncode == 0 and "usage: kernelwatch" in done.stdout
+
+
+@pytest.mark.skipif(installed_kernelwatch() is None, reason="kernelwatch is not installed "
+                    "(pip install ./tools) on PATH")
+def test_installed_console_script(write_json) -> None:
+    script = installed_kernelwatch()
+    for argv in (["--help"], ["compare", "--help"]):
+        done = subprocess.run([script, *argv], capture_output=True, text=True)
+        assert done.returncode == 0 and "usage: kernelwatch" in done.stdout
+    a = write_json("a.json", SUITE, context=H100_CONTEXT)
+    b = write_json("b.json", slowed_copy(document(SUITE), SLOWED))
+    done = subprocess.run([script, "compare", a, b], capture_output=True, text=True)
+    assert done.returncode == 1 and SLOWED in done.stdout
+
+
+# --- the three things it must show (synthetic data) ----------------------------------------
+
+def test_self_comparison_exits_0(write_json, run_cli) -> None:
+    path = write_json("run.json", SUITE)
+    result = run_cli("compare", path, path)
+    assert result.status == 0, result.out
+    assert "REGRESSION" not in result.out
+
+
+def test_slowed_benchmark_exits_1_and_is_named(write_json, run_cli) -> None:
+    a = write_json("a.json", SUITE)
+    b = write_json("b.json", slowed_copy(document(SUITE), SLOWED))
+    result = run_cli("compare", a, b)
+    assert result.status == 1
+    regressions = [line for line in result.out.splitlines() if line.startswith("REGRESSION")]
+    assert len(regressions) == 1 and SLOWED in regressions[0] and "+10.0%" in regressions[0]
+
+
+def test_truncated_file_exits_2_with_one_line(write_json, run_cli) -> None:
+    a = write_json("a.json", SUITE)
+    text = a.read_text()
+    b = write_json("b.json", text[: len(text) // 2])
+    result = run_cli("compare", a, b)
+    assert result.status == 2 and result.out == ""
+    assert "truncated" in one_error_line(result.err)
+
+
+def test_exit_statuses_through_python_m(write_json) -> None:
+    a = write_json("a.json", SUITE)
+    b = write_json("b.json", slowed_copy(document(SUITE), SLOWED))
+    t = write_json("t.json", a.read_text()[:300])
+    assert run_module("compare", a, a).returncode == 0
+    slowed = run_module("compare", a, b)
+    assert slowed.returncode == 1 and SLOWED in slowed.stdout
+    truncated = run_module("compare", a, t)
+    assert truncated.returncode == 2 and truncated.stdout == ""
+    one_error_line(truncated.stderr)
+
+
+# --- the same on real GPU result files ------------------------------------------------------
+
+def _loneliest_benchmark(path: Path) -> tuple[str, int, int]:
+    """The benchmark to slow down (most repetitions), its repetitions, and how many compare."""
+    side = load(path)
+    counts = {name: int(side.counts[side.index[name]]) for name in side.names}
+    name = max(counts, key=lambda n: (counts[n], n))
+    tested = sum(c >= Settings().min_repetitions for c in counts.values())
+    return name, counts[name], tested
+
+
+@pytest.mark.parametrize("path", gpu_file_params())
+def test_real_file_against_itself_exits_0(path: Path, run_cli) -> None:
+    result = run_cli("compare", path, path)
+    assert result.status == 0, result.out + result.err
+    assert "REGRESSION" not in result.out
+
+
+@pytest.mark.parametrize("path", gpu_file_params())
+def test_real_file_with_one_benchmark_10_percent_slower_exits_1(path: Path, tmp_path: Path,
+                                                                run_cli) -> None:
+    name, n, tested = _loneliest_benchmark(path)
+    if stats.min_p_value(n, n) * tested >= Settings().alpha:
+        pytest.skip(f"{path.name}: {n} repetitions cannot make one change among {tested} "
+                    "significant after Benjamini-Hochberg; record more repetitions")
+    slowed = tmp_path / "slowed.json"
+    slowed.write_text(json.dumps(slowed_copy(json.loads(path.read_text()), name)))
+    result = run_cli("compare", path, slowed)
+    assert result.status == 1, result.out
+    regressions = [line for line in result.out.splitlines() if line.startswith("REGRESSION")]
+    assert len(regressions) == 1 and name in regressions[0]
+
+
+@pytest.mark.parametrize("path", gpu_file_params())
+def test_real_file_truncated_exits_2(path: Path, tmp_path: Path, run_cli) -> None:
+    truncated = tmp_path / "truncated.json"
+    data = path.read_bytes()
+    truncated.write_bytes(data[: len(data) // 2])
+    result = run_cli("compare", path, truncated)
+    assert result.status == 2
+    one_error_line(result.err)
+
+
+@pytest.mark.parametrize("path", gpu_file_params())
+def test_real_file_every_output_format(path: Path, tmp_path: Path, run_cli) -> None:
+    junit = tmp_path / "junit.xml"
+    for fmt in ("table", "markdown", "json"):
+        result = run_cli("compare", path, path, "--format", fmt, "--junit", junit)
+        assert result.status == 0
+    ET.parse(junit)
+
+
+# --- every bad input: exit 2 and one clear line ---------------------------------------------
+
+def _doc_with(mutate) -> dict:
+    doc = document(SUITE, aggregates=False)
+    mutate(doc["benchmarks"])
+    return doc
+
+
+BAD_INPUTS = {
+    "missing file": (None, "no such file or directory"),
+    "empty file": ("", "empty file"),
+    "truncated JSON": ('{"context": {}, "benchmarks": [{"name": "BM_a", "re', "truncated"),
+    "invalid JSON": ('{"context": {}, "benchmarks": [}]}', "invalid JSON: Expecting value"),
+    "not a benchmark result": ('{"results": []}', "not a Google Benchmark result"),
+    "a list, not an object": ("[1, 2, 3]", "not a Google Benchmark result"),
+    "NaN time": (_doc_with(lambda rows: rows[3].update(real_time=math.nan)),
+                 "real_time is NaN"),
+    "negative time": (_doc_with(lambda rows: rows[3].update(real_time=-4.0)),
+                      "real_time is -4.0"),
+    "zero time": (_doc_with(lambda rows: rows[3].update(real_time=0.0)), "real_time is 0.0"),
+    "duplicate names": (document(rows=rows_for({"BM_a": [1.0, 2.0]}) + rows_for({"BM_a": [3.0, 4.0]})),
+                        "duplicate benchmark name 'BM_a'"),
+    "mismatched units": (_doc_with(lambda rows: rows[3].update(time_unit="ms")),
+                         "mismatched time units (ns and ms) in one benchmark"),
+    "empty benchmark list": ({"context": {}, "benchmarks": []}, "holds no benchmark results"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_input(case: str, write_json, tmp_path: Path, run_cli) -> None:
+    content, message = BAD_INPUTS[case]
+    good = write_json("good.json", SUITE)
+    bad = tmp_path / "absent.json" if content is None else write_json("bad.json", content)
+    for argv in (("compare", good, bad), ("compare", bad, good)):
+        result = run_cli(*argv)
+        assert result.status == 2 and result.out == ""
+        line = one_error_line(result.err)
+        assert message in line and str(bad) in line, line
+
+
+def test_bad_input_never_prints_a_traceback(write_json, tmp_path: Path) -> None:
+    """In a fresh interpreter too (a few cases: each costs an interpreter start)."""
+    good = write_json("good.json", SUITE)
+    for case in ("missing file", "NaN time", "duplicate names"):
+        content, _ = BAD_INPUTS[case]
+        bad = tmp_path / "absent.json" if content is None else write_json("bad.json", content)
+        done = run_module("compare", good, bad)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        one_error_line(done.stderr)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--metric", "latency_cycles"], "unknown direction for this counter"),
+        (["--metric", "items_per_second"], "no benchmark has the metric 'items_per_second'"),
+        (["--threshold", "5"], "write a fraction (0.05) or a percentage (5%)"),
+        (["--alpha", "2"], "alpha 2.0: must be between 0 and 1"),
+        (["--config", "/nonexistent/k.toml"], "cannot read"),
+        (["--junit", "/nonexistent/dir/junit.xml"], "cannot write"),
+    ],
+)
+def test_bad_options(extra: list[str], message: str, write_json, run_cli) -> None:
+    path = write_json("a.json", SUITE)
+    result = run_cli("compare", path, path, *extra)
+    assert result.status == 2
+    assert message in one_error_line(result.err)
+
+
+def test_usage_errors_exit_2(run_cli) -> None:
+    assert run_cli("compare").status == 2
+    assert run_cli("compare", "a", "b", "--format", "yaml").status == 2
+    assert run_cli("frobnicate").status == 2
+
+
+# --- options --------------------------------------------------------------------------------
+
+def test_missing_and_error_exit_1_unless_allowed(write_json, run_cli) -> None:
+    a = write_json("a.json", SUITE)
+    fewer = dict(SUITE)
+    fewer.pop(SLOWED)
+    b = write_json("b.json", fewer)
+    assert run_cli("compare", a, b).status == 1
+    assert run_cli("compare", a, b, "--allow-missing").status == 0
+    error = {"name": SLOWED, "run_name": SLOWED, "run_type": "iteration", "repetitions": 1,
+             "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
+             "cpu_time": 0.0, "time_unit": "ns", "error_occurred": True, "error_message": "oom"}
+    c = write_json("c.json", document(fewer, rows=[error]))
+    assert run_cli("compare", a, c).status == 1
+    assert run_cli("compare", a, c, "--allow-errors").status == 0
+
+
+def test_gpu_mismatch(write_json, run_cli) -> None:
+    a = write_json("a.json", SUITE)
+    b = write_json("b.json", SUITE, context=dict(H100_CONTEXT, gpu_name="NVIDIA H200"))
+    result = run_cli("compare", a, b)
+    assert result.status == 2 and "--allow-gpu-mismatch" in one_error_line(result.err)
+    allowed = run_cli("compare", a, b, "--allow-gpu-mismatch")
+    assert allowed.status == 0
+    assert allowed.err.startswith("kernelwatch: warning: different GPU models")
+
+
+def test_driver_difference_warns(write_json, run_cli) -> None:
+    a = write_json("a.json", SUITE)
+    b = write_json("b.json", SUITE, context=dict(H100_CONTEXT, gpu_driver_version="590.1"))
+    result = run_cli("compare", a, b)
+    assert result.status == 0
+    assert result.err == ("kernelwatch: warning: different driver: baseline 580.159.04, "
+                          "contender 590.1\n")
+
+
+def test_outputs(write_json, tmp_path: Path, run_cli) -> None:
+    a = write_json("a.json", SUITE)
+    b = write_json("b.json", slowed_copy(document(SUITE), SLOWED))
+    junit = tmp_path / "junit.xml"
+    as_json = run_cli("compare", a, b, "--format", "json", "--junit", junit)
+    assert as_json.status == 1
+    doc = json.loads(as_json.out)
+    assert doc["schema_version"] == 1 and doc["benchmarks"][0]["name"] == SLOWED
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite.get("tests") == str(len(SUITE)) and suite.get("failures") == "1"
+    markdown = run_cli("compare", a, b, "--format", "markdown")
+    assert markdown.out.startswith("### kernelwatch compare: 1 regression")
+    coloured = run_cli("compare", a, b, "--color", "always")
+    assert "\033[" in coloured.out
+    assert "\033[" not in run_cli("compare", a, b).out  # not a terminal: no colour
+
+
+def test_threshold_and_config(write_json, tmp_path: Path, run_cli) -> None:
+    a = write_json("a.json", SUITE)
+    b = write_json("b.json", slowed_copy(document(SUITE), SLOWED))
+    assert run_cli("compare", a, b, "--threshold", "15%").status == 0
+    config = tmp_path / "k.toml"
+    config.write_text('[compare]\nthreshold = "1%"\n[[compare.thresholds]]\n'
+                      'match = "^BM_Copy/32/"\nthreshold = "12%"\n')
+    assert run_cli("compare", a, b, "--config", config).status == 0
+    assert run_cli("compare", a, b, "--config", config, "--threshold", "2%").status == 0  # rule wins
+    config.write_text('[compare]\nthreshold = "12%"\n')
+    assert run_cli("compare", a, b, "--config", config).status == 0
+    assert run_cli("compare", a, b, "--config", config, "--threshold", "5%").status == 1
+
+
+def test_counter_metric(write_json, run_cli) -> None:
+    counters = {n: {"bytes_per_second": [1e9 / t for t in ts], "cycles": [100.0] * len(ts)}
+                for n, ts in SUITE.items()}
+    a = write_json("a.json", document(SUITE, counters=counters))
+    b = write_json("b.json", slowed_copy(document(SUITE, counters=counters), SLOWED))
+    assert run_cli("compare", a, b, "--metric", "bytes_per_second").status == 0  # counters unchanged
+    assert run_cli("compare", a, b, "--metric", "cycles", "--lower-is-better").status == 0
+    assert run_cli("compare", a, b, "--metric", "cpu_time").status == 1
+
+
+def test_directory_inputs(write_json, tmp_path: Path, run_cli) -> None:
+    write_json("base/1.json", SUITE)
+    write_json("base/2.json", {n: steady(v[0], seed=9) for n, v in SUITE.items()})
+    write_json("cont/1.json", slowed_copy(document(SUITE), SLOWED))
+    result = run_cli("compare", tmp_path / "base", tmp_path / "cont", "--format", "json")
+    doc = json.loads(result.out)
+    assert len(doc["baseline"]["paths"]) == 2
+    assert doc["benchmarks"][0]["baseline"]["processes"] == 2
+
+
+def test_interrupt_and_internal_error_are_one_line(monkeypatch, write_json, run_cli) -> None:
+    path = write_json("a.json", SUITE)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("kernelwatch.commands.compare.compare", interrupted)
+    result = run_cli("compare", path, path)
+    assert result.status == 130 and result.err == "kernelwatch: interrupted\n"
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr("kernelwatch.commands.compare.compare", broken)
+    result = run_cli("compare", path, path)
+    assert result.status == 2
+    assert result.err.startswith("kernelwatch: internal error: RuntimeError: bug")
+
+
+class _ClosedPipe:
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def fileno(self) -> int:
+        raise ValueError("no descriptor")
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_closed_pipe_is_quiet(write_json, monkeypatch, capsys) -> None:
+    """`kernelwatch compare ... | head -1`: no traceback when the reader goes away."""
+    path = write_json("a.json", SUITE)
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    assert cli.main(["compare", str(path), str(path)]) == 141
+    assert capsys.readouterr().err == ""
+
+
+def test_closed_pipe_through_python_m(write_json) -> None:
+    many = {f"BM_{i}": steady(10.0 + i, seed=i) for i in range(1500)}
+    path = write_json("a.json", many)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kernelwatch", "compare", str(path), str(path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=str(REPO / "tools")),
+    )
+    process.stdout.read(10)
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    # 141 when the write fails; 0 when the kernel took the whole table before the close.
+    assert process.wait() in (0, 141) and err == ""

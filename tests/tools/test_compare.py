@@ -1,0 +1,351 @@
+"""Verdicts: the decision rule, every verdict, the noise floor, and statistical properties."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import H100_CONTEXT, document, result_set, rows_for
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kernelwatch import synthetic
+from kernelwatch.compare import Settings, Verdict, compare, decide
+from kernelwatch.config import ThresholdRule
+from kernelwatch.errors import InputError
+from kernelwatch.results import Metric, from_documents, resolve_metric
+
+TIME = resolve_metric("time")
+BPS = resolve_metric("bytes_per_second")
+
+
+def steady(median: float, n: int = 10, spread: float = 0.001, seed: int = 0) -> list[float]:
+    """n repetitions around `median` with a small relative spread."""
+    rng = np.random.default_rng(seed)
+    return (median * rng.lognormal(0.0, spread, n)).tolist()
+
+
+def verdicts(report) -> dict[str, Verdict]:
+    return {c.name: c.verdict for c in report.comparisons}
+
+
+# --- the decision rule -------------------------------------------------------------------
+
+L = math.log
+
+
+@pytest.mark.parametrize(
+    ("log_ratio", "ci", "q", "expected"),
+    [
+        (L(1.10), (L(1.08), L(1.12)), 0.001, Verdict.REGRESSION),
+        (L(0.90), (L(0.88), L(0.92)), 0.001, Verdict.IMPROVEMENT),
+        (L(1.02), (L(1.01), L(1.03)), 0.001, Verdict.SAME),  # real, but below the threshold
+        (L(1.00), (L(0.99), L(1.01)), 0.9, Verdict.SAME),
+        (L(1.02), (L(0.94), L(1.07)), 0.3, Verdict.UNSURE),  # interval past both limits
+        (L(1.08), (L(0.99), L(1.15)), 0.2, Verdict.UNSURE),  # past the limit, not significant
+        (L(1.08), (L(1.01), L(1.15)), 0.06, Verdict.UNSURE),
+    ],
+)
+def test_decide(log_ratio: float, ci: tuple[float, float], q: float, expected: Verdict) -> None:
+    verdict, reason = decide(log_ratio=log_ratio, log_ci=ci, q=q, alpha=0.05, limit=0.05)
+    assert verdict is expected, reason
+
+
+def test_decide_turns_rates_around() -> None:
+    args = dict(log_ci=(L(0.88), L(0.92)), q=0.001, alpha=0.05, limit=0.05)
+    assert decide(log_ratio=L(0.9), higher_is_better=True, **args)[0] is Verdict.REGRESSION
+    assert decide(log_ratio=L(0.9), higher_is_better=False, **args)[0] is Verdict.IMPROVEMENT
+
+
+def test_decide_limits_are_symmetric_in_log_space() -> None:
+    # A 5 % threshold: slower by more than 5 %, or faster by more than 1 - 1/1.05 = 4.76 %.
+    args = dict(q=0.001, alpha=0.05, limit=0.05)
+    assert decide(log_ratio=L(1 / 1.049), log_ci=(L(0.94), L(0.96)), **args)[0] is Verdict.SAME
+    assert decide(log_ratio=L(1 / 1.051), log_ci=(L(0.94), L(0.96)), **args)[0] is Verdict.IMPROVEMENT
+    verdict, reason = decide(log_ratio=L(1.06), log_ci=(L(1.05), L(1.07)), **args)
+    assert reason == "+6.0%, beyond the +5.0% limit; q=0.001"
+
+
+def test_decide_too_few_wins() -> None:
+    verdict, reason = decide(log_ratio=L(2.0), log_ci=(L(1.9), L(2.1)), q=0.0, alpha=0.05,
+                             limit=0.05, too_few="too few repetitions (2 and 2; need 3)")
+    assert verdict is Verdict.UNSURE and reason.startswith("too few")
+
+
+# --- every verdict through compare() -----------------------------------------------------
+
+def suite(**overrides: list[float]) -> dict[str, list[float]]:
+    base = {f"BM_k/{i}": steady(100.0 + i, seed=i) for i in range(8)}
+    base.update(overrides)
+    return base
+
+
+def test_regression_and_improvement_are_named() -> None:
+    base = result_set(suite())
+    cont = result_set(suite(**{"BM_k/3": steady(103.0 * 1.10, seed=30),
+                               "BM_k/5": steady(105.0 * 0.80, seed=50)}))
+    report = compare(base, cont, TIME, Settings())
+    found = verdicts(report)
+    assert found["BM_k/3"] is Verdict.REGRESSION
+    assert found["BM_k/5"] is Verdict.IMPROVEMENT
+    assert all(v is Verdict.SAME for n, v in found.items() if n not in ("BM_k/3", "BM_k/5"))
+    assert report.comparisons[0].name == "BM_k/3"  # worst first
+    assert report.comparisons[-1].name == "BM_k/5"
+    assert report.failed and report.exit_status == 1
+    regression = report.comparisons[0]
+    assert regression.ratio == pytest.approx(1.10, rel=0.01)
+    assert regression.ci_low < regression.ratio < regression.ci_high
+    assert regression.q_value < 0.05 and regression.limit == 0.05
+
+
+def test_a_run_against_itself_is_all_same() -> None:
+    side = result_set(suite())
+    report = compare(side, side, TIME, Settings())
+    assert set(verdicts(report).values()) == {Verdict.SAME}
+    assert report.exit_status == 0
+    assert report.geomean_ratio() == (1.0, 8)
+
+
+def _error_row(name: str, skipped: bool = False) -> dict:
+    row = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": 1,
+           "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
+           "cpu_time": 0.0, "time_unit": "ns"}
+    if skipped:
+        row.update(skipped=True, skip_message="needs sm_100")
+    else:
+        row.update(error_occurred=True, error_message="cudaErrorIllegalAddress")
+    return row
+
+
+def test_new_missing_error_skipped() -> None:
+    base = from_documents("base", [document(
+        {"BM_same": steady(10), "BM_gone": steady(20), "BM_breaks": steady(30),
+         "BM_fixed": steady(40)},
+        rows=[_error_row("BM_was_broken"), _error_row("BM_skip_both", skipped=True)])])
+    cont = from_documents("cont", [document(
+        {"BM_same": steady(10), "BM_new": steady(50), "BM_was_broken": steady(60),
+         "BM_gone_skipped": steady(70)},
+        rows=[_error_row("BM_breaks"), _error_row("BM_skip_both", skipped=True),
+              _error_row("BM_fixed", skipped=True)])])
+    report = compare(base, cont, TIME, Settings())
+    found = {c.name: (c.verdict, c.failed, c.reason) for c in report.comparisons}
+    assert found["BM_same"][:2] == (Verdict.SAME, False)
+    assert found["BM_new"][:2] == (Verdict.NEW, False)
+    assert found["BM_gone_skipped"][:2] == (Verdict.NEW, False)
+    assert found["BM_gone"][:2] == (Verdict.MISSING, True)
+    assert found["BM_fixed"] == (Verdict.MISSING, True, "skipped in the contender: needs sm_100")
+    assert found["BM_breaks"] == (Verdict.ERROR, True, "contender: cudaErrorIllegalAddress")
+    assert found["BM_was_broken"] == (Verdict.ERROR, False, "baseline: cudaErrorIllegalAddress")
+    assert "BM_skip_both" not in found
+    assert any("1 benchmark(s) skipped or absent on both sides" in n for n in report.notes)
+
+    lenient = compare(base, cont, TIME, Settings(allow_missing=True, allow_errors=True))
+    assert not lenient.failed and lenient.exit_status == 0
+
+
+def test_too_few_repetitions_and_aggregates_only() -> None:
+    base = result_set({"BM_two": [1.0, 1.0], "BM_one": [5.0]})
+    cont = result_set({"BM_two": [2.0, 2.0], "BM_one": [10.0]})
+    report = compare(base, cont, TIME, Settings())
+    assert {c.name: c.verdict for c in report.comparisons} == {
+        "BM_two": Verdict.UNSURE, "BM_one": Verdict.UNSURE}
+    assert "too few repetitions (2 and 2; need 3)" in report.comparisons[0].reason + \
+        report.comparisons[1].reason
+
+    aggregates = from_documents("a", [synthetic.document(
+        synthetic.benchmark_rows("BM_a", steady(10.0), aggregates_only=True))])
+    doubled = from_documents("b", [synthetic.document(
+        synthetic.benchmark_rows("BM_a", steady(20.0), aggregates_only=True))])
+    only = compare(aggregates, doubled, TIME, Settings()).comparisons[0]
+    assert only.verdict is Verdict.UNSURE and only.reason.startswith("aggregates only")
+    assert only.ratio == pytest.approx(2.0, rel=0.01)  # the change is still reported
+
+
+def test_noisy_baseline_raises_the_limit() -> None:
+    noisy = steady(100.0, n=20, spread=0.05, seed=1)
+    base = result_set({"BM_noisy": noisy, "BM_quiet": steady(100.0, n=20, seed=2)})
+    cont = result_set({"BM_noisy": [v * 1.08 for v in steady(100.0, n=20, spread=0.05, seed=3)],
+                       "BM_quiet": [v * 1.08 for v in steady(100.0, n=20, seed=4)]})
+    report = {c.name: c for c in compare(base, cont, TIME, Settings()).comparisons}
+    assert report["BM_quiet"].verdict is Verdict.REGRESSION
+    assert report["BM_noisy"].noise_floor == pytest.approx(0.10, rel=0.4)  # 2 x ~5 % CV
+    assert report["BM_noisy"].limit > 0.05
+    assert report["BM_noisy"].verdict is not Verdict.REGRESSION
+    assert "noise floor" in report["BM_noisy"].reason
+
+
+def test_noise_counter_hook_raises_the_floor() -> None:
+    times = steady(100.0)
+    base = result_set({"BM_a": times}, counters={"BM_a": {"noise": [0.04] * 10}})
+    cont = result_set({"BM_a": [t * 1.07 for t in times]})
+    comparison = compare(base, cont, TIME, Settings()).comparisons[0]
+    assert comparison.noise_floor == pytest.approx(0.08)
+    assert comparison.verdict is Verdict.SAME  # +7 % is real, but within the 8 % floor
+    assert "noise floor" in comparison.reason
+
+
+def test_spread_between_processes_raises_the_floor() -> None:
+    # Two baseline processes whose medians differ by 6 %: the floor must cover that.
+    base = from_documents("dir", [document({"BM_a": steady(100.0, seed=1)}),
+                                  document({"BM_a": steady(106.0, seed=2)})])
+    cont = result_set({"BM_a": steady(109.0, seed=3)})
+    comparison = compare(base, cont, TIME, Settings()).comparisons[0]
+    assert comparison.baseline.processes == 2 and comparison.baseline.n == 20
+    assert comparison.noise_floor > 0.06
+    assert comparison.verdict is not Verdict.REGRESSION
+
+
+def test_threshold_rules_apply_per_benchmark() -> None:
+    base = result_set({"BM_Transfer/1": steady(100.0), "BM_Copy/1": steady(100.0, seed=1)})
+    cont = result_set({"BM_Transfer/1": steady(108.0, seed=2), "BM_Copy/1": steady(108.0, seed=3)})
+    rules = (ThresholdRule(__import__("re").compile("^BM_Transfer/"), 0.10),)
+    found = {c.name: c for c in compare(base, cont, TIME, Settings(rules=rules)).comparisons}
+    assert found["BM_Transfer/1"].verdict is Verdict.SAME and found["BM_Transfer/1"].threshold == 0.10
+    assert found["BM_Copy/1"].verdict is Verdict.REGRESSION
+
+
+def test_counter_metric_direction() -> None:
+    times = steady(100.0)
+    base = result_set({"BM_a": times}, counters={"BM_a": {"bytes_per_second": [1e9 / t for t in times]}})
+    slower = [t * 1.1 for t in times]
+    cont = result_set({"BM_a": slower}, counters={"BM_a": {"bytes_per_second": [1e9 / t for t in slower]}})
+    comparison = compare(base, cont, BPS, Settings()).comparisons[0]
+    assert comparison.verdict is Verdict.REGRESSION
+    assert comparison.ratio == pytest.approx(1 / 1.1)
+
+
+def test_metric_missing_on_one_side_or_everywhere() -> None:
+    base = result_set({"BM_a": steady(1.0), "BM_b": steady(2.0)},
+                      counters={"BM_a": {"bytes_per_second": [1.0] * 10},
+                                "BM_b": {"bytes_per_second": [1.0] * 10}})
+    cont = result_set({"BM_a": steady(1.0), "BM_b": steady(2.0)},
+                      counters={"BM_a": {"bytes_per_second": [1.0] * 10}})
+    found = {c.name: c for c in compare(base, cont, BPS, Settings()).comparisons}
+    assert found["BM_b"].verdict is Verdict.ERROR and found["BM_b"].failed
+    assert found["BM_b"].reason == "no bytes_per_second in the contender"
+    with pytest.raises(InputError, match="no benchmark has the metric 'items_per_second'"):
+        compare(base, cont, resolve_metric("items_per_second"), Settings())
+
+
+def test_gpu_mismatch_is_refused() -> None:
+    base = result_set({"BM_a": steady(1.0)})
+    other = result_set({"BM_a": steady(1.0)}, context=dict(H100_CONTEXT, gpu_name="NVIDIA H200"))
+    with pytest.raises(InputError, match="different GPU models"):
+        compare(base, other, TIME, Settings())
+    report = compare(base, other, TIME, Settings(allow_gpu_mismatch=True))
+    assert report.warnings and report.exit_status == 0
+
+
+def test_power_note_when_a_lone_change_cannot_be_significant() -> None:
+    spec = {f"BM_{i}": steady(10.0 + i, n=5, seed=i) for i in range(30)}
+    report = compare(result_set(spec), result_set(spec), TIME, Settings())
+    assert any("cannot reach significance among 30" in n for n in report.notes)
+
+
+def test_settings_are_validated() -> None:
+    with pytest.raises(InputError, match="alpha"):
+        Settings(alpha=1.5)
+    with pytest.raises(InputError, match="min repetitions"):
+        Settings(min_repetitions=0)
+
+
+# --- properties ---------------------------------------------------------------------------
+
+def _draw(rng: np.random.Generator, family: str, n: int, sigma: float) -> np.ndarray:
+    """Positive timing-like samples from one of several shapes."""
+    if family == "lognormal":
+        return rng.lognormal(0.0, sigma, n)
+    if family == "gamma":
+        return rng.gamma(1.0 / sigma**2, sigma**2, n)
+    # Mostly tight, with occasional slow outliers (preemption, clock dips).
+    values = rng.lognormal(0.0, sigma, n)
+    return np.where(rng.random(n) < 0.1, values * (1 + 10 * sigma), values)
+
+
+families = st.sampled_from(["lognormal", "gamma", "outliers"])
+
+
+@given(seed=st.integers(0, 2**32 - 1), family=families, n=st.integers(3, 20),
+       sigma=st.floats(0.0005, 0.3), count=st.integers(10, 60))
+def test_property_a_a_flags_no_more_regressions_than_alpha(seed, family, n, sigma, count) -> None:
+    """Both sides drawn from one distribution: the share of benchmarks called REGRESSION
+    stays within alpha (with the defaults it is practically zero)."""
+    rng = np.random.default_rng(seed)
+    scales = rng.uniform(1.0, 1000.0, count)
+    base = result_set({f"BM_{i}": (s * _draw(rng, family, n, sigma)).tolist()
+                       for i, s in enumerate(scales)})
+    cont = result_set({f"BM_{i}": (s * _draw(rng, family, n, sigma)).tolist()
+                       for i, s in enumerate(scales)})
+    report = compare(base, cont, TIME, Settings())
+    assert report.counts()[Verdict.REGRESSION] <= 0.05 * count
+
+
+def test_a_a_rate_without_threshold_is_controlled_by_bh() -> None:
+    """With no threshold and no noise floor, only the test decides: over many A/A suites the
+    share of suites with any REGRESSION must stay near or below alpha (BH controls it)."""
+    rng = np.random.default_rng(2024)
+    settings = Settings(threshold=0.0, noise_multiplier=0.0)
+    suites, flagged = 300, 0
+    for _ in range(suites):
+        spec_a = {f"BM_{i}": rng.lognormal(0.0, 0.02, 10).tolist() for i in range(10)}
+        spec_b = {f"BM_{i}": rng.lognormal(0.0, 0.02, 10).tolist() for i in range(10)}
+        report = compare(result_set(spec_a), result_set(spec_b), TIME, settings)
+        flagged += report.counts()[Verdict.REGRESSION] > 0
+    # BH at alpha = 0.05 under the global null: P(any rejection) <= 0.05, and only about half of
+    # the rejections are slowdowns. Binomial slack of three standard deviations.
+    assert flagged / suites <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / suites)
+
+
+@given(seed=st.integers(0, 2**32 - 1), family=families, n=st.integers(3, 15),
+       m=st.integers(3, 15), sigma=st.floats(0.001, 0.2), k=st.floats(0.2, 5.0))
+def test_property_scaling_the_contender_by_k_moves_the_change_to_k(
+        seed, family, n, m, sigma, k) -> None:
+    rng = np.random.default_rng(seed)
+    x = _draw(rng, family, n, sigma)
+    y = _draw(rng, family, m, sigma)
+    base = result_set({"BM_a": x.tolist(), "BM_same": x.tolist()})
+    one = compare(base, result_set({"BM_a": y.tolist(), "BM_same": x.tolist()}), TIME, Settings())
+    scaled = compare(base, result_set({"BM_a": (y * k).tolist(), "BM_same": (x * k).tolist()}),
+                     TIME, Settings())
+    before = {c.name: c for c in one.comparisons}
+    after = {c.name: c for c in scaled.comparisons}
+    assert after["BM_same"].ratio == pytest.approx(k, rel=1e-9)
+    assert after["BM_a"].ratio == pytest.approx(k * before["BM_a"].ratio, rel=1e-9)
+    assert after["BM_a"].ci_low == pytest.approx(k * before["BM_a"].ci_low, rel=1e-9)
+    assert after["BM_a"].ci_high == pytest.approx(k * before["BM_a"].ci_high, rel=1e-9)
+
+
+SWAPPED = {Verdict.REGRESSION: Verdict.IMPROVEMENT, Verdict.IMPROVEMENT: Verdict.REGRESSION,
+           Verdict.SAME: Verdict.SAME, Verdict.UNSURE: Verdict.UNSURE}
+
+
+def _swap_check(spec_a: dict, spec_b: dict, settings: Settings) -> None:
+    forward = compare(result_set(spec_a), result_set(spec_b), TIME, settings)
+    backward = compare(result_set(spec_b), result_set(spec_a), TIME, settings)
+    there = {c.name: c for c in forward.comparisons}
+    back = {c.name: c for c in backward.comparisons}
+    for name, c in there.items():
+        assert back[name].verdict is SWAPPED[c.verdict], (name, c.reason, back[name].reason)
+        assert back[name].ratio == pytest.approx(1 / c.ratio, rel=1e-12)
+
+
+@given(seed=st.integers(0, 2**32 - 1), family=families, n=st.integers(3, 15),
+       sigma=st.floats(0.0005, 0.004), k=st.floats(0.5, 2.0))
+def test_property_swapping_sides_swaps_regression_and_improvement(seed, family, n, sigma, k) -> None:
+    """With the default settings (the noise floor stays below the threshold here)."""
+    rng = np.random.default_rng(seed)
+    spec_a = {f"BM_{i}": _draw(rng, family, n, sigma).tolist() for i in range(6)}
+    spec_b = {name: (v * (k if i % 2 else 1.0) * _draw(rng, family, n, sigma)).tolist()
+              for i, (name, v) in enumerate((nm, np.array(vals)) for nm, vals in spec_a.items())}
+    _swap_check(spec_a, spec_b, Settings())
+
+
+@given(seed=st.integers(0, 2**32 - 1), family=families, n=st.integers(3, 15),
+       sigma=st.floats(0.001, 0.3), k=st.floats(0.5, 2.0))
+def test_property_swap_with_noisy_data_and_a_fixed_limit(seed, family, n, sigma, k) -> None:
+    """Any noise, with the limit fixed (noise multiplier 0): the rule itself is symmetric."""
+    rng = np.random.default_rng(seed)
+    spec_a = {f"BM_{i}": _draw(rng, family, n, sigma).tolist() for i in range(6)}
+    spec_b = {f"BM_{i}": (k * _draw(rng, family, n, sigma)).tolist() for i in range(6)}
+    _swap_check(spec_a, spec_b, Settings(noise_multiplier=0.0))

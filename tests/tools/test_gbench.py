@@ -1,0 +1,217 @@
+"""Reading and validating one Google Benchmark JSON file (kernelwatch.gbench)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+from conftest import document, rows_for
+
+from kernelwatch import gbench, synthetic
+from kernelwatch.errors import InputError
+
+
+def read(doc: dict) -> gbench.FileColumns:
+    return gbench.read_document("mem.json", doc)
+
+
+def test_reads_repetitions_and_ignores_aggregates_when_repetitions_exist() -> None:
+    cols = read(document({"BM_a": [1.0, 2.0, 3.0], "BM_b/manual_time": [4.0, 5.0, 6.0, 7.0]}))
+    assert cols.names == ["BM_a", "BM_b/manual_time"]
+    assert cols.counts == [3, 4]
+    assert cols.from_aggregates == [False, False]
+    assert list(cols.columns["real_time"]) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+
+
+@pytest.mark.parametrize("version", ["1.7", "1.8"])
+def test_both_google_benchmark_versions_load(version: str) -> None:
+    cols = read(document({"BM_a": [1.0, 2.0, 3.0]}, version=version))
+    assert cols.counts == [3]
+
+
+def test_aggregates_only_file_uses_the_median() -> None:
+    rows = synthetic.benchmark_rows("BM_a", [1.0, 2.0, 9.0], aggregates_only=True)
+    cols = read(synthetic.document(rows))
+    assert cols.counts == [1] and cols.from_aggregates == [True]
+    assert list(cols.columns["real_time"]) == [2.0]  # median, not the mean 4.0
+
+
+def test_aggregates_only_falls_back_to_the_mean() -> None:
+    rows = [r for r in synthetic.benchmark_rows("BM_a", [1.0, 2.0, 9.0], aggregates_only=True)
+            if r["aggregate_name"] != "median"]
+    cols = read(synthetic.document(rows))
+    assert list(cols.columns["real_time"]) == [4.0]
+
+
+def test_old_files_without_run_name_group_by_name() -> None:
+    rows = rows_for({"BM_a": [1.0, 2.0, 3.0]})
+    for row in rows:
+        for key in ("run_name", "run_type", "repetition_index", "family_index",
+                    "per_family_instance_index", "aggregate_unit"):
+            row.pop(key, None)
+    cols = read(synthetic.document(rows))
+    assert cols.names == ["BM_a"] and cols.counts == [3]
+
+
+def test_interleaved_repetitions_are_grouped() -> None:
+    rows = rows_for({"BM_a": [1.0, 2.0], "BM_b": [10.0, 20.0]}, aggregates=False)
+    rows = [rows[0], rows[2], rows[1], rows[3]]  # --benchmark_enable_random_interleaving
+    cols = read(synthetic.document(rows))
+    assert cols.names == ["BM_a", "BM_b"]
+    assert list(cols.columns["real_time"]) == [1.0, 2.0, 10.0, 20.0]
+
+
+def test_error_and_skipped_rows() -> None:
+    rows = [
+        {"name": "BM_err", "run_name": "BM_err", "run_type": "iteration", "repetitions": 1,
+         "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
+         "cpu_time": 0.0, "time_unit": "ns", "error_occurred": True,
+         "error_message": "cudaErrorIllegalAddress"},
+        {"name": "BM_skip", "run_name": "BM_skip", "run_type": "iteration", "repetitions": 1,
+         "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
+         "cpu_time": 0.0, "time_unit": "ns", "skipped": True, "skip_message": "needs sm_100"},
+    ]
+    cols = read(synthetic.document(rows))
+    assert cols.errors == {"BM_err": "cudaErrorIllegalAddress"}
+    assert cols.skipped == {"BM_skip": "needs sm_100"}
+    assert cols.counts == [0, 0]
+
+
+def test_counters_are_columns_and_strings_are_not() -> None:
+    doc = document({"BM_a": [1.0, 2.0, 3.0]},
+                   counters={"BM_a": {"bytes_per_second": [3.0, 2.0, 1.0]}})
+    for row in doc["benchmarks"]:
+        row["label"] = "64 MiB"
+        row["note"] = "text"
+    cols = read(doc)
+    assert list(cols.columns["bytes_per_second"]) == [3.0, 2.0, 1.0]
+    assert "label" not in cols.columns and "note" not in cols.columns
+
+
+def test_complexity_rows_are_ignored() -> None:
+    rows = rows_for({"BM_n/8": [1.0, 2.0, 3.0]})
+    rows.append({"name": "BM_n_BigO", "run_name": "BM_n", "run_type": "aggregate",
+                 "repetitions": 3, "threads": 1, "aggregate_name": "BigO",
+                 "aggregate_unit": "time", "cpu_coefficient": 1.0, "real_coefficient": 1.0,
+                 "big_o": "N", "time_unit": "ns"})
+    cols = read(synthetic.document(rows))
+    assert cols.names == ["BM_n/8"]
+
+
+def test_nan_infinity_words_parse(tmp_path: Path) -> None:
+    path = tmp_path / "nan.json"
+    synthetic.write(path, document({"BM_a": [1.0, 2.0, 3.0]},
+                                   counters={"BM_a": {"x_per_second": [math.nan] * 3}}))
+    assert "NaN" in path.read_text()
+    cols = gbench.read_file(str(path))
+    assert all(math.isnan(v) for v in cols.columns["x_per_second"])
+
+
+def test_synthetic_writer_matches_json_dumps(tmp_path: Path) -> None:
+    doc = document({"BM_a": [1.5, 2.25, 3.0]})
+    path = synthetic.write(tmp_path / "a.json", doc)
+    assert json.loads(path.read_text()) == json.loads(json.dumps(doc))
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda r: r.update(real_time=math.nan), "real_time is NaN"),
+        (lambda r: r.update(real_time=-1.0), "real_time is -1.0"),
+        (lambda r: r.update(real_time=0), "real_time is 0"),
+        (lambda r: r.update(real_time=math.inf), "real_time is inf"),
+        (lambda r: r.update(real_time="fast"), 'real_time is "fast"'),
+        (lambda r: r.pop("real_time"), "real_time is missing"),
+        (lambda r: r.update(cpu_time=-2.0), "cpu_time is -2.0"),
+        (lambda r: r.update(time_unit="fortnight"), "unknown time_unit 'fortnight'"),
+        (lambda r: r.update(run_type="warmup"), "unknown run_type 'warmup'"),
+        (lambda r: r.pop("name"), "benchmarks[1] has no name"),
+    ],
+)
+def test_bad_rows(mutate, message: str) -> None:
+    doc = document({"BM_a": [1.0, 2.0, 3.0]}, aggregates=False)
+    mutate(doc["benchmarks"][1])
+    with pytest.raises(InputError, match=re.escape(message)):
+        read(doc)
+
+
+def test_mismatched_units_within_a_benchmark() -> None:
+    doc = document({"BM_a": [1.0, 2.0, 3.0]}, aggregates=False)
+    doc["benchmarks"][2]["time_unit"] = "us"
+    with pytest.raises(InputError, match="BM_a: mismatched time units \\(ns and us\\)"):
+        read(doc)
+
+
+def test_mixed_units_across_benchmarks_are_fine() -> None:
+    doc = document(rows=rows_for({"BM_a": [1.0, 2.0]}, time_unit="ms")
+                   + rows_for({"BM_b": [1.0, 2.0]}, time_unit="us"))
+    cols = read(doc)
+    assert list(cols.time_scales) == [1e6, 1e3]
+
+
+@pytest.mark.parametrize("repetitions", [1, 3])
+def test_duplicate_names(repetitions: int) -> None:
+    rows = rows_for({"BM_a": [1.0] * repetitions}) + rows_for({"BM_a": [2.0] * repetitions})
+    with pytest.raises(InputError, match="duplicate benchmark name 'BM_a'"):
+        read(synthetic.document(rows))
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ([], 'not a Google Benchmark result \\(no "benchmarks" list\\)'),
+        ({"context": {}}, "no \"benchmarks\" list"),
+        ({"benchmarks": {"a": 1}}, "no \"benchmarks\" list"),
+        ({"context": [], "benchmarks": []}, '"context" is not an object'),
+        ({"benchmarks": [1]}, "benchmarks\\[0\\] is not an object"),
+    ],
+)
+def test_not_a_benchmark_result(doc, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        read(doc)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "empty file"),
+        (b"  \n\t ", "empty file"),
+        (b'{"context": {}, "benchmarks": [', "ends early \\(truncated\\?\\)"),
+        (b'{"benchmarks": [1 2]}', "invalid JSON: Expecting ',' delimiter at line 1 column 19"),
+        (b"\xff\xfe{}", "invalid UTF-8"),
+    ],
+)
+def test_unreadable_files(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=message):
+        gbench.read_file(str(path))
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="cannot read: No such file"):
+        gbench.read_file(str(tmp_path / "absent.json"))
+
+
+def test_non_result_json_in_a_directory_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "manifest.json"
+    path.write_text('{"gpu": "H100"}')
+    assert gbench.read_file(str(path), in_directory=True) is None
+    with pytest.raises(InputError, match="not a Google Benchmark result"):
+        gbench.read_file(str(path))
+
+
+def test_worker_protocol(tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    import pickle
+
+    good = synthetic.write(tmp_path / "a.json", document({"BM_a": [1.0, 2.0]}))
+    assert gbench.worker([str(good)]) == 0
+    fields = pickle.loads(capfdbinary.readouterr().out)
+    assert fields["names"] == ["BM_a"]
+    bad = tmp_path / "bad.json"
+    bad.write_text("")
+    assert gbench.worker([str(bad)]) == 2
+    assert capfdbinary.readouterr().err.decode().endswith("empty file")

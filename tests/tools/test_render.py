@@ -1,0 +1,124 @@
+"""Views of a report: terminal table, Markdown, JSON (its schema), JUnit."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from conftest import document, result_set
+
+from kernelwatch import render
+from kernelwatch.compare import Settings, compare
+from kernelwatch.results import Metric, from_documents, resolve_metric
+
+TIME = resolve_metric("time")
+
+
+def steady(median: float, seed: int = 0) -> list[float]:
+    return (median * np.random.default_rng(seed).lognormal(0.0, 0.001, 10)).tolist()
+
+
+@pytest.fixture(scope="module")
+def report():
+    error = {"name": "BM_err", "run_name": "BM_err", "run_type": "iteration", "repetitions": 1,
+             "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
+             "cpu_time": 0.0, "time_unit": "ns", "error_occurred": True,
+             "error_message": "boom <&> \"quoted\""}
+    base = result_set({"BM_slow|pipe": steady(1000.0), "BM_same": steady(2e6, 1),
+                       "BM_gone": steady(5.0, 2), "BM_err": steady(7.0, 3)})
+    cont = from_documents("cont", [document(
+        {"BM_slow|pipe": steady(1200.0, 4), "BM_same": steady(2e6, 5), "BM_new": steady(9.0, 6)},
+        rows=[error])])
+    return compare(base, cont, TIME, Settings())
+
+
+def test_table(report) -> None:
+    text = render.render_table(report, color=False)
+    lines = text.splitlines()
+    assert lines[0].startswith("kernelwatch compare: real_time (lower is better)")
+    header = next(i for i, line in enumerate(lines) if line.startswith("Verdict"))
+    order = [line.split()[0] for line in lines[header + 1 : header + 6]]
+    assert order == ["REGRESSION", "ERROR", "MISSING", "NEW", "SAME"]  # worst first
+    assert "BM_slow|pipe" in lines[header + 1] and "+20.0%" in lines[header + 1]
+    assert "2.000 ms" in text and "1.000 us" in text
+    assert any(line.startswith("Geomean change +9.5% over 2 benchmarks: 1 REGRESSION")
+               for line in lines)
+    assert "\033[" not in text
+
+
+def test_table_colour_only_when_asked(report) -> None:
+    coloured = render.render_table(report, color=True)
+    assert "\033[1;31mREGRESSION" in coloured
+
+
+def test_markdown(report) -> None:
+    text = render.render_markdown(report)
+    assert text.startswith("### kernelwatch compare: 1 regression\n")
+    assert "`BM_slow\\|pipe`" in text  # a pipe in a name must not split the table
+    assert "<details><summary>1 unchanged (SAME)</summary>" in text
+    notable = text.split("<details>")[0]
+    assert "BM_same" not in notable and "**REGRESSION**" in notable
+
+
+BENCHMARK_KEYS = {"name", "verdict", "reason", "failed", "ratio", "change", "ci_low", "ci_high",
+                  "p_value", "q_value", "threshold", "noise_floor", "limit", "baseline",
+                  "contender"}
+SIDE_KEYS = {"n", "median", "robust_cv", "processes", "from_aggregates"}
+
+
+def _strict(text: str) -> dict:
+    def refuse(token: str) -> None:
+        raise ValueError(f"non-standard JSON token {token}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_schema(report) -> None:
+    doc = _strict(render.render_json(report))
+    assert doc["schema_version"] == render.SCHEMA_VERSION == 1
+    assert set(doc) == {"schema_version", "tool", "metric", "settings", "baseline", "contender",
+                        "summary", "warnings", "notes", "benchmarks"}
+    assert doc["tool"]["command"] == "compare"
+    assert doc["metric"] == {"name": "real_time", "higher_is_better": False, "unit": "ns"}
+    assert doc["summary"]["counts"]["REGRESSION"] == 1
+    assert doc["summary"]["exit_status"] == 1 and doc["summary"]["failed"] is True
+    for bench in doc["benchmarks"]:
+        assert set(bench) == BENCHMARK_KEYS
+        for side in ("baseline", "contender"):
+            assert bench[side] is None or set(bench[side]) == SIDE_KEYS
+    slow = doc["benchmarks"][0]
+    assert slow["name"] == "BM_slow|pipe" and slow["verdict"] == "REGRESSION"
+    assert slow["change"] == pytest.approx(0.2, rel=0.01)
+    assert slow["baseline"]["median"] == pytest.approx(1000.0, rel=0.01)
+    missing = next(b for b in doc["benchmarks"] if b["verdict"] == "MISSING")
+    assert missing["ratio"] is None and missing["baseline"] is None
+
+
+def test_json_with_nothing_measured() -> None:
+    a = result_set({"BM_a": steady(1.0)})
+    b = result_set({"BM_b": steady(1.0)})
+    doc = _strict(render.render_json(compare(a, b, TIME, Settings(allow_missing=True))))
+    assert doc["summary"]["geomean_ratio"] is None
+
+
+def test_junit(report) -> None:
+    root = ET.fromstring(render.render_junit(report))
+    suite = root.find("testsuite")
+    assert suite is not None and suite.get("tests") == "5"
+    assert (suite.get("failures"), suite.get("errors")) == ("2", "1")  # regression + missing; error
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert cases["BM_slow|pipe"].find("failure").get("type") == "REGRESSION"
+    assert cases["BM_gone"].find("failure").get("type") == "MISSING"
+    assert 'boom <&> "quoted"' in cases["BM_err"].find("error").get("message")
+    assert cases["BM_same"].find("failure") is None
+
+
+@pytest.mark.parametrize(
+    ("value", "metric", "text"),
+    [(512.0, TIME, "512.0 ns"), (1.5e3, TIME, "1.500 us"), (2.5e7, TIME, "25.00 ms"),
+     (3e9, TIME, "3.000 s"), (2.81e12, Metric("bytes_per_second", True), "2.81T"),
+     (0.84, Metric("peak_fraction", True), "0.84"), (None, TIME, "-")],
+)
+def test_format_value(value, metric, text: str) -> None:
+    assert render.format_value(value, metric) == text

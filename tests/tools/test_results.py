@@ -1,0 +1,150 @@
+"""Result sets: typed views, units, directories merged, metrics, parallel loading, real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import H100_CONTEXT, document, gpu_file_params, result_set, rows_for
+
+from kernelwatch import results, synthetic
+from kernelwatch.errors import InputError
+from kernelwatch.results import Metric, gpu_model, load, load_all, resolve_metric
+
+
+def test_times_are_in_nanoseconds_whatever_the_unit(write_json) -> None:
+    doc = document(rows=rows_for({"BM_ms": [1.0, 2.0]}, time_unit="ms")
+                   + rows_for({"BM_us": [1.0, 2.0]}, time_unit="us")
+                   + rows_for({"BM_s": [1.0, 2.0]}, time_unit="s"))
+    side = load(write_json("a.json", doc))
+    assert list(side.benchmark("BM_ms").values["real_time"]) == [1e6, 2e6]
+    assert list(side.benchmark("BM_us").values["real_time"]) == [1e3, 2e3]
+    assert list(side.benchmark("BM_s").values["cpu_time"]) == [1.01e9, 2.02e9]
+
+
+def test_benchmark_view() -> None:
+    side = result_set({"BM_a/manual_time": [3.0, 1.0, 2.0]},
+                      counters={"BM_a/manual_time": {"bytes_per_second": [1.0, 3.0, 2.0]}})
+    bench = side.benchmark("BM_a/manual_time")
+    assert list(bench.values["real_time"]) == [3.0, 1.0, 2.0]
+    assert list(bench.values["bytes_per_second"]) == [1.0, 3.0, 2.0]
+    assert not bench.from_aggregates and bench.error is None
+    assert "BM_a/manual_time" in side and len(side) == 1
+
+
+def test_directory_merges_files_and_pools_repetitions(write_json, tmp_path: Path) -> None:
+    write_json("runs/1.json", {"BM_a": [1.0, 1.1, 1.2], "BM_b": [5.0, 5.0, 5.1]})
+    write_json("runs/2.json", {"BM_a": [1.3, 1.4, 1.5]})
+    (tmp_path / "runs" / "manifest.json").write_text('{"gpu": "H100"}')
+    (tmp_path / "runs" / "notes.txt").write_text("not json")
+    side = load(tmp_path / "runs")
+    assert len(side.paths) == 2
+    a = side.benchmark("BM_a")
+    assert list(a.values["real_time"]) == [1.0, 1.1, 1.2, 1.3, 1.4, 1.5]
+    assert list(a.sources) == [0, 0, 0, 1, 1, 1]
+    assert side.benchmark("BM_b").values["real_time"].size == 3
+    assert any("manifest.json: skipped" in note for note in side.notes)
+
+
+def test_directory_prefers_repetitions_over_aggregates(write_json, tmp_path: Path) -> None:
+    write_json("runs/1.json", {"BM_a": [1.0, 2.0, 3.0]})
+    write_json("runs/2.json", synthetic.document(
+        synthetic.benchmark_rows("BM_a", [7.0, 8.0, 9.0], aggregates_only=True), H100_CONTEXT))
+    a = load(tmp_path / "runs").benchmark("BM_a")
+    assert list(a.values["real_time"]) == [1.0, 2.0, 3.0] and not a.from_aggregates
+
+
+def test_directory_of_aggregates_only_files_gives_one_median_per_file(write_json, tmp_path) -> None:
+    for i in range(3):
+        rows = synthetic.benchmark_rows("BM_a", [1.0 + i, 2.0 + i, 30.0], aggregates_only=True)
+        write_json(f"runs/{i}.json", synthetic.document(rows, H100_CONTEXT))
+    a = load(tmp_path / "runs").benchmark("BM_a")
+    assert list(a.values["real_time"]) == [2.0, 3.0, 4.0] and a.from_aggregates
+
+
+def test_directory_errors(write_json, tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="directory holds no .json files"):
+        load(tmp_path / "empty")
+    write_json("mixed/1.json", {"BM_a": [1.0]})
+    write_json("mixed/2.json", {"BM_a": [1.0]}, context={"gpu_name": "NVIDIA H200"})
+    with pytest.raises(InputError, match="one side must be one GPU model"):
+        load(tmp_path / "mixed")
+    (tmp_path / "nothing").mkdir()
+    (tmp_path / "nothing" / "m.json").write_text("{}")
+    with pytest.raises(InputError, match="holds no benchmark results"):
+        load(tmp_path / "nothing")
+
+
+def test_empty_benchmark_list_is_an_error(write_json) -> None:
+    with pytest.raises(InputError, match="holds no benchmark results"):
+        load(write_json("a.json", {"context": {}, "benchmarks": []}))
+
+
+def test_missing_path(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file or directory"):
+        load(tmp_path / "absent.json")
+
+
+def test_metric_column_rejects_bad_counter_values() -> None:
+    side = result_set({"BM_a": [1.0, 2.0]}, counters={"BM_a": {"x_per_second": [1.0, 0.0]}})
+    with pytest.raises(InputError, match="BM_a: x_per_second is 0.0 \\(must be a positive"):
+        side.metric_column(Metric("x_per_second", True))
+    assert side.metric_column(Metric("absent_per_second", True)) is None
+
+
+def test_resolve_metric_directions() -> None:
+    assert resolve_metric("time") == Metric("real_time", False)
+    assert resolve_metric("cpu_time") == Metric("cpu_time", False)
+    assert resolve_metric("bytes_per_second").higher_is_better
+    assert resolve_metric("peak_fraction").higher_is_better
+    assert resolve_metric("flop_per_second").higher_is_better
+    assert resolve_metric("latency_cycles", higher_is_better=False) == Metric("latency_cycles", False)
+    with pytest.raises(InputError, match="unknown direction"):
+        resolve_metric("latency_cycles")
+    with pytest.raises(InputError, match="always lower-is-better"):
+        resolve_metric("time", higher_is_better=True)
+
+
+def test_gpu_model() -> None:
+    assert gpu_model(H100_CONTEXT) == "NVIDIA H100 80GB HBM3 (sm 9.0)"
+    assert gpu_model({"gpu_name": "X"}) == "X"
+    assert gpu_model({"host_name": "ci"}) is None
+
+
+def _snapshot(side: results.ResultSet) -> dict:
+    return {name: {k: v.tolist() for k, v in side.benchmark(name).values.items()}
+            for name in side.names}
+
+
+def test_parallel_loading_equals_serial(write_json) -> None:
+    a = write_json("a.json", {f"BM_{i}": [1.0 + i, 2.0, 3.0] for i in range(20)}, time_unit="us")
+    b = write_json("b.json", {f"BM_{i}": [2.0 + i, 2.0, 3.0] for i in range(25)})
+    serial = load_all([a, b], parallel=False)
+    parallel = load_all([a, b], parallel=True)
+    assert [_snapshot(s) for s in serial] == [_snapshot(s) for s in parallel]
+    assert [s.context for s in serial] == [s.context for s in parallel]
+
+
+def test_parallel_loading_reports_bad_input_in_one_line(write_json) -> None:
+    a = write_json("a.json", {"BM_a": [1.0, 2.0]})
+    bad = write_json("b.json", '{"benchmarks": [')
+    with pytest.raises(InputError) as caught:
+        load_all([a, bad], parallel=True)
+    assert str(caught.value).startswith(f"{bad}: invalid JSON")
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("path", gpu_file_params())
+def test_real_gpu_files_load(path: Path) -> None:
+    side = load(path)
+    assert len(side) > 0
+    raw = json.loads(path.read_text())
+    assert side.context == raw["context"]
+    measured = [n for n in side.names if side.counts[side.index[n]] > 0]
+    assert measured, "no benchmark with values"
+    times = np.concatenate([side.benchmark(n).values["real_time"] for n in measured])
+    assert np.all(np.isfinite(times)) and np.all(times > 0)
+    assert gpu_model(side.context) is not None, "this project's files record the GPU"

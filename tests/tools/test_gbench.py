@@ -129,6 +129,7 @@ def test_synthetic_writer_matches_json_dumps(tmp_path: Path) -> None:
         (lambda r: r.update(time_unit="fortnight"), "unknown time_unit 'fortnight'"),
         (lambda r: r.update(run_type="warmup"), "unknown run_type 'warmup'"),
         (lambda r: r.pop("name"), "benchmarks[1] has no name"),
+        (lambda r: r.update(real_time=10**400), "too large to be a number"),
     ],
 )
 def test_bad_rows(mutate, message: str) -> None:

@@ -128,13 +128,26 @@ def test_parallel_loading_equals_serial(write_json) -> None:
     assert [s.context for s in serial] == [s.context for s in parallel]
 
 
-def test_parallel_loading_reports_bad_input_in_one_line(write_json) -> None:
+@pytest.mark.parametrize("bad_first", [True, False], ids=["in-a-worker", "in-this-process"])
+def test_parallel_loading_reports_bad_input_in_one_line(write_json, bad_first: bool) -> None:
     a = write_json("a.json", {"BM_a": [1.0, 2.0]})
     bad = write_json("b.json", '{"benchmarks": [')
     with pytest.raises(InputError) as caught:
-        load_all([a, bad], parallel=True)
+        load_all([bad, a] if bad_first else [a, bad], parallel=True)
     assert str(caught.value).startswith(f"{bad}: invalid JSON")
     assert "\n" not in str(caught.value)
+
+
+def test_parallel_loading_of_directories(write_json, tmp_path: Path) -> None:
+    for i in range(4):
+        write_json(f"base/{i}.json", {"BM_a": [1.0 + i, 2.0, 3.0], f"BM_{i}": [4.0, 5.0]})
+    (tmp_path / "base" / "manifest.json").write_text("{}")
+    write_json("cont.json", {"BM_a": [1.0, 2.0, 3.0]})
+    serial = load_all([tmp_path / "base", tmp_path / "cont.json"], parallel=False)
+    parallel = load_all([tmp_path / "base", tmp_path / "cont.json"], parallel=True)
+    assert [_snapshot(s) for s in serial] == [_snapshot(s) for s in parallel]
+    assert list(parallel[0].benchmark("BM_a").sources) == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    assert serial[0].notes == parallel[0].notes
 
 
 @pytest.mark.parametrize("path", gpu_file_params())

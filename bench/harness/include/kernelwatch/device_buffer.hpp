@@ -39,18 +39,29 @@ class device_buffer {
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
 
+  // The helpers below are for setup and checks, never for timed code: each waits for all
+  // work on the device first and is complete when it returns. Plain cudaMemset/cudaMemcpy run
+  // on the legacy stream, which does not order against the non-blocking streams kernelwatch
+  // times on, so without the waits a check could read an output before the kernel wrote it.
+
   /// Sets every byte, e.g. 0xFF to poison an output (NaN for floating point) before a check.
-  void fill_bytes(std::uint8_t value) { KW_CUDA_CHECK(cudaMemset(data_, value, size_bytes())); }
+  void fill_bytes(std::uint8_t value) {
+    KW_CUDA_CHECK(cudaDeviceSynchronize());
+    KW_CUDA_CHECK(cudaMemset(data_, value, size_bytes()));
+    KW_CUDA_CHECK(cudaDeviceSynchronize());
+  }
 
   void copy_from_host(const std::vector<T>& host) {
     if (host.size() != size_) {
       throw std::invalid_argument("device_buffer::copy_from_host: size mismatch");
     }
+    KW_CUDA_CHECK(cudaDeviceSynchronize());
     KW_CUDA_CHECK(cudaMemcpy(data_, host.data(), size_bytes(), cudaMemcpyHostToDevice));
   }
 
   [[nodiscard]] std::vector<T> to_host() const {
     std::vector<T> host(size_);
+    KW_CUDA_CHECK(cudaDeviceSynchronize());
     KW_CUDA_CHECK(cudaMemcpy(host.data(), data_, size_bytes(), cudaMemcpyDeviceToHost));
     return host;
   }

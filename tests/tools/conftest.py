@@ -28,8 +28,12 @@ from kernelwatch.results import ResultSet, from_documents  # noqa: E402
 
 # Property tests must not flake: derandomized (fixed seed), no example database in the repo.
 settings.register_profile(
-    "kernelwatch", derandomize=True, database=None, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow], max_examples=60,
+    "kernelwatch",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    max_examples=60,
 )
 settings.load_profile("kernelwatch")
 
@@ -51,33 +55,53 @@ def gpu_file_params() -> list[Any]:
     files = gpu_files()
     if files:
         return [pytest.param(f, id=f.name) for f in files]
-    return [pytest.param(None, marks=pytest.mark.skip(
-        reason=f"no real GPU result files yet under {GPU_DATA.relative_to(REPO)}/*.json"))]
+    return [
+        pytest.param(
+            None,
+            marks=pytest.mark.skip(
+                reason=f"no real GPU result files yet under {GPU_DATA.relative_to(REPO)}/*.json"
+            ),
+        )
+    ]
 
 
 def rows_for(
-    spec: Mapping[str, Sequence[float]], *, time_unit: str = "ns", aggregates: bool = True,
-    counters: Mapping[str, Mapping[str, Sequence[float]]] | None = None, version: str = "1.8",
+    spec: Mapping[str, Sequence[float]],
+    *,
+    time_unit: str = "ns",
+    aggregates: bool = True,
+    counters: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
+    version: str = "1.8",
 ) -> list[dict[str, Any]]:
     """Google Benchmark rows for {name: repetition times}."""
     rows: list[dict[str, Any]] = []
     for index, (name, times) in enumerate(spec.items()):
         rows += synthetic.benchmark_rows(
-            name, list(times), time_unit=time_unit, aggregates=aggregates, family_index=index,
-            counters=(counters or {}).get(name), version=version,
+            name,
+            list(times),
+            time_unit=time_unit,
+            aggregates=aggregates,
+            family_index=index,
+            counters=(counters or {}).get(name),
+            version=version,
         )
     return rows
 
 
 def document(
-    spec: Mapping[str, Sequence[float]] | None = None, *, rows: Iterable[dict[str, Any]] = (),
-    context: Mapping[str, Any] | None = None, **options: Any,
+    spec: Mapping[str, Sequence[float]] | None = None,
+    *,
+    rows: Iterable[dict[str, Any]] = (),
+    context: Mapping[str, Any] | None = None,
+    **options: Any,
 ) -> dict[str, Any]:
     all_rows = (rows_for(spec, **options) if spec else []) + list(rows)
     return synthetic.document(all_rows, H100_CONTEXT if context is None else context)
 
 
-def result_set(spec: Mapping[str, Sequence[float]], label: str = "side", **options: Any) -> ResultSet:
+def result_set(
+    spec: Mapping[str, Sequence[float]], label: str = "side", **options: Any
+) -> ResultSet:
     """A ResultSet straight from {name: times}, without files."""
     return from_documents(label, [document(spec, **options)])
 
@@ -122,8 +146,13 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., Run]:
 def run_module(*args: Any, **kwargs: Any) -> subprocess.CompletedProcess[str]:
     """`python3 -m kernelwatch ARGS` in a fresh interpreter, importing the package from tools/."""
     env = dict(os.environ, PYTHONPATH=str(TOOLS), NO_COLOR="1")
-    return subprocess.run([sys.executable, "-m", "kernelwatch", *map(str, args)],
-                          capture_output=True, text=True, env=env, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "kernelwatch", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        **kwargs,
+    )
 
 
 def installed_kernelwatch() -> str | None:

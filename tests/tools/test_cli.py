@@ -13,9 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import (
-    H100_CONTEXT, REPO, document, gpu_file_params, installed_kernelwatch, rows_for, run_module,
+    H100_CONTEXT,
+    REPO,
+    document,
+    gpu_file_params,
+    installed_kernelwatch,
+    rows_for,
+    run_module,
 )
-
 from kernelwatch import cli, commands, stats
 from kernelwatch.compare import Settings
 from kernelwatch.results import load
@@ -48,6 +53,7 @@ def one_error_line(err: str) -> str:
 
 
 # --- help --------------------------------------------------------------------------------
+
 
 def command_names() -> list[str]:
     return [module.__name__.rsplit(".", 1)[-1] for module in commands.discover()]
@@ -82,8 +88,10 @@ def test_help_through_python_m() -> None:
         assert done.returncode == 0 and "usage: kernelwatch" in done.stdout
 
 
-@pytest.mark.skipif(installed_kernelwatch() is None, reason="kernelwatch is not installed "
-                    "(pip install ./tools) on PATH")
+@pytest.mark.skipif(
+    installed_kernelwatch() is None,
+    reason="kernelwatch is not installed (pip install ./tools) on PATH",
+)
 def test_installed_console_script(write_json) -> None:
     script = installed_kernelwatch()
     for argv in (["--help"], ["compare", "--help"]):
@@ -96,6 +104,7 @@ def test_installed_console_script(write_json) -> None:
 
 
 # --- the three things it must show (synthetic data) ----------------------------------------
+
 
 def test_self_comparison_exits_0(write_json, run_cli) -> None:
     path = write_json("run.json", SUITE)
@@ -136,6 +145,7 @@ def test_exit_statuses_through_python_m(write_json) -> None:
 
 # --- the same on real GPU result files ------------------------------------------------------
 
+
 def _loneliest_benchmark(path: Path) -> tuple[str, int, int]:
     """The benchmark to slow down (most repetitions), its repetitions, and how many compare."""
     side = load(path)
@@ -153,12 +163,15 @@ def test_real_file_against_itself_exits_0(path: Path, run_cli) -> None:
 
 
 @pytest.mark.parametrize("path", gpu_file_params())
-def test_real_file_with_one_benchmark_10_percent_slower_exits_1(path: Path, tmp_path: Path,
-                                                                run_cli) -> None:
+def test_real_file_with_one_benchmark_10_percent_slower_exits_1(
+    path: Path, tmp_path: Path, run_cli
+) -> None:
     name, n, tested = _loneliest_benchmark(path)
     if stats.min_p_value(n, n) * tested >= Settings().alpha:
-        pytest.skip(f"{path.name}: {n} repetitions cannot make one change among {tested} "
-                    "significant after Benjamini-Hochberg; record more repetitions")
+        pytest.skip(
+            f"{path.name}: {n} repetitions cannot make one change among {tested} "
+            "significant after Benjamini-Hochberg; record more repetitions"
+        )
     slowed = tmp_path / "slowed.json"
     slowed.write_text(json.dumps(slowed_copy(json.loads(path.read_text()), name)))
     result = run_cli("compare", path, slowed)
@@ -188,6 +201,7 @@ def test_real_file_every_output_format(path: Path, tmp_path: Path, run_cli) -> N
 
 # --- every bad input: exit 2 and one clear line ---------------------------------------------
 
+
 def _doc_with(mutate) -> dict:
     doc = document(SUITE, aggregates=False)
     mutate(doc["benchmarks"])
@@ -201,15 +215,17 @@ BAD_INPUTS = {
     "invalid JSON": ('{"context": {}, "benchmarks": [}]}', "invalid JSON: Expecting value"),
     "not a benchmark result": ('{"results": []}', "not a Google Benchmark result"),
     "a list, not an object": ("[1, 2, 3]", "not a Google Benchmark result"),
-    "NaN time": (_doc_with(lambda rows: rows[3].update(real_time=math.nan)),
-                 "real_time is NaN"),
-    "negative time": (_doc_with(lambda rows: rows[3].update(real_time=-4.0)),
-                      "real_time is -4.0"),
+    "NaN time": (_doc_with(lambda rows: rows[3].update(real_time=math.nan)), "real_time is NaN"),
+    "negative time": (_doc_with(lambda rows: rows[3].update(real_time=-4.0)), "real_time is -4.0"),
     "zero time": (_doc_with(lambda rows: rows[3].update(real_time=0.0)), "real_time is 0.0"),
-    "duplicate names": (document(rows=rows_for({"BM_a": [1.0, 2.0]}) + rows_for({"BM_a": [3.0, 4.0]})),
-                        "duplicate benchmark name 'BM_a'"),
-    "mismatched units": (_doc_with(lambda rows: rows[3].update(time_unit="ms")),
-                         "mismatched time units (ns and ms) in one benchmark"),
+    "duplicate names": (
+        document(rows=rows_for({"BM_a": [1.0, 2.0]}) + rows_for({"BM_a": [3.0, 4.0]})),
+        "duplicate benchmark name 'BM_a'",
+    ),
+    "mismatched units": (
+        _doc_with(lambda rows: rows[3].update(time_unit="ms")),
+        "mismatched time units (ns and ms) in one benchmark",
+    ),
     "empty benchmark list": ({"context": {}, "benchmarks": []}, "holds no benchmark results"),
 }
 
@@ -263,6 +279,7 @@ def test_usage_errors_exit_2(run_cli) -> None:
 
 # --- options --------------------------------------------------------------------------------
 
+
 def test_missing_and_error_exit_1_unless_allowed(write_json, run_cli) -> None:
     a = write_json("a.json", SUITE)
     fewer = dict(SUITE)
@@ -270,9 +287,20 @@ def test_missing_and_error_exit_1_unless_allowed(write_json, run_cli) -> None:
     b = write_json("b.json", fewer)
     assert run_cli("compare", a, b).status == 1
     assert run_cli("compare", a, b, "--allow-missing").status == 0
-    error = {"name": SLOWED, "run_name": SLOWED, "run_type": "iteration", "repetitions": 1,
-             "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
-             "cpu_time": 0.0, "time_unit": "ns", "error_occurred": True, "error_message": "oom"}
+    error = {
+        "name": SLOWED,
+        "run_name": SLOWED,
+        "run_type": "iteration",
+        "repetitions": 1,
+        "repetition_index": 0,
+        "threads": 1,
+        "iterations": 0,
+        "real_time": 0.0,
+        "cpu_time": 0.0,
+        "time_unit": "ns",
+        "error_occurred": True,
+        "error_message": "oom",
+    }
     c = write_json("c.json", document(fewer, rows=[error]))
     assert run_cli("compare", a, c).status == 1
     assert run_cli("compare", a, c, "--allow-errors").status == 0
@@ -293,8 +321,9 @@ def test_driver_difference_warns(write_json, run_cli) -> None:
     b = write_json("b.json", SUITE, context=dict(H100_CONTEXT, gpu_driver_version="590.1"))
     result = run_cli("compare", a, b)
     assert result.status == 0
-    assert result.err == ("kernelwatch: warning: different driver: baseline 580.159.04, "
-                          "contender 590.1\n")
+    assert result.err == (
+        "kernelwatch: warning: different driver: baseline 580.159.04, contender 590.1\n"
+    )
 
 
 def test_outputs(write_json, tmp_path: Path, run_cli) -> None:
@@ -319,21 +348,29 @@ def test_threshold_and_config(write_json, tmp_path: Path, run_cli) -> None:
     b = write_json("b.json", slowed_copy(document(SUITE), SLOWED))
     assert run_cli("compare", a, b, "--threshold", "15%").status == 0
     config = tmp_path / "k.toml"
-    config.write_text('[compare]\nthreshold = "1%"\n[[compare.thresholds]]\n'
-                      'match = "^BM_Copy/32/"\nthreshold = "12%"\n')
+    config.write_text(
+        '[compare]\nthreshold = "1%"\n[[compare.thresholds]]\n'
+        'match = "^BM_Copy/32/"\nthreshold = "12%"\n'
+    )
     assert run_cli("compare", a, b, "--config", config).status == 0
-    assert run_cli("compare", a, b, "--config", config, "--threshold", "2%").status == 0  # rule wins
+    assert (
+        run_cli("compare", a, b, "--config", config, "--threshold", "2%").status == 0
+    )  # rule wins
     config.write_text('[compare]\nthreshold = "12%"\n')
     assert run_cli("compare", a, b, "--config", config).status == 0
     assert run_cli("compare", a, b, "--config", config, "--threshold", "5%").status == 1
 
 
 def test_counter_metric(write_json, run_cli) -> None:
-    counters = {n: {"bytes_per_second": [1e9 / t for t in ts], "cycles": [100.0] * len(ts)}
-                for n, ts in SUITE.items()}
+    counters = {
+        n: {"bytes_per_second": [1e9 / t for t in ts], "cycles": [100.0] * len(ts)}
+        for n, ts in SUITE.items()
+    }
     a = write_json("a.json", document(SUITE, counters=counters))
     b = write_json("b.json", slowed_copy(document(SUITE, counters=counters), SLOWED))
-    assert run_cli("compare", a, b, "--metric", "bytes_per_second").status == 0  # counters unchanged
+    assert (
+        run_cli("compare", a, b, "--metric", "bytes_per_second").status == 0
+    )  # counters unchanged
     assert run_cli("compare", a, b, "--metric", "cycles", "--lower-is-better").status == 0
     assert run_cli("compare", a, b, "--metric", "cpu_time").status == 1
 
@@ -394,7 +431,8 @@ def test_closed_pipe_through_python_m(write_json) -> None:
     path = write_json("a.json", many)
     process = subprocess.Popen(
         [sys.executable, "-m", "kernelwatch", "compare", str(path), str(path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env=dict(os.environ, PYTHONPATH=str(REPO / "tools")),
     )
     process.stdout.read(10)

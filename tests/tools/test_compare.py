@@ -6,15 +6,14 @@ import math
 
 import numpy as np
 import pytest
-from conftest import H100_CONTEXT, document, result_set, rows_for
+from conftest import H100_CONTEXT, document, result_set
 from hypothesis import given
 from hypothesis import strategies as st
-
 from kernelwatch import synthetic
 from kernelwatch.compare import Settings, Verdict, compare, decide
 from kernelwatch.config import ThresholdRule
 from kernelwatch.errors import InputError
-from kernelwatch.results import Metric, from_documents, resolve_metric
+from kernelwatch.results import from_documents, resolve_metric
 
 TIME = resolve_metric("time")
 BPS = resolve_metric("bytes_per_second")
@@ -62,18 +61,27 @@ def test_decide_limits_are_symmetric_in_log_space() -> None:
     # A 5 % threshold: slower by more than 5 %, or faster by more than 1 - 1/1.05 = 4.76 %.
     args = dict(q=0.001, alpha=0.05, limit=0.05)
     assert decide(log_ratio=L(1 / 1.049), log_ci=(L(0.94), L(0.96)), **args)[0] is Verdict.SAME
-    assert decide(log_ratio=L(1 / 1.051), log_ci=(L(0.94), L(0.96)), **args)[0] is Verdict.IMPROVEMENT
-    verdict, reason = decide(log_ratio=L(1.06), log_ci=(L(1.05), L(1.07)), **args)
+    assert (
+        decide(log_ratio=L(1 / 1.051), log_ci=(L(0.94), L(0.96)), **args)[0] is Verdict.IMPROVEMENT
+    )
+    _, reason = decide(log_ratio=L(1.06), log_ci=(L(1.05), L(1.07)), **args)
     assert reason == "+6.0%, beyond the +5.0% limit; q=0.001"
 
 
 def test_decide_too_few_wins() -> None:
-    verdict, reason = decide(log_ratio=L(2.0), log_ci=(L(1.9), L(2.1)), q=0.0, alpha=0.05,
-                             limit=0.05, too_few="too few repetitions (2 and 2; need 3)")
+    verdict, reason = decide(
+        log_ratio=L(2.0),
+        log_ci=(L(1.9), L(2.1)),
+        q=0.0,
+        alpha=0.05,
+        limit=0.05,
+        too_few="too few repetitions (2 and 2; need 3)",
+    )
     assert verdict is Verdict.UNSURE and reason.startswith("too few")
 
 
 # --- every verdict through compare() -----------------------------------------------------
+
 
 def suite(**overrides: list[float]) -> dict[str, list[float]]:
     base = {f"BM_k/{i}": steady(100.0 + i, seed=i) for i in range(8)}
@@ -83,8 +91,9 @@ def suite(**overrides: list[float]) -> dict[str, list[float]]:
 
 def test_regression_and_improvement_are_named() -> None:
     base = result_set(suite())
-    cont = result_set(suite(**{"BM_k/3": steady(103.0 * 1.10, seed=30),
-                               "BM_k/5": steady(105.0 * 0.80, seed=50)}))
+    cont = result_set(
+        suite(**{"BM_k/3": steady(103.0 * 1.10, seed=30), "BM_k/5": steady(105.0 * 0.80, seed=50)})
+    )
     report = compare(base, cont, TIME, Settings())
     found = verdicts(report)
     assert found["BM_k/3"] is Verdict.REGRESSION
@@ -108,9 +117,18 @@ def test_a_run_against_itself_is_all_same() -> None:
 
 
 def _error_row(name: str, skipped: bool = False) -> dict:
-    row = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": 1,
-           "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
-           "cpu_time": 0.0, "time_unit": "ns"}
+    row = {
+        "name": name,
+        "run_name": name,
+        "run_type": "iteration",
+        "repetitions": 1,
+        "repetition_index": 0,
+        "threads": 1,
+        "iterations": 0,
+        "real_time": 0.0,
+        "cpu_time": 0.0,
+        "time_unit": "ns",
+    }
     if skipped:
         row.update(skipped=True, skip_message="needs sm_100")
     else:
@@ -119,15 +137,38 @@ def _error_row(name: str, skipped: bool = False) -> dict:
 
 
 def test_new_missing_error_skipped() -> None:
-    base = from_documents("base", [document(
-        {"BM_same": steady(10), "BM_gone": steady(20), "BM_breaks": steady(30),
-         "BM_fixed": steady(40)},
-        rows=[_error_row("BM_was_broken"), _error_row("BM_skip_both", skipped=True)])])
-    cont = from_documents("cont", [document(
-        {"BM_same": steady(10), "BM_new": steady(50), "BM_was_broken": steady(60),
-         "BM_gone_skipped": steady(70)},
-        rows=[_error_row("BM_breaks"), _error_row("BM_skip_both", skipped=True),
-              _error_row("BM_fixed", skipped=True)])])
+    base = from_documents(
+        "base",
+        [
+            document(
+                {
+                    "BM_same": steady(10),
+                    "BM_gone": steady(20),
+                    "BM_breaks": steady(30),
+                    "BM_fixed": steady(40),
+                },
+                rows=[_error_row("BM_was_broken"), _error_row("BM_skip_both", skipped=True)],
+            )
+        ],
+    )
+    cont = from_documents(
+        "cont",
+        [
+            document(
+                {
+                    "BM_same": steady(10),
+                    "BM_new": steady(50),
+                    "BM_was_broken": steady(60),
+                    "BM_gone_skipped": steady(70),
+                },
+                rows=[
+                    _error_row("BM_breaks"),
+                    _error_row("BM_skip_both", skipped=True),
+                    _error_row("BM_fixed", skipped=True),
+                ],
+            )
+        ],
+    )
     report = compare(base, cont, TIME, Settings())
     found = {c.name: (c.verdict, c.failed, c.reason) for c in report.comparisons}
     assert found["BM_same"][:2] == (Verdict.SAME, False)
@@ -149,14 +190,22 @@ def test_too_few_repetitions_and_aggregates_only() -> None:
     cont = result_set({"BM_two": [2.0, 2.0], "BM_one": [10.0]})
     report = compare(base, cont, TIME, Settings())
     assert {c.name: c.verdict for c in report.comparisons} == {
-        "BM_two": Verdict.UNSURE, "BM_one": Verdict.UNSURE}
-    assert "too few repetitions (2 and 2; need 3)" in report.comparisons[0].reason + \
-        report.comparisons[1].reason
+        "BM_two": Verdict.UNSURE,
+        "BM_one": Verdict.UNSURE,
+    }
+    assert (
+        "too few repetitions (2 and 2; need 3)"
+        in report.comparisons[0].reason + report.comparisons[1].reason
+    )
 
-    aggregates = from_documents("a", [synthetic.document(
-        synthetic.benchmark_rows("BM_a", steady(10.0), aggregates_only=True))])
-    doubled = from_documents("b", [synthetic.document(
-        synthetic.benchmark_rows("BM_a", steady(20.0), aggregates_only=True))])
+    aggregates = from_documents(
+        "a",
+        [synthetic.document(synthetic.benchmark_rows("BM_a", steady(10.0), aggregates_only=True))],
+    )
+    doubled = from_documents(
+        "b",
+        [synthetic.document(synthetic.benchmark_rows("BM_a", steady(20.0), aggregates_only=True))],
+    )
     only = compare(aggregates, doubled, TIME, Settings()).comparisons[0]
     assert only.verdict is Verdict.UNSURE and only.reason.startswith("aggregates only")
     assert only.ratio == pytest.approx(2.0, rel=0.01)  # the change is still reported
@@ -165,8 +214,12 @@ def test_too_few_repetitions_and_aggregates_only() -> None:
 def test_noisy_baseline_raises_the_limit() -> None:
     noisy = steady(100.0, n=20, spread=0.05, seed=1)
     base = result_set({"BM_noisy": noisy, "BM_quiet": steady(100.0, n=20, seed=2)})
-    cont = result_set({"BM_noisy": [v * 1.08 for v in steady(100.0, n=20, spread=0.05, seed=3)],
-                       "BM_quiet": [v * 1.08 for v in steady(100.0, n=20, seed=4)]})
+    cont = result_set(
+        {
+            "BM_noisy": [v * 1.08 for v in steady(100.0, n=20, spread=0.05, seed=3)],
+            "BM_quiet": [v * 1.08 for v in steady(100.0, n=20, seed=4)],
+        }
+    )
     report = {c.name: c for c in compare(base, cont, TIME, Settings()).comparisons}
     assert report["BM_quiet"].verdict is Verdict.REGRESSION
     assert report["BM_noisy"].noise_floor == pytest.approx(0.10, rel=0.4)  # 2 x ~5 % CV
@@ -187,8 +240,10 @@ def test_noise_counter_hook_raises_the_floor() -> None:
 
 def test_spread_between_processes_raises_the_floor() -> None:
     # Two baseline processes whose medians differ by 6 %: the floor must cover that.
-    base = from_documents("dir", [document({"BM_a": steady(100.0, seed=1)}),
-                                  document({"BM_a": steady(106.0, seed=2)})])
+    base = from_documents(
+        "dir",
+        [document({"BM_a": steady(100.0, seed=1)}), document({"BM_a": steady(106.0, seed=2)})],
+    )
     cont = result_set({"BM_a": steady(109.0, seed=3)})
     comparison = compare(base, cont, TIME, Settings()).comparisons[0]
     assert comparison.baseline.processes == 2 and comparison.baseline.n == 20
@@ -201,26 +256,38 @@ def test_threshold_rules_apply_per_benchmark() -> None:
     cont = result_set({"BM_Transfer/1": steady(108.0, seed=2), "BM_Copy/1": steady(108.0, seed=3)})
     rules = (ThresholdRule(__import__("re").compile("^BM_Transfer/"), 0.10),)
     found = {c.name: c for c in compare(base, cont, TIME, Settings(rules=rules)).comparisons}
-    assert found["BM_Transfer/1"].verdict is Verdict.SAME and found["BM_Transfer/1"].threshold == 0.10
+    assert (
+        found["BM_Transfer/1"].verdict is Verdict.SAME and found["BM_Transfer/1"].threshold == 0.10
+    )
     assert found["BM_Copy/1"].verdict is Verdict.REGRESSION
 
 
 def test_counter_metric_direction() -> None:
     times = steady(100.0)
-    base = result_set({"BM_a": times}, counters={"BM_a": {"bytes_per_second": [1e9 / t for t in times]}})
+    base = result_set(
+        {"BM_a": times}, counters={"BM_a": {"bytes_per_second": [1e9 / t for t in times]}}
+    )
     slower = [t * 1.1 for t in times]
-    cont = result_set({"BM_a": slower}, counters={"BM_a": {"bytes_per_second": [1e9 / t for t in slower]}})
+    cont = result_set(
+        {"BM_a": slower}, counters={"BM_a": {"bytes_per_second": [1e9 / t for t in slower]}}
+    )
     comparison = compare(base, cont, BPS, Settings()).comparisons[0]
     assert comparison.verdict is Verdict.REGRESSION
     assert comparison.ratio == pytest.approx(1 / 1.1)
 
 
 def test_metric_missing_on_one_side_or_everywhere() -> None:
-    base = result_set({"BM_a": steady(1.0), "BM_b": steady(2.0)},
-                      counters={"BM_a": {"bytes_per_second": [1.0] * 10},
-                                "BM_b": {"bytes_per_second": [1.0] * 10}})
-    cont = result_set({"BM_a": steady(1.0), "BM_b": steady(2.0)},
-                      counters={"BM_a": {"bytes_per_second": [1.0] * 10}})
+    base = result_set(
+        {"BM_a": steady(1.0), "BM_b": steady(2.0)},
+        counters={
+            "BM_a": {"bytes_per_second": [1.0] * 10},
+            "BM_b": {"bytes_per_second": [1.0] * 10},
+        },
+    )
+    cont = result_set(
+        {"BM_a": steady(1.0), "BM_b": steady(2.0)},
+        counters={"BM_a": {"bytes_per_second": [1.0] * 10}},
+    )
     found = {c.name: c for c in compare(base, cont, BPS, Settings()).comparisons}
     assert found["BM_b"].verdict is Verdict.ERROR and found["BM_b"].failed
     assert found["BM_b"].reason == "no bytes_per_second in the contender"
@@ -252,6 +319,7 @@ def test_settings_are_validated() -> None:
 
 # --- properties ---------------------------------------------------------------------------
 
+
 def _draw(rng: np.random.Generator, family: str, n: int, sigma: float) -> np.ndarray:
     """Positive timing-like samples from one of several shapes."""
     if family == "lognormal":
@@ -266,17 +334,24 @@ def _draw(rng: np.random.Generator, family: str, n: int, sigma: float) -> np.nda
 families = st.sampled_from(["lognormal", "gamma", "outliers"])
 
 
-@given(seed=st.integers(0, 2**32 - 1), family=families, n=st.integers(3, 20),
-       sigma=st.floats(0.0005, 0.3), count=st.integers(10, 60))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    family=families,
+    n=st.integers(3, 20),
+    sigma=st.floats(0.0005, 0.3),
+    count=st.integers(10, 60),
+)
 def test_property_a_a_flags_no_more_regressions_than_alpha(seed, family, n, sigma, count) -> None:
     """Both sides drawn from one distribution: the share of benchmarks called REGRESSION
     stays within alpha (with the defaults it is practically zero)."""
     rng = np.random.default_rng(seed)
     scales = rng.uniform(1.0, 1000.0, count)
-    base = result_set({f"BM_{i}": (s * _draw(rng, family, n, sigma)).tolist()
-                       for i, s in enumerate(scales)})
-    cont = result_set({f"BM_{i}": (s * _draw(rng, family, n, sigma)).tolist()
-                       for i, s in enumerate(scales)})
+    base = result_set(
+        {f"BM_{i}": (s * _draw(rng, family, n, sigma)).tolist() for i, s in enumerate(scales)}
+    )
+    cont = result_set(
+        {f"BM_{i}": (s * _draw(rng, family, n, sigma)).tolist() for i, s in enumerate(scales)}
+    )
     report = compare(base, cont, TIME, Settings())
     assert report.counts()[Verdict.REGRESSION] <= 0.05 * count
 
@@ -297,17 +372,25 @@ def test_a_a_rate_without_threshold_is_controlled_by_bh() -> None:
     assert flagged / suites <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / suites)
 
 
-@given(seed=st.integers(0, 2**32 - 1), family=families, n=st.integers(3, 15),
-       m=st.integers(3, 15), sigma=st.floats(0.001, 0.2), k=st.floats(0.2, 5.0))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    family=families,
+    n=st.integers(3, 15),
+    m=st.integers(3, 15),
+    sigma=st.floats(0.001, 0.2),
+    k=st.floats(0.2, 5.0),
+)
 def test_property_scaling_the_contender_by_k_moves_the_change_to_k(
-        seed, family, n, m, sigma, k) -> None:
+    seed, family, n, m, sigma, k
+) -> None:
     rng = np.random.default_rng(seed)
     x = _draw(rng, family, n, sigma)
     y = _draw(rng, family, m, sigma)
     base = result_set({"BM_a": x.tolist(), "BM_same": x.tolist()})
     one = compare(base, result_set({"BM_a": y.tolist(), "BM_same": x.tolist()}), TIME, Settings())
-    scaled = compare(base, result_set({"BM_a": (y * k).tolist(), "BM_same": (x * k).tolist()}),
-                     TIME, Settings())
+    scaled = compare(
+        base, result_set({"BM_a": (y * k).tolist(), "BM_same": (x * k).tolist()}), TIME, Settings()
+    )
     before = {c.name: c for c in one.comparisons}
     after = {c.name: c for c in scaled.comparisons}
     assert after["BM_same"].ratio == pytest.approx(k, rel=1e-9)
@@ -316,8 +399,12 @@ def test_property_scaling_the_contender_by_k_moves_the_change_to_k(
     assert after["BM_a"].ci_high == pytest.approx(k * before["BM_a"].ci_high, rel=1e-9)
 
 
-SWAPPED = {Verdict.REGRESSION: Verdict.IMPROVEMENT, Verdict.IMPROVEMENT: Verdict.REGRESSION,
-           Verdict.SAME: Verdict.SAME, Verdict.UNSURE: Verdict.UNSURE}
+SWAPPED = {
+    Verdict.REGRESSION: Verdict.IMPROVEMENT,
+    Verdict.IMPROVEMENT: Verdict.REGRESSION,
+    Verdict.SAME: Verdict.SAME,
+    Verdict.UNSURE: Verdict.UNSURE,
+}
 
 
 def _swap_check(spec_a: dict, spec_b: dict, settings: Settings) -> None:
@@ -330,19 +417,33 @@ def _swap_check(spec_a: dict, spec_b: dict, settings: Settings) -> None:
         assert back[name].ratio == pytest.approx(1 / c.ratio, rel=1e-12)
 
 
-@given(seed=st.integers(0, 2**32 - 1), family=families, n=st.integers(3, 15),
-       sigma=st.floats(0.0005, 0.004), k=st.floats(0.5, 2.0))
-def test_property_swapping_sides_swaps_regression_and_improvement(seed, family, n, sigma, k) -> None:
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    family=families,
+    n=st.integers(3, 15),
+    sigma=st.floats(0.0005, 0.004),
+    k=st.floats(0.5, 2.0),
+)
+def test_property_swapping_sides_swaps_regression_and_improvement(
+    seed, family, n, sigma, k
+) -> None:
     """With the default settings (the noise floor stays below the threshold here)."""
     rng = np.random.default_rng(seed)
     spec_a = {f"BM_{i}": _draw(rng, family, n, sigma).tolist() for i in range(6)}
-    spec_b = {name: (v * (k if i % 2 else 1.0) * _draw(rng, family, n, sigma)).tolist()
-              for i, (name, v) in enumerate((nm, np.array(vals)) for nm, vals in spec_a.items())}
+    spec_b = {
+        name: (v * (k if i % 2 else 1.0) * _draw(rng, family, n, sigma)).tolist()
+        for i, (name, v) in enumerate((nm, np.array(vals)) for nm, vals in spec_a.items())
+    }
     _swap_check(spec_a, spec_b, Settings())
 
 
-@given(seed=st.integers(0, 2**32 - 1), family=families, n=st.integers(3, 15),
-       sigma=st.floats(0.001, 0.3), k=st.floats(0.5, 2.0))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    family=families,
+    n=st.integers(3, 15),
+    sigma=st.floats(0.001, 0.3),
+    k=st.floats(0.5, 2.0),
+)
 def test_property_swap_with_noisy_data_and_a_fixed_limit(seed, family, n, sigma, k) -> None:
     """Any noise, with the limit fixed (noise multiplier 0): the rule itself is symmetric."""
     rng = np.random.default_rng(seed)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from kernelwatch.config import Config, load_config, parse_fraction, threshold_for
 from kernelwatch.errors import InputError
 
@@ -26,15 +25,24 @@ threshold = 0.2
 """
 
 
-@pytest.mark.parametrize(("text", "value"), [("5%", 0.05), ("0.05", 0.05), (0.05, 0.05),
-                                             ("12.5%", 0.125), ("0", 0.0), (1, 1.0)])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("5%", 0.05), ("0.05", 0.05), (0.05, 0.05), ("12.5%", 0.125), ("0", 0.0), (1, 1.0)],
+)
 def test_parse_fraction(text, value) -> None:
     assert parse_fraction(text, "t") == pytest.approx(value)
 
 
-@pytest.mark.parametrize(("text", "message"), [("5", "write a fraction"), ("abc", "not a number"),
-                                               ("-1%", "out of range"), ("nan", "out of range"),
-                                               (True, "not a number")])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("5", "write a fraction"),
+        ("abc", "not a number"),
+        ("-1%", "out of range"),
+        ("nan", "out of range"),
+        (True, "not a number"),
+    ],
+)
 def test_parse_fraction_rejects(text, message: str) -> None:
     with pytest.raises(InputError, match=message):
         parse_fraction(text, "t")
@@ -45,7 +53,11 @@ def test_load_example(tmp_path: Path) -> None:
     path.write_text(EXAMPLE)
     config = load_config(path)
     assert (config.threshold, config.alpha, config.min_repetitions, config.noise_multiplier) == (
-        0.05, 0.01, 5, 3.0)
+        0.05,
+        0.01,
+        5,
+        3.0,
+    )
     assert threshold_for("BM_Transfer/4096/x", config.rules, 0.05) == 0.10  # first match wins
     assert threshold_for("BM_Copy/4096/x", config.rules, 0.05) == 0.2
     assert threshold_for("BM_Copy/8/x", config.rules, 0.05) == 0.05

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import H100_CONTEXT
-
 from kernelwatch.environment import check_environment
 from kernelwatch.errors import InputError
 
@@ -16,12 +17,19 @@ def test_same_environment_is_silent() -> None:
 
 
 def test_different_gpu_models_are_refused_unless_allowed() -> None:
-    with pytest.raises(InputError, match="different GPU models: baseline NVIDIA H100 80GB HBM3 "
-                                         "\\(sm 9.0\\), contender NVIDIA H200 \\(sm 9.0\\)"):
+    with pytest.raises(
+        InputError,
+        match=re.escape(
+            "different GPU models: baseline NVIDIA H100 80GB HBM3 (sm 9.0), "
+            "contender NVIDIA H200 (sm 9.0)"
+        ),
+    ):
         check_environment(H100_CONTEXT, H200, False)
     warnings, _ = check_environment(H100_CONTEXT, H200, True)
-    assert warnings == ["different GPU models: baseline NVIDIA H100 80GB HBM3 (sm 9.0), "
-                        "contender NVIDIA H200 (sm 9.0)"]
+    assert warnings == [
+        "different GPU models: baseline NVIDIA H100 80GB HBM3 (sm 9.0), "
+        "contender NVIDIA H200 (sm 9.0)"
+    ]
 
 
 def test_compute_capability_is_part_of_the_model() -> None:
@@ -29,10 +37,15 @@ def test_compute_capability_is_part_of_the_model() -> None:
         check_environment(H100_CONTEXT, dict(H100_CONTEXT, gpu_compute_capability="9.1"), False)
 
 
-@pytest.mark.parametrize(("key", "label"), [("gpu_driver_version", "driver"),
-                                            ("cuda_runtime_version", "CUDA runtime"),
-                                            ("gpu_sm_clock_khz", "SM clock"),
-                                            ("kernelwatch_cache_mode", "cache mode")])
+@pytest.mark.parametrize(
+    ("key", "label"),
+    [
+        ("gpu_driver_version", "driver"),
+        ("cuda_runtime_version", "CUDA runtime"),
+        ("gpu_sm_clock_khz", "SM clock"),
+        ("kernelwatch_cache_mode", "cache mode"),
+    ],
+)
 def test_other_differences_warn(key: str, label: str) -> None:
     base = dict(H100_CONTEXT, kernelwatch_cache_mode="cold")
     warnings, _ = check_environment(base, dict(base, **{key: "other"}), False)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from conftest import document, rows_for
-
 from kernelwatch import gbench, synthetic
 from kernelwatch.errors import InputError
 
@@ -40,8 +39,11 @@ def test_aggregates_only_file_uses_the_median() -> None:
 
 
 def test_aggregates_only_falls_back_to_the_mean() -> None:
-    rows = [r for r in synthetic.benchmark_rows("BM_a", [1.0, 2.0, 9.0], aggregates_only=True)
-            if r["aggregate_name"] != "median"]
+    rows = [
+        r
+        for r in synthetic.benchmark_rows("BM_a", [1.0, 2.0, 9.0], aggregates_only=True)
+        if r["aggregate_name"] != "median"
+    ]
     cols = read(synthetic.document(rows))
     assert list(cols.columns["real_time"]) == [4.0]
 
@@ -49,8 +51,14 @@ def test_aggregates_only_falls_back_to_the_mean() -> None:
 def test_old_files_without_run_name_group_by_name() -> None:
     rows = rows_for({"BM_a": [1.0, 2.0, 3.0]})
     for row in rows:
-        for key in ("run_name", "run_type", "repetition_index", "family_index",
-                    "per_family_instance_index", "aggregate_unit"):
+        for key in (
+            "run_name",
+            "run_type",
+            "repetition_index",
+            "family_index",
+            "per_family_instance_index",
+            "aggregate_unit",
+        ):
             row.pop(key, None)
     cols = read(synthetic.document(rows))
     assert cols.names == ["BM_a"] and cols.counts == [3]
@@ -66,13 +74,34 @@ def test_interleaved_repetitions_are_grouped() -> None:
 
 def test_error_and_skipped_rows() -> None:
     rows = [
-        {"name": "BM_err", "run_name": "BM_err", "run_type": "iteration", "repetitions": 1,
-         "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
-         "cpu_time": 0.0, "time_unit": "ns", "error_occurred": True,
-         "error_message": "cudaErrorIllegalAddress"},
-        {"name": "BM_skip", "run_name": "BM_skip", "run_type": "iteration", "repetitions": 1,
-         "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
-         "cpu_time": 0.0, "time_unit": "ns", "skipped": True, "skip_message": "needs sm_100"},
+        {
+            "name": "BM_err",
+            "run_name": "BM_err",
+            "run_type": "iteration",
+            "repetitions": 1,
+            "repetition_index": 0,
+            "threads": 1,
+            "iterations": 0,
+            "real_time": 0.0,
+            "cpu_time": 0.0,
+            "time_unit": "ns",
+            "error_occurred": True,
+            "error_message": "cudaErrorIllegalAddress",
+        },
+        {
+            "name": "BM_skip",
+            "run_name": "BM_skip",
+            "run_type": "iteration",
+            "repetitions": 1,
+            "repetition_index": 0,
+            "threads": 1,
+            "iterations": 0,
+            "real_time": 0.0,
+            "cpu_time": 0.0,
+            "time_unit": "ns",
+            "skipped": True,
+            "skip_message": "needs sm_100",
+        },
     ]
     cols = read(synthetic.document(rows))
     assert cols.errors == {"BM_err": "cudaErrorIllegalAddress"}
@@ -81,8 +110,9 @@ def test_error_and_skipped_rows() -> None:
 
 
 def test_counters_are_columns_and_strings_are_not() -> None:
-    doc = document({"BM_a": [1.0, 2.0, 3.0]},
-                   counters={"BM_a": {"bytes_per_second": [3.0, 2.0, 1.0]}})
+    doc = document(
+        {"BM_a": [1.0, 2.0, 3.0]}, counters={"BM_a": {"bytes_per_second": [3.0, 2.0, 1.0]}}
+    )
     for row in doc["benchmarks"]:
         row["label"] = "64 MiB"
         row["note"] = "text"
@@ -93,18 +123,31 @@ def test_counters_are_columns_and_strings_are_not() -> None:
 
 def test_complexity_rows_are_ignored() -> None:
     rows = rows_for({"BM_n/8": [1.0, 2.0, 3.0]})
-    rows.append({"name": "BM_n_BigO", "run_name": "BM_n", "run_type": "aggregate",
-                 "repetitions": 3, "threads": 1, "aggregate_name": "BigO",
-                 "aggregate_unit": "time", "cpu_coefficient": 1.0, "real_coefficient": 1.0,
-                 "big_o": "N", "time_unit": "ns"})
+    rows.append(
+        {
+            "name": "BM_n_BigO",
+            "run_name": "BM_n",
+            "run_type": "aggregate",
+            "repetitions": 3,
+            "threads": 1,
+            "aggregate_name": "BigO",
+            "aggregate_unit": "time",
+            "cpu_coefficient": 1.0,
+            "real_coefficient": 1.0,
+            "big_o": "N",
+            "time_unit": "ns",
+        }
+    )
     cols = read(synthetic.document(rows))
     assert cols.names == ["BM_n/8"]
 
 
 def test_nan_infinity_words_parse(tmp_path: Path) -> None:
     path = tmp_path / "nan.json"
-    synthetic.write(path, document({"BM_a": [1.0, 2.0, 3.0]},
-                                   counters={"BM_a": {"x_per_second": [math.nan] * 3}}))
+    synthetic.write(
+        path,
+        document({"BM_a": [1.0, 2.0, 3.0]}, counters={"BM_a": {"x_per_second": [math.nan] * 3}}),
+    )
     assert "NaN" in path.read_text()
     cols = gbench.read_file(str(path))
     assert all(math.isnan(v) for v in cols.columns["x_per_second"])
@@ -147,8 +190,10 @@ def test_mismatched_units_within_a_benchmark() -> None:
 
 
 def test_mixed_units_across_benchmarks_are_fine() -> None:
-    doc = document(rows=rows_for({"BM_a": [1.0, 2.0]}, time_unit="ms")
-                   + rows_for({"BM_b": [1.0, 2.0]}, time_unit="us"))
+    doc = document(
+        rows=rows_for({"BM_a": [1.0, 2.0]}, time_unit="ms")
+        + rows_for({"BM_b": [1.0, 2.0]}, time_unit="us")
+    )
     cols = read(doc)
     assert list(cols.time_scales) == [1e6, 1e3]
 
@@ -164,8 +209,8 @@ def test_duplicate_names(repetitions: int) -> None:
     ("doc", "message"),
     [
         ([], 'not a Google Benchmark result \\(no "benchmarks" list\\)'),
-        ({"context": {}}, "no \"benchmarks\" list"),
-        ({"benchmarks": {"a": 1}}, "no \"benchmarks\" list"),
+        ({"context": {}}, 'no "benchmarks" list'),
+        ({"benchmarks": {"a": 1}}, 'no "benchmarks" list'),
         ({"context": [], "benchmarks": []}, '"context" is not an object'),
         ({"benchmarks": [1]}, "benchmarks\\[0\\] is not an object"),
     ],

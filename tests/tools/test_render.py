@@ -8,7 +8,6 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 from conftest import document, result_set
-
 from kernelwatch import render
 from kernelwatch.compare import Settings, compare
 from kernelwatch.results import Metric, from_documents, resolve_metric
@@ -22,15 +21,41 @@ def steady(median: float, seed: int = 0) -> list[float]:
 
 @pytest.fixture(scope="module")
 def report():
-    error = {"name": "BM_err", "run_name": "BM_err", "run_type": "iteration", "repetitions": 1,
-             "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
-             "cpu_time": 0.0, "time_unit": "ns", "error_occurred": True,
-             "error_message": "boom <&> \"quoted\""}
-    base = result_set({"BM_slow|pipe": steady(1000.0), "BM_same": steady(2e6, 1),
-                       "BM_gone": steady(5.0, 2), "BM_err": steady(7.0, 3)})
-    cont = from_documents("cont", [document(
-        {"BM_slow|pipe": steady(1200.0, 4), "BM_same": steady(2e6, 5), "BM_new": steady(9.0, 6)},
-        rows=[error])])
+    error = {
+        "name": "BM_err",
+        "run_name": "BM_err",
+        "run_type": "iteration",
+        "repetitions": 1,
+        "repetition_index": 0,
+        "threads": 1,
+        "iterations": 0,
+        "real_time": 0.0,
+        "cpu_time": 0.0,
+        "time_unit": "ns",
+        "error_occurred": True,
+        "error_message": 'boom <&> "quoted"',
+    }
+    base = result_set(
+        {
+            "BM_slow|pipe": steady(1000.0),
+            "BM_same": steady(2e6, 1),
+            "BM_gone": steady(5.0, 2),
+            "BM_err": steady(7.0, 3),
+        }
+    )
+    cont = from_documents(
+        "cont",
+        [
+            document(
+                {
+                    "BM_slow|pipe": steady(1200.0, 4),
+                    "BM_same": steady(2e6, 5),
+                    "BM_new": steady(9.0, 6),
+                },
+                rows=[error],
+            )
+        ],
+    )
     return compare(base, cont, TIME, Settings())
 
 
@@ -43,8 +68,9 @@ def test_table(report) -> None:
     assert order == ["REGRESSION", "ERROR", "MISSING", "NEW", "SAME"]  # worst first
     assert "BM_slow|pipe" in lines[header + 1] and "+20.0%" in lines[header + 1]
     assert "2.000 ms" in text and "1.000 us" in text
-    assert any(line.startswith("Geomean change +9.5% over 2 benchmarks: 1 REGRESSION")
-               for line in lines)
+    assert any(
+        line.startswith("Geomean change +9.5% over 2 benchmarks: 1 REGRESSION") for line in lines
+    )
     assert "\033[" not in text
 
 
@@ -62,23 +88,48 @@ def test_markdown(report) -> None:
     assert "BM_same" not in notable and "**REGRESSION**" in notable
 
 
-BENCHMARK_KEYS = {"name", "verdict", "reason", "failed", "ratio", "change", "ci_low", "ci_high",
-                  "p_value", "q_value", "threshold", "noise_floor", "limit", "baseline",
-                  "contender"}
+BENCHMARK_KEYS = {
+    "name",
+    "verdict",
+    "reason",
+    "failed",
+    "ratio",
+    "change",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "q_value",
+    "threshold",
+    "noise_floor",
+    "limit",
+    "baseline",
+    "contender",
+}
 SIDE_KEYS = {"n", "median", "robust_cv", "processes", "from_aggregates"}
 
 
 def _strict(text: str) -> dict:
     def refuse(token: str) -> None:
         raise ValueError(f"non-standard JSON token {token}")
+
     return json.loads(text, parse_constant=refuse)
 
 
 def test_json_schema(report) -> None:
     doc = _strict(render.render_json(report))
     assert doc["schema_version"] == render.SCHEMA_VERSION == 1
-    assert set(doc) == {"schema_version", "tool", "metric", "settings", "baseline", "contender",
-                        "summary", "warnings", "notes", "benchmarks"}
+    assert set(doc) == {
+        "schema_version",
+        "tool",
+        "metric",
+        "settings",
+        "baseline",
+        "contender",
+        "summary",
+        "warnings",
+        "notes",
+        "benchmarks",
+    }
     assert doc["tool"]["command"] == "compare"
     assert doc["metric"] == {"name": "real_time", "higher_is_better": False, "unit": "ns"}
     assert doc["summary"]["counts"]["REGRESSION"] == 1
@@ -116,9 +167,15 @@ def test_junit(report) -> None:
 
 @pytest.mark.parametrize(
     ("value", "metric", "text"),
-    [(512.0, TIME, "512.0 ns"), (1.5e3, TIME, "1.500 us"), (2.5e7, TIME, "25.00 ms"),
-     (3e9, TIME, "3.000 s"), (2.81e12, Metric("bytes_per_second", True), "2.81T"),
-     (0.84, Metric("peak_fraction", True), "0.84"), (None, TIME, "-")],
+    [
+        (512.0, TIME, "512.0 ns"),
+        (1.5e3, TIME, "1.500 us"),
+        (2.5e7, TIME, "25.00 ms"),
+        (3e9, TIME, "3.000 s"),
+        (2.81e12, Metric("bytes_per_second", True), "2.81T"),
+        (0.84, Metric("peak_fraction", True), "0.84"),
+        (None, TIME, "-"),
+    ],
 )
 def test_format_value(value, metric, text: str) -> None:
     assert render.format_value(value, metric) == text

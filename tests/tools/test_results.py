@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import H100_CONTEXT, document, gpu_file_params, result_set, rows_for
-
 from kernelwatch import results, synthetic
 from kernelwatch.errors import InputError
 from kernelwatch.results import Metric, gpu_model, load, load_all, resolve_metric
 
 
 def test_times_are_in_nanoseconds_whatever_the_unit(write_json) -> None:
-    doc = document(rows=rows_for({"BM_ms": [1.0, 2.0]}, time_unit="ms")
-                   + rows_for({"BM_us": [1.0, 2.0]}, time_unit="us")
-                   + rows_for({"BM_s": [1.0, 2.0]}, time_unit="s"))
+    doc = document(
+        rows=rows_for({"BM_ms": [1.0, 2.0]}, time_unit="ms")
+        + rows_for({"BM_us": [1.0, 2.0]}, time_unit="us")
+        + rows_for({"BM_s": [1.0, 2.0]}, time_unit="s")
+    )
     side = load(write_json("a.json", doc))
     assert list(side.benchmark("BM_ms").values["real_time"]) == [1e6, 2e6]
     assert list(side.benchmark("BM_us").values["real_time"]) == [1e3, 2e3]
@@ -25,8 +27,10 @@ def test_times_are_in_nanoseconds_whatever_the_unit(write_json) -> None:
 
 
 def test_benchmark_view() -> None:
-    side = result_set({"BM_a/manual_time": [3.0, 1.0, 2.0]},
-                      counters={"BM_a/manual_time": {"bytes_per_second": [1.0, 3.0, 2.0]}})
+    side = result_set(
+        {"BM_a/manual_time": [3.0, 1.0, 2.0]},
+        counters={"BM_a/manual_time": {"bytes_per_second": [1.0, 3.0, 2.0]}},
+    )
     bench = side.benchmark("BM_a/manual_time")
     assert list(bench.values["real_time"]) == [3.0, 1.0, 2.0]
     assert list(bench.values["bytes_per_second"]) == [1.0, 3.0, 2.0]
@@ -50,8 +54,12 @@ def test_directory_merges_files_and_pools_repetitions(write_json, tmp_path: Path
 
 def test_directory_prefers_repetitions_over_aggregates(write_json, tmp_path: Path) -> None:
     write_json("runs/1.json", {"BM_a": [1.0, 2.0, 3.0]})
-    write_json("runs/2.json", synthetic.document(
-        synthetic.benchmark_rows("BM_a", [7.0, 8.0, 9.0], aggregates_only=True), H100_CONTEXT))
+    write_json(
+        "runs/2.json",
+        synthetic.document(
+            synthetic.benchmark_rows("BM_a", [7.0, 8.0, 9.0], aggregates_only=True), H100_CONTEXT
+        ),
+    )
     a = load(tmp_path / "runs").benchmark("BM_a")
     assert list(a.values["real_time"]) == [1.0, 2.0, 3.0] and not a.from_aggregates
 
@@ -66,7 +74,7 @@ def test_directory_of_aggregates_only_files_gives_one_median_per_file(write_json
 
 def test_directory_errors(write_json, tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match="directory holds no .json files"):
+    with pytest.raises(InputError, match=r"directory holds no \.json files"):
         load(tmp_path / "empty")
     write_json("mixed/1.json", {"BM_a": [1.0]})
     write_json("mixed/2.json", {"BM_a": [1.0]}, context={"gpu_name": "NVIDIA H200"})
@@ -90,7 +98,9 @@ def test_missing_path(tmp_path: Path) -> None:
 
 def test_metric_column_rejects_bad_counter_values() -> None:
     side = result_set({"BM_a": [1.0, 2.0]}, counters={"BM_a": {"x_per_second": [1.0, 0.0]}})
-    with pytest.raises(InputError, match="BM_a: x_per_second is 0.0 \\(must be a positive"):
+    with pytest.raises(
+        InputError, match=re.escape("BM_a: x_per_second is 0.0 (must be a positive")
+    ):
         side.metric_column(Metric("x_per_second", True))
     assert side.metric_column(Metric("absent_per_second", True)) is None
 
@@ -101,7 +111,9 @@ def test_resolve_metric_directions() -> None:
     assert resolve_metric("bytes_per_second").higher_is_better
     assert resolve_metric("peak_fraction").higher_is_better
     assert resolve_metric("flop_per_second").higher_is_better
-    assert resolve_metric("latency_cycles", higher_is_better=False) == Metric("latency_cycles", False)
+    assert resolve_metric("latency_cycles", higher_is_better=False) == Metric(
+        "latency_cycles", False
+    )
     with pytest.raises(InputError, match="unknown direction"):
         resolve_metric("latency_cycles")
     with pytest.raises(InputError, match="always lower-is-better"):
@@ -115,8 +127,9 @@ def test_gpu_model() -> None:
 
 
 def _snapshot(side: results.ResultSet) -> dict:
-    return {name: {k: v.tolist() for k, v in side.benchmark(name).values.items()}
-            for name in side.names}
+    return {
+        name: {k: v.tolist() for k, v in side.benchmark(name).values.items()} for name in side.names
+    }
 
 
 def test_parallel_loading_equals_serial(write_json) -> None:

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 import scipy.stats
-
 from kernelwatch import stats
 
 
@@ -75,8 +74,9 @@ def test_bh_adjust_matches_scipy_and_a_worked_example() -> None:
     if hasattr(scipy.stats, "false_discovery_control"):
         rng = np.random.default_rng(3)
         many = rng.uniform(0, 1, 500) ** 3
-        np.testing.assert_allclose(stats.bh_adjust(many),
-                                   scipy.stats.false_discovery_control(many, method="bh"))
+        np.testing.assert_allclose(
+            stats.bh_adjust(many), scipy.stats.false_discovery_control(many, method="bh")
+        )
     assert stats.bh_adjust(np.array([])).size == 0
 
 

@@ -1,0 +1,73 @@
+"""The `kernelwatch` command line: one entry point, one module per subcommand.
+
+Each module in kernelwatch/commands/ registers its own subcommand (see commands/__init__.py),
+so adding a command never touches this file or the other commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Sequence
+
+from kernelwatch import __version__, commands
+from kernelwatch.errors import InputError
+
+EXIT_CODES = """\
+exit status (each command's --help says more):
+  0  success
+  1  the check failed (compare: a regression)
+  2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kernelwatch",
+        description="Performance-regression tooling for Google Benchmark results of CUDA kernels.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"kernelwatch {__version__}")
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for module in commands.discover():
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (the console script passes it to sys.exit)."""
+    parser = build_parser()
+    try:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help, --version, or a usage error (already printed)
+            return exc.code if isinstance(exc.code, int) else 0
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help(sys.stderr)
+            return 2
+        return int(handler(args))
+    except InputError as exc:
+        print(f"kernelwatch: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("kernelwatch: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (`| head`): silence the flush at exit, end like SIGPIPE would.
+        # (When stdout is not a file descriptor, embedded use, there is nothing to silence.)
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except Exception as exc:  # a bug: still one line, unless asked for the traceback
+        if os.environ.get("KERNELWATCH_DEBUG"):
+            raise
+        print(
+            f"kernelwatch: internal error: {type(exc).__name__}: {exc} "
+            "(set KERNELWATCH_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
+        return 2

@@ -1,0 +1,178 @@
+"""`kernelwatch compare BASELINE CONTENDER`: the CLI side of compare (arguments, output, exit)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import render
+from kernelwatch.compare import Settings, compare
+from kernelwatch.config import Config, load_config, parse_fraction
+from kernelwatch.errors import InputError
+from kernelwatch.results import load_all, resolve_metric
+
+DESCRIPTION = """\
+Compare two Google Benchmark results, benchmark by benchmark, and say what got slower.
+
+BASELINE and CONTENDER are Google Benchmark JSON files, or directories whose *.json files are
+merged (a benchmark found in several files pools their repetitions, one file per process).
+For each benchmark in both, the change of the metric is the ratio of medians, with a
+Hodges-Lehmann confidence interval and a Mann-Whitney U p-value over the repetitions,
+Benjamini-Hochberg-corrected across all benchmarks. A REGRESSION needs significance AND a
+change beyond the limit: the larger of the threshold and a noise floor from the baseline's
+own spread. Verdicts: REGRESSION, IMPROVEMENT, SAME, UNSURE, NEW, MISSING, ERROR.
+See docs/compare.md for the exact rules and the JSON schema."""
+
+EPILOG = """\
+exit status:
+  0  no regression
+  1  at least one REGRESSION; or a MISSING benchmark (unless --allow-missing); or an ERROR in
+     the contender (unless --allow-errors)
+  2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
+
+config file (TOML, --config):
+  [compare]
+  threshold = "5%"              # also alpha, min_repetitions, noise_multiplier
+  [[compare.thresholds]]        # first regex found in the name wins
+  match = "^BM_Transfer/"
+  threshold = "10%"
+"""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare two benchmark results and flag regressions",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("baseline", metavar="BASELINE", help="result file or directory (reference)")
+    parser.add_argument("contender", metavar="CONTENDER", help="result file or directory (judged)")
+    parser.add_argument(
+        "--metric",
+        default="time",
+        help="what to compare: time (= real_time, the manual/GPU time; default), cpu_time, "
+        "or a counter such as bytes_per_second",
+    )
+    direction = parser.add_mutually_exclusive_group()
+    direction.add_argument(
+        "--higher-is-better",
+        dest="higher_is_better",
+        action="store_true",
+        default=None,
+        help="the counter is better when larger (default for *_per_second and *_fraction)",
+    )
+    direction.add_argument(
+        "--lower-is-better",
+        dest="higher_is_better",
+        action="store_false",
+        help="the counter is better when smaller (default for times)",
+    )
+    parser.add_argument(
+        "--threshold",
+        metavar="T",
+        help="smallest change that counts, as 0.05 or 5%% (default 5%%); config rules override "
+        "it per benchmark; never below the noise floor",
+    )
+    parser.add_argument("--alpha", type=float, help="false discovery rate (default 0.05)")
+    parser.add_argument(
+        "--min-repetitions",
+        type=int,
+        metavar="N",
+        help="fewer values on a side gives UNSURE (default 3)",
+    )
+    parser.add_argument(
+        "--noise-multiplier",
+        type=float,
+        metavar="K",
+        help="noise floor = K x the baseline's relative noise (default 2)",
+    )
+    parser.add_argument("--config", metavar="FILE", help="TOML settings file (see below)")
+    parser.add_argument(
+        "--format",
+        choices=("table", "markdown", "json"),
+        default="table",
+        help="what to print on stdout (default table)",
+    )
+    parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the table (auto: only on a terminal, and not with NO_COLOR set)",
+    )
+    parser.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="a benchmark missing from the contender does not fail",
+    )
+    parser.add_argument(
+        "--allow-errors",
+        action="store_true",
+        help="a benchmark erroring in the contender does not fail",
+    )
+    parser.add_argument(
+        "--allow-gpu-mismatch",
+        action="store_true",
+        help="compare results from different GPU models (only a warning)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def settings_from(args: argparse.Namespace, config: Config) -> Settings:
+    """Command line over config file over built-in defaults."""
+    defaults = Settings()
+
+    def pick(cli: Any, file: Any, default: Any) -> Any:
+        return cli if cli is not None else file if file is not None else default
+
+    threshold = parse_fraction(args.threshold, "--threshold") if args.threshold else None
+    return Settings(
+        alpha=pick(args.alpha, config.alpha, defaults.alpha),
+        threshold=pick(threshold, config.threshold, defaults.threshold),
+        min_repetitions=pick(
+            args.min_repetitions, config.min_repetitions, defaults.min_repetitions
+        ),
+        noise_multiplier=pick(
+            args.noise_multiplier, config.noise_multiplier, defaults.noise_multiplier
+        ),
+        rules=config.rules,
+        allow_missing=args.allow_missing,
+        allow_errors=args.allow_errors,
+        allow_gpu_mismatch=args.allow_gpu_mismatch,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config(args.config) if args.config else Config()
+    settings = settings_from(args, config)
+    metric = resolve_metric(args.metric, args.higher_is_better)
+    baseline, contender = load_all([args.baseline, args.contender])
+    report = compare(baseline, contender, metric, settings)
+
+    for warning in report.warnings:
+        print(f"kernelwatch: warning: {warning}", file=sys.stderr)
+    if args.junit:
+        try:
+            Path(args.junit).write_text(render.render_junit(report), encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"--junit {args.junit}: cannot write: {exc.strerror or exc}") from None
+    if args.format == "json":
+        text = render.render_json(report)
+    elif args.format == "markdown":
+        text = render.render_markdown(report)
+    else:
+        text = render.render_table(report, color=_use_color(args.color))
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return report.exit_status
+
+
+def _use_color(choice: str) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")

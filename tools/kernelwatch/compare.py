@@ -1,0 +1,557 @@
+"""Deciding a verdict per benchmark from two result sets. Verdicts are data; render.py shows them.
+
+The decision for a benchmark measured on both sides (see docs/compare.md):
+
+* limit = max(threshold, noise floor); threshold from --threshold or the first matching config
+  rule, noise floor = noise_multiplier x the largest of the baseline's robust CV, the spread of
+  its per-process medians, and its `noise` counter.
+* UNSURE if either side has fewer than min_repetitions values.
+* REGRESSION / IMPROVEMENT if the Benjamini–Hochberg-adjusted Mann–Whitney p-value is below
+  alpha and the ratio of medians is worse / better than the limit (symmetric in log space).
+* UNSURE if the confidence interval of the ratio reaches past the limit on both sides, or if the
+  ratio is past the limit without significance; SAME otherwise.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from kernelwatch import stats
+from kernelwatch.config import ThresholdRule, threshold_for
+from kernelwatch.environment import check_environment
+from kernelwatch.errors import InputError
+from kernelwatch.results import NOISE_COUNTER, Metric, ResultSet
+
+
+class Verdict(enum.StrEnum):
+    REGRESSION = "REGRESSION"
+    IMPROVEMENT = "IMPROVEMENT"
+    SAME = "SAME"
+    UNSURE = "UNSURE"
+    NEW = "NEW"
+    MISSING = "MISSING"
+    ERROR = "ERROR"
+
+
+# Worst first: the order of tables and of the JSON list.
+SEVERITY: Mapping[Verdict, int] = {
+    v: i
+    for i, v in enumerate(
+        [
+            Verdict.REGRESSION,
+            Verdict.ERROR,
+            Verdict.MISSING,
+            Verdict.UNSURE,
+            Verdict.NEW,
+            Verdict.SAME,
+            Verdict.IMPROVEMENT,
+        ]
+    )
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    alpha: float = 0.05
+    threshold: float = 0.05
+    min_repetitions: int = 3
+    noise_multiplier: float = 2.0
+    rules: tuple[ThresholdRule, ...] = ()
+    allow_missing: bool = False
+    allow_errors: bool = False
+    allow_gpu_mismatch: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise InputError(f"alpha {self.alpha}: must be between 0 and 1")
+        if self.min_repetitions < 1:
+            raise InputError(f"min repetitions {self.min_repetitions}: must be at least 1")
+        if not (self.threshold >= 0 and self.noise_multiplier >= 0):
+            raise InputError("threshold and noise multiplier must be >= 0")
+
+    @property
+    def confidence(self) -> float:
+        """Level of the confidence interval of the ratio: 1 - alpha."""
+        return 1.0 - self.alpha
+
+
+class SideSummary(NamedTuple):
+    n: int  # values compared (repetitions; per-file aggregates for aggregates-only input)
+    median: float | None  # of the metric; times in ns
+    robust_cv: float | None
+    processes: int  # files (processes) the values came from
+    from_aggregates: bool
+
+
+# NamedTuples, not frozen dataclasses: as immutable, and 10,000 of them build 5x faster.
+class Comparison(NamedTuple):
+    name: str
+    verdict: Verdict
+    reason: str
+    failed: bool  # counts toward exit status 1
+    baseline: SideSummary | None = None
+    contender: SideSummary | None = None
+    ratio: float | None = None  # median(contender) / median(baseline) of the metric
+    ci_low: float | None = None  # confidence interval of that ratio
+    ci_high: float | None = None
+    p_value: float | None = None  # Mann–Whitney U, two-sided
+    q_value: float | None = None  # Benjamini–Hochberg adjusted
+    threshold: float | None = None  # configured threshold for this benchmark
+    noise_floor: float | None = None
+    limit: float | None = None  # max(threshold, noise_floor)
+
+    def worse_by(self, higher_is_better: bool) -> float:
+        """Log of the change in the bad direction (for sorting); -inf when there is none."""
+        if self.ratio is None:
+            return -math.inf
+        log_ratio = math.log(self.ratio)
+        return -log_ratio if higher_is_better else log_ratio
+
+
+@dataclass(frozen=True)
+class Report:
+    metric: Metric
+    settings: Settings
+    baseline: ResultSet
+    contender: ResultSet
+    comparisons: tuple[Comparison, ...]  # worst first
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def counts(self) -> dict[Verdict, int]:
+        found = Counter(c.verdict for c in self.comparisons)
+        return {v: found.get(v, 0) for v in Verdict}
+
+    def geomean_ratio(self) -> tuple[float, int] | None:
+        """Geometric mean of the ratios of benchmarks measured on both sides, and their count."""
+        ratios = [c.ratio for c in self.comparisons if c.ratio is not None]
+        if not ratios:
+            return None
+        return math.exp(math.fsum(math.log(r) for r in ratios) / len(ratios)), len(ratios)
+
+    @property
+    def failed(self) -> bool:
+        return any(c.failed for c in self.comparisons)
+
+    @property
+    def exit_status(self) -> int:
+        return 1 if self.failed else 0
+
+
+def compare(
+    baseline: ResultSet, contender: ResultSet, metric: Metric, settings: Settings
+) -> Report:
+    warnings, notes = check_environment(
+        baseline.context, contender.context, settings.allow_gpu_mismatch
+    )
+    notes = list(baseline.notes) + list(contender.notes) + notes
+    comparisons: list[Comparison] = []
+    # Present on both sides, without errors or skips (nearly all): measured without more checks.
+    flagged = (
+        baseline.errors.keys()
+        | baseline.skipped.keys()
+        | contender.errors.keys()
+        | contender.skipped.keys()
+    )
+    both = (baseline.index.keys() & contender.index.keys()) - flagged
+    pairs = sorted(both)
+    left_out = 0
+    for name in sorted((baseline.index.keys() | contender.index.keys()) - both):
+        early = _presence_verdict(name, baseline, contender, settings)
+        if early is _LEAVE_OUT:
+            left_out += 1
+        elif early is not None:
+            comparisons.append(early)
+        else:
+            pairs.append(name)
+    if left_out:
+        notes.append(f"{left_out} benchmark(s) skipped or absent on both sides: not compared")
+
+    measured, lacking, one_sided = _metric_values(baseline, contender, pairs, metric)
+    for name, side in one_sided:
+        comparisons.append(
+            Comparison(
+                name,
+                Verdict.ERROR,
+                f"no {metric.key} in the {side}",
+                failed=side == "contender" and not settings.allow_errors,
+            )
+        )
+    if lacking:
+        notes.append(f"{lacking} benchmark(s) have no {metric.key} on either side: not compared")
+    comparisons += _measured_verdicts(baseline, contender, measured, metric, settings, notes)
+    comparisons.sort(
+        key=lambda c: (SEVERITY[c.verdict], -c.worse_by(metric.higher_is_better), c.name)
+    )
+    return Report(
+        metric, settings, baseline, contender, tuple(comparisons), tuple(warnings), tuple(notes)
+    )
+
+
+# Marks a benchmark skipped or absent on both sides: left out, counted in a note.
+_LEAVE_OUT = Comparison("", Verdict.SAME, "", failed=False)
+
+
+def _status(result: ResultSet, name: str) -> str:
+    if name in result.errors:
+        return "error"
+    k = result.index.get(name)
+    if k is None:
+        return "absent"
+    if name in result.skipped or result.counts[k] == 0:
+        return "skipped"
+    return "ok"
+
+
+def _presence_verdict(
+    name: str, baseline: ResultSet, contender: ResultSet, settings: Settings
+) -> Comparison | None:
+    """Verdicts decided by what exists and what failed, before any statistics; None when both
+    sides have measurements."""
+    base, cont = _status(baseline, name), _status(contender, name)
+    if cont == "error":
+        where = "both sides" if base == "error" else "contender"
+        return Comparison(
+            name,
+            Verdict.ERROR,
+            f"{where}: {contender.errors[name]}",
+            failed=not settings.allow_errors,
+        )
+    if cont != "ok":
+        if base in ("absent", "skipped"):
+            return _LEAVE_OUT
+        why = (
+            f"skipped in the contender: {contender.skipped[name]}"
+            if name in contender.skipped
+            else "not in the contender"
+        )
+        return Comparison(name, Verdict.MISSING, why, failed=not settings.allow_missing)
+    if base in ("absent", "skipped"):
+        why = (
+            f"skipped in the baseline: {baseline.skipped[name]}"
+            if name in baseline.skipped
+            else "not in the baseline"
+        )
+        return Comparison(name, Verdict.NEW, why, failed=False)
+    if base == "error":
+        return Comparison(name, Verdict.ERROR, f"baseline: {baseline.errors[name]}", failed=False)
+    return None
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """The benchmarks measured on both sides: their indices in each result set and the
+    metric's columns (validated)."""
+
+    names: list[str]
+    b: np.ndarray  # benchmark index in the baseline
+    c: np.ndarray  # benchmark index in the contender
+    b_values: np.ndarray  # the baseline's metric column
+    c_values: np.ndarray
+
+
+def _metric_values(
+    baseline: ResultSet, contender: ResultSet, names: list[str], metric: Metric
+) -> tuple[_Measured, int, list[tuple[str, str]]]:
+    """The benchmarks measured on both sides; plus how many lack the metric on both sides,
+    and which lack it on one side."""
+    empty = np.zeros(0, dtype=np.int64)
+    if not names:
+        return _Measured([], empty, empty, np.zeros(0), np.zeros(0)), 0, []
+    found = []
+    for result in (baseline, contender):
+        column = result.metric_column(metric)
+        if column is None:
+            raise InputError(f"{result.label}: no benchmark has the metric {metric.key!r}")
+        values, mask = column
+        cumulative = np.concatenate([[0], np.cumsum(mask)])
+        present = cumulative[result.starts + result.counts] - cumulative[result.starts]
+        partial = (present > 0) & (present < result.counts)
+        if partial.any():
+            k = int(np.argmax(partial))
+            raise InputError(
+                f"{result.label}: {metric.key} missing from some repetitions of {result.names[k]}"
+            )
+        found.append((values, present > 0))
+    (b_values, b_has), (c_values, c_has) = found
+
+    b = np.array([baseline.index[name] for name in names], dtype=np.int64)
+    c = np.array([contender.index[name] for name in names], dtype=np.int64)
+    both, b_only, c_only = b_has[b] & c_has[c], b_has[b] & ~c_has[c], ~b_has[b] & c_has[c]
+    one_sided = [(names[i], "contender") for i in np.flatnonzero(b_only)]
+    one_sided += [(names[i], "baseline") for i in np.flatnonzero(c_only)]
+    lacking = int((~b_has[b] & ~c_has[c]).sum())
+    keep = np.flatnonzero(both)
+    measured = _Measured([names[i] for i in keep], b[keep], c[keep], b_values, c_values)
+    return measured, lacking, one_sided
+
+
+def _measured_verdicts(
+    baseline: ResultSet,
+    contender: ResultSet,
+    measured: _Measured,
+    metric: Metric,
+    settings: Settings,
+    notes: list[str],
+) -> list[Comparison]:
+    if not measured.names:
+        return []
+    b, c = measured.b, measured.c
+    n, m = baseline.counts[b], contender.counts[c]
+    ps = stats.pair_statistics_columns(
+        measured.b_values,
+        baseline.starts[b],
+        n,
+        measured.c_values,
+        contender.starts[c],
+        m,
+        settings.confidence,
+    )
+    tested = (n >= settings.min_repetitions) & (m >= settings.min_repetitions)
+    q = np.full(len(b), np.nan)
+    q[tested] = stats.bh_adjust(ps.p_value[tested])
+    _note_power(n, m, tested, settings.alpha, notes)
+
+    if settings.rules:
+        threshold = np.array(
+            [threshold_for(name, settings.rules, settings.threshold) for name in measured.names]
+        )
+    else:
+        threshold = np.full(len(b), settings.threshold)
+    floor = settings.noise_multiplier * _baseline_noise(
+        baseline, b, measured.b_values, ps.baseline_cv
+    )
+    limit = np.maximum(threshold, floor)
+    b_agg, c_agg = baseline.from_aggregates[b].tolist(), contender.from_aggregates[c].tolist()
+    n_list, m_list = n.tolist(), m.tolist()
+    too_few = [
+        None
+        if ok
+        else _too_few(n_list[i], m_list[i], settings.min_repetitions, b_agg[i] or c_agg[i])
+        for i, ok in enumerate(tested.tolist())
+    ]
+    verdicts, reasons = decide_many(
+        ps.log_ratio,
+        ps.log_ci_low,
+        ps.log_ci_high,
+        q,
+        alpha=settings.alpha,
+        limit=limit,
+        higher_is_better=metric.higher_is_better,
+        floor_binds=floor > threshold,
+        too_few=too_few,
+        confidence=settings.confidence,
+    )
+
+    # Plain lists: element access on numpy arrays is slow in a 10,000-step loop.
+    ratio = np.exp(ps.log_ratio).tolist()
+    ci_low, ci_high = _optional(np.exp(ps.log_ci_low)), _optional(np.exp(ps.log_ci_high))
+    p_value, q_value = _optional(ps.p_value), _optional(q)
+    b_median, c_median = ps.baseline_median.tolist(), ps.contender_median.tolist()
+    b_cv, c_cv = _optional(ps.baseline_cv), _optional(ps.contender_cv)
+    b_processes, c_processes = _processes(baseline, b), _processes(contender, c)
+    threshold_list, floor_list, limit_list = threshold.tolist(), floor.tolist(), limit.tolist()
+    return [
+        Comparison(
+            name,
+            verdicts[i],
+            reasons[i],
+            verdicts[i] is Verdict.REGRESSION,
+            SideSummary(n_list[i], b_median[i], b_cv[i], b_processes[i], b_agg[i]),
+            SideSummary(m_list[i], c_median[i], c_cv[i], c_processes[i], c_agg[i]),
+            ratio[i],
+            ci_low[i],
+            ci_high[i],
+            p_value[i],
+            q_value[i],
+            threshold_list[i],
+            floor_list[i],
+            limit_list[i],
+        )
+        for i, name in enumerate(measured.names)
+    ]
+
+
+def _optional(values: np.ndarray) -> list[float | None]:
+    """A list with None where the array is not finite (NaN marks "undefined" in arrays)."""
+    return [v if math.isfinite(v) else None for v in values.tolist()]
+
+
+def _processes(result: ResultSet, k: np.ndarray) -> list[int]:
+    """How many files (processes) each benchmark's values came from."""
+    if len(result.paths) == 1:
+        return [1] * len(k)
+    return [
+        len(set(result.sources[start : start + count].tolist()))
+        for start, count in zip(result.starts[k].tolist(), result.counts[k].tolist())
+    ]
+
+
+# Verdict codes of decide_many, in increasing precedence.
+_SAME, _SAME_SIGNIFICANT, _PAST_NOT_SIGNIFICANT, _NOISY, _CHANGED, _TOO_FEW = range(6)
+
+
+def decide_many(
+    log_ratio: np.ndarray,
+    log_ci_low: np.ndarray,
+    log_ci_high: np.ndarray,
+    q: np.ndarray,
+    *,
+    alpha: float,
+    limit: np.ndarray,
+    higher_is_better: bool,
+    floor_binds: np.ndarray,
+    too_few: list[str | None],
+    confidence: float,
+) -> tuple[list[Verdict], list[str]]:
+    """Verdicts and reasons for benchmarks measured on both sides (see the module docstring).
+
+    log_ratio: log(median(contender) / median(baseline)); log_ci_*: its confidence interval;
+    q: BH-adjusted p-values (NaN when untested). The limits are symmetric in log space: a
+    ratio beyond 1 + limit or below 1 / (1 + limit) is a change."""
+    band = np.log1p(limit)
+    sign = -1.0 if higher_is_better else 1.0  # turns log ratios into "worse by"
+    worse = sign * log_ratio
+    low = np.minimum(sign * log_ci_low, sign * log_ci_high)
+    high = np.maximum(sign * log_ci_low, sign * log_ci_high)
+    with np.errstate(invalid="ignore"):
+        significant = q < alpha  # NaN (untested) compares False
+    past = np.abs(worse) > band
+
+    code = np.where(significant, _SAME_SIGNIFICANT, _SAME)
+    code[past & ~significant] = _PAST_NOT_SIGNIFICANT
+    code[(low < -band) & (high > band)] = _NOISY
+    code[significant & past] = _CHANGED
+    code[np.array([t is not None for t in too_few], dtype=bool)] = _TOO_FEW
+
+    verdicts: list[Verdict] = []
+    reasons: list[str] = []
+    within_cache: dict[tuple[float, bool], str] = {}
+    for i, kind in enumerate(code.tolist()):
+        lim, binds = float(limit[i]), bool(floor_binds[i])
+        floor = " (noise floor)" if binds else ""
+        if kind == _TOO_FEW:
+            verdicts.append(Verdict.UNSURE)
+            reasons.append(too_few[i] or "")
+            continue
+        if kind == _SAME:  # the common case: one string per distinct limit
+            reason = within_cache.get((lim, binds))
+            if reason is None:
+                reason = within_cache[(lim, binds)] = f"within {_limits(lim)}{floor}"
+            verdicts.append(Verdict.SAME)
+            reasons.append(reason)
+            continue
+        ratio = float(log_ratio[i])
+        change = f"{math.expm1(ratio) * 100:+.1f}%"
+        crossed = f"{math.expm1(math.copysign(math.log1p(lim), ratio)) * 100:+.1f}%"
+        if kind == _CHANGED:
+            verdicts.append(Verdict.REGRESSION if worse[i] > 0 else Verdict.IMPROVEMENT)
+            reasons.append(f"{change}, beyond the {crossed} limit{floor}; q={q[i]:.2g}")
+        elif kind == _NOISY:
+            verdicts.append(Verdict.UNSURE)
+            reasons.append(
+                f"too noisy: the {confidence:.0%} interval reaches past both limits "
+                f"{_limits(lim)}{floor}"
+            )
+        elif kind == _PAST_NOT_SIGNIFICANT:
+            verdicts.append(Verdict.UNSURE)
+            reasons.append(f"{change}, beyond the {crossed} limit{floor}, but q={q[i]:.2g}")
+        else:
+            verdicts.append(Verdict.SAME)
+            reasons.append(f"{change}: significant (q={q[i]:.2g}) but within {_limits(lim)}{floor}")
+    return verdicts, reasons
+
+
+def _limits(limit: float) -> str:
+    return f"[{-limit / (1 + limit) * 100:+.1f}%, {limit * 100:+.1f}%]"
+
+
+def decide(
+    *,
+    log_ratio: float,
+    log_ci: tuple[float, float],
+    q: float,
+    alpha: float,
+    limit: float,
+    higher_is_better: bool = False,
+    floor_binds: bool = False,
+    too_few: str | None = None,
+    confidence: float = 0.95,
+) -> tuple[Verdict, str]:
+    """decide_many for one benchmark."""
+    verdicts, reasons = decide_many(
+        np.array([log_ratio]),
+        np.array([log_ci[0]]),
+        np.array([log_ci[1]]),
+        np.array([q]),
+        alpha=alpha,
+        limit=np.array([limit]),
+        higher_is_better=higher_is_better,
+        floor_binds=np.array([floor_binds]),
+        too_few=[too_few],
+        confidence=confidence,
+    )
+    return verdicts[0], reasons[0]
+
+
+def _too_few(n: int, m: int, need: int, aggregates: bool) -> str:
+    if aggregates:
+        return (
+            f"aggregates only ({n} and {m} values; need {need}): "
+            "keep the repetitions in the JSON file"
+        )
+    return f"too few repetitions ({n} and {m}; need {need})"
+
+
+def _baseline_noise(
+    baseline: ResultSet, b: np.ndarray, values: np.ndarray, within_cv: np.ndarray
+) -> np.ndarray:
+    """The baseline's relative noise per benchmark: the largest of its robust CV over
+    repetitions, the spread of its per-process medians (when several files hold it) and its
+    `noise` counter."""
+    noise = np.where(np.isfinite(within_cv), within_cv, 0.0)
+    starts, counts = baseline.starts[b].tolist(), baseline.counts[b].tolist()
+    if len(baseline.paths) > 1:
+        for i, (start, count) in enumerate(zip(starts, counts)):
+            if baseline.from_aggregates[b[i]]:
+                continue  # per-file medians already: their CV is the between-process spread
+            sources = baseline.sources[start : start + count]
+            own = values[start : start + count]
+            groups = np.unique(sources)
+            if len(groups) > 1:
+                medians = np.array([np.median(own[sources == g]) for g in groups])
+                noise[i] = max(noise[i], float(np.std(medians, ddof=1) / np.median(own)))
+    column = baseline.columns.get(NOISE_COUNTER)
+    if column is not None:
+        for i, (start, count) in enumerate(zip(starts, counts)):
+            own = column[start : start + count]
+            own = own[np.isfinite(own) & (own >= 0)]
+            if len(own):
+                noise[i] = max(noise[i], float(np.median(own)))
+    return noise
+
+
+def _note_power(
+    n: np.ndarray, m: np.ndarray, tested: np.ndarray, alpha: float, notes: list[str]
+) -> None:
+    """Say so when too few repetitions make a lone change impossible to call significant."""
+    family = int(tested.sum())
+    if family == 0:
+        return
+    pairs = Counter(zip(n[tested].tolist(), m[tested].tolist()))
+    (n_common, m_common), _ = pairs.most_common(1)[0]
+    smallest = stats.min_p_value(n_common, m_common)
+    if smallest * family >= alpha:
+        notes.append(
+            f"with {n_common} and {m_common} repetitions the smallest possible p-value is "
+            f"{smallest:.2g}: a change in one benchmark alone cannot reach significance among "
+            f"{family} (Benjamini-Hochberg needs p < {alpha / family:.2g}); "
+            "record more repetitions"
+        )

@@ -1,0 +1,124 @@
+"""The compare settings file (TOML): defaults, and per-benchmark thresholds matched by regex.
+
+[compare]
+threshold = "5%"
+alpha = 0.05
+min_repetitions = 5
+noise_multiplier = 2
+
+[[compare.thresholds]]
+match = "^BM_Transfer/"      # Python regex, searched in the benchmark name
+threshold = "10%"
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelwatch.errors import InputError
+
+_TOP_KEYS = frozenset({"threshold", "alpha", "min_repetitions", "noise_multiplier", "thresholds"})
+_RULE_KEYS = frozenset({"match", "threshold"})
+
+
+@dataclass(frozen=True)
+class ThresholdRule:
+    pattern: re.Pattern[str]
+    threshold: float
+
+
+@dataclass(frozen=True)
+class Config:
+    """Values from a settings file; None where the file leaves the built-in default."""
+
+    threshold: float | None = None
+    alpha: float | None = None
+    min_repetitions: int | None = None
+    noise_multiplier: float | None = None
+    rules: tuple[ThresholdRule, ...] = ()
+
+
+def parse_fraction(value: Any, what: str) -> float:
+    """Read "5%", 0.05 or "0.05" as 0.05. A bare number above 1 is refused as ambiguous."""
+    text = str(value).strip()
+    try:
+        if text.endswith("%"):
+            fraction = float(text[:-1]) / 100.0
+        elif isinstance(value, bool):
+            raise ValueError
+        else:
+            fraction = float(text)
+            if fraction > 1:
+                raise InputError(f"{what} {text}: write a fraction (0.05) or a percentage (5%)")
+    except ValueError:
+        raise InputError(f"{what} {text!r}: not a number or percentage") from None
+    if not (0 <= fraction < 10):  # catches NaN too
+        raise InputError(f"{what} {text}: out of range")
+    return fraction
+
+
+def load_config(path: str | Path) -> Config:
+    file = Path(path)
+    where = f"config {file}"
+    try:
+        with file.open("rb") as handle:
+            data = tomllib.load(handle)
+    except OSError as exc:
+        raise InputError(f"{where}: cannot read: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{where}: invalid TOML: {exc}") from None
+    section = data.get("compare", {})
+    if not isinstance(section, dict):
+        raise InputError(f"{where}: [compare] must be a table")
+    unknown = set(section) - _TOP_KEYS
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) in [compare]: {', '.join(sorted(unknown))}")
+
+    rules = []
+    raw_rules = section.get("thresholds", [])
+    if not isinstance(raw_rules, list):
+        raise InputError(f"{where}: compare.thresholds must be an array of tables")
+    for number, rule in enumerate(raw_rules, 1):
+        label = f"{where}: compare.thresholds #{number}"
+        if not isinstance(rule, dict) or set(rule) != _RULE_KEYS:
+            raise InputError(f"{label}: needs exactly the keys 'match' and 'threshold'")
+        try:
+            pattern = re.compile(str(rule["match"]))
+        except re.error as exc:
+            raise InputError(f"{label}: bad regex {rule['match']!r}: {exc}") from None
+        rules.append(
+            ThresholdRule(pattern, parse_fraction(rule["threshold"], f"{label}: threshold"))
+        )
+
+    def optional(key: str, kind: type) -> Any:
+        if key not in section:
+            return None
+        value = section[key]
+        if kind is int and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise InputError(f"{where}: {key} must be a positive integer")
+        if kind is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise InputError(f"{where}: {key} must be a number >= 0")
+            return float(value)
+        return value
+
+    threshold = section.get("threshold")
+    return Config(
+        threshold=None if threshold is None else parse_fraction(threshold, f"{where}: threshold"),
+        alpha=optional("alpha", float),
+        min_repetitions=optional("min_repetitions", int),
+        noise_multiplier=optional("noise_multiplier", float),
+        rules=tuple(rules),
+    )
+
+
+def threshold_for(name: str, rules: tuple[ThresholdRule, ...], default: float) -> float:
+    """The first rule whose regex matches the benchmark name wins; else the default."""
+    for rule in rules:
+        if rule.pattern.search(name):
+            return rule.threshold
+    return default

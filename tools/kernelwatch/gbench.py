@@ -1,0 +1,323 @@
+"""Reading one Google Benchmark JSON file (1.7 or 1.8) into validated columns.
+
+Free of numpy on purpose: large inputs are read in worker processes, one per file, and a
+worker should start in milliseconds. One pass over the rows with local names only, because a
+10,000-benchmark file has 140,000 rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pickle
+import sys
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelwatch.errors import InputError
+
+# Scale of each Google Benchmark time unit in nanoseconds; times are compared in ns.
+TIME_UNITS: dict[str, float] = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+TIME_KEYS = ("real_time", "cpu_time")
+
+# Row keys that are not counters (everything else numeric in a row is a counter).
+RESERVED_KEYS = frozenset(
+    {
+        "name",
+        "run_name",
+        "run_type",
+        "repetitions",
+        "repetition_index",
+        "threads",
+        "iterations",
+        "real_time",
+        "cpu_time",
+        "time_unit",
+        "family_index",
+        "per_family_instance_index",
+        "aggregate_name",
+        "aggregate_unit",
+        "error_occurred",
+        "error_message",
+        "skipped",
+        "skip_message",
+        "label",
+        "big_o",
+        "cpu_coefficient",
+        "real_coefficient",
+        "rms",
+    }
+)
+
+_INF = math.inf
+_NAN = math.nan
+
+
+@dataclass(frozen=True)
+class FileColumns:
+    """One result file, validated. Value rows are grouped by benchmark, in `names` order:
+    benchmark k owns the next counts[k] rows of every column. Picklable, numpy-free."""
+
+    path: str
+    context: dict[str, Any]
+    names: list[str]
+    counts: list[int]  # 0 for a benchmark that only errored or was skipped
+    from_aggregates: list[bool]  # its one row is a median (else mean) aggregate
+    time_scales: array[float]  # per benchmark: ns per unit of its times (one unit per benchmark)
+    columns: dict[
+        str, array[float]
+    ]  # real_time, cpu_time (in time_scales units), counters; NaN where absent
+    gaps: dict[str, bytes]  # for columns absent from some rows: 1 where absent
+    errors: dict[str, str]
+    skipped: dict[str, str]
+
+
+def read_json(path: str | Path) -> Any:
+    """Parse a JSON file, turning every way it can fail into one InputError line."""
+    file = Path(path)
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    if not data.strip():
+        raise InputError(f"{file}: empty file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{file}: not a JSON text file (invalid UTF-8)") from None
+    try:
+        # Google Benchmark writes NaN and Infinity as bare words; json accepts them by default.
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        what = f"{exc.msg} {where}" if exc.msg.endswith(" at") else f"{exc.msg} at {where}"
+        ends_early = exc.pos >= len(text.rstrip()) or not text.rstrip().endswith(("}", "]"))
+        hint = "; the file ends early (truncated?)" if ends_early else ""
+        raise InputError(f"{file}: invalid JSON: {what}{hint}") from None
+    except RecursionError:
+        raise InputError(f"{file}: invalid JSON: nested too deeply") from None
+
+
+def read_file(path: str, in_directory: bool = False) -> FileColumns | None:
+    """Read and validate one result file. In a directory, a JSON object without a
+    "benchmarks" key (a manifest, say) is not a result: None."""
+    document = read_json(path)
+    if in_directory and isinstance(document, dict) and "benchmarks" not in document:
+        return None
+    return read_document(path, document)
+
+
+def read_document(path: str, document: Any) -> FileColumns:
+    """Validate a parsed result document; `path` names it in messages."""
+    if not isinstance(document, dict) or not isinstance(document.get("benchmarks"), list):
+        raise InputError(f'{path}: not a Google Benchmark result (no "benchmarks" list)')
+    context = document.get("context", {})
+    if not isinstance(context, dict):
+        raise InputError(f'{path}: not a Google Benchmark result ("context" is not an object)')
+    return _Reader(path).read(context, document["benchmarks"])
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "missing"
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    return repr(value) if isinstance(value, (int, float)) else json.dumps(value)
+
+
+class _Reader:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def fail(self, message: str) -> InputError:
+        return InputError(f"{self.path}: {message}")
+
+    def read(self, context: dict[str, Any], rows: list[Any]) -> FileColumns:
+        fail = self.fail
+        buckets: dict[str, list[int]] = {}  # iteration rows per benchmark, first-seen order
+        central: dict[str, tuple[int, int]] = {}  # (rank, row) of its median/mean aggregate
+        units: dict[str, Any] = {}
+        seen: set[tuple[str, Any]] = set()
+        errors: dict[str, str] = {}
+        skipped: dict[str, str] = {}
+        order: dict[str, None] = {}  # every benchmark, first-seen order
+
+        for i, row in enumerate(rows):
+            if type(row) is not dict:
+                raise fail(f"benchmarks[{i}] is not an object")
+            name = row.get("name")
+            if type(name) is not str or not name:
+                raise fail(f"benchmarks[{i}] has no name")
+            run_type = row.get("run_type")
+            if run_type is None:
+                run_type = "aggregate" if "aggregate_name" in row else "iteration"
+            ident = row.get("run_name")
+            if type(ident) is not str or not ident:
+                ident = _old_identity(row, name, run_type)
+
+            if run_type == "aggregate":
+                aggregate = row.get("aggregate_name")
+                # Only a central value stands in for missing repetitions; stddev, cv, BigO, RMS
+                # and user statistics are not compared.
+                if ident in buckets or (aggregate != "median" and aggregate != "mean"):
+                    continue
+                if row.get("aggregate_unit", "time") != "time":
+                    continue
+            elif run_type != "iteration":
+                raise fail(f"{name}: unknown run_type {run_type!r}")
+            if ident not in order:
+                order[ident] = None
+
+            if row.get("error_occurred"):
+                errors.setdefault(ident, str(row.get("error_message") or "error occurred"))
+                continue
+            if row.get("skipped"):
+                skipped.setdefault(ident, str(row.get("skip_message") or "skipped"))
+                continue
+
+            if run_type == "iteration":
+                # A name registered twice repeats its repetition indices.
+                repetition = row.get("repetition_index")
+                if repetition is None:  # old files: count rows instead
+                    repetition = ("row", len(buckets.get(ident, ())))
+                    limit = row.get("repetitions", 1)
+                    if isinstance(limit, int) and repetition[1] >= limit:
+                        raise fail(f"duplicate benchmark name {ident!r}")
+                key = (ident, repetition)
+                if key in seen:
+                    raise fail(
+                        f"duplicate benchmark name {ident!r} (repetition {repetition} twice)"
+                    )
+                seen.add(key)
+                bucket = buckets.get(ident)
+                if bucket is None:
+                    buckets[ident] = [i]
+                else:
+                    bucket.append(i)
+            else:
+                key = (ident, aggregate)
+                if key in seen:
+                    raise fail(f"duplicate benchmark name {ident!r} ({aggregate} given twice)")
+                seen.add(key)
+                rank = 0 if aggregate == "median" else 1
+                best = central.get(ident)
+                if best is None or rank < best[0]:
+                    central[ident] = (rank, i)
+
+            unit = row.get("time_unit", "ns")
+            first_unit = units.setdefault(ident, unit)
+            if first_unit != unit:
+                if unit not in TIME_UNITS:
+                    raise fail(f"{ident}: unknown time_unit {unit!r}")
+                raise fail(
+                    f"{ident}: mismatched time units ({first_unit} and {unit}) in one benchmark"
+                )
+            real = row.get("real_time")
+            # `0 < x < inf` is False for NaN too; type() excludes bool and strings.
+            if not ((type(real) is float or type(real) is int) and 0 < real < _INF):
+                raise fail(
+                    f"{ident}: real_time is {_show(real)} (must be a positive finite number)"
+                )
+            cpu = row.get("cpu_time")
+            if cpu is not None and not (
+                (type(cpu) is float or type(cpu) is int) and 0 <= cpu < _INF
+            ):
+                raise fail(f"{ident}: cpu_time is {_show(cpu)} (must be a finite number >= 0)")
+
+        for ident, unit in units.items():
+            if unit not in TIME_UNITS:
+                raise fail(f"{ident}: unknown time_unit {unit!r}")
+
+        names: list[str] = []
+        counts: list[int] = []
+        from_aggregates: list[bool] = []
+        scales: list[float] = []
+        value_rows: list[int] = []
+        for ident in order:
+            bucket = buckets.get(ident)
+            if bucket:
+                value_rows.extend(bucket)
+                counts.append(len(bucket))
+                from_aggregates.append(False)
+            elif ident in central:
+                value_rows.append(central[ident][1])
+                counts.append(1)
+                from_aggregates.append(True)
+            elif ident in errors or ident in skipped:
+                counts.append(0)
+                from_aggregates.append(False)
+            else:
+                continue
+            names.append(ident)
+            scales.append(TIME_UNITS[units.get(ident, "ns")])
+
+        value_rows_data = [rows[i] for i in value_rows]
+        firsts, offset = [], 0
+        for count in counts:
+            if count:
+                firsts.append(value_rows_data[offset])
+            offset += count
+        try:
+            columns, gaps = _columns(value_rows_data, firsts)
+        except OverflowError:  # an integer beyond the range of a double
+            raise fail("a time or counter is too large to be a number") from None
+        return FileColumns(
+            self.path,
+            context,
+            names,
+            counts,
+            from_aggregates,
+            array("d", scales),
+            columns,
+            gaps,
+            errors,
+            skipped,
+        )
+
+
+def _old_identity(row: dict[str, Any], name: str, run_type: str) -> str:
+    # Files without run_name name their aggregate rows "<run>_<aggregate>".
+    suffix = f"_{row.get('aggregate_name')}"
+    if run_type == "aggregate" and name.endswith(suffix):
+        return name[: -len(suffix)]
+    return name
+
+
+def _columns(
+    rows: list[dict[str, Any]], firsts: list[dict[str, Any]]
+) -> tuple[dict[str, array[float]], dict[str, bytes]]:
+    """Times as written (in the file's units) and every numeric counter; rows are validated.
+    Counter names come from the first value row of each benchmark: Google Benchmark writes the
+    same counters for every repetition."""
+    columns = {"real_time": array("d", [row["real_time"] for row in rows])}
+    gaps: dict[str, bytes] = {}
+    counters = set().union(*firsts) - RESERVED_KEYS
+    for key in ["cpu_time", *sorted(counters)]:
+        values = [row.get(key) for row in rows]
+        absent = None in values
+        try:
+            columns[key] = array(
+                "d", [_NAN if v is None else v for v in values] if absent else values
+            )
+        except (TypeError, OverflowError):
+            continue  # strings, lists, huge integers: not a counter
+        if absent:
+            gaps[key] = bytes(v is None for v in values)
+    return columns, gaps
+
+
+def worker(argv: list[str]) -> int:
+    """Entry of a reading process: FILE [--in-directory] in, the pickled FileColumns fields (a
+    dict, or None) out on stdout; an InputError is its message on stderr and status 2."""
+    try:
+        result = read_file(argv[0], "--in-directory" in argv[1:])
+    except InputError as exc:
+        sys.stderr.write(str(exc))
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    fields = None if result is None else dict(vars(result))
+    sys.stdout.buffer.write(pickle.dumps(fields, protocol=pickle.HIGHEST_PROTOCOL))
+    return 0

@@ -1,0 +1,294 @@
+"""Views of a compare Report: terminal table, Markdown, JSON (schema in docs/compare.md), JUnit."""
+
+from __future__ import annotations
+
+import json
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kernelwatch import __version__
+from kernelwatch.compare import Comparison, Report, SideSummary, Verdict
+from kernelwatch.results import Metric, ResultSet, gpu_model
+
+# Bump on any change to the JSON output that could break a reader (renames, removals, meaning).
+SCHEMA_VERSION = 1
+
+_COLORS = {
+    Verdict.REGRESSION: "\033[1;31m",
+    Verdict.ERROR: "\033[1;35m",
+    Verdict.MISSING: "\033[35m",
+    Verdict.UNSURE: "\033[33m",
+    Verdict.NEW: "\033[36m",
+    Verdict.IMPROVEMENT: "\033[32m",
+}
+_RESET = "\033[0m"
+_HEADERS = ("Verdict", "Benchmark", "Baseline", "Contender", "Change", "CI", "q", "Why")
+
+
+def format_value(value: float | None, metric: Metric) -> str:
+    """A time (given in ns) with a readable unit, or a counter with an SI prefix."""
+    if value is None:
+        return "-"
+    if metric.is_time:
+        if value >= 1e3:
+            for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+                if value >= scale:
+                    return f"{value / scale:#.4g} {unit}"
+        return f"{value:#.4g} ns"
+    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.4g}{prefix}"
+    return f"{value:.4g}"
+
+
+def _change(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{(ratio - 1) * 100:+.1f}%"
+
+
+def _cells(report: Report, c: Comparison) -> list[str]:
+    metric = report.metric
+    interval = (
+        "-"
+        if c.ci_low is None or c.ci_high is None
+        else (f"[{(c.ci_low - 1) * 100:+.1f}%, {(c.ci_high - 1) * 100:+.1f}%]")
+    )
+    return [
+        c.verdict.value,
+        c.name,
+        format_value(c.baseline.median if c.baseline else None, metric),
+        format_value(c.contender.median if c.contender else None, metric),
+        _change(c.ratio),
+        interval,
+        "-" if c.q_value is None else f"{c.q_value:.2g}",
+        c.reason,
+    ]
+
+
+def _direction(metric: Metric) -> str:
+    return "higher is better" if metric.higher_is_better else "lower is better"
+
+
+def _summary_line(report: Report) -> str:
+    counts = ", ".join(f"{n} {v.value}" for v, n in report.counts().items() if n)
+    geomean = report.geomean_ratio()
+    if geomean is None:
+        return f"Nothing measured on both sides: {counts or 'no benchmarks'}"
+    ratio, count = geomean
+    return f"Geomean change {_change(ratio)} over {count} benchmarks: {counts}"
+
+
+def _side_line(role: str, paths: Sequence[Any], context: Mapping[str, Any]) -> str:
+    gpu = gpu_model(context)
+    files = ", ".join(str(p) for p in paths)
+    return f"  {role:<9} {files}" + (f"  [{gpu}]" if gpu else "")
+
+
+def render_table(report: Report, color: bool = False) -> str:
+    """Fixed-width table, worst first, with a geometric-mean summary line."""
+    settings = report.settings
+    lines = [
+        f"kernelwatch compare: {report.metric.key} ({_direction(report.metric)}), "
+        f"alpha {settings.alpha:g} (Benjamini-Hochberg), threshold {settings.threshold:.1%}, "
+        f"CI {settings.confidence:.0%}",
+        _side_line("baseline", report.baseline.paths, report.baseline.context),
+        _side_line("contender", report.contender.paths, report.contender.context),
+        "",
+    ]
+    rows = [list(_HEADERS)] + [_cells(report, c) for c in report.comparisons]
+    widths = [max(map(len, column)) for column in list(zip(*rows))[:-1]]
+    for row, c in zip(rows, (None, *report.comparisons)):
+        cells = [cell.ljust(width) for cell, width in zip(row, widths)]
+        if color and c is not None and c.verdict in _COLORS:
+            cells[0] = f"{_COLORS[c.verdict]}{cells[0]}{_RESET}"
+        lines.append("  ".join(cells) + "  " + row[-1])
+    # Warnings go to stderr from the CLI; the table keeps the quieter notes.
+    lines += ["", _summary_line(report)]
+    lines += [f"note: {n}" for n in report.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    # A pipe would end the table cell, even inside a code span (GitHub's table rule).
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(report: Report) -> str:
+    """GitHub-flavoured Markdown for a step summary or a PR comment: the notable rows in a table,
+    the unchanged ones folded away."""
+    counts = report.counts()
+    bad = counts[Verdict.REGRESSION]
+    title = f"{bad} regression{'s' * (bad != 1)}" if bad else "no regression"
+    out = [
+        f"### kernelwatch compare: {title}",
+        "",
+        f"Metric `{report.metric.key}` ({_direction(report.metric)}); "
+        f"baseline `{report.baseline.label}`, contender `{report.contender.label}`; "
+        f"alpha {report.settings.alpha:g} (Benjamini-Hochberg), "
+        f"threshold {report.settings.threshold:.1%}.",
+        "",
+        f"**{_summary_line(report)}**",
+        "",
+    ]
+    out += [f"> :warning: {_md(w)}" for w in report.warnings]
+    if report.warnings:
+        out.append("")
+
+    def table(comparisons: Sequence[Comparison]) -> list[str]:
+        rows = [
+            "| " + " | ".join(_HEADERS) + " |",
+            "|" + "|".join([":--", ":--", "--:", "--:", "--:", ":-:", "--:", ":--"]) + "|",
+        ]
+        for c in comparisons:
+            cells = _cells(report, c)
+            cells[0], cells[1] = f"**{cells[0]}**", f"`{cells[1]}`"
+            rows.append("| " + " | ".join(_md(cell) for cell in cells) + " |")
+        return rows
+
+    notable = [c for c in report.comparisons if c.verdict is not Verdict.SAME]
+    same = [c for c in report.comparisons if c.verdict is Verdict.SAME]
+    if notable:
+        out += table(notable) + [""]
+    if same:
+        out += [f"<details><summary>{len(same)} unchanged (SAME)</summary>", ""]
+        out += table(same) + ["", "</details>", ""]
+    out += [f"- {_md(n)}" for n in report.notes]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _number(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _side_json(side: SideSummary | None) -> dict[str, Any] | None:
+    if side is None:
+        return None
+    return {
+        "n": side.n,
+        "median": _number(side.median),
+        "robust_cv": _number(side.robust_cv),
+        "processes": side.processes,
+        "from_aggregates": side.from_aggregates,
+    }
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """The JSON document as a dict (documented in docs/compare.md, `schema_version` 1)."""
+    settings = report.settings
+    geomean = report.geomean_ratio()
+
+    def side(result: ResultSet) -> dict[str, Any]:
+        scalars = {
+            k: v
+            for k, v in result.context.items()
+            if isinstance(v, (str, int)) or (isinstance(v, float) and math.isfinite(v))
+        }
+        return {
+            "label": result.label,
+            "paths": [str(p) for p in result.paths],
+            "gpu": gpu_model(result.context),
+            "context": scalars,
+        }
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "kernelwatch", "version": __version__, "command": "compare"},
+        "metric": {
+            "name": report.metric.key,
+            "higher_is_better": report.metric.higher_is_better,
+            "unit": "ns" if report.metric.is_time else None,
+        },
+        "settings": {
+            "alpha": settings.alpha,
+            "threshold": settings.threshold,
+            "min_repetitions": settings.min_repetitions,
+            "noise_multiplier": settings.noise_multiplier,
+            "confidence": settings.confidence,
+            "ci_method": "hodges-lehmann",
+            "test": "mann-whitney-u",
+            "correction": "benjamini-hochberg",
+            "allow_missing": settings.allow_missing,
+            "allow_errors": settings.allow_errors,
+            "threshold_rules": [
+                {"match": r.pattern.pattern, "threshold": r.threshold} for r in settings.rules
+            ],
+        },
+        "baseline": side(report.baseline),
+        "contender": side(report.contender),
+        "summary": {
+            "counts": {v.value: n for v, n in report.counts().items()},
+            "geomean_ratio": None if geomean is None else geomean[0],
+            "geomean_count": 0 if geomean is None else geomean[1],
+            "failed": report.failed,
+            "exit_status": report.exit_status,
+        },
+        "warnings": list(report.warnings),
+        "notes": list(report.notes),
+        "benchmarks": [
+            {
+                "name": c.name,
+                "verdict": c.verdict.value,
+                "reason": c.reason,
+                "failed": c.failed,
+                "ratio": _number(c.ratio),
+                "change": None if c.ratio is None else c.ratio - 1.0,
+                "ci_low": _number(c.ci_low),
+                "ci_high": _number(c.ci_high),
+                "p_value": _number(c.p_value),
+                "q_value": _number(c.q_value),
+                "threshold": _number(c.threshold),
+                "noise_floor": _number(c.noise_floor),
+                "limit": _number(c.limit),
+                "baseline": _side_json(c.baseline),
+                "contender": _side_json(c.contender),
+            }
+            for c in report.comparisons
+        ],
+    }
+
+
+def render_json(report: Report) -> str:
+    """The JSON document: indented, except that each benchmark is one line (json's indenting
+    encoder is pure Python and takes most of a second for 10,000 benchmarks)."""
+    document = report_json(report)
+    benchmarks = document.pop("benchmarks")
+    # allow_nan=False: the output must be strict JSON (NaN never reaches it; None is null).
+    head = json.dumps(document, indent=2, allow_nan=False)
+    encode = json.JSONEncoder(allow_nan=False).encode
+    rows = ",\n".join("    " + encode(b) for b in benchmarks)
+    body = f'"benchmarks": [\n{rows}\n  ]' if benchmarks else '"benchmarks": []'
+    return head[:-2] + ",\n  " + body + "\n}\n"
+
+
+def render_junit(report: Report) -> str:
+    """JUnit XML: one test case per benchmark; regressions (and other failing verdicts) fail."""
+    suite_name = f"kernelwatch.compare.{report.metric.key}"
+    counts = {"failures": 0, "errors": 0, "skipped": 0}
+    cases = []
+    for c in report.comparisons:
+        case = ET.Element("testcase", classname=suite_name, name=c.name, time="0")
+        message = f"{c.verdict.value}: {c.reason}"
+        if c.verdict is Verdict.ERROR and c.failed:
+            ET.SubElement(case, "error", message=message, type=c.verdict.value).text = message
+            counts["errors"] += 1
+        elif c.failed:
+            ET.SubElement(case, "failure", message=message, type=c.verdict.value).text = message
+            counts["failures"] += 1
+        elif c.verdict in (Verdict.MISSING, Verdict.ERROR):
+            ET.SubElement(case, "skipped", message=message)
+            counts["skipped"] += 1
+        else:
+            ET.SubElement(case, "system-out").text = message
+        cases.append(case)
+    root = ET.Element("testsuites", name="kernelwatch")
+    attributes = {
+        "name": suite_name,
+        "tests": str(len(cases)),
+        **{k: str(v) for k, v in counts.items()},
+        "time": "0",
+    }
+    suite = ET.SubElement(root, "testsuite", attributes)
+    suite.extend(cases)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

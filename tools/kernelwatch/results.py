@@ -1,0 +1,374 @@
+"""Google Benchmark results as typed, columnar data; merging directories; loading in parallel.
+
+A benchmark is identified by its `run_name` (its `name` in files too old to have one), which
+groups its repetitions. A directory stands for all of its `*.json` result files, merged: a
+benchmark found in several files gets the repetitions of all of them, and remembers which file
+(process) each came from, because the spread between processes is the noise that matters.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kernelwatch.errors import InputError
+from kernelwatch.gbench import TIME_KEYS, FileColumns, read_document, read_file
+
+# Hook for a later issue: a per-benchmark counter holding the measured run-to-run relative
+# variation of the benchmark's time (a fraction, 0.004 = 0.4 %). When the baseline carries it,
+# the noise floor covers it.
+NOISE_COUNTER = "noise"
+
+# Counters where a larger value is better, recognised by name; others need a direction flag.
+_HIGHER_SUFFIXES = ("_per_second", "_fraction")
+_LOWER_NAMES = frozenset({"real_time", "cpu_time", "allocs_per_iter", "max_bytes_used"})
+
+# Inputs at least this large (bytes, all files) are parsed side by side, in this process and in
+# worker processes: json.loads is most of the time of a large comparison, and it uses one core.
+PARALLEL_BYTES = 16 * 2**20
+
+
+@dataclass(frozen=True)
+class Metric:
+    """What is compared: a time (`real_time`, `cpu_time`) or a counter, and its good direction."""
+
+    key: str
+    higher_is_better: bool
+
+    @property
+    def is_time(self) -> bool:
+        return self.key in TIME_KEYS
+
+
+def resolve_metric(name: str, higher_is_better: bool | None = None) -> Metric:
+    """Map a --metric value to a Metric; `time` means `real_time` (the manual/GPU time)."""
+    key = "real_time" if name in ("time", "") else name
+    if higher_is_better is not None:
+        if key in TIME_KEYS and higher_is_better:
+            raise InputError(f"--metric {name}: a time is always lower-is-better")
+        return Metric(key, higher_is_better)
+    if key in _LOWER_NAMES:
+        return Metric(key, False)
+    if key.endswith(_HIGHER_SUFFIXES):
+        return Metric(key, True)
+    raise InputError(
+        f"--metric {name}: unknown direction for this counter; "
+        "pass --higher-is-better or --lower-is-better"
+    )
+
+
+def gpu_model(context: Mapping[str, Any]) -> str | None:
+    """The GPU model a result was measured on (name + compute capability), if recorded."""
+    name = context.get("gpu_name")
+    if not name:
+        return None
+    capability = context.get("gpu_compute_capability")
+    return f"{name} (sm {capability})" if capability else str(name)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark of one side, as a typed view: its values per metric key (times in ns)."""
+
+    name: str
+    values: Mapping[str, np.ndarray]
+    sources: np.ndarray  # index into ResultSet.paths of each value's file
+    from_aggregates: bool = False  # values are per-file median/mean aggregates
+    error: str | None = None
+    skipped: str | None = None
+
+
+@dataclass(frozen=True)
+class ResultSet:
+    """One side of a comparison (a file, or a directory of files), as columns: benchmark k owns
+    rows starts[k] .. starts[k] + counts[k] of every column and of `sources`."""
+
+    label: str
+    paths: tuple[Path, ...]
+    context: Mapping[str, Any]
+    names: tuple[str, ...]
+    starts: np.ndarray
+    counts: np.ndarray
+    from_aggregates: np.ndarray
+    sources: np.ndarray
+    columns: Mapping[str, np.ndarray]
+    gaps: Mapping[str, np.ndarray]  # bool per row, for columns absent from some rows
+    errors: Mapping[str, str]
+    skipped: Mapping[str, str]
+    notes: tuple[str, ...] = ()
+    index: Mapping[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index", {name: k for k, name in enumerate(self.names)})
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.index
+
+    def benchmark(self, name: str) -> Benchmark:
+        k = self.index[name]
+        rows = slice(self.starts[k], self.starts[k] + self.counts[k])
+        values = {}
+        for key, column in self.columns.items():
+            gap = self.gaps.get(key)
+            if gap is None or not gap[rows].any():
+                values[key] = column[rows]
+        return Benchmark(
+            name,
+            values,
+            self.sources[rows],
+            bool(self.from_aggregates[k]),
+            self.errors.get(name),
+            self.skipped.get(name),
+        )
+
+    def metric_column(self, metric: Metric) -> tuple[np.ndarray, np.ndarray] | None:
+        """The metric's column and a per-row "present" mask, validated (finite, positive);
+        None when no row has the metric."""
+        column = self.columns.get(metric.key)
+        if column is None:
+            return None
+        gap = self.gaps.get(metric.key)
+        present = ~gap if gap is not None else np.ones(len(column), dtype=bool)
+        bad = present & ~(np.isfinite(column) & (column > 0))
+        if bad.any():
+            row = int(np.argmax(bad))
+            k = int(np.searchsorted(self.starts, row, side="right") - 1)
+            value = column[row]
+            shown = "NaN" if np.isnan(value) else repr(float(value))
+            if metric.is_time:
+                shown += " ns"  # times are in ns by now
+            raise InputError(
+                f"{self.paths[self.sources[row]]}: {self.names[k]}: {metric.key} is {shown} "
+                "(must be a positive finite number)"
+            )
+        return column, present
+
+
+def load(path: str | Path) -> ResultSet:
+    """Load a result file, or every `*.json` result file of a directory, merged."""
+    return load_all([path])[0]
+
+
+def load_all(paths: Sequence[str | Path], parallel: bool | None = None) -> list[ResultSet]:
+    """Load several sides at once, so that large files can be parsed side by side.
+    `parallel`: None decides by size; True/False force it (for tests)."""
+    plans = [_expand(Path(p)) for p in paths]
+    jobs = [(str(f), is_dir) for files, is_dir in plans for f in files]
+    if parallel is None:
+        size = sum(os.path.getsize(f) for f, _ in jobs)
+        parallel = (
+            len(jobs) > 1
+            and size >= PARALLEL_BYTES
+            and (os.cpu_count() or 1) > 1
+            and bool(sys.executable)
+        )
+    parsed = _read_parallel(jobs) if parallel else [read_file(f, d) for f, d in jobs]
+    sides = []
+    for path, (files, _) in zip(paths, plans):
+        mine, parsed = parsed[: len(files)], parsed[len(files) :]
+        sides.append(_merge(str(path), files, mine))
+    return sides
+
+
+def from_documents(label: str, documents: Sequence[Any]) -> ResultSet:
+    """A side from already parsed result documents (merged as a directory's files are)."""
+    names = [f"{label}[{i}]" if len(documents) > 1 else label for i in range(len(documents))]
+    parsed: list[FileColumns | None] = [read_document(n, d) for n, d in zip(names, documents)]
+    return _merge(label, [Path(n) for n in names], parsed)
+
+
+def _expand(root: Path) -> tuple[list[Path], bool]:
+    if root.is_dir():
+        files = sorted(p for p in root.glob("*.json") if p.is_file())
+        if not files:
+            raise InputError(f"{root}: directory holds no .json files")
+        return files, True
+    if not root.exists():
+        raise InputError(f"{root}: no such file or directory")
+    return [root], False
+
+
+# A reading process: imports only kernelwatch.gbench (no numpy), from where this copy lives.
+_WORKER = (
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "from kernelwatch.gbench import worker; sys.exit(worker(sys.argv[1:]))"
+)
+
+
+def _read_parallel(jobs: list[tuple[str, bool]]) -> list[FileColumns | None]:
+    """Read the last file here and the others in worker processes meanwhile, at most one per
+    other core at a time."""
+    root = str(Path(__file__).resolve().parent.parent)
+    slots = max(1, (os.cpu_count() or 2) - 1)
+    waiting = list(range(len(jobs) - 1))
+    running: list[tuple[int, subprocess.Popen[bytes]]] = []
+    parsed: list[FileColumns | None] = [None] * len(jobs)
+
+    def start() -> None:
+        index = waiting.pop(0)
+        path, in_directory = jobs[index]
+        command = [sys.executable, "-c", _WORKER, root, path] + ["--in-directory"] * in_directory
+        running.append(
+            (index, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+        )
+
+    try:
+        while waiting and len(running) < slots:
+            start()
+        parsed[-1] = read_file(*jobs[-1])
+        while running:
+            index, process = running.pop(0)
+            out, err = process.communicate()
+            parsed[index] = _worker_result(jobs[index][0], process.returncode, out, err)
+            if waiting:
+                start()
+    finally:
+        for _, process in running:  # only after an error: stop the others
+            process.kill()
+            process.wait()
+    return parsed
+
+
+def _worker_result(path: str, status: int, out: bytes, err: bytes) -> FileColumns | None:
+    message = err.decode("utf-8", "replace").strip()
+    if status == 2 and message:
+        raise InputError(message)
+    if status != 0:
+        last = message.splitlines()[-1] if message else f"status {status}"
+        raise InputError(f"{path}: reading failed: {last}")
+    fields = pickle.loads(out)
+    return None if fields is None else FileColumns(**fields)
+
+
+def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> ResultSet:
+    """One side from its files: a single file is used as is; several are merged by name."""
+    notes = [f"{f}: skipped, not a benchmark result" for f, p in zip(files, parsed) if p is None]
+    kept = [p for p in parsed if p is not None]
+    if not kept:
+        raise InputError(f"{label}: holds no benchmark results")
+    _check_same_gpu(kept)
+    errors: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    for p in kept:
+        for name, message in p.errors.items():
+            errors.setdefault(name, message)
+        for name, message in p.skipped.items():
+            skipped.setdefault(name, message)
+
+    if len(kept) == 1:
+        p = kept[0]
+        counts = np.asarray(p.counts, dtype=np.int64)
+        columns, gaps = _numpy_columns(p)
+        result = ResultSet(
+            label,
+            (Path(p.path),),
+            p.context,
+            tuple(p.names),
+            np.cumsum(counts) - counts,
+            counts,
+            np.asarray(p.from_aggregates, dtype=bool),
+            np.zeros(int(counts.sum()), dtype=np.int64),
+            columns,
+            gaps,
+            errors,
+            skipped,
+            tuple(notes),
+        )
+    else:
+        result = _merge_files(label, kept, errors, skipped, notes)
+    if not len(result):
+        raise InputError(f"{label}: holds no benchmark results")
+    return result
+
+
+def _numpy_columns(p: FileColumns) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """A file's columns as numpy arrays, times scaled to ns."""
+    scale = np.repeat(np.frombuffer(p.time_scales, dtype=float), p.counts)
+    columns = {}
+    for key, values in p.columns.items():
+        column = np.frombuffer(values, dtype=float)
+        columns[key] = column * scale if key in TIME_KEYS else column
+    gaps = {k: np.frombuffer(v, dtype=np.uint8).astype(bool) for k, v in p.gaps.items()}
+    return columns, gaps
+
+
+def _check_same_gpu(files: list[FileColumns]) -> None:
+    first = gpu_model(files[0].context)
+    for p in files[1:]:
+        if gpu_model(p.context) != first:
+            raise InputError(
+                f"{p.path}: measured on {gpu_model(p.context) or 'an unnamed GPU'}, but "
+                f"{files[0].path} on {first or 'an unnamed GPU'}; one side must be one GPU model"
+            )
+
+
+def _merge_files(
+    label: str,
+    files: list[FileColumns],
+    errors: dict[str, str],
+    skipped: dict[str, str],
+    notes: list[str],
+) -> ResultSet:
+    # Per benchmark, the (file, first row, count, from_aggregates) segments that hold it.
+    segments: dict[str, list[tuple[int, int, int, bool]]] = {}
+    for f, p in enumerate(files):
+        row = 0
+        for name, count, agg in zip(p.names, p.counts, p.from_aggregates):
+            segments.setdefault(name, []).append((f, row, count, agg))
+            row += count
+    keys = sorted(set().union(*(p.columns for p in files)), key=lambda k: (k not in TIME_KEYS, k))
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in keys}
+    gap_parts: dict[str, list[np.ndarray]] = {k: [] for k in keys}
+    names, counts, aggregated, sources = [], [], [], []
+    arrays, gaps = zip(*(_numpy_columns(p) for p in files))
+    for name, segs in segments.items():
+        # Repetitions beat aggregates: use per-file aggregates only where no file has repetitions.
+        full = [s for s in segs if s[2] and not s[3]]
+        use = full or [s for s in segs if s[2]]
+        names.append(name)
+        counts.append(sum(s[2] for s in use))
+        aggregated.append(not full and bool(use))
+        for f, start, count, _ in use:
+            sources.append(np.full(count, f))
+            rows = slice(start, start + count)
+            for k in keys:
+                column = arrays[f].get(k)
+                if column is None:
+                    parts[k].append(np.full(count, np.nan))
+                    gap_parts[k].append(np.ones(count, dtype=bool))
+                else:
+                    parts[k].append(column[rows])
+                    gap = gaps[f].get(k)
+                    gap_parts[k].append(gap[rows] if gap is not None else np.zeros(count, bool))
+    counts_array = np.asarray(counts, dtype=np.int64)
+
+    def joined(chunks: list[np.ndarray], dtype: Any) -> np.ndarray:
+        return np.concatenate(chunks) if chunks else np.zeros(0, dtype=dtype)
+
+    gap_columns = {k: joined(g, bool) for k, g in gap_parts.items()}
+    return ResultSet(
+        label,
+        tuple(Path(p.path) for p in files),
+        files[0].context,
+        tuple(names),
+        np.cumsum(counts_array) - counts_array,
+        counts_array,
+        np.asarray(aggregated, dtype=bool),
+        joined(sources, np.int64),
+        {k: joined(v, float) for k, v in parts.items()},
+        {k: g for k, g in gap_columns.items() if g.any()},
+        errors,
+        skipped,
+        tuple(notes),
+    )

@@ -1,0 +1,226 @@
+"""Statistics of two samples: ratio of medians, its confidence interval, Mann–Whitney U, BH.
+
+All work is on log values, so that a ratio is a difference: swapping the sides negates every
+estimate exactly, and scaling one side by k adds log k exactly. Benchmarks with the same
+repetition counts are processed together as one array (10,000 benchmarks cost milliseconds).
+
+The Mann–Whitney test and the Benjamini–Hochberg step are computed here with numpy rather than
+by scipy.stats: importing scipy.stats takes over a second on the CI machine, more than half
+the time budget of a 10,000-benchmark comparison. tests/tools/test_stats.py checks both
+against scipy.stats.mannwhitneyu and scipy.stats.false_discovery_control.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from statistics import NormalDist
+
+import numpy as np
+
+# Normal-consistency constant of the median absolute deviation.
+MAD_TO_SIGMA = 1.4826
+# Up to this many pairs (n*m) the exact null distribution of U is used; beyond, a normal one.
+EXACT_PAIRS = 2500
+
+
+@dataclass(frozen=True)
+class PairStats:
+    """Per-pair results, one entry per (baseline, contender) pair; NaN where undefined."""
+
+    log_ratio: np.ndarray  # log(median(contender) / median(baseline))
+    log_ci_low: np.ndarray  # confidence interval of the log ratio (Hodges–Lehmann / Moses)
+    log_ci_high: np.ndarray
+    p_value: np.ndarray  # two-sided Mann–Whitney U
+    baseline_median: np.ndarray
+    contender_median: np.ndarray
+    baseline_cv: np.ndarray  # robust coefficients of variation of the repetitions
+    contender_cv: np.ndarray
+
+
+def robust_cv(values: np.ndarray) -> np.ndarray:
+    """MAD-based coefficient of variation along the last axis (NaN for fewer than 3 values)."""
+    median = np.median(values, axis=-1)
+    mad = np.median(np.abs(values - median[..., None]), axis=-1)
+    cv = MAD_TO_SIGMA * mad / median
+    return np.where(values.shape[-1] >= 3, cv, np.nan)
+
+
+@lru_cache(maxsize=256)
+def u_null_counts(n: int, m: int) -> np.ndarray:
+    """Number of orderings of n + m distinct values giving U = 0..n*m (no ties)."""
+    # Recurrence on the largest value: it is a y (adding i to U) or an x.
+    # row[j] holds the counts for (i, j); built up over i.
+    row = [np.ones(1) for _ in range(m + 1)]
+    for i in range(1, n + 1):
+        new = [np.ones(1)]
+        for j in range(1, m + 1):
+            counts = np.zeros(i * j + 1)
+            counts[i : i + len(new[j - 1])] += new[j - 1]
+            counts[: len(row[j])] += row[j]
+            new.append(counts)
+        row = new
+    return row[m]
+
+
+def moses_rank(n: int, m: int, confidence: float) -> int:
+    """0-based rank k such that [d_(k), d_(nm-1-k)] of the sorted pairwise differences is a
+    distribution-free confidence interval for the shift at `confidence` (the widest one,
+    k = 0, when the samples are too small to reach it)."""
+    tail = (1.0 - confidence) / 2.0
+    if n * m <= EXACT_PAIRS:
+        counts = u_null_counts(n, m)
+        cdf = np.cumsum(counts) / counts.sum()
+        # P(shift < d_(c), 1-based) = P(U <= c - 1): take the largest c with that <= tail.
+        c = int(np.searchsorted(cdf, tail, side="right"))
+    else:
+        z = NormalDist().inv_cdf(1.0 - tail)
+        c = math.floor(n * m / 2.0 + 0.5 - z * math.sqrt(n * m * (n + m + 1) / 12.0))
+    return max(0, min(c - 1, (n * m - 1) // 2))
+
+
+def min_p_value(n: int, m: int) -> float:
+    """Smallest two-sided exact Mann–Whitney p-value possible with n and m values."""
+    return min(1.0, 2.0 / math.comb(n + m, n))
+
+
+def bh_adjust(p_values: np.ndarray) -> np.ndarray:
+    """Benjamini–Hochberg adjusted p-values (q-values)."""
+    p = np.asarray(p_values, dtype=float)
+    if p.size == 0:
+        return p.copy()
+    order = np.argsort(p)
+    ranked = p[order] * p.size / np.arange(1, p.size + 1)
+    q = np.minimum.accumulate(ranked[::-1])[::-1]
+    out = np.empty_like(q)
+    out[order] = np.minimum(q, 1.0)
+    return out
+
+
+def pair_statistics(
+    baseline: Sequence[np.ndarray], contender: Sequence[np.ndarray], confidence: float
+) -> PairStats:
+    """Compare each baseline sample with its contender sample (positive values only)."""
+    x_counts = np.array([len(v) for v in baseline], dtype=np.int64)
+    y_counts = np.array([len(v) for v in contender], dtype=np.int64)
+
+    def column(samples: Sequence[np.ndarray]) -> np.ndarray:
+        return np.concatenate([np.asarray(v, dtype=float) for v in samples] or [np.zeros(0)])
+
+    return pair_statistics_columns(
+        column(baseline),
+        np.cumsum(x_counts) - x_counts,
+        x_counts,
+        column(contender),
+        np.cumsum(y_counts) - y_counts,
+        y_counts,
+        confidence,
+    )
+
+
+def pair_statistics_columns(
+    x_values: np.ndarray,
+    x_starts: np.ndarray,
+    x_counts: np.ndarray,
+    y_values: np.ndarray,
+    y_starts: np.ndarray,
+    y_counts: np.ndarray,
+    confidence: float,
+) -> PairStats:
+    """pair_statistics on columnar data: pair i compares x_values[x_starts[i]:][:x_counts[i]]
+    with the same slice of y_values. Pairs with the same sizes are computed as one block."""
+    count = len(x_counts)
+    out = {name: np.full(count, np.nan) for name in PairStats.__dataclass_fields__}
+    if count == 0:
+        return PairStats(**out)
+    key = x_counts * (int(y_counts.max()) + 1) + y_counts
+    for value in np.unique(key):
+        idx = np.flatnonzero(key == value)
+        n, m = int(x_counts[idx[0]]), int(y_counts[idx[0]])
+        if n == 0 or m == 0:
+            continue
+        x = x_values[x_starts[idx][:, None] + np.arange(n)]
+        y = y_values[y_starts[idx][:, None] + np.arange(m)]
+        _group(x, y, idx, confidence, out)
+    return PairStats(**out)
+
+
+def _group(
+    x: np.ndarray, y: np.ndarray, idx: np.ndarray, confidence: float, out: dict[str, np.ndarray]
+) -> None:
+    """Fill `out` at `idx` for a block of pairs that share their sizes (x: B×n, y: B×m)."""
+    n, m = x.shape[1], y.shape[1]
+    base_median, cont_median = np.median(x, axis=1), np.median(y, axis=1)
+    out["baseline_median"][idx] = base_median
+    out["contender_median"][idx] = cont_median
+    # A difference of logs: exactly negated when the sides swap.
+    out["log_ratio"][idx] = np.log(cont_median) - np.log(base_median)
+    out["baseline_cv"][idx] = robust_cv(x)
+    out["contender_cv"][idx] = robust_cv(y)
+
+    # Hodges–Lehmann (Moses) interval: order statistics of all pairwise log differences.
+    log_x, log_y = np.log(x), np.log(y)
+    diffs = np.sort((log_y[:, None, :] - log_x[:, :, None]).reshape(len(idx), n * m), axis=1)
+    k = moses_rank(n, m, confidence)
+    out["log_ci_low"][idx] = diffs[:, k]
+    out["log_ci_high"][idx] = diffs[:, n * m - 1 - k]
+
+    out["p_value"][idx] = mann_whitney(log_x, log_y, diffs)
+
+
+def _tie_terms(merged: np.ndarray) -> np.ndarray:
+    """Sum of t^3 - t over the groups of t equal values, per row of a row-sorted array."""
+    rows, width = merged.shape
+    starts_run = np.ones((rows, width), dtype=bool)
+    starts_run[:, 1:] = merged[:, 1:] != merged[:, :-1]
+    run = np.cumsum(starts_run, axis=1) - 1 + (np.arange(rows) * width)[:, None]
+    t = np.bincount(run.ravel(), minlength=rows * width).astype(float)
+    terms: np.ndarray = (t**3 - t).reshape(rows, width).sum(axis=1)
+    return terms
+
+
+_erfc = np.frompyfunc(math.erfc, 1, 1)
+
+
+@lru_cache(maxsize=256)
+def _u_survival(n: int, m: int) -> np.ndarray:
+    """P(U >= k) for k = 0..n*m under the null hypothesis, no ties."""
+    counts = u_null_counts(n, m)
+    survival: np.ndarray = np.cumsum(counts[::-1])[::-1] / counts.sum()
+    return survival
+
+
+def mann_whitney(x: np.ndarray, y: np.ndarray, diffs: np.ndarray | None = None) -> np.ndarray:
+    """Two-sided Mann–Whitney U p-values per row of x (B×n) and y (B×m), as
+    scipy.stats.mannwhitneyu(method="auto"-like) gives them: exact without ties (for
+    n*m <= EXACT_PAIRS), else the normal approximation with tie and continuity corrections.
+    `diffs` may pass the already computed y - x pairwise differences (B×nm)."""
+    n, m = x.shape[1], y.shape[1]
+    if diffs is None:
+        diffs = (y[:, None, :] - x[:, :, None]).reshape(len(x), n * m)
+    u = (diffs > 0).sum(axis=1) + 0.5 * (diffs == 0).sum(axis=1)
+    big = np.maximum(u, n * m - u)  # two-sided: the larger of U and its mirror
+    merged = np.sort(np.concatenate([x, y], axis=1), axis=1)
+    tied = (np.diff(merged, axis=1) == 0).any(axis=1)
+    p = np.ones(len(x))
+
+    exact = ~tied if n * m <= EXACT_PAIRS else np.zeros(len(x), dtype=bool)
+    if exact.any():
+        p[exact] = 2.0 * _u_survival(n, m)[big[exact].astype(np.int64)]
+
+    normal = ~exact
+    if normal.any():
+        total = n + m
+        ties = np.zeros(len(x))
+        with_ties = tied & normal
+        if with_ties.any():
+            ties[with_ties] = _tie_terms(merged[with_ties])
+        variance = n * m / 12.0 * ((total + 1) - ties[normal] / (total * (total - 1)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = (big[normal] - n * m / 2.0 - 0.5) / np.sqrt(variance)
+        # All values equal gives 0/0: no evidence of a difference (p = 1).
+        z = np.where(np.isfinite(z), z, -np.inf)
+        p[normal] = np.asarray(_erfc(z / math.sqrt(2.0)), dtype=float)
+    return np.clip(p, 0.0, 1.0)

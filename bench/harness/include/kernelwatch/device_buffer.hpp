@@ -2,42 +2,22 @@
 // Owner of an array in device memory.
 
 #include <kernelwatch/cuda_check.hpp>
+#include <kernelwatch/detail/cuda_array.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <utility>
+#include <stdexcept>
 #include <vector>
 
 namespace kernelwatch {
 
 template <typename T>
-class device_buffer {
+class device_buffer : public detail::cuda_array<T, detail::device_allocator> {
  public:
-  device_buffer() = default;
-  explicit device_buffer(std::size_t size) : size_(size) {
-    if (size_ > 0) {
-      KW_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), size_bytes()));
-    }
-  }
-  ~device_buffer() {
-    if (data_ != nullptr) {
-      cudaFree(data_);  // no throw from a destructor; a sticky error shows at the next check
-    }
-  }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-  device_buffer(device_buffer&& other) noexcept
-      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
-  device_buffer& operator=(device_buffer&& other) noexcept {
-    std::swap(data_, other.data_);
-    std::swap(size_, other.size_);
-    return *this;
-  }
-
-  [[nodiscard]] T* data() noexcept { return data_; }
-  [[nodiscard]] const T* data() const noexcept { return data_; }
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  [[nodiscard]] std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
+  using detail::cuda_array<T, detail::device_allocator>::cuda_array;
+  using detail::cuda_array<T, detail::device_allocator>::data;
+  using detail::cuda_array<T, detail::device_allocator>::size;
+  using detail::cuda_array<T, detail::device_allocator>::size_bytes;
 
   // The helpers below are for setup and checks, never for timed code: each waits for all
   // work on the device first and is complete when it returns. Plain cudaMemset/cudaMemcpy run
@@ -47,28 +27,24 @@ class device_buffer {
   /// Sets every byte, e.g. 0xFF to poison an output (NaN for floating point) before a check.
   void fill_bytes(std::uint8_t value) {
     KW_CUDA_CHECK(cudaDeviceSynchronize());
-    KW_CUDA_CHECK(cudaMemset(data_, value, size_bytes()));
+    KW_CUDA_CHECK(cudaMemset(data(), value, size_bytes()));
     KW_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   void copy_from_host(const std::vector<T>& host) {
-    if (host.size() != size_) {
+    if (host.size() != size()) {
       throw std::invalid_argument("device_buffer::copy_from_host: size mismatch");
     }
     KW_CUDA_CHECK(cudaDeviceSynchronize());
-    KW_CUDA_CHECK(cudaMemcpy(data_, host.data(), size_bytes(), cudaMemcpyHostToDevice));
+    KW_CUDA_CHECK(cudaMemcpy(data(), host.data(), size_bytes(), cudaMemcpyHostToDevice));
   }
 
   [[nodiscard]] std::vector<T> to_host() const {
-    std::vector<T> host(size_);
+    std::vector<T> host(size());
     KW_CUDA_CHECK(cudaDeviceSynchronize());
-    KW_CUDA_CHECK(cudaMemcpy(host.data(), data_, size_bytes(), cudaMemcpyDeviceToHost));
+    KW_CUDA_CHECK(cudaMemcpy(host.data(), data(), size_bytes(), cudaMemcpyDeviceToHost));
     return host;
   }
-
- private:
-  T* data_ = nullptr;
-  std::size_t size_ = 0;
 };
 
 }  // namespace kernelwatch

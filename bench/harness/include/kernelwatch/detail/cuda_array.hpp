@@ -1,0 +1,63 @@
+#pragma once
+// The ownership part shared by device_buffer and pinned_buffer: one allocation of `size`
+// elements from a CUDA allocator, freed once, movable, never copied.
+
+#include <kernelwatch/cuda_check.hpp>
+
+#include <cstddef>
+#include <utility>
+
+namespace kernelwatch::detail {
+
+struct device_allocator {
+  static void* allocate(std::size_t bytes) {
+    void* pointer = nullptr;
+    KW_CUDA_CHECK(cudaMalloc(&pointer, bytes));
+    return pointer;
+  }
+  // No throw from a destructor; a sticky error shows at the next checked call.
+  static void release(void* pointer) noexcept { cudaFree(pointer); }
+};
+
+struct pinned_allocator {
+  static void* allocate(std::size_t bytes) {
+    void* pointer = nullptr;
+    KW_CUDA_CHECK(cudaMallocHost(&pointer, bytes));
+    return pointer;
+  }
+  static void release(void* pointer) noexcept { cudaFreeHost(pointer); }
+};
+
+template <typename T, typename Allocator>
+class cuda_array {
+ public:
+  cuda_array() = default;
+  explicit cuda_array(std::size_t size)
+      : data_(size > 0 ? static_cast<T*>(Allocator::allocate(size * sizeof(T))) : nullptr),
+        size_(size) {}
+  ~cuda_array() {
+    if (data_ != nullptr) {
+      Allocator::release(data_);
+    }
+  }
+  cuda_array(const cuda_array&) = delete;
+  cuda_array& operator=(const cuda_array&) = delete;
+  cuda_array(cuda_array&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  cuda_array& operator=(cuda_array&& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+    return *this;
+  }
+
+  [[nodiscard]] T* data() noexcept { return data_; }
+  [[nodiscard]] const T* data() const noexcept { return data_; }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace kernelwatch::detail

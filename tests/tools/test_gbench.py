@@ -250,14 +250,47 @@ def test_non_result_json_in_a_directory_is_skipped(tmp_path: Path) -> None:
         gbench.read_file(str(path))
 
 
-def test_worker_protocol(tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]) -> None:
-    import pickle
+def _read_with(monkeypatch: pytest.MonkeyPatch, parser: object, path: Path) -> object:
+    monkeypatch.setattr(gbench, "_orjson", parser)
+    return gbench.read_json(path)
 
-    good = synthetic.write(tmp_path / "a.json", document({"BM_a": [1.0, 2.0]}))
-    assert gbench.worker([str(good)]) == 0
-    fields = pickle.loads(capfdbinary.readouterr().out)
-    assert fields["names"] == ["BM_a"]
-    bad = tmp_path / "bad.json"
-    bad.write_text("")
-    assert gbench.worker([str(bad)]) == 2
-    assert capfdbinary.readouterr().err.decode().endswith("empty file")
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"context": {"a": 1}, "benchmarks": [{"name": "BM_a", "real_time": 1.5}]}',
+        '{"benchmarks": [{"name": "BM_a", "real_time": 2, "x": NaN, "y": Infinity}]}',
+        '{"benchmarks": [{"name": "BM_\u00e9", "real_time": 12345678901234}]}',
+    ],
+    ids=["plain", "bare-nan-and-infinity", "unicode-and-large-integer"],
+)
+def test_orjson_and_json_read_the_same(content: str, tmp_path: Path, monkeypatch) -> None:
+    orjson = pytest.importorskip("orjson")
+    path = tmp_path / "a.json"
+    path.write_text(content, encoding="utf-8")
+    fast = _read_with(monkeypatch, orjson, path)
+    plain = _read_with(monkeypatch, None, path)
+    assert json.dumps(fast, sort_keys=True) == json.dumps(plain, sort_keys=True)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"benchmarks": [', "the file ends early (truncated?)"),
+        (b'{"benchmarks": [}]}', "invalid JSON: Expecting value"),
+        (b'\xff\xfe{"a": 1}', "invalid UTF-8"),
+        (b"  \n", "empty file"),
+    ],
+)
+def test_orjson_errors_are_explained_as_json_explains_them(
+    content: bytes, message: str, tmp_path: Path, monkeypatch
+) -> None:
+    orjson = pytest.importorskip("orjson")
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    lines = []
+    for parser in (orjson, None):
+        with pytest.raises(InputError) as caught:
+            _read_with(monkeypatch, parser, path)
+        lines.append(str(caught.value))
+    assert lines[0] == lines[1] and message in lines[0]

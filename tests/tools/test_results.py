@@ -1,4 +1,4 @@
-"""Result sets: typed views, units, directories merged, metrics, parallel loading, real files."""
+"""Result sets: typed views, units, directories merged, metrics, several sides, real files."""
 
 from __future__ import annotations
 
@@ -132,35 +132,22 @@ def _snapshot(side: results.ResultSet) -> dict:
     }
 
 
-def test_parallel_loading_equals_serial(write_json) -> None:
-    a = write_json("a.json", {f"BM_{i}": [1.0 + i, 2.0, 3.0] for i in range(20)}, time_unit="us")
-    b = write_json("b.json", {f"BM_{i}": [2.0 + i, 2.0, 3.0] for i in range(25)})
-    serial = load_all([a, b], parallel=False)
-    parallel = load_all([a, b], parallel=True)
-    assert [_snapshot(s) for s in serial] == [_snapshot(s) for s in parallel]
-    assert [s.context for s in serial] == [s.context for s in parallel]
-
-
-@pytest.mark.parametrize("bad_first", [True, False], ids=["in-a-worker", "in-this-process"])
-def test_parallel_loading_reports_bad_input_in_one_line(write_json, bad_first: bool) -> None:
-    a = write_json("a.json", {"BM_a": [1.0, 2.0]})
-    bad = write_json("b.json", '{"benchmarks": [')
-    with pytest.raises(InputError) as caught:
-        load_all([bad, a] if bad_first else [a, bad], parallel=True)
-    assert str(caught.value).startswith(f"{bad}: invalid JSON")
-    assert "\n" not in str(caught.value)
-
-
-def test_parallel_loading_of_directories(write_json, tmp_path: Path) -> None:
+def test_load_all_equals_loading_each(write_json, tmp_path: Path) -> None:
     for i in range(4):
         write_json(f"base/{i}.json", {"BM_a": [1.0 + i, 2.0, 3.0], f"BM_{i}": [4.0, 5.0]})
     (tmp_path / "base" / "manifest.json").write_text("{}")
-    write_json("cont.json", {"BM_a": [1.0, 2.0, 3.0]})
-    serial = load_all([tmp_path / "base", tmp_path / "cont.json"], parallel=False)
-    parallel = load_all([tmp_path / "base", tmp_path / "cont.json"], parallel=True)
-    assert [_snapshot(s) for s in serial] == [_snapshot(s) for s in parallel]
-    assert list(parallel[0].benchmark("BM_a").sources) == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
-    assert serial[0].notes == parallel[0].notes
+    cont = write_json("cont.json", {"BM_a": [1.0, 2.0, 3.0]}, time_unit="us")
+    together = load_all([tmp_path / "base", cont])
+    one_by_one = [load(tmp_path / "base"), load(cont)]
+    assert [_snapshot(s) for s in together] == [_snapshot(s) for s in one_by_one]
+    assert list(together[0].benchmark("BM_a").sources) == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    assert together[0].notes == one_by_one[0].notes
+
+
+def test_load_all_checks_every_path_before_reading(write_json, tmp_path: Path) -> None:
+    bad = write_json("bad.json", '{"benchmarks": [')
+    with pytest.raises(InputError, match="absent.json: no such file or directory"):
+        load_all([bad, tmp_path / "absent.json"])
 
 
 @pytest.mark.parametrize("path", gpu_file_params())

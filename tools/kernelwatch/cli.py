@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 
@@ -18,8 +19,11 @@ from kernelwatch.errors import InputError
 EXIT_CODES = """\
 exit status (each command's --help says more):
   0  success
-  1  the check failed (compare: a regression)
+  1  the check failed (compare, run, ab: a regression)
   2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
+  3  a benchmark binary crashed or lost its CUDA context (run, ab)
+  4  no CUDA GPU is visible: nothing to measure (run, ab)
+  130  interrupted
 """
 
 
@@ -46,13 +50,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exc:  # --help, --version, or a usage error (already printed)
             return exc.code if isinstance(exc.code, int) else 0
         handler = getattr(args, "handler", None)
+        # The command as typed, for the records of what produced a result (run, baseline).
+        args.command_line = shlex.join(["kernelwatch", *(sys.argv[1:] if argv is None else argv)])
         if handler is None:
             parser.print_help(sys.stderr)
             return 2
         return int(handler(args))
     except InputError as exc:
-        print(f"kernelwatch: error: {exc}", file=sys.stderr)
-        return 2
+        print(f"kernelwatch: {exc.prefix}{exc}", file=sys.stderr)
+        return exc.exit_status
     except KeyboardInterrupt:
         print("kernelwatch: interrupted", file=sys.stderr)
         return 130

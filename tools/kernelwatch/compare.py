@@ -106,6 +106,9 @@ class Comparison(NamedTuple):
     threshold: float | None = None  # configured threshold for this benchmark
     noise_floor: float | None = None
     limit: float | None = None  # max(threshold, noise_floor)
+    # Set by `kernelwatch run` for REGRESSION rows it re-ran in a fresh process: True when every
+    # re-run regressed again (still failing), False when one did not (shown, not failing).
+    confirmed: bool | None = None
 
     def worse_by(self, higher_is_better: bool) -> float:
         """Log of the change in the bad direction (for sorting); -inf when there is none."""

@@ -1,9 +1,26 @@
-"""The one error type the CLI turns into `kernelwatch: error: ...` and exit status 2."""
+"""The error types the CLI turns into one line on stderr and an exit status."""
 
 
 class InputError(Exception):
-    """Bad input or usage that the user can fix; its message is one line, shown as is."""
+    """Bad input or usage that the user can fix; its message is one line, shown as is.
+    The CLI prints `kernelwatch: error: MESSAGE` and exits with `exit_status`."""
+
+    exit_status = 2
+    prefix = "error: "
 
     def __init__(self, message: str) -> None:
         # One line on stderr is the contract: fold anything multi-line.
         super().__init__(" ".join(str(message).split()))
+
+
+class BenchmarkCrashed(InputError):
+    """A benchmark binary crashed or lost its CUDA context (its exit code 3, or a signal)."""
+
+    exit_status = 3
+
+
+class NoGpuError(InputError):
+    """No usable CUDA GPU: nothing can be measured. Printed as `kernelwatch: MESSAGE`."""
+
+    exit_status = 4
+    prefix = ""

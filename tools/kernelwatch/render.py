@@ -79,17 +79,22 @@ def _summary_line(report: Report) -> str:
     return f"Geomean change {_change(ratio)} over {count} benchmarks: {counts}"
 
 
+def summary_line(report: Report) -> str:
+    """`Geomean change +1.2% over N benchmarks: 3 REGRESSION, ...` (as under the table)."""
+    return _summary_line(report)
+
+
 def _side_line(role: str, paths: Sequence[Any], context: Mapping[str, Any]) -> str:
     gpu = gpu_model(context)
     files = ", ".join(str(p) for p in paths)
     return f"  {role:<9} {files}" + (f"  [{gpu}]" if gpu else "")
 
 
-def render_table(report: Report, color: bool = False) -> str:
+def render_table(report: Report, color: bool = False, command: str = "compare") -> str:
     """Fixed-width table, worst first, with a geometric-mean summary line."""
     settings = report.settings
     lines = [
-        f"kernelwatch compare: {report.metric.key} ({_direction(report.metric)}), "
+        f"kernelwatch {command}: {report.metric.key} ({_direction(report.metric)}), "
         f"alpha {settings.alpha:g} (Benjamini-Hochberg), threshold {settings.threshold:.1%}, "
         f"CI {settings.confidence:.0%}",
         _side_line("baseline", report.baseline.paths, report.baseline.context),
@@ -114,14 +119,19 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(report: Report) -> str:
+def render_markdown(report: Report, command: str = "compare") -> str:
     """GitHub-flavoured Markdown for a step summary or a PR comment: the notable rows in a table,
     the unchanged ones folded away."""
-    counts = report.counts()
-    bad = counts[Verdict.REGRESSION]
+    regressions = [c for c in report.comparisons if c.verdict is Verdict.REGRESSION]
+    bad = sum(c.confirmed is not False for c in regressions)
     title = f"{bad} regression{'s' * (bad != 1)}" if bad else "no regression"
+    if bad and any(c.confirmed for c in regressions):
+        title += " (confirmed by a re-run)"
+    unconfirmed = len(regressions) - bad
+    if unconfirmed:
+        title += f", {unconfirmed} not confirmed"
     out = [
-        f"### kernelwatch compare: {title}",
+        f"### kernelwatch {command}: {title}",
         "",
         f"Metric `{report.metric.key}` ({_direction(report.metric)}); "
         f"baseline `{report.baseline.label}`, contender `{report.contender.label}`; "
@@ -173,7 +183,7 @@ def _side_json(side: SideSummary | None) -> dict[str, Any] | None:
     }
 
 
-def report_json(report: Report) -> dict[str, Any]:
+def report_json(report: Report, command: str = "compare") -> dict[str, Any]:
     """The JSON document as a dict (documented in docs/compare.md, `schema_version` 1)."""
     settings = report.settings
     geomean = report.geomean_ratio()
@@ -193,7 +203,7 @@ def report_json(report: Report) -> dict[str, Any]:
 
     return {
         "schema_version": SCHEMA_VERSION,
-        "tool": {"name": "kernelwatch", "version": __version__, "command": "compare"},
+        "tool": {"name": "kernelwatch", "version": __version__, "command": command},
         "metric": {
             "name": report.metric.key,
             "higher_is_better": report.metric.higher_is_better,
@@ -231,6 +241,7 @@ def report_json(report: Report) -> dict[str, Any]:
                 "verdict": c.verdict.value,
                 "reason": c.reason,
                 "failed": c.failed,
+                **({"confirmed": c.confirmed} if command == "run" else {}),
                 "ratio": _number(c.ratio),
                 "change": None if c.ratio is None else c.ratio - 1.0,
                 "ci_low": _number(c.ci_low),
@@ -248,10 +259,10 @@ def report_json(report: Report) -> dict[str, Any]:
     }
 
 
-def render_json(report: Report) -> str:
+def render_json(report: Report, command: str = "compare") -> str:
     """The JSON document: indented, except that each benchmark is one line (json's indenting
     encoder is pure Python and takes most of a second for 10,000 benchmarks)."""
-    document = report_json(report)
+    document = report_json(report, command)
     benchmarks = document.pop("benchmarks")
     # allow_nan=False: the output must be strict JSON (NaN never reaches it; None is null).
     head = json.dumps(document, indent=2, allow_nan=False)
@@ -261,9 +272,10 @@ def render_json(report: Report) -> str:
     return head[:-2] + ",\n  " + body + "\n}\n"
 
 
-def render_junit(report: Report) -> str:
-    """JUnit XML: one test case per benchmark; regressions (and other failing verdicts) fail."""
-    suite_name = f"kernelwatch.compare.{report.metric.key}"
+def render_junit(report: Report, command: str = "compare") -> str:
+    """JUnit XML: one test case per benchmark; regressions (and other failing verdicts) fail.
+    A regression that a re-run did not confirm passes, with the reason in <system-out>."""
+    suite_name = f"kernelwatch.{command}.{report.metric.key}"
     counts = {"failures": 0, "errors": 0, "skipped": 0}
     cases = []
     for c in report.comparisons:

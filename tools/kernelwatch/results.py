@@ -1,4 +1,4 @@
-"""Google Benchmark results as typed, columnar data; merging directories; loading in parallel.
+"""Google Benchmark results as typed, columnar data; merging directories.
 
 A benchmark is identified by its `run_name` (its `name` in files too old to have one), which
 groups its repetitions. A directory stands for all of its `*.json` result files, merged: a
@@ -8,10 +8,6 @@ benchmark found in several files gets the repetitions of all of them, and rememb
 
 from __future__ import annotations
 
-import os
-import pickle
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,10 +26,6 @@ NOISE_COUNTER = "noise"
 # Counters where a larger value is better, recognised by name; others need a direction flag.
 _HIGHER_SUFFIXES = ("_per_second", "_fraction")
 _LOWER_NAMES = frozenset({"real_time", "cpu_time", "allocs_per_iter", "max_bytes_used"})
-
-# Inputs at least this large (bytes, all files) are parsed side by side, in this process and in
-# worker processes: json.loads is most of the time of a large comparison, and it uses one core.
-PARALLEL_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -160,25 +152,14 @@ def load(path: str | Path) -> ResultSet:
     return load_all([path])[0]
 
 
-def load_all(paths: Sequence[str | Path], parallel: bool | None = None) -> list[ResultSet]:
-    """Load several sides at once, so that large files can be parsed side by side.
-    `parallel`: None decides by size; True/False force it (for tests)."""
+def load_all(paths: Sequence[str | Path]) -> list[ResultSet]:
+    """Load several sides (files or directories), each merged as `load` does. Every path is
+    checked to exist before any file is parsed (a typo fails at once, not after a big read)."""
     plans = [_expand(Path(p)) for p in paths]
-    jobs = [(str(f), is_dir) for files, is_dir in plans for f in files]
-    if parallel is None:
-        size = sum(os.path.getsize(f) for f, _ in jobs)
-        parallel = (
-            len(jobs) > 1
-            and size >= PARALLEL_BYTES
-            and (os.cpu_count() or 1) > 1
-            and bool(sys.executable)
-        )
-    parsed = _read_parallel(jobs) if parallel else [read_file(f, d) for f, d in jobs]
-    sides = []
-    for path, (files, _) in zip(paths, plans):
-        mine, parsed = parsed[: len(files)], parsed[len(files) :]
-        sides.append(_merge(str(path), files, mine))
-    return sides
+    return [
+        _merge(str(path), files, [read_file(str(f), in_directory) for f in files])
+        for path, (files, in_directory) in zip(paths, plans)
+    ]
 
 
 def from_documents(label: str, documents: Sequence[Any]) -> ResultSet:
@@ -197,58 +178,6 @@ def _expand(root: Path) -> tuple[list[Path], bool]:
     if not root.exists():
         raise InputError(f"{root}: no such file or directory")
     return [root], False
-
-
-# A reading process: imports only kernelwatch.gbench (no numpy), from where this copy lives.
-_WORKER = (
-    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
-    "from kernelwatch.gbench import worker; sys.exit(worker(sys.argv[1:]))"
-)
-
-
-def _read_parallel(jobs: list[tuple[str, bool]]) -> list[FileColumns | None]:
-    """Read the last file here and the others in worker processes meanwhile, at most one per
-    other core at a time."""
-    root = str(Path(__file__).resolve().parent.parent)
-    slots = max(1, (os.cpu_count() or 2) - 1)
-    waiting = list(range(len(jobs) - 1))
-    running: list[tuple[int, subprocess.Popen[bytes]]] = []
-    parsed: list[FileColumns | None] = [None] * len(jobs)
-
-    def start() -> None:
-        index = waiting.pop(0)
-        path, in_directory = jobs[index]
-        command = [sys.executable, "-c", _WORKER, root, path] + ["--in-directory"] * in_directory
-        running.append(
-            (index, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
-        )
-
-    try:
-        while waiting and len(running) < slots:
-            start()
-        parsed[-1] = read_file(*jobs[-1])
-        while running:
-            index, process = running.pop(0)
-            out, err = process.communicate()
-            parsed[index] = _worker_result(jobs[index][0], process.returncode, out, err)
-            if waiting:
-                start()
-    finally:
-        for _, process in running:  # only after an error: stop the others
-            process.kill()
-            process.wait()
-    return parsed
-
-
-def _worker_result(path: str, status: int, out: bytes, err: bytes) -> FileColumns | None:
-    message = err.decode("utf-8", "replace").strip()
-    if status == 2 and message:
-        raise InputError(message)
-    if status != 0:
-        last = message.splitlines()[-1] if message else f"status {status}"
-        raise InputError(f"{path}: reading failed: {last}")
-    fields = pickle.loads(out)
-    return None if fields is None else FileColumns(**fields)
 
 
 def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> ResultSet:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import render
-from kernelwatch.compare import Settings, compare
+from kernelwatch.compare import Report, Settings, compare
 from kernelwatch.config import Config, load_config, parse_fraction
 from kernelwatch.errors import InputError
 from kernelwatch.results import load_all, resolve_metric
@@ -52,6 +52,17 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("baseline", metavar="BASELINE", help="result file or directory (reference)")
     parser.add_argument("contender", metavar="CONTENDER", help="result file or directory (judged)")
+    add_compare_options(parser)
+    parser.add_argument(
+        "--allow-gpu-mismatch",
+        action="store_true",
+        help="compare results from different GPU models (only a warning)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def add_compare_options(parser: argparse.ArgumentParser) -> None:
+    """The options that decide and show verdicts; `run` and `ab` share them."""
     parser.add_argument(
         "--metric",
         default="time",
@@ -100,6 +111,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
     parser.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="also write the Markdown report to FILE (for $GITHUB_STEP_SUMMARY)",
+    )
+    parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
@@ -115,12 +131,6 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="a benchmark erroring in the contender does not fail",
     )
-    parser.add_argument(
-        "--allow-gpu-mismatch",
-        action="store_true",
-        help="compare results from different GPU models (only a warning)",
-    )
-    parser.set_defaults(handler=run)
 
 
 def settings_from(args: argparse.Namespace, config: Config) -> Settings:
@@ -143,7 +153,7 @@ def settings_from(args: argparse.Namespace, config: Config) -> Settings:
         rules=config.rules,
         allow_missing=args.allow_missing,
         allow_errors=args.allow_errors,
-        allow_gpu_mismatch=args.allow_gpu_mismatch,
+        allow_gpu_mismatch=getattr(args, "allow_gpu_mismatch", False),
     )
 
 
@@ -153,20 +163,28 @@ def run(args: argparse.Namespace) -> int:
     metric = resolve_metric(args.metric, args.higher_is_better)
     baseline, contender = load_all([args.baseline, args.contender])
     report = compare(baseline, contender, metric, settings)
+    return write_report(report, args)
 
+
+def write_report(report: Report, args: argparse.Namespace, command: str = "compare") -> int:
+    """Warnings on stderr, the JUnit and Markdown files if asked, the report on stdout; the
+    exit status."""
     for warning in report.warnings:
         print(f"kernelwatch: warning: {warning}", file=sys.stderr)
-    if args.junit:
-        try:
-            Path(args.junit).write_text(render.render_junit(report), encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"--junit {args.junit}: cannot write: {exc.strerror or exc}") from None
+    files = [(args.junit, "--junit", render.render_junit)]
+    files.append((args.markdown, "--markdown", render.render_markdown))
+    for path, option, view in files:
+        if path:
+            try:
+                Path(path).write_text(view(report, command=command), encoding="utf-8")
+            except OSError as exc:
+                raise InputError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
     if args.format == "json":
-        text = render.render_json(report)
+        text = render.render_json(report, command=command)
     elif args.format == "markdown":
-        text = render.render_markdown(report)
+        text = render.render_markdown(report, command=command)
     else:
-        text = render.render_table(report, color=_use_color(args.color))
+        text = render.render_table(report, color=_use_color(args.color), command=command)
     sys.stdout.write(text)
     sys.stdout.flush()
     return report.exit_status

@@ -1,0 +1,185 @@
+"""Fake Google Benchmark binaries for the tests of `run`, `baseline` and `ab`.
+
+A fake binary is an executable Python script that behaves like this project's binaries as
+far as kernelwatch can tell: it honours --benchmark_list_tests, --benchmark_filter,
+--benchmark_repetitions, --benchmark_min_time, --benchmark_enable_random_interleaving and
+--benchmark_out(_format); writes Google Benchmark JSON with a GPU context; exits 4 with the
+harness's line when told there is no GPU, 3 when told the CUDA context is lost, or dies of a
+signal. Its behaviour is read at each start from a JSON file beside it (<binary>.json), so a
+test can change it between runs:
+
+    benchmarks   {name: median time in ns}
+    slow         {name: factor}         times multiplied by factor ...
+    slow_runs    N                      ... only in the first N measuring runs (a disturbance)
+    errors       {name: message}        error rows instead of times
+    skipped      {name: message}        skipped rows (Google Benchmark 1.8)
+    exit         status                 3 or 4 (with the harness's message), or any other
+    signal       "SIGSEGV"              kill itself
+    no_output    true                   exit 0 without writing the result
+    context      {key: value}           merged into the GPU context below
+    noise        0.002                  relative spread of the repetitions
+    log          PATH                   append each command line (JSON list) to PATH
+    trace        PATH                   append the binary's path to PATH at each measuring run
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+TOOLS = Path(__file__).resolve().parents[2] / "tools"
+
+GPU_CONTEXT = {
+    "gpu_name": "NVIDIA H100 80GB HBM3",
+    "gpu_compute_capability": "9.0",
+    "gpu_uuid": "GPU-00000000-1111-2222-3333-444444444444",
+    "gpu_driver_version": "580.159.04",
+    "cuda_runtime_version": "13.0",
+    "cuda_driver_api_version": "13.0",
+    "kernelwatch_build_type": "Release",
+    "kernelwatch_cache_mode": "cold",
+    "kernelwatch_git_commit": "0123456789abcdef0123456789abcdef01234567",
+}
+
+SCRIPT = r"""#!{python}
+import json, math, os, random, re, signal, sys
+sys.path.insert(0, {tools!r})
+from kernelwatch import synthetic
+
+me = os.path.abspath(__file__)
+config = json.load(open(me + ".json"))
+names = list(config["benchmarks"])
+args = {{}}
+for arg in sys.argv[1:]:
+    key, _, value = arg.partition("=")
+    if not (key.startswith("--benchmark_") or key.startswith("--kernelwatch_")):
+        sys.stderr.write(me + ": error: unrecognized command-line flag: " + arg + "\n")
+        sys.exit(2)
+    args[key] = value
+if "log" in config:
+    with open(config["log"], "a") as log:
+        log.write(json.dumps(sys.argv[1:]) + "\n")
+pattern = args.get("--benchmark_filter", "")
+if pattern and pattern not in ("all", "."):
+    names = [n for n in names if re.search(pattern, n)]
+if args.get("--benchmark_list_tests", "false") in ("", "true", "1"):
+    print("\n".join(names))
+    sys.exit(0)
+status = config.get("exit", 0)
+if status == 4:
+    sys.stderr.write("kernelwatch: no CUDA GPU is visible (fake: 0 devices); nothing to measure\n")
+    sys.exit(4)
+if not names:
+    sys.stderr.write("Failed to match any benchmarks against regex: " + pattern + "\n")
+    sys.exit(0)
+count_file = me + ".runs"
+runs = int(open(count_file).read()) if os.path.exists(count_file) else 0
+with open(count_file, "w") as out:
+    out.write(str(runs + 1))
+if "trace" in config:
+    with open(config["trace"], "a") as trace:
+        trace.write(me + "\n")
+if status == 3:
+    sys.stderr.write("kernelwatch: CUDA context lost: an illegal memory access was encountered\n")
+    sys.exit(3)
+if status:
+    sys.stderr.write("fake: exiting with " + str(status) + "\n")
+    sys.exit(status)
+if config.get("signal"):
+    os.kill(os.getpid(), getattr(signal, config["signal"]))
+if config.get("no_output"):
+    sys.exit(0)
+repetitions = int(args.get("--benchmark_repetitions", "1"))
+float(args.get("--benchmark_min_time", "0.5"))  # a plain number, as Google Benchmark 1.7 needs
+slow_now = config.get("slow_runs") is None or runs < config["slow_runs"]
+noise = config.get("noise", 0.002)
+rows = []
+for index, name in enumerate(names):
+    if name in config.get("errors", {{}}):
+        rows.append({{"name": name, "run_name": name, "run_type": "iteration", "repetitions": 1,
+                     "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
+                     "cpu_time": 0.0, "time_unit": "ns", "error_occurred": True,
+                     "error_message": config["errors"][name]}})
+        continue
+    if name in config.get("skipped", {{}}):
+        rows.append({{"name": name, "run_name": name, "run_type": "iteration", "repetitions": 1,
+                     "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
+                     "cpu_time": 0.0, "time_unit": "ns", "skipped": True,
+                     "skip_message": config["skipped"][name]}})
+        continue
+    factor = config.get("slow", {{}}).get(name, 1.0) if slow_now else 1.0
+    rng = random.Random(f"{{name}}/{{runs}}/{{config.get('seed', 0)}}")
+    times = [config["benchmarks"][name] * factor * math.exp(rng.gauss(0, noise))
+             for _ in range(repetitions)]
+    rows += synthetic.benchmark_rows(name, times, family_index=index)
+context = dict({gpu_context!r})
+context.update(config.get("context", {{}}))
+context["executable"] = me
+synthetic.write(args["--benchmark_out"], synthetic.document(rows, context))
+"""
+
+
+def make(
+    folder: Path,
+    name: str,
+    benchmarks: Mapping[str, float],
+    **behaviour: Any,
+) -> Path:
+    """Write an executable fake binary `folder/name` and its behaviour file; returns its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(
+        SCRIPT.format(python=sys.executable, tools=str(TOOLS), gpu_context=GPU_CONTEXT),
+        encoding="utf-8",
+    )
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    configure(path, benchmarks=dict(benchmarks), **behaviour)
+    return path
+
+
+def configure(binary: Path, **behaviour: Any) -> None:
+    """Replace (update) the behaviour of a fake binary."""
+    config_path = Path(f"{binary}.json")
+    config = json.loads(config_path.read_text()) if config_path.exists() else {}
+    config.update(behaviour)
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+
+
+def runs(binary: Path) -> int:
+    """How many measuring runs the binary has made."""
+    path = Path(f"{binary}.runs")
+    return int(path.read_text()) if path.exists() else 0
+
+
+def suite(build: Path, families: Mapping[str, Mapping[str, float]], **behaviour: Any) -> list[Path]:
+    """BUILD/bench/kernelwatch_bench_<family> for each family: {family: {name: median ns}}."""
+    return [
+        make(build / "bench", f"kernelwatch_bench_{family}", benchmarks, **behaviour)
+        for family, benchmarks in families.items()
+    ]
+
+
+def no_nvidia_smi(monkeypatch: Any, devices: bool = True) -> None:
+    """Make kernelwatch find no nvidia-smi (and, unless `devices`, no NVIDIA device files),
+    so that the GPU is probed through the first binary."""
+    from kernelwatch import runner
+
+    monkeypatch.setattr(runner, "NVIDIA_SMI", "kernelwatch-test-no-such-nvidia-smi")
+    monkeypatch.setattr(runner, "GPU_DEVICE_GLOBS", ("/",) if devices else ())
+
+
+def fake_nvidia_smi(folder: Path, monkeypatch: Any, output: str, status: int = 0) -> Path:
+    """An nvidia-smi that prints `output` and exits with `status`."""
+    from kernelwatch import runner
+
+    path = folder / "nvidia-smi"
+    path.write_text(
+        f"#!{sys.executable}\nimport sys\nprint({output!r})\nsys.exit({status})\n", encoding="utf-8"
+    )
+    path.chmod(0o755)
+    monkeypatch.setattr(runner, "NVIDIA_SMI", str(path))
+    return path

@@ -1,0 +1,281 @@
+"""`kernelwatch ab`: a tiny git repository whose "benchmark binary" is a fake (fakebench.py),
+built by an injected build step (and once by real CMake)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import fakebench
+import pytest
+from kernelwatch import ab
+from kernelwatch.errors import InputError
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+BENCHMARKS = {f"fake/kernel/{n}/manual_time": 100.0 + 10 * n for n in range(5)}
+SLOWED = "fake/kernel/3/manual_time"
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=kw", "-c", "user.email=kw@example.com", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def one_error(err: str, prefix: str = "kernelwatch: error: ") -> str:
+    lines = err.splitlines()
+    assert lines and lines[-1].startswith(prefix) and "Traceback" not in err, err
+    assert sum(line.startswith("kernelwatch: error") for line in lines) <= 1, err
+    return lines[-1]
+
+
+class Repo:
+    """Commit A: the fake benchmarks. Commit B: one of them 20% slower."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.trace = root.parent / "trace.log"
+        self.builds: list[str] = []
+        root.mkdir()
+        git(root, "init", "-q")
+        fake = fakebench.make(root / "bench", "fake.py", BENCHMARKS, trace=str(self.trace))
+        assert fake.with_name("fake.py.json").is_file()
+        (root / "CMakeLists.txt").write_text(CMAKE_LISTS)
+        (root / "bench" / "fake.json.in").write_text(
+            json.dumps(
+                {
+                    "benchmarks": BENCHMARKS,
+                    "trace": str(self.trace),
+                    "context": {"kernelwatch_git_commit": "@KW_COMMIT@"},
+                }
+            )
+        )
+        git(root, "add", ".")
+        git(root, "commit", "-q", "-m", "A")
+        self.a = git(root, "rev-parse", "HEAD")
+        fakebench.configure(fake, slow={SLOWED: 1.2})
+        (root / "bench" / "fake.json.in").write_text(
+            json.dumps(
+                {
+                    "benchmarks": BENCHMARKS,
+                    "slow": {SLOWED: 1.2},
+                    "trace": str(self.trace),
+                    "context": {"kernelwatch_git_commit": "@KW_COMMIT@"},
+                }
+            )
+        )
+        git(root, "commit", "-q", "-am", "B: kernel 3 slower")
+        self.b = git(root, "rev-parse", "HEAD")
+        self.extra: dict = {}
+
+    def build(self, side: ab.Side, log: Path, **options: object) -> None:
+        """The injected build step: 'compiles' bench/fake.py into build/bench."""
+        self.builds.append(side.sha)
+        self.options = options
+        assert log.parent == side.worktree
+        folder = side.build_dir / "bench"
+        folder.mkdir(parents=True, exist_ok=True)
+        binary = folder / "kernelwatch_bench_fake"
+        shutil.copy2(side.worktree / "bench" / "fake.py", binary)
+        config = json.loads((side.worktree / "bench" / "fake.py.json").read_text())
+        config["context"] = {"kernelwatch_git_commit": side.sha}
+        config.update(self.extra)
+        Path(f"{binary}.json").write_text(json.dumps(config))
+
+    def traced(self) -> list[str]:
+        """Which side ran, in order: "A" or "B" per measuring run."""
+        if not self.trace.exists():
+            return []
+        sides = []
+        for line in self.trace.read_text().splitlines():
+            sides.append("A" if f"/{self.a}/" in line else "B" if f"/{self.b}/" in line else "?")
+        return sides
+
+
+CMAKE_LISTS = """\
+cmake_minimum_required(VERSION 3.16)
+project(fake NONE)
+set(KW_COMMIT "$ENV{KERNELWATCH_GIT_COMMIT}")
+configure_file(bench/fake.json.in ${CMAKE_BINARY_DIR}/bench/kernelwatch_bench_fake.json @ONLY)
+file(COPY bench/fake.py DESTINATION ${CMAKE_BINARY_DIR}/stage FILE_PERMISSIONS
+     OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
+file(RENAME ${CMAKE_BINARY_DIR}/stage/fake.py ${CMAKE_BINARY_DIR}/bench/kernelwatch_bench_fake)
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch) -> Repo:
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    made = Repo(tmp_path / "repo")
+    monkeypatch.setattr(ab, "cmake_build", made.build)
+    return made
+
+
+def run_ab(run_cli, repo: Repo, *argv: object, rounds: int = 3):
+    return run_cli(
+        "ab", *argv, "--repo", repo.root, "--rounds", rounds, "--out", repo.root.parent / "out"
+    )
+
+
+def test_help(run_cli) -> None:
+    out = run_cli("ab", "--help").out
+    assert "usage: kernelwatch ab" in out and "exit status" in out
+    assert "default 3" in out and "default 4" in out and "4  no CUDA GPU" in out
+
+
+def test_a_slower_kernel_is_found_and_nothing_else(repo: Repo, run_cli) -> None:
+    done = run_ab(run_cli, repo, repo.a, repo.b)
+    assert done.status == 1, done.out + done.err
+    regressions = [
+        line.split()[1] for line in done.out.splitlines() if line.startswith("REGRESSION")
+    ]
+    assert regressions == [SLOWED]
+    assert done.out.startswith("kernelwatch ab: real_time")
+    assert repo.traced() == ["A", "B"] * 3  # alternating, each run its own process
+    assert repo.builds == [repo.a, repo.b]
+    out = repo.root.parent / "out"
+    for side, sha in (("A", repo.a), ("B", repo.b)):
+        files = sorted(p.name for p in (out / side).iterdir())
+        assert files == ["round-1.json", "round-2.json", "round-3.json"]
+        context = json.loads((out / side / "round-2.json").read_text())["context"]
+        assert context["kernelwatch_git_commit"] == sha and context["kernelwatch_ab_sha"] == sha
+        assert context["kernelwatch_repetitions"] == "4"
+        assert context["kernelwatch_run_purpose"] == f"ab {side} round 2 of 3"
+    for sha in (repo.a, repo.b):
+        assert (repo.root / ".kernelwatch" / "worktrees" / sha / "build" / "bench").is_dir()
+
+
+def test_the_same_commit_twice_is_the_same(repo: Repo, run_cli) -> None:
+    done = run_ab(run_cli, repo, repo.b, "HEAD", "--cmake-arg=-DX=1", "--target", "t1", rounds=2)
+    assert done.status == 0, done.out + done.err
+    assert repo.builds == [repo.b]  # one build for the one commit
+    assert repo.options == {"cmake_args": ["-DX=1"], "targets": ["t1"]}
+
+
+def test_worktrees_and_builds_are_reused(repo: Repo, run_cli) -> None:
+    assert run_ab(run_cli, repo, repo.a, repo.b, rounds=2).status == 1
+    worktrees = git(repo.root, "worktree", "list")
+    assert (
+        run_ab(run_cli, repo, "HEAD~1", "HEAD", "--filter", "^fake/kernel/[34]/", rounds=2).status
+        == 1
+    )
+    assert git(repo.root, "worktree", "list") == worktrees and len(worktrees.splitlines()) == 3
+    assert repo.builds == [repo.a, repo.b] * 2  # incremental builds, same folders
+
+
+def test_build_only_then_no_build_without_git(repo: Repo, run_cli, tmp_path: Path) -> None:
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--build-only")
+    assert done.status == 0 and repo.traced() == []
+    assert "A (" in done.err and "built in" in done.err
+    # As on a machine that got the build folders but not the git history:
+    copy = tmp_path / "copy"
+    for sha in (repo.a, repo.b):
+        shutil.copytree(
+            repo.root / ".kernelwatch" / "worktrees" / sha / "build",
+            copy / ".kernelwatch" / "worktrees" / sha / "build",
+        )
+    done = run_cli(
+        "ab", repo.a, repo.b, "--no-build", "--repo", copy, "--rounds", 2, "--out", tmp_path / "o2"
+    )
+    assert done.status == 1, done.err
+    assert repo.builds == [repo.a, repo.b]  # not built again
+
+
+def test_real_cmake_build(tmp_path: Path, monkeypatch, run_cli) -> None:
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake is not installed")
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    made = Repo(tmp_path / "repo")
+    done = run_ab(run_cli, made, made.a, made.b, "--target", "all", rounds=2)
+    assert done.status == 1, done.out + done.err
+    assert [line.split()[1] for line in done.out.splitlines() if line.startswith("REGRESSION")] == [
+        SLOWED
+    ]
+    context = json.loads((tmp_path / "out" / "B" / "round-1.json").read_text())["context"]
+    assert context["kernelwatch_git_commit"] == made.b  # KERNELWATCH_GIT_COMMIT reached the build
+    log = made.root / ".kernelwatch" / "worktrees" / made.a / f".{ab.BUILD_LOG}"
+    assert "-DCMAKE_BUILD_TYPE=Release" in log.read_text()
+    assert "--target all" in log.read_text()
+
+
+# --- failures -----------------------------------------------------------------------------------
+
+
+def test_unknown_commit(repo: Repo, run_cli) -> None:
+    done = run_ab(run_cli, repo, repo.a, "no-such-branch")
+    assert done.status == 2
+    assert f"no-such-branch: not a commit in {repo.root}" in one_error(done.err)
+
+
+def test_not_a_repository(tmp_path: Path, run_cli) -> None:
+    (tmp_path / "plain").mkdir()
+    done = run_cli("ab", "A", "B", "--repo", tmp_path / "plain")
+    assert done.status == 2 and "not inside a git repository" in one_error(done.err)
+    done = run_cli("ab", "A", "B", "--repo", tmp_path / "absent")
+    assert done.status == 2 and "no such directory" in one_error(done.err)
+
+
+def test_build_failure(repo: Repo, run_cli, monkeypatch) -> None:
+    def broken(side: ab.Side, log: Path, **options: object) -> None:
+        raise InputError(f"building {side.name} failed: see {log}")
+
+    monkeypatch.setattr(ab, "cmake_build", broken)
+    done = run_ab(run_cli, repo, repo.a, repo.b)
+    assert done.status == 2 and "building A failed" in one_error(done.err)
+
+
+def test_real_build_failure_names_the_log(tmp_path: Path) -> None:
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake is not installed")
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "CMakeLists.txt").write_text("project(broken NONE)\nmessage(FATAL_ERROR nope)\n")
+    side = ab.Side("A", "main", "a" * 40, source, source / "build")
+    with pytest.raises(InputError, match=r"building A \(main, aaaaaaaaaaaa\) failed: .* see "):
+        ab.cmake_build(side, tmp_path / "build.log")
+    assert "nope" in (tmp_path / "build.log").read_text()
+
+
+def test_no_gpu(repo: Repo, run_cli) -> None:
+    repo.extra = {"exit": 4}
+    done = run_ab(run_cli, repo, repo.a, repo.b)
+    assert done.status == 4
+    assert one_error(done.err, "kernelwatch: no CUDA GPU").endswith("; nothing to measure")
+    assert repo.traced() == []
+
+
+def test_a_crash(repo: Repo, run_cli) -> None:
+    repo.extra = {"exit": 3}
+    done = run_ab(run_cli, repo, repo.a, repo.b)
+    assert done.status == 3 and "lost its CUDA context" in one_error(done.err)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--rounds", "0"], "--rounds 0: must be at least 1"),
+        (["--repetitions", "0"], "--repetitions 0: must be at least 1"),
+        (["--filter", "^none$"], "--filter '^none$' matches no benchmark"),
+        (["--bench", "bench/absent"], "no such file"),
+        (["--alpha", "3"], "alpha 3.0: must be between 0 and 1"),
+    ],
+)
+def test_bad_input(repo: Repo, run_cli, argv: list[str], message: str) -> None:
+    done = run_cli("ab", repo.a, repo.b, "--repo", repo.root, *argv)
+    assert done.status == 2 and message in one_error(done.err)
+
+
+def test_a_foreign_folder_in_the_worktree_place(repo: Repo, run_cli) -> None:
+    squatter = repo.root / ".kernelwatch" / "worktrees" / repo.a
+    squatter.mkdir(parents=True)
+    done = run_ab(run_cli, repo, repo.a, repo.b)
+    assert done.status == 2 and "exists but is not a worktree" in one_error(done.err)

@@ -1,0 +1,361 @@
+"""Baselines per GPU model (kernelwatch.baseline and `kernelwatch baseline ...`)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO, document, rows_for
+from fakebench import GPU_CONTEXT
+from kernelwatch import baseline as baselines
+from kernelwatch.errors import InputError
+
+SLUG = "nvidia-h100-80gb-hbm3-sm90"
+
+
+def steady(median: float, n: int = 10, seed: int = 0) -> list[float]:
+    return (median * np.random.default_rng(seed).lognormal(0.0, 0.002, n)).tolist()
+
+
+SUITE = {f"fam{i % 2}/bench/{i}/manual_time": steady(100.0 + i, seed=i) for i in range(6)}
+
+
+def suite(slow: dict[str, float] | None = None, n: int = 10, seed: int = 0) -> dict:
+    return {
+        name: steady(100.0 + i, n=n, seed=seed + i)
+        if not slow or name not in slow
+        else [t * slow[name] for t in steady(100.0 + i, n=n, seed=seed + i)]
+        for i, name in enumerate(SUITE)
+    }
+
+
+def context(**changes: str) -> dict:
+    return {
+        **GPU_CONTEXT,
+        "date": "2026-11-21T05:40:57+00:00",
+        "kernelwatch_run_command": "kernelwatch run --no-compare --out r.json",
+        **changes,
+    }
+
+
+def one_line(err: str, starts: str = "kernelwatch: error: ") -> str:
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(starts) and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path / "baselines"
+
+
+# --- slugs and resolution ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "capability", "slug"),
+    [
+        ("NVIDIA H100 80GB HBM3", "9.0", "nvidia-h100-80gb-hbm3-sm90"),
+        ("NVIDIA H200", "9.0", "nvidia-h200-sm90"),
+        ("NVIDIA A100-SXM4-80GB", "8.0", "nvidia-a100-sxm4-80gb-sm80"),
+        ("  NVIDIA GeForce RTX 4090 ", "8.9", "nvidia-geforce-rtx-4090-sm89"),
+        ("NVIDIA B200", "10.0", "nvidia-b200-sm100"),
+    ],
+)
+def test_gpu_slug(name: str, capability: str, slug: str) -> None:
+    assert baselines.gpu_slug(name, capability) == slug
+
+
+def test_context_slug() -> None:
+    assert baselines.context_slug(GPU_CONTEXT) == SLUG
+    assert baselines.context_slug({"gpu_name": "X"}) is None
+    assert baselines.context_slug({}) is None
+    with pytest.raises(InputError, match="cannot name a baseline"):
+        baselines.gpu_slug("---", "9.0")
+
+
+def test_default_root_is_the_checkout() -> None:
+    assert baselines.project_root() == REPO
+    assert baselines.default_root() == REPO / "baselines"
+
+
+def test_resolve_names_the_available_ones_and_how_to_create(
+    root: Path, write_json, run_cli
+) -> None:
+    other = write_json("h200.json", suite(), context=context(gpu_name="NVIDIA H200"))
+    assert run_cli("baseline", "update", other, "--baselines", root).status == 0
+    with pytest.raises(InputError) as caught:
+        baselines.resolve(root, GPU_CONTEXT, "new.json")
+    message = str(caught.value)
+    assert f"no baseline for this GPU (NVIDIA H100 80GB HBM3 (sm 9.0), {SLUG})" in message
+    assert "available in" in message and "nvidia-h200-sm90" in message
+    assert "kernelwatch baseline update new.json" in message
+    with pytest.raises(InputError, match="records no GPU"):
+        baselines.resolve(root, {}, "new.json")
+    assert (
+        baselines.resolve(
+            root, {"gpu_name": "NVIDIA H200", "gpu_compute_capability": "9.0"}, "x"
+        ).slug
+        == "nvidia-h200-sm90"
+    )
+
+
+# --- update -----------------------------------------------------------------------------------
+
+
+def test_update_writes_result_and_manifest(root: Path, write_json, run_cli) -> None:
+    result = write_json("r.json", suite(), context=context())
+    done = run_cli("baseline", "update", result, "--baselines", root)
+    assert done.status == 0, done.err
+    assert "new baseline: there was none for this GPU" in done.out
+    folder = root / SLUG
+    assert sorted(os.listdir(folder)) == ["manifest.json", "result.json"]
+    stored = json.loads((folder / "result.json").read_text())
+    assert stored["context"]["gpu_name"] == GPU_CONTEXT["gpu_name"]
+    assert len(stored["benchmarks"]) == len(json.loads(result.read_text())["benchmarks"])
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["slug"] == SLUG and manifest["benchmarks"] == len(SUITE)
+    assert manifest["commit"] == GPU_CONTEXT["kernelwatch_git_commit"]
+    assert manifest["driver"] == "580.159.04" and manifest["cuda_runtime"] == "13.0"
+    assert manifest["command"] == "kernelwatch run --no-compare --out r.json"
+    assert manifest["repetitions"] == 10 and manifest["date"] == "2026-11-21T05:40:57+00:00"
+    [record] = manifest["history"]
+    assert record["filter"] is None and record["benchmarks"] == len(SUITE)
+    assert record["update_command"].startswith("kernelwatch baseline update ")
+
+
+def test_second_update_prints_what_moved_and_keeps_history(root: Path, write_json, run_cli) -> None:
+    first = write_json("r1.json", suite(), context=context())
+    assert run_cli("baseline", "update", first, "--baselines", root).status == 0
+    slowed = next(iter(SUITE))
+    second = write_json(
+        "r2.json", suite({slowed: 1.2}, seed=50), context=context(kernelwatch_git_commit="f" * 40)
+    )
+    done = run_cli("baseline", "update", second, "--baselines", root)
+    assert done.status == 0, done.err
+    assert "against the previous baseline (commit 012345678" in done.out
+    moved = [line for line in done.out.splitlines() if line.strip().startswith("REGRESSION")]
+    assert len(moved) == 1 and slowed in moved[0] and "+20." in moved[0]
+    manifest = json.loads((root / SLUG / "manifest.json").read_text())
+    assert [r["commit"] for r in manifest["history"]] == [
+        GPU_CONTEXT["kernelwatch_git_commit"],
+        "f" * 40,
+    ]
+    assert manifest["commit"] == "f" * 40
+
+
+def test_filter_replaces_only_matching_benchmarks(root: Path, write_json, run_cli) -> None:
+    first = write_json("r1.json", suite(), context=context())
+    assert run_cli("baseline", "update", first, "--baselines", root).status == 0
+    before = json.loads((root / SLUG / "result.json").read_text())["benchmarks"]
+    extra = {"fam0/new/manual_time": steady(50.0, seed=99)}
+    second = write_json("r2.json", {**suite(seed=7), **extra}, context=context())
+    done = run_cli("baseline", "update", second, "--filter", "^fam0/", "--baselines", root)
+    assert done.status == 0, done.err
+    after = json.loads((root / SLUG / "result.json").read_text())["benchmarks"]
+    fam1 = [r for r in before if r["run_name"].startswith("fam1/")]
+    assert [r for r in after if r["run_name"].startswith("fam1/")] == fam1  # kept as they were
+    new_rows = json.loads(second.read_text())["benchmarks"]
+    assert [r for r in after if r["run_name"].startswith("fam0/")] == [
+        r for r in new_rows if r["run_name"].startswith("fam0/")
+    ][: len([r for r in after if r["run_name"].startswith("fam0/")])]
+    assert after[-1]["run_name"].startswith("fam0/new")  # added at the end
+    manifest = json.loads((root / SLUG / "manifest.json").read_text())
+    assert manifest["benchmarks"] == len(SUITE) + 1
+    assert manifest["history"][-1]["filter"] == "^fam0/"
+    assert manifest["history"][-1]["benchmarks"] == 4
+
+
+def test_dry_run_writes_nothing(root: Path, write_json, run_cli) -> None:
+    result = write_json("r.json", suite(), context=context())
+    done = run_cli("baseline", "update", result, "--dry-run", "--baselines", root)
+    assert done.status == 0 and "dry run: nothing written" in done.out
+    assert not root.exists()
+
+
+def test_warnings_for_dirty_or_debug_builds(root: Path, write_json, run_cli) -> None:
+    result = write_json(
+        "r.json",
+        suite(),
+        context=context(kernelwatch_git_commit="abc-dirty", kernelwatch_build_type="Debug"),
+    )
+    done = run_cli("baseline", "update", result, "--baselines", root)
+    assert done.status == 0
+    assert "uncommitted changes (abc-dirty)" in done.err and "a Debug build" in done.err
+
+
+def _error_row(name: str, **fields: object) -> dict:
+    return {
+        "name": name,
+        "run_name": name,
+        "run_type": "iteration",
+        "repetitions": 1,
+        "repetition_index": 0,
+        "threads": 1,
+        "iterations": 0,
+        "real_time": 0.0,
+        "cpu_time": 0.0,
+        "time_unit": "ns",
+        **fields,
+    }
+
+
+REFUSED = {
+    "error row": (
+        lambda: document(
+            suite(),
+            rows=[_error_row("x/e", error_occurred=True, error_message="oom")],
+            context=context(),
+        ),
+        "1 benchmark(s) have errors or were skipped (first: x/e: oom); a baseline needs a clean run",
+    ),
+    "skipped row": (
+        lambda: document(
+            suite(),
+            rows=[_error_row("x/s", skipped=True, skip_message="no fp64")],
+            context=context(),
+        ),
+        "(first: x/s: skipped: no fp64)",
+    ),
+    "no GPU context": (
+        lambda: document(suite(), context={"host_name": "ci"}),
+        "the result records no GPU (gpu_name, gpu_compute_capability)",
+    ),
+    "few repetitions": (
+        lambda: document(suite(n=5), context=context()),
+        "has 5 repetition(s); a baseline needs at least 10 (--min-repetitions)",
+    ),
+    "aggregates only": (
+        lambda: {
+            "context": context(),
+            "benchmarks": [r for r in rows_for(suite()) if r["run_type"] == "aggregate"],
+        },
+        "has only aggregates (mean/median), no repetitions",
+    ),
+    "invalid JSON": (lambda: '{"benchmarks": [', "invalid JSON"),
+    "NaN time": (
+        lambda: document({"x/a": [1.0] * 9 + [math.nan]}, context=context()),
+        "real_time is NaN",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_update_refuses(case: str, root: Path, write_json, run_cli) -> None:
+    make, message = REFUSED[case]
+    result = write_json("r.json", make())
+    done = run_cli("baseline", "update", result, "--baselines", root)
+    assert done.status == 2 and done.out == ""
+    assert message in one_line(done.err)
+    assert not root.exists()
+
+
+def test_update_refuses_another_gpu_model_than_the_folders(root: Path, write_json, run_cli) -> None:
+    first = write_json("r1.json", suite(), context=context())
+    assert run_cli("baseline", "update", first, "--baselines", root).status == 0
+    # Same slug, different name: the folder's manifest decides.
+    other = write_json("r2.json", suite(), context=context(gpu_name="NVIDIA H100 80GB-HBM3"))
+    done = run_cli("baseline", "update", other, "--baselines", root)
+    assert done.status == 2
+    assert "but baseline nvidia-h100-80gb-hbm3-sm90 holds NVIDIA H100 80GB HBM3" in one_line(
+        done.err
+    )
+
+
+def test_partial_update_refuses_another_driver(root: Path, write_json, run_cli) -> None:
+    first = write_json("r1.json", suite(), context=context())
+    assert run_cli("baseline", "update", first, "--baselines", root).status == 0
+    newer = write_json("r2.json", suite(), context=context(gpu_driver_version="590.1"))
+    done = run_cli("baseline", "update", newer, "--filter", "fam0", "--baselines", root)
+    assert done.status == 2
+    assert "different driver (baseline 580.159.04, result 590.1)" in one_line(done.err)
+    assert run_cli("baseline", "update", newer, "--baselines", root).status == 0  # whole: fine
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--filter", "^nothing"], "--filter '^nothing' matches no benchmark in the result"),
+        (["--filter", "("], "bad regex"),
+        (["--min-repetitions", "0"], "--min-repetitions 0: must be at least 1"),
+    ],
+)
+def test_update_bad_options(argv: list[str], message: str, root: Path, write_json, run_cli) -> None:
+    result = write_json("r.json", suite(), context=context())
+    done = run_cli("baseline", "update", result, *argv, "--baselines", root)
+    assert done.status == 2 and message in one_line(done.err)
+
+
+def test_update_bad_paths(root: Path, tmp_path: Path, run_cli) -> None:
+    done = run_cli("baseline", "update", tmp_path / "absent.json", "--baselines", root)
+    assert done.status == 2 and "absent.json: no such file" in one_line(done.err)
+    done = run_cli("baseline", "update", tmp_path, "--baselines", root)
+    assert done.status == 2 and "not a directory" in one_line(done.err)
+
+
+def test_update_is_atomic(root: Path, write_json, run_cli, monkeypatch) -> None:
+    first = write_json("r1.json", suite(), context=context())
+    assert run_cli("baseline", "update", first, "--baselines", root).status == 0
+    before = (root / SLUG / "result.json").read_bytes()
+
+    def full_disk(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    second = write_json("r2.json", suite(seed=3), context=context())
+    done = run_cli("baseline", "update", second, "--baselines", root)
+    assert done.status == 2 and "No space left on device" in done.err.splitlines()[-1]
+    assert (root / SLUG / "result.json").read_bytes() == before
+    assert sorted(os.listdir(root / SLUG)) == ["manifest.json", "result.json"]
+
+
+# --- list and show ----------------------------------------------------------------------------
+
+
+def test_list_and_show(root: Path, write_json, run_cli) -> None:
+    empty = run_cli("baseline", "list", "--baselines", root)
+    assert empty.status == 0 and "no baselines in" in empty.out
+    result = write_json("r.json", suite(), context=context())
+    assert run_cli("baseline", "update", result, "--baselines", root).status == 0
+    h200 = write_json("h.json", suite(), context=context(gpu_name="NVIDIA H200"))
+    assert run_cli("baseline", "update", h200, "--baselines", root).status == 0
+    listing = run_cli("baseline", "list", "--baselines", root)
+    lines = listing.out.splitlines()
+    assert lines[0].split() == ["SLUG", "GPU", "BENCHMARKS", "COMMIT", "DATE"]
+    assert lines[1].startswith(SLUG) and "NVIDIA H100 80GB HBM3 (sm 9.0)" in lines[1]
+    assert "6" in lines[1].split() and "0123456789ab" in lines[1]
+    assert lines[2].startswith("nvidia-h200-sm90")
+    for which in (SLUG, str(result)):
+        shown = run_cli("baseline", "show", which, "--baselines", root)
+        assert shown.status == 0
+        assert shown.out.startswith(f"baseline {SLUG}")
+        assert "benchmarks    6, repetitions 10" in shown.out
+        assert "families      fam0 3, fam1 3" in shown.out
+        assert "updates       1" in shown.out
+
+
+def test_show_unknown(root: Path, write_json, run_cli) -> None:
+    result = write_json("r.json", suite(), context=context())
+    assert run_cli("baseline", "update", result, "--baselines", root).status == 0
+    done = run_cli("baseline", "show", "nvidia-h200-sm90", "--baselines", root)
+    assert done.status == 2
+    assert f"no baseline nvidia-h200-sm90: available in {root}: {SLUG}" in one_line(done.err)
+    nogpu = write_json("n.json", suite(), context={"host_name": "x"})
+    done = run_cli("baseline", "show", nogpu, "--baselines", root)
+    assert done.status == 2 and "records no GPU" in one_line(done.err)
+
+
+def test_baseline_without_action_shows_help(run_cli) -> None:
+    done = run_cli("baseline")
+    assert done.status == 2 and "usage: kernelwatch baseline" in done.err
+
+
+@pytest.mark.parametrize("action", ["update", "list", "show"])
+def test_help_of_actions(action: str, run_cli) -> None:
+    done = run_cli("baseline", action, "--help")
+    assert done.status == 0 and f"usage: kernelwatch baseline {action}" in done.out
+    assert "exit status" in done.out

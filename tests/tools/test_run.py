@@ -1,0 +1,353 @@
+"""`kernelwatch run`: fake benchmark binaries, a baseline, confirmation, and every failure."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import fakebench
+import pytest
+from conftest import run_module
+
+ALPHA = {f"alpha/copy/{n}/manual_time": 100.0 + n for n in range(4)}
+BETA = {f"beta/sum/n:{n}/manual_time": 50.0 + n for n in range(3)}
+SLOWED = "alpha/copy/2/manual_time"
+
+
+def one_error(err: str, prefix: str = "kernelwatch: error: ") -> str:
+    """The one error line: the last line of stderr, and the only one with the prefix."""
+    assert "Traceback" not in err, err
+    lines = err.splitlines()
+    assert lines and lines[-1].startswith(prefix), err
+    assert sum(line.startswith("kernelwatch: error") for line in lines) <= 1, err
+    return lines[-1]
+
+
+class Box:
+    """A GPU box: built fake binaries in tmp/build, a baselines folder, cwd = tmp."""
+
+    def __init__(self, tmp: Path, run_cli) -> None:
+        self.tmp = tmp
+        self.build = tmp / "build"
+        self.baselines = tmp / "baselines"
+        self.binaries = fakebench.suite(self.build, {"alpha": ALPHA, "beta": BETA})
+        self.log = tmp / "argv.log"
+        for binary in self.binaries:
+            fakebench.configure(binary, log=str(self.log))
+        self.run_cli = run_cli
+
+    def run(self, *argv: object, repetitions: int = 10):
+        return self.run_cli(
+            "run",
+            "--build-dir",
+            self.build,
+            "--baselines",
+            self.baselines,
+            "--repetitions",
+            repetitions,
+            *argv,
+        )
+
+    def make_baseline(self) -> Path:
+        out = self.tmp / "base.json"
+        done = self.run("--no-compare", "--out", out)
+        assert done.status == 0, done.err
+        done = self.run_cli("baseline", "update", out, "--baselines", self.baselines)
+        assert done.status == 0, done.err
+        self.log.unlink()
+        return out
+
+    def commands(self) -> list[list[str]]:
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+
+@pytest.fixture
+def box(tmp_path: Path, run_cli, monkeypatch) -> Box:
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    return Box(tmp_path, run_cli)
+
+
+def test_help_documents_exit_statuses(run_cli) -> None:
+    out = run_cli("run", "--help").out
+    for line in (
+        "0  no regression",
+        "1  a confirmed REGRESSION",
+        "2  bad input",
+        "3  a benchmark",
+        "4  no CUDA GPU",
+    ):
+        assert line in out
+    assert "--confirm N" in out and "default 10" in out and "default 0.05" in out
+
+
+# --- the main path ------------------------------------------------------------------------------
+
+
+def test_run_writes_one_merged_result_and_compares_with_the_baseline(box: Box) -> None:
+    box.make_baseline()
+    out = box.tmp / "new.json"
+    done = box.run("--out", out)
+    assert done.status == 0, done.out + done.err
+    assert "REGRESSION" not in done.out and done.out.startswith("kernelwatch run: real_time")
+    assert done.err.splitlines() == [
+        f"kernelwatch: wrote {out} (7 benchmarks from 2 binaries in 0 s)"
+    ]
+    document = json.loads(out.read_text())
+    assert {r["run_name"] for r in document["benchmarks"]} == set(ALPHA) | set(BETA)
+    context = document["context"]
+    assert context["kernelwatch_run_command"].startswith("kernelwatch run --build-dir ")
+    assert context["kernelwatch_run_purpose"] == "run"
+    assert context["kernelwatch_repetitions"] == "10"
+    assert context["kernelwatch_filter"] == ""
+    assert len(context["kernelwatch_benchmark_commands"]) == 2
+    # each binary: listed once, then run once with the flags
+    commands = box.commands()
+    assert commands[0] == ["--benchmark_filter=^$"]  # the GPU probe (no nvidia-smi here)
+    assert [c for c in commands if c[0] == "--benchmark_list_tests=true"] == [
+        ["--benchmark_list_tests=true"]
+    ] * 2
+    runs = commands[3:]
+    assert len(runs) == 2
+    for command in runs:
+        assert "--benchmark_repetitions=10" in command
+        assert "--benchmark_min_time=0.05" in command
+        assert "--benchmark_enable_random_interleaving=true" in command
+        assert "--benchmark_out_format=json" in command
+
+
+def test_default_output_goes_to_results(box: Box) -> None:
+    done = box.run("--no-compare", repetitions=3)
+    assert done.status == 0, done.err
+    [written] = (box.tmp / "results").iterdir()
+    assert re.fullmatch(
+        r"kernelwatch-run-nvidia-h100-80gb-hbm3-sm90-\d{8}T\d{6}Z\.json", written.name
+    )
+
+
+def test_a_slower_kernel_is_confirmed_and_fails(box: Box) -> None:
+    box.make_baseline()
+    fakebench.configure(box.binaries[0], slow={SLOWED: 1.2})
+    out = box.tmp / "new.json"
+    done = box.run("--out", out, "--format", "json")
+    assert done.status == 1, done.err
+    report = json.loads(done.out)
+    assert report["tool"]["command"] == "run"
+    flagged = [b for b in report["benchmarks"] if b["verdict"] == "REGRESSION"]
+    assert [(b["name"], b["confirmed"], b["failed"]) for b in flagged] == [(SLOWED, True, True)]
+    rerun = box.commands()[-1]
+    assert f"--benchmark_filter=^({SLOWED})$" in rerun and rerun[0] != "--benchmark_list_tests=true"
+    confirm = box.tmp / "new.confirm-1.json"
+    assert {r["run_name"] for r in json.loads(confirm.read_text())["benchmarks"]} == {SLOWED}
+    assert f"re-ran 1 flagged benchmark(s): wrote {confirm}" in done.err
+
+
+def test_a_one_off_disturbance_is_not_confirmed(box: Box) -> None:
+    box.make_baseline()
+    fakebench.configure(
+        box.binaries[0], slow={SLOWED: 1.2}, slow_runs=fakebench.runs(box.binaries[0]) + 1
+    )
+    done = box.run("--out", box.tmp / "new.json", "--format", "markdown")
+    assert done.status == 0, done.out + done.err
+    assert done.out.startswith("### kernelwatch run: no regression, 1 not confirmed")
+    assert "not confirmed: re-run gave SAME" in done.out
+
+
+def test_confirm_0_fails_on_the_first_verdict(box: Box) -> None:
+    box.make_baseline()
+    fakebench.configure(
+        box.binaries[0], slow={SLOWED: 1.2}, slow_runs=fakebench.runs(box.binaries[0]) + 1
+    )
+    done = box.run("--out", box.tmp / "new.json", "--confirm", "0")
+    assert done.status == 1
+    assert [line.split()[1] for line in done.out.splitlines() if line.startswith("REGRESSION")] == [
+        SLOWED
+    ]
+
+
+def test_filter_compares_only_what_ran(box: Box) -> None:
+    box.make_baseline()
+    done = box.run(
+        "--filter", "^beta/", "--out", box.tmp / "beta.json", "--junit", box.tmp / "j.xml"
+    )
+    assert done.status == 0, done.out + done.err
+    assert "MISSING" not in done.out and "alpha/" not in done.out
+    assert (
+        json.loads((box.tmp / "beta.json").read_text())["context"]["kernelwatch_filter"] == "^beta/"
+    )
+    assert 'name="kernelwatch.run.real_time"' in (box.tmp / "j.xml").read_text()
+
+
+def test_explicit_baseline_file(box: Box) -> None:
+    base = box.make_baseline()
+    done = box.run("--baseline", base, "--out", box.tmp / "n.json")
+    assert done.status == 0, done.err
+    done = box.run("--bench", box.binaries[1], "--baseline", base, "--out", box.tmp / "n.json")
+    assert done.status == 0 and "MISSING" not in done.out and "alpha/" not in done.out
+    fakebench.configure(box.binaries[0], exit=0, benchmarks={"alpha/copy/0/manual_time": 100.0})
+    done = box.run("--out", box.tmp / "n.json")  # the whole suite, three alpha ones gone
+    assert done.status == 1 and "3 MISSING" in done.out
+
+
+# --- failures: one line and the right exit status ---------------------------------------------------
+
+
+def test_no_baseline_for_this_gpu(box: Box) -> None:
+    out = box.tmp / "new.json"
+    done = box.run("--out", out)
+    assert done.status == 2
+    line = one_error(done.err)
+    assert (
+        "no baseline for this GPU (NVIDIA H100 80GB HBM3 (sm 9.0), nvidia-h100-80gb-hbm3-sm90)"
+        in line
+    )
+    assert f"there are no baselines in {box.baselines}" in line
+    assert f"kernelwatch baseline update {out}" in line
+    assert out.is_file()  # the result is kept
+
+
+def test_no_gpu_exits_4_with_one_line(box: Box) -> None:
+    for binary in box.binaries:
+        fakebench.configure(binary, exit=4)
+    done = box.run()
+    assert done.status == 4 and done.out == ""
+    assert done.err == (
+        "kernelwatch: no CUDA GPU is visible (no nvidia-smi; kernelwatch_bench_alpha: "
+        "fake: 0 devices); nothing to measure\n"
+    )
+    assert fakebench.runs(box.binaries[0]) == 0 and not (box.tmp / "results").exists()
+
+
+def test_no_gpu_found_by_nvidia_smi(box: Box, monkeypatch) -> None:
+    fakebench.fake_nvidia_smi(box.tmp, monkeypatch, "No devices were found", 6)
+    done = box.run()
+    assert done.status == 4
+    assert one_error(done.err, "kernelwatch: no CUDA GPU") == (
+        "kernelwatch: no CUDA GPU is visible (nvidia-smi -L: No devices were found); nothing to measure"
+    )
+
+
+def test_no_gpu_and_nothing_built(tmp_path: Path, run_cli, monkeypatch) -> None:
+    fakebench.no_nvidia_smi(monkeypatch, devices=False)
+    done = run_cli("run", "--build-dir", tmp_path)
+    assert done.status == 4
+    assert "no nvidia-smi, no /dev/nvidia* device files" in one_error(
+        done.err, "kernelwatch: no CUDA"
+    )
+
+
+def test_gpu_but_nothing_built(tmp_path: Path, run_cli, monkeypatch) -> None:
+    fakebench.no_nvidia_smi(monkeypatch, devices=True)
+    done = run_cli("run", "--build-dir", tmp_path)
+    assert done.status == 2
+    assert f"no benchmark binaries (kernelwatch_bench_*) in {tmp_path}/bench" in one_error(done.err)
+
+
+def test_the_gpu_disappears_mid_run(box: Box) -> None:
+    fakebench.configure(box.binaries[1], exit=4)
+    done = box.run()
+    assert done.status == 4 and "kernelwatch_bench_beta: fake: 0 devices" in done.err
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "status", "message"),
+    [
+        ({"exit": 3}, 3, "lost its CUDA context (exit status 3)"),
+        ({"signal": "SIGSEGV"}, 3, "crashed (SIGSEGV)"),
+        ({"no_output": True}, 3, "exited 0 but wrote no result file"),
+    ],
+)
+def test_a_crashing_binary(box: Box, behaviour: dict, status: int, message: str) -> None:
+    fakebench.configure(box.binaries[1], **behaviour)
+    done = box.run()
+    assert done.status == status and message in one_error(done.err)
+
+
+def test_different_gpus_in_one_run(box: Box) -> None:
+    fakebench.configure(box.binaries[1], context={"gpu_uuid": "GPU-other"})
+    done = box.run("--no-compare")
+    assert done.status == 2 and "one result must come from one GPU" in one_error(done.err)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--build-dir", "/nonexistent"], "--build-dir /nonexistent: no such directory"),
+        (["--bench", "/nonexistent/b"], "--bench /nonexistent/b: no such file"),
+        (["--repetitions", "0"], "--repetitions 0: must be at least 1"),
+        (["--min-time", "0"], "--min-time 0: must be a positive number of seconds"),
+        (["--confirm", "-1"], "--confirm -1: must be 0 or more"),
+        (
+            ["--filter", "^nothing$"],
+            "--filter '^nothing$' matches no benchmark in 2 benchmark binaries",
+        ),
+        (["--filter", " "], "--filter: empty regex"),
+        (["--threshold", "5"], "write a fraction (0.05) or a percentage (5%)"),
+        (["--baseline", "/nonexistent.json"], "--baseline /nonexistent.json: no such file"),
+        (["--out", "/"], "--out /: is a directory; name the result file"),
+        (["--bench-arg=--nonsense"], "unrecognized command-line flag: --nonsense"),
+    ],
+)
+def test_bad_input(box: Box, argv: list[str], message: str) -> None:
+    done = box.run(*argv)
+    assert done.status == 2 and done.out == ""
+    assert message in one_error(done.err)
+
+
+def test_bench_that_is_not_executable(box: Box) -> None:
+    text = box.tmp / "notes.txt"
+    text.write_text("x")
+    done = box.run("--bench", text)
+    assert done.status == 2 and "not an executable file" in one_error(done.err)
+
+
+def test_usage_errors(run_cli) -> None:
+    assert run_cli("run", "--repetitions", "many").status == 2
+    assert run_cli("run", "--format", "yaml").status == 2
+
+
+def test_through_python_m_no_gpu_and_bad_build_dir(tmp_path: Path) -> None:
+    """A fresh interpreter: on a machine without a GPU (this one, or binaries that say so)."""
+    bad = run_module("run", "--build-dir", "/nonexistent")
+    assert bad.returncode == 2 and bad.stderr == (
+        "kernelwatch: error: --build-dir /nonexistent: no such directory\n"
+    )
+    binaries = fakebench.suite(tmp_path / "build", {"alpha": ALPHA}, exit=4)
+    done = run_module("run", "--build-dir", tmp_path / "build", cwd=tmp_path)
+    assert done.returncode == 4 and done.stdout == ""
+    assert re.fullmatch(
+        r"kernelwatch: no CUDA GPU is visible \(.*\); nothing to measure\n", done.stderr
+    )
+    assert fakebench.runs(binaries[0]) == 0
+
+
+def test_markdown_and_junit_files_as_the_workflows_ask(box: Box) -> None:
+    """.github/workflows/gpu.yml: tools/kw suite --out X.json --markdown X.md --junit X.xml"""
+    box.make_baseline()
+    fakebench.configure(box.binaries[0], slow={SLOWED: 1.2})
+    results = box.tmp / "results"
+    done = box.run(
+        "--out",
+        results / "h100.json",
+        "--markdown",
+        results / "h100.md",
+        "--junit",
+        results / "h100.xml",
+    )
+    assert done.status == 1
+    assert (
+        (results / "h100.md")
+        .read_text()
+        .startswith("### kernelwatch run: 1 regression (confirmed by a re-run)")
+    )
+    assert 'failures="1"' in (results / "h100.xml").read_text()
+
+
+def test_other_run_settings_than_the_baseline_are_warned_about(box: Box) -> None:
+    box.make_baseline()
+    done = box.run("--no-interleave", "--out", box.tmp / "n.json")
+    assert done.status == 0
+    assert "kernelwatch: warning: different random interleaving: baseline true, this run false" in (
+        done.err
+    )

@@ -1,0 +1,252 @@
+"""Running benchmark binaries (kernelwatch.runner), with fake binaries (fakebench.py)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shlex
+from pathlib import Path
+
+import fakebench
+import pytest
+from kernelwatch import runner
+from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
+
+A = {"alpha/copy/manual_time": 100.0, "alpha/copy(2)/manual_time": 200.0}
+B = {"beta/sum/n:1/manual_time": 50.0, "beta/sum/n:2/manual_time": 60.0}
+
+
+@pytest.fixture
+def binaries(tmp_path: Path) -> list[Path]:
+    return fakebench.suite(tmp_path / "build", {"alpha": A, "beta": B})
+
+
+# --- filters --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "matmul/simple/m:8192/n:8192/manual_time",
+        "BM_x<float, 4>/1.5/(a|b)/manual_time",
+        "BM_all[*+?{}]^$\\end",
+        "transfers/-1/manual_time",
+    ],
+)
+def test_names_filter_matches_exactly_the_names(name: str) -> None:
+    pattern = re.compile(runner.names_filter([name, "other"]))
+    assert pattern.search(name) and pattern.search("other")
+    assert not pattern.search(name + "/more") and not pattern.search("x" + name)
+    assert not pattern.search(name[:-1])
+
+
+def test_ere_escape_leaves_ordinary_characters() -> None:
+    assert runner.ere_escape("a/b:1/c_d-e <f, g>") == "a/b:1/c_d-e <f, g>"
+    assert runner.ere_escape("a.b(c)") == "a\\.b\\(c\\)"
+
+
+# --- finding binaries and the GPU -------------------------------------------------------------
+
+
+def test_find_binaries(binaries: list[Path], tmp_path: Path) -> None:
+    folder = tmp_path / "build" / "bench"
+    (folder / "kernelwatch_bench_notes.txt").write_text("x")
+    (folder / "kernelwatch_bench_plain").write_text("not executable")
+    (folder / "kernelwatch_bench_dir").mkdir()
+    assert runner.find_binaries(tmp_path / "build") == binaries
+    assert runner.find_binaries(tmp_path / "absent") == []
+
+
+def test_check_binary(tmp_path: Path, binaries: list[Path]) -> None:
+    assert runner.check_binary(binaries[0]) == binaries[0]
+    with pytest.raises(InputError, match="no such file"):
+        runner.check_binary(tmp_path / "absent")
+    (tmp_path / "text").write_text("x")
+    with pytest.raises(InputError, match="not an executable file"):
+        runner.check_binary(tmp_path / "text")
+
+
+def test_gpu_found_by_nvidia_smi(tmp_path: Path, monkeypatch) -> None:
+    fakebench.fake_nvidia_smi(tmp_path, monkeypatch, "GPU 0: NVIDIA H200 (UUID: GPU-1234)")
+    assert runner.gpu_absent_reason(None) is None
+
+
+def test_nvidia_smi_without_gpu(tmp_path: Path, monkeypatch) -> None:
+    fakebench.fake_nvidia_smi(
+        tmp_path, monkeypatch, "NVIDIA-SMI has failed because it couldn't communicate", 9
+    )
+    reason = runner.gpu_absent_reason(None)
+    assert reason.startswith("nvidia-smi -L: NVIDIA-SMI has failed")
+    with pytest.raises(NoGpuError, match="no CUDA GPU is visible .*; nothing to measure"):
+        runner.require_gpu(None)
+
+
+def test_probe_binary_without_nvidia_smi(binaries: list[Path], monkeypatch) -> None:
+    fakebench.no_nvidia_smi(monkeypatch)
+    assert runner.gpu_absent_reason(binaries[0]) is None
+    assert fakebench.runs(binaries[0]) == 0  # the probe measures nothing
+    fakebench.configure(binaries[0], exit=4)
+    assert runner.gpu_absent_reason(binaries[0]) == (
+        "no nvidia-smi; kernelwatch_bench_alpha: fake: 0 devices"
+    )
+
+
+def test_no_nvidia_smi_no_binary_no_devices(monkeypatch) -> None:
+    fakebench.no_nvidia_smi(monkeypatch, devices=False)
+    assert runner.gpu_absent_reason(None) == "no nvidia-smi, no /dev/nvidia* device files"
+    fakebench.no_nvidia_smi(monkeypatch, devices=True)
+    assert runner.gpu_absent_reason(None) is None
+
+
+# --- listing --------------------------------------------------------------------------------
+
+
+def test_plan_lists_with_the_filter(binaries: list[Path]) -> None:
+    jobs = runner.plan(binaries, None)
+    assert [job.names for job in jobs] == [tuple(A), tuple(B)]
+    jobs = runner.plan(binaries, "^beta/sum/n:2")
+    assert [(job.binary, job.names) for job in jobs] == [
+        (binaries[1], ("beta/sum/n:2/manual_time",))
+    ]
+    with pytest.raises(
+        InputError, match=re.escape("--filter '^nothing' matches no benchmark in 2")
+    ):
+        runner.plan(binaries, "^nothing")
+
+
+def test_plan_refuses_a_name_in_two_binaries(tmp_path: Path) -> None:
+    both = fakebench.suite(tmp_path / "build", {"one": A, "two": A})
+    with pytest.raises(InputError, match="is in both .*kernelwatch_bench_one and"):
+        runner.plan(both, None)
+
+
+def test_listing_failure_is_one_line(tmp_path: Path) -> None:
+    script = tmp_path / "not_gbench"
+    script.write_text("#!/bin/sh\necho 'usage: not_gbench FILE' >&2\nexit 1\n")
+    script.chmod(0o755)
+    with pytest.raises(InputError, match="listing its benchmarks failed .*usage: not_gbench"):
+        runner.list_benchmarks(script, None)
+    broken = tmp_path / "broken"
+    broken.write_bytes(b"\x7fELF garbage")
+    broken.chmod(0o755)
+    with pytest.raises(InputError, match="cannot run"):
+        runner.list_benchmarks(broken, None)
+
+
+# --- running --------------------------------------------------------------------------------
+
+
+def test_command_line_flags(tmp_path: Path) -> None:
+    settings = runner.RunSettings(
+        repetitions=7, min_time=0.25, interleave=False, extra_args=("--x=1",)
+    )
+    command = runner.benchmark_command(Path("/b/bin"), "^a$", settings, tmp_path / "o.json")
+    assert command == [
+        "/b/bin",
+        "--benchmark_filter=^a$",
+        "--benchmark_repetitions=7",
+        "--benchmark_min_time=0.25",
+        "--benchmark_enable_random_interleaving=false",
+        f"--benchmark_out={tmp_path / 'o.json'}",
+        "--benchmark_out_format=json",
+        "--x=1",
+    ]
+    default = runner.benchmark_command(Path("b"), None, runner.RunSettings(), Path("o"))
+    assert "--benchmark_min_time=0.05" in default and "--benchmark_repetitions=10" in default
+    assert "--benchmark_enable_random_interleaving=true" in default
+    assert not any(arg.startswith("--benchmark_filter") for arg in default)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"repetitions": 0}, "--repetitions 0"), ({"min_time": 0.0}, "--min-time 0")],
+)
+def test_bad_run_settings(options: dict, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        runner.RunSettings(**options)
+
+
+def test_run_suite_merges_and_records(binaries: list[Path], tmp_path: Path) -> None:
+    log = tmp_path / "argv.log"
+    for binary in binaries:
+        fakebench.configure(binary, log=str(log))
+    jobs = runner.plan(binaries, None)
+    suite = runner.run_suite(
+        jobs, runner.RunSettings(repetitions=3), context={"kernelwatch_run_command": "kw run"}
+    )
+    document = suite.document
+    names = {row["run_name"] for row in document["benchmarks"]}
+    assert names == set(A) | set(B)
+    context = document["context"]
+    assert context["gpu_name"] == fakebench.GPU_CONTEXT["gpu_name"]
+    assert context["kernelwatch_repetitions"] == "3"
+    assert context["kernelwatch_min_time"] == "0.05"
+    assert context["kernelwatch_random_interleaving"] == "true"
+    assert context["kernelwatch_run_command"] == "kw run"
+    assert float(context["kernelwatch_run_seconds"]) >= 0
+    commands = context["kernelwatch_benchmark_commands"]
+    assert [shlex.split(c)[0] for c in commands] == [str(b) for b in binaries]
+    assert [json.loads(line) for line in log.read_text().splitlines()][-1] == suite.commands[-1][1:]
+
+
+def test_merge_refuses_two_gpus(binaries: list[Path]) -> None:
+    fakebench.configure(binaries[1], context={"gpu_uuid": "GPU-other"})
+    with pytest.raises(InputError, match="one result must come from one GPU"):
+        runner.run_suite(runner.plan(binaries, None), runner.RunSettings(repetitions=2))
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "error", "message"),
+    [
+        ({"exit": 4}, NoGpuError, r"no CUDA GPU is visible \(kernelwatch_bench_alpha: fake: 0"),
+        ({"exit": 3}, BenchmarkCrashed, "lost its CUDA context .*illegal memory access"),
+        ({"signal": "SIGSEGV"}, BenchmarkCrashed, r"crashed \(SIGSEGV\)"),
+        ({"exit": 7}, BenchmarkCrashed, "failed .exit status 7.: fake: exiting with 7"),
+        ({"no_output": True}, BenchmarkCrashed, "exited 0 but wrote no result file"),
+    ],
+)
+def test_binary_failures(binaries: list[Path], behaviour: dict, error: type, message: str) -> None:
+    jobs = runner.plan(binaries, None)
+    fakebench.configure(binaries[0], **behaviour)
+    with pytest.raises(error, match=message) as caught:
+        runner.run_suite(jobs, runner.RunSettings(repetitions=2))
+    assert "\n" not in str(caught.value)
+
+
+def test_refused_arguments(binaries: list[Path]) -> None:
+    jobs = runner.plan(binaries, None)
+    with pytest.raises(InputError, match="refused the arguments .exit status 2.: .*--nonsense"):
+        runner.run_suite(jobs, runner.RunSettings(repetitions=2, extra_args=("--nonsense",)))
+
+
+def test_rerun_jobs_select_flagged_names_per_binary(binaries: list[Path]) -> None:
+    jobs = runner.plan(binaries, None)
+    again = runner.rerun_jobs(jobs, ["beta/sum/n:2/manual_time", "alpha/copy(2)/manual_time"])
+    assert [job.binary for job in again] == binaries
+    assert again[0].filter == "^(alpha/copy\\(2\\)/manual_time)$"
+    assert runner.plan([binaries[0]], again[0].filter)[0].names == ("alpha/copy(2)/manual_time",)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_only_on_a_terminal(binaries: list[Path]) -> None:
+    jobs = runner.plan(binaries, None)
+    terminal = _Terminal()
+    runner.run_suite(jobs, runner.RunSettings(repetitions=2), progress=runner.Progress(terminal))
+    shown = terminal.getvalue()
+    assert "[1/2] kernelwatch_bench_alpha: 2 benchmark(s); 0 of 4 done, 4 left" in shown
+    assert "[2/2] kernelwatch_bench_beta: 2 benchmark(s); 2 of 4 done, 2 left" in shown
+    assert "elapsed" in shown and shown.endswith("\r\033[K")
+    pipe = io.StringIO()
+    runner.run_suite(jobs, runner.RunSettings(repetitions=2), progress=runner.Progress(pipe))
+    assert pipe.getvalue() == ""
+
+
+def test_durations() -> None:
+    assert runner._duration(5.9) == "5s"
+    assert runner._duration(65) == "1m05s"
+    assert runner._duration(3725) == "1h02m"

@@ -1,0 +1,208 @@
+"""A/B runs of two commits on one GPU: build each in its own git worktree, run them
+alternately (A B A B ...) so that drift of the machine falls on both alike, then compare all A
+runs (a multi-process baseline) with all B runs.
+
+Worktrees live in <repo>/.kernelwatch/worktrees/<full sha>, each with its own build folder
+(<worktree>/build); both are reused, so a second `ab` of the same commits only rebuilds what
+changed. The build and the runs are injectable (`build=`), for tests.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernelwatch import runner
+from kernelwatch.errors import InputError
+from kernelwatch.files import write_json_atomic
+
+WORKTREES = Path(".kernelwatch") / "worktrees"
+BUILD_FOLDER = "build"
+BUILD_LOG = "kernelwatch-build.log"
+DEFAULT_ROUNDS = 3
+DEFAULT_REPETITIONS = 4
+
+_FULL_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+@dataclass(frozen=True)
+class Side:
+    """One of the two commits: "A" (the reference) or "B" (the one judged)."""
+
+    name: str
+    rev: str  # as given
+    sha: str  # full commit id
+    worktree: Path
+    build_dir: Path
+
+    @property
+    def short(self) -> str:
+        return self.sha[:12]
+
+
+# build(side, log) builds side.worktree into side.build_dir; raises InputError on failure.
+BuildStep = Callable[[Side, Path], None]
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in `repo`; its output, stripped. Failure is one InputError line."""
+    command = ["git", "-C", str(repo), *args]
+    try:
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=600,
+            check=False,
+        )
+    except OSError as exc:
+        raise InputError(f"cannot run git: {exc.strerror or exc}") from None
+    except subprocess.TimeoutExpired:
+        raise InputError(f"`{shlex.join(command)}` did not finish in 600 s") from None
+    if done.returncode != 0:
+        said = [line for line in done.stderr.splitlines() if line.strip()]
+        raise InputError(
+            f"`git {' '.join(args)}` failed in {repo}: {said[-1] if said else done.returncode}"
+        )
+    return done.stdout.strip()
+
+
+def repo_root(start: Path, needed: bool = True) -> Path:
+    if not start.is_dir():
+        raise InputError(f"--repo {start}: no such directory")
+    try:
+        return Path(git(start, "rev-parse", "--show-toplevel"))
+    except InputError:
+        if needed:
+            raise InputError(f"{start}: not inside a git repository (pass --repo DIR)") from None
+        return start.resolve()
+
+
+def resolve_rev(repo: Path, rev: str) -> str:
+    try:
+        return git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    except InputError:
+        raise InputError(f"{rev}: not a commit in {repo}") from None
+
+
+def prepare_side(repo: Path, name: str, rev: str, *, use_git: bool = True) -> Side:
+    """The side's commit and worktree, created if absent (without git: a full sha whose
+    worktree build folder exists already, for --no-build on a machine without the history)."""
+    if not use_git and _FULL_SHA.fullmatch(rev):
+        worktree = repo / WORKTREES / rev
+        if (worktree / BUILD_FOLDER).is_dir():
+            return Side(name, rev, rev, worktree, worktree / BUILD_FOLDER)
+    sha = resolve_rev(repo, rev)
+    worktree = repo / WORKTREES / sha
+    if worktree.exists():
+        try:
+            top = Path(git(worktree, "rev-parse", "--show-toplevel")).resolve()
+            head = git(worktree, "rev-parse", "HEAD")
+        except InputError:
+            top, head = None, None
+        if top != worktree.resolve() or head != sha:
+            raise InputError(
+                f"{worktree} exists but is not a worktree of {sha[:12]}: remove it "
+                f"(git worktree remove --force {worktree}) and run again"
+            )
+    elif use_git:
+        worktree.parent.mkdir(parents=True, exist_ok=True)
+        git(repo, "worktree", "prune")  # forget worktrees whose folders were deleted
+        git(repo, "worktree", "add", "--detach", str(worktree), sha)
+    else:
+        raise InputError(f"{rev} ({sha[:12]}): no worktree {worktree} to use with --no-build")
+    return Side(name, rev, sha, worktree, worktree / BUILD_FOLDER)
+
+
+def cmake_build(
+    side: Side, log: Path, *, cmake_args: Sequence[str] = (), targets: Sequence[str] = ()
+) -> None:
+    """Configure (Release, plus `cmake_args`) and build (`targets`, else all) incrementally,
+    KERNELWATCH_GIT_COMMIT set to the commit; the output goes to `log`."""
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        raise InputError("cmake not found: cannot build the commits (or pass --no-build)")
+    env = dict(os.environ, KERNELWATCH_GIT_COMMIT=side.sha)
+    configure = [cmake, "-S", str(side.worktree), "-B", str(side.build_dir)]
+    configure += ["-DCMAKE_BUILD_TYPE=Release", *cmake_args]
+    build = [cmake, "--build", str(side.build_dir), "-j", str(os.cpu_count() or 2)]
+    if targets:
+        build += ["--target", *targets]
+    commands = [configure, build]
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w", encoding="utf-8") as out:
+        for command in commands:
+            out.write(f"$ {shlex.join(command)}\n")
+            out.flush()
+            status = subprocess.run(
+                command,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            ).returncode
+            if status != 0:
+                raise InputError(
+                    f"building {side.name} ({side.rev}, {side.short}) failed: "
+                    f"`{shlex.join(command)}` exited {status}; see {log}"
+                )
+
+
+def build_log(side: Side) -> Path:
+    return side.worktree / f".{BUILD_LOG}"
+
+
+def binaries_of(side: Side, bench: Sequence[str]) -> list[Path]:
+    """The side's benchmark binaries: --bench paths relative to its build folder, else this
+    project's kernelwatch_bench_* binaries."""
+    if bench:
+        return [runner.check_binary(side.build_dir / rel) for rel in bench]
+    found = runner.find_binaries(side.build_dir)
+    if not found:
+        raise InputError(
+            f"{side.name} ({side.rev}, {side.short}): no benchmark binaries in "
+            f"{side.build_dir / runner.BINARY_FOLDER}"
+        )
+    return found
+
+
+def run_rounds(
+    sides: Sequence[Side],
+    jobs: dict[str, list[runner.Job]],
+    settings: runner.RunSettings,
+    rounds: int,
+    out_dir: Path,
+    *,
+    progress: runner.Progress,
+    command_line: str,
+    filter: str | None,
+) -> list[Path]:
+    """A B A B ...: `rounds` runs of each side, each a fresh process per binary, written to
+    out_dir/<side>/round-<k>.json; returns the two folders."""
+    folders = [out_dir / side.name for side in sides]
+    for k in range(1, rounds + 1):
+        for side, folder in zip(sides, folders):
+            label = f"round {k}/{rounds}, {side.name} ({side.short})"
+            suite = runner.run_suite(
+                jobs[side.name],
+                settings,
+                progress=progress,
+                label=label,
+                context={
+                    "kernelwatch_run_command": command_line,
+                    "kernelwatch_run_purpose": f"ab {side.name} round {k} of {rounds}",
+                    "kernelwatch_filter": filter or "",
+                    "kernelwatch_ab_rev": side.rev,
+                    "kernelwatch_ab_sha": side.sha,
+                },
+            )
+            write_json_atomic(folder / f"round-{k}.json", suite.document)
+    return folders

@@ -1,0 +1,395 @@
+"""Baselines: one committed result per GPU model, `baselines/<gpu-slug>/`.
+
+    baselines/nvidia-h100-80gb-hbm3-sm90/result.json     the suite's result (with repetitions)
+    baselines/nvidia-h100-80gb-hbm3-sm90/manifest.json   commit, date, driver, runtime, command,
+                                                         and the history of updates
+
+A run is compared with the baseline of its exact GPU model (name and compute capability), never
+with another one. Files are only written by `kernelwatch baseline update`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelwatch.errors import InputError
+from kernelwatch.files import write_json_atomic
+from kernelwatch.gbench import FileColumns, read_document, read_json
+from kernelwatch.results import gpu_model
+
+RESULT_FILE = "result.json"
+MANIFEST_FILE = "manifest.json"
+MANIFEST_SCHEMA = 1
+DEFAULT_MIN_REPETITIONS = 10
+
+# Context keys that must agree when only part of a baseline is replaced (--filter): one
+# baseline file is one measuring environment.
+ENVIRONMENT_KEYS = {
+    "gpu_driver_version": "driver",
+    "cuda_runtime_version": "CUDA runtime",
+    "cuda_driver_api_version": "CUDA driver API",
+    "kernelwatch_cache_mode": "cache mode",
+    "kernelwatch_build_type": "build type",
+}
+
+HOW_TO_CREATE = (
+    "create one on this GPU with: kernelwatch run --no-compare --out RESULT.json && "
+    "kernelwatch baseline update RESULT.json (see baselines/README.md)"
+)
+
+
+def gpu_slug(name: str, capability: str) -> str:
+    """ "NVIDIA H100 80GB HBM3", "9.0" -> "nvidia-h100-80gb-hbm3-sm90"."""
+    base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    sm = re.sub(r"[^0-9]", "", str(capability))
+    if not base or not sm:
+        raise InputError(
+            f"cannot name a baseline for GPU {name!r}, compute capability {capability!r}"
+        )
+    return f"{base}-sm{sm}"
+
+
+def context_slug(context: Mapping[str, Any]) -> str | None:
+    """The baseline slug of a result's GPU, or None when its context records no GPU."""
+    name, capability = context.get("gpu_name"), context.get("gpu_compute_capability")
+    if not name or not capability:
+        return None
+    return gpu_slug(str(name), str(capability))
+
+
+def project_root() -> Path:
+    """The checkout this package runs from (where tools/ lives), else the current folder (an
+    installed package)."""
+    package = Path(__file__).resolve().parent
+    tools = package.parent
+    if tools.name == "tools" and (tools / "pyproject.toml").is_file():
+        return tools.parent
+    return Path.cwd()
+
+
+def default_root() -> Path:
+    return project_root() / "baselines"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One GPU's baseline folder."""
+
+    slug: str
+    directory: Path
+    manifest: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def result(self) -> Path:
+        return self.directory / RESULT_FILE
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.directory / MANIFEST_FILE
+
+    @property
+    def gpu(self) -> str:
+        name = self.manifest.get("gpu_name")
+        if not name:
+            return "?"
+        capability = self.manifest.get("gpu_compute_capability")
+        return gpu_model({"gpu_name": name, "gpu_compute_capability": capability}) or "?"
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    path = directory / MANIFEST_FILE
+    if not path.exists():
+        return {}
+    document = read_json(path)
+    if not isinstance(document, dict):
+        raise InputError(f"{path}: not a baseline manifest (not a JSON object)")
+    return document
+
+
+def entries(root: Path) -> list[Entry]:
+    """Every baseline under `root` (folders holding a result.json), by slug."""
+    if not root.is_dir():
+        return []
+    found = []
+    for directory in sorted(p for p in root.iterdir() if p.is_dir()):
+        if (directory / RESULT_FILE).is_file():
+            found.append(Entry(directory.name, directory, read_manifest(directory)))
+    return found
+
+
+def find(root: Path, slug: str) -> Entry | None:
+    directory = root / slug
+    if (directory / RESULT_FILE).is_file():
+        return Entry(slug, directory, read_manifest(directory))
+    return None
+
+
+def available_text(root: Path) -> str:
+    found = entries(root)
+    if not found:
+        return f"there are no baselines in {root}"
+    return f"available in {root}: " + ", ".join(e.slug for e in found)
+
+
+def resolve(root: Path, context: Mapping[str, Any], result_label: str) -> Entry:
+    """The baseline of the result's exact GPU model; refuses (one line) when there is none."""
+    slug = context_slug(context)
+    if slug is None:
+        raise InputError(
+            f"{result_label}: the result records no GPU (gpu_name, gpu_compute_capability), "
+            "so it has no baseline; pass --baseline FILE, or --no-compare"
+        )
+    entry = find(root, slug)
+    if entry is None:
+        raise InputError(
+            f"no baseline for this GPU ({gpu_model(context)}, {slug}): "
+            f"{available_text(root)}; {HOW_TO_CREATE.replace('RESULT.json', result_label)}"
+        )
+    _check_same_gpu(entry, context, result_label)
+    return entry
+
+
+def _check_same_gpu(entry: Entry, context: Mapping[str, Any], label: str) -> None:
+    if entry.manifest.get("gpu_name") is None:
+        return
+    theirs = gpu_model(
+        {
+            "gpu_name": entry.manifest.get("gpu_name"),
+            "gpu_compute_capability": entry.manifest.get("gpu_compute_capability"),
+        }
+    )
+    if theirs != gpu_model(context):
+        raise InputError(
+            f"{label}: measured on {gpu_model(context)}, but baseline {entry.slug} holds "
+            f"{theirs}; a baseline is one GPU model"
+        )
+
+
+# --- rows -----------------------------------------------------------------------------------
+
+
+def row_identity(row: Mapping[str, Any]) -> str:
+    """The benchmark a row belongs to (its run_name; older files: name without aggregate)."""
+    run_name = row.get("run_name")
+    if isinstance(run_name, str) and run_name:
+        return run_name
+    name = str(row.get("name"))
+    aggregate = row.get("aggregate_name")
+    if aggregate and name.endswith(f"_{aggregate}"):
+        return name[: -len(aggregate) - 1]
+    return name
+
+
+def groups(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(row_identity(row), []).append(row)
+    return groups
+
+
+def restrict(document: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
+    """The same result with only the rows of `names`."""
+    rows = [r for r in document.get("benchmarks", []) if row_identity(r) in names]
+    return {**document, "benchmarks": rows}
+
+
+# --- update ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Update:
+    """What `baseline update` decided: the files' new contents, and what they replace."""
+
+    entry: Entry
+    document: dict[str, Any]  # the new result.json
+    manifest: dict[str, Any]  # the new manifest.json
+    previous: dict[str, Any] | None  # the old result.json, if there was one
+    replaced: dict[str, Any]  # the part of the new result that was taken (for "what moved")
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def prepare_update(
+    root: Path,
+    result_path: Path,
+    *,
+    filter: str | None = None,
+    min_repetitions: int = DEFAULT_MIN_REPETITIONS,
+    command: str = "",
+) -> Update:
+    """Check a result and build the new baseline from it; writes nothing (see `write`)."""
+    label = str(result_path)
+    if result_path.is_dir():
+        raise InputError(f"{label}: a baseline is made from one result file, not a directory")
+    if not result_path.exists():
+        raise InputError(f"{label}: no such file")
+    document = read_json(result_path)
+    parsed = read_document(label, document)
+    context = document.get("context") or {}
+
+    slug = context_slug(context)
+    if slug is None:
+        raise InputError(
+            f"{label}: the result records no GPU (gpu_name, gpu_compute_capability); "
+            "a baseline belongs to one GPU model"
+        )
+    pattern = _compile(filter)
+    chosen = [n for n in parsed.names if pattern is None or pattern.search(n)]
+    if not chosen:
+        raise InputError(f"{label}: --filter {filter!r} matches no benchmark in the result")
+    _refuse_errors(label, parsed, set(chosen))
+    _refuse_few_repetitions(label, parsed, set(chosen), min_repetitions)
+
+    entry = Entry(slug, root / slug, read_manifest(root / slug))
+    _check_same_gpu(entry, context, label)
+    previous = read_json(entry.result) if entry.result.is_file() else None
+    if previous is not None:
+        read_document(str(entry.result), previous)  # a damaged baseline is not built upon
+        old_model = gpu_model(previous.get("context") or {})
+        if old_model and old_model != gpu_model(context):
+            raise InputError(
+                f"{label}: measured on {gpu_model(context)}, but {entry.result} holds "
+                f"{old_model}; a baseline is one GPU model"
+            )
+
+    warnings = []
+    commit = str(context.get("kernelwatch_git_commit", ""))
+    if commit.endswith("-dirty"):
+        warnings.append(f"{label}: built from a tree with uncommitted changes ({commit})")
+    build_type = context.get("kernelwatch_build_type")
+    if build_type and build_type != "Release":
+        warnings.append(f"{label}: a {build_type} build, not Release")
+
+    chosen_set = set(chosen)
+    taken = restrict(document, chosen_set)
+    notes: list[str] = []
+    if filter and previous is not None:
+        _refuse_other_environment(label, previous.get("context") or {}, context)
+        old_groups = groups(previous.get("benchmarks", []))
+        new_groups = groups(taken["benchmarks"])
+        rows: list[Mapping[str, Any]] = []
+        for name, group in old_groups.items():
+            rows += new_groups.get(name, group)
+        rows += [r for name, group in new_groups.items() if name not in old_groups for r in group]
+        pattern_kept = [
+            n for n in old_groups if pattern and pattern.search(n) and n not in new_groups
+        ]
+        if pattern_kept:
+            notes.append(
+                f"{len(pattern_kept)} benchmark(s) of the baseline match the filter but are not "
+                f"in the result; kept as they were (first: {pattern_kept[0]})"
+            )
+        new_document = {"context": dict(context), "benchmarks": rows}
+    else:
+        new_document = {"context": dict(context), "benchmarks": taken["benchmarks"]}
+
+    whole = read_document(str(entry.result), new_document)
+    manifest = _manifest(entry, context, parsed, chosen, filter, command, whole, result_path)
+    return Update(entry, new_document, manifest, previous, taken, tuple(notes), tuple(warnings))
+
+
+def write(update: Update) -> None:
+    """Write result.json, then manifest.json, each atomically (temporary file + rename)."""
+    write_json_atomic(update.entry.result, update.document)
+    write_json_atomic(update.entry.manifest_path, update.manifest)
+
+
+def _compile(filter: str | None) -> re.Pattern[str] | None:
+    if not filter:
+        return None
+    try:
+        return re.compile(filter)
+    except re.error as exc:
+        raise InputError(f"--filter {filter!r}: bad regex: {exc}") from None
+
+
+def _refuse_errors(label: str, parsed: FileColumns, chosen: set[str]) -> None:
+    bad = [(n, m) for n, m in parsed.errors.items() if n in chosen]
+    bad += [(n, f"skipped: {m}") for n, m in parsed.skipped.items() if n in chosen]
+    if bad:
+        name, message = bad[0]
+        raise InputError(
+            f"{label}: {len(bad)} benchmark(s) have errors or were skipped (first: {name}: "
+            f"{message}); a baseline needs a clean run"
+        )
+
+
+def _refuse_few_repetitions(label: str, parsed: FileColumns, chosen: set[str], need: int) -> None:
+    for name, count, aggregated in zip(parsed.names, parsed.counts, parsed.from_aggregates):
+        if name not in chosen:
+            continue
+        if aggregated:
+            raise InputError(
+                f"{label}: {name} has only aggregates (mean/median), no repetitions; "
+                "a baseline keeps the repetitions"
+            )
+        if count < need:
+            raise InputError(
+                f"{label}: {name} has {count} repetition(s); a baseline needs at least {need} "
+                "(--min-repetitions)"
+            )
+
+
+def _refuse_other_environment(label: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    for key, what in ENVIRONMENT_KEYS.items():
+        if key in old and key in new and str(old[key]) != str(new[key]):
+            raise InputError(
+                f"{label}: different {what} (baseline {old[key]}, result {new[key]}): a partial "
+                "update (--filter) must keep the baseline's environment; update it whole"
+            )
+
+
+def _manifest(
+    entry: Entry,
+    context: Mapping[str, Any],
+    parsed: FileColumns,
+    chosen: Sequence[str],
+    filter: str | None,
+    command: str,
+    whole: FileColumns,
+    source: Path,
+) -> dict[str, Any]:
+    now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    counts = [c for n, c in zip(parsed.names, parsed.counts) if n in set(chosen)]
+    produced_by = str(
+        context.get("kernelwatch_run_command") or context.get("executable") or "unknown"
+    )
+    record = {
+        "updated": now,
+        "commit": context.get("kernelwatch_git_commit"),
+        "date": context.get("date"),
+        "driver": context.get("gpu_driver_version"),
+        "cuda_runtime": context.get("cuda_runtime_version"),
+        "command": produced_by,
+        "update_command": command,
+        "filter": filter or None,
+        "benchmarks": len(chosen),
+        "repetitions": min(counts) if counts else 0,
+        "source": source.name,
+    }
+    history = list(entry.manifest.get("history") or [])
+    return {
+        "schema_version": MANIFEST_SCHEMA,
+        "slug": entry.slug,
+        "gpu_name": context.get("gpu_name"),
+        "gpu_compute_capability": context.get("gpu_compute_capability"),
+        "commit": record["commit"],
+        "date": record["date"],
+        "driver": record["driver"],
+        "cuda_runtime": record["cuda_runtime"],
+        "cuda_driver_api": context.get("cuda_driver_api_version"),
+        "build_type": context.get("kernelwatch_build_type"),
+        "cache_mode": context.get("kernelwatch_cache_mode"),
+        "command": produced_by,
+        "repetitions": min(whole.counts) if whole.counts else 0,
+        "min_time": context.get("kernelwatch_min_time"),
+        "random_interleaving": context.get("kernelwatch_random_interleaving"),
+        "benchmarks": len(whole.names),
+        "updated": now,
+        "history": history + [record],
+    }

@@ -1,0 +1,255 @@
+"""`kernelwatch baseline update|list|show`: the committed results, one per GPU model."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import baseline as baselines
+from kernelwatch.compare import Settings, Verdict, compare
+from kernelwatch.errors import InputError
+from kernelwatch.gbench import read_document, read_json
+from kernelwatch.render import summary_line
+from kernelwatch.results import from_documents, resolve_metric
+
+DESCRIPTION = """\
+The baselines: one result per GPU model in baselines/<gpu-slug>/ (result.json with the
+repetitions, manifest.json with commit, date, driver, CUDA runtime, the producing command and
+the history of updates). `kernelwatch run` compares with the baseline of its exact GPU model,
+never with another one. See baselines/README.md and docs/running.md."""
+
+EPILOG = """\
+exit status:
+  0  done
+  2  bad input or refused (errors or skipped benchmarks, no GPU in the context, another GPU
+     model than the folder's, too few repetitions, unknown baseline): one line on stderr,
+     "kernelwatch: error: ..."
+"""
+
+UPDATE_DESCRIPTION = """\
+Write or update the baseline of the GPU named in RESULT's context (baselines/<gpu-slug>/),
+atomically (temporary file + rename). Refuses results with errors or skipped benchmarks,
+without GPU context, from another GPU model than the folder's, or with fewer repetitions than
+--min-repetitions. With --filter, only the matching benchmarks are replaced (or added); the
+others are kept. Prints what moved against the previous baseline."""
+
+SHOWN_CHANGES = 40
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "baseline",
+        help="write, list and show the per-GPU baselines",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(handler=_no_action, parser=parser)
+    actions = parser.add_subparsers(title="actions", metavar="ACTION")
+
+    update = actions.add_parser(
+        "update",
+        help="write or update this GPU's baseline from a result file",
+        description=UPDATE_DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    update.add_argument("result", metavar="RESULT.json", help="a result of kernelwatch run")
+    update.add_argument(
+        "--filter",
+        metavar="REGEX",
+        help="replace only the benchmarks whose name matches (Python regex, searched)",
+    )
+    update.add_argument(
+        "--min-repetitions",
+        type=int,
+        default=baselines.DEFAULT_MIN_REPETITIONS,
+        metavar="N",
+        help=f"refuse benchmarks with fewer repetitions (default "
+        f"{baselines.DEFAULT_MIN_REPETITIONS})",
+    )
+    update.add_argument(
+        "--dry-run", action="store_true", help="check and show what would move; write nothing"
+    )
+    _add_root(update)
+    update.set_defaults(handler=run_update)
+
+    listing = actions.add_parser(
+        "list",
+        help="the baselines there are",
+        description="One line per baseline: slug, GPU, benchmarks, commit, date.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_root(listing)
+    listing.set_defaults(handler=run_list)
+
+    show = actions.add_parser(
+        "show",
+        help="one baseline's manifest and summary",
+        description="Show a baseline, named by its slug or by a result file measured on its GPU.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    show.add_argument("which", metavar="SLUG|RESULT", help="a slug, or a result file")
+    _add_root(show)
+    show.set_defaults(handler=run_show)
+
+
+def _add_root(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--baselines",
+        metavar="DIR",
+        help="the baselines folder (default: baselines, in the checkout)",
+    )
+
+
+def _root(args: argparse.Namespace) -> Path:
+    return Path(args.baselines) if args.baselines else baselines.default_root()
+
+
+def _no_action(args: argparse.Namespace) -> int:
+    args.parser.print_help(sys.stderr)
+    return 2
+
+
+def run_update(args: argparse.Namespace) -> int:
+    if args.min_repetitions < 1:
+        raise InputError(f"--min-repetitions {args.min_repetitions}: must be at least 1")
+    update = baselines.prepare_update(
+        _root(args),
+        Path(args.result),
+        filter=args.filter,
+        min_repetitions=args.min_repetitions,
+        command=args.command_line,
+    )
+    for warning in update.warnings:
+        print(f"kernelwatch: warning: {warning}", file=sys.stderr)
+    manifest = update.manifest
+    taken = len(baselines.groups(update.replaced["benchmarks"]))
+    gpu = baselines.Entry(update.entry.slug, update.entry.directory, manifest).gpu
+    print(
+        f"baseline {update.entry.slug} ({gpu}): "
+        f"{taken} benchmark(s) from {args.result} (commit {_short(manifest['commit'])}, "
+        f"{manifest['history'][-1]['repetitions']} repetitions); {manifest['benchmarks']} in all"
+    )
+    _print_moves(update, args)
+    for note in update.notes:
+        print(f"note: {note}")
+    if args.dry_run:
+        print("dry run: nothing written")
+        return 0
+    baselines.write(update)
+    print(f"wrote {update.entry.result} and {update.entry.manifest_path.name}")
+    return 0
+
+
+def _print_moves(update: baselines.Update, args: argparse.Namespace) -> None:
+    if update.previous is None:
+        print("new baseline: there was none for this GPU")
+        return
+    old_commit = _short((update.previous.get("context") or {}).get("kernelwatch_git_commit"))
+    previous = update.previous
+    if args.filter:
+        names = set(baselines.groups(update.replaced["benchmarks"]))
+        previous = baselines.restrict(previous, names)
+        if not previous["benchmarks"]:
+            print("nothing to compare: the previous baseline has none of these benchmarks")
+            return
+    report = compare(
+        from_documents(str(update.entry.result), [previous]),
+        from_documents(str(args.result), [update.replaced]),
+        resolve_metric("time"),
+        Settings(allow_missing=True, allow_errors=True, allow_gpu_mismatch=True),
+    )
+    moved = [c for c in report.comparisons if c.verdict is not Verdict.SAME]
+    print(f"against the previous baseline (commit {old_commit}):")
+    width = max((len(c.name) for c in moved[:SHOWN_CHANGES]), default=0)
+    for c in moved[:SHOWN_CHANGES]:
+        change = "" if c.ratio is None else f"{(c.ratio - 1) * 100:+.1f}%"
+        what = c.verdict.value if c.verdict is not Verdict.MISSING else "REMOVED"
+        print(f"  {what:<11}  {c.name:<{width}}  {change}")
+    if len(moved) > SHOWN_CHANGES:
+        print(
+            f"  ... and {len(moved) - SHOWN_CHANGES} more (kernelwatch compare OLD NEW shows all)"
+        )
+    print(f"  {summary_line(report)}")
+    for warning in report.warnings:
+        print(f"  note: {warning}")
+
+
+def _short(commit: Any) -> str:
+    text = str(commit or "unknown")
+    return text[:12] + ("-dirty" if text.endswith("-dirty") and len(text) > 18 else "")
+
+
+def run_list(args: argparse.Namespace) -> int:
+    root = _root(args)
+    found = baselines.entries(root)
+    if not found:
+        print(f"no baselines in {root}; {baselines.HOW_TO_CREATE}")
+        return 0
+    rows = [("SLUG", "GPU", "BENCHMARKS", "COMMIT", "DATE")]
+    for entry in found:
+        m = entry.manifest
+        rows.append(
+            (
+                entry.slug,
+                entry.gpu,
+                str(m.get("benchmarks", "?")),
+                _short(m.get("commit")) if m else "(no manifest)",
+                str(m.get("date") or "?"),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    root = _root(args)
+    which = Path(args.which)
+    if which.is_file():
+        context = (read_json(which) or {}).get("context") or {}
+        slug = baselines.context_slug(context) if isinstance(context, dict) else None
+        if slug is None:
+            raise InputError(f"{which}: the result records no GPU, so it has no baseline")
+    else:
+        slug = args.which
+    entry = baselines.find(root, slug)
+    if entry is None:
+        raise InputError(f"no baseline {slug}: {baselines.available_text(root)}")
+    parsed = read_document(str(entry.result), read_json(entry.result))
+    m = entry.manifest
+    families = collections.Counter(name.split("/", 1)[0] for name in parsed.names)
+    counts = [c for c in parsed.counts if c] or [0]
+    lines = [
+        f"baseline {entry.slug}  ({entry.directory})",
+        f"  GPU           {entry.gpu}",
+        f"  commit        {m.get('commit', '?')}",
+        f"  date          {m.get('date', '?')}",
+        f"  driver        {m.get('driver', '?')}",
+        f"  CUDA runtime  {m.get('cuda_runtime', '?')}",
+        f"  build, cache  {m.get('build_type', '?')}, {m.get('cache_mode', '?')}",
+        f"  command       {m.get('command', '?')}",
+        f"  benchmarks    {len(parsed.names)}, repetitions {min(counts)}"
+        + (f" to {max(counts)}" if max(counts) != min(counts) else ""),
+        "  families      " + ", ".join(f"{f} {n}" for f, n in sorted(families.items())),
+    ]
+    history = m.get("history") or []
+    if history:
+        lines.append(f"  updates       {len(history)}")
+        for record in history:
+            scope = f"filter {record['filter']!r}" if record.get("filter") else "whole"
+            lines.append(
+                f"    {record.get('updated', '?')}  commit {_short(record.get('commit'))}  "
+                f"{record.get('benchmarks', '?')} benchmarks ({scope})"
+            )
+    if not m:
+        lines.append("  (no manifest.json: written by hand? use kernelwatch baseline update)")
+    print("\n".join(lines))
+    return 0

@@ -1,0 +1,302 @@
+"""`kernelwatch run`: run the built benchmarks, save one result, compare it with this GPU's
+baseline, and confirm regressions by re-running them."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import baseline as baselines
+from kernelwatch import runner
+from kernelwatch.commands.compare import add_compare_options, settings_from, write_report
+from kernelwatch.compare import Report, Settings, compare
+from kernelwatch.config import Config, load_config
+from kernelwatch.confirm import confirm_regressions
+from kernelwatch.errors import InputError
+from kernelwatch.files import write_json_atomic
+from kernelwatch.gbench import read_json
+from kernelwatch.results import Metric, ResultSet, from_documents, resolve_metric
+
+DESCRIPTION = """\
+Run the built benchmark binaries, merge their outputs into one result file, and compare it
+with this GPU's baseline (baselines/<gpu-slug>/result.json).
+
+Each binary (BUILD/bench/kernelwatch_bench_*, or every --bench) runs in its own process with
+--benchmark_repetitions, --benchmark_min_time and random interleaving; the harness does the
+warm-up and the L2 flush. The merged result keeps one context (the GPU, driver, commit) plus
+how it was run, and is written before anything is compared. A REGRESSION is then re-run alone
+in a fresh process (--confirm times) and fails only when it regresses every time; the others
+are shown as "not confirmed". See docs/running.md."""
+
+EPILOG = """\
+exit status:
+  0  no regression (or --no-compare and the run succeeded)
+  1  a confirmed REGRESSION; or a MISSING benchmark (unless --allow-missing); or an ERROR
+     (unless --allow-errors)
+  2  bad input or usage, no baseline for this GPU, a binary refused its arguments:
+     one line on stderr, "kernelwatch: error: ..."
+  3  a benchmark binary crashed or lost its CUDA context
+  4  no CUDA GPU is visible: nothing to measure (one line on stderr)
+
+examples:
+  kernelwatch run                                   # the suite against this GPU's baseline
+  kernelwatch run --filter '^matmul/' --confirm 2
+  kernelwatch run --no-compare --out new.json       # then: kernelwatch baseline update new.json
+  kernelwatch run --bench ./my_gbench_binary --baseline old.json
+"""
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run the benchmarks and compare with this GPU's baseline",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
+    parser.add_argument(
+        "--build-dir",
+        metavar="DIR",
+        help="the CMake build folder whose bench/kernelwatch_bench_* binaries run "
+        "(default: build, in the checkout)",
+    )
+    parser.add_argument(
+        "--bench",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="a Google Benchmark binary to run instead (repeatable; any project's)",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="FILE",
+        help="where the merged result goes (default: results/kernelwatch-run-<gpu>-<time>.json)",
+    )
+    parser.add_argument(
+        "--confirm",
+        type=int,
+        default=1,
+        metavar="N",
+        help="re-run each REGRESSION N times in a fresh process; it fails only if it regresses "
+        "every time (default 1; 0: no re-run)",
+    )
+    parser.add_argument(
+        "--no-compare",
+        action="store_true",
+        help="only run and write the result (for a new baseline)",
+    )
+    parser.add_argument(
+        "--baselines",
+        metavar="DIR",
+        help="the baselines folder (default: baselines, in the checkout)",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="PATH",
+        help="compare with this result file or folder instead of the GPU's baseline",
+    )
+    add_compare_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def add_run_options(parser: argparse.ArgumentParser, repetitions: int) -> None:
+    """Options of how benchmarks run; `ab` shares them."""
+    parser.add_argument(
+        "--filter",
+        metavar="REGEX",
+        help="only benchmarks whose full name matches (Google Benchmark's --benchmark_filter)",
+    )
+    parser.add_argument(
+        "--repetitions",
+        type=int,
+        default=repetitions,
+        metavar="N",
+        help=f"--benchmark_repetitions per process (default {repetitions})",
+    )
+    parser.add_argument(
+        "--min-time",
+        type=float,
+        default=runner.DEFAULT_MIN_TIME,
+        metavar="S",
+        help=f"--benchmark_min_time in seconds (default {runner.DEFAULT_MIN_TIME:g})",
+    )
+    parser.add_argument(
+        "--no-interleave",
+        action="store_true",
+        help="turn off --benchmark_enable_random_interleaving (on by default)",
+    )
+    parser.add_argument(
+        "--bench-arg",
+        metavar="ARG",
+        action="append",
+        default=[],
+        help="an extra argument for every binary, e.g. --bench-arg=--kernelwatch_device=1 "
+        "(repeatable)",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show the binaries' own output on stderr (instead of the progress line)",
+    )
+
+
+def run_settings(args: argparse.Namespace) -> runner.RunSettings:
+    if args.filter is not None and not args.filter.strip():
+        raise InputError("--filter: empty regex")
+    return runner.RunSettings(
+        repetitions=args.repetitions,
+        min_time=args.min_time,
+        interleave=not args.no_interleave,
+        extra_args=tuple(args.bench_arg),
+        verbose=args.verbose,
+    )
+
+
+def compare_settings(args: argparse.Namespace) -> tuple[Settings, Metric]:
+    config = load_config(args.config) if args.config else Config()
+    return settings_from(args, config), resolve_metric(args.metric, args.higher_is_better)
+
+
+def run(args: argparse.Namespace) -> int:
+    settings = run_settings(args)
+    if args.confirm < 0:
+        raise InputError(f"--confirm {args.confirm}: must be 0 or more")
+    if not args.no_compare:
+        compare_with, metric = compare_settings(args)  # bad options fail before any run
+    root = Path(args.baselines) if args.baselines else baselines.default_root()
+    if args.out and Path(args.out).is_dir():
+        raise InputError(f"--out {args.out}: is a directory; name the result file")
+    if args.baseline and not Path(args.baseline).exists():
+        raise InputError(f"--baseline {args.baseline}: no such file or directory")
+
+    binaries = _binaries(args)
+    runner.require_gpu(binaries[0] if binaries else None, settings.extra_args)
+    if not binaries:
+        build = args.build_dir or baselines.project_root() / "build"
+        raise InputError(
+            f"no benchmark binaries ({runner.BINARY_GLOB}) in {Path(build) / runner.BINARY_FOLDER}"
+            ": build them first (tools/kw suite, or cmake --preset release && cmake --build "
+            "--preset release), or name them with --bench"
+        )
+    jobs = runner.plan(binaries, args.filter, settings.extra_args)
+    progress = runner.Progress(enabled=None if not settings.verbose else False)
+
+    suite = runner.run_suite(
+        jobs,
+        settings,
+        progress=progress,
+        context={
+            "kernelwatch_run_command": args.command_line,
+            "kernelwatch_run_purpose": "run",
+            "kernelwatch_filter": args.filter or "",
+        },
+    )
+    document = suite.document
+    context = document["context"]
+    slug = baselines.context_slug(context)
+    out = Path(args.out) if args.out else default_out(slug)
+    write_json_atomic(out, document)
+    count = sum(len(job.names) for job in jobs)
+    progress.say(
+        f"kernelwatch: wrote {out} ({count} benchmarks from {len(jobs)} binaries in "
+        f"{suite.seconds:.0f} s)"
+    )
+    if args.no_compare:
+        return 0
+
+    names = {name for job in jobs for name in job.names}
+    if args.baseline:
+        base_label, base_docs = args.baseline, _documents(Path(args.baseline))
+    else:
+        entry = baselines.resolve(root, context, str(out))
+        base_label, base_docs = str(entry.result), [read_json(entry.result)]
+    if args.filter or args.bench:  # a part of the suite ran: the rest is not MISSING
+        base_docs = [baselines.restrict(d, names) for d in base_docs]
+    base = _side(base_label, base_docs, f"holds none of the {count} benchmarks that ran")
+    report = compare(base, from_documents(str(out), [document]), metric, compare_with)
+    report = _warn_other_settings(report, base.context, context)
+
+    def rerun(k: int, flagged: Sequence[str]) -> Report:
+        again = runner.run_suite(
+            runner.rerun_jobs(jobs, flagged),
+            settings,
+            progress=progress,
+            label=f"confirming {len(flagged)} regression(s), re-run {k}/{args.confirm}",
+            context={
+                "kernelwatch_run_command": args.command_line,
+                "kernelwatch_run_purpose": f"confirm {k} of {args.confirm} for {out.name}",
+                "kernelwatch_filter": runner.names_filter(flagged),
+            },
+        )
+        path = out.with_name(f"{out.stem}.confirm-{k}{out.suffix or '.json'}")
+        write_json_atomic(path, again.document)
+        progress.say(f"kernelwatch: re-ran {len(flagged)} flagged benchmark(s): wrote {path}")
+        chosen = set(flagged)
+        base_k = _side(base_label, [baselines.restrict(d, chosen) for d in base_docs], "")
+        return compare(base_k, from_documents(str(path), [again.document]), metric, compare_with)
+
+    report = confirm_regressions(report, rerun, args.confirm)
+    return write_report(report, args, command="run")
+
+
+# How a result was run, where a difference moves medians (random interleaving shifted one
+# strided kernel by 2.4% on an H200: shared/README.md).
+RUN_SETTING_KEYS = {
+    "kernelwatch_random_interleaving": "random interleaving",
+    "kernelwatch_min_time": "min time (s)",
+}
+
+
+def _warn_other_settings(report: Report, base: Any, run: Any) -> Report:
+    warnings = [
+        f"different {label}: baseline {base[key]}, this run {run[key]}"
+        for key, label in RUN_SETTING_KEYS.items()
+        if key in base and key in run and str(base[key]) != str(run[key])
+    ]
+    if not warnings:
+        return report
+    return dataclasses.replace(report, warnings=tuple(report.warnings) + tuple(warnings))
+
+
+def default_out(slug: str | None) -> Path:
+    return Path("results") / f"kernelwatch-run-{slug or 'unknown-gpu'}-{runner.timestamp()}.json"
+
+
+def _binaries(args: argparse.Namespace) -> list[Path]:
+    if args.bench:
+        return [runner.check_binary(Path(p)) for p in args.bench]
+    if args.build_dir is not None:
+        build = Path(args.build_dir)
+        if not build.is_dir():
+            raise InputError(f"--build-dir {build}: no such directory")
+    else:
+        build = baselines.project_root() / "build"
+    return runner.find_binaries(build)
+
+
+def _documents(path: Path) -> list[Any]:
+    """A --baseline file, or the result files of a folder (manifests skipped)."""
+    if not path.is_dir():
+        return [read_json(path)]
+    documents = []
+    for file in sorted(p for p in path.glob("*.json") if p.is_file()):
+        document = read_json(file)
+        if isinstance(document, dict) and "benchmarks" in document:
+            documents.append(document)
+    if not documents:
+        raise InputError(f"--baseline {path}: holds no benchmark results")
+    return documents
+
+
+def _side(label: str, documents: list[Any], empty: str) -> ResultSet:
+    kept = [d for d in documents if d.get("benchmarks")]
+    if not kept:
+        raise InputError(
+            f"baseline {label} {empty or 'holds none of these benchmarks'}; update it with "
+            "kernelwatch baseline update"
+        )
+    return from_documents(label, kept)

@@ -1,0 +1,460 @@
+"""Running Google Benchmark binaries and merging their outputs into one result.
+
+Used by `kernelwatch run` and `kernelwatch ab`. Nothing here parses terminal output: each
+binary writes its result with --benchmark_out (JSON), and the benchmarks it will run are
+known beforehand from --benchmark_list_tests.
+"""
+
+from __future__ import annotations
+
+import datetime
+import glob
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
+from kernelwatch.gbench import read_document, read_json
+from kernelwatch.results import gpu_model
+
+# This project's binaries: BUILD/bench/kernelwatch_bench_<family>.
+BINARY_GLOB = "kernelwatch_bench_*"
+BINARY_FOLDER = "bench"
+
+# Why these defaults: docs/running.md.
+DEFAULT_REPETITIONS = 10
+DEFAULT_MIN_TIME = 0.05
+
+# Exit codes of this project's benchmark binaries (docs/results.md).
+EXIT_BAD_ARGUMENTS = 2
+EXIT_CONTEXT_LOST = 3
+EXIT_NO_GPU = 4
+
+# How the GPU is looked for before anything runs (tests replace these).
+NVIDIA_SMI = "nvidia-smi"
+GPU_DEVICE_GLOBS: tuple[str, ...] = ("/dev/nvidia[0-9]*", "/dev/dxg")
+
+_NO_GPU_LINE = re.compile(r"no CUDA GPU is visible \((.*)\); nothing to measure")
+# Characters special in a POSIX extended regex (Google Benchmark's --benchmark_filter).
+_ERE_SPECIAL = frozenset(".[]()*+?{}|^$\\")
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How each benchmark binary is run."""
+
+    repetitions: int = DEFAULT_REPETITIONS
+    min_time: float = DEFAULT_MIN_TIME  # seconds, passed as a plain number (GB 1.7 and 1.8)
+    interleave: bool = True  # --benchmark_enable_random_interleaving
+    extra_args: tuple[str, ...] = ()  # appended to every command (--kernelwatch_device=1, ...)
+    verbose: bool = False  # show the binaries' own output on stderr
+
+    def __post_init__(self) -> None:
+        if self.repetitions < 1:
+            raise InputError(f"--repetitions {self.repetitions}: must be at least 1")
+        if not (self.min_time > 0 and self.min_time < 1e6):
+            raise InputError(f"--min-time {self.min_time:g}: must be a positive number of seconds")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One binary and the benchmarks it will run (as listed with the same filter)."""
+
+    binary: Path
+    filter: str | None
+    names: tuple[str, ...]
+
+
+# --- finding binaries and the GPU ------------------------------------------------------------
+
+
+def find_binaries(build_dir: Path) -> list[Path]:
+    """This project's benchmark binaries in BUILD/bench, in name order."""
+    folder = build_dir / BINARY_FOLDER
+    found = []
+    for path in sorted(folder.glob(BINARY_GLOB)):
+        if path.is_file() and os.access(path, os.X_OK) and "." not in path.name:
+            found.append(path)
+    return found
+
+
+def check_binary(path: Path) -> Path:
+    """A binary named with --bench: must be an executable file."""
+    if not path.exists():
+        raise InputError(f"--bench {path}: no such file")
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise InputError(f"--bench {path}: not an executable file")
+    return path
+
+
+def gpu_absent_reason(probe: Path | None, extra_args: Sequence[str] = ()) -> str | None:
+    """Why no CUDA GPU can be used, or None when one seems usable. Asks `nvidia-smi -L` when
+    there is one; else runs `probe` (a benchmark binary) with a filter that matches nothing, so
+    that it only opens the GPU (this project's binaries exit 4 without one); else looks for
+    NVIDIA device files."""
+    smi = shutil.which(NVIDIA_SMI)
+    if smi:
+        try:
+            done = subprocess.run(
+                [smi, "-L"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"nvidia-smi -L failed: {exc}"
+        if done.returncode == 0 and any(
+            line.startswith("GPU ") for line in done.stdout.splitlines()
+        ):
+            return None
+        said = _last_line(done.stdout + "\n" + done.stderr)
+        return f"nvidia-smi -L: {said or f'exit status {done.returncode}, no GPU listed'}"
+    if probe is not None:
+        command = [str(probe), "--benchmark_filter=^$", *extra_args]
+        try:
+            done = subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None  # the real run will say what is wrong with the binary
+        if done.returncode == EXIT_NO_GPU:
+            return f"no nvidia-smi; {probe.name}: {_no_gpu_reason(done.stderr)}"
+        return None
+    if not any(glob.glob(pattern) for pattern in GPU_DEVICE_GLOBS):
+        return "no nvidia-smi, no /dev/nvidia* device files"
+    return None
+
+
+def require_gpu(probe: Path | None, extra_args: Sequence[str] = ()) -> None:
+    reason = gpu_absent_reason(probe, extra_args)
+    if reason is not None:
+        raise NoGpuError(f"no CUDA GPU is visible ({reason}); nothing to measure")
+
+
+def _no_gpu_reason(stderr: str) -> str:
+    match = _NO_GPU_LINE.search(stderr)
+    if match:
+        return match.group(1)
+    return _last_line(stderr) or "exit status 4 (no usable GPU)"
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+# --- filters --------------------------------------------------------------------------------
+
+
+def ere_escape(name: str) -> str:
+    """`name` as a POSIX extended regex that matches it literally."""
+    return "".join("\\" + ch if ch in _ERE_SPECIAL else ch for ch in name)
+
+
+def names_filter(names: Iterable[str]) -> str:
+    """A --benchmark_filter that selects exactly these benchmarks. Google Benchmark matches the
+    filter against the full name (with /manual_time, /repeats:N, ... as in run_name), so each
+    run_name is anchored whole."""
+    return "^(" + "|".join(ere_escape(n) for n in sorted(set(names))) + ")$"
+
+
+# --- listing and running -----------------------------------------------------------------------
+
+
+def list_benchmarks(binary: Path, filter: str | None, extra_args: Sequence[str] = ()) -> list[str]:
+    """The benchmarks `binary` would run with `filter` (--benchmark_list_tests; needs no GPU)."""
+    command = [str(binary), "--benchmark_list_tests=true", *_filter_args(filter), *extra_args]
+    try:
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except OSError as exc:
+        raise InputError(f"{binary}: cannot run: {exc.strerror or exc}") from None
+    except subprocess.TimeoutExpired:
+        raise InputError(f"{binary}: --benchmark_list_tests did not finish in 300 s") from None
+    if done.returncode != 0:
+        said = _last_line(done.stderr) or _last_line(done.stdout)
+        raise InputError(
+            f"{binary}: listing its benchmarks failed (exit status {done.returncode}): "
+            f"{said or 'no message'}; is it a Google Benchmark binary?"
+        )
+    return [line.strip() for line in done.stdout.splitlines() if line.strip()]
+
+
+def plan(binaries: Sequence[Path], filter: str | None, extra_args: Sequence[str] = ()) -> list[Job]:
+    """One job per binary that has benchmarks matching `filter`; refuses when none has."""
+    jobs = []
+    seen: dict[str, Path] = {}
+    for binary in binaries:
+        names = list_benchmarks(binary, filter, extra_args)
+        for name in names:
+            other = seen.setdefault(name, binary)
+            if other != binary:
+                raise InputError(
+                    f"benchmark {name!r} is in both {other} and {binary}: "
+                    "one result needs unique names"
+                )
+        if names:
+            jobs.append(Job(binary, filter, tuple(names)))
+    if not jobs:
+        where = f"{len(binaries)} benchmark binar{'y' if len(binaries) == 1 else 'ies'}"
+        if filter:
+            raise InputError(f"--filter {filter!r} matches no benchmark in {where}")
+        raise InputError(f"{where} list no benchmarks")
+    return jobs
+
+
+def benchmark_command(
+    binary: Path, filter: str | None, settings: RunSettings, out: Path
+) -> list[str]:
+    """The exact command line of one benchmark process."""
+    return [
+        str(binary),
+        *_filter_args(filter),
+        f"--benchmark_repetitions={settings.repetitions}",
+        f"--benchmark_min_time={settings.min_time:g}",
+        f"--benchmark_enable_random_interleaving={'true' if settings.interleave else 'false'}",
+        f"--benchmark_out={out}",
+        "--benchmark_out_format=json",
+        *settings.extra_args,
+    ]
+
+
+def _filter_args(filter: str | None) -> list[str]:
+    return [f"--benchmark_filter={filter}"] if filter else []
+
+
+class Progress:
+    """One self-rewriting status line on stderr, only when stderr is a terminal: which binary,
+    how many benchmarks are done and left, elapsed time."""
+
+    def __init__(self, stream: TextIO | None = None, enabled: bool | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        if enabled is None:
+            enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled = enabled
+        self.started = time.monotonic()
+        self._status = ""
+        self._shown = False
+
+    def status(self, text: str) -> None:
+        self._status = text
+        self.tick()
+
+    def tick(self) -> None:
+        if not self.enabled:
+            return
+        elapsed = _duration(time.monotonic() - self.started)
+        self.stream.write(f"\r\033[K{self._status}; {elapsed} elapsed")
+        self.stream.flush()
+        self._shown = True
+
+    def clear(self) -> None:
+        if self.enabled and self._shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self._shown = False
+
+    def say(self, line: str) -> None:
+        """A line that stays (shown whether or not stderr is a terminal)."""
+        self.clear()
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+@dataclass
+class SuiteRun:
+    """What run_suite produced: the merged document and how it was made."""
+
+    document: dict[str, Any]
+    commands: list[list[str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def run_suite(
+    jobs: Sequence[Job],
+    settings: RunSettings,
+    *,
+    progress: Progress | None = None,
+    label: str = "",
+    context: Mapping[str, Any] | None = None,
+) -> SuiteRun:
+    """Run every job's binary in its own process, one after the other, and merge the outputs
+    into one result (context of the first, plus `context` and the run's settings)."""
+    progress = progress or Progress(enabled=False)
+    total = sum(len(job.names) for job in jobs)
+    started = time.monotonic()
+    started_at = datetime.datetime.now(datetime.UTC)
+    outputs: list[tuple[Path, dict[str, Any]]] = []
+    commands: list[list[str]] = []
+    done = 0
+    with tempfile.TemporaryDirectory(prefix="kernelwatch-run-") as tmp:
+        for index, job in enumerate(jobs):
+            out = Path(tmp, f"{index:03d}-{job.binary.name}.json")
+            command = benchmark_command(job.binary, job.filter, settings, out)
+            commands.append(command)
+            prefix = f"{label}: " if label else ""
+            progress.status(
+                f"{prefix}[{index + 1}/{len(jobs)}] {job.binary.name}: {len(job.names)} "
+                f"benchmark(s); {done} of {total} done, {total - done} left"
+            )
+            outputs.append((job.binary, _run_one(job.binary, command, out, settings, progress)))
+            done += len(job.names)
+    progress.clear()
+    seconds = time.monotonic() - started
+    extra = {
+        "kernelwatch_repetitions": str(settings.repetitions),
+        "kernelwatch_min_time": f"{settings.min_time:g}",
+        "kernelwatch_random_interleaving": "true" if settings.interleave else "false",
+        "kernelwatch_run_started": started_at.isoformat(timespec="seconds"),
+        "kernelwatch_run_seconds": f"{seconds:.1f}",
+        "kernelwatch_benchmark_commands": [shlex.join(c) for c in commands],
+        **(context or {}),
+    }
+    return SuiteRun(merge(outputs, extra), commands, seconds)
+
+
+def _run_one(
+    binary: Path, command: list[str], out: Path, settings: RunSettings, progress: Progress
+) -> dict[str, Any]:
+    with tempfile.TemporaryFile() as errors:
+        stdout: Any = subprocess.DEVNULL
+        stderr: Any = errors
+        if settings.verbose:
+            stdout = stderr = sys.stderr
+        try:
+            process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr
+            )
+        except OSError as exc:
+            raise InputError(f"{binary}: cannot run: {exc.strerror or exc}") from None
+        try:
+            while True:
+                try:
+                    status = process.wait(timeout=1.0 if progress.enabled else None)
+                    break
+                except subprocess.TimeoutExpired:
+                    progress.tick()
+        finally:
+            if process.poll() is None:  # interrupted: take the binary down too
+                process.kill()
+                process.wait()
+        errors.seek(0)
+        message = _last_line(errors.read().decode("utf-8", "replace"))
+
+    if status == EXIT_NO_GPU:
+        raise NoGpuError(
+            f"no CUDA GPU is visible ({binary.name}: {_no_gpu_reason(message)}); nothing to measure"
+        )
+    if status == EXIT_CONTEXT_LOST:
+        raise BenchmarkCrashed(
+            f"{binary}: lost its CUDA context (exit status 3): {message or 'no message'}"
+        )
+    if status == EXIT_BAD_ARGUMENTS:
+        raise InputError(
+            f"{binary}: refused the arguments (exit status 2): {message or 'no message'}; "
+            f"command: {shlex.join(command)}"
+        )
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        raise BenchmarkCrashed(f"{binary}: crashed ({name}): {message or 'no message'}")
+    if status != 0:
+        raise BenchmarkCrashed(
+            f"{binary}: failed (exit status {status}): {message or 'no message'}"
+        )
+    if not out.is_file():
+        raise BenchmarkCrashed(f"{binary}: exited 0 but wrote no result file")
+    try:
+        document: dict[str, Any] = read_json(out)
+    except InputError as exc:
+        raise BenchmarkCrashed(f"{binary}: wrote an unreadable result: {exc}") from None
+    read_document(f"{binary} output", document)  # validates; raises one line
+    return document
+
+
+def merge(
+    outputs: Sequence[tuple[Path, Mapping[str, Any]]], extra_context: Mapping[str, Any]
+) -> dict[str, Any]:
+    """One result from several binaries' outputs: the first one's context (plus
+    `extra_context`), every benchmark row. All must come from the same GPU."""
+    if not outputs:
+        raise InputError("nothing to merge: no benchmark binary ran")
+    first_binary, first = outputs[0]
+    context = dict(first.get("context") or {})
+    model, uuid = gpu_model(context), context.get("gpu_uuid")
+    rows: list[Any] = []
+    owner: dict[str, Path] = {}
+    for binary, document in outputs:
+        other = document.get("context") or {}
+        if gpu_model(other) != model or other.get("gpu_uuid") != uuid:
+            raise InputError(
+                f"{binary} ran on {other.get('gpu_uuid') or gpu_model(other) or 'an unnamed GPU'}"
+                f", {first_binary} on {uuid or model or 'an unnamed GPU'}: one result must come "
+                "from one GPU (set CUDA_VISIBLE_DEVICES, or --bench-arg=--kernelwatch_device=N)"
+            )
+        names = set()
+        for row in document.get("benchmarks", []):
+            names.add(str(row.get("run_name") or row.get("name")))
+            rows.append(row)
+        for name in names:
+            previous = owner.setdefault(name, binary)
+            if previous != binary:
+                raise InputError(
+                    f"benchmark {name!r} is in both {previous} and {binary}: "
+                    "one result needs unique names"
+                )
+    context.update(extra_context)
+    return {"context": context, "benchmarks": rows}
+
+
+def rerun_jobs(jobs: Sequence[Job], names: Iterable[str]) -> list[Job]:
+    """Jobs that run exactly `names` again, each in its own binary (in the jobs' order), with
+    an anchored filter."""
+    wanted = set(names)
+    again = []
+    for job in jobs:
+        chosen = [name for name in job.names if name in wanted]
+        if chosen:
+            again.append(Job(job.binary, names_filter(chosen), tuple(chosen)))
+    return again
+
+
+def timestamp() -> str:
+    """UTC, for file names: 20261121T054057Z."""
+    return datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")

@@ -351,3 +351,26 @@ def test_other_run_settings_than_the_baseline_are_warned_about(box: Box) -> None
     assert "kernelwatch: warning: different random interleaving: baseline true, this run false" in (
         done.err
     )
+
+
+def test_suite_config_in_the_baselines_folder_is_used_unless_config_is_given(
+    tmp_path: Path,
+) -> None:
+    import argparse
+
+    from kernelwatch.commands import run as run_command
+
+    (tmp_path / "kernelwatch.toml").write_text(
+        '[[compare.thresholds]]\nmatch = "^transfers/"\nthreshold = "40%"\n'
+    )
+    parser = argparse.ArgumentParser()
+    run_command.register(parser.add_subparsers())
+    args = parser.parse_args(["run", "--baselines", str(tmp_path)])
+    settings, _ = run_command.compare_settings(args)
+    assert [rule.threshold for rule in settings.rules] == [0.40]
+
+    other = tmp_path / "other.toml"
+    other.write_text("[compare]\nthreshold = \"7%\"\n")
+    args = parser.parse_args(["run", "--baselines", str(tmp_path), "--config", str(other)])
+    settings, _ = run_command.compare_settings(args)
+    assert settings.rules == () and settings.threshold == 0.07

@@ -144,6 +144,9 @@ def add_run_options(parser: argparse.ArgumentParser, repetitions: int) -> None:
     )
 
 
+SUITE_CONFIG = "kernelwatch.toml"
+
+
 def run_settings(args: argparse.Namespace) -> runner.RunSettings:
     if args.filter is not None and not args.filter.strip():
         raise InputError("--filter: empty regex")
@@ -157,7 +160,15 @@ def run_settings(args: argparse.Namespace) -> runner.RunSettings:
 
 
 def compare_settings(args: argparse.Namespace) -> tuple[Settings, Metric]:
-    config = load_config(args.config) if args.config else Config()
+    """Settings from the options over the config file: --config, else the suite's own
+    kernelwatch.toml in the baselines folder when there is one (its per-benchmark thresholds
+    belong to the benchmarks, as the baselines do)."""
+    path = args.config
+    if path is None:
+        root = Path(args.baselines) if getattr(args, "baselines", None) else baselines.default_root()
+        suite_config = root / SUITE_CONFIG
+        path = suite_config if suite_config.is_file() else None
+    config = load_config(path) if path else Config()
     return settings_from(args, config), resolve_metric(args.metric, args.higher_is_better)
 
 

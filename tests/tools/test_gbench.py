@@ -6,9 +6,12 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import document, rows_for
+from hypothesis import given
+from hypothesis import strategies as st
 from kernelwatch import gbench, synthetic
 from kernelwatch.errors import InputError
 
@@ -294,3 +297,192 @@ def test_orjson_errors_are_explained_as_json_explains_them(
             _read_with(monkeypatch, parser, path)
         lines.append(str(caught.value))
     assert lines[0] == lines[1] and message in lines[0]
+
+
+# The usual file is read by a fast path (`_read_usual`: one lean pass, checks on whole
+# columns); anything else, valid or not, goes row by row (`_read_rows`), which words every
+# message. Both must give the same result, so the tests compare them directly.
+
+
+def _outcome(read: Any) -> Any:
+    """What reading gives, comparable: the columns (arrays as bytes, since NaN != NaN) or the
+    exception's type and message."""
+    try:
+        cols = read()
+    except Exception as exc:  # noqa: BLE001 - the slow path's internal errors must match too
+        return type(exc).__name__, str(exc)
+    if cols is None:
+        return None
+    fields = dict(vars(cols))
+    fields["time_scales"] = cols.time_scales.tobytes()
+    fields["columns"] = {k: (v.typecode, v.tobytes()) for k, v in cols.columns.items()}
+    return fields
+
+
+def _both_ways(doc: dict) -> tuple[Any, Any, Any]:
+    """(fast path, row by row, read_document) outcomes of one document."""
+    reader = gbench._Reader("mem.json")
+    rows, context = doc["benchmarks"], doc["context"]
+    return (
+        _outcome(lambda: reader._read_usual(context, rows)),
+        _outcome(lambda: reader._read_rows(context, rows)),
+        _outcome(lambda: read(doc)),
+    )
+
+
+def _interleaved(doc: dict) -> dict:
+    rows = doc["benchmarks"]
+    iterations = [r for r in rows if r["run_type"] == "iteration"]
+    aggregates = [r for r in rows if r["run_type"] == "aggregate"]
+    doc["benchmarks"] = iterations[::2] + iterations[1::2] + aggregates
+    return doc
+
+
+def _drop_cpu_time(doc: dict) -> dict:
+    del doc["benchmarks"][1]["cpu_time"]
+    return doc
+
+
+def _counter_gaps_and_text(doc: dict) -> dict:
+    doc["benchmarks"][0].pop("bytes_per_second")
+    for row in doc["benchmarks"]:
+        row["note"] = "text"
+    return doc
+
+
+def _integer_times(doc: dict) -> dict:
+    for row in doc["benchmarks"]:
+        row["real_time"], row["cpu_time"] = 7, 0
+    return doc
+
+
+def _usual(**options: Any) -> dict:
+    return document(
+        {"BM_a": [1.0, 2.0, 3.0], "BM_b/manual_time": [4.0, 5.0, 6.0]},
+        counters={
+            "BM_a": {"bytes_per_second": [3.0, 2.0, 1.0]},
+            "BM_b/manual_time": {"bytes_per_second": [6.0, 5.0, 4.0], "x_fraction": [0.5] * 3},
+        },
+        **options,
+    )
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        pytest.param(_usual(), id="plain"),
+        pytest.param(_usual(version="1.7"), id="1.7"),
+        pytest.param(_usual(aggregates=False), id="no-aggregates"),
+        pytest.param(_interleaved(_usual()), id="interleaved"),
+        pytest.param(
+            document(
+                rows=rows_for({"BM_a": [1.0, 2.0]}, time_unit="ms")
+                + rows_for({"BM_b": [1.0, 2.0]}, time_unit="us")
+            ),
+            id="units-per-benchmark",
+        ),
+        pytest.param(_drop_cpu_time(_usual()), id="cpu-time-absent-once"),
+        pytest.param(_counter_gaps_and_text(_usual()), id="counter-gaps-and-text"),
+        pytest.param(_integer_times(_usual()), id="integer-times"),
+    ],
+)
+def test_usual_files_take_the_fast_path_with_the_row_by_row_result(doc: dict) -> None:
+    fast, slow, read_result = _both_ways(doc)
+    assert fast is not None and fast == slow == read_result
+
+
+def _error_row(doc: dict) -> dict:
+    doc["benchmarks"][1].update(error_occurred=True, error_message="boom")
+    return doc
+
+
+def _aggregates_first(doc: dict) -> dict:
+    doc["benchmarks"].reverse()
+    return doc
+
+
+def _without_run_names(doc: dict) -> dict:
+    for row in doc["benchmarks"]:
+        del row["run_name"]
+    return doc
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        pytest.param(_error_row(_usual()), id="error-row"),
+        pytest.param(_aggregates_first(_usual()), id="aggregates-first"),
+        pytest.param(_without_run_names(_usual()), id="old-file"),
+        pytest.param(
+            synthetic.document(synthetic.benchmark_rows("BM_a", [1.0, 2.0], aggregates_only=True)),
+            id="aggregates-only",
+        ),
+        pytest.param(synthetic.document([]), id="no-rows"),
+    ],
+)
+def test_other_valid_files_go_row_by_row(doc: dict) -> None:
+    fast, slow, read_result = _both_ways(doc)
+    assert fast is None and slow == read_result and isinstance(slow, dict)
+
+
+_BAD_ROWS = [
+    (lambda r: r.update(real_time=math.nan), "real_time is NaN"),
+    (lambda r: r.update(real_time=True), "real_time is True"),
+    (lambda r: r.update(real_time="fast"), 'real_time is "fast"'),
+    (lambda r: r.update(real_time=0), "real_time is 0"),
+    (lambda r: r.update(real_time=10**400), "too large to be a number"),
+    (lambda r: r.update(cpu_time=-2.0), "cpu_time is -2.0"),
+    (lambda r: r.update(cpu_time=math.inf), "cpu_time is inf"),
+    (lambda r: r.update(time_unit="us"), "mismatched time units (ns and us)"),
+    (lambda r: r.update(time_unit="fortnight"), "unknown time_unit 'fortnight'"),
+    (lambda r: r.update(repetition_index=0), "(repetition 0 twice)"),
+    (lambda r: r.update(run_type="warmup"), "unknown run_type 'warmup'"),
+    (lambda r: r.update(name=""), "has no name"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "message"), _BAD_ROWS)
+def test_a_bad_row_deep_in_a_large_file_gives_the_one_line_message(mutate, message: str) -> None:
+    spec = {f"BM_k/{i}": [1.0 + i, 2.0 + i, 3.0 + i] for i in range(2000)}
+    doc = document(
+        spec, counters={name: {"bytes_per_second": times} for name, times in spec.items()}
+    )
+    rows = doc["benchmarks"]
+    mutate(rows[len(rows) - 6])  # the last benchmark's second repetition
+    fast, slow, read_result = _both_ways(doc)
+    assert fast is None and slow == read_result
+    assert read_result[0] == "InputError" and read_result[1].startswith("mem.json: ")
+    assert message in read_result[1] and "\n" not in read_result[1]
+
+
+_KEYS = ["name", "run_name", "run_type", "repetition_index", "time_unit", "real_time"]
+_KEYS += ["cpu_time", "error_occurred", "skipped", "aggregate_name", "bytes_per_second"]
+_VALUES = [None, True, False, 0, 1, -1, 2.5, math.nan, math.inf, 10**400, [], {}]
+_VALUES += ["", "x", "us", "ms", "iteration", "aggregate", "median", "BM_a", "BM_b"]
+
+
+@given(
+    order=st.permutations(range(14)),
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, 13),
+            st.sampled_from(_KEYS),
+            st.one_of(st.just("delete"), st.sampled_from(_VALUES)),
+        ),
+        max_size=3,
+    ),
+    shuffle=st.booleans(),
+)
+def test_the_fast_path_agrees_with_the_row_by_row_path(order, edits, shuffle: bool) -> None:
+    doc = _usual(aggregates=True)  # 6 iterations + 8 aggregates = 14 rows
+    rows = doc["benchmarks"]
+    if shuffle:
+        doc["benchmarks"] = rows = [rows[i] for i in order]
+    for i, key, value in edits:
+        if value == "delete":
+            rows[i].pop(key, None)
+        else:
+            rows[i][key] = value
+    fast, slow, read_result = _both_ways(doc)
+    assert read_result == slow
+    assert fast is None or fast == slow

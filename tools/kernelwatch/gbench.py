@@ -3,8 +3,11 @@
 Parsing is most of the time of a large comparison: `orjson` is used when it is installed (the
 optional extra `kernelwatch[fast]`; 2-3x faster than `json` on a 70 MB file), else `json`.
 A file orjson refuses (bare NaN or Infinity, which Google Benchmark writes; invalid JSON) is
-parsed again with `json`, which accepts the bare words and gives the error messages. One pass
-over the rows with local names only, because a 10,000-benchmark file has 140,000 rows.
+parsed again with `json`, which accepts the bare words and gives the error messages.
+
+A 10,000-benchmark file has 140,000 rows, so the usual file is read by a fast path: one lean
+pass over the rows, then every check on whole columns. Anything unusual or invalid sends the
+file through the row-by-row path, which handles every case and words the exact message.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from kernelwatch.errors import InputError
 
@@ -146,6 +151,95 @@ class _Reader:
         return InputError(f"{self.path}: {message}")
 
     def read(self, context: dict[str, Any], rows: list[Any]) -> FileColumns:
+        columns = self._read_usual(context, rows)
+        return columns if columns is not None else self._read_rows(context, rows)
+
+    def _read_usual(self, context: dict[str, Any], rows: list[Any]) -> FileColumns | None:
+        """The usual file, fast: every row an object with a name, a run_name and a run_type
+        of iteration or aggregate; no error or skipped rows; every aggregate after a repetition
+        of its benchmark (so it is ignored). The same result as `_read_rows`, by the same rules,
+        checked on whole columns after one lean pass; None for any other file, valid or not."""
+        index: dict[str, int] = {}  # benchmark -> its number, first-seen order
+        codes: list[int] = []  # per value row: its benchmark's number
+        value_rows: list[dict[str, Any]] = []
+        repetitions: list[Any] = []
+        units: list[Any] = []
+        real: list[Any] = []
+        cpu: list[Any] = []
+        for row in rows:
+            if type(row) is not dict:
+                return None
+            name = row.get("name")
+            ident = row.get("run_name")
+            if type(name) is not str or not name or type(ident) is not str or not ident:
+                return None
+            run_type = row.get("run_type")
+            if run_type == "iteration":
+                if row.get("error_occurred") or row.get("skipped"):
+                    return None
+                code = index.get(ident)
+                if code is None:
+                    code = index[ident] = len(index)
+                codes.append(code)
+                value_rows.append(row)
+                repetitions.append(row.get("repetition_index"))
+                units.append(row.get("time_unit", "ns"))
+                real.append(row.get("real_time"))
+                cpu.append(row.get("cpu_time"))
+            elif run_type != "aggregate" or ident not in index:
+                return None
+
+        # Types first: JSON true and false would pass as numbers below.
+        if (
+            not value_rows
+            or {type(r) for r in repetitions} != {int}
+            or {type(u) for u in units} != {str}
+            or not {type(t) for t in real} <= {float, int}
+            or not {type(t) for t in cpu} <= {float, int, type(None)}
+        ):
+            return None
+        scales = _scales(codes, units, len(index))
+        benchmark = np.array(codes)
+        if scales is None or _repeated(benchmark, repetitions):
+            return None
+
+        counts = np.bincount(benchmark)
+        if (np.diff(benchmark) < 0).any():  # interleaved repetitions: group them, in file order
+            grouped = np.argsort(benchmark, kind="stable").tolist()
+            value_rows = [value_rows[i] for i in grouped]
+            real = [real[i] for i in grouped]
+            cpu = [cpu[i] for i in grouped]
+        firsts = [value_rows[start] for start in (np.cumsum(counts) - counts).tolist()]
+        try:
+            columns, gaps = _columns(value_rows, firsts, {"real_time": real, "cpu_time": cpu})
+        except OverflowError:
+            return None
+        if "cpu_time" not in columns:  # also an integer too large for a double
+            return None
+        # `0 < x < inf` is False for NaN too; a cpu_time may be absent, not negative.
+        real_times = np.frombuffer(columns["real_time"])
+        cpu_times = np.frombuffer(columns["cpu_time"])
+        cpu_absent = np.frombuffer(gaps.get("cpu_time", bytes(len(cpu))), dtype=bool)
+        if not (
+            ((real_times > 0) & (real_times < _INF)).all()
+            and (((cpu_times >= 0) & (cpu_times < _INF)) | cpu_absent).all()
+        ):
+            return None
+        return FileColumns(
+            self.path,
+            context,
+            list(index),
+            counts.tolist(),
+            [False] * len(index),
+            array("d", scales),
+            columns,
+            gaps,
+            {},
+            {},
+        )
+
+    def _read_rows(self, context: dict[str, Any], rows: list[Any]) -> FileColumns:
+        """Any file, row by row; the first invalid row (in file order) is the message."""
         fail = self.fail
         buckets: dict[str, list[int]] = {}  # iteration rows per benchmark, first-seen order
         central: dict[str, tuple[int, int]] = {}  # (rank, row) of its median/mean aggregate
@@ -288,6 +382,30 @@ class _Reader:
         )
 
 
+def _scales(codes: list[int], units: list[str], benchmarks: int) -> list[float] | None:
+    """ns per unit of each benchmark; None for an unknown unit or a benchmark with two."""
+    names = set(units)
+    if not names <= TIME_UNITS.keys():
+        return None
+    if len(names) == 1:
+        return [TIME_UNITS[units[0]]] * benchmarks
+    unit_of = set(zip(codes, units))
+    if len(unit_of) != benchmarks:
+        return None
+    return [TIME_UNITS[unit] for _, unit in sorted(unit_of)]
+
+
+def _repeated(benchmark: np.ndarray, repetitions: list[int]) -> bool:
+    """Whether a (benchmark, repetition_index) pair occurs twice (or an index is too large):
+    sorted by both, two equal neighbours."""
+    try:
+        repetition = np.array(repetitions, dtype=np.int64)
+    except OverflowError:
+        return True
+    by_both = np.lexsort((repetition, benchmark))
+    return bool(((np.diff(benchmark[by_both]) == 0) & (np.diff(repetition[by_both]) == 0)).any())
+
+
 def _old_identity(row: dict[str, Any], name: str, run_type: str) -> str:
     # Files without run_name name their aggregate rows "<run>_<aggregate>".
     suffix = f"_{row.get('aggregate_name')}"
@@ -297,23 +415,32 @@ def _old_identity(row: dict[str, Any], name: str, run_type: str) -> str:
 
 
 def _columns(
-    rows: list[dict[str, Any]], firsts: list[dict[str, Any]]
+    rows: list[dict[str, Any]],
+    firsts: list[dict[str, Any]],
+    taken: dict[str, list[Any]] | None = None,
 ) -> tuple[dict[str, array[float]], dict[str, bytes]]:
     """Times as written (in the file's units) and every numeric counter; rows are validated.
     Counter names come from the first value row of each benchmark: Google Benchmark writes the
-    same counters for every repetition."""
-    columns = {"real_time": array("d", [row["real_time"] for row in rows])}
+    same counters for every repetition. `taken`: values of some keys already taken from the
+    rows, in the same order (not taken twice)."""
+    taken = taken or {}
+
+    def values_of(key: str) -> list[Any]:
+        return taken[key] if key in taken else [row.get(key) for row in rows]
+
+    columns = {"real_time": array("d", values_of("real_time"))}
     gaps: dict[str, bytes] = {}
     counters = set().union(*firsts) - RESERVED_KEYS
     for key in ["cpu_time", *sorted(counters)]:
-        values = [row.get(key) for row in rows]
-        absent = None in values
+        values = values_of(key)
         try:
-            columns[key] = array(
-                "d", [_NAN if v is None else v for v in values] if absent else values
-            )
+            try:
+                columns[key] = array("d", values)  # as is first: most columns have no gaps
+            except TypeError:
+                if None not in values:
+                    raise
+                columns[key] = array("d", [_NAN if v is None else v for v in values])
+                gaps[key] = bytes(v is None for v in values)
         except (TypeError, OverflowError):
             continue  # strings, lists, huge integers: not a counter
-        if absent:
-            gaps[key] = bytes(v is None for v in values)
     return columns, gaps

@@ -100,16 +100,10 @@ noise = config.get("noise", 0.002)
 rows = []
 for index, name in enumerate(names):
     if name in config.get("errors", {{}}):
-        rows.append({{"name": name, "run_name": name, "run_type": "iteration", "repetitions": 1,
-                     "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
-                     "cpu_time": 0.0, "time_unit": "ns", "error_occurred": True,
-                     "error_message": config["errors"][name]}})
+        rows.append(synthetic.failed_row(name, config["errors"][name]))
         continue
     if name in config.get("skipped", {{}}):
-        rows.append({{"name": name, "run_name": name, "run_type": "iteration", "repetitions": 1,
-                     "repetition_index": 0, "threads": 1, "iterations": 0, "real_time": 0.0,
-                     "cpu_time": 0.0, "time_unit": "ns", "skipped": True,
-                     "skip_message": config["skipped"][name]}})
+        rows.append(synthetic.failed_row(name, config["skipped"][name], skipped=True))
         continue
     factor = config.get("slow", {{}}).get(name, 1.0) if slow_now else 1.0
     rng = random.Random(f"{{name}}/{{runs}}/{{config.get('seed', 0)}}")

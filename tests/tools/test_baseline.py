@@ -12,6 +12,7 @@ import pytest
 from conftest import REPO, document, rows_for
 from fakebench import GPU_CONTEXT
 from kernelwatch import baseline as baselines
+from kernelwatch import synthetic
 from kernelwatch.errors import InputError
 
 SLUG = "nvidia-h100-80gb-hbm3-sm90"
@@ -188,27 +189,11 @@ def test_warnings_for_dirty_or_debug_builds(root: Path, write_json, run_cli) -> 
     assert "uncommitted changes (abc-dirty)" in done.err and "a Debug build" in done.err
 
 
-def _error_row(name: str, **fields: object) -> dict:
-    return {
-        "name": name,
-        "run_name": name,
-        "run_type": "iteration",
-        "repetitions": 1,
-        "repetition_index": 0,
-        "threads": 1,
-        "iterations": 0,
-        "real_time": 0.0,
-        "cpu_time": 0.0,
-        "time_unit": "ns",
-        **fields,
-    }
-
-
 REFUSED = {
     "error row": (
         lambda: document(
             suite(),
-            rows=[_error_row("x/e", error_occurred=True, error_message="oom")],
+            rows=[synthetic.failed_row("x/e", "oom")],
             context=context(),
         ),
         "1 benchmark(s) have errors or were skipped (first: x/e: oom); a baseline needs a clean run",
@@ -216,7 +201,7 @@ REFUSED = {
     "skipped row": (
         lambda: document(
             suite(),
-            rows=[_error_row("x/s", skipped=True, skip_message="no fp64")],
+            rows=[synthetic.failed_row("x/s", "no fp64", skipped=True)],
             context=context(),
         ),
         "(first: x/s: skipped: no fp64)",

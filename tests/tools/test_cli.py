@@ -21,7 +21,7 @@ from conftest import (
     rows_for,
     run_module,
 )
-from kernelwatch import cli, commands, stats
+from kernelwatch import cli, commands, stats, synthetic
 from kernelwatch.compare import Settings
 from kernelwatch.results import load
 
@@ -287,20 +287,7 @@ def test_missing_and_error_exit_1_unless_allowed(write_json, run_cli) -> None:
     b = write_json("b.json", fewer)
     assert run_cli("compare", a, b).status == 1
     assert run_cli("compare", a, b, "--allow-missing").status == 0
-    error = {
-        "name": SLOWED,
-        "run_name": SLOWED,
-        "run_type": "iteration",
-        "repetitions": 1,
-        "repetition_index": 0,
-        "threads": 1,
-        "iterations": 0,
-        "real_time": 0.0,
-        "cpu_time": 0.0,
-        "time_unit": "ns",
-        "error_occurred": True,
-        "error_message": "oom",
-    }
+    error = synthetic.failed_row(SLOWED, "oom")
     c = write_json("c.json", document(fewer, rows=[error]))
     assert run_cli("compare", a, c).status == 1
     assert run_cli("compare", a, c, "--allow-errors").status == 0

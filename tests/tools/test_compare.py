@@ -117,23 +117,8 @@ def test_a_run_against_itself_is_all_same() -> None:
 
 
 def _error_row(name: str, skipped: bool = False) -> dict:
-    row = {
-        "name": name,
-        "run_name": name,
-        "run_type": "iteration",
-        "repetitions": 1,
-        "repetition_index": 0,
-        "threads": 1,
-        "iterations": 0,
-        "real_time": 0.0,
-        "cpu_time": 0.0,
-        "time_unit": "ns",
-    }
-    if skipped:
-        row.update(skipped=True, skip_message="needs sm_100")
-    else:
-        row.update(error_occurred=True, error_message="cudaErrorIllegalAddress")
-    return row
+    message = "needs sm_100" if skipped else "cudaErrorIllegalAddress"
+    return synthetic.failed_row(name, message, skipped=skipped)
 
 
 def test_new_missing_error_skipped() -> None:

@@ -77,34 +77,8 @@ def test_interleaved_repetitions_are_grouped() -> None:
 
 def test_error_and_skipped_rows() -> None:
     rows = [
-        {
-            "name": "BM_err",
-            "run_name": "BM_err",
-            "run_type": "iteration",
-            "repetitions": 1,
-            "repetition_index": 0,
-            "threads": 1,
-            "iterations": 0,
-            "real_time": 0.0,
-            "cpu_time": 0.0,
-            "time_unit": "ns",
-            "error_occurred": True,
-            "error_message": "cudaErrorIllegalAddress",
-        },
-        {
-            "name": "BM_skip",
-            "run_name": "BM_skip",
-            "run_type": "iteration",
-            "repetitions": 1,
-            "repetition_index": 0,
-            "threads": 1,
-            "iterations": 0,
-            "real_time": 0.0,
-            "cpu_time": 0.0,
-            "time_unit": "ns",
-            "skipped": True,
-            "skip_message": "needs sm_100",
-        },
+        synthetic.failed_row("BM_err", "cudaErrorIllegalAddress"),
+        synthetic.failed_row("BM_skip", "needs sm_100", skipped=True),
     ]
     cols = read(synthetic.document(rows))
     assert cols.errors == {"BM_err": "cudaErrorIllegalAddress"}

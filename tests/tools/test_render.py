@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 from conftest import document, result_set
-from kernelwatch import render
+from kernelwatch import render, synthetic
 from kernelwatch.compare import Settings, compare
 from kernelwatch.results import Metric, from_documents, resolve_metric
 
@@ -21,20 +21,7 @@ def steady(median: float, seed: int = 0) -> list[float]:
 
 @pytest.fixture(scope="module")
 def report():
-    error = {
-        "name": "BM_err",
-        "run_name": "BM_err",
-        "run_type": "iteration",
-        "repetitions": 1,
-        "repetition_index": 0,
-        "threads": 1,
-        "iterations": 0,
-        "real_time": 0.0,
-        "cpu_time": 0.0,
-        "time_unit": "ns",
-        "error_occurred": True,
-        "error_message": 'boom <&> "quoted"',
-    }
+    error = synthetic.failed_row("BM_err", 'boom <&> "quoted"')
     base = result_set(
         {
             "BM_slow|pipe": steady(1000.0),

@@ -76,6 +76,29 @@ def benchmark_rows(
     return rows
 
 
+def failed_row(name: str, message: str, *, skipped: bool = False) -> dict[str, Any]:
+    """The one row of a benchmark that called SkipWithError(message) (`error_occurred`,
+    `error_message`) or, with `skipped`, SkipWithMessage(message) (`skipped`, `skip_message`,
+    Google Benchmark 1.8 on): no repetitions measured, zero times."""
+    row: dict[str, Any] = {
+        "name": name,
+        "run_name": name,
+        "run_type": "iteration",
+        "repetitions": 1,
+        "repetition_index": 0,
+        "threads": 1,
+        "iterations": 0,
+        "real_time": 0.0,
+        "cpu_time": 0.0,
+        "time_unit": "ns",
+    }
+    if skipped:
+        row.update(skipped=True, skip_message=message)
+    else:
+        row.update(error_occurred=True, error_message=message)
+    return row
+
+
 def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
 

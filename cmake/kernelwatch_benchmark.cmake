@@ -6,8 +6,6 @@
 # an installed package. The generated file only changes, and the target only relinks, when the
 # commit or its dirtiness does. KERNELWATCH_GIT_COMMIT in the build's environment overrides git
 # (for trees without .git).
-set(_kernelwatch_write_build_info "${CMAKE_CURRENT_LIST_DIR}/write_build_info.cmake")
-
 function(kernelwatch_add_benchmark target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;LIBRARIES")
   if(NOT arg_SOURCES)
@@ -20,7 +18,8 @@ function(kernelwatch_add_benchmark target)
             "-DOUTPUT=${build_info}"
             "-DBUILD_TYPE=$<IF:$<CONFIG:>,unspecified,$<CONFIG>>"
             "-DVERSION=${KERNELWATCH_VERSION}"
-            -P "${_kernelwatch_write_build_info}"
+            # the script beside this file, wherever the function is called from
+            -P "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/write_build_info.cmake"
     BYPRODUCTS "${build_info}"
     COMMENT "kernelwatch: recording the git commit of ${target}"
     VERBATIM)

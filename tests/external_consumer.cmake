@@ -1,6 +1,7 @@
-# cmake -DKERNELWATCH_BUILD_DIR=... -DEXAMPLE_DIR=... -DWORK_DIR=... -P external_consumer.cmake
-# Installs the built kernelwatch to WORK_DIR/prefix, configures and builds the external example
-# against that prefix only, and prints the example's benchmark list.
+# cmake -DMODE=package|subdirectory|fetchcontent -DKERNELWATCH_BUILD_DIR=... -DSOURCE_DIR=...
+#       -DWORK_DIR=... -DCUDA_ARCHITECTURES=... -P external_consumer.cmake
+# Builds examples/external the way another project would get kernelwatch (package: installed
+# to WORK_DIR/prefix first, and nothing of the source tree is visible) and prints its list.
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT status EQUAL 0)
@@ -10,10 +11,15 @@ function(run)
 endfunction()
 
 file(REMOVE_RECURSE "${WORK_DIR}")
-run("${CMAKE_COMMAND}" --install "${KERNELWATCH_BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
-run("${CMAKE_COMMAND}" -S "${EXAMPLE_DIR}" -B "${WORK_DIR}/build"
-    "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix" "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}"
-    -DCMAKE_BUILD_TYPE=Release)
-run("${CMAKE_COMMAND}" --build "${WORK_DIR}/build")
+set(how "-DKERNELWATCH_FROM=${MODE}")
+if(MODE STREQUAL "package")
+  run("${CMAKE_COMMAND}" --install "${KERNELWATCH_BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
+  list(APPEND how "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix")
+else()
+  list(APPEND how "-DKERNELWATCH_SOURCE_DIR=${SOURCE_DIR}")
+endif()
+run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/external" -B "${WORK_DIR}/build" ${how}
+    "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}" -DCMAKE_BUILD_TYPE=Release)
+run("${CMAKE_COMMAND}" --build "${WORK_DIR}/build" --target saxpy_bench -j 2)
 run("${WORK_DIR}/build/saxpy_bench" --benchmark_list_tests)
 message("${output}")

@@ -1,0 +1,314 @@
+"""`kernelwatch history`: ingest (idempotent, atomic), list, show, schema migration."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import GPU_DATA, H100_CONTEXT, run_module
+from kernelwatch import history
+
+SUITE = GPU_DATA / "h200-suite-rep10.json"
+COALESCING = GPU_DATA / "h200-coalescing-rep5.json"
+needs_gpu_data = pytest.mark.skipif(
+    not (SUITE.is_file() and COALESCING.is_file()),
+    reason="no H200 result files in tests/data/gpu",
+)
+NAME = "coalescing/stride/double/stride:16/manual_time"
+
+
+def one_line(err: str) -> str:
+    assert err.count("\n") == 1 and err.startswith("kernelwatch: error: "), err
+    return err
+
+
+@needs_gpu_data
+def test_ingest_real_file_stores_every_repetition(run_cli, tmp_path):
+    db = tmp_path / "h.sqlite"
+    r = run_cli("history", "ingest", SUITE, "--db", db)
+    assert r.status == 0, r.err
+    assert "as run 1" in r.out and "355 benchmark(s)" in r.out
+    document = json.loads(SUITE.read_text())
+    rows = [b for b in document["benchmarks"] if b.get("run_type") == "iteration"]
+    with sqlite3.connect(db) as c:
+        (n,) = c.execute(
+            "SELECT count(*) FROM samples s JOIN metrics m ON m.id = s.metric_id "
+            "WHERE m.name = 'real_time'"
+        ).fetchone()
+        commit, slug, date = c.execute(
+            "SELECT git_commit, gpu_slug, date FROM runs"
+        ).fetchone()
+        context = json.loads(c.execute("SELECT context FROM runs").fetchone()[0])
+        (counters,) = c.execute(
+            "SELECT count(*) FROM samples s JOIN metrics m ON m.id = s.metric_id "
+            "WHERE m.name = 'bytes_per_second'"
+        ).fetchone()
+    assert n == len(rows)
+    assert counters == sum("bytes_per_second" in b for b in rows)
+    assert commit == document["context"]["kernelwatch_git_commit"]
+    assert slug == "nvidia-h200-sm90"
+    assert date == "2026-11-21T06:25:51+00:00"
+    assert context == document["context"]
+    # Times are stored in ns: the first row is 106.87 us.
+    first = rows[0]
+    with sqlite3.connect(db) as c:
+        (value,) = c.execute(
+            "SELECT value FROM samples s JOIN benchmarks b ON b.id = s.benchmark_id "
+            "JOIN metrics m ON m.id = s.metric_id "
+            "WHERE b.name = ? AND m.name = 'real_time' AND s.repetition = ?",
+            (first["run_name"], first["repetition_index"]),
+        ).fetchone()
+    assert value == pytest.approx(first["real_time"] * 1e3)
+
+
+@needs_gpu_data
+def test_second_ingest_is_a_no_op(run_cli, tmp_path):
+    db = tmp_path / "h.sqlite"
+    assert run_cli("history", "ingest", SUITE, "--db", db).status == 0
+    before = db.read_bytes()
+    # The same run reformatted (other indentation) is still the same run.
+    copy = tmp_path / "copy.json"
+    copy.write_text(json.dumps(json.loads(SUITE.read_text())))
+    for path in (SUITE, copy):
+        r = run_cli("history", "ingest", path, "--db", db)
+        assert r.status == 0, r.err
+        assert "already in" in r.out and "as run 1; nothing written" in r.out
+    assert db.read_bytes() == before
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT count(*) FROM runs").fetchone() == (1,)
+
+
+@needs_gpu_data
+def test_list_and_show_two_runs_in_date_order(run_cli, tmp_path):
+    db = tmp_path / "h.sqlite"
+    # Ingested newest first: list and show still order by the run's own date.
+    assert run_cli("history", "ingest", SUITE, "--db", db).status == 0
+    assert run_cli("history", "ingest", COALESCING, "--db", db).status == 0
+    r = run_cli("history", "list", "--db", db)
+    assert r.status == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[0].split() == ["ID", "DATE", "COMMIT", "GPU", "BENCHMARKS"]
+    assert lines[1].split() == [
+        "2",
+        "2026-11-21T05:40:57+00:00",
+        "ea8ec0eeea5a",
+        "nvidia-h200-sm90",
+        "132",
+    ]
+    assert lines[2].split() == [
+        "1",
+        "2026-11-21T06:25:51+00:00",
+        "a5f7603cb105",
+        "nvidia-h200-sm90",
+        "355",
+    ]
+
+    r = run_cli("history", "show", NAME, "--db", db)
+    assert r.status == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[1].split() == ["DATE", "COMMIT", "GPU", "N", "MEDIAN", "MIN", "MAX"]
+    assert lines[2].split()[:4] == [
+        "2026-11-21T05:40:57+00:00",
+        "ea8ec0eeea5a",
+        "nvidia-h200-sm90",
+        "5",
+    ]
+    assert lines[3].split()[:4] == [
+        "2026-11-21T06:25:51+00:00",
+        "a5f7603cb105",
+        "nvidia-h200-sm90",
+        "10",
+    ]
+    assert lines[3].split()[4:] == ["106.9", "us", "106.8", "us", "107.0", "us"]
+
+    r = run_cli(
+        "history",
+        "show",
+        NAME,
+        "--db",
+        db,
+        "--metric",
+        "bytes_per_second",
+        "--gpu",
+        "nvidia-h200-sm90",
+    )
+    assert r.status == 0, r.err
+    assert "bytes_per_second, 2 run(s)" in r.out and "G" in r.out
+
+
+def test_show_series_from_synthetic_runs(run_cli, write_json, tmp_path):
+    db = tmp_path / "h.sqlite"
+    for day, (commit, times) in enumerate([("c1", [10, 11, 12]), ("c2", [20, 30, 40])]):
+        context = dict(
+            H100_CONTEXT,
+            date=f"2026-01-0{day + 1}T00:00:00+01:00",
+            kernelwatch_git_commit=commit,
+        )
+        path = write_json(f"r{day}.json", {"BM_A": times}, context=context)
+        assert run_cli("history", "ingest", path, "--db", db).status == 0
+    r = run_cli("history", "show", "BM_A", "--db", db)
+    assert r.status == 0, r.err
+    rows = [line.split() for line in r.out.splitlines()[2:]]
+    assert [row[:4] for row in rows] == [
+        ["2025-12-31T23:00:00+00:00", "c1", "nvidia-h100-80gb-hbm3-sm90", "3"],
+        ["2026-01-01T23:00:00+00:00", "c2", "nvidia-h100-80gb-hbm3-sm90", "3"],
+    ]
+    assert rows[1][4:] == ["30.00", "ns", "20.00", "ns", "40.00", "ns"]
+
+
+def test_bad_result_file_is_one_line_like_compare(run_cli, write_json, tmp_path):
+    db = tmp_path / "h.sqlite"
+    bad = write_json("bad.json", '{"benchmarks": [')
+    r = run_cli("history", "ingest", bad, "--db", db)
+    assert r.status == 2
+    one_line(r.err)
+    compared = run_cli("compare", bad, bad)
+    assert compared.err == r.err
+    assert not db.exists()  # nothing created for a file that was refused
+    missing = run_cli("history", "ingest", tmp_path / "nope.json", "--db", db)
+    assert missing.status == 2 and "no such file" in one_line(missing.err)
+
+
+def test_failed_ingest_writes_nothing(run_cli, write_json, tmp_path, monkeypatch):
+    db = tmp_path / "h.sqlite"
+    path = write_json("r.json", {"BM_A": [1, 2, 3], "BM_B": [4, 5, 6]})
+
+    def boom(*args, **kwargs):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(history, "_store_values", boom)
+    r = run_cli("history", "ingest", path, "--db", db)
+    assert r.status == 2 and "disk I/O error" in one_line(r.err)
+    monkeypatch.undo()
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT count(*) FROM runs").fetchone() == (0,)
+    assert run_cli("history", "ingest", path, "--db", db).out.startswith("ingested")
+
+
+def test_migration_from_an_empty_database(run_cli, write_json, tmp_path):
+    db = tmp_path / "empty.sqlite"
+    sqlite3.connect(db).close()  # an empty (0-byte) SQLite file: version 0
+    assert db.stat().st_size == 0
+    path = write_json("r.json", {"BM_A": [1, 2, 3]})
+    assert run_cli("history", "ingest", path, "--db", db).status == 0
+    with sqlite3.connect(db) as c:
+        version = c.execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'"
+        ).fetchone()
+        tables = {
+            r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+    assert version == (str(history.SCHEMA_VERSION),)
+    assert {
+        "meta",
+        "runs",
+        "samples",
+        "benchmarks",
+        "metrics",
+        "run_benchmarks",
+    } <= tables
+
+
+def test_migrations_run_in_order_in_one_transaction(tmp_path, monkeypatch):
+    db = tmp_path / "h.sqlite"
+    history.open_db(db, create=True).close()
+    # A future version 2 migrates a version-1 database on open.
+    monkeypatch.setitem(
+        history.MIGRATIONS, 2, ("ALTER TABLE runs ADD COLUMN note TEXT",)
+    )
+    monkeypatch.setattr(history, "SCHEMA_VERSION", 2)
+    with history.database(db) as c:
+        columns = {r[1] for r in c.execute("PRAGMA table_info(runs)")}
+        assert "note" in columns
+        assert history.schema_version(c, db) == 2
+    # A failing migration leaves the database as it was.
+    monkeypatch.setitem(history.MIGRATIONS, 3, ("CREATE TABLE x (a)", "NOT SQL"))
+    monkeypatch.setattr(history, "SCHEMA_VERSION", 3)
+    with pytest.raises(history.InputError):
+        history.open_db(db)
+    monkeypatch.setattr(history, "SCHEMA_VERSION", 2)
+    with history.database(db) as c:
+        assert history.schema_version(c, db) == 2
+        assert not c.execute("SELECT 1 FROM sqlite_master WHERE name = 'x'").fetchone()
+
+
+def test_newer_schema_is_refused(run_cli, write_json, tmp_path):
+    db = tmp_path / "h.sqlite"
+    history.open_db(db, create=True).close()
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    path = write_json("r.json", {"BM_A": [1, 2, 3]})
+    for args in (("ingest", path), ("list",), ("show", "BM_A")):
+        r = run_cli("history", *args, "--db", db)
+        assert r.status == 2
+        assert "schema version 99 is newer" in one_line(r.err)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"this is not a database at all" * 100, b"SQLite format 3\x00" + b"\xff" * 200],
+)
+def test_corrupt_database_is_one_line(run_cli, write_json, tmp_path, content):
+    db = tmp_path / "h.sqlite"
+    db.write_bytes(content)
+    path = write_json("r.json", {"BM_A": [1, 2, 3]})
+    for args in (("ingest", path), ("list",), ("show", "BM_A")):
+        r = run_cli("history", *args, "--db", db)
+        assert r.status == 2, r
+        assert "not a usable kernelwatch history database" in one_line(r.err)
+    assert db.read_bytes() == content
+
+
+def test_foreign_sqlite_database_is_refused(run_cli, tmp_path):
+    db = tmp_path / "other.sqlite"
+    with sqlite3.connect(db) as c:
+        c.execute("CREATE TABLE users (name)")
+    r = run_cli("history", "list", "--db", db)
+    assert r.status == 2 and "not a kernelwatch history database" in one_line(r.err)
+
+
+def test_list_and_show_without_a_database(run_cli, tmp_path):
+    db = tmp_path / "none.sqlite"
+    for args in (("list",), ("show", "BM_A")):
+        r = run_cli("history", *args, "--db", db)
+        assert r.status == 2 and "no history database" in one_line(r.err)
+    assert not db.exists()
+
+
+def test_empty_history_and_unknown_names(run_cli, write_json, tmp_path):
+    db = tmp_path / "h.sqlite"
+    history.open_db(db, create=True).close()
+    r = run_cli("history", "list", "--db", db)
+    assert r.status == 0 and r.out.startswith("no runs in")
+    path = write_json("r.json", {"BM_Alpha": [1, 2, 3]})
+    assert run_cli("history", "ingest", path, "--db", db).status == 0
+    r = run_cli("history", "show", "BM_Alpah", "--db", db)
+    assert r.status == 2 and "did you mean BM_Alpha" in one_line(r.err)
+    r = run_cli(
+        "history", "show", "BM_Alpha", "--metric", "bytes_per_second", "--db", db
+    )
+    assert r.status == 2 and "has no bytes_per_second" in one_line(r.err)
+    r = run_cli("history", "show", "BM_Alpha", "--gpu", "nvidia-b200-sm100", "--db", db)
+    assert r.status == 2 and "no run of BM_Alpha on that GPU" in one_line(r.err)
+
+
+def test_default_database_is_in_the_checkout():
+    assert history.default_path() == Path(__file__).resolve().parents[2] / "results" / (
+        "history.sqlite"
+    )
+
+
+@pytest.mark.parametrize("action", [None, "ingest", "list", "show"])
+def test_help(action):
+    args = ["history"] + ([action] if action else []) + ["--help"]
+    done = run_module(*args)
+    assert done.returncode == 0, done.stderr
+    assert "exit status:" in done.stdout and "--db" in done.stdout or action is None
+    assert "2  bad input" in done.stdout
+
+
+def test_history_without_action_prints_help(run_cli):
+    r = run_cli("history")
+    assert r.status == 2 and "ingest" in r.err

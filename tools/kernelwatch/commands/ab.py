@@ -8,6 +8,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from kernelwatch.commands._parsers import add_parser
 from kernelwatch import ab, runner
 from kernelwatch.commands.compare import add_compare_options, write_report
 from kernelwatch.commands.run import add_run_options, compare_settings, run_settings
@@ -39,12 +40,12 @@ examples:
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    parser = add_parser(
+        subparsers,
         "ab",
         help="build two commits and compare them, alternating runs on this GPU",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("rev_a", metavar="REV_A", help="the reference commit (A)")
     parser.add_argument("rev_b", metavar="REV_B", help="the commit judged (B)")

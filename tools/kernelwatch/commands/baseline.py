@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kernelwatch.commands._parsers import add_parser
 from kernelwatch import baseline as baselines
 from kernelwatch.compare import Settings, Verdict, compare
 from kernelwatch.errors import InputError
@@ -40,22 +41,22 @@ SHOWN_CHANGES = 40
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    parser = add_parser(
+        subparsers,
         "baseline",
         help="write, list and show the per-GPU baselines",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.set_defaults(handler=_no_action, parser=parser)
     actions = parser.add_subparsers(title="actions", metavar="ACTION")
 
-    update = actions.add_parser(
+    update = add_parser(
+        actions,
         "update",
         help="write or update this GPU's baseline from a result file",
         description=UPDATE_DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     update.add_argument("result", metavar="RESULT.json", help="a result of kernelwatch run")
     update.add_argument(
@@ -77,22 +78,22 @@ def register(subparsers: Any) -> None:
     _add_root(update)
     update.set_defaults(handler=run_update)
 
-    listing = actions.add_parser(
+    listing = add_parser(
+        actions,
         "list",
         help="the baselines there are",
         description="One line per baseline: slug, GPU, benchmarks, commit, date.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_root(listing)
     listing.set_defaults(handler=run_list)
 
-    show = actions.add_parser(
+    show = add_parser(
+        actions,
         "show",
         help="one baseline's manifest and summary",
         description="Show a baseline, named by its slug or by a result file measured on its GPU.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     show.add_argument("which", metavar="SLUG|RESULT", help="a slug, or a result file")
     _add_root(show)

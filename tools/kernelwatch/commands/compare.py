@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kernelwatch.commands._parsers import add_parser
 from kernelwatch import render
 from kernelwatch.compare import Report, Settings, compare
 from kernelwatch.config import Config, load_config, parse_fraction
@@ -43,12 +44,12 @@ config file (TOML, --config):
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    parser = add_parser(
+        subparsers,
         "compare",
         help="compare two benchmark results and flag regressions",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("baseline", metavar="BASELINE", help="result file or directory (reference)")
     parser.add_argument("contender", metavar="CONTENDER", help="result file or directory (judged)")

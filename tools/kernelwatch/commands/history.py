@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from kernelwatch.commands._parsers import add_parser
 from kernelwatch import history
 from kernelwatch.render import format_value
 from kernelwatch.results import Metric
@@ -40,22 +41,22 @@ shown with a readable unit (stored in ns)."""
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    parser = add_parser(
+        subparsers,
         "history",
         help="store runs in the results history database; list and show it",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.set_defaults(handler=_no_action, parser=parser)
     actions = parser.add_subparsers(title="actions", metavar="ACTION")
 
-    ingest = actions.add_parser(
+    ingest = add_parser(
+        actions,
         "ingest",
         help="store a result file in the history",
         description=INGEST_DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ingest.add_argument(
         "result", metavar="RESULT.json", help="a Google Benchmark result file"
@@ -63,22 +64,22 @@ def register(subparsers: Any) -> None:
     _add_db(ingest)
     ingest.set_defaults(handler=run_ingest)
 
-    listing = actions.add_parser(
+    listing = add_parser(
+        actions,
         "list",
         help="the runs in the history",
         description=LIST_DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_db(listing)
     listing.set_defaults(handler=run_list)
 
-    show = actions.add_parser(
+    show = add_parser(
+        actions,
         "show",
         help="one benchmark's values over the runs",
         description=SHOW_DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     show.add_argument(
         "benchmark", metavar="BENCHMARK", help="the benchmark's full name"

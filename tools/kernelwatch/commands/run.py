@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from kernelwatch.commands._parsers import add_parser
 from kernelwatch import baseline as baselines
 from kernelwatch import runner
 from kernelwatch.commands.compare import add_compare_options, settings_from, write_report
@@ -50,12 +51,12 @@ examples:
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    parser = add_parser(
+        subparsers,
         "run",
         help="run the benchmarks and compare with this GPU's baseline",
         description=DESCRIPTION,
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
     parser.add_argument(

@@ -71,8 +71,21 @@ TEST(MakeContext, HasEveryDocumentedKeyWithItsValue) {
       {"kernelwatch_build_type", "Release"},
       {"kernelwatch_version", "0.1.0"},
       {"kernelwatch_cache_mode", "hot"},
+      {"kernelwatch_noise_target", "0.005"},
+      {"kernelwatch_max_time", "0.25"},
+      {"kernelwatch_min_samples", "10"},
+      {"kernelwatch_throttle_threshold", "0.75"},
   };
   EXPECT_EQ(context, expected);
+}
+
+TEST(MakeContext, RecordsAnInjectedSlowdownSoNobodyMistakesTheRunForAReal) {
+  kw::run_options options;
+  options.inject = {"^transpose/", 0.02};
+  const kw::context_entries entries = kw::make_context(h100(), {}, options);
+  const std::map<std::string, std::string> context(entries.begin(), entries.end());
+  EXPECT_EQ(context.at("kernelwatch_inject"), "^transpose/:0.02");
+  EXPECT_EQ(kw::make_context(h100(), {}, {}).size(), entries.size() - 1);
 }
 
 TEST(MakeContext, UnknownDriverVersionIsSaidNotLeftEmpty) {

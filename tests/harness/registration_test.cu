@@ -57,6 +57,20 @@ void illegal_address(benchmark::State& state) {
   });
 }
 
+void sampled_copy(benchmark::State& state) {
+  kw::device_buffer<float> in(elements);
+  kw::device_buffer<float> out(elements);
+  kw::measure(state)
+      .bytes_read(elements * sizeof(float))
+      .bytes_written(elements * sizeof(float))
+      .min_samples(40)
+      .max_time(30.0)  // the minimum count, not the budget, must end this one
+      .run([&](cudaStream_t stream) {
+        KW_CUDA_CHECK(cudaMemcpyAsync(out.data(), in.data(), elements * sizeof(float),
+                                      cudaMemcpyDeviceToDevice, stream));
+      });
+}
+
 int counted_calls = 0;
 int counted_verifications = 0;
 
@@ -76,11 +90,13 @@ void counted_verification(benchmark::State& state) {
 }  // namespace
 
 KW_GPU_BENCHMARK("registration_test/counted_verification", counted_verification)
-    ->Arg(1)->Arg(2)->Repetitions(3)->MinTime(0.01);
+    ->Arg(1)->Arg(2)->Repetitions(3)->Iterations(1);
 KW_GPU_BENCHMARK("registration_test/allocation_failure", allocation_failure)->Iterations(3);
 KW_GPU_BENCHMARK("registration_test/good_copy", good_copy)->Iterations(5);
 KW_GPU_BENCHMARK("registration_test/wrong_result", wrong_result)->Iterations(5);
 KW_GPU_BENCHMARK("registration_test/illegal_address", illegal_address)->Iterations(1);
+// Iterations(1): what kernelwatch::main gets with its minimal --benchmark_min_time.
+KW_GPU_BENCHMARK("registration_test/sampled_copy", sampled_copy)->Iterations(1);
 
 TEST(GpuBenchmark, CudaFailureSkipsThatBenchmarkWithTheErrorAndTheRunGoesOn) {
   // Runs on any machine: without a GPU both benchmarks fail, and both are still reported.
@@ -108,6 +124,27 @@ TEST(GpuBenchmark, GoodKernelReportsGpuTimeAndCounters) {
   EXPECT_GT(run.counters.at("elements_per_second").value, 0.0);
 }
 
+TEST(GpuBenchmark, SamplesAdaptivelyInOneIterationAndSaysHow) {
+  KW_REQUIRE_GPU();
+  const auto runs = run_benchmarks("^registration_test/sampled_copy");
+  ASSERT_EQ(runs.size(), 1U);
+  const auto& run = runs[0];
+  ASSERT_EQ(error_text(run), "");
+  EXPECT_EQ(run.iterations, 1);  // the harness's sampling, not Google Benchmark's sizing
+  const auto& counters = run.counters;
+  EXPECT_GE(counters.at("samples").value + counters.at("samples_throttled").value, 40.0);
+  EXPECT_GE(counters.at("noise").value, 0.0);
+  EXPECT_GE(counters.at("sample_cv").value, 0.0);
+  const double clock_mhz = counters.at("sm_clock_mhz").value;
+  EXPECT_GT(clock_mhz, 0.0);
+  EXPECT_LT(clock_mhz, 1.5e-3 * kw::current_device_info().sm_clock_khz);
+  // ceiling_fraction is the same bandwidth over the run's measured copy ceiling.
+  const double bytes_per_second = 2.0 * elements * sizeof(float) / run.real_accumulated_time;
+  EXPECT_NEAR(counters.at("ceiling_fraction").value,
+              bytes_per_second / kw::current_copy_ceiling(), 1e-9);
+  EXPECT_GT(kw::current_copy_ceiling(), 0.0);
+}
+
 TEST(GpuBenchmark, WrongResultIsAnErrorThatSaysWhatDifferedAndNeverATime) {
   KW_REQUIRE_GPU();
   const auto runs = run_benchmarks("^registration_test/wrong_result");
@@ -124,7 +161,7 @@ TEST(GpuBenchmark, VerifiesEachInstanceOnceHoweverOftenItIsCalled) {
   KW_REQUIRE_GPU();
   const auto runs = run_benchmarks("^registration_test/counted_verification");
   ASSERT_FALSE(runs.empty());
-  EXPECT_GE(counted_calls, 6);  // 2 instances x 3 repetitions, plus iteration sizing
+  EXPECT_EQ(counted_calls, 6);  // 2 instances x 3 repetitions, one iteration each
   EXPECT_EQ(counted_verifications, 2);
 }
 

@@ -76,4 +76,49 @@ TEST(ParseRunOptions, RejectsBadValuesWithOneLineMessages) {
   EXPECT_EQ(error_of({"bench", "--kernelwatch_device"}),
             "--kernelwatch_device needs a device ordinal");
   EXPECT_EQ(error_of({"bench", "--kernelwatch_speed=11"}), "unknown flag '--kernelwatch_speed=11'");
+  EXPECT_EQ(error_of({"bench", "--kernelwatch_noise_target=2"}),
+            "--kernelwatch_noise_target must be a number from 0 to 1, not '2'");
+  EXPECT_EQ(error_of({"bench", "--kernelwatch_max_time=fast"}),
+            "--kernelwatch_max_time must be a number from 0 to 3600, not 'fast'");
+  EXPECT_EQ(error_of({"bench", "--kernelwatch_min_samples=2.5"}),
+            "--kernelwatch_min_samples must be a whole number from 1 to 1e+06, not '2.5'");
+  EXPECT_EQ(error_of({"bench", "--kernelwatch_throttle_threshold="}),
+            "--kernelwatch_throttle_threshold must be a number from 0 to 1, not ''");
+  EXPECT_EQ(error_of({"bench", "--kernelwatch_inject=0.02"}),
+            "--kernelwatch_inject must be REGEX:FRACTION, not '0.02'");
+  EXPECT_EQ(error_of({"bench", "--kernelwatch_inject=copy:-1"}),
+            "--kernelwatch_inject's FRACTION must be a number from 0 to 10, not '-1'");
+  EXPECT_EQ(error_of({"bench", "--kernelwatch_inject=(copy:0.1"}).rfind(
+                "--kernelwatch_inject: bad regex '(copy': ", 0),
+            0U);
+}
+
+TEST(ParseRunOptions, TakesMinTimeOutBecauseTheHarnessSamplesItself) {
+  arguments args({"bench", "--benchmark_min_time=0.5", "--benchmark_repetitions=3"});
+  const kw::run_options options = kw::parse_run_options(args.argc, args.pointers.data());
+  EXPECT_TRUE(options.min_time_dropped);
+  EXPECT_EQ(args.remaining(), (std::vector<std::string>{"bench", "--benchmark_repetitions=3"}));
+  EXPECT_EQ(std::string(kw::minimal_min_time_flag()).rfind("--benchmark_min_time=1e-9", 0), 0U);
+}
+
+TEST(ParseRunOptions, SamplingDefaultsAndOverrides) {
+  arguments defaults({"bench"});
+  const kw::sampling_options sampling =
+      kw::parse_run_options(defaults.argc, defaults.pointers.data()).sampling;
+  EXPECT_DOUBLE_EQ(sampling.noise_target, 0.005);
+  EXPECT_DOUBLE_EQ(sampling.max_time, 0.25);
+  EXPECT_EQ(sampling.min_samples, 10);
+  EXPECT_DOUBLE_EQ(sampling.throttle_threshold, 0.75);
+
+  arguments args({"bench", "--kernelwatch_noise_target=0.001", "--kernelwatch_max_time=2",
+                  "--kernelwatch_min_samples=50", "--kernelwatch_throttle_threshold=0.9",
+                  "--kernelwatch_inject=^a:b/x:0.05"});
+  const kw::run_options options = kw::parse_run_options(args.argc, args.pointers.data());
+  EXPECT_DOUBLE_EQ(options.sampling.noise_target, 0.001);
+  EXPECT_DOUBLE_EQ(options.sampling.max_time, 2.0);
+  EXPECT_EQ(options.sampling.min_samples, 50);
+  EXPECT_DOUBLE_EQ(options.sampling.throttle_threshold, 0.9);
+  EXPECT_EQ(options.inject.pattern, "^a:b/x");  // the last colon splits: regexes may hold one
+  EXPECT_DOUBLE_EQ(options.inject.fraction, 0.05);
+  EXPECT_EQ(args.argc, 1);
 }

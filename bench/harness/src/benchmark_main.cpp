@@ -1,4 +1,5 @@
 #include <kernelwatch/context.hpp>
+#include <kernelwatch/copy_ceiling.hpp>
 #include <kernelwatch/cuda_check.hpp>
 #include <kernelwatch/device_info.hpp>
 #include <kernelwatch/main.hpp>
@@ -6,7 +7,10 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 #include <stdexcept>
 
 namespace kernelwatch {
@@ -29,6 +33,9 @@ int prepare_device(const run_options& options) {
   try {
     KW_CUDA_CHECK(cudaSetDevice(options.device));
     add_to_benchmark_context(make_context(current_device_info(), this_build(), options));
+    // Measured before any benchmark, so every ceiling_fraction of the run shares one ceiling.
+    add_to_benchmark_context({{"kernelwatch_copy_ceiling_bytes_per_second",
+                               std::to_string(std::llround(current_copy_ceiling()))}});
   } catch (const cuda_error& error) {
     std::fprintf(stderr, "kernelwatch: cannot use GPU %d: %s\n", options.device, error.what());
     return exit_code_no_gpu;
@@ -49,8 +56,18 @@ int benchmark_main(int argc, char** argv) {
   if (options.help) {
     std::fputs(run_options_help().c_str(), stdout);
   }
-  benchmark::Initialize(&argc, argv);  // prints its own help and exits on --help
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
+  if (options.min_time_dropped) {
+    std::fputs("kernelwatch: note: --benchmark_min_time is ignored: each repetition samples until "
+               "--kernelwatch_noise_target or --kernelwatch_max_time\n",
+               stderr);
+  }
+  std::vector<char*> arguments(argv, argv + argc);
+  std::string min_time = minimal_min_time_flag();
+  arguments.push_back(min_time.data());
+  int count = static_cast<int>(arguments.size());
+  arguments.push_back(nullptr);
+  benchmark::Initialize(&count, arguments.data());  // prints its own help and exits on --help
+  if (benchmark::ReportUnrecognizedArguments(count, arguments.data())) {
     return exit_code_bad_arguments;
   }
   set_current_run_options(options);

@@ -3,13 +3,23 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <cstdio>
 
 namespace kernelwatch {
+namespace {
+
+std::string format_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
+}  // namespace
 
 context_entries make_context(const device_info& device, const build_info& build,
                              const run_options& options) {
   const auto count = [](auto value) { return std::to_string(value); };
-  return {
+  context_entries entries{
       {"gpu_name", device.name},
       {"gpu_uuid", device.uuid},
       {"gpu_compute_capability", count(device.compute_capability_major) + "." +
@@ -30,7 +40,16 @@ context_entries make_context(const device_info& device, const build_info& build,
       {"kernelwatch_build_type", build.build_type},
       {"kernelwatch_version", build.version},
       {"kernelwatch_cache_mode", to_string(options.cache)},
+      {"kernelwatch_noise_target", format_number(options.sampling.noise_target)},
+      {"kernelwatch_max_time", format_number(options.sampling.max_time)},
+      {"kernelwatch_min_samples", count(options.sampling.min_samples)},
+      {"kernelwatch_throttle_threshold", format_number(options.sampling.throttle_threshold)},
   };
+  if (options.inject.enabled()) {
+    entries.emplace_back("kernelwatch_inject",
+                         options.inject.pattern + ":" + format_number(options.inject.fraction));
+  }
+  return entries;
 }
 
 void add_to_benchmark_context(const context_entries& entries) {

@@ -1,9 +1,12 @@
-#include <kernelwatch/cuda_event.hpp>
+#include <kernelwatch/copy_ceiling.hpp>
 #include <kernelwatch/cuda_stream.hpp>
+#include <kernelwatch/detail/adaptive_sampler.hpp>
 #include <kernelwatch/detail/instance.hpp>
 #include <kernelwatch/device_info.hpp>
 #include <kernelwatch/l2_flush.hpp>
 #include <kernelwatch/measurement.hpp>
+
+#include <regex>
 
 namespace kernelwatch {
 namespace {
@@ -11,6 +14,14 @@ namespace {
 void launch_checked(const launch_function& launch, cudaStream_t stream) {
   launch(stream);
   KW_CUDA_CHECK_LAUNCH();
+}
+
+std::optional<double> injected_fraction(const injected_slowdown& inject,
+                                        const std::string& instance) {
+  if (inject.enabled() && std::regex_search(instance, std::regex(inject.pattern))) {
+    return inject.fraction;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -45,34 +56,61 @@ void measurement::run(const launch_function& launch) {
   }
   stream.synchronize();
 
-  cuda_event start;
-  cuda_event stop;
+  const run_options& options = current_run_options();
+  detail::sampling_plan plan{options.sampling, injected_fraction(options.inject, instance)};
+  plan.options.noise_target = noise_target_.value_or(plan.options.noise_target);
+  plan.options.max_time = max_time_.value_or(plan.options.max_time);
+  plan.options.min_samples = min_samples_.value_or(plan.options.min_samples);
+  const auto checked = [&](cudaStream_t on) { launch_checked(launch, on); };
+
+  // One Google Benchmark iteration per repetition unless the registration asks for more;
+  // each is a whole adaptive sampling whose median is the iteration's time.
   double gpu_seconds = 0.0;
+  double samples = 0.0;
+  double throttled = 0.0;
+  double noise = 0.0;
+  double cv = 0.0;
+  double clock_hz = 0.0;
+  std::optional<double> temperature;
   for (auto _ : state_) {
-    if (flusher) {
-      flusher->flush(stream.get());
-    }
-    start.record(stream.get());
-    launch_checked(launch, stream.get());
-    stop.record(stream.get());
-    stop.synchronize();
-    const double seconds = elapsed_seconds(start, stop);
-    state_.SetIterationTime(seconds);
-    gpu_seconds += seconds;
+    const detail::sampling_outcome outcome =
+        detail::sample_adaptively(checked, stream.get(), flusher ? &*flusher : nullptr, plan);
+    state_.SetIterationTime(outcome.summary.median);
+    gpu_seconds += outcome.summary.median;
+    samples += static_cast<double>(outcome.seconds.size());
+    throttled += static_cast<double>(outcome.throttled);
+    noise = std::max(noise, outcome.summary.relative_width);
+    cv = std::max(cv, outcome.summary.cv);
+    clock_hz = outcome.mean_sm_clock_hz;
+    temperature = outcome.temperature_c;
   }
 
   // Google Benchmark divides rate counters by the manual time it accumulated, which is
   // gpu_seconds, so the totals per repetition go in as they are.
   const auto launches = static_cast<double>(state_.iterations());
   using benchmark::Counter;
+  // How the median was arrived at: what compare's noise floor and selftest read.
+  state_.counters["samples"] = samples;
+  state_.counters["samples_throttled"] = throttled;
+  state_.counters["noise"] = noise;
+  state_.counters["sample_cv"] = cv;
+  if (clock_hz > 0.0) {
+    state_.counters["sm_clock_mhz"] = clock_hz * 1e-6;
+  }
+  if (temperature) {
+    state_.counters["gpu_temperature_c"] = *temperature;
+  }
   if (work_.bytes() > 0) {
     state_.counters["bytes_per_second"] =
         Counter(static_cast<double>(work_.bytes()) * launches, Counter::kIsRate);
     const double peak =
         peak_bandwidth_.value_or(current_device_info().peak_bandwidth_bytes_per_second());
+    // Traffic that is not DRAM's (peak_bandwidth(0): PCIe) has no place against DRAM's ceilings.
     if (peak > 0.0) {
       state_.counters["peak_fraction"] =
           compute_counters(work_, launches, gpu_seconds, peak).peak_fraction;
+      state_.counters["ceiling_fraction"] =
+          compute_counters(work_, launches, gpu_seconds, current_copy_ceiling()).peak_fraction;
     }
   }
   if (work_.elements > 0) {

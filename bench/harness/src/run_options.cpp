@@ -1,13 +1,19 @@
 #include <kernelwatch/run_options.hpp>
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <regex>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 namespace kernelwatch {
 namespace {
 
 constexpr std::string_view kernelwatch_prefix = "--kernelwatch_";
+constexpr std::string_view min_time_prefix = "--benchmark_min_time";
 
 // Google Benchmark's boolean flag syntax: "--flag", "--flag=true|1|yes", "--flag=false|0|no".
 bool is_true_flag(std::string_view argument, std::string_view name) {
@@ -33,6 +39,41 @@ int parse_device(std::string_view text) {
   return value;
 }
 
+// A finite number in [low, high] (a whole one if `whole`), all of `text`; anything else is a
+// one-line error.
+double parse_number(std::string_view flag, std::string_view text, double low, double high,
+                    bool whole = false) {
+  const std::string copy(text);
+  char* end = nullptr;
+  const double value = copy.empty() ? NAN : std::strtod(copy.c_str(), &end);
+  if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(value) ||
+      value < low || value > high || (whole && value != std::floor(value))) {
+    char range[96];
+    std::snprintf(range, sizeof(range), " must be %s from %g to %g, not '",
+                  whole ? "a whole number" : "a number", low, high);
+    throw std::invalid_argument(std::string(flag) + range + copy + "'");
+  }
+  return value;
+}
+
+injected_slowdown parse_injection(std::string_view text) {
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) {
+    throw std::invalid_argument("--kernelwatch_inject must be REGEX:FRACTION, not '" +
+                                std::string(text) + "'");
+  }
+  injected_slowdown inject{std::string(text.substr(0, colon)),
+                           parse_number("--kernelwatch_inject's FRACTION",
+                                        text.substr(colon + 1), 0.0, 10.0)};
+  try {
+    [[maybe_unused]] const std::regex check(inject.pattern);
+  } catch (const std::regex_error& error) {
+    throw std::invalid_argument("--kernelwatch_inject: bad regex '" + inject.pattern +
+                                "': " + error.what());
+  }
+  return inject;
+}
+
 run_options current_options;
 
 }  // namespace
@@ -42,6 +83,10 @@ run_options parse_run_options(int& argc, char** argv) {
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string_view argument = argv[i];
+    if (argument.substr(0, min_time_prefix.size()) == min_time_prefix) {
+      options.min_time_dropped = true;
+      continue;
+    }
     if (argument.substr(0, kernelwatch_prefix.size()) != kernelwatch_prefix) {
       options.list_only = options.list_only || is_true_flag(argument, "--benchmark_list_tests");
       options.help = options.help || argument == "--help" || argument == "-h";
@@ -63,6 +108,16 @@ run_options parse_run_options(int& argc, char** argv) {
       }
     } else if (name == "--kernelwatch_device") {
       options.device = parse_device(value);
+    } else if (name == "--kernelwatch_noise_target") {
+      options.sampling.noise_target = parse_number(name, value, 0.0, 1.0);
+    } else if (name == "--kernelwatch_max_time") {
+      options.sampling.max_time = parse_number(name, value, 0.0, 3600.0);
+    } else if (name == "--kernelwatch_min_samples") {
+      options.sampling.min_samples = static_cast<int>(parse_number(name, value, 1.0, 1e6, true));
+    } else if (name == "--kernelwatch_throttle_threshold") {
+      options.sampling.throttle_threshold = parse_number(name, value, 0.0, 1.0);
+    } else if (name == "--kernelwatch_inject") {
+      options.inject = parse_injection(value);
     } else {
       throw std::invalid_argument("unknown flag '" + std::string(argument) + "'");
     }
@@ -70,6 +125,11 @@ run_options parse_run_options(int& argc, char** argv) {
   argc = kept;
   argv[argc] = nullptr;
   return options;
+}
+
+const char* minimal_min_time_flag() {
+  // Google Benchmark 1.8 wants a unit suffix (and warns without one); 1.7 refuses it.
+  return KERNELWATCH_MINIMAL_MIN_TIME_FLAG;
 }
 
 const run_options& current_run_options() { return current_options; }
@@ -83,6 +143,14 @@ std::string run_options_help() {
          "  --kernelwatch_cache=cold|hot   cold (default): evict L2 before every timed launch;\n"
          "                                 hot: inputs may stay in L2 between launches\n"
          "  --kernelwatch_device=N         CUDA device ordinal to run on (default 0)\n"
+         "  --kernelwatch_noise_target=F   sample each repetition until the 95% confidence\n"
+         "                                 interval of its median is F wide, relative (0.005)\n"
+         "  --kernelwatch_max_time=S       ... or S seconds of sampling have passed (0.25)\n"
+         "  --kernelwatch_min_samples=N    samples before the noise target is checked (10)\n"
+         "  --kernelwatch_throttle_threshold=F\n"
+         "                                 discard samples taken below F x the maximum SM\n"
+         "                                 clock (0.75)\n"
+         "  --kernelwatch_inject=REGEX:F   make matching benchmarks exactly F slower (selftest)\n"
          "Exit codes: 0 ran, 2 bad arguments, 3 CUDA context lost (sticky error), 4 no GPU.\n";
 }
 

@@ -2,6 +2,7 @@
 // The whole public harness API.
 
 #include <kernelwatch/context.hpp>
+#include <kernelwatch/copy_ceiling.hpp>
 #include <kernelwatch/counters.hpp>
 #include <kernelwatch/cuda_check.hpp>
 #include <kernelwatch/cuda_event.hpp>

@@ -1,6 +1,7 @@
 #pragma once
-// Timing one GPU benchmark: verify once, warm up, then one CUDA-event-timed launch per
-// Google Benchmark iteration (manual time), with counters derived from the declared work.
+// Timing one GPU benchmark: verify once, warm up, then sample CUDA-event-timed launches until
+// the median is known well enough (docs/measurement.md); the median is the iteration's manual
+// time, with counters derived from the declared work and the sampling itself.
 //
 //   kernelwatch::measure(state)
 //       .bytes_read(n * sizeof(float))
@@ -58,6 +59,11 @@ class measurement {
   /// needs one mode (a shared-memory kernel that touches no DRAM need not flush).
   measurement& cache(cache_mode mode) { cache_ = mode; return *this; }
   measurement& warmup_launches(int count) { warmup_launches_ = count; return *this; }
+  /// Override the run's sampling flags (--kernelwatch_noise_target, _max_time, _min_samples)
+  /// for this benchmark: a noisy host-side transfer may deserve a larger budget, say.
+  measurement& noise_target(double relative_width) { noise_target_ = relative_width; return *this; }
+  measurement& max_time(double seconds) { max_time_ = seconds; return *this; }
+  measurement& min_samples(int count) { min_samples_ = count; return *this; }
   /// Called after the first launch has completed; a failed check marks the benchmark with
   /// SkipWithError("wrong result: ...") and nothing is timed.
   measurement& verify(verify_function check) { verify_ = std::move(check); return *this; }
@@ -72,6 +78,9 @@ class measurement {
   std::optional<cache_mode> cache_;
   std::optional<double> peak_bandwidth_;
   int warmup_launches_ = 2;
+  std::optional<double> noise_target_;
+  std::optional<double> max_time_;
+  std::optional<int> min_samples_;
   verify_function verify_;
   std::vector<std::pair<std::string, double>> rate_counters_;
   std::vector<std::pair<std::string, double>> counters_;

@@ -10,17 +10,49 @@ namespace kernelwatch {
 /// hot: time back-to-back launches whose inputs may still be in L2.
 enum class cache_mode { cold, hot };
 
+/// When a benchmark repetition has sampled enough (docs/measurement.md).
+struct sampling_options {
+  /// Stop once the 95 % confidence interval of the median is this narrow, relative to it.
+  double noise_target = 0.005;
+  /// ... or once this many seconds of wall time have gone into sampling one repetition.
+  double max_time = 0.25;
+  /// Samples taken before the stopping rule is looked at (the time budget still wins).
+  int min_samples = 10;
+  /// Samples taken while the SM clock ran below this fraction of its maximum are discarded.
+  double throttle_threshold = 0.75;
+};
+
+/// A deliberate slowdown, for measuring the regression detector (kernelwatch selftest):
+/// benchmarks whose instance name ("family/variant/arg values") matches `pattern` get a GPU
+/// spin of `fraction` x their own median time inside the timed region. Fraction 0 launches
+/// the same, empty, spin: a control with an identical launch structure.
+struct injected_slowdown {
+  std::string pattern;  // ECMAScript regex searched in the instance name; empty: none
+  double fraction = 0.0;
+  [[nodiscard]] bool enabled() const { return !pattern.empty(); }
+};
+
 struct run_options {
   cache_mode cache = cache_mode::cold;
   int device = 0;
+  sampling_options sampling;
+  injected_slowdown inject;
   bool list_only = false;  // --benchmark_list_tests: registration only, no GPU needed
   bool help = false;
+  bool min_time_dropped = false;  // a --benchmark_min_time was taken out (see below)
 };
 
 /// Parses and removes --kernelwatch_* flags from argv; notes (without removing) the Google
-/// Benchmark flags that change what kernelwatch must do. Throws std::invalid_argument with a
-/// one-line message for an unknown --kernelwatch_ flag or a bad value.
+/// Benchmark flags that change what kernelwatch must do, and removes --benchmark_min_time,
+/// which kernelwatch's main replaces (minimal_min_time_flag). Throws std::invalid_argument with
+/// a one-line message for an unknown --kernelwatch_ flag or a bad value.
 [[nodiscard]] run_options parse_run_options(int& argc, char** argv);
+
+/// Each repetition is one Google Benchmark iteration inside which the harness samples
+/// adaptively, so Google Benchmark must not size iteration counts (that would repeat the whole
+/// sampling). Iterations(1) on every benchmark would say so but adds "/iterations:1" to every
+/// benchmark's name; the smallest minimum time, given as a flag, leaves the names alone.
+[[nodiscard]] const char* minimal_min_time_flag();
 
 /// The options of this process, as the benchmark binary's main set them.
 [[nodiscard]] const run_options& current_run_options();

@@ -1,0 +1,38 @@
+#pragma once
+// Adaptive sampling: time one launch per sample, in batches between two SM-clock probes, until
+// the median's confidence interval is narrow enough or the time budget is spent; batches run
+// while the GPU was slowed down by power or heat are set aside.
+
+#include <kernelwatch/detail/sample_statistics.hpp>
+#include <kernelwatch/l2_flush.hpp>
+#include <kernelwatch/run_options.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace kernelwatch::detail {
+
+struct sampling_plan {
+  sampling_options options;
+  std::optional<double> injected_fraction;  // set: add a spin of this fraction of the median
+};
+
+struct sampling_outcome {
+  std::vector<double> seconds;  // the kept samples
+  std::size_t throttled = 0;    // samples set aside: taken while the GPU was slowed down
+  double mean_sm_clock_hz = 0.0;  // over the kept samples; 0 when the probe saw no SM
+  std::optional<double> temperature_c;  // at the end (NVML)
+  sample_summary summary;
+};
+
+/// Samples `launch` (one launch, already checked for launch errors) on `stream`; `flusher`,
+/// when given, evicts L2 before every sample, outside the timed region.
+[[nodiscard]] sampling_outcome sample_adaptively(const std::function<void(cudaStream_t)>& launch,
+                                                 cudaStream_t stream, l2_flusher* flusher,
+                                                 const sampling_plan& plan);
+
+}  // namespace kernelwatch::detail

@@ -101,7 +101,14 @@ def test_run_writes_one_merged_result_and_compares_with_the_baseline(box: Box) -
     assert context["kernelwatch_run_purpose"] == "run"
     assert context["kernelwatch_repetitions"] == "10"
     assert context["kernelwatch_filter"] == ""
-    assert len(context["kernelwatch_benchmark_commands"]) == 2
+    assert context["kernelwatch_processes"] == "2"
+    assert len(context["kernelwatch_benchmark_commands"]) == 4
+    # each repetition names its process; the indices stay unique within a benchmark
+    rows = [r for r in document["benchmarks"] if r["run_name"] == SLOWED]
+    assert [(r["kernelwatch_process"], r["repetition_index"]) for r in rows] == [
+        (1, i) for i in range(5)
+    ] + [(2, i) for i in range(5, 10)]
+    assert all(r["run_type"] == "iteration" and r["repetitions"] == 10 for r in rows)
     # each binary: listed once, then run once with the flags
     commands = box.commands()
     assert commands[0] == ["--benchmark_filter=^$"]  # the GPU probe (no nvidia-smi here)
@@ -109,9 +116,12 @@ def test_run_writes_one_merged_result_and_compares_with_the_baseline(box: Box) -
         ["--benchmark_list_tests=true"]
     ] * 2
     runs = commands[3:]
-    assert len(runs) == 2
+    assert len(runs) == 4  # two processes per binary, interleaved: alpha, beta, alpha, beta
+    assert [c[-1] for c in runs] == ["--benchmark_out_format=json"] * 4
+    outs = [next(a for a in c if a.startswith("--benchmark_out=")) for c in runs]
+    assert [Path(o.split("=", 1)[1]).name.split("-", 1)[0] for o in outs] == ["1", "1", "2", "2"]
     for command in runs:
-        assert "--benchmark_repetitions=10" in command
+        assert "--benchmark_repetitions=5" in command
         assert "--benchmark_min_time=0.05" in command
         assert "--benchmark_enable_random_interleaving=true" in command
         assert "--benchmark_out_format=json" in command
@@ -146,8 +156,8 @@ def test_a_slower_kernel_is_confirmed_and_fails(box: Box) -> None:
 def test_a_one_off_disturbance_is_not_confirmed(box: Box) -> None:
     box.make_baseline()
     fakebench.configure(
-        box.binaries[0], slow={SLOWED: 1.2}, slow_runs=fakebench.runs(box.binaries[0]) + 1
-    )
+        box.binaries[0], slow={SLOWED: 1.2}, slow_runs=fakebench.runs(box.binaries[0]) + 2
+    )  # both processes of the next run are disturbed, the re-run's are not
     done = box.run("--out", box.tmp / "new.json", "--format", "markdown")
     assert done.status == 0, done.out + done.err
     assert done.out.startswith("### kernelwatch run: no regression, 1 not confirmed")
@@ -157,8 +167,8 @@ def test_a_one_off_disturbance_is_not_confirmed(box: Box) -> None:
 def test_confirm_0_fails_on_the_first_verdict(box: Box) -> None:
     box.make_baseline()
     fakebench.configure(
-        box.binaries[0], slow={SLOWED: 1.2}, slow_runs=fakebench.runs(box.binaries[0]) + 1
-    )
+        box.binaries[0], slow={SLOWED: 1.2}, slow_runs=fakebench.runs(box.binaries[0]) + 2
+    )  # both processes of the next run are disturbed, the re-run's are not
     done = box.run("--out", box.tmp / "new.json", "--confirm", "0")
     assert done.status == 1
     assert [line.split()[1] for line in done.out.splitlines() if line.startswith("REGRESSION")] == [

@@ -11,6 +11,7 @@ from typing import Any
 
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch import baseline as baselines
+from kernelwatch import noise as noises
 from kernelwatch import runner
 from kernelwatch.commands.compare import add_compare_options, settings_from, write_report
 from kernelwatch.compare import Report, Settings, compare
@@ -25,12 +26,15 @@ DESCRIPTION = """\
 Run the built benchmark binaries, merge their outputs into one result file, and compare it
 with this GPU's baseline (baselines/<gpu-slug>/result.json).
 
-Each binary (BUILD/bench/kernelwatch_bench_*, or every --bench) runs in its own process with
---benchmark_repetitions, --benchmark_min_time and random interleaving; the harness does the
-warm-up and the L2 flush. The merged result keeps one context (the GPU, driver, commit) plus
-how it was run, and is written before anything is compared. A REGRESSION is then re-run alone
-in a fresh process (--confirm times) and fails only when it regresses every time; the others
-are shown as "not confirmed". See docs/running.md."""
+Each binary (BUILD/bench/kernelwatch_bench_*, or every --bench) runs as --processes separate
+processes (every binary's first, then every binary's second, ...), the --repetitions split
+between them, with --benchmark_min_time and random interleaving; the harness does the warm-up,
+the L2 flush and the adaptive sampling. The merged result keeps one context (the GPU, driver,
+commit) plus how it was run, marks each repetition with its process, and is written before
+anything is compared. The comparison's limit for each benchmark is at least 3 x its noise as
+the baseline stored it (noise.json). A REGRESSION is then re-run alone in fresh processes
+(--confirm times) and fails only when it regresses every time; the others are shown as "not
+confirmed". See docs/running.md and docs/measurement.md."""
 
 EPILOG = """\
 exit status:
@@ -59,6 +63,7 @@ def register(subparsers: Any) -> None:
         epilog=EPILOG,
     )
     add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
+    add_processes_option(parser)
     parser.add_argument(
         "--build-dir",
         metavar="DIR",
@@ -145,6 +150,18 @@ def add_run_options(parser: argparse.ArgumentParser, repetitions: int) -> None:
     )
 
 
+def add_processes_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=runner.DEFAULT_PROCESSES,
+        metavar="K",
+        help="run each binary as K separate processes, interleaved across binaries, the "
+        f"repetitions split between them (default {runner.DEFAULT_PROCESSES}): the spread "
+        "between processes is the noise that matters",
+    )
+
+
 SUITE_CONFIG = "kernelwatch.toml"
 
 
@@ -157,6 +174,7 @@ def run_settings(args: argparse.Namespace) -> runner.RunSettings:
         interleave=not args.no_interleave,
         extra_args=tuple(args.bench_arg),
         verbose=args.verbose,
+        processes=getattr(args, "processes", 1),
     )
 
 
@@ -222,15 +240,20 @@ def run(args: argparse.Namespace) -> int:
 
     names = {name for job in jobs for name in job.names}
     if args.baseline:
-        base_label, base_docs = args.baseline, _documents(Path(args.baseline))
+        base_path = Path(args.baseline)
+        base_label, base_docs = args.baseline, _documents(base_path)
     else:
         entry = baselines.resolve(root, context, str(out))
+        base_path = entry.result
         base_label, base_docs = str(entry.result), [read_json(entry.result)]
     if args.filter or args.bench:  # a part of the suite ran: the rest is not MISSING
         base_docs = [baselines.restrict(d, names) for d in base_docs]
     base = _side(base_label, base_docs, f"holds none of the {count} benchmarks that ran")
-    report = compare(base, from_documents(str(out), [document]), metric, compare_with)
-    report = _warn_other_settings(report, base.context, context)
+    stored, stored_warning = stored_noise(base_path, base.context)
+    report = compare(
+        base, from_documents(str(out), [document]), metric, compare_with, stored
+    )
+    report = _warn_other_settings(report, base.context, context, stored_warning)
 
     def rerun(k: int, flagged: Sequence[str]) -> Report:
         again = runner.run_suite(
@@ -249,7 +272,9 @@ def run(args: argparse.Namespace) -> int:
         progress.say(f"kernelwatch: re-ran {len(flagged)} flagged benchmark(s): wrote {path}")
         chosen = set(flagged)
         base_k = _side(base_label, [baselines.restrict(d, chosen) for d in base_docs], "")
-        return compare(base_k, from_documents(str(path), [again.document]), metric, compare_with)
+        return compare(
+            base_k, from_documents(str(path), [again.document]), metric, compare_with, stored
+        )
 
     report = confirm_regressions(report, rerun, args.confirm)
     return write_report(report, args, command="run")
@@ -263,12 +288,28 @@ RUN_SETTING_KEYS = {
 }
 
 
-def _warn_other_settings(report: Report, base: Any, run: Any) -> Report:
+def stored_noise(
+    base_path: Path, context: Any
+) -> tuple[dict[str, float] | None, str | None]:
+    """The noise the baseline stored beside its result (noise.json), if any, and a warning
+    when the file does not belong to that result."""
+    path = noises.beside(base_path)
+    if path is None:
+        return None, None
+    found, warning = noises.stored(path, context)
+    return found or None, warning
+
+
+def _warn_other_settings(
+    report: Report, base: Any, run: Any, extra: str | None = None
+) -> Report:
     warnings = [
         f"different {label}: baseline {base[key]}, this run {run[key]}"
         for key, label in RUN_SETTING_KEYS.items()
         if key in base and key in run and str(base[key]) != str(run[key])
     ]
+    if extra:
+        warnings.append(extra)
     if not warnings:
         return report
     return dataclasses.replace(report, warnings=tuple(report.warnings) + tuple(warnings))

@@ -114,7 +114,7 @@ def test_update_writes_result_and_manifest(root: Path, write_json, run_cli) -> N
     assert done.status == 0, done.err
     assert "new baseline: there was none for this GPU" in done.out
     folder = root / SLUG
-    assert sorted(os.listdir(folder)) == ["manifest.json", "result.json"]
+    assert sorted(os.listdir(folder)) == ["manifest.json", "noise.json", "result.json"]
     stored = json.loads((folder / "result.json").read_text())
     assert stored["context"]["gpu_name"] == GPU_CONTEXT["gpu_name"]
     assert len(stored["benchmarks"]) == len(json.loads(result.read_text())["benchmarks"])
@@ -295,7 +295,7 @@ def test_update_is_atomic(root: Path, write_json, run_cli, monkeypatch) -> None:
     done = run_cli("baseline", "update", second, "--baselines", root)
     assert done.status == 2 and "No space left on device" in done.err.splitlines()[-1]
     assert (root / SLUG / "result.json").read_bytes() == before
-    assert sorted(os.listdir(root / SLUG)) == ["manifest.json", "result.json"]
+    assert sorted(os.listdir(root / SLUG)) == ["manifest.json", "noise.json", "result.json"]
 
 
 # --- list and show ----------------------------------------------------------------------------

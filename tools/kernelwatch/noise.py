@@ -196,7 +196,7 @@ def noise_document(
 ) -> dict[str, Any]:
     """noise.json's content for a baseline result; `keep`: entries of benchmarks not measured
     again (a partial update), kept as they were."""
-    benchmarks: dict[str, Any] = dict(keep or {})
+    benchmarks: dict[str, Any] = {}
     for i, name in enumerate(noise.names):
         benchmarks[name] = {
             "noise": _round(noise.noise[i]),
@@ -207,6 +207,7 @@ def noise_document(
             "processes": int(noise.processes[i]),
             "repetitions": int(noise.repetitions[i]),
         }
+    benchmarks.update(keep or {})
     return {
         "schema_version": NOISE_SCHEMA,
         "metric": TIME.key,

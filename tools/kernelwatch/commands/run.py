@@ -231,8 +231,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else default_out(slug)
     write_json_atomic(out, document)
     count = sum(len(job.names) for job in jobs)
+    each = f", {settings.processes} processes each," if settings.processes > 1 else ""
     progress.say(
-        f"kernelwatch: wrote {out} ({count} benchmarks from {len(jobs)} binaries in "
+        f"kernelwatch: wrote {out} ({count} benchmarks from {len(jobs)} binaries{each} in "
         f"{suite.seconds:.0f} s)"
     )
     if args.no_compare:

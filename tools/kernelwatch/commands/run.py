@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
     if args.baseline and not Path(args.baseline).exists():
         raise InputError(f"--baseline {args.baseline}: no such file or directory")
 
-    binaries = _binaries(args)
+    binaries = find_binaries(args)
     runner.require_gpu(binaries[0] if binaries else None, settings.extra_args)
     if not binaries:
         build = args.build_dir or baselines.project_root() / "build"
@@ -320,7 +320,8 @@ def default_out(slug: str | None) -> Path:
     return Path("results") / f"kernelwatch-run-{slug or 'unknown-gpu'}-{runner.timestamp()}.json"
 
 
-def _binaries(args: argparse.Namespace) -> list[Path]:
+def find_binaries(args: argparse.Namespace) -> list[Path]:
+    """The --bench binaries, else this project's in --build-dir (or the checkout's build)."""
     if args.bench:
         return [runner.check_binary(Path(p)) for p in args.bench]
     if args.build_dir is not None:

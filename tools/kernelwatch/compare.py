@@ -170,7 +170,7 @@ def compare(
     `baseline update` kept it (noise.json), used for the time metric instead of computing it
     from the baseline's values."""
     warnings, notes = check_environment(
-        baseline.context, contender.context, settings.allow_gpu_mismatch
+        baseline.context, contender.context, settings.allow_gpu_mismatch, metric.key
     )
     notes = list(baseline.notes) + list(contender.notes) + notes
     comparisons: list[Comparison] = []

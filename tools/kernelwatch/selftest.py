@@ -136,8 +136,8 @@ class SavedRun:
     def seconds(self) -> float | None:
         text = (self.document.get("context") or {}).get("kernelwatch_run_seconds")
         try:
-            return float(text)
-        except (TypeError, ValueError):
+            return float(str(text))
+        except ValueError:
             return None
 
     @property
@@ -163,7 +163,9 @@ def classify(path: Path, document: Any) -> SavedRun | None:
         index = int(context.get(INDEX_KEY, ""))
         level = float(context[LEVEL_KEY]) if role == "inject" else None
     except (KeyError, TypeError, ValueError):
-        raise InputError(f"{path}: a selftest run with a damaged {INDEX_KEY} or {LEVEL_KEY}") from None
+        raise InputError(
+            f"{path}: a selftest run with a damaged {INDEX_KEY} or {LEVEL_KEY}"
+        ) from None
     if role not in ROLES or index < 1 or (level is not None and not 0 < level < 10):
         raise InputError(f"{path}: unknown selftest role {role!r} or index {index}")
     inject = context.get(INJECT_KEY)
@@ -210,7 +212,7 @@ def run_all(
     ours = {p.file_name for p in planned}
     if earlier & ours and not resume:
         raise InputError(
-            f"--out {out_dir}: already holds selftest runs ({sorted(earlier & ours)[0]}, ...): "
+            f"--out {out_dir}: already holds selftest runs ({min(earlier & ours)}, ...): "
             "pass --resume to finish that selftest, or name another --out"
         )
     saved: list[SavedRun] = []
@@ -258,7 +260,9 @@ def _with_args(settings: runner.RunSettings, flag: str) -> runner.RunSettings:
 def _resumed(path: Path, run: PlannedRun, inject: str, context: Mapping[str, str]) -> SavedRun:
     found = classify(path, read_json(path))
     if found is None or (found.role, found.index, found.level) != (run.role, run.index, run.level):
-        raise InputError(f"{path}: not the selftest run {run.label}; remove it or use another --out")
+        raise InputError(
+            f"{path}: not the selftest run {run.label}; remove it or use another --out"
+        )
     theirs = found.document.get("context") or {}
     if run.role != "aa" and found.inject != inject:
         raise InputError(f"{path}: made with --inject {found.inject!r}, not {inject!r}")
@@ -539,7 +543,12 @@ def _detections(
                         misses.append(_example(where, c))
         out.append(
             Detection(
-                level, len(trials), every, long, excluded, dict(sorted(families.items())),
+                level,
+                len(trials),
+                every,
+                long,
+                excluded,
+                dict(sorted(families.items())),
                 tuple(misses),
             )
         )
@@ -552,7 +561,9 @@ def _inject_pattern(run: SavedRun) -> re.Pattern[str]:
     try:
         return re.compile(regex)
     except re.error as exc:
-        raise InputError(f"{run.path}: injection regex {regex!r} is not a Python regex: {exc}") from None
+        raise InputError(
+            f"{run.path}: injection regex {regex!r} is not a Python regex: {exc}"
+        ) from None
 
 
 def _figures(
@@ -622,8 +633,14 @@ def _figures(
 def _counters(result: ResultSet, rows: slice) -> dict[str, np.ndarray]:
     """The harness's counters of these rows, where every row has them."""
     found = {}
-    for key in ("noise", "samples", "samples_throttled", "sample_cv", "sm_clock_mhz",
-                "gpu_temperature_c"):
+    for key in (
+        "noise",
+        "samples",
+        "samples_throttled",
+        "sample_cv",
+        "sm_clock_mhz",
+        "gpu_temperature_c",
+    ):
         column = result.columns.get(key)
         if column is None:
             continue

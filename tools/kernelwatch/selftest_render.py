@@ -6,7 +6,14 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from kernelwatch.selftest import Analysis, Detection, Example, Rate, TargetCheck, level_text
+from kernelwatch.selftest import (
+    Analysis,
+    Detection,
+    Example,
+    Rate,
+    TargetCheck,
+    level_text,
+)
 
 
 def _pct(value: float | None, digits: int = 2) -> str:
@@ -72,8 +79,11 @@ def _sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]]]]:
         )
     )
     if a.aa_pairs:
-        rows = [["all", _rate(a.false_alarms, 2)], [f">= {a.min_time_us:g} us",
-                _rate(a.false_alarms_long, 2)], ["UNSURE (not alarms)", _rate(a.unsure, 2)]]
+        rows = [
+            ["all", _rate(a.false_alarms, 2)],
+            [f">= {a.min_time_us:g} us", _rate(a.false_alarms_long, 2)],
+            ["UNSURE (not alarms)", _rate(a.unsure, 2)],
+        ]
         rows += [[family, _rate(r, 2)] for family, r in a.false_alarms_by_family.items()]
         sections.append(
             (f"A/A false alarms ({a.aa_pairs} pairs of runs)", ["benchmarks", "flagged"], rows)
@@ -177,7 +187,9 @@ def _examples(a: Analysis) -> list[tuple[str, Sequence[Example]]]:
 def _summary(a: Analysis) -> str:
     missed = a.missed
     if missed:
-        return "MISSED: " + "; ".join(f"{t.name} {target_value(t)} ({limit_text(t)})" for t in missed)
+        return "MISSED: " + "; ".join(
+            f"{t.name} {target_value(t)} ({limit_text(t)})" for t in missed
+        )
     unmeasured = [t.name for t in a.targets if not t.measured]
     tail = f" (not measured: {', '.join(unmeasured)})" if unmeasured else ""
     return "all targets hold" + tail
@@ -206,7 +218,14 @@ def _md(text: str) -> str:
 
 
 def render_markdown(a: Analysis) -> str:
-    lines = [f"### {_md(_heading(a))}", "", _md(_settings_line(a)), "", f"**{_md(_summary(a))}**", ""]
+    lines = [
+        f"### {_md(_heading(a))}",
+        "",
+        _md(_settings_line(a)),
+        "",
+        f"**{_md(_summary(a))}**",
+        "",
+    ]
     for title, header, rows in _sections(a):
         lines.append(f"#### {_md(title)}")
         lines.append("")

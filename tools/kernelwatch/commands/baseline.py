@@ -279,8 +279,10 @@ def _noise_lines(entry: baselines.Entry, names: list[str], every: bool) -> list[
     with `every`)."""
     if not entry.noise_path.is_file():
         return [
-            "  noise         none stored (a baseline from before noise.json): compare measures "
-            "it from the repetitions; update the baseline to keep it"
+            (
+                "  noise         none stored (a baseline from before noise.json): compare "
+                "measures it from the repetitions; update the baseline to keep it"
+            )
         ]
     stored = noises.read_noise_file(entry.noise_path)["benchmarks"]
     known = {n: e for n, e in stored.items() if n in set(names)}
@@ -306,9 +308,7 @@ def _noise_lines(entry: baselines.Entry, names: list[str], every: bool) -> list[
     ranked = sorted(known.items(), key=lambda item: -float(item[1]["noise"]))
     shown = ranked if every else ranked[:NOISIEST]
     lines.append("  noisiest" if not every else "  every benchmark, noisiest first")
-    lines.append(
-        "    noise     between   within    counter   group     name"
-    )
+    lines.append("    noise     between   within    counter   group     name")
     for name, e in shown:
         cells = [e.get(k) for k in ("noise", "between_processes", "within_run", "counter", "group")]
         lines.append("    " + "".join(f"{_percent(v):<10}" for v in cells) + name)

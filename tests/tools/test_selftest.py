@@ -359,3 +359,23 @@ def test_plan_interleaves_runs() -> None:
     assert planned[1].inject_arg("^x/") == "--kernelwatch_inject=^x/:0"
     assert planned[3].inject_arg("^x/") == "--kernelwatch_inject=^x/:0.05"
     assert planned[0].inject_arg("^x/") is None
+
+
+def test_time_budget_stops_between_runs_and_resume_finishes(
+    build: Path, tmp_path: Path, run_cli
+) -> None:
+    out = tmp_path / "st"
+    done = run_selftest(run_cli, build, "--out", out, "--time-budget", "0.001")
+    assert done.status == 1
+    assert sorted(p.name for p in out.iterdir()) == ["aa-1.json"]  # one run at least
+    assert "incomplete: 4 run(s) still to make" in done.err.splitlines()[-1]
+    done = run_selftest(run_cli, build, "--out", out, "--resume", "--time-budget", "600")
+    assert done.status == 0, done.err
+    assert len(list(out.iterdir())) == 5
+
+
+def test_time_budget_needs_out(build: Path, run_cli) -> None:
+    done = run_selftest(run_cli, build, "--time-budget", "60")
+    assert done.status == 2 and "--time-budget needs --out" in done.err
+    done = run_selftest(run_cli, build, "--time-budget", "0", "--out", "x")
+    assert done.status == 2 and "must be a positive number" in done.err

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -195,6 +196,15 @@ def load_runs(folder: Path) -> list[SavedRun]:
     return runs
 
 
+@dataclass(frozen=True)
+class Collected:
+    """What run_all left in the folder: the saved runs, and how many planned runs are still
+    to be made (a --time-budget ran out)."""
+
+    runs: list[SavedRun]
+    missing: int = 0
+
+
 def run_all(
     planned: Sequence[PlannedRun],
     jobs: Sequence[runner.Job],
@@ -205,9 +215,13 @@ def run_all(
     resume: bool,
     progress: runner.Progress,
     context: Mapping[str, str],
-) -> list[SavedRun]:
+    time_budget: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Collected:
     """Make the planned runs, each saved to out_dir as soon as it is done (a run interrupted
-    later loses nothing); with `resume`, runs already saved there are kept."""
+    later loses nothing); with `resume`, runs already saved there are kept. With a
+    `time_budget` (seconds), no run is started that would likely end past it (judged by the
+    longest run so far); at least one is always made."""
     earlier = {p.name for p in out_dir.glob("*.json")} if out_dir.is_dir() else set()
     ours = {p.file_name for p in planned}
     if earlier & ours and not resume:
@@ -215,6 +229,9 @@ def run_all(
             f"--out {out_dir}: already holds selftest runs ({min(earlier & ours)}, ...): "
             "pass --resume to finish that selftest, or name another --out"
         )
+    started = clock()
+    longest = 0.0
+    made = 0
     saved: list[SavedRun] = []
     for number, run in enumerate(planned, 1):
         path = out_dir / run.file_name
@@ -222,10 +239,18 @@ def run_all(
             saved.append(_resumed(path, run, inject, context))
             progress.say(f"kernelwatch: selftest: kept {path} ({run.label})")
             continue
+        if time_budget is not None and made and clock() - started + longest > time_budget:
+            missing = sum(1 for p in planned[number - 1 :] if p.file_name not in earlier)
+            progress.say(
+                f"kernelwatch: selftest: --time-budget {time_budget:g} s: {missing} run(s) "
+                f"left (about {longest:.0f} s each); run again with --resume"
+            )
+            return Collected(saved, missing)
         flag = run.inject_arg(inject)
         run_settings = settings
         if flag is not None:
             run_settings = _with_args(settings, flag)
+        before = clock()
         suite = runner.run_suite(
             jobs,
             run_settings,
@@ -238,12 +263,14 @@ def run_all(
             },
         )
         write_json_atomic(path, suite.document)
+        made += 1
+        longest = max(longest, clock() - before)
         progress.say(
             f"kernelwatch: selftest {number}/{len(planned)}: wrote {path} ({run.label}, "
             f"{suite.seconds:.0f} s)"
         )
         saved.append(classify(path, suite.document) or _impossible(path))
-    return saved
+    return Collected(saved)
 
 
 def _with_args(settings: runner.RunSettings, flag: str) -> runner.RunSettings:

@@ -379,3 +379,28 @@ def test_time_budget_needs_out(build: Path, run_cli) -> None:
     assert done.status == 2 and "--time-budget needs --out" in done.err
     done = run_selftest(run_cli, build, "--time-budget", "0", "--out", "x")
     assert done.status == 2 and "must be a positive number" in done.err
+
+
+def test_an_injection_regex_with_colons_slows_only_its_benchmarks(
+    build: Path, tmp_path: Path, run_cli
+) -> None:
+    """Names hold colons (n:1), so the harness splits REGEX:FRACTION at the last colon; the
+    analysis counts only the benchmarks the regex matches."""
+    out = tmp_path / "st"
+    done = run_cli(
+        "selftest", "--build-dir", build, "--aa-runs", "0", "--trials", "1",
+        "--slowdowns", "5%", "--inject", "n:[01]/", "--out", out, "--json", tmp_path / "r.json",
+    )
+    assert done.status == 0, done.out + done.err
+    slowed = json.loads((out / "inject-0.05-1.json").read_text())
+    assert slowed["context"]["kernelwatch_inject"] == "n:[01]/:0.05"
+    [detection] = json.loads((tmp_path / "r.json").read_text())["detection"]
+    assert detection["all"] == {"hits": 4, "total": 4, "rate": 1.0}  # n:0 and n:1 of each family
+    control = json.loads((out / "control-1.json").read_text())
+
+    def median(document: dict, name: str) -> float:
+        values = [r["real_time"] for r in document["benchmarks"] if r["run_name"] == name]
+        return float(np.median(values))
+
+    for name, slower in (("fam0/copy/n:1/manual_time", 1.05), ("fam0/copy/n:2/manual_time", 1.0)):
+        assert median(slowed, name) / median(control, name) == pytest.approx(slower, abs=0.003)

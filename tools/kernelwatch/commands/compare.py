@@ -138,7 +138,9 @@ def add_decision_options(parser: argparse.ArgumentParser) -> None:
         help=f"noise floor = K x the benchmark's relative noise (default "
         f"{DEFAULT_NOISE_MULTIPLIER:g})",
     )
-    parser.add_argument("--config", metavar="FILE", help="TOML settings file (see below)")
+    parser.add_argument(
+        "--config", metavar="FILE", help="TOML settings file (format: docs/compare.md)"
+    )
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

@@ -109,8 +109,12 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def add_run_options(parser: argparse.ArgumentParser, repetitions: int) -> None:
-    """Options of how benchmarks run; `ab` shares them."""
+def add_run_options(
+    parser: argparse.ArgumentParser,
+    repetitions: int,
+    repetitions_help: str = "repetitions of each benchmark, split between the --processes",
+) -> None:
+    """Options of how benchmarks run; `ab` and `selftest` share them."""
     parser.add_argument(
         "--filter",
         metavar="REGEX",
@@ -121,7 +125,7 @@ def add_run_options(parser: argparse.ArgumentParser, repetitions: int) -> None:
         type=int,
         default=repetitions,
         metavar="N",
-        help=f"--benchmark_repetitions per process (default {repetitions})",
+        help=f"{repetitions_help} (default {repetitions})",
     )
     parser.add_argument(
         "--min-time",

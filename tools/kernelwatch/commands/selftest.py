@@ -32,15 +32,14 @@ whether the targets hold:
   A/A: the chosen benchmarks run --aa-runs times, each a `run`-style collection (--processes
   processes per binary, the --repetitions split between them); every pair is compared with the
   settings `run` uses (baselines/kernelwatch.toml, the compare options). A REGRESSION or
-  IMPROVEMENT is a false alarm. Target: at most {selftest.TARGET_FALSE_ALARMS:.0%} of the
-  comparisons.
+  IMPROVEMENT is a false alarm. Target: at most {selftest.TARGET_FALSE_ALARMS:.0%} of them.
 
   Injected slowdowns: for each of --trials trials, a control run with
   --kernelwatch_inject=REGEX:0 (an empty extra kernel) and one run per level of --slowdowns
   with --kernelwatch_inject=REGEX:LEVEL (the harness makes the matching benchmarks exactly
   LEVEL slower), each compared with the control. Detection = REGRESSION verdicts / (injected
   benchmarks x trials), over benchmarks whose median is at least --min-time-us and over all;
-  benchmarks that kernelwatch.toml holds to a threshold at or above the level are left out.
+  benchmarks that a kernelwatch.toml rule holds to a threshold above the level are left out.
   Targets: 5% detected in at least 99%, 2% in at least 90% (>= --min-time-us).
 
   Figures: median CV of the repetitions per family (target: at most 0.5% overall), median

@@ -253,6 +253,18 @@ def stored(path: Path, context: Mapping[str, Any]) -> tuple[dict[str, float], st
     return {name: float(e["noise"]) for name, e in data["benchmarks"].items()}, None
 
 
+def stored_beside(
+    baseline: Path, context: Mapping[str, Any], path: Path | None = None
+) -> tuple[dict[str, float] | None, str | None]:
+    """The stored noise of a baseline (`path`, else the noise.json beside it), None when there
+    is none; and a warning when the file does not belong to that result."""
+    path = path or beside(baseline)
+    if path is None:
+        return None, None
+    found, warning = stored(path, context)
+    return found or None, warning
+
+
 def beside(result_path: Path) -> Path | None:
     """The noise.json of a baseline: beside its result.json, or in the folder given."""
     folder = result_path if result_path.is_dir() else result_path.parent

@@ -205,12 +205,10 @@ def run(args: argparse.Namespace) -> int:
     if args.noise_file and not Path(args.noise_file).is_file():
         raise InputError(f"--noise-file {args.noise_file}: no such file")
     baseline, contender = load_all([args.baseline, args.contender])
-    stored: dict[str, float] | None = None
-    warning = None
+    stored, warning = None, None
     if not args.no_noise_file:
-        path = Path(args.noise_file) if args.noise_file else noises.beside(Path(args.baseline))
-        if path is not None:
-            stored, warning = noises.stored(path, baseline.context)
+        explicit = Path(args.noise_file) if args.noise_file else None
+        stored, warning = noises.stored_beside(Path(args.baseline), baseline.context, explicit)
     report = compare(baseline, contender, metric, settings, stored)
     if warning:
         report = dataclasses.replace(report, warnings=report.warnings + (warning,))

@@ -64,19 +64,7 @@ def register(subparsers: Any) -> None:
     )
     add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
     add_processes_option(parser)
-    parser.add_argument(
-        "--build-dir",
-        metavar="DIR",
-        help="the CMake build folder whose bench/kernelwatch_bench_* binaries run "
-        "(default: build, in the checkout)",
-    )
-    parser.add_argument(
-        "--bench",
-        metavar="PATH",
-        action="append",
-        default=[],
-        help="a Google Benchmark binary to run instead (repeatable; any project's)",
-    )
+    add_binary_options(parser, "a Google Benchmark binary to run instead (repeatable; any project's)")
     parser.add_argument(
         "--out",
         metavar="FILE",
@@ -154,6 +142,17 @@ def add_run_options(
     )
 
 
+def add_binary_options(parser: argparse.ArgumentParser, bench_help: str) -> None:
+    """--build-dir and --bench: which binaries run; `selftest` shares them."""
+    parser.add_argument(
+        "--build-dir",
+        metavar="DIR",
+        help="the CMake build folder whose bench/kernelwatch_bench_* binaries run "
+        "(default: build, in the checkout)",
+    )
+    parser.add_argument("--bench", metavar="PATH", action="append", default=[], help=bench_help)
+
+
 def add_processes_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--processes",
@@ -207,16 +206,7 @@ def run(args: argparse.Namespace) -> int:
     if args.baseline and not Path(args.baseline).exists():
         raise InputError(f"--baseline {args.baseline}: no such file or directory")
 
-    binaries = find_binaries(args)
-    runner.require_gpu(binaries[0] if binaries else None, settings.extra_args)
-    if not binaries:
-        build = args.build_dir or baselines.project_root() / "build"
-        raise InputError(
-            f"no benchmark binaries ({runner.BINARY_GLOB}) in {Path(build) / runner.BINARY_FOLDER}"
-            ": build them first (tools/kw suite, or cmake --preset release && cmake --build "
-            "--preset release), or name them with --bench"
-        )
-    jobs = runner.plan(binaries, args.filter, settings.extra_args)
+    jobs = runner.plan(usable_binaries(args, settings), args.filter, settings.extra_args)
     progress = runner.Progress(enabled=None if not settings.verbose else False)
 
     suite = runner.run_suite(
@@ -254,7 +244,7 @@ def run(args: argparse.Namespace) -> int:
     if args.filter or args.bench:  # a part of the suite ran: the rest is not MISSING
         base_docs = [baselines.restrict(d, names) for d in base_docs]
     base = _side(base_label, base_docs, f"holds none of the {count} benchmarks that ran")
-    stored, stored_warning = stored_noise(base_path, base.context)
+    stored, stored_warning = noises.stored_beside(base_path, base.context)
     report = compare(
         base, from_documents(str(out), [document]), metric, compare_with, stored
     )
@@ -293,18 +283,6 @@ RUN_SETTING_KEYS = {
 }
 
 
-def stored_noise(
-    base_path: Path, context: Any
-) -> tuple[dict[str, float] | None, str | None]:
-    """The noise the baseline stored beside its result (noise.json), if any, and a warning
-    when the file does not belong to that result."""
-    path = noises.beside(base_path)
-    if path is None:
-        return None, None
-    found, warning = noises.stored(path, context)
-    return found or None, warning
-
-
 def _warn_other_settings(
     report: Report, base: Any, run: Any, extra: str | None = None
 ) -> Report:
@@ -322,6 +300,21 @@ def _warn_other_settings(
 
 def default_out(slug: str | None) -> Path:
     return Path("results") / f"kernelwatch-run-{slug or 'unknown-gpu'}-{runner.timestamp()}.json"
+
+
+def usable_binaries(args: argparse.Namespace, settings: runner.RunSettings) -> list[Path]:
+    """The binaries to run, once a GPU is known to be there (exit 4 first: without a GPU
+    nothing else matters); refuses when there are none."""
+    binaries = find_binaries(args)
+    runner.require_gpu(binaries[0] if binaries else None, settings.extra_args)
+    if not binaries:
+        build = args.build_dir or baselines.project_root() / "build"
+        raise InputError(
+            f"no benchmark binaries ({runner.BINARY_GLOB}) in {Path(build) / runner.BINARY_FOLDER}"
+            ": build them first (tools/kw suite, or cmake --preset release && cmake --build "
+            "--preset release), or name them with --bench"
+        )
+    return binaries
 
 
 def find_binaries(args: argparse.Namespace) -> list[Path]:

@@ -9,17 +9,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import baseline as baselines
 from kernelwatch import runner, selftest
 from kernelwatch import selftest_render as views
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.commands.compare import add_decision_options
 from kernelwatch.commands.run import (
+    add_binary_options,
     add_processes_option,
     add_run_options,
     compare_settings,
-    find_binaries,
     run_settings,
+    usable_binaries,
 )
 from kernelwatch.config import parse_fraction
 from kernelwatch.errors import InputError
@@ -75,18 +75,9 @@ def register(subparsers: Any) -> None:
     )
     add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
     add_processes_option(parser)
-    parser.add_argument(
-        "--build-dir",
-        metavar="DIR",
-        help="the CMake build folder whose bench/kernelwatch_bench_* binaries run "
-        "(default: build, in the checkout)",
-    )
-    parser.add_argument(
-        "--bench",
-        metavar="PATH",
-        action="append",
-        default=[],
-        help="a benchmark binary to run instead (repeatable; must accept the harness's "
+    add_binary_options(
+        parser,
+        "a benchmark binary to run instead (repeatable; must accept the harness's "
         "--kernelwatch_inject)",
     )
     parser.add_argument(
@@ -256,15 +247,7 @@ def _measure(args: argparse.Namespace) -> selftest.Collected:
         raise InputError(f"--out {out}: is a file; name a folder")
     settings = run_settings(args)
 
-    binaries = find_binaries(args)
-    runner.require_gpu(binaries[0] if binaries else None, settings.extra_args)
-    if not binaries:
-        build = args.build_dir or baselines.project_root() / "build"
-        raise InputError(
-            f"no benchmark binaries ({runner.BINARY_GLOB}) in {Path(build) / runner.BINARY_FOLDER}"
-            ": build them first, or name them with --bench"
-        )
-    jobs = runner.plan(binaries, args.filter, settings.extra_args)
+    jobs = runner.plan(usable_binaries(args, settings), args.filter, settings.extra_args)
     planned = selftest.plan(aa_runs, trials, levels)
     progress = runner.Progress(enabled=None if not settings.verbose else False)
     progress.say(

@@ -5,21 +5,38 @@ far as kernelwatch can tell: it honours --benchmark_list_tests, --benchmark_filt
 --benchmark_repetitions, --benchmark_min_time, --benchmark_enable_random_interleaving and
 --benchmark_out(_format); writes Google Benchmark JSON with a GPU context; exits 4 with the
 harness's line when told there is no GPU, 3 when told the CUDA context is lost, or dies of a
-signal. Its behaviour is read at each start from a JSON file beside it (<binary>.json), so a
-test can change it between runs:
+signal. Like the harness it accepts --kernelwatch_noise_target, --kernelwatch_max_time,
+--kernelwatch_min_samples and --kernelwatch_throttle_threshold, writes the per-repetition
+counters of the adaptive sampling (samples, samples_throttled, noise, sample_cv, sm_clock_mhz,
+gpu_temperature_c, and ceiling_fraction for benchmarks that move bytes) and the context keys
+kernelwatch_copy_ceiling_gbps, kernelwatch_noise_target, kernelwatch_max_time and
+kernelwatch_inject, and honours --kernelwatch_inject=REGEX:FRACTION by making the matching
+benchmarks exactly FRACTION slower. Its behaviour is read at each start from a JSON file
+beside it (<binary>.json), so a test can change it between runs:
 
-    benchmarks   {name: median time in ns}
-    slow         {name: factor}         times multiplied by factor ...
-    slow_runs    N                      ... only in the first N measuring runs (a disturbance)
-    errors       {name: message}        error rows instead of times
-    skipped      {name: message}        skipped rows (Google Benchmark 1.8)
-    exit         status                 3 or 4 (with the harness's message), or any other
-    signal       "SIGSEGV"              kill itself
-    no_output    true                   exit 0 without writing the result
-    context      {key: value}           merged into the GPU context below
-    noise        0.002                  relative spread of the repetitions
-    log          PATH                   append each command line (JSON list) to PATH
-    trace        PATH                   append the binary's path to PATH at each measuring run
+    benchmarks     {name: median time in ns}
+    slow           {name: factor}       times multiplied by factor ...
+    slow_runs      N                    ... only in the first N measuring runs (a disturbance)
+    errors         {name: message}      error rows instead of times
+    skipped        {name: message}      skipped rows (Google Benchmark 1.8)
+    exit           status               3 or 4 (with the harness's message), or any other
+    signal         "SIGSEGV"            kill itself
+    no_output      true                 exit 0 without writing the result
+    context        {key: value}         merged into the GPU context below
+    noise          0.002                relative spread of the repetitions inside one process
+    process_noise  0.0                  relative spread of each benchmark's level between
+                                        processes (drawn once per process and benchmark)
+    noisy          {name: factor}       both spreads multiplied by factor for these benchmarks
+    sample_cv      0.004                spread of the samples inside a repetition: sets the
+                                        samples and noise counters (adaptive sampling)
+    throttled      0                    samples_throttled of every repetition
+    bytes          {name: bytes}        bytes moved per launch: bytes_per_second, ceiling_fraction
+    memory_speed   1.0                  this card's memory speed: byte-moving benchmarks run
+                                        this much faster and the copy ceiling is this much higher
+    counters       true                 false: no harness counters, no harness context keys
+    seed           0                    changes every random draw
+    log            PATH                 append each command line (JSON list) to PATH
+    trace          PATH                 append the binary's path to PATH at each measuring run
 """
 
 from __future__ import annotations
@@ -97,6 +114,22 @@ repetitions = int(args.get("--benchmark_repetitions", "1"))
 float(args.get("--benchmark_min_time", "0.5"))  # a plain number, as Google Benchmark 1.7 needs
 slow_now = config.get("slow_runs") is None or runs < config["slow_runs"]
 noise = config.get("noise", 0.002)
+process_noise = config.get("process_noise", 0.0)
+harness = config.get("counters", True)
+target = float(args.get("--kernelwatch_noise_target", "0.005"))
+max_time = float(args.get("--kernelwatch_max_time", "0.5"))
+min_samples = int(args.get("--kernelwatch_min_samples", "10"))
+inject_regex, inject_fraction = None, 0.0
+if "--kernelwatch_inject" in args:
+    inject_regex, _, fraction_text = args["--kernelwatch_inject"].rpartition(":")
+    try:
+        inject_fraction = float(fraction_text)
+        re.compile(inject_regex)
+    except (ValueError, re.error):
+        sys.stderr.write("kernelwatch: error: --kernelwatch_inject: expected REGEX:FRACTION\n")
+        sys.exit(2)
+speed = config.get("memory_speed", 1.0)
+ceiling_gbps = 3950.0 * speed
 rows = []
 for index, name in enumerate(names):
     if name in config.get("errors", {{}}):
@@ -106,11 +139,44 @@ for index, name in enumerate(names):
         rows.append(synthetic.failed_row(name, config["skipped"][name], skipped=True))
         continue
     factor = config.get("slow", {{}}).get(name, 1.0) if slow_now else 1.0
+    moved = config.get("bytes", {{}}).get(name)
+    if moved:
+        factor /= speed
+    if inject_regex is not None and re.search(inject_regex, name):
+        factor *= 1.0 + inject_fraction
+    loud = config.get("noisy", {{}}).get(name, 1.0)
     rng = random.Random(f"{{name}}/{{runs}}/{{config.get('seed', 0)}}")
-    times = [config["benchmarks"][name] * factor * math.exp(rng.gauss(0, noise))
+    if process_noise:
+        factor *= math.exp(rng.gauss(0, process_noise * loud))
+    times = [config["benchmarks"][name] * factor * math.exp(rng.gauss(0, noise * loud))
              for _ in range(repetitions)]
-    rows += synthetic.benchmark_rows(name, times, family_index=index)
+    counters = {{}}
+    if harness:
+        sample_cv = config.get("sample_cv", 0.004) * loud
+        wanted = math.ceil((4.9 * sample_cv / target) ** 2)
+        affordable = max(min_samples, int(max_time / (times[0] * 1e-9)))
+        samples = [max(min_samples, min(wanted, affordable))] * repetitions
+        counters = {{
+            "samples": [float(n) for n in samples],
+            "samples_throttled": [float(config.get("throttled", 0))] * repetitions,
+            "noise": [4.9 * sample_cv / math.sqrt(n) * math.exp(rng.gauss(0, 0.1))
+                      for n in samples],
+            "sample_cv": [sample_cv * math.exp(rng.gauss(0, 0.1)) for _ in samples],
+            "sm_clock_mhz": [1980.0 - abs(rng.gauss(0, 5)) for _ in samples],
+            "gpu_temperature_c": [45.0 + rng.random() * 5 for _ in samples],
+        }}
+        if moved:
+            bandwidth = [moved / (t * 1e-9) for t in times]
+            counters["bytes_per_second"] = bandwidth
+            counters["ceiling_fraction"] = [b / (ceiling_gbps * 1e9) for b in bandwidth]
+    rows += synthetic.benchmark_rows(name, times, family_index=index, counters=counters)
 context = dict({gpu_context!r})
+if harness:
+    context["kernelwatch_copy_ceiling_gbps"] = f"{{ceiling_gbps:.1f}}"
+    context["kernelwatch_noise_target"] = f"{{target:g}}"
+    context["kernelwatch_max_time"] = f"{{max_time:g}}"
+    if inject_regex is not None:
+        context["kernelwatch_inject"] = args["--kernelwatch_inject"]
 context.update(config.get("context", {{}}))
 context["executable"] = me
 synthetic.write(args["--benchmark_out"], synthetic.document(rows, context))

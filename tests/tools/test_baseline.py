@@ -114,7 +114,7 @@ def test_update_writes_result_and_manifest(root: Path, write_json, run_cli) -> N
     assert done.status == 0, done.err
     assert "new baseline: there was none for this GPU" in done.out
     folder = root / SLUG
-    assert sorted(os.listdir(folder)) == ["manifest.json", "result.json"]
+    assert sorted(os.listdir(folder)) == ["manifest.json", "noise.json", "result.json"]
     stored = json.loads((folder / "result.json").read_text())
     assert stored["context"]["gpu_name"] == GPU_CONTEXT["gpu_name"]
     assert len(stored["benchmarks"]) == len(json.loads(result.read_text())["benchmarks"])
@@ -295,7 +295,7 @@ def test_update_is_atomic(root: Path, write_json, run_cli, monkeypatch) -> None:
     done = run_cli("baseline", "update", second, "--baselines", root)
     assert done.status == 2 and "No space left on device" in done.err.splitlines()[-1]
     assert (root / SLUG / "result.json").read_bytes() == before
-    assert sorted(os.listdir(root / SLUG)) == ["manifest.json", "result.json"]
+    assert sorted(os.listdir(root / SLUG)) == ["manifest.json", "noise.json", "result.json"]
 
 
 # --- list and show ----------------------------------------------------------------------------
@@ -344,3 +344,125 @@ def test_help_of_actions(action: str, run_cli) -> None:
     done = run_cli("baseline", action, "--help")
     assert done.status == 0 and f"usage: kernelwatch baseline {action}" in done.out
     assert "exit status" in done.out
+
+
+# --- the stored noise -------------------------------------------------------------------------
+
+
+def two_processes(spec: dict, **changes: str) -> dict:
+    """A result as `kernelwatch run --processes 2` writes it: the first half of each
+    benchmark's repetitions from process 1, the second from process 2."""
+    doc = document(spec, context=context(**changes), aggregates=False)
+    for row in doc["benchmarks"]:
+        row["kernelwatch_process"] = 1 if row["repetition_index"] < row["repetitions"] // 2 else 2
+    return doc
+
+
+def spread(shift: float) -> dict:
+    """SUITE with the second process of fam1/bench/5 `shift` slower."""
+    out = suite()
+    name = "fam1/bench/5/manual_time"
+    out[name] = out[name][:5] + [t * (1 + shift) for t in out[name][5:]]
+    return out
+
+
+def test_update_stores_each_benchmarks_noise(root: Path, write_json, run_cli) -> None:
+    result = write_json("r.json", two_processes(spread(0.02)))
+    done = run_cli("baseline", "update", result, "--baselines", root)
+    assert done.status == 0 and done.err == "", done.err
+    assert "noise.json" in done.out
+    stored = json.loads((root / SLUG / "noise.json").read_text())
+    assert (
+        stored["schema_version"] == 1 and stored["commit"] == GPU_CONTEXT["kernelwatch_git_commit"]
+    )
+    assert sorted(stored["benchmarks"]) == sorted(SUITE)
+    noisy = stored["benchmarks"]["fam1/bench/5/manual_time"]
+    assert noisy["processes"] == 2 and noisy["repetitions"] == 10
+    assert noisy["between_processes"] == pytest.approx(0.02 / math.sqrt(2), rel=0.15)
+    assert noisy["noise"] >= noisy["between_processes"]
+    quiet = stored["benchmarks"]["fam0/bench/0/manual_time"]
+    assert quiet["noise"] < 0.005
+    manifest = json.loads((root / SLUG / "manifest.json").read_text())
+    assert manifest["processes"] == 2 and manifest["noise_file"] == "noise.json"
+
+
+def test_a_one_process_result_is_warned_about(root: Path, write_json, run_cli) -> None:
+    result = write_json("r.json", suite(), context=context())
+    done = run_cli("baseline", "update", result, "--baselines", root)
+    assert done.status == 0 and "come from one process only" in done.err
+    assert "--processes 2" in done.err
+
+
+def test_partial_update_keeps_the_others_noise(root: Path, write_json, run_cli) -> None:
+    first = write_json("r1.json", two_processes(spread(0.02)))
+    assert run_cli("baseline", "update", first, "--baselines", root).status == 0
+    before = json.loads((root / SLUG / "noise.json").read_text())["benchmarks"]
+    second = write_json("r2.json", two_processes(suite(seed=7)))
+    done = run_cli("baseline", "update", second, "--filter", "^fam0/", "--baselines", root)
+    assert done.status == 0, done.err
+    after = json.loads((root / SLUG / "noise.json").read_text())["benchmarks"]
+    fam1 = [n for n in SUITE if n.startswith("fam1/")]
+    assert {n: after[n] for n in fam1} == {n: before[n] for n in fam1}
+    assert after["fam0/bench/0/manual_time"] != before["fam0/bench/0/manual_time"]
+
+
+def test_show_lists_the_noise(root: Path, write_json, run_cli) -> None:
+    result = write_json("r.json", two_processes(spread(0.02)))
+    assert run_cli("baseline", "update", result, "--baselines", root).status == 0
+    shown = run_cli("baseline", "show", SLUG, "--baselines", root)
+    assert shown.status == 0
+    assert "noise         noise.json: 6 of 6 benchmarks, from 2 processes each" in shown.out
+    lines = shown.out.splitlines()
+    fam1 = next(line for line in lines if line.strip().startswith("fam1 "))
+    assert "median" in fam1 and "max 1." in fam1
+    noisiest = lines[lines.index("  noisiest") + 2]
+    assert noisiest.endswith("fam1/bench/5/manual_time")
+    every = run_cli("baseline", "show", SLUG, "--noise", "--baselines", root).out.splitlines()
+    assert len(every) == len(lines) - 5 + 6
+
+
+def test_show_says_when_no_noise_is_stored(root: Path, write_json, run_cli) -> None:
+    result = write_json("r.json", suite(), context=context())
+    assert run_cli("baseline", "update", result, "--baselines", root).status == 0
+    (root / SLUG / "noise.json").unlink()
+    shown = run_cli("baseline", "show", SLUG, "--baselines", root)
+    assert shown.status == 0 and "none stored" in shown.out
+
+
+def test_compare_uses_the_noise_stored_beside_the_baseline(root: Path, write_json, run_cli) -> None:
+    result = write_json("r.json", two_processes(spread(0.02)))
+    assert run_cli("baseline", "update", result, "--baselines", root).status == 0
+    name = "fam1/bench/5/manual_time"
+    slower = suite()
+    slower[name] = [t * 1.03 for t in slower[name]]
+    contender = write_json("c.json", two_processes(slower))
+    base = root / SLUG / "result.json"
+
+    def verdict(*extra: object) -> tuple[str, float]:
+        done = run_cli("compare", base, contender, "--format", "json", *extra)
+        assert done.status in (0, 1), done.err
+        found = {b["name"]: b for b in json.loads(done.out)["benchmarks"]}[name]
+        return found["verdict"], found["noise_floor"]
+
+    stored = json.loads((root / SLUG / "noise.json").read_text())["benchmarks"][name]["noise"]
+    found, floor = verdict()
+    assert floor == pytest.approx(3 * stored) and found == "SAME"
+    (root / SLUG / "custom.json").write_text(
+        json.dumps({"schema_version": 1, "benchmarks": {name: {"noise": 0.0001}}})
+    )
+    found, floor = verdict("--noise-file", root / SLUG / "custom.json")
+    assert found == "REGRESSION" and floor < 0.01
+    found, floor = verdict("--no-noise-file")
+    assert floor != pytest.approx(3 * stored)
+    done = run_cli("compare", base, contender, "--noise-file", root / "absent.json")
+    assert done.status == 2 and "--noise-file" in one_line(done.err)
+
+
+def test_compare_ignores_a_noise_file_of_another_commit(root: Path, write_json, run_cli) -> None:
+    result = write_json("r.json", two_processes(suite()))
+    assert run_cli("baseline", "update", result, "--baselines", root).status == 0
+    noise_path = root / SLUG / "noise.json"
+    data = json.loads(noise_path.read_text())
+    noise_path.write_text(json.dumps({**data, "commit": "f" * 40}))
+    done = run_cli("compare", root / SLUG / "result.json", result)
+    assert done.status == 0 and "its noise is not used" in done.err

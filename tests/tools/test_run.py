@@ -91,9 +91,12 @@ def test_run_writes_one_merged_result_and_compares_with_the_baseline(box: Box) -
     done = box.run("--out", out)
     assert done.status == 0, done.out + done.err
     assert "REGRESSION" not in done.out and done.out.startswith("kernelwatch run: real_time")
-    assert done.err.splitlines() == [
-        f"kernelwatch: wrote {out} (7 benchmarks from 2 binaries in 0 s)"
-    ]
+    [said] = done.err.splitlines()
+    assert re.fullmatch(
+        re.escape(f"kernelwatch: wrote {out} (7 benchmarks from 2 binaries, 2 processes each, in ")
+        + r"\d+ s\)",
+        said,
+    )
     document = json.loads(out.read_text())
     assert {r["run_name"] for r in document["benchmarks"]} == set(ALPHA) | set(BETA)
     context = document["context"]
@@ -101,7 +104,14 @@ def test_run_writes_one_merged_result_and_compares_with_the_baseline(box: Box) -
     assert context["kernelwatch_run_purpose"] == "run"
     assert context["kernelwatch_repetitions"] == "10"
     assert context["kernelwatch_filter"] == ""
-    assert len(context["kernelwatch_benchmark_commands"]) == 2
+    assert context["kernelwatch_processes"] == "2"
+    assert len(context["kernelwatch_benchmark_commands"]) == 4
+    # each repetition names its process; the indices stay unique within a benchmark
+    rows = [r for r in document["benchmarks"] if r["run_name"] == SLOWED]
+    assert [(r["kernelwatch_process"], r["repetition_index"]) for r in rows] == [
+        (1, i) for i in range(5)
+    ] + [(2, i) for i in range(5, 10)]
+    assert all(r["run_type"] == "iteration" and r["repetitions"] == 10 for r in rows)
     # each binary: listed once, then run once with the flags
     commands = box.commands()
     assert commands[0] == ["--benchmark_filter=^$"]  # the GPU probe (no nvidia-smi here)
@@ -109,9 +119,12 @@ def test_run_writes_one_merged_result_and_compares_with_the_baseline(box: Box) -
         ["--benchmark_list_tests=true"]
     ] * 2
     runs = commands[3:]
-    assert len(runs) == 2
+    assert len(runs) == 4  # two processes per binary, interleaved: alpha, beta, alpha, beta
+    assert [c[-1] for c in runs] == ["--benchmark_out_format=json"] * 4
+    outs = [next(a for a in c if a.startswith("--benchmark_out=")) for c in runs]
+    assert [Path(o.split("=", 1)[1]).name.split("-", 1)[0] for o in outs] == ["1", "1", "2", "2"]
     for command in runs:
-        assert "--benchmark_repetitions=10" in command
+        assert "--benchmark_repetitions=5" in command
         assert "--benchmark_min_time=0.05" in command
         assert "--benchmark_enable_random_interleaving=true" in command
         assert "--benchmark_out_format=json" in command
@@ -146,8 +159,8 @@ def test_a_slower_kernel_is_confirmed_and_fails(box: Box) -> None:
 def test_a_one_off_disturbance_is_not_confirmed(box: Box) -> None:
     box.make_baseline()
     fakebench.configure(
-        box.binaries[0], slow={SLOWED: 1.2}, slow_runs=fakebench.runs(box.binaries[0]) + 1
-    )
+        box.binaries[0], slow={SLOWED: 1.2}, slow_runs=fakebench.runs(box.binaries[0]) + 2
+    )  # both processes of the next run are disturbed, the re-run's are not
     done = box.run("--out", box.tmp / "new.json", "--format", "markdown")
     assert done.status == 0, done.out + done.err
     assert done.out.startswith("### kernelwatch run: no regression, 1 not confirmed")
@@ -157,8 +170,8 @@ def test_a_one_off_disturbance_is_not_confirmed(box: Box) -> None:
 def test_confirm_0_fails_on_the_first_verdict(box: Box) -> None:
     box.make_baseline()
     fakebench.configure(
-        box.binaries[0], slow={SLOWED: 1.2}, slow_runs=fakebench.runs(box.binaries[0]) + 1
-    )
+        box.binaries[0], slow={SLOWED: 1.2}, slow_runs=fakebench.runs(box.binaries[0]) + 2
+    )  # both processes of the next run are disturbed, the re-run's are not
     done = box.run("--out", box.tmp / "new.json", "--confirm", "0")
     assert done.status == 1
     assert [line.split()[1] for line in done.out.splitlines() if line.startswith("REGRESSION")] == [
@@ -287,6 +300,8 @@ def test_different_gpus_in_one_run(box: Box) -> None:
         (["--baseline", "/nonexistent.json"], "--baseline /nonexistent.json: no such file"),
         (["--out", "/"], "--out /: is a directory; name the result file"),
         (["--bench-arg=--nonsense"], "unrecognized command-line flag: --nonsense"),
+        (["--processes", "0"], "--processes 0: must be at least 1"),
+        (["--processes", "11"], "--processes 11: more processes than --repetitions 10"),
     ],
 )
 def test_bad_input(box: Box, argv: list[str], message: str) -> None:
@@ -374,3 +389,65 @@ def test_suite_config_in_the_baselines_folder_is_used_unless_config_is_given(
     args = parser.parse_args(["run", "--baselines", str(tmp_path), "--config", str(other)])
     settings, _ = run_command.compare_settings(args)
     assert settings.rules == () and settings.threshold == 0.07
+
+
+# --- noise, processes and cards ---------------------------------------------------------------
+
+
+def test_the_baselines_stored_noise_sets_each_limit(box: Box) -> None:
+    """A benchmark that is noisy between processes keeps that noise in the baseline, and a
+    later run holds it to 3 x that noise instead of the 1 % threshold."""
+    noisy = "alpha/copy/1/manual_time"
+    for binary in box.binaries:
+        fakebench.configure(binary, process_noise=0.0005, noisy={noisy: 40.0})
+    box.make_baseline()
+    stored = json.loads((box.baselines / fakebench_slug() / "noise.json").read_text())
+    assert stored["benchmarks"][noisy]["noise"] > 0.005
+    done = box.run("--out", box.tmp / "new.json", "--format", "json", "--confirm", "0")
+    assert done.status == 0, done.out + done.err
+    report = json.loads(done.out)
+    assert any("stored noise for 7 of 7" in note for note in report["notes"])
+    limits = {b["name"]: b["limit"] for b in report["benchmarks"]}
+    assert limits[noisy] == pytest.approx(3 * stored["benchmarks"][noisy]["noise"])
+    assert limits["beta/sum/n:1/manual_time"] == 0.01
+
+
+def fakebench_slug() -> str:
+    return "nvidia-h100-80gb-hbm3-sm90"
+
+
+def test_one_process_per_binary_on_request(box: Box) -> None:
+    out = box.tmp / "one.json"
+    done = box.run("--no-compare", "--out", out, "--processes", "1")
+    assert done.status == 0, done.err
+    document = json.loads(out.read_text())
+    assert document["context"]["kernelwatch_processes"] == "1"
+    assert len(document["context"]["kernelwatch_benchmark_commands"]) == 2
+
+
+def test_another_card_of_the_model_compares_evenly_as_a_fraction_of_its_ceiling(
+    box: Box,
+) -> None:
+    """Two physical cards: the second's memory is 3 % faster, so its bandwidth-bound kernels
+    are 3 % faster too. Times call that an improvement; as fractions of each run's measured copy
+    ceiling (the harness's ceiling_fraction counter) the two cards are the same."""
+    moved = {name: 8e6 for name in ALPHA}
+    for binary in box.binaries:
+        fakebench.configure(binary, bytes=moved, noise=0.0002)
+    box.make_baseline()
+    for binary in box.binaries:
+        fakebench.configure(binary, memory_speed=1.03, context={"gpu_uuid": "GPU-second-card"})
+    by_time = box.run("--out", box.tmp / "t.json", "--format", "json", "--filter", "^alpha/")
+    report = json.loads(by_time.out)
+    assert {b["verdict"] for b in report["benchmarks"]} == {"IMPROVEMENT"}
+    assert any("copy ceiling +3.0%" in w and "--metric ceiling_fraction" in w
+               for w in report["warnings"])
+    by_ceiling = box.run(
+        "--out", box.tmp / "c.json", "--format", "json", "--filter", "^alpha/",
+        "--metric", "ceiling_fraction",
+    )
+    assert by_ceiling.status == 0, by_ceiling.err
+    report = json.loads(by_ceiling.out)
+    assert {b["verdict"] for b in report["benchmarks"]} == {"SAME"}
+    assert report["metric"] == {"name": "ceiling_fraction", "higher_is_better": True, "unit": None}
+    assert any("fraction of each run's own ceiling" in n for n in report["notes"])

@@ -160,7 +160,12 @@ def test_command_line_flags(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [({"repetitions": 0}, "--repetitions 0"), ({"min_time": 0.0}, "--min-time 0")],
+    [
+        ({"repetitions": 0}, "--repetitions 0"),
+        ({"min_time": 0.0}, "--min-time 0"),
+        ({"processes": 0}, "--processes 0: must be at least 1"),
+        ({"processes": 3, "repetitions": 2}, "--processes 3: more processes than --repetitions 2"),
+    ],
 )
 def test_bad_run_settings(options: dict, message: str) -> None:
     with pytest.raises(InputError, match=message):
@@ -250,3 +255,58 @@ def test_durations() -> None:
     assert runner._duration(5.9) == "5s"
     assert runner._duration(65) == "1m05s"
     assert runner._duration(3725) == "1h02m"
+
+
+# --- several processes per binary ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("repetitions", "processes", "shares"),
+    [(10, 1, [10]), (10, 2, [5, 5]), (10, 3, [4, 3, 3]), (3, 3, [1, 1, 1])],
+)
+def test_repetitions_are_split_between_processes(repetitions, processes, shares) -> None:
+    assert runner.RunSettings(repetitions=repetitions, processes=processes).split() == shares
+
+
+def test_processes_are_interleaved_across_binaries_and_marked(
+    binaries: list[Path], tmp_path: Path
+) -> None:
+    trace = tmp_path / "trace"
+    for binary in binaries:
+        fakebench.configure(binary, trace=str(trace))
+    jobs = runner.plan(binaries, None)
+    suite = runner.run_suite(jobs, runner.RunSettings(repetitions=5, processes=2))
+    # alpha, beta, alpha, beta: a binary's two processes are apart in time
+    assert trace.read_text().split() == [str(b) for b in binaries] * 2
+    assert [c[1] for c in suite.commands] == ["--benchmark_repetitions=3"] * 2 + [
+        "--benchmark_repetitions=2"
+    ] * 2
+    document = suite.document
+    assert document["context"]["kernelwatch_processes"] == "2"
+    assert document["context"]["kernelwatch_repetitions"] == "5"
+    rows = [r for r in document["benchmarks"] if r["run_name"] == "beta/sum/n:1/manual_time"]
+    assert [(r["kernelwatch_process"], r["repetition_index"]) for r in rows] == [
+        (1, 0),
+        (1, 1),
+        (1, 2),
+        (2, 3),
+        (2, 4),
+    ]
+    assert {r["repetitions"] for r in rows} == {5}
+    assert all(r["run_type"] == "iteration" for r in document["benchmarks"])  # no aggregates
+
+
+def test_one_process_keeps_the_rows_as_written(binaries: list[Path]) -> None:
+    suite = runner.run_suite(runner.plan(binaries[:1], None), runner.RunSettings(repetitions=3))
+    kinds = [r["run_type"] for r in suite.document["benchmarks"]]
+    assert kinds.count("aggregate") == 8  # mean, median, stddev, cv of each of two benchmarks
+    iterations = [r for r in suite.document["benchmarks"] if r["run_type"] == "iteration"]
+    assert {r["kernelwatch_process"] for r in iterations} == {1}
+    assert [r["repetition_index"] for r in iterations][:3] == [0, 1, 2]
+
+
+def test_processes_of_one_binary_must_share_the_gpu() -> None:
+    first = {"context": {"gpu_uuid": "GPU-a"}, "benchmarks": []}
+    other = {"context": {"gpu_uuid": "GPU-b"}, "benchmarks": []}
+    with pytest.raises(InputError, match="process 2 ran on GPU-b, process 1 on GPU-a"):
+        runner.join_processes(Path("bin"), [first, other])

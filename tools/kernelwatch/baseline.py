@@ -1,6 +1,7 @@
 """Baselines: one committed result per GPU model, `baselines/<gpu-slug>/`.
 
     baselines/nvidia-h100-80gb-hbm3-sm90/result.json     the suite's result (with repetitions)
+    baselines/nvidia-h100-80gb-hbm3-sm90/noise.json      each benchmark's noise (noise.py)
     baselines/nvidia-h100-80gb-hbm3-sm90/manifest.json   commit, date, driver, runtime, command,
                                                          and the history of updates
 
@@ -17,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelwatch import noise as noises
 from kernelwatch.errors import InputError
 from kernelwatch.files import write_json_atomic
 from kernelwatch.gbench import FileColumns, read_document, read_json
-from kernelwatch.results import gpu_model
+from kernelwatch.results import from_documents, gpu_model
 
 RESULT_FILE = "result.json"
 MANIFEST_FILE = "manifest.json"
@@ -91,6 +93,10 @@ class Entry:
     @property
     def manifest_path(self) -> Path:
         return self.directory / MANIFEST_FILE
+
+    @property
+    def noise_path(self) -> Path:
+        return self.directory / noises.NOISE_FILE
 
     @property
     def gpu(self) -> str:
@@ -207,6 +213,7 @@ class Update:
 
     entry: Entry
     document: dict[str, Any]  # the new result.json
+    noise: dict[str, Any]  # the new noise.json
     manifest: dict[str, Any]  # the new manifest.json
     previous: dict[str, Any] | None  # the old result.json, if there was one
     replaced: dict[str, Any]  # the part of the new result that was taken (for "what moved")
@@ -289,13 +296,53 @@ def prepare_update(
         new_document = {"context": dict(context), "benchmarks": taken["benchmarks"]}
 
     whole = read_document(str(entry.result), new_document)
+    noise, processes = _noise(entry, new_document, chosen_set, bool(filter), notes)
+    if min(processes.get(name, 1) for name in chosen) < 2:
+        warnings.append(
+            f"{label}: some benchmarks come from one process only, so their stored noise "
+            "covers only the spread inside that process; measure baselines with "
+            "`kernelwatch run --processes 2` (the default) or more"
+        )
     manifest = _manifest(entry, context, parsed, chosen, filter, command, whole, result_path)
-    return Update(entry, new_document, manifest, previous, taken, tuple(notes), tuple(warnings))
+    manifest["processes"] = min(processes.values()) if processes else 0
+    manifest["noise_file"] = noises.NOISE_FILE
+    return Update(
+        entry, new_document, noise, manifest, previous, taken, tuple(notes), tuple(warnings)
+    )
+
+
+def _noise(
+    entry: Entry,
+    document: dict[str, Any],
+    chosen: set[str],
+    partial: bool,
+    notes: list[str],
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """noise.json for the new result, and each benchmark's number of processes. A partial
+    update measures the noise of the benchmarks it replaces and keeps the stored noise of the
+    others (measured with the processes they were measured with)."""
+    result = from_documents(str(entry.result), [document])
+    measured = noises.measure(result)
+    processes = dict(zip(measured.names, measured.processes.tolist()))
+    keep: dict[str, Any] = {}
+    if partial and entry.noise_path.is_file():
+        try:
+            old = noises.read_noise_file(entry.noise_path)["benchmarks"]
+        except InputError as exc:
+            notes.append(f"the previous noise is measured again: {exc}")
+        else:
+            keep = {n: e for n, e in old.items() if n not in chosen and n in result.index}
+            for name, e in keep.items():
+                if isinstance(e.get("processes"), int):
+                    processes[name] = e["processes"]
+    return noises.noise_document(measured, document["context"], keep=keep), processes
 
 
 def write(update: Update) -> None:
-    """Write result.json, then manifest.json, each atomically (temporary file + rename)."""
+    """Write result.json, noise.json, then manifest.json (last: it records the update), each
+    atomically (temporary file + rename)."""
     write_json_atomic(update.entry.result, update.document)
+    write_json_atomic(update.entry.noise_path, update.noise)
     write_json_atomic(update.entry.manifest_path, update.manifest)
 
 

@@ -19,10 +19,10 @@ from kernelwatch.errors import InputError
 EXIT_CODES = """\
 exit status (each command's --help says more):
   0  success
-  1  the check failed (compare, run, ab: a regression)
+  1  the check failed (compare, run, ab: a regression; selftest: a target missed)
   2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
-  3  a benchmark binary crashed or lost its CUDA context (run, ab)
-  4  no CUDA GPU is visible: nothing to measure (run, ab)
+  3  a benchmark binary crashed or lost its CUDA context (run, ab, selftest)
+  4  no CUDA GPU is visible: nothing to measure (run, ab, selftest)
   130  interrupted
 """
 

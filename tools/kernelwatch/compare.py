@@ -3,8 +3,9 @@
 The decision for a benchmark measured on both sides (see docs/compare.md):
 
 * limit = max(threshold, noise floor); threshold from --threshold or the first matching config
-  rule, noise floor = noise_multiplier x the largest of the baseline's robust CV, the spread of
-  its per-process medians, and its `noise` counter.
+  rule, noise floor = noise_multiplier x the benchmark's noise: the baseline's stored noise
+  (baselines/<slug>/noise.json) or else its noise computed as noise.py does, and at least the
+  spread of the contender's own per-process medians.
 * UNSURE if either side has fewer than min_repetitions values.
 * REGRESSION / IMPROVEMENT if the Benjamini–Hochberg-adjusted Mann–Whitney p-value is below
   alpha and the ratio of medians is worse / better than the limit (symmetric in log space).
@@ -23,11 +24,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from kernelwatch import noise as noises
 from kernelwatch import stats
 from kernelwatch.config import ThresholdRule, threshold_for
 from kernelwatch.environment import check_environment
 from kernelwatch.errors import InputError
-from kernelwatch.results import NOISE_COUNTER, Metric, ResultSet
+from kernelwatch.results import Metric, ResultSet
 
 
 class Verdict(enum.StrEnum):
@@ -57,12 +59,21 @@ SEVERITY: Mapping[Verdict, int] = {
 }
 
 
+# Why these defaults: docs/measurement.md. A 1 % threshold lets a 2 % slowdown be flagged
+# where the run-to-run noise is small (kernels of 50 us and more moved by at most 0.84 %
+# between two H200 runs of the suite); 3 x a benchmark's noise keeps a noisy one from
+# false alarms (a same-code difference beyond 3 standard deviations is rare).
+DEFAULT_THRESHOLD = 0.01
+DEFAULT_NOISE_MULTIPLIER = 3.0
+DEFAULT_ALPHA = 0.05
+
+
 @dataclass(frozen=True)
 class Settings:
-    alpha: float = 0.05
-    threshold: float = 0.05
+    alpha: float = DEFAULT_ALPHA
+    threshold: float = DEFAULT_THRESHOLD
     min_repetitions: int = 3
-    noise_multiplier: float = 2.0
+    noise_multiplier: float = DEFAULT_NOISE_MULTIPLIER
     rules: tuple[ThresholdRule, ...] = ()
     allow_missing: bool = False
     allow_errors: bool = False
@@ -149,10 +160,17 @@ class Report:
 
 
 def compare(
-    baseline: ResultSet, contender: ResultSet, metric: Metric, settings: Settings
+    baseline: ResultSet,
+    contender: ResultSet,
+    metric: Metric,
+    settings: Settings,
+    stored_noise: Mapping[str, float] | None = None,
 ) -> Report:
+    """Verdicts for every benchmark. `stored_noise`: the baseline's noise per benchmark as
+    `baseline update` kept it (noise.json), used for the time metric instead of computing it
+    from the baseline's values."""
     warnings, notes = check_environment(
-        baseline.context, contender.context, settings.allow_gpu_mismatch
+        baseline.context, contender.context, settings.allow_gpu_mismatch, metric.key
     )
     notes = list(baseline.notes) + list(contender.notes) + notes
     comparisons: list[Comparison] = []
@@ -189,7 +207,9 @@ def compare(
         )
     if lacking:
         notes.append(f"{lacking} benchmark(s) have no {metric.key} on either side: not compared")
-    comparisons += _measured_verdicts(baseline, contender, measured, metric, settings, notes)
+    comparisons += _measured_verdicts(
+        baseline, contender, measured, metric, settings, notes, stored_noise or {}
+    )
     comparisons.sort(
         key=lambda c: (SEVERITY[c.verdict], -c.worse_by(metric.higher_is_better), c.name)
     )
@@ -303,6 +323,7 @@ def _measured_verdicts(
     metric: Metric,
     settings: Settings,
     notes: list[str],
+    stored_noise: Mapping[str, float],
 ) -> list[Comparison]:
     if not measured.names:
         return []
@@ -328,8 +349,8 @@ def _measured_verdicts(
         )
     else:
         threshold = np.full(len(b), settings.threshold)
-    floor = settings.noise_multiplier * _baseline_noise(
-        baseline, b, measured.b_values, ps.baseline_cv
+    floor = settings.noise_multiplier * _noise(
+        baseline, contender, measured, metric, stored_noise, notes
     )
     limit = np.maximum(threshold, floor)
     b_agg, c_agg = baseline.from_aggregates[b].tolist(), contender.from_aggregates[c].tolist()
@@ -388,11 +409,12 @@ def _optional(values: np.ndarray) -> list[float | None]:
 
 
 def _processes(result: ResultSet, k: np.ndarray) -> list[int]:
-    """How many files (processes) each benchmark's values came from."""
-    if len(result.paths) == 1:
+    """How many processes (files, or processes of a merged run) each benchmark's values came
+    from."""
+    if not len(result.processes) or result.processes.max() == 0:
         return [1] * len(k)
     return [
-        len(set(result.sources[start : start + count].tolist()))
+        len(set(result.processes[start : start + count].tolist()))
         for start, count in zip(result.starts[k].tolist(), result.counts[k].tolist())
     ]
 
@@ -513,32 +535,31 @@ def _too_few(n: int, m: int, need: int, aggregates: bool) -> str:
     return f"too few repetitions ({n} and {m}; need {need})"
 
 
-def _baseline_noise(
-    baseline: ResultSet, b: np.ndarray, values: np.ndarray, within_cv: np.ndarray
+def _noise(
+    baseline: ResultSet,
+    contender: ResultSet,
+    measured: _Measured,
+    metric: Metric,
+    stored_noise: Mapping[str, float],
+    notes: list[str],
 ) -> np.ndarray:
-    """The baseline's relative noise per benchmark: the largest of its robust CV over
-    repetitions, the spread of its per-process medians (when several files hold it) and its
-    `noise` counter."""
-    noise = np.where(np.isfinite(within_cv), within_cv, 0.0)
-    starts, counts = baseline.starts[b].tolist(), baseline.counts[b].tolist()
-    if len(baseline.paths) > 1:
-        for i, (start, count) in enumerate(zip(starts, counts)):
-            if baseline.from_aggregates[b[i]]:
-                continue  # per-file medians already: their CV is the between-process spread
-            sources = baseline.sources[start : start + count]
-            own = values[start : start + count]
-            groups = np.unique(sources)
-            if len(groups) > 1:
-                medians = np.array([np.median(own[sources == g]) for g in groups])
-                noise[i] = max(noise[i], float(np.std(medians, ddof=1) / np.median(own)))
-    column = baseline.columns.get(NOISE_COUNTER)
-    if column is not None:
-        for i, (start, count) in enumerate(zip(starts, counts)):
-            own = column[start : start + count]
-            own = own[np.isfinite(own) & (own >= 0)]
-            if len(own):
-                noise[i] = max(noise[i], float(np.median(own)))
-    return noise
+    """Each benchmark's relative noise: the baseline's stored noise where there is one (for
+    the time metric: noise.json describes times), else the baseline's noise computed from its
+    values (noise.py); at least the spread of the contender's own per-process medians, so a
+    disturbed process of the judged run widens its limit instead of raising an alarm."""
+    noise = noises.measure(baseline, metric, measured.b).noise
+    if stored_noise and metric.key == noises.TIME.key:
+        kept = np.array([stored_noise.get(name, np.nan) for name in measured.names])
+        found = np.isfinite(kept)
+        noise = np.where(found, kept, noise)
+        notes.append(
+            f"noise floor: the baseline's stored noise for {int(found.sum())} of "
+            f"{len(found)} benchmark(s)"
+            + ("" if found.all() else "; computed from its repetitions for the others")
+        )
+    spread = noises.between_processes(contender, metric, measured.c, measured.c_values)
+    result: np.ndarray = np.maximum(noise, spread)
+    return result
 
 
 def _note_power(

@@ -21,8 +21,19 @@ WATCHED_KEYS: Mapping[str, str] = {
 }
 
 
+# The harness measures each run's device copy ceiling (GB/s). Two cards of one model, or one
+# card at another memory clock, differ there, and bandwidth-bound times with it; beyond this
+# relative difference the comparison says how to compare on equal terms.
+CEILING_KEY = "kernelwatch_copy_ceiling_gbps"
+CEILING_METRIC = "ceiling_fraction"
+CEILING_TOLERANCE = 0.01
+
+
 def check_environment(
-    baseline: Mapping[str, Any], contender: Mapping[str, Any], allow_gpu_mismatch: bool
+    baseline: Mapping[str, Any],
+    contender: Mapping[str, Any],
+    allow_gpu_mismatch: bool,
+    metric_key: str | None = None,
 ) -> tuple[list[str], list[str]]:
     """Return (warnings, notes) for two contexts; refuse different GPU models unless allowed."""
     warnings: list[str] = []
@@ -45,4 +56,29 @@ def check_environment(
             warnings.append(
                 f"different {label}: baseline {baseline[key]}, contender {contender[key]}"
             )
+    _check_ceiling(baseline, contender, metric_key, warnings, notes)
     return warnings, notes
+
+
+def _check_ceiling(
+    baseline: Mapping[str, Any],
+    contender: Mapping[str, Any],
+    metric_key: str | None,
+    warnings: list[str],
+    notes: list[str],
+) -> None:
+    try:
+        base, cont = float(baseline[CEILING_KEY]), float(contender[CEILING_KEY])
+    except (KeyError, TypeError, ValueError):
+        return
+    if not (base > 0 and cont > 0):
+        return
+    change = cont / base - 1.0
+    said = f"copy ceiling {change * 100:+.1f}% (baseline {base:g} GB/s, contender {cont:g} GB/s)"
+    if metric_key == CEILING_METRIC:
+        notes.append(f"{said}: bandwidth compared as a fraction of each run's own ceiling")
+    elif abs(change) > CEILING_TOLERANCE:
+        warnings.append(
+            f"{said}: the cards differ, and bandwidth-bound times with them; "
+            f"--metric {CEILING_METRIC} compares bandwidth as a fraction of each run's ceiling"
+        )

@@ -18,10 +18,12 @@ import numpy as np
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import TIME_KEYS, FileColumns, read_document, read_file
 
-# Hook for a later issue: a per-benchmark counter holding the measured run-to-run relative
-# variation of the benchmark's time (a fraction, 0.004 = 0.4 %). When the baseline carries it,
-# the noise floor covers it.
+# The harness's per-repetition counter: relative width of the 95 % confidence interval of the
+# median of that repetition's samples (0.005 = 0.5 %). kernelwatch/noise.py turns it into a noise.
 NOISE_COUNTER = "noise"
+# The row key `kernelwatch run` adds to every row of a merged result: which of the binary's
+# processes (1, 2, ...) the repetition came from. Not a counter: it groups values by process.
+PROCESS_KEY = "kernelwatch_process"
 
 # Counters where a larger value is better, recognised by name; others need a direction flag.
 _HIGHER_SUFFIXES = ("_per_second", "_fraction")
@@ -73,6 +75,7 @@ class Benchmark:
     name: str
     values: Mapping[str, np.ndarray]
     sources: np.ndarray  # index into ResultSet.paths of each value's file
+    processes: np.ndarray  # process of each value: a number per (file, kernelwatch_process)
     from_aggregates: bool = False  # values are per-file median/mean aggregates
     error: str | None = None
     skipped: str | None = None
@@ -81,7 +84,9 @@ class Benchmark:
 @dataclass(frozen=True)
 class ResultSet:
     """One side of a comparison (a file, or a directory of files), as columns: benchmark k owns
-    rows starts[k] .. starts[k] + counts[k] of every column and of `sources`."""
+    rows starts[k] .. starts[k] + counts[k] of every column, of `sources` and of `processes`.
+    A value's process is its file's, or, in a file merged by `kernelwatch run` from several
+    processes, the process named by its row's `kernelwatch_process` key."""
 
     label: str
     paths: tuple[Path, ...]
@@ -91,6 +96,7 @@ class ResultSet:
     counts: np.ndarray
     from_aggregates: np.ndarray
     sources: np.ndarray
+    processes: np.ndarray
     columns: Mapping[str, np.ndarray]
     gaps: Mapping[str, np.ndarray]  # bool per row, for columns absent from some rows
     errors: Mapping[str, str]
@@ -119,6 +125,7 @@ class ResultSet:
             name,
             values,
             self.sources[rows],
+            self.processes[rows],
             bool(self.from_aggregates[k]),
             self.errors.get(name),
             self.skipped.get(name),
@@ -198,7 +205,8 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
     if len(kept) == 1:
         p = kept[0]
         counts = np.asarray(p.counts, dtype=np.int64)
-        columns, gaps = _numpy_columns(p)
+        columns, gaps, process_keys = _numpy_columns(p)
+        sources = np.zeros(int(counts.sum()), dtype=np.int64)
         result = ResultSet(
             label,
             (Path(p.path),),
@@ -207,7 +215,8 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
             np.cumsum(counts) - counts,
             counts,
             np.asarray(p.from_aggregates, dtype=bool),
-            np.zeros(int(counts.sum()), dtype=np.int64),
+            sources,
+            _process_ids(sources, process_keys),
             columns,
             gaps,
             errors,
@@ -221,15 +230,39 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
     return result
 
 
-def _numpy_columns(p: FileColumns) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """A file's columns as numpy arrays, times scaled to ns."""
+def _numpy_columns(
+    p: FileColumns,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray]:
+    """A file's columns as numpy arrays, times scaled to ns; and each row's process key
+    (NaN where the row has none), which is not a metric."""
     scale = np.repeat(np.frombuffer(p.time_scales, dtype=float), p.counts)
     columns = {}
     for key, values in p.columns.items():
         column = np.frombuffer(values, dtype=float)
         columns[key] = column * scale if key in TIME_KEYS else column
     gaps = {k: np.frombuffer(v, dtype=np.uint8).astype(bool) for k, v in p.gaps.items()}
-    return columns, gaps
+    process_keys = columns.pop(PROCESS_KEY, None)
+    if process_keys is None:
+        process_keys = np.full(len(scale), np.nan)
+    elif PROCESS_KEY in gaps:
+        process_keys = np.where(gaps.pop(PROCESS_KEY), np.nan, process_keys)
+    return columns, gaps, process_keys
+
+
+def _process_ids(sources: np.ndarray, process_keys: np.ndarray) -> np.ndarray:
+    """One number per distinct (file, process key) pair; rows without a key share their
+    file's."""
+    known = np.isfinite(process_keys)
+    if not known.any():  # the usual file: one process per file
+        return sources.astype(np.int64, copy=True)
+    keys = np.where(known, process_keys, -1.0)
+    whole = keys == np.round(keys)
+    if whole.all() and keys.min() >= -1 and keys.max() < 2**20:  # small integers: one int key
+        code = sources.astype(np.int64) * (2**21) + keys.astype(np.int64) + 1
+        _, ids = np.unique(code, return_inverse=True)
+    else:
+        _, ids = np.unique(np.stack([sources.astype(float), keys]), axis=1, return_inverse=True)
+    return np.asarray(ids, dtype=np.int64).reshape(-1)
 
 
 def _check_same_gpu(files: list[FileColumns]) -> None:
@@ -256,11 +289,14 @@ def _merge_files(
         for name, count, agg in zip(p.names, p.counts, p.from_aggregates):
             segments.setdefault(name, []).append((f, row, count, agg))
             row += count
-    keys = sorted(set().union(*(p.columns for p in files)), key=lambda k: (k not in TIME_KEYS, k))
+    keys = sorted(
+        set().union(*(p.columns for p in files)) - {PROCESS_KEY},
+        key=lambda k: (k not in TIME_KEYS, k),
+    )
     parts: dict[str, list[np.ndarray]] = {k: [] for k in keys}
     gap_parts: dict[str, list[np.ndarray]] = {k: [] for k in keys}
-    names, counts, aggregated, sources = [], [], [], []
-    arrays, gaps = zip(*(_numpy_columns(p) for p in files))
+    names, counts, aggregated, sources, process_parts = [], [], [], [], []
+    arrays, gaps, process_keys = zip(*(_numpy_columns(p) for p in files))
     for name, segs in segments.items():
         # Repetitions beat aggregates: use per-file aggregates only where no file has repetitions.
         full = [s for s in segs if s[2] and not s[3]]
@@ -271,6 +307,7 @@ def _merge_files(
         for f, start, count, _ in use:
             sources.append(np.full(count, f))
             rows = slice(start, start + count)
+            process_parts.append(process_keys[f][rows])
             for k in keys:
                 column = arrays[f].get(k)
                 if column is None:
@@ -286,6 +323,7 @@ def _merge_files(
         return np.concatenate(chunks) if chunks else np.zeros(0, dtype=dtype)
 
     gap_columns = {k: joined(g, bool) for k, g in gap_parts.items()}
+    source_column = joined(sources, np.int64)
     return ResultSet(
         label,
         tuple(Path(p.path) for p in files),
@@ -294,7 +332,8 @@ def _merge_files(
         np.cumsum(counts_array) - counts_array,
         counts_array,
         np.asarray(aggregated, dtype=bool),
-        joined(sources, np.int64),
+        source_column,
+        _process_ids(source_column, joined(process_parts, float)),
         {k: joined(v, float) for k, v in parts.items()},
         {k: g for k, g in gap_columns.items() if g.any()},
         errors,

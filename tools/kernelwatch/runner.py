@@ -1,8 +1,14 @@
 """Running Google Benchmark binaries and merging their outputs into one result.
 
-Used by `kernelwatch run` and `kernelwatch ab`. Nothing here parses terminal output: each
+Used by `kernelwatch run`, `ab` and `selftest`. Nothing here parses terminal output: each
 binary writes its result with --benchmark_out (JSON), and the benchmarks it will run are
 known beforehand from --benchmark_list_tests.
+
+A binary may run as several processes (RunSettings.processes), its repetitions split between
+them: repetitions inside one process understate the variation between runs, and the spread
+of the per-process medians measures it. The processes are interleaved across binaries (every
+binary's first process, then every binary's second, ...) so that they are minutes apart.
+Every row of the merged result names its process (`kernelwatch_process`, 1-based).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +32,7 @@ from typing import Any, TextIO
 
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.gbench import read_document, read_json
-from kernelwatch.results import gpu_model
+from kernelwatch.results import PROCESS_KEY, gpu_model
 
 # This project's binaries: BUILD/bench/kernelwatch_bench_<family>.
 BINARY_GLOB = "kernelwatch_bench_*"
@@ -34,6 +41,7 @@ BINARY_FOLDER = "bench"
 # Why these defaults: docs/running.md.
 DEFAULT_REPETITIONS = 10
 DEFAULT_MIN_TIME = 0.05
+DEFAULT_PROCESSES = 2  # `kernelwatch run`: 2 processes of 5 repetitions each
 
 # Exit codes of this project's benchmark binaries (docs/results.md).
 EXIT_BAD_ARGUMENTS = 2
@@ -58,12 +66,25 @@ class RunSettings:
     interleave: bool = True  # --benchmark_enable_random_interleaving
     extra_args: tuple[str, ...] = ()  # appended to every command (--kernelwatch_device=1, ...)
     verbose: bool = False  # show the binaries' own output on stderr
+    processes: int = 1  # processes per binary; `repetitions` is split between them
 
     def __post_init__(self) -> None:
         if self.repetitions < 1:
             raise InputError(f"--repetitions {self.repetitions}: must be at least 1")
         if not (self.min_time > 0 and self.min_time < 1e6):
             raise InputError(f"--min-time {self.min_time:g}: must be a positive number of seconds")
+        if self.processes < 1:
+            raise InputError(f"--processes {self.processes}: must be at least 1")
+        if self.processes > self.repetitions:
+            raise InputError(
+                f"--processes {self.processes}: more processes than --repetitions "
+                f"{self.repetitions}; each process needs at least one repetition"
+            )
+
+    def split(self) -> list[int]:
+        """Repetitions of each process: as even as possible, the first ones get the rest."""
+        share, rest = divmod(self.repetitions, self.processes)
+        return [share + (1 if k < rest else 0) for k in range(self.processes)]
 
 
 @dataclass(frozen=True)
@@ -227,13 +248,18 @@ def plan(binaries: Sequence[Path], filter: str | None, extra_args: Sequence[str]
 
 
 def benchmark_command(
-    binary: Path, filter: str | None, settings: RunSettings, out: Path
+    binary: Path,
+    filter: str | None,
+    settings: RunSettings,
+    out: Path,
+    repetitions: int | None = None,
 ) -> list[str]:
-    """The exact command line of one benchmark process."""
+    """The exact command line of one benchmark process (`repetitions`: this process's share,
+    default all of them)."""
     return [
         str(binary),
         *_filter_args(filter),
-        f"--benchmark_repetitions={settings.repetitions}",
+        f"--benchmark_repetitions={repetitions or settings.repetitions}",
         f"--benchmark_min_time={settings.min_time:g}",
         f"--benchmark_enable_random_interleaving={'true' if settings.interleave else 'false'}",
         f"--benchmark_out={out}",
@@ -312,31 +338,37 @@ def run_suite(
     label: str = "",
     context: Mapping[str, Any] | None = None,
 ) -> SuiteRun:
-    """Run every job's binary in its own process, one after the other, and merge the outputs
-    into one result (context of the first, plus `context` and the run's settings)."""
+    """Run every job's binary in `settings.processes` processes, one after the other (all
+    binaries' first process, then all binaries' second, ...), and merge the outputs into one
+    result (context of the first, plus `context` and the run's settings)."""
     progress = progress or Progress(enabled=False)
-    total = sum(len(job.names) for job in jobs)
+    shares = settings.split()
+    per_process = sum(len(job.names) for job in jobs)
+    total = per_process * len(shares)
     started = time.monotonic()
     started_at = datetime.datetime.now(datetime.UTC)
-    outputs: list[tuple[Path, dict[str, Any]]] = []
+    runs: dict[int, list[dict[str, Any]]] = {index: [] for index in range(len(jobs))}
     commands: list[list[str]] = []
     done = 0
+    prefix = f"{label}: " if label else ""
     with tempfile.TemporaryDirectory(prefix="kernelwatch-run-") as tmp:
-        for index, job in enumerate(jobs):
-            out = Path(tmp, f"{index:03d}-{job.binary.name}.json")
-            command = benchmark_command(job.binary, job.filter, settings, out)
-            commands.append(command)
-            prefix = f"{label}: " if label else ""
-            progress.status(
-                f"{prefix}[{index + 1}/{len(jobs)}] {job.binary.name}: {len(job.names)} "
-                f"benchmark(s); {done} of {total} done, {total - done} left"
-            )
-            outputs.append((job.binary, _run_one(job.binary, command, out, settings, progress)))
-            done += len(job.names)
+        for process, share in enumerate(shares, 1):
+            which = f"process {process}/{len(shares)}, " if len(shares) > 1 else ""
+            for index, job in enumerate(jobs):
+                out = Path(tmp, f"{process}-{index:03d}-{job.binary.name}.json")
+                command = benchmark_command(job.binary, job.filter, settings, out, share)
+                commands.append(command)
+                progress.status(
+                    f"{prefix}[{which}{index + 1}/{len(jobs)}] {job.binary.name}: "
+                    f"{len(job.names)} benchmark(s); {done} of {total} done, {total - done} left"
+                )
+                runs[index].append(_run_one(job.binary, command, out, settings, progress))
+                done += len(job.names)
     progress.clear()
     seconds = time.monotonic() - started
     extra = {
         "kernelwatch_repetitions": str(settings.repetitions),
+        "kernelwatch_processes": str(settings.processes),
         "kernelwatch_min_time": f"{settings.min_time:g}",
         "kernelwatch_random_interleaving": "true" if settings.interleave else "false",
         "kernelwatch_run_started": started_at.isoformat(timespec="seconds"),
@@ -344,7 +376,59 @@ def run_suite(
         "kernelwatch_benchmark_commands": [shlex.join(c) for c in commands],
         **(context or {}),
     }
+    outputs = [(job.binary, join_processes(job.binary, runs[i])) for i, job in enumerate(jobs)]
     return SuiteRun(merge(outputs, extra), commands, seconds)
+
+
+def join_processes(binary: Path, documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One binary's outputs from several processes as one document: the first one's context,
+    every repetition row marked with its process (`kernelwatch_process`, 1-based), and, with
+    several processes, its repetition_index moved past the earlier processes' repetitions (so
+    that each stays unique) and `repetitions` the total. With several processes the aggregate
+    rows are dropped: each describes one process only, and compare computes its own statistics
+    from the repetitions."""
+    first = documents[0]
+    uuid = (first.get("context") or {}).get("gpu_uuid")
+    several = len(documents) > 1
+    counted = [Counter(_repetition_names(d)) for d in documents]
+    totals = sum(counted, Counter())
+    offsets: Counter[str] = Counter()
+    rows: list[Any] = []
+    for process, document in enumerate(documents, 1):
+        other = document.get("context") or {}
+        if other.get("gpu_uuid") != uuid:
+            raise InputError(
+                f"{binary}: process {process} ran on {other.get('gpu_uuid') or 'an unnamed GPU'},"
+                f" process 1 on {uuid or 'an unnamed GPU'}: one result must come from one GPU"
+            )
+        for row in document.get("benchmarks", []):
+            if not isinstance(row, dict):
+                rows.append(row)  # the reader refuses it with its message
+                continue
+            if row.get("run_type") == "aggregate":
+                if not several:
+                    rows.append(row)
+                continue
+            marked = {**row, PROCESS_KEY: process}
+            name = _row_name(row)
+            if several:
+                if isinstance(row.get("repetition_index"), int):
+                    marked["repetition_index"] = offsets[name] + row["repetition_index"]
+                if isinstance(row.get("repetitions"), int):
+                    marked["repetitions"] = totals[name]
+            rows.append(marked)
+        offsets.update(counted[process - 1])
+    return {**first, "benchmarks": rows}
+
+
+def _row_name(row: Mapping[str, Any]) -> str:
+    return str(row.get("run_name") or row.get("name"))
+
+
+def _repetition_names(document: Mapping[str, Any]) -> Iterable[str]:
+    for row in document.get("benchmarks", []):
+        if isinstance(row, dict) and row.get("run_type") != "aggregate":
+            yield _row_name(row)
 
 
 def _run_one(

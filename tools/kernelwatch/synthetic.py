@@ -51,7 +51,7 @@ def benchmark_rows(
             ("mean", _mean, "time"),
             ("median", statistics.median, "time"),
             ("stddev", _stddev, "time"),
-            ("cv", lambda v: _stddev(v) / _mean(v), "percentage"),
+            ("cv", _cv, "percentage"),
         ):
             row = {
                 "name": f"{name}_{agg}",
@@ -101,6 +101,11 @@ def failed_row(name: str, message: str, *, skipped: bool = False) -> dict[str, A
 
 def _mean(values: Sequence[float]) -> float:
     return math.fsum(values) / len(values)
+
+
+def _cv(values: Sequence[float]) -> float:
+    mean = _mean(values)
+    return _stddev(values) / mean if mean else 0.0  # a counter that is 0 in every repetition
 
 
 def _stddev(values: Sequence[float]) -> float:

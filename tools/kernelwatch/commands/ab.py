@@ -49,7 +49,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("rev_a", metavar="REV_A", help="the reference commit (A)")
     parser.add_argument("rev_b", metavar="REV_B", help="the commit judged (B)")
-    add_run_options(parser, repetitions=ab.DEFAULT_REPETITIONS)
+    add_run_options(
+        parser,
+        repetitions=ab.DEFAULT_REPETITIONS,
+        repetitions_help="--benchmark_repetitions of each round's process",
+    )
     parser.add_argument(
         "--rounds",
         type=int,

@@ -10,7 +10,8 @@ from typing import Any
 
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch import baseline as baselines
-from kernelwatch.compare import Settings, Verdict, compare
+from kernelwatch import noise as noises
+from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER, Settings, Verdict, compare
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_document, read_json
 from kernelwatch.render import summary_line
@@ -18,8 +19,8 @@ from kernelwatch.results import from_documents, resolve_metric
 
 DESCRIPTION = """\
 The baselines: one result per GPU model in baselines/<gpu-slug>/ (result.json with the
-repetitions, manifest.json with commit, date, driver, CUDA runtime, the producing command and
-the history of updates). `kernelwatch run` compares with the baseline of its exact GPU model,
+repetitions, noise.json with each benchmark's measured noise, manifest.json with commit, date,
+driver, CUDA runtime, the producing command and the history of updates). `kernelwatch run` compares with the baseline of its exact GPU model,
 never with another one. See baselines/README.md and docs/running.md."""
 
 EPILOG = """\
@@ -31,8 +32,11 @@ exit status:
 """
 
 UPDATE_DESCRIPTION = """\
-Write or update the baseline of the GPU named in RESULT's context (baselines/<gpu-slug>/),
-atomically (temporary file + rename). Refuses results with errors or skipped benchmarks,
+Write or update the baseline of the GPU named in RESULT's context (baselines/<gpu-slug>/):
+result.json, noise.json (each benchmark's noise: the spread between the result's processes,
+the robust CV of its repetitions, the harness's noise counter, its group's median; the floor
+of its limit in every later comparison) and manifest.json, each atomically (temporary file +
+rename). Refuses results with errors or skipped benchmarks,
 without GPU context, from another GPU model than the folder's, or with fewer repetitions than
 --min-repetitions. With --filter, only the matching benchmarks are replaced (or added); the
 others are kept. Prints what moved against the previous baseline."""
@@ -92,10 +96,17 @@ def register(subparsers: Any) -> None:
         actions,
         "show",
         help="one baseline's manifest and summary",
-        description="Show a baseline, named by its slug or by a result file measured on its GPU.",
+        description="Show a baseline, named by its slug or by a result file measured on its GPU: "
+        "its manifest, its benchmarks per family, its stored noise per family (and the noisiest "
+        "benchmarks), and its history.",
         epilog=EPILOG,
     )
     show.add_argument("which", metavar="SLUG|RESULT", help="a slug, or a result file")
+    show.add_argument(
+        "--noise",
+        action="store_true",
+        help="list the stored noise of every benchmark, noisiest first",
+    )
     _add_root(show)
     show.set_defaults(handler=run_show)
 
@@ -144,7 +155,10 @@ def run_update(args: argparse.Namespace) -> int:
         print("dry run: nothing written")
         return 0
     baselines.write(update)
-    print(f"wrote {update.entry.result} and {update.entry.manifest_path.name}")
+    print(
+        f"wrote {update.entry.result}, {update.entry.noise_path.name} and "
+        f"{update.entry.manifest_path.name}"
+    )
     return 0
 
 
@@ -252,5 +266,64 @@ def run_show(args: argparse.Namespace) -> int:
             )
     if not m:
         lines.append("  (no manifest.json: written by hand? use kernelwatch baseline update)")
+    lines += _noise_lines(entry, parsed.names, every=args.noise)
     print("\n".join(lines))
     return 0
+
+
+NOISIEST = 5
+
+
+def _noise_lines(entry: baselines.Entry, names: list[str], every: bool) -> list[str]:
+    """The stored noise: per family the median and the largest; the noisiest benchmarks (all,
+    with `every`)."""
+    if not entry.noise_path.is_file():
+        return [
+            (
+                "  noise         none stored (a baseline from before noise.json): compare "
+                "measures it from the repetitions; update the baseline to keep it"
+            )
+        ]
+    stored = noises.read_noise_file(entry.noise_path)["benchmarks"]
+    known = {n: e for n, e in stored.items() if n in set(names)}
+    if not known:
+        return [f"  noise         {entry.noise_path.name} holds none of these benchmarks"]
+    processes = [e.get("processes") for e in known.values() if isinstance(e.get("processes"), int)]
+    lines = [
+        f"  noise         {entry.noise_path.name}: {len(known)} of {len(names)} benchmarks"
+        + _processes_text(processes)
+        + f"; the floor of each limit is {DEFAULT_NOISE_MULTIPLIER:g} x this "
+        "(--noise-multiplier)"
+    ]
+    by_family: dict[str, list[float]] = collections.defaultdict(list)
+    for name, e in known.items():
+        by_family[name.split("/", 1)[0]].append(float(e["noise"]))
+    width = max(len(f) for f in by_family)
+    for family, values in sorted(by_family.items()):
+        values.sort()
+        lines.append(
+            f"    {family:<{width}}  median {_percent(values[len(values) // 2])}  "
+            f"max {_percent(values[-1])}  ({len(values)})"
+        )
+    ranked = sorted(known.items(), key=lambda item: -float(item[1]["noise"]))
+    shown = ranked if every else ranked[:NOISIEST]
+    lines.append("  noisiest" if not every else "  every benchmark, noisiest first")
+    lines.append("    noise     between   within    counter   group     name")
+    for name, e in shown:
+        cells = [e.get(k) for k in ("noise", "between_processes", "within_run", "counter", "group")]
+        lines.append("    " + "".join(f"{_percent(v):<10}" for v in cells) + name)
+    return lines
+
+
+def _processes_text(processes: list[int]) -> str:
+    if not processes:
+        return ""
+    low, high = min(processes), max(processes)
+    count = f"{low}" if low == high else f"{low} to {high}"
+    return f", from {count} process{'es' if high > 1 else ''} each"
+
+
+def _percent(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{float(value) * 100:.3f}%"

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from kernelwatch.commands._parsers import add_parser
+from kernelwatch import noise as noises
 from kernelwatch import render
-from kernelwatch.compare import Report, Settings, compare
+from kernelwatch.compare import (
+    DEFAULT_ALPHA,
+    DEFAULT_NOISE_MULTIPLIER,
+    DEFAULT_THRESHOLD,
+    Report,
+    Settings,
+    compare,
+)
 from kernelwatch.config import Config, load_config, parse_fraction
 from kernelwatch.errors import InputError
 from kernelwatch.results import load_all, resolve_metric
@@ -23,9 +32,12 @@ merged (a benchmark found in several files pools their repetitions, one file per
 For each benchmark in both, the change of the metric is the ratio of medians, with a
 Hodges-Lehmann confidence interval and a Mann-Whitney U p-value over the repetitions,
 Benjamini-Hochberg-corrected across all benchmarks. A REGRESSION needs significance AND a
-change beyond the limit: the larger of the threshold and a noise floor from the baseline's
-own spread. Verdicts: REGRESSION, IMPROVEMENT, SAME, UNSURE, NEW, MISSING, ERROR.
-See docs/compare.md for the exact rules and the JSON schema."""
+change beyond the limit: the larger of the threshold and a noise floor, --noise-multiplier x
+the benchmark's noise (stored by `baseline update` in noise.json beside a baseline's
+result.json, else measured from the baseline's processes and repetitions).
+Verdicts: REGRESSION, IMPROVEMENT, SAME, UNSURE, NEW, MISSING, ERROR.
+See docs/compare.md for the exact rules and the JSON schema, docs/measurement.md for the
+noise."""
 
 EPILOG = """\
 exit status:
@@ -36,7 +48,7 @@ exit status:
 
 config file (TOML, --config):
   [compare]
-  threshold = "5%"              # also alpha, min_repetitions, noise_multiplier
+  threshold = "1%"              # also alpha, min_repetitions, noise_multiplier
   [[compare.thresholds]]        # first regex found in the name wins
   match = "^BM_Transfer/"
   threshold = "10%"
@@ -54,6 +66,18 @@ def register(subparsers: Any) -> None:
     parser.add_argument("baseline", metavar="BASELINE", help="result file or directory (reference)")
     parser.add_argument("contender", metavar="CONTENDER", help="result file or directory (judged)")
     add_compare_options(parser)
+    stored = parser.add_mutually_exclusive_group()
+    stored.add_argument(
+        "--noise-file",
+        metavar="FILE",
+        help="the baseline's stored noise (a baseline's noise.json; default: the noise.json "
+        "beside BASELINE when there is one)",
+    )
+    stored.add_argument(
+        "--no-noise-file",
+        action="store_true",
+        help="ignore a stored noise.json: measure the baseline's noise from its values",
+    )
     parser.add_argument(
         "--allow-gpu-mismatch",
         action="store_true",
@@ -68,7 +92,8 @@ def add_compare_options(parser: argparse.ArgumentParser) -> None:
         "--metric",
         default="time",
         help="what to compare: time (= real_time, the manual/GPU time; default), cpu_time, "
-        "or a counter such as bytes_per_second",
+        "or a counter such as bytes_per_second, or ceiling_fraction (bandwidth as a fraction "
+        "of the run's own measured copy ceiling: compares two cards of one model evenly)",
     )
     direction = parser.add_mutually_exclusive_group()
     direction.add_argument(
@@ -84,13 +109,22 @@ def add_compare_options(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="the counter is better when smaller (default for times)",
     )
+    add_decision_options(parser)
+    add_output_options(parser)
+
+
+def add_decision_options(parser: argparse.ArgumentParser) -> None:
+    """The options that set each benchmark's limit and the test; `selftest` shares them."""
     parser.add_argument(
         "--threshold",
         metavar="T",
-        help="smallest change that counts, as 0.05 or 5%% (default 5%%); config rules override "
-        "it per benchmark; never below the noise floor",
+        help="smallest change that counts, as 0.01 or 1%% (default "
+        f"{DEFAULT_THRESHOLD * 100:g}%%); "
+        "config rules override it per benchmark; never below the noise floor",
     )
-    parser.add_argument("--alpha", type=float, help="false discovery rate (default 0.05)")
+    parser.add_argument(
+        "--alpha", type=float, help=f"false discovery rate (default {DEFAULT_ALPHA:g})"
+    )
     parser.add_argument(
         "--min-repetitions",
         type=int,
@@ -101,9 +135,15 @@ def add_compare_options(parser: argparse.ArgumentParser) -> None:
         "--noise-multiplier",
         type=float,
         metavar="K",
-        help="noise floor = K x the baseline's relative noise (default 2)",
+        help=f"noise floor = K x the benchmark's relative noise (default "
+        f"{DEFAULT_NOISE_MULTIPLIER:g})",
     )
-    parser.add_argument("--config", metavar="FILE", help="TOML settings file (see below)")
+    parser.add_argument(
+        "--config", metavar="FILE", help="TOML settings file (format: docs/compare.md)"
+    )
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
         choices=("table", "markdown", "json"),
@@ -152,8 +192,8 @@ def settings_from(args: argparse.Namespace, config: Config) -> Settings:
             args.noise_multiplier, config.noise_multiplier, defaults.noise_multiplier
         ),
         rules=config.rules,
-        allow_missing=args.allow_missing,
-        allow_errors=args.allow_errors,
+        allow_missing=getattr(args, "allow_missing", False),
+        allow_errors=getattr(args, "allow_errors", False),
         allow_gpu_mismatch=getattr(args, "allow_gpu_mismatch", False),
     )
 
@@ -162,8 +202,16 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config) if args.config else Config()
     settings = settings_from(args, config)
     metric = resolve_metric(args.metric, args.higher_is_better)
+    if args.noise_file and not Path(args.noise_file).is_file():
+        raise InputError(f"--noise-file {args.noise_file}: no such file")
     baseline, contender = load_all([args.baseline, args.contender])
-    report = compare(baseline, contender, metric, settings)
+    stored, warning = None, None
+    if not args.no_noise_file:
+        explicit = Path(args.noise_file) if args.noise_file else None
+        stored, warning = noises.stored_beside(Path(args.baseline), baseline.context, explicit)
+    report = compare(baseline, contender, metric, settings, stored)
+    if warning:
+        report = dataclasses.replace(report, warnings=report.warnings + (warning,))
     return write_report(report, args)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch import baseline as baselines
+from kernelwatch import noise as noises
 from kernelwatch import runner
 from kernelwatch.commands.compare import add_compare_options, settings_from, write_report
 from kernelwatch.compare import Report, Settings, compare
@@ -25,12 +26,15 @@ DESCRIPTION = """\
 Run the built benchmark binaries, merge their outputs into one result file, and compare it
 with this GPU's baseline (baselines/<gpu-slug>/result.json).
 
-Each binary (BUILD/bench/kernelwatch_bench_*, or every --bench) runs in its own process with
---benchmark_repetitions, --benchmark_min_time and random interleaving; the harness does the
-warm-up and the L2 flush. The merged result keeps one context (the GPU, driver, commit) plus
-how it was run, and is written before anything is compared. A REGRESSION is then re-run alone
-in a fresh process (--confirm times) and fails only when it regresses every time; the others
-are shown as "not confirmed". See docs/running.md."""
+Each binary (BUILD/bench/kernelwatch_bench_*, or every --bench) runs as --processes separate
+processes (every binary's first, then every binary's second, ...), the --repetitions split
+between them, with --benchmark_min_time and random interleaving; the harness does the warm-up,
+the L2 flush and the adaptive sampling. The merged result keeps one context (the GPU, driver,
+commit) plus how it was run, marks each repetition with its process, and is written before
+anything is compared. The comparison's limit for each benchmark is at least 3 x its noise as
+the baseline stored it (noise.json). A REGRESSION is then re-run alone in fresh processes
+(--confirm times) and fails only when it regresses every time; the others are shown as "not
+confirmed". See docs/running.md and docs/measurement.md."""
 
 EPILOG = """\
 exit status:
@@ -59,19 +63,8 @@ def register(subparsers: Any) -> None:
         epilog=EPILOG,
     )
     add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
-    parser.add_argument(
-        "--build-dir",
-        metavar="DIR",
-        help="the CMake build folder whose bench/kernelwatch_bench_* binaries run "
-        "(default: build, in the checkout)",
-    )
-    parser.add_argument(
-        "--bench",
-        metavar="PATH",
-        action="append",
-        default=[],
-        help="a Google Benchmark binary to run instead (repeatable; any project's)",
-    )
+    add_processes_option(parser)
+    add_binary_options(parser, "a Google Benchmark binary to run instead (repeatable; any project's)")
     parser.add_argument(
         "--out",
         metavar="FILE",
@@ -104,8 +97,12 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def add_run_options(parser: argparse.ArgumentParser, repetitions: int) -> None:
-    """Options of how benchmarks run; `ab` shares them."""
+def add_run_options(
+    parser: argparse.ArgumentParser,
+    repetitions: int,
+    repetitions_help: str = "repetitions of each benchmark, split between the --processes",
+) -> None:
+    """Options of how benchmarks run; `ab` and `selftest` share them."""
     parser.add_argument(
         "--filter",
         metavar="REGEX",
@@ -116,7 +113,7 @@ def add_run_options(parser: argparse.ArgumentParser, repetitions: int) -> None:
         type=int,
         default=repetitions,
         metavar="N",
-        help=f"--benchmark_repetitions per process (default {repetitions})",
+        help=f"{repetitions_help} (default {repetitions})",
     )
     parser.add_argument(
         "--min-time",
@@ -145,6 +142,29 @@ def add_run_options(parser: argparse.ArgumentParser, repetitions: int) -> None:
     )
 
 
+def add_binary_options(parser: argparse.ArgumentParser, bench_help: str) -> None:
+    """--build-dir and --bench: which binaries run; `selftest` shares them."""
+    parser.add_argument(
+        "--build-dir",
+        metavar="DIR",
+        help="the CMake build folder whose bench/kernelwatch_bench_* binaries run "
+        "(default: build, in the checkout)",
+    )
+    parser.add_argument("--bench", metavar="PATH", action="append", default=[], help=bench_help)
+
+
+def add_processes_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=runner.DEFAULT_PROCESSES,
+        metavar="K",
+        help="run each binary as K separate processes, interleaved across binaries, the "
+        f"repetitions split between them (default {runner.DEFAULT_PROCESSES}): the spread "
+        "between processes is the noise that matters",
+    )
+
+
 SUITE_CONFIG = "kernelwatch.toml"
 
 
@@ -157,6 +177,7 @@ def run_settings(args: argparse.Namespace) -> runner.RunSettings:
         interleave=not args.no_interleave,
         extra_args=tuple(args.bench_arg),
         verbose=args.verbose,
+        processes=getattr(args, "processes", 1),
     )
 
 
@@ -185,16 +206,7 @@ def run(args: argparse.Namespace) -> int:
     if args.baseline and not Path(args.baseline).exists():
         raise InputError(f"--baseline {args.baseline}: no such file or directory")
 
-    binaries = _binaries(args)
-    runner.require_gpu(binaries[0] if binaries else None, settings.extra_args)
-    if not binaries:
-        build = args.build_dir or baselines.project_root() / "build"
-        raise InputError(
-            f"no benchmark binaries ({runner.BINARY_GLOB}) in {Path(build) / runner.BINARY_FOLDER}"
-            ": build them first (tools/kw suite, or cmake --preset release && cmake --build "
-            "--preset release), or name them with --bench"
-        )
-    jobs = runner.plan(binaries, args.filter, settings.extra_args)
+    jobs = runner.plan(usable_binaries(args, settings), args.filter, settings.extra_args)
     progress = runner.Progress(enabled=None if not settings.verbose else False)
 
     suite = runner.run_suite(
@@ -213,8 +225,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else default_out(slug)
     write_json_atomic(out, document)
     count = sum(len(job.names) for job in jobs)
+    each = f", {settings.processes} processes each," if settings.processes > 1 else ""
     progress.say(
-        f"kernelwatch: wrote {out} ({count} benchmarks from {len(jobs)} binaries in "
+        f"kernelwatch: wrote {out} ({count} benchmarks from {len(jobs)} binaries{each} in "
         f"{suite.seconds:.0f} s)"
     )
     if args.no_compare:
@@ -222,15 +235,20 @@ def run(args: argparse.Namespace) -> int:
 
     names = {name for job in jobs for name in job.names}
     if args.baseline:
-        base_label, base_docs = args.baseline, _documents(Path(args.baseline))
+        base_path = Path(args.baseline)
+        base_label, base_docs = args.baseline, _documents(base_path)
     else:
         entry = baselines.resolve(root, context, str(out))
+        base_path = entry.result
         base_label, base_docs = str(entry.result), [read_json(entry.result)]
     if args.filter or args.bench:  # a part of the suite ran: the rest is not MISSING
         base_docs = [baselines.restrict(d, names) for d in base_docs]
     base = _side(base_label, base_docs, f"holds none of the {count} benchmarks that ran")
-    report = compare(base, from_documents(str(out), [document]), metric, compare_with)
-    report = _warn_other_settings(report, base.context, context)
+    stored, stored_warning = noises.stored_beside(base_path, base.context)
+    report = compare(
+        base, from_documents(str(out), [document]), metric, compare_with, stored
+    )
+    report = _warn_other_settings(report, base.context, context, stored_warning)
 
     def rerun(k: int, flagged: Sequence[str]) -> Report:
         again = runner.run_suite(
@@ -249,7 +267,9 @@ def run(args: argparse.Namespace) -> int:
         progress.say(f"kernelwatch: re-ran {len(flagged)} flagged benchmark(s): wrote {path}")
         chosen = set(flagged)
         base_k = _side(base_label, [baselines.restrict(d, chosen) for d in base_docs], "")
-        return compare(base_k, from_documents(str(path), [again.document]), metric, compare_with)
+        return compare(
+            base_k, from_documents(str(path), [again.document]), metric, compare_with, stored
+        )
 
     report = confirm_regressions(report, rerun, args.confirm)
     return write_report(report, args, command="run")
@@ -263,12 +283,16 @@ RUN_SETTING_KEYS = {
 }
 
 
-def _warn_other_settings(report: Report, base: Any, run: Any) -> Report:
+def _warn_other_settings(
+    report: Report, base: Any, run: Any, extra: str | None = None
+) -> Report:
     warnings = [
         f"different {label}: baseline {base[key]}, this run {run[key]}"
         for key, label in RUN_SETTING_KEYS.items()
         if key in base and key in run and str(base[key]) != str(run[key])
     ]
+    if extra:
+        warnings.append(extra)
     if not warnings:
         return report
     return dataclasses.replace(report, warnings=tuple(report.warnings) + tuple(warnings))
@@ -278,7 +302,23 @@ def default_out(slug: str | None) -> Path:
     return Path("results") / f"kernelwatch-run-{slug or 'unknown-gpu'}-{runner.timestamp()}.json"
 
 
-def _binaries(args: argparse.Namespace) -> list[Path]:
+def usable_binaries(args: argparse.Namespace, settings: runner.RunSettings) -> list[Path]:
+    """The binaries to run, once a GPU is known to be there (exit 4 first: without a GPU
+    nothing else matters); refuses when there are none."""
+    binaries = find_binaries(args)
+    runner.require_gpu(binaries[0] if binaries else None, settings.extra_args)
+    if not binaries:
+        build = args.build_dir or baselines.project_root() / "build"
+        raise InputError(
+            f"no benchmark binaries ({runner.BINARY_GLOB}) in {Path(build) / runner.BINARY_FOLDER}"
+            ": build them first (tools/kw suite, or cmake --preset release && cmake --build "
+            "--preset release), or name them with --bench"
+        )
+    return binaries
+
+
+def find_binaries(args: argparse.Namespace) -> list[Path]:
+    """The --bench binaries, else this project's in --build-dir (or the checkout's build)."""
     if args.bench:
         return [runner.check_binary(Path(p)) for p in args.bench]
     if args.build_dir is not None:

@@ -1,0 +1,192 @@
+"""Each benchmark's noise (kernelwatch.noise): its sources, the group guard, the stored file,
+and how compare uses it as the floor of the limit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import H100_CONTEXT, document, result_set
+from kernelwatch import noise as noises
+from kernelwatch import synthetic
+from kernelwatch.compare import Settings, Verdict, compare
+from kernelwatch.errors import InputError
+from kernelwatch.results import PROCESS_KEY, from_documents, resolve_metric
+
+TIME = resolve_metric("time")
+
+
+def steady(median: float, n: int = 10, spread: float = 0.0002, seed: int = 0) -> list[float]:
+    return (median * np.random.default_rng(seed).lognormal(0.0, spread, n)).tolist()
+
+
+def merged(spec: dict[str, list[list[float]]], counters: dict | None = None) -> dict:
+    """One result file as `kernelwatch run --processes K` writes it: {name: [times of process
+    1, times of process 2, ...]}, every row marked with its process."""
+    rows = []
+    for index, (name, processes) in enumerate(spec.items()):
+        times = [t for chunk in processes for t in chunk]
+        marks = [p for p, chunk in enumerate(processes, 1) for _ in chunk]
+        extra = {PROCESS_KEY: [float(p) for p in marks], **((counters or {}).get(name, {}))}
+        rows += synthetic.benchmark_rows(
+            name, times, family_index=index, counters=extra, aggregates=False
+        )
+    for row in rows:
+        row[PROCESS_KEY] = int(row[PROCESS_KEY])
+    return synthetic.document(rows, H100_CONTEXT)
+
+
+@pytest.mark.parametrize(
+    ("name", "group"),
+    [
+        (
+            "transpose/diagonal_rows/rows:8192/cols:8192/block_rows:8/manual_time",
+            "transpose/diagonal_rows",
+        ),
+        ("coalescing/memcpy_d2d/manual_time", "coalescing/memcpy_d2d"),
+        ("BM_Copy/1048576/manual_time", "BM_Copy"),
+        ("BM_plain", "BM_plain"),
+    ],
+)
+def test_group_is_the_name_without_parameters(name: str, group: str) -> None:
+    assert noises.group_of(name) == group
+
+
+def test_between_processes_in_one_merged_file() -> None:
+    # Two processes 1 % apart, each very steady: the per-process medians show it.
+    result = from_documents(
+        "run.json", [merged({"BM_a": [steady(100.0, 5, seed=1), steady(101.0, 5, seed=2)]})]
+    )
+    assert result.benchmark("BM_a").processes.tolist() == [0] * 5 + [1] * 5
+    found = noises.measure(result)
+    assert found.processes.tolist() == [2] and found.repetitions.tolist() == [10]
+    assert found.between[0] == pytest.approx(1.0 / np.sqrt(2) / 100.5, rel=0.02)
+    # the robust CV of the pooled repetitions sees the two levels too, about as large
+    assert found.noise[0] == pytest.approx(max(found.between[0], found.within[0]))
+
+
+def test_one_process_gives_no_between_estimate() -> None:
+    found = noises.measure(result_set({"BM_a": steady(100.0, spread=0.01)}))
+    assert np.isnan(found.between[0]) and found.processes.tolist() == [1]
+    assert found.noise[0] == pytest.approx(found.within[0]) and found.within[0] > 0.003
+
+
+def test_the_counter_is_a_95_percent_width() -> None:
+    found = noises.measure(
+        result_set({"BM_a": steady(100.0)}, counters={"BM_a": {"noise": [0.0392] * 10}})
+    )
+    assert found.counter[0] == pytest.approx(0.01, rel=1e-3)
+    assert found.noise[0] == pytest.approx(0.01, rel=1e-3)
+
+
+def test_the_counter_is_not_the_noise_of_another_metric() -> None:
+    base = result_set(
+        {"BM_a": steady(100.0)},
+        counters={"BM_a": {"noise": [0.2] * 10, "ceiling_fraction": [0.8] * 10}},
+    )
+    found = noises.measure(base, resolve_metric("ceiling_fraction"))
+    assert np.isnan(found.counter[0]) and found.noise[0] == 0.0
+
+
+def test_a_group_guards_a_member_whose_own_estimate_came_out_small() -> None:
+    spec = {
+        f"fam/kernel/n:{n}/manual_time": [steady(100.0, 5, seed=n), steady(102.0, 5, seed=n + 50)]
+        for n in range(4)
+    }
+    spec["fam/kernel/n:9/manual_time"] = [steady(100.0, 5, seed=9), steady(100.0, 5, seed=9)]
+    found = noises.measure(from_documents("run", [merged(spec)]))
+    lucky = found.names.index("fam/kernel/n:9/manual_time")
+    assert found.between[lucky] < 0.001 < found.group[lucky]
+    assert found.noise[lucky] == pytest.approx(found.group[lucky])
+    alone = noises.measure(from_documents("run", [merged(spec)]), pool=False)
+    assert alone.noise[lucky] < 0.001
+
+
+def test_stored_noise_round_trip(tmp_path: Path) -> None:
+    found = noises.measure(
+        from_documents("r", [merged({"BM_a": [steady(100.0, 5), steady(101.0, 5, seed=3)]})])
+    )
+    path = tmp_path / noises.NOISE_FILE
+    path.write_text(json.dumps(noises.noise_document(found, H100_CONTEXT)))
+    data = noises.read_noise_file(path)
+    entry = data["benchmarks"]["BM_a"]
+    assert entry["processes"] == 2 and entry["repetitions"] == 10
+    assert entry["noise"] == pytest.approx(found.noise[0], rel=1e-3)
+    values, warning = noises.stored(path, H100_CONTEXT)
+    assert warning is None and values == {"BM_a": entry["noise"]}
+    assert noises.beside(tmp_path / "result.json") == path and noises.beside(tmp_path) == path
+
+
+def test_a_noise_file_of_another_commit_is_not_used(tmp_path: Path) -> None:
+    found = noises.measure(result_set({"BM_a": steady(100.0)}))
+    path = tmp_path / noises.NOISE_FILE
+    path.write_text(json.dumps(noises.noise_document(found, {"kernelwatch_git_commit": "a" * 40})))
+    values, warning = noises.stored(path, {"kernelwatch_git_commit": "b" * 40})
+    assert values == {} and "not used" in (warning or "")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "[]",
+        '{"schema_version": 1}',
+        '{"schema_version": 2, "benchmarks": {}}',
+        '{"schema_version": 1, "benchmarks": {"BM_a": {"noise": "x"}}}',
+        '{"schema_version": 1, "benchmarks": {"BM_a": {"noise": -1}}}',
+    ],
+)
+def test_a_damaged_noise_file_is_one_line(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "noise.json"
+    path.write_text(content)
+    with pytest.raises(InputError, match=str(path)):
+        noises.read_noise_file(path)
+
+
+# --- compare with the noise ---------------------------------------------------------------------
+
+
+def test_stored_noise_sets_the_floor_for_times_only() -> None:
+    base = result_set({"BM_a": steady(100.0)}, counters={"BM_a": {"bytes_per_second": [1e9] * 10}})
+    cont = result_set(
+        {"BM_a": [t * 1.05 for t in steady(100.0, seed=1)]},
+        counters={"BM_a": {"bytes_per_second": [1e9 / 1.05] * 10}},
+    )
+    plain = compare(base, cont, TIME, Settings()).comparisons[0]
+    assert plain.verdict is Verdict.REGRESSION and plain.limit == 0.01
+    stored = compare(base, cont, TIME, Settings(), {"BM_a": 0.02})
+    assert stored.comparisons[0].noise_floor == pytest.approx(0.06)
+    assert stored.comparisons[0].verdict is Verdict.SAME
+    assert any("stored noise for 1 of 1" in n for n in stored.notes)
+    bandwidth = compare(
+        base, cont, resolve_metric("bytes_per_second"), Settings(), {"BM_a": 0.02}
+    ).comparisons[0]
+    assert bandwidth.noise_floor < 0.01 and bandwidth.verdict is Verdict.REGRESSION
+
+
+def test_a_disturbed_contender_process_widens_its_limit() -> None:
+    # The judged run's second process is 4 % slow (a neighbour's job): not a regression.
+    base = from_documents("b", [merged({"BM_a": [steady(100.0, 5), steady(100.0, 5, seed=1)]})])
+    cont = from_documents(
+        "c", [merged({"BM_a": [steady(100.0, 5, seed=2), steady(104.0, 5, seed=3)]})]
+    )
+    c = compare(base, cont, TIME, Settings()).comparisons[0]
+    assert c.contender.processes == 2
+    assert c.noise_floor > 0.06 and c.verdict is not Verdict.REGRESSION
+
+
+def test_a_real_slowdown_of_every_process_is_still_found() -> None:
+    base = from_documents("b", [merged({"BM_a": [steady(100.0, 5), steady(100.1, 5, seed=1)]})])
+    cont = from_documents(
+        "c", [merged({"BM_a": [steady(102.0, 5, seed=2), steady(102.1, 5, seed=3)]})]
+    )
+    c = compare(base, cont, TIME, Settings()).comparisons[0]
+    assert c.verdict is Verdict.REGRESSION and c.limit == 0.01
+
+
+def test_documents_without_process_keys_are_one_process_per_file() -> None:
+    side = from_documents(
+        "dir", [document({"BM_a": steady(100.0)}), document({"BM_a": steady(100.0)})]
+    )
+    assert side.benchmark("BM_a").processes.tolist() == [0] * 10 + [1] * 10

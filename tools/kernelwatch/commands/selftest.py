@@ -1,0 +1,295 @@
+"""`kernelwatch selftest`: measure false alarms, detection of injected slowdowns and noise on
+this GPU, and say whether the measurement meets its targets."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import runner, selftest
+from kernelwatch import selftest_render as views
+from kernelwatch.commands._parsers import add_parser
+from kernelwatch.commands.compare import add_decision_options
+from kernelwatch.commands.run import (
+    add_binary_options,
+    add_processes_option,
+    add_run_options,
+    compare_settings,
+    run_settings,
+    usable_binaries,
+)
+from kernelwatch.config import parse_fraction
+from kernelwatch.errors import InputError
+from kernelwatch.files import write_atomic
+
+DESCRIPTION = f"""\
+Measure how well kernelwatch measures on this GPU, from a build folder (like `run`), and say
+whether the targets hold:
+
+  A/A: the chosen benchmarks run --aa-runs times, each a `run`-style collection (--processes
+  processes per binary, the --repetitions split between them); every pair is compared with the
+  settings `run` uses (baselines/kernelwatch.toml, the compare options). A REGRESSION or
+  IMPROVEMENT is a false alarm. Target: at most {selftest.TARGET_FALSE_ALARMS:.0%} of them.
+
+  Injected slowdowns: for each of --trials trials, a control run with
+  --kernelwatch_inject=REGEX:0 (an empty extra kernel) and one run per level of --slowdowns
+  with --kernelwatch_inject=REGEX:LEVEL (the harness makes the matching benchmarks exactly
+  LEVEL slower), each compared with the control. Detection = REGRESSION verdicts / (injected
+  benchmarks x trials), over benchmarks whose median is at least --min-time-us and over all;
+  benchmarks that a kernelwatch.toml rule holds to a threshold above the level are left out.
+  Targets: 5% detected in at least 99%, 2% in at least 90% (>= --min-time-us).
+
+  Figures: median CV of the repetitions per family (target: at most 0.5% overall), median
+  `noise` and `samples` counters, throttled samples, wall time per run and per benchmark.
+
+Every run is saved in --out DIR as it finishes (aa-K.json, control-K.json,
+inject-LEVEL-K.json); --from DIR analyses a saved folder again without a GPU, with any compare
+settings, so thresholds can be tuned offline. --resume finishes an interrupted selftest in the
+same --out. See docs/measurement.md."""
+
+EPILOG = """\
+exit status:
+  0  every measured target holds
+  1  a target is missed (named on stderr); or --time-budget left runs to make (--resume)
+  2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
+  3  a benchmark binary crashed or lost its CUDA context
+  4  no CUDA GPU is visible: nothing to measure
+
+examples:
+  kernelwatch selftest --build-dir build --out results/selftest
+  kernelwatch selftest --build-dir build --filter '^(coalescing|transpose)/' --aa-runs 3
+  kernelwatch selftest --from results/selftest --threshold 1.5% --json st.json
+"""
+
+
+def register(subparsers: Any) -> None:
+    parser = add_parser(
+        subparsers,
+        "selftest",
+        help="measure false alarms, detection of injected slowdowns and noise on this GPU",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+    )
+    add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
+    add_processes_option(parser)
+    add_binary_options(
+        parser,
+        "a benchmark binary to run instead (repeatable; must accept the harness's "
+        "--kernelwatch_inject)",
+    )
+    parser.add_argument(
+        "--aa-runs",
+        type=int,
+        metavar="N",
+        help=f"runs of the same build, every pair compared (default "
+        f"{selftest.DEFAULT_AA_RUNS}; 0: no A/A)",
+    )
+    parser.add_argument(
+        "--slowdowns",
+        metavar="LIST",
+        help="injected slowdowns, comma-separated fractions or percentages (default "
+        + ",".join(f"{x:g}" for x in selftest.DEFAULT_LEVELS)
+        + ")",
+    )
+    parser.add_argument(
+        "--trials",
+        type=int,
+        metavar="N",
+        help=f"control + slowed runs per level (default {selftest.DEFAULT_TRIALS}; 0: no "
+        "injection)",
+    )
+    parser.add_argument(
+        "--inject",
+        metavar="REGEX",
+        help="the benchmarks to slow down (matched by the harness against the full names; "
+        f"default {selftest.DEFAULT_INJECT!r}: all that run)",
+    )
+    parser.add_argument(
+        "--min-time-us",
+        type=float,
+        default=selftest.DEFAULT_MIN_TIME_US,
+        metavar="US",
+        help="detection targets hold for benchmarks whose median is at least this "
+        f"(default {selftest.DEFAULT_MIN_TIME_US:g})",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        help="where every run is saved (default: results/selftest-<UTC time>)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the runs already saved in --out and make only the missing ones",
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="S",
+        help="start no run that would likely end after S seconds (at least one run is made); "
+        "the runs left are made by the next call with --resume (for machines that limit how "
+        "long one command may take)",
+    )
+    parser.add_argument(
+        "--from",
+        dest="from_dir",
+        metavar="DIR",
+        help="analyse the runs saved in DIR again; runs nothing, needs no GPU",
+    )
+    parser.add_argument(
+        "--baselines",
+        metavar="DIR",
+        help="where kernelwatch.toml (the suite's threshold rules) is read from "
+        "(default: baselines, in the checkout)",
+    )
+    add_decision_options(parser)
+    parser.add_argument("--markdown", metavar="FILE", help="also write the report as Markdown")
+    parser.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    parser.set_defaults(handler=run, metric="time", higher_is_better=None)
+
+
+# Options that only make sense when runs are made, refused with --from.
+_RUN_ONLY = {
+    "build_dir": "--build-dir",
+    "bench": "--bench",
+    "aa_runs": "--aa-runs",
+    "slowdowns": "--slowdowns",
+    "trials": "--trials",
+    "inject": "--inject",
+    "out": "--out",
+    "resume": "--resume",
+    "time_budget": "--time-budget",
+    "bench_arg": "--bench-arg",
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    settings, _ = compare_settings(args)  # bad compare options fail before anything runs
+    if not args.min_time_us >= 0:
+        raise InputError(f"--min-time-us {args.min_time_us}: must be a number >= 0")
+    for path, option in ((args.markdown, "--markdown"), (args.json, "--json")):
+        if path and Path(path).is_dir():
+            raise InputError(f"{option} {path}: is a directory; name the file")
+    missing = 0
+    if args.from_dir:
+        given = [
+            flag for key, flag in _RUN_ONLY.items() if getattr(args, key) not in (None, False, [])
+        ]
+        if given:
+            raise InputError(
+                f"--from re-analyses saved runs and runs nothing: {given[0]} does not apply"
+            )
+        only = _python_regex(args.filter, "--filter") if args.filter else None
+        runs = selftest.load_runs(Path(args.from_dir))
+    else:
+        only = None
+        collected = _measure(args)
+        runs, missing = collected.runs, collected.missing
+    progress = runner.Progress()
+    analysis = selftest.analyse(
+        runs,
+        settings,
+        min_time_us=args.min_time_us,
+        only=only,
+        progress=progress.status if progress.enabled else None,
+    )
+    progress.clear()
+    if args.markdown:
+        write_atomic(args.markdown, views.render_markdown(analysis))
+    if args.json:
+        write_atomic(args.json, views.render_json(analysis))
+    sys.stdout.write(views.render_text(analysis))
+    sys.stdout.flush()
+    for target in analysis.missed:
+        print(
+            f"kernelwatch: selftest: missed {target.name}: {views.target_value(target)} "
+            f"({views.limit_text(target)})",
+            file=sys.stderr,
+        )
+    if missing:
+        # Part of the runs cannot show that the targets hold: not a pass.
+        print(
+            f"kernelwatch: selftest: incomplete: {missing} run(s) still to make in {args.out}; "
+            "run the same command again with --resume",
+            file=sys.stderr,
+        )
+        return 1
+    return analysis.exit_status
+
+
+def _measure(args: argparse.Namespace) -> selftest.Collected:
+    aa_runs = selftest.DEFAULT_AA_RUNS if args.aa_runs is None else args.aa_runs
+    trials = selftest.DEFAULT_TRIALS if args.trials is None else args.trials
+    if aa_runs < 0 or aa_runs == 1:
+        raise InputError(f"--aa-runs {aa_runs}: must be 0 (no A/A) or at least 2 (one pair)")
+    if trials < 0:
+        raise InputError(f"--trials {trials}: must be 0 (no injection) or more")
+    levels = _levels(args.slowdowns)
+    if aa_runs == 0 and (trials == 0 or not levels):
+        raise InputError("--aa-runs 0 and no injected slowdowns: nothing to measure")
+    inject = args.inject if args.inject is not None else selftest.DEFAULT_INJECT
+    if not inject.strip():
+        raise InputError("--inject: empty regex")
+    _python_regex(inject, "--inject")  # the analysis matches it against the names too
+    if args.resume and not args.out:
+        raise InputError("--resume needs the --out folder of the selftest to finish")
+    if args.time_budget is not None and not args.time_budget > 0:
+        raise InputError(
+            f"--time-budget {args.time_budget:g}: must be a positive number of seconds"
+        )
+    if args.time_budget is not None and not args.out:
+        raise InputError("--time-budget needs --out: the runs left are made there with --resume")
+    out = Path(args.out) if args.out else Path("results") / f"selftest-{runner.timestamp()}"
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: is a file; name a folder")
+    settings = run_settings(args)
+
+    jobs = runner.plan(usable_binaries(args, settings), args.filter, settings.extra_args)
+    planned = selftest.plan(aa_runs, trials, levels)
+    progress = runner.Progress(enabled=None if not settings.verbose else False)
+    progress.say(
+        f"kernelwatch: selftest: {len(planned)} runs of {sum(len(j.names) for j in jobs)} "
+        f"benchmarks into {out}"
+    )
+    return selftest.run_all(
+        planned,
+        jobs,
+        settings,
+        out,
+        inject=inject,
+        resume=args.resume,
+        progress=progress,
+        context={
+            "kernelwatch_run_command": args.command_line,
+            "kernelwatch_filter": args.filter or "",
+        },
+        time_budget=args.time_budget,
+    )
+
+
+def _levels(text: str | None) -> list[float]:
+    if text is None:
+        return list(selftest.DEFAULT_LEVELS)
+    levels: list[float] = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        level = parse_fraction(part.strip(), "--slowdowns")
+        if level <= 0:
+            raise InputError(f"--slowdowns {part.strip()}: a slowdown must be above 0")
+        if any(abs(level - other) < 1e-12 for other in levels):
+            raise InputError(f"--slowdowns {part.strip()}: given twice")
+        levels.append(level)
+    if not levels:
+        raise InputError(f"--slowdowns {text!r}: no level")
+    return sorted(levels)
+
+
+def _python_regex(text: str, option: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise InputError(f"{option} {text!r}: bad regex: {exc}") from None

@@ -321,7 +321,7 @@ def run_changes(args: argparse.Namespace) -> int:
         )
     regressions = sum(change.regression for change in found)
     scope = f"since {since}" if since else "in the whole history"
-    settings = f"threshold {threshold:.3g} (config rules per benchmark win), alpha {alpha:g}"
+    settings = f"threshold {threshold * 100:g}% (config rules per benchmark win), alpha {alpha:g}"
     if not found:
         print(f"kernelwatch history changes: {metric.key}: no change {scope} ({settings})")
         return 0

@@ -192,7 +192,7 @@ def load_series(
         for r in db.execute("SELECT id, name FROM benchmarks")
         if pattern is None or pattern.search(r[1])
     }
-    if not names:
+    if not names and pattern is not None:
         raise InputError(f"--filter {pattern.pattern!r} matches no benchmark in the history")
     query = (
         "SELECT r.gpu_slug, s.benchmark_id, r.id, r.date, r.git_commit, s.value "

@@ -18,7 +18,7 @@ WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 ALLOWED_COMMANDS = re.compile(
     r"^(tools/kw|bash \.ci/run|PYTHONPATH=tools python3 -m kernelwatch|python3 -m kernelwatch|"
     r"gh |git |cat |echo |printf |status=|\[ |title=|body=|number=|branch=|if |else|fi|exit |"
-    r"wget |sudo |--|\"|for |done|since=|run_id=|\{ )"
+    r"wget |sudo |--|\"|for |done|since=|run_id=|file=|\{ )"
 )
 
 

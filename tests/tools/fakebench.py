@@ -2,14 +2,14 @@
 
 A fake binary is an executable Python script that behaves like this project's binaries as
 far as kernelwatch can tell: it honours --benchmark_list_tests, --benchmark_filter,
---benchmark_repetitions, --benchmark_min_time, --benchmark_enable_random_interleaving and
+--benchmark_repetitions, --benchmark_enable_random_interleaving and
 --benchmark_out(_format); writes Google Benchmark JSON with a GPU context; exits 4 with the
 harness's line when told there is no GPU, 3 when told the CUDA context is lost, or dies of a
 signal. Like the harness it accepts --kernelwatch_noise_target, --kernelwatch_max_time,
 --kernelwatch_min_samples and --kernelwatch_throttle_threshold, writes the per-repetition
 counters of the adaptive sampling (samples, samples_throttled, noise, sample_cv, sm_clock_mhz,
 gpu_temperature_c, and ceiling_fraction for benchmarks that move bytes) and the context keys
-kernelwatch_copy_ceiling_gbps, kernelwatch_noise_target, kernelwatch_max_time and
+kernelwatch_copy_ceiling_bytes_per_second, kernelwatch_noise_target, kernelwatch_max_time and
 kernelwatch_inject, and honours --kernelwatch_inject=REGEX:FRACTION by making the matching
 benchmarks exactly FRACTION slower. Its behaviour is read at each start from a JSON file
 beside it (<binary>.json), so a test can change it between runs:
@@ -111,13 +111,12 @@ if config.get("signal"):
 if config.get("no_output"):
     sys.exit(0)
 repetitions = int(args.get("--benchmark_repetitions", "1"))
-float(args.get("--benchmark_min_time", "0.5"))  # a plain number, as Google Benchmark 1.7 needs
 slow_now = config.get("slow_runs") is None or runs < config["slow_runs"]
 noise = config.get("noise", 0.002)
 process_noise = config.get("process_noise", 0.0)
 harness = config.get("counters", True)
 target = float(args.get("--kernelwatch_noise_target", "0.005"))
-max_time = float(args.get("--kernelwatch_max_time", "0.5"))
+max_time = float(args.get("--kernelwatch_max_time", "0.25"))
 min_samples = int(args.get("--kernelwatch_min_samples", "10"))
 inject_regex, inject_fraction = None, 0.0
 if "--kernelwatch_inject" in args:
@@ -172,7 +171,7 @@ for index, name in enumerate(names):
     rows += synthetic.benchmark_rows(name, times, family_index=index, counters=counters)
 context = dict({gpu_context!r})
 if harness:
-    context["kernelwatch_copy_ceiling_gbps"] = f"{{ceiling_gbps:.1f}}"
+    context["kernelwatch_copy_ceiling_bytes_per_second"] = f"{{ceiling_gbps * 1e9:.0f}}"
     context["kernelwatch_noise_target"] = f"{{target:g}}"
     context["kernelwatch_max_time"] = f"{{max_time:g}}"
     if inject_regex is not None:

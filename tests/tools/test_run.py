@@ -125,7 +125,7 @@ def test_run_writes_one_merged_result_and_compares_with_the_baseline(box: Box) -
     assert [Path(o.split("=", 1)[1]).name.split("-", 1)[0] for o in outs] == ["1", "1", "2", "2"]
     for command in runs:
         assert "--benchmark_repetitions=5" in command
-        assert "--benchmark_min_time=0.05" in command
+        assert "--kernelwatch_max_time=0.25" in command
         assert "--benchmark_enable_random_interleaving=true" in command
         assert "--benchmark_out_format=json" in command
 
@@ -289,7 +289,7 @@ def test_different_gpus_in_one_run(box: Box) -> None:
         (["--build-dir", "/nonexistent"], "--build-dir /nonexistent: no such directory"),
         (["--bench", "/nonexistent/b"], "--bench /nonexistent/b: no such file"),
         (["--repetitions", "0"], "--repetitions 0: must be at least 1"),
-        (["--min-time", "0"], "--min-time 0: must be a positive number of seconds"),
+        (["--max-time", "0"], "--max-time 0: must be a positive number of seconds"),
         (["--confirm", "-1"], "--confirm -1: must be 0 or more"),
         (
             ["--filter", "^nothing$"],

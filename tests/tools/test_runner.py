@@ -139,21 +139,21 @@ def test_listing_failure_is_one_line(tmp_path: Path) -> None:
 
 def test_command_line_flags(tmp_path: Path) -> None:
     settings = runner.RunSettings(
-        repetitions=7, min_time=0.25, interleave=False, extra_args=("--x=1",)
+        repetitions=7, max_time=0.5, interleave=False, extra_args=("--x=1",)
     )
     command = runner.benchmark_command(Path("/b/bin"), "^a$", settings, tmp_path / "o.json")
     assert command == [
         "/b/bin",
         "--benchmark_filter=^a$",
         "--benchmark_repetitions=7",
-        "--benchmark_min_time=0.25",
+        "--kernelwatch_max_time=0.5",
         "--benchmark_enable_random_interleaving=false",
         f"--benchmark_out={tmp_path / 'o.json'}",
         "--benchmark_out_format=json",
         "--x=1",
     ]
     default = runner.benchmark_command(Path("b"), None, runner.RunSettings(), Path("o"))
-    assert "--benchmark_min_time=0.05" in default and "--benchmark_repetitions=10" in default
+    assert "--kernelwatch_max_time=0.25" in default and "--benchmark_repetitions=10" in default
     assert "--benchmark_enable_random_interleaving=true" in default
     assert not any(arg.startswith("--benchmark_filter") for arg in default)
 
@@ -162,7 +162,7 @@ def test_command_line_flags(tmp_path: Path) -> None:
     ("options", "message"),
     [
         ({"repetitions": 0}, "--repetitions 0"),
-        ({"min_time": 0.0}, "--min-time 0"),
+        ({"max_time": 0.0}, "--max-time 0"),
         ({"processes": 0}, "--processes 0: must be at least 1"),
         ({"processes": 3, "repetitions": 2}, "--processes 3: more processes than --repetitions 2"),
     ],
@@ -186,7 +186,7 @@ def test_run_suite_merges_and_records(binaries: list[Path], tmp_path: Path) -> N
     context = document["context"]
     assert context["gpu_name"] == fakebench.GPU_CONTEXT["gpu_name"]
     assert context["kernelwatch_repetitions"] == "3"
-    assert context["kernelwatch_min_time"] == "0.05"
+    assert context["kernelwatch_max_time"] == "0.25"
     assert context["kernelwatch_random_interleaving"] == "true"
     assert context["kernelwatch_run_command"] == "kw run"
     assert float(context["kernelwatch_run_seconds"]) >= 0

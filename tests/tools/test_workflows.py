@@ -18,7 +18,7 @@ WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 ALLOWED_COMMANDS = re.compile(
     r"^(tools/kw|bash \.ci/run|PYTHONPATH=tools python3 -m kernelwatch|python3 -m kernelwatch|"
     r"gh |git |cat |echo |printf |status=|\[ |title=|body=|number=|branch=|if |else|fi|exit |"
-    r"wget |sudo |--|\")"
+    r"wget |sudo |--|\"|for |done|since=|run_id=|file=|\{ )"
 )
 
 
@@ -93,3 +93,48 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert "exec tools/kw test" in ci_run
     ci = load(ROOT / ".github" / "workflows" / "ci.yml")
     assert any(step.get("run") == "bash .ci/run" for step in ci["jobs"]["test"]["steps"])
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_secrets_reach_scripts_only_through_env(path: Path) -> None:
+    for name, job in load(path)["jobs"].items():
+        for step in job["steps"]:
+            assert "secrets." not in step.get("run", ""), f"{path.name}: {name} interpolates a secret"
+
+
+def nightly_steps(job: dict[str, Any]) -> str:
+    return "\n".join(str(step.get("run", "")) + str(step.get("with", "")) for step in job["steps"])
+
+
+def test_nightly_keeps_the_history_as_an_artifact() -> None:
+    jobs = load(ROOT / ".github" / "workflows" / "nightly.yml")["jobs"]
+    history = jobs["history"]
+    # Hosted, reads only: the checkout and the earlier runs' artifacts (docs/ci.md).
+    assert "self-hosted" not in str(history["runs-on"])
+    assert history["permissions"] == {"contents": "read", "actions": "read"}
+    assert history["needs"] == "suite" and "cancelled()" in history["if"]
+    assert history["concurrency"] == {"group": "kernelwatch-history", "cancel-in-progress": False}
+    steps = history["steps"]
+    assert any(step.get("run") == "tools/kw setup-python" for step in steps)
+    script = nightly_steps(history)
+    assert "gh run download" in script and "--name kernelwatch-history" in script
+    assert "python3 -m kernelwatch history ingest" in script
+    assert "python3 -m kernelwatch history changes --db results/history.sqlite" in script
+    assert "--since" in script
+    uploads = [s["with"] for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact")]
+    kept = [u for u in uploads if u["name"] == "kernelwatch-history"]
+    assert kept and kept[0]["path"] == "results/history.sqlite" and kept[0]["retention-days"] >= 30
+    # The database is uploaded before the change points can fail the job.
+    names = [s.get("name") or s.get("uses") for s in steps]
+    assert names.index("actions/upload-artifact@v4") < names.index("Change points of the last two days")
+
+
+def test_nightly_issue_writers() -> None:
+    jobs = load(ROOT / ".github" / "workflows" / "nightly.yml")["jobs"]
+    writers = {name for name, job in jobs.items() if "write" in job["permissions"].values()}
+    assert writers == {"report", "changes-report"}
+    for name in writers:
+        assert jobs[name]["permissions"] == {"issues": "write", "actions": "read"}
+        assert not any("actions/checkout" in str(s.get("uses", "")) for s in jobs[name]["steps"])
+    assert jobs["changes-report"]["needs"] == "history"
+    assert "needs.history.outputs.status == '1'" in jobs["changes-report"]["if"]

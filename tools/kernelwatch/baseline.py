@@ -434,7 +434,7 @@ def _manifest(
         "cache_mode": context.get("kernelwatch_cache_mode"),
         "command": produced_by,
         "repetitions": min(whole.counts) if whole.counts else 0,
-        "min_time": context.get("kernelwatch_min_time"),
+        "max_time": context.get("kernelwatch_max_time"),
         "random_interleaving": context.get("kernelwatch_random_interleaving"),
         "benchmarks": len(whole.names),
         "updated": now,

@@ -24,7 +24,7 @@ WATCHED_KEYS: Mapping[str, str] = {
 # The harness measures each run's device copy ceiling (GB/s). Two cards of one model, or one
 # card at another memory clock, differ there, and bandwidth-bound times with it; beyond this
 # relative difference the comparison says how to compare on equal terms.
-CEILING_KEY = "kernelwatch_copy_ceiling_gbps"
+CEILING_KEY = "kernelwatch_copy_ceiling_bytes_per_second"
 CEILING_METRIC = "ceiling_fraction"
 CEILING_TOLERANCE = 0.01
 
@@ -68,7 +68,7 @@ def _check_ceiling(
     notes: list[str],
 ) -> None:
     try:
-        base, cont = float(baseline[CEILING_KEY]), float(contender[CEILING_KEY])
+        base, cont = float(baseline[CEILING_KEY]) * 1e-9, float(contender[CEILING_KEY]) * 1e-9
     except (KeyError, TypeError, ValueError):
         return
     if not (base > 0 and cont > 0):

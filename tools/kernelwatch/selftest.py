@@ -276,7 +276,7 @@ def run_all(
 def _with_args(settings: runner.RunSettings, flag: str) -> runner.RunSettings:
     return runner.RunSettings(
         repetitions=settings.repetitions,
-        min_time=settings.min_time,
+        max_time=settings.max_time,
         interleave=settings.interleave,
         extra_args=(*settings.extra_args, flag),
         verbose=settings.verbose,

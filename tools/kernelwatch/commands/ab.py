@@ -49,6 +49,21 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("rev_a", metavar="REV_A", help="the reference commit (A)")
     parser.add_argument("rev_b", metavar="REV_B", help="the commit judged (B)")
+    add_ab_options(parser, out_help="where the runs go, as DIR/A/round-K.json and DIR/B/round-K.json "
+        "(default: results/ab-<A>-<B>-<time>)")
+    steps = parser.add_mutually_exclusive_group()
+    steps.add_argument(
+        "--no-build",
+        action="store_true",
+        help="use the worktrees' build folders as they are (a full sha needs no git then)",
+    )
+    steps.add_argument("--build-only", action="store_true", help="build both commits, run nothing")
+    add_compare_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
+    """How two commits are built and run; `bisect` shares them."""
     add_run_options(
         parser,
         repetitions=ab.DEFAULT_REPETITIONS,
@@ -72,12 +87,7 @@ def register(subparsers: Any) -> None:
         help="a binary to run, relative to each side's build folder (repeatable; default: "
         "bench/kernelwatch_bench_*)",
     )
-    parser.add_argument(
-        "--out",
-        metavar="DIR",
-        help="where the runs go, as DIR/A/round-K.json and DIR/B/round-K.json "
-        "(default: results/ab-<A>-<B>-<time>)",
-    )
+    parser.add_argument("--out", metavar="DIR", help=out_help)
     parser.add_argument(
         "--cmake-arg",
         metavar="ARG",
@@ -93,15 +103,6 @@ def register(subparsers: Any) -> None:
         default=[],
         help="build only this target, e.g. kernelwatch_bench_transpose (repeatable; default: all)",
     )
-    steps = parser.add_mutually_exclusive_group()
-    steps.add_argument(
-        "--no-build",
-        action="store_true",
-        help="use the worktrees' build folders as they are (a full sha needs no git then)",
-    )
-    steps.add_argument("--build-only", action="store_true", help="build both commits, run nothing")
-    add_compare_options(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, build: ab.BuildStep | None = None) -> int:

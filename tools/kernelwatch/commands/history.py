@@ -1,22 +1,29 @@
-"""`kernelwatch history ingest|list|show`: the results history (an SQLite database)."""
+"""`kernelwatch history ingest|list|show|changes`: the results history (an SQLite database)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from kernelwatch.commands._parsers import add_parser
+from kernelwatch import baseline as baselines
+from kernelwatch import changes as change_points
 from kernelwatch import history
+from kernelwatch.commands._parsers import add_parser
+from kernelwatch.config import Config, load_config, parse_fraction
+from kernelwatch.files import write_json_atomic
 from kernelwatch.render import format_value
-from kernelwatch.results import Metric
+from kernelwatch.results import Metric, resolve_metric
 
 DESCRIPTION = """\
 The results history: every ingested run (its context, commit, date, and every repetition of
 every benchmark and counter) in one SQLite database, by default results/history.sqlite in the
 checkout (--db PATH for another). Ingesting the same run twice is a no-op. The database schema
-is versioned and migrated when opened. See docs/history.md."""
+is versioned and migrated when opened. `changes` finds the steps in every benchmark's series.
+See docs/history.md."""
 
 EPILOG = """\
 exit status:
@@ -26,6 +33,12 @@ exit status:
      "kernelwatch: error: ..."
 """
 
+# The command's own help names every action's statuses; `changes` adds exit 1.
+HISTORY_EPILOG = EPILOG.replace(
+    "nothing written)\n",
+    "nothing written)\n  1  changes: a regression at or after --since (see history changes --help)\n",
+)
+
 INGEST_DESCRIPTION = """\
 Store one result file (as written by kernelwatch run, or any Google Benchmark JSON) in the
 history, in one transaction: all of it or nothing. The file is checked as compare checks it.
@@ -33,6 +46,32 @@ A run already in the history (same context and benchmarks, however formatted) is
 again."""
 
 LIST_DESCRIPTION = "One line per run, oldest first: id, date, commit, GPU, benchmarks."
+
+CHANGES_DESCRIPTION = """\
+Find the steps in every benchmark's series, per GPU: the runs in date order, all repetitions
+of every run. Candidates come from Apache Otava (E-Divisive in sliding windows with Student's
+t-test); a change is snapped to the run boundary nearest to it and kept only when it is
+significant (p < --alpha), at least --threshold (per-benchmark thresholds of the suite's
+kernelwatch.toml win, as in compare), larger than twice the run-to-run spread of the run
+medians, has at least two runs on each side, and the two runs on each side of it are on their
+own side of the step. So a step needs the run after it to confirm it. Each change is printed
+with the first run after it (date and commit), newest first. See docs/history.md.
+
+Needs the apache-otava package (tools/kw setup installs it):
+  python3 -m pip install --no-deps apache-otava==0.8.0"""
+
+CHANGES_EPILOG = """\
+exit status:
+  0  no regression among the changes found (improvements are listed, and pass)
+  1  a regression whose first run is at or after --since (any, without --since)
+  2  bad input or usage (no database, a bad date, regex, metric or GPU; apache-otava not
+     installed): one line on stderr, "kernelwatch: error: ..."
+
+examples:
+  kernelwatch history changes
+  kernelwatch history changes --since 2026-11-01 --gpu nvidia-h200-sm90 --filter '^transpose/'
+  kernelwatch history changes --metric bytes_per_second --json changes.json
+"""
 
 SHOW_DESCRIPTION = """\
 One benchmark's series over the runs, oldest first (by the date in each run's context): date,
@@ -46,7 +85,7 @@ def register(subparsers: Any) -> None:
         "history",
         help="store runs in the results history database; list and show it",
         description=DESCRIPTION,
-        epilog=EPILOG,
+        epilog=HISTORY_EPILOG,
     )
     parser.set_defaults(handler=_no_action, parser=parser)
     actions = parser.add_subparsers(title="actions", metavar="ACTION")
@@ -95,6 +134,50 @@ def register(subparsers: Any) -> None:
     )
     _add_db(show)
     show.set_defaults(handler=run_show)
+
+    found = add_parser(
+        actions,
+        "changes",
+        help="find the steps (change points) in every benchmark's series",
+        description=CHANGES_DESCRIPTION,
+        epilog=CHANGES_EPILOG,
+    )
+    found.add_argument(
+        "--since",
+        metavar="DATE",
+        help="only changes whose first run is at or after DATE (ISO 8601: 2026-11-21, or with "
+        "a time and zone; without a zone: UTC); the runs before still count as history",
+    )
+    found.add_argument("--gpu", metavar="SLUG", help="only this GPU's series (a baseline slug)")
+    found.add_argument(
+        "--filter", metavar="REGEX", help="only benchmarks whose full name matches"
+    )
+    found.add_argument(
+        "--metric",
+        default="time",
+        help="time (= real_time, the manual/GPU time; default), cpu_time, or a counter such as "
+        "bytes_per_second (lower or higher is better as compare decides from the name)",
+    )
+    found.add_argument(
+        "--threshold",
+        metavar="T",
+        help="smallest change that counts, as 0.05 or 5%% (default 5%%, as compare); the "
+        "config's per-benchmark thresholds win",
+    )
+    found.add_argument(
+        "--alpha", type=float, help="significance level of a change (default 0.05)"
+    )
+    found.add_argument(
+        "--config",
+        metavar="FILE",
+        help="compare's TOML settings file, for its thresholds (default: "
+        "baselines/kernelwatch.toml, when there is one)",
+    )
+    found.add_argument(
+        "--json", metavar="FILE", help="also write the changes as JSON to FILE"
+    )
+    _add_db(found)
+    found.set_defaults(handler=run_changes)
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
@@ -187,3 +270,79 @@ def run_show(args: argparse.Namespace) -> int:
         )
     _table(rows, right=frozenset({3, 4, 5, 6}))
     return 0
+
+
+CHANGES_FORMAT = "kernelwatch-history-changes"
+
+
+def run_changes(args: argparse.Namespace) -> int:
+    path = args.config
+    if path is None:
+        suite_config = baselines.default_root() / "kernelwatch.toml"
+        path = suite_config if suite_config.is_file() else None
+    config = load_config(path) if path else Config()
+    threshold = parse_fraction(args.threshold, "--threshold") if args.threshold else None
+    if threshold is None:
+        threshold = (
+            config.threshold if config.threshold is not None else change_points.DEFAULT_THRESHOLD
+        )
+    alpha = args.alpha if args.alpha is not None else config.alpha
+    if alpha is None:
+        alpha = change_points.DEFAULT_ALPHA
+    metric = resolve_metric(args.metric)
+    since = change_points.parse_since(args.since)
+    change_points.otava_analysis()  # missing: say what to install before opening anything
+    with history.database(_db(args)) as db:
+        found = change_points.find_changes(
+            db,
+            gpu=args.gpu,
+            benchmark_filter=args.filter,
+            metric=metric.key,
+            since=since,
+            threshold=threshold,
+            alpha=alpha,
+            rules=config.rules,
+        )
+    if args.json:
+        write_json_atomic(
+            Path(args.json),
+            {
+                "format": CHANGES_FORMAT,
+                "version": 1,
+                "metric": metric.key,
+                "higher_is_better": metric.higher_is_better,
+                "since": since,
+                "gpu": args.gpu,
+                "filter": args.filter,
+                "threshold": threshold,
+                "alpha": alpha,
+                "changes": [dataclasses.asdict(change) for change in found],
+            },
+        )
+    regressions = sum(change.regression for change in found)
+    scope = f"since {since}" if since else "in the whole history"
+    settings = f"threshold {threshold * 100:g}% (config rules per benchmark win), alpha {alpha:g}"
+    if not found:
+        print(f"kernelwatch history changes: {metric.key}: no change {scope} ({settings})")
+        return 0
+    print(
+        f"kernelwatch history changes: {metric.key}: {len(found)} change(s), "
+        f"{regressions} regression(s), {scope}, newest first ({settings})"
+    )
+    rows = [("", "DATE", "GPU", "BENCHMARK", "CHANGE", "BEFORE", "AFTER", "P", "FIRST COMMIT")]
+    for change in found:
+        rows.append(
+            (
+                "REGRESSION" if change.regression else "IMPROVEMENT",
+                change.date,
+                change.gpu_slug,
+                change.benchmark,
+                f"{(change.ratio - 1) * 100:+.1f}%",
+                format_value(change.before, metric),
+                format_value(change.after, metric),
+                f"{change.p_value:.2g}",
+                _short(change.commit),
+            )
+        )
+    _table(rows, right=frozenset({4, 5, 6, 7}))
+    return 1 if regressions else 0

@@ -28,7 +28,7 @@ with this GPU's baseline (baselines/<gpu-slug>/result.json).
 
 Each binary (BUILD/bench/kernelwatch_bench_*, or every --bench) runs as --processes separate
 processes (every binary's first, then every binary's second, ...), the --repetitions split
-between them, with --benchmark_min_time and random interleaving; the harness does the warm-up,
+between them, with random interleaving; the harness does the warm-up,
 the L2 flush and the adaptive sampling. The merged result keeps one context (the GPU, driver,
 commit) plus how it was run, marks each repetition with its process, and is written before
 anything is compared. The comparison's limit for each benchmark is at least 3 x its noise as
@@ -116,11 +116,12 @@ def add_run_options(
         help=f"{repetitions_help} (default {repetitions})",
     )
     parser.add_argument(
-        "--min-time",
+        "--max-time",
         type=float,
-        default=runner.DEFAULT_MIN_TIME,
+        default=runner.DEFAULT_MAX_TIME,
         metavar="S",
-        help=f"--benchmark_min_time in seconds (default {runner.DEFAULT_MIN_TIME:g})",
+        help="seconds of sampling per repetition at most (--kernelwatch_max_time; default "
+        f"{runner.DEFAULT_MAX_TIME:g})",
     )
     parser.add_argument(
         "--no-interleave",
@@ -173,7 +174,7 @@ def run_settings(args: argparse.Namespace) -> runner.RunSettings:
         raise InputError("--filter: empty regex")
     return runner.RunSettings(
         repetitions=args.repetitions,
-        min_time=args.min_time,
+        max_time=args.max_time,
         interleave=not args.no_interleave,
         extra_args=tuple(args.bench_arg),
         verbose=args.verbose,
@@ -279,7 +280,7 @@ def run(args: argparse.Namespace) -> int:
 # strided kernel by 2.4% on an H200: shared/README.md).
 RUN_SETTING_KEYS = {
     "kernelwatch_random_interleaving": "random interleaving",
-    "kernelwatch_min_time": "min time (s)",
+    "kernelwatch_max_time": "max time (s)",
 }
 
 

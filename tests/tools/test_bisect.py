@@ -1,0 +1,235 @@
+"""`kernelwatch bisect`: a temporary git repository of six commits whose CMake "build" makes a
+fake benchmark binary (fakebench.py) from a behaviour file in the commit; commit 3 slows one
+benchmark down. The bisection must name commit 3 and leave the user's checkout as it was."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import fakebench
+import pytest
+from kernelwatch import ab, bisect
+from test_ab import BENCHMARKS, CMAKE_LISTS, SLOWED, git, one_error
+
+pytestmark = [
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+    pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed"),
+]
+
+
+class History:
+    """Commits 1..6; from commit `slow_from` on, SLOWED is 25% slower. `behaviour` maps a
+    commit number to extra keys of its fake binary (e.g. {"exit": 3}); `broken` commits fail
+    to configure."""
+
+    def __init__(
+        self,
+        root: Path,
+        slow_from: int = 3,
+        behaviour: dict[int, dict[str, Any]] | None = None,
+        broken: frozenset[int] = frozenset(),
+    ) -> None:
+        self.root = root
+        self.shas: dict[int, str] = {}
+        root.mkdir()
+        git(root, "init", "-q", "-b", "main")
+        fakebench.make(root / "bench", "fake.py", BENCHMARKS)
+        (root / ".gitignore").write_text(".kernelwatch/\n")
+        for k in range(1, 7):
+            config: dict[str, Any] = {
+                "benchmarks": BENCHMARKS,
+                "context": {"kernelwatch_git_commit": "@KW_COMMIT@"},
+            }
+            if k >= slow_from:
+                config["slow"] = {SLOWED: 1.25}
+            config.update((behaviour or {}).get(k, {}))
+            (root / "bench" / "fake.json.in").write_text(json.dumps(config))
+            cmake = CMAKE_LISTS + ("message(FATAL_ERROR broken)\n" if k in broken else "")
+            (root / "CMakeLists.txt").write_text(cmake)
+            (root / "notes.txt").write_text(f"change {k}\n")
+            git(root, "add", ".")
+            git(root, "commit", "-q", "-m", f"commit {k}")
+            self.shas[k] = git(root, "rev-parse", "HEAD")
+
+    def checkout_state(self) -> tuple[str, str, str, str]:
+        return (
+            git(self.root, "symbolic-ref", "HEAD"),
+            git(self.root, "rev-parse", "HEAD"),
+            git(self.root, "status", "--porcelain"),
+            git(self.root, "for-each-ref", "refs/bisect"),
+        )
+
+
+@pytest.fixture
+def temporary(tmp_path: Path, monkeypatch) -> Path:
+    """Where the bisection worktree goes: empty again after each bisection."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+@pytest.fixture
+def history(tmp_path: Path, monkeypatch, temporary: Path) -> History:
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    return History(tmp_path / "repo")
+
+
+def run_bisect(run_cli, repo: History, good: str, bad: str, *argv: object):
+    return run_cli(
+        "bisect", good, bad, "--filter", "^fake/", "--repo", repo.root, "--rounds", 2,
+        "--out", repo.root.parent / "out", *argv,
+    )
+
+
+def assert_left_alone(repo: History, before: tuple[str, ...], temporary: Path) -> None:
+    assert repo.checkout_state() == before
+    worktrees = git(repo.root, "worktree", "list", "--porcelain")
+    assert "kernelwatch-bisect-" not in worktrees
+    assert not (repo.root / ".git" / "BISECT_LOG").exists()
+    assert list(temporary.iterdir()) == []
+
+
+def test_bisect_names_commit_3_and_leaves_the_checkout_alone(history, run_cli, temporary) -> None:
+    before = history.checkout_state()
+    done = run_bisect(run_cli, history, history.shas[1], history.shas[6])
+    assert done.status == 0, done.out + done.err
+    first = done.out.splitlines()[0]
+    assert first == f"first bad commit: {history.shas[3]} commit 3"
+    assert "kernelwatch bisect: measuring BAD" in done.err and "Bisecting:" in done.err
+    assert_left_alone(history, before, temporary)
+    # The candidates were built in ab's worktree cache, which stays for the next ab or bisect.
+    cached = {p.name for p in (history.root / ".kernelwatch" / "worktrees").iterdir()}
+    assert {history.shas[1], history.shas[3], history.shas[6]} <= cached
+    log = (history.root.parent / "out" / "bisect.log").read_text()
+    assert f"{history.shas[3]} is the first bad commit" in log
+    report = history.root.parent / "out" / history.shas[3][:12] / "compare.txt"
+    assert f"REGRESSION  {SLOWED}" in report.read_text()
+    assert str(report) in done.out
+
+
+def test_a_commit_that_does_not_build_is_skipped(tmp_path, monkeypatch, temporary, run_cli) -> None:
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    # git tries commit 3 first (the middle of 2..5): it does not configure, so it is skipped,
+    # and the neighbours decide.
+    repo = History(tmp_path / "repo", slow_from=5, broken=frozenset({3}))
+    before = repo.checkout_state()
+    done = run_bisect(run_cli, repo, repo.shas[1], repo.shas[6])
+    assert done.status == 0, done.out + done.err
+    assert done.out.startswith(f"first bad commit: {repo.shas[5]} commit 5")
+    assert f"{repo.shas[3][:12]} commit 3: skip (building B" in done.err
+    assert_left_alone(repo, before, temporary)
+
+
+def test_only_skipped_commits_left(tmp_path, monkeypatch, temporary, run_cli) -> None:
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    repo = History(tmp_path / "repo", slow_from=3, broken=frozenset({2, 3, 4, 5}))
+    done = run_bisect(run_cli, repo, repo.shas[1], repo.shas[6])
+    assert done.status == 1, done.out + done.err
+    assert "only commits that could not be measured are left" in done.out
+    assert list(temporary.iterdir()) == []
+
+
+def test_a_crash_aborts_the_bisection(tmp_path, monkeypatch, temporary, run_cli) -> None:
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    crash = {k: {"exit": 3} for k in (2, 3, 4, 5)}
+    repo = History(tmp_path / "repo", behaviour=crash)
+    before = repo.checkout_state()
+    done = run_bisect(run_cli, repo, repo.shas[1], repo.shas[6])
+    assert done.status == 3, done.out + done.err
+    assert "lost its CUDA context" in one_error(done.err)
+    assert_left_alone(repo, before, temporary)
+
+
+def test_bad_that_does_not_regress(history, run_cli) -> None:
+    done = run_bisect(run_cli, history, history.shas[1], history.shas[2])
+    assert done.status == 1, done.out + done.err
+    assert "shows no regression" in done.out and "nothing to bisect" in done.out
+
+
+def test_adjacent_commits_need_no_bisection(history, run_cli, temporary) -> None:
+    done = run_bisect(run_cli, history, history.shas[2], history.shas[3])
+    assert done.status == 0, done.out + done.err
+    assert done.out.startswith(f"first bad commit: {history.shas[3]} commit 3")
+    assert "Bisecting:" not in done.err
+
+
+def test_no_gpu(history, run_cli, monkeypatch) -> None:
+    real_build = ab.cmake_build
+
+    def gpu_less(side: ab.Side, log: Path, **options: Any) -> None:
+        real_build(side, log, **options)
+        fakebench.configure(side.build_dir / "bench" / "kernelwatch_bench_fake", exit=4)
+
+    monkeypatch.setattr(ab, "cmake_build", gpu_less)
+    done = run_bisect(run_cli, history, history.shas[1], history.shas[6])
+    assert done.status == 4
+    assert one_error(done.err, "kernelwatch: no CUDA GPU").endswith("; nothing to measure")
+
+
+@pytest.mark.parametrize(
+    ("revisions", "message"),
+    [
+        ((6, 1), "is not an ancestor of"),
+        ((1, "no-such-commit"), "no-such-commit: not a commit in"),
+        ((3, 3), "are the same commit"),
+    ],
+)
+def test_bad_revisions(history, run_cli, revisions, message) -> None:
+    good, bad = (history.shas[r] if isinstance(r, int) else r for r in revisions)
+    before = history.checkout_state()
+    done = run_bisect(run_cli, history, good, bad)
+    assert done.status == 2 and message in one_error(done.err)
+    assert history.checkout_state() == before
+
+
+def test_filter_is_required_and_checked(history, run_cli) -> None:
+    done = run_cli("bisect", history.shas[1], history.shas[6], "--repo", history.root)
+    assert done.status == 2 and "--filter REGEX is required" in one_error(done.err)
+    done = run_cli(
+        "bisect", history.shas[1], history.shas[6], "--repo", history.root, "--filter", "^nope$"
+    )
+    assert done.status == 2 and "matches no benchmark" in one_error(done.err)
+
+
+def test_interrupted_bisection_removes_its_worktree(history, temporary) -> None:
+    before = history.checkout_state()
+    step = [sys.executable, "-c", "import time; print('kernelwatch step', flush=True); time.sleep(60)"]
+
+    def interrupt(line: str) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        bisect.run_bisect(
+            history.root,
+            history.shas[1],
+            history.shas[6],
+            lambda worktree: step,
+            temporary / "no-error.json",
+            interrupt,
+        )
+    assert_left_alone(history, before, temporary)
+
+
+def test_help() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "kernelwatch", "bisect", "--help"],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=bisect.step_environment(),
+    )
+    assert done.returncode == 0, done.stderr
+    for text in ("GOOD", "--filter REGEX", "--rounds", "first bad commit", "4  no CUDA GPU"):
+        assert text in done.stdout
+    assert "--oracle" not in done.stdout

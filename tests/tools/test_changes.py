@@ -1,0 +1,301 @@
+"""`kernelwatch history changes` and kernelwatch.changes: steps found at the right run with the
+right commit, run-to-run noise left alone, --since, exit statuses, a missing Otava."""
+
+from __future__ import annotations
+
+import builtins
+import json
+import math
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import H100_CONTEXT, run_module
+from kernelwatch import changes, history
+
+pytest.importorskip("otava.analysis", reason="apache-otava is not installed (tools/kw setup)")
+
+H200_CONTEXT = dict(H100_CONTEXT, gpu_name="NVIDIA H200")
+H100 = "nvidia-h100-80gb-hbm3-sm90"
+H200 = "nvidia-h200-sm90"
+STEP = "BM_Step"
+FLAT = "BM_Flat"
+FAST = "BM_Faster"
+REPETITIONS = 10
+
+
+def one_line(err: str) -> str:
+    assert err.count("\n") == 1 and err.startswith("kernelwatch: error: "), err
+    return err
+
+
+def commit_of(k: int) -> str:
+    return f"{k:02d}" + "c0ffee" * 6 + "ab"
+
+
+def date_of(k: int) -> str:
+    return f"2026-03-{k + 1:02d}T03:17:00+00:00"
+
+
+def noisy(median: float, rng: np.random.Generator, run_noise: float, within: float) -> list[float]:
+    """One run's repetitions: a run offset (between processes), then the spread inside it."""
+    center = median * math.exp(rng.normal(0.0, run_noise))
+    return [center * math.exp(rng.normal(0.0, within)) for _ in range(REPETITIONS)]
+
+
+@pytest.fixture
+def make_history(tmp_path: Path, write_json, run_cli) -> Callable[..., Path]:
+    """make_history({name: [median of run 0, run 1, ...]}, ...) -> a database with one run per
+    position, dated a day apart, committed as commit_of(k)."""
+
+    def make(
+        medians: Mapping[str, Sequence[float]],
+        *,
+        context: Mapping[str, Any] = H100_CONTEXT,
+        db: Path | None = None,
+        run_noise: float = 0.005,
+        within: float = 0.0005,
+        seed: int = 0,
+        first: int = 0,
+        counters: Mapping[str, Sequence[float]] | None = None,
+    ) -> Path:
+        db = db or tmp_path / "history.sqlite"
+        rng = np.random.default_rng(seed)
+        runs = len(next(iter(medians.values())))
+        for k in range(runs):
+            spec = {name: noisy(values[k], rng, run_noise, within) for name, values in medians.items()}
+            extra = {}
+            if counters:
+                extra = {
+                    name: {"bytes_per_second": noisy(values[k], rng, run_noise, within)}
+                    for name, values in counters.items()
+                }
+            run_context = dict(
+                context, date=date_of(first + k), kernelwatch_git_commit=commit_of(first + k)
+            )
+            path = write_json(
+                f"{context['gpu_name']}-{first + k}.json", spec, context=run_context, counters=extra
+            )
+            done = run_cli("history", "ingest", path, "--db", db)
+            assert done.status == 0, done.err
+        return db
+
+    return make
+
+
+def test_a_step_is_found_at_its_run_with_its_commit(make_history, run_cli, tmp_path) -> None:
+    # Run 3 of 6 (index 3) is 12% slower, and so is every run after it.
+    db = make_history({STEP: [100.0] * 3 + [112.0] * 3, FLAT: [50.0] * 6})
+    with history.database(db) as connection:
+        found = changes.find_changes(connection)
+    assert len(found) == 1
+    change = found[0]
+    assert (change.gpu_slug, change.benchmark, change.metric) == (H100, STEP, "real_time")
+    assert change.index == 3 and change.commit == commit_of(3) and change.date == date_of(3)
+    assert change.run_id == 4  # the fourth run ingested
+    assert change.before == pytest.approx(100, rel=0.02)
+    assert change.after == pytest.approx(112, rel=0.02)
+    assert change.ratio == pytest.approx(change.after / change.before)
+    assert change.regression and change.p_value < 0.05
+
+    out = tmp_path / "changes.json"
+    done = run_cli("history", "changes", "--db", db, "--json", out)
+    assert done.status == 1, done.out + done.err
+    lines = done.out.splitlines()
+    assert "1 change(s), 1 regression(s)" in lines[0]
+    cells = lines[2].split()
+    assert cells[:4] == ["REGRESSION", date_of(3), H100, STEP]
+    assert cells[4].startswith("+1") and cells[-1] == commit_of(3)[:12]
+    document = json.loads(out.read_text())
+    assert document["format"] == "kernelwatch-history-changes"
+    assert document["threshold"] == changes.DEFAULT_THRESHOLD
+    assert document["changes"][0]["commit"] == commit_of(3)
+    assert document["changes"][0]["regression"] is True
+
+
+def test_flat_noisy_series_give_nothing(make_history, run_cli) -> None:
+    # 1.5% between runs (tiny kernels move by up to 3% between processes), 0.05% inside a run:
+    # the repetitions alone would call every run boundary significant.
+    medians = {f"BM_Noisy/{k}": [100.0 * (k + 1)] * 12 for k in range(8)}
+    db = make_history(medians, run_noise=0.015, seed=3)
+    done = run_cli("history", "changes", "--db", db)
+    assert done.status == 0, done.out + done.err
+    assert "no change in the whole history" in done.out
+
+
+def test_one_odd_run_is_not_a_change(make_history) -> None:
+    db = make_history({STEP: [100.0] * 4 + [130.0] + [100.0] * 4})
+    with history.database(db) as connection:
+        assert changes.find_changes(connection) == []
+
+
+def test_a_step_needs_the_next_run_to_confirm_it(make_history) -> None:
+    db = make_history({STEP: [100.0] * 5 + [120.0]})
+    with history.database(db) as connection:
+        assert changes.find_changes(connection) == []
+    make_history({STEP: [120.0]}, db=db, first=6, seed=9)
+    with history.database(db) as connection:
+        found = changes.find_changes(connection)
+    assert [(c.index, c.commit) for c in found] == [(5, commit_of(5))]
+
+
+def test_an_improvement_is_listed_and_passes(make_history, run_cli) -> None:
+    db = make_history({FAST: [100.0] * 3 + [80.0] * 4})
+    done = run_cli("history", "changes", "--db", db)
+    assert done.status == 0, done.out + done.err
+    row = done.out.splitlines()[2].split()
+    assert row[0] == "IMPROVEMENT" and row[4].startswith("-") and row[-1] == commit_of(3)[:12]
+    assert -21 < float(row[4].rstrip("%")) < -19
+
+
+def test_two_steps_newest_first_and_since(make_history, run_cli) -> None:
+    db = make_history({STEP: [100.0] * 3 + [115.0] * 3 + [90.0] * 3})
+    done = run_cli("history", "changes", "--db", db)
+    assert done.status == 1  # the older step was a regression
+    rows = [line.split() for line in done.out.splitlines()[2:]]
+    assert [(r[0], r[1]) for r in rows] == [
+        ("IMPROVEMENT", date_of(6)),
+        ("REGRESSION", date_of(3)),
+    ]
+    # --since after the regression: only the improvement counts, exit 0.
+    done = run_cli("history", "changes", "--db", db, "--since", "2026-03-05")
+    assert done.status == 0, done.out
+    assert [line.split()[0] for line in done.out.splitlines()[2:]] == ["IMPROVEMENT"]
+    assert "since 2026-03-05T00:00:00+00:00" in done.out
+    # --since at the regression's run exactly (another zone, the same moment): it counts.
+    done = run_cli("history", "changes", "--db", db, "--since", "2026-03-04T05:17:00+02:00")
+    assert done.status == 1
+    done = run_cli("history", "changes", "--db", db, "--since", "2026-04-01")
+    assert done.status == 0 and "no change since" in done.out
+
+
+def test_per_gpu_series_and_filter(make_history, run_cli) -> None:
+    # The same benchmark on two GPUs: a step on the H200 only, and the H100 series alone is
+    # flat although the H200 is 30% slower throughout (two GPUs are never one series).
+    db = make_history({STEP: [100.0] * 6})
+    make_history({STEP: [130.0] * 3 + [150.0] * 3}, context=H200_CONTEXT, db=db, seed=1)
+    with history.database(db) as connection:
+        found = changes.find_changes(connection)
+        assert [(c.gpu_slug, c.index) for c in found] == [(H200, 3)]
+        assert changes.find_changes(connection, gpu=H100) == []
+        assert changes.find_changes(connection, benchmark_filter="^BM_S", gpu=H200)
+    done = run_cli("history", "changes", "--db", db, "--gpu", H100)
+    assert done.status == 0 and "no change" in done.out
+
+
+def test_higher_is_better_counter(make_history) -> None:
+    # bytes_per_second down is the regression; the time is flat.
+    db = make_history(
+        {STEP: [100.0] * 6}, counters={STEP: [1e12] * 3 + [0.8e12] * 3}
+    )
+    with history.database(db) as connection:
+        found = changes.find_changes(connection, metric="bytes_per_second")
+        assert changes.find_changes(connection) == []
+    assert [(c.index, c.regression, c.metric) for c in found] == [(3, True, "bytes_per_second")]
+    assert found[0].ratio == pytest.approx(0.8, rel=0.02)
+
+
+def test_threshold_and_config_rules(make_history, run_cli, tmp_path) -> None:
+    db = make_history({STEP: [100.0] * 3 + [108.0] * 3, FLAT: [10.0] * 3 + [10.8] * 3})
+    done = run_cli("history", "changes", "--db", db)
+    assert done.status == 1 and "2 change(s)" in done.out
+    done = run_cli("history", "changes", "--db", db, "--threshold", "10%")
+    assert done.status == 0 and "no change" in done.out
+    config = tmp_path / "kw.toml"
+    config.write_text('[[compare.thresholds]]\nmatch = "^BM_Flat"\nthreshold = "20%"\n')
+    done = run_cli("history", "changes", "--db", db, "--config", config)
+    assert done.status == 1 and "1 change(s)" in done.out and FLAT not in done.out
+
+
+def test_large_run_to_run_noise_hides_a_step_of_its_size(make_history) -> None:
+    # Pageable transfers move by 25% between processes: a 10% step in them is not evidence.
+    rng = np.random.default_rng(11)
+    medians = list(100.0 * np.exp(rng.normal(0, 0.12, 12)))
+    medians[6:] = [m * 1.1 for m in medians[6:]]
+    db = make_history({STEP: medians}, run_noise=0.0)
+    with history.database(db) as connection:
+        assert changes.find_changes(connection) == []
+
+
+def test_short_and_empty_histories(make_history, tmp_path, run_cli) -> None:
+    empty = tmp_path / "empty.sqlite"
+    history.open_db(empty, create=True).close()
+    done = run_cli("history", "changes", "--db", empty)
+    assert done.status == 0 and "no change" in done.out
+    db = make_history({STEP: [100.0, 200.0, 200.0]})  # fewer than two runs on a side
+    with history.database(db) as connection:
+        assert changes.find_changes(connection) == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--since", "yesterday"], "--since 'yesterday': not a date"),
+        (["--gpu", "nvidia-b200-sm100"], f"no run on that GPU in the history; it has {H100}"),
+        (["--filter", "("], "not a regex"),
+        (["--filter", "^nothing$"], "matches no benchmark"),
+        (["--metric", "flop_per_second"], "no such values in the history; it has"),
+        (["--metric", "widgets"], "unknown direction for this counter"),
+        (["--threshold", "lots"], "not a number or percentage"),
+        (["--alpha", "2"], "--alpha 2.0: must be between 0 and 1"),
+        (["--config", "/no/such/file.toml"], "config /no/such/file.toml"),
+    ],
+)
+def test_bad_input_is_one_line(make_history, run_cli, argv, message) -> None:
+    db = make_history({STEP: [100.0] * 4})
+    done = run_cli("history", "changes", "--db", db, *argv)
+    assert done.status == 2, done.out + done.err
+    assert message in one_line(done.err)
+
+
+def test_no_database(run_cli, tmp_path) -> None:
+    done = run_cli("history", "changes", "--db", tmp_path / "none.sqlite")
+    assert done.status == 2 and "no history database" in one_line(done.err)
+    assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_without_otava_says_what_to_install(run_cli, tmp_path, monkeypatch) -> None:
+    real_import = builtins.__import__
+
+    def no_otava(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "otava" or name.startswith("otava."):
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_otava)
+    done = run_cli("history", "changes", "--db", tmp_path / "none.sqlite")
+    assert done.status == 2
+    line = one_line(done.err)
+    assert "python3 -m pip install --no-deps apache-otava==" in line and "Traceback" not in line
+
+
+def test_without_otava_in_a_fresh_interpreter(tmp_path) -> None:
+    # A folder named otava that is no package with an analysis module shadows the real one.
+    shadow = tmp_path / "shadow" / "otava"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+    done = run_module(
+        "history", "changes", "--db", tmp_path / "x.sqlite", cwd=tmp_path / "shadow"
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "apache-otava" in one_line(done.stderr)
+
+
+def test_help() -> None:
+    done = run_module("history", "changes", "--help")
+    assert done.returncode == 0, done.stderr
+    for text in ("--since DATE", "--json FILE", "1  a regression", "apache-otava", "exit status"):
+        assert text in done.stdout
+
+
+def test_a_run_without_a_gpu_is_in_no_series(make_history, write_json, run_cli) -> None:
+    db = make_history({STEP: [100.0] * 3 + [120.0] * 3})
+    path = write_json("cpu.json", {STEP: [500.0] * 10}, context={"date": date_of(20)})
+    assert run_cli("history", "ingest", path, "--db", db).status == 0
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("SELECT count(*) FROM runs WHERE gpu_slug IS NULL").fetchone() == (1,)
+    with history.database(db) as connection:
+        assert [c.index for c in changes.find_changes(connection)] == [3]

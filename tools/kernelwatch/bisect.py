@@ -1,0 +1,288 @@
+"""Find the first commit that made benchmarks slower: `git bisect run` with ab as the oracle.
+
+The bisection runs in a temporary detached worktree of its own (the user's checkout, HEAD,
+index and any bisection of theirs are untouched; bisect refs are per worktree) and the
+worktree is removed however it ends, Ctrl-C included. At each step git runs this package
+again (kernelwatch.commands.bisect.step, with a state file) in a fresh process, which builds the candidate
+in ab's cached worktree (<repo>/.kernelwatch/worktrees/<sha>) and compares it with GOOD as
+`ab` does: a REGRESSION is bad (exit 1), none is good (0), a commit that cannot be built or
+lacks the benchmarks is skipped (125), and anything else (no GPU, a crash, even bad arguments)
+aborts the bisection (255, git's "abort" range) after writing the error for the parent to
+raise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import ab, runner
+from kernelwatch.compare import Report, Settings, Verdict, compare
+from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
+from kernelwatch.files import write_atomic, write_json_atomic
+from kernelwatch.render import render_table
+from kernelwatch.results import Metric, load_all
+
+# `git bisect run` exit codes of the oracle.
+GOOD, BAD, SKIP, ABORT = 0, 1, 125, 255
+
+_FIRST_BAD = re.compile(r"^([0-9a-f]{40}) is the first bad commit", re.MULTILINE)
+_ONLY_SKIPPED = "only 'skip'ped commits left to test"
+
+
+@dataclass(frozen=True)
+class Oracle:
+    """Everything a step needs to judge one commit against GOOD."""
+
+    repo: Path
+    good: ab.Side
+    filter: str
+    bench: tuple[str, ...]
+    rounds: int
+    settings: runner.RunSettings
+    compare_with: Settings
+    metric: Metric
+    out: Path  # each judged commit writes under out/<sha12>/
+    build: ab.BuildStep
+    progress: runner.Progress
+    command_line: str
+
+
+@dataclass(frozen=True)
+class Judgement:
+    sha: str
+    verdict: str  # "good", "bad" or "skip"
+    detail: str
+    report: Path | None = None  # the comparison, as a table
+
+    @property
+    def exit_code(self) -> int:
+        return {"good": GOOD, "bad": BAD, "skip": SKIP}[self.verdict]
+
+
+def subject(repo: Path, sha: str) -> str:
+    return ab.git(repo, "log", "-1", "--format=%s", sha)
+
+
+def is_ancestor(repo: Path, older: str, newer: str) -> bool:
+    done = subprocess.run(
+        ["git", "-C", str(repo), "merge-base", "--is-ancestor", older, newer],
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+def judge(oracle: Oracle, sha: str) -> Judgement:
+    """Build `sha` and run it against GOOD, alternating, as `ab` does. Raises what cannot be
+    decided by skipping (no GPU, a crash, a broken worktree)."""
+    side = ab.prepare_side(oracle.repo, "B", sha)
+    oracle.progress.say(f"kernelwatch bisect: building {side.short} in {side.build_dir}")
+    try:
+        oracle.build(side, ab.build_log(side))
+        binaries = ab.binaries_of(side, oracle.bench)
+        jobs_b = runner.plan(binaries, oracle.filter, oracle.settings.extra_args)
+    except (NoGpuError, BenchmarkCrashed):
+        raise
+    except InputError as exc:  # a failed build, no binaries, not the benchmarks: untestable
+        return Judgement(sha, "skip", str(exc))
+    jobs = {
+        "A": runner.plan(
+            ab.binaries_of(oracle.good, oracle.bench), oracle.filter, oracle.settings.extra_args
+        ),
+        "B": jobs_b,
+    }
+    out = oracle.out / sha[:12]
+    folders = ab.run_rounds(
+        [oracle.good, side],
+        jobs,
+        oracle.settings,
+        oracle.rounds,
+        out,
+        progress=oracle.progress,
+        command_line=oracle.command_line,
+        filter=oracle.filter,
+    )
+    base, contender = load_all(folders)
+    report = compare(base, contender, oracle.metric, oracle.compare_with)
+    table = write_atomic(out / "compare.txt", render_table(report, color=False, command="ab"))
+    return _verdict(sha, report, table)
+
+
+def _verdict(sha: str, report: Report, table: Path) -> Judgement:
+    worse = [c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION]
+    if worse:
+        return Judgement(sha, "bad", f"{len(worse)} regression(s): {', '.join(worse[:3])}", table)
+    unsure = [c.name for c in report.comparisons if c.verdict in (Verdict.MISSING, Verdict.ERROR)]
+    if unsure:
+        return Judgement(sha, "skip", f"{len(unsure)} benchmark(s) missing or failing", table)
+    return Judgement(sha, "good", "no regression", table)
+
+
+# -------------------------------------------------------------------------- the oracle step
+
+
+def write_error(path: Path, exc: BaseException) -> None:
+    """What aborted a step, for the parent to raise as the same one-line error."""
+    if isinstance(exc, InputError):
+        status, message = exc.exit_status, str(exc)
+    elif isinstance(exc, KeyboardInterrupt):
+        status, message = 130, "interrupted"
+    else:
+        status, message = 2, f"internal error in a bisect step: {type(exc).__name__}: {exc}"
+    write_json_atomic(path, {"status": status, "message": message})
+
+
+def read_error(path: Path) -> InputError | None:
+    if not path.is_file():
+        return None
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    kind: type[InputError] = {3: BenchmarkCrashed, 4: NoGpuError}.get(
+        recorded["status"], InputError
+    )
+    return kind(recorded["message"])
+
+
+# ------------------------------------------------------------------------- the bisection
+
+
+@dataclass(frozen=True)
+class Outcome:
+    first_bad: str | None  # None: git could not name one (only skipped commits left)
+    log: str  # git bisect's output
+
+
+@contextlib.contextmanager
+def bisect_worktree(repo: Path, bad: str) -> Iterator[Path]:
+    """A temporary detached worktree at BAD, outside the repository; removed (with its
+    bisect state) however the block ends."""
+    folder = Path(tempfile.mkdtemp(prefix="kernelwatch-bisect-"))
+    worktree = folder / "worktree"
+    try:
+        ab.git(repo, "worktree", "add", "--detach", str(worktree), bad)
+        yield worktree
+    finally:
+        subprocess.run(
+            ["git", "-C", str(repo), "worktree", "remove", "--force", str(worktree)],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        shutil.rmtree(folder, ignore_errors=True)
+        subprocess.run(
+            ["git", "-C", str(repo), "worktree", "prune"],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
+
+def step_environment() -> dict[str, str]:
+    """The environment of the oracle processes: this kernelwatch importable, whatever the way
+    it was started (installed, PYTHONPATH=tools, or in-process as in the tests)."""
+    package_parent = str(Path(__file__).resolve().parents[1])
+    path = os.environ.get("PYTHONPATH")
+    return dict(os.environ, PYTHONPATH=package_parent + (os.pathsep + path if path else ""))
+
+
+def run_bisect(
+    repo: Path,
+    good: str,
+    bad: str,
+    step: Callable[[Path], Sequence[str]],
+    error_file: Path,
+    show: Callable[[str], None],
+) -> Outcome:
+    """`git bisect start BAD GOOD` and `git bisect run STEP` in a worktree of their own.
+    step(worktree) is the oracle command; `show` gets the lines worth showing as they come."""
+    with bisect_worktree(repo, bad) as worktree:
+        ab.git(worktree, "bisect", "start", bad, good)
+        command = ["git", "-C", str(worktree), "bisect", "run", *step(worktree)]
+        lines: list[str] = []
+        # A session of its own: on Ctrl-C (or any exception here) the whole group, git, the
+        # step and its benchmark binaries, is ended before the worktree is removed.
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=step_environment(),
+            start_new_session=True,
+        )
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                lines.append(line)
+                if line.startswith(("kernelwatch", "Bisecting:")):
+                    show(line.rstrip("\n"))
+            status = process.wait()
+        finally:
+            if process.poll() is None:
+                _end_group(process)
+        log = "".join(lines)
+        error = read_error(error_file)
+        if error is not None:
+            raise error
+        found = _FIRST_BAD.search(log)
+        if found:
+            return Outcome(found.group(1), log)
+        if _ONLY_SKIPPED in log:
+            return Outcome(None, log)
+        said = [line for line in lines if line.strip()]
+        raise InputError(
+            f"git bisect run ended without a first bad commit (exit {status}): "
+            f"{said[-1].strip() if said else 'no output'}"
+        )
+
+
+def _end_group(process: subprocess.Popen[str]) -> None:
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 30)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+# What `git bisect run` sets for its command in a linked worktree (GIT_DIR=<its gitdir>):
+# git run by the step, or by a build, must find its repository from its own folder instead.
+GIT_LOCATION_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_PREFIX",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+)
+
+
+def forget_bisect_repository() -> None:
+    for name in GIT_LOCATION_VARIABLES:
+        os.environ.pop(name, None)
+
+
+def state_document(**values: Any) -> dict[str, Any]:
+    return {key: str(value) if isinstance(value, Path) else value for key, value in values.items()}
+
+
+def oracle_command(state: Path) -> list[str]:
+    """The step git runs: this Python, this kernelwatch, the state file (which holds the
+    bisect command's arguments). Not `kernelwatch bisect ...`: a usage error there would exit
+    2, which git would take for "bad"; the step maps every failure to ABORT itself."""
+    code = "import sys; from kernelwatch.commands.bisect import step; sys.exit(step(sys.argv[1]))"
+    return [sys.executable, "-c", code, str(state)]

@@ -1,0 +1,368 @@
+"""Change points in the history: where a benchmark's series on one GPU stepped, and to what.
+
+A series is one benchmark's metric on one GPU slug: its runs in date order, every run
+contributing all of its repetitions (5 runs x 10 repetitions = 50 points). Candidates come
+from Apache Otava (`otava.analysis.compute_change_points`: E-Divisive in sliding windows,
+Student's t-test, then a merge of weak points; Fleming et al. 2023). On real GPUs the
+repetitions of one run agree far better (~0.05 %) than separate runs do (up to a few %), so a
+point-level test calls almost every run boundary significant; a change is therefore kept only
+when, snapped to the run boundary nearest to it, it also passes run-level rules:
+
+* at least MIN_RUNS runs on each side (up to the neighbouring change or the series' end);
+* t-test p-value (Otava's tester, on the repetitions of both sides) below alpha;
+* |log(after / before)| at least log(1 + threshold), the medians of both sides' values;
+* larger than NOISE_MULTIPLIER x the run-to-run spread (pooled relative standard deviation
+  of the run medians around their side's median), as compare's noise floor;
+* it holds for every run: each run's median lies on its own side of the midpoint between
+  the two medians (so one odd run, or a drift, is not a step).
+
+A candidate that fails is removed, the neighbouring ones are judged again over the merged
+sides, until every remaining one passes. docs/history.md explains the choices.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from kernelwatch.compare import Settings
+from kernelwatch.config import ThresholdRule, threshold_for
+from kernelwatch.errors import InputError
+from kernelwatch.history import normalized_date
+from kernelwatch.results import Metric, resolve_metric
+
+# Larger than compare's: nights run on different processes and often different cards of one
+# model, whose medians differ by up to a few percent for small kernels (../shared/README.md);
+# smaller steps are compare's to catch, against the baseline, with each benchmark's own noise.
+DEFAULT_THRESHOLD = 0.05
+DEFAULT_ALPHA = Settings().alpha  # as compare: 0.05
+NOISE_MULTIPLIER = Settings().noise_multiplier  # as compare's noise floor
+MIN_RUNS = 2  # runs on each side of a change: one run alone may be an odd process
+WINDOW_POINTS = 50  # Otava's default sliding window ...
+WINDOW_RUNS = 5  # ... widened to hold at least this many runs
+
+# What to install when Otava is missing. --no-deps: apache-otava declares the dependencies of
+# its command-line service (BigQuery, Postgres, Slack clients) and pins numpy exactly; the
+# analysis module needs only numpy and scipy.
+OTAVA_REQUIREMENT = "apache-otava==0.8.0"
+OTAVA_INSTALL = f"python3 -m pip install --no-deps {OTAVA_REQUIREMENT}"
+
+
+@dataclass(frozen=True)
+class Change:
+    gpu_slug: str
+    benchmark: str
+    metric: str
+    run_id: int  # first run after the change
+    commit: str | None  # that run's kernelwatch_git_commit
+    date: str  # that run's date (ISO)
+    index: int  # position of that run in the benchmark's run series (0-based)
+    before: float  # median of the values before (ns for times)
+    after: float  # median of the values after
+    ratio: float  # after / before
+    p_value: float
+    regression: bool  # slower (time up, or a higher-is-better counter down) beyond the threshold
+
+
+@dataclass(frozen=True)
+class SeriesRun:
+    id: int
+    date: str
+    commit: str | None
+
+
+@dataclass(frozen=True)
+class Series:
+    """One benchmark's values on one GPU: all repetitions of all runs, runs in date order."""
+
+    gpu_slug: str
+    benchmark: str
+    runs: tuple[SeriesRun, ...]
+    values: np.ndarray
+    offsets: np.ndarray  # run k's values are values[offsets[k]:offsets[k + 1]]
+
+
+def otava_analysis() -> ModuleType:
+    """Otava's analysis module; a one-line InputError (exit 2) saying what to install."""
+    try:
+        from otava import analysis
+    except ImportError as exc:
+        raise InputError(
+            f"history changes needs Apache Otava ({exc}); install it with: {OTAVA_INSTALL} "
+            "(tools/kw setup does)"
+        ) from None
+    return analysis
+
+
+def parse_since(value: str | None) -> str | None:
+    """--since as the history stores dates (UTC ISO 8601); a date without a zone is UTC."""
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise InputError(
+            f"--since {value!r}: not a date; write 2026-11-21 or 2026-11-21T06:00:00+00:00"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return normalized_date(moment.isoformat())
+
+
+def find_changes(
+    db: sqlite3.Connection,
+    *,
+    gpu: str | None = None,
+    benchmark_filter: str | None = None,
+    metric: str = "real_time",
+    since: str | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    alpha: float = DEFAULT_ALPHA,
+    rules: Sequence[ThresholdRule] = (),
+) -> list[Change]:
+    """Every change in every (GPU, benchmark) series of `metric`, newest first.
+
+    `since` keeps the changes whose first run is at or after it (the whole history is still
+    analysed: runs before it are the "before"). `rules` are compare's per-benchmark
+    thresholds (the first regex found in the name wins over `threshold`)."""
+    if not (0 <= threshold < 10):
+        raise InputError(f"--threshold {threshold}: must be between 0 and 10")
+    if not (0 < alpha < 1):
+        raise InputError(f"--alpha {alpha}: must be between 0 and 1")
+    measured = resolve_metric(metric)
+    pattern = _pattern(benchmark_filter)
+    cutoff = parse_since(since)
+    analysis = otava_analysis()
+    changes: list[Change] = []
+    for series in load_series(db, measured.key, gpu=gpu, pattern=pattern):
+        limit = threshold_for(series.benchmark, tuple(rules), threshold)
+        changes += detect(series, measured, limit, alpha, analysis)
+    if cutoff is not None:
+        changes = [c for c in changes if c.date >= cutoff]
+    changes.sort(key=lambda c: (c.gpu_slug, c.benchmark))
+    changes.sort(key=lambda c: (c.date, c.run_id), reverse=True)  # stable: newest first
+    return changes
+
+
+def _pattern(benchmark_filter: str | None) -> re.Pattern[str] | None:
+    if benchmark_filter is None:
+        return None
+    if not benchmark_filter.strip():
+        raise InputError("--filter: empty regex")
+    try:
+        return re.compile(benchmark_filter)
+    except re.error as exc:
+        raise InputError(f"--filter {benchmark_filter!r}: not a regex ({exc})") from None
+
+
+# ---------------------------------------------------------------------------------- loading
+
+
+def load_series(
+    db: sqlite3.Connection,
+    metric_key: str,
+    *,
+    gpu: str | None = None,
+    pattern: re.Pattern[str] | None = None,
+) -> Iterator[Series]:
+    """The series of `metric_key`, per GPU and benchmark (runs without a GPU slug belong to
+    none: values of unknown GPUs are no series). Bad names are one-line InputErrors."""
+    if db.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is None:
+        return
+    slugs = [r[0] for r in db.execute("SELECT DISTINCT gpu_slug FROM runs ORDER BY 1") if r[0]]
+    if gpu is not None and gpu not in slugs:
+        raise InputError(
+            f"--gpu {gpu}: no run on that GPU in the history; it has "
+            f"{', '.join(slugs) or 'no run with a known GPU'}"
+        )
+    found = db.execute("SELECT id FROM metrics WHERE name = ?", (metric_key,)).fetchone()
+    if found is None:
+        known = [r[0] for r in db.execute("SELECT name FROM metrics ORDER BY name")]
+        raise InputError(
+            f"--metric {metric_key}: no such values in the history; it has {', '.join(known)}"
+        )
+    names = {
+        int(r[0]): r[1]
+        for r in db.execute("SELECT id, name FROM benchmarks")
+        if pattern is None or pattern.search(r[1])
+    }
+    if not names and pattern is not None:
+        raise InputError(f"--filter {pattern.pattern!r} matches no benchmark in the history")
+    query = (
+        "SELECT r.gpu_slug, s.benchmark_id, r.id, r.date, r.git_commit, s.value "
+        "FROM samples s JOIN runs r ON r.id = s.run_id "
+        "WHERE s.metric_id = ? AND r.gpu_slug IS NOT NULL"
+    )
+    parameters: list[Any] = [found[0]]
+    if gpu is not None:
+        query += " AND r.gpu_slug = ?"
+        parameters.append(gpu)
+    query += " ORDER BY r.gpu_slug, s.benchmark_id, r.date, r.id, s.repetition"
+    key: tuple[str, int] | None = None
+    runs: list[SeriesRun] = []
+    values: list[float] = []
+    offsets: list[int] = []
+    emitted = 0
+    for slug, benchmark_id, run_id, date, commit, value in db.execute(query, parameters):
+        if benchmark_id not in names:
+            continue
+        if (slug, benchmark_id) != key:
+            if key is not None:
+                emitted += 1
+                yield _series(key[0], names[key[1]], runs, values, offsets)
+            key, runs, values, offsets = (slug, benchmark_id), [], [], []
+        if not runs or runs[-1].id != run_id:
+            runs.append(SeriesRun(int(run_id), date, commit))
+            offsets.append(len(values))
+        values.append(value)
+    if key is not None:
+        emitted += 1
+        yield _series(key[0], names[key[1]], runs, values, offsets)
+    if not emitted and pattern is not None:
+        raise InputError(
+            f"--filter {pattern.pattern!r}: no {metric_key} values of the benchmarks it matches"
+            + (f" on {gpu}" if gpu else "")
+        )
+
+
+def _series(
+    slug: str, name: str, runs: list[SeriesRun], values: list[float], offsets: list[int]
+) -> Series:
+    return Series(
+        slug,
+        name,
+        tuple(runs),
+        np.asarray(values, dtype=np.float64),
+        np.asarray([*offsets, len(values)], dtype=np.int64),
+    )
+
+
+# -------------------------------------------------------------------------------- detection
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    boundary: int  # the first run after the change
+    before: float
+    after: float
+    p_value: float
+    passes: bool
+
+
+def detect(
+    series: Series,
+    metric: Metric,
+    threshold: float,
+    alpha: float,
+    analysis: ModuleType | None = None,
+) -> list[Change]:
+    """The changes of one series (oldest first)."""
+    analysis = analysis or otava_analysis()
+    count = len(series.runs)
+    if count < 2 * MIN_RUNS or len(series.values) < 4:
+        return []
+    sizes = np.diff(series.offsets)
+    window = max(WINDOW_POINTS, WINDOW_RUNS * int(np.max(sizes)))
+    # Otava's split step ignores its window for an ndarray (it slices only sequences): a list.
+    candidates, _ = analysis.compute_change_points(
+        series.values.tolist(),
+        window_len=window,
+        max_pvalue=alpha,
+        min_magnitude=threshold,
+    )
+    boundaries = sorted({_snap(series.offsets, int(c.index)) for c in candidates} - {0, count})
+    tester = analysis.TTestSignificanceTester(alpha)
+    while True:
+        edges = [0, *boundaries, count]
+        verdicts = [
+            _judge(series, edges[i - 1], edges[i], edges[i + 1], threshold, alpha, tester)
+            for i in range(1, len(edges) - 1)
+        ]
+        failed = [v for v in verdicts if not v.passes]
+        if not failed:
+            break
+        # Drop the weakest (least significant, then smallest) and judge the rest again.
+        weakest = max(failed, key=lambda v: (v.p_value, -abs(math.log(v.after / v.before))))
+        boundaries.remove(weakest.boundary)
+    changes = []
+    for verdict in verdicts:
+        run = series.runs[verdict.boundary]
+        ratio = verdict.after / verdict.before
+        changes.append(
+            Change(
+                gpu_slug=series.gpu_slug,
+                benchmark=series.benchmark,
+                metric=metric.key,
+                run_id=run.id,
+                commit=run.commit,
+                date=run.date,
+                index=verdict.boundary,
+                before=verdict.before,
+                after=verdict.after,
+                ratio=ratio,
+                p_value=verdict.p_value,
+                regression=ratio < 1 if metric.higher_is_better else ratio > 1,
+            )
+        )
+    return changes
+
+
+def _snap(offsets: np.ndarray, index: int) -> int:
+    """The run boundary (index of the first run after it) nearest to a point index."""
+    return int(np.argmin(np.abs(offsets - index)))
+
+
+def _judge(
+    series: Series,
+    low: int,
+    boundary: int,
+    high: int,
+    threshold: float,
+    alpha: float,
+    tester: Any,
+) -> _Verdict:
+    """Runs [low, boundary) before, [boundary, high) after: does the change count?"""
+    o = series.offsets
+    left = series.values[o[low] : o[boundary]]
+    right = series.values[o[boundary] : o[high]]
+    before, after = float(np.median(left)), float(np.median(right))
+    if not (before > 0 and after > 0) or before == after:
+        return _Verdict(boundary, before or math.nan, after or math.nan, 1.0, False)
+    p_value = float(tester.compare(left, right).pvalue)
+    if not math.isfinite(p_value):  # no spread on either side: nothing to test with
+        p_value = 1.0
+    size = abs(math.log(after / before))
+    medians = np.array(
+        [np.median(series.values[o[k] : o[k + 1]]) for k in range(low, high)], dtype=np.float64
+    )
+    side_before, side_after = medians[: boundary - low], medians[boundary - low :]
+    # Run-to-run spread: relative deviation of each run's median from its side's median.
+    deviations = np.concatenate([np.log(side_before / before), np.log(side_after / after)])
+    freedom = len(side_before) + len(side_after) - 2
+    noise = math.sqrt(float(np.sum(deviations**2)) / freedom) if freedom > 0 else 0.0
+    # It holds: the MIN_RUNS runs on each side next to it are on their side of the midpoint
+    # (one odd run is no step). Runs further away are held to the noise rule only: over a long
+    # side, one run in twenty beyond two standard deviations is expected.
+    midpoint = math.sqrt(before * after)
+    near_before, near_after = side_before[-MIN_RUNS:], side_after[:MIN_RUNS]
+    if after < before:
+        near_before, near_after, midpoint = -near_before, -near_after, -midpoint
+    holds = bool(np.all(near_after > midpoint) and np.all(near_before < midpoint))
+    passes = (
+        boundary - low >= MIN_RUNS
+        and high - boundary >= MIN_RUNS
+        and p_value < alpha
+        and size >= math.log1p(threshold)
+        and size > NOISE_MULTIPLIER * noise
+        and holds
+    )
+    return _Verdict(boundary, before, after, p_value, passes)

@@ -141,11 +141,12 @@ def visit(page: Path, expression: str, *, chromium: str, width: int = 1280, time
         "--remote-debugging-pipe",
         "about:blank",
     ]
-    # The protocol wants the pipe on descriptors 3 (to the browser) and 4 (from it).
+    # The protocol wants the pipe on descriptors 3 (to the browser) and 4 (from it); bash moves
+    # them there (dash's redirections take single-digit descriptors only).
     launcher = f'exec 3<&{to_browser_read} 4>&{from_browser_write}; exec "$0" "$@"'
     log = tempfile.TemporaryFile()
     process = subprocess.Popen(
-        ["sh", "-c", launcher, chromium, *arguments],
+        ["bash", "-c", launcher, chromium, *arguments],
         pass_fds=(to_browser_read, from_browser_write),
         stdin=subprocess.DEVNULL,
         stdout=log,

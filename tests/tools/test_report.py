@@ -21,9 +21,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import GPU_DATA, synthetic
+from conftest import GPU_DATA, REPO, synthetic
 from kernelwatch import history
 from kernelwatch.compare import Settings
+from kernelwatch.config import load_config
 from kernelwatch.report import Options, build_page, render_html, write_report
 from kernelwatch.report import lessons, svg, trends
 from kernelwatch.report.rundata import RunData, parse_name
@@ -52,6 +53,8 @@ needs_chromium = pytest.mark.skipif(
 )
 
 TIME = resolve_metric("time")
+# As kernelwatch run and report compare the suite: with the thresholds of baselines/kernelwatch.toml.
+SUITE_SETTINGS = Settings(rules=load_config(REPO / "baselines" / "kernelwatch.toml").rules)
 GPU = "nvidia-h200-sm90"
 # The synthetic history: 8 runs before the real one. STEP gets 15 % slower at run 6 (index 5
 # of its series); FASTER gets 10 % faster at run 4 (index 3).
@@ -142,7 +145,7 @@ def history_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def options(result: Path = SUITE, **changes: Any) -> Options:
-    return Options(result=result, metric=TIME, settings=Settings(), **changes)
+    return Options(result=result, metric=TIME, settings=SUITE_SETTINGS, **changes)
 
 
 @pytest.fixture(scope="module")
@@ -179,13 +182,13 @@ def test_report_of_the_real_run_shows_every_part(suite_report) -> None:
     text = out.read_text(encoding="utf-8")
     # The run's context.
     for expected in ("NVIDIA H200 (sm 9.0)", "580.159.04", "a5f7603cb105b8aafb9e534ebc93fe15f0957429",
-                     "2026-11-21T06:25:51+00:00", "runtime 13.0, driver API 13.0", "4,814 GB/s"):
+                     "2026-11-21 06:25 UTC", "runtime 13.0, driver API 13.0", "4,814 GB/s"):
         assert expected in text, expected
     # The comparison, against this GPU's committed baseline.
     assert page.baseline is not None and page.baseline.label.endswith("nvidia-h200-sm90/result.json")
     assert page.comparison is not None and len(page.comparison.comparisons) == 355
     assert "this GPU&#x27;s baseline (nvidia-h200-sm90)" in text  # (escaped)
-    assert "Geomean change" in text and "SAME" in text
+    assert "Geomean change" in text and "355 SAME" in text and "no regression" in text
     # Every lesson figure, none left out.
     keys = [lesson.key for lesson in page.lessons]
     assert all(isinstance(lesson, lessons.Drawn) for lesson in page.lessons), keys

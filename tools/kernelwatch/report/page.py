@@ -3,6 +3,7 @@ external URL of any kind (it works offline, from a CI artifact or an e-mail atta
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import math
 import re
@@ -87,6 +88,18 @@ def _short(commit: Any) -> str:
     return str(commit)[:12] if commit else "unknown"
 
 
+def when(value: Any) -> str:
+    """An ISO 8601 date as `2026-11-21 06:25 UTC` (as written when it is not one, or naive)."""
+    text = str(value or "")
+    try:
+        moment = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        return text
+    if moment.tzinfo is None:
+        return moment.strftime("%Y-%m-%d %H:%M")
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 # ---------------------------------------------------------------------------------- context
 
 
@@ -126,7 +139,7 @@ def context_rows(context: Mapping[str, Any], page: Page) -> list[tuple[str, str]
     if runtime or api:
         add("CUDA", f"runtime {runtime or '?'}, driver API {api or '?'}")
     add("commit", context.get("kernelwatch_git_commit") or "not recorded")
-    add("date", context.get("date") or context.get("kernelwatch_run_started"))
+    add("date", when(context.get("date") or context.get("kernelwatch_run_started")))
     seconds = _number(context.get("kernelwatch_run_seconds"))
     add("run took", f"{seconds / 60:.1f} min" if seconds else None)
     add("build", context.get("kernelwatch_build_type"))
@@ -213,7 +226,7 @@ def _comparison_section(page: Page) -> str:
     out.append(
         f"<p>Baseline: <code>{_e(page.baseline.label)}</code> ({_e(page.baseline.how)}; commit "
         f"<code>{_e(_short(base_context.get('kernelwatch_git_commit')))}</code>, "
-        f"{_e(str(base_context.get('date') or 'date not recorded'))}). Metric "
+        f"{_e(when(base_context.get('date')) or 'date not recorded')}). Metric "
         f"<code>{_e(metric.key)}</code> ({direction}); alpha {report.settings.alpha:g} "
         f"(Benjamini–Hochberg), threshold {report.settings.threshold:.1%}, raised per benchmark "
         "by the noise floor and the threshold rules (docs/compare.md).</p>"
@@ -256,7 +269,7 @@ def _changes_table(changes: Sequence[trends.ChangeLike], metric: Metric) -> str:
         kind = "REGRESSION" if c.regression else "IMPROVEMENT"
         rows.append(
             f'<tr class="{kind}"><td><span class="badge {kind}">{"slower" if c.regression else "faster"}</span></td>'
-            f'<td class="name"><code>{_e(c.benchmark)}</code></td><td>{_e(str(c.date)[:19])}</td>'
+            f'<td class="name"><code>{_e(c.benchmark)}</code></td><td>{_e(when(c.date))}</td>'
             f"<td><code>{_e(_short(c.commit))}</code></td>"
             f'<td class="num">{_e(format_value(c.before, metric))}</td>'
             f'<td class="num">{_e(format_value(c.after, metric))}</td>'
@@ -350,7 +363,7 @@ def render_html(page: Page, metric: Metric) -> str:
     context = page.context
     gpu = gpu_model(context) or "unknown GPU"
     commit = _short(context.get("kernelwatch_git_commit"))
-    date = str(context.get("date") or context.get("kernelwatch_run_started") or "")
+    date = when(context.get("date") or context.get("kernelwatch_run_started"))
     title = f"kernelwatch report: {gpu}, {commit}, {date[:10]}"
     nav = "".join(
         f'<a href="#{key}">{_e(label)}</a>'

@@ -59,7 +59,9 @@ class _Pipe:
         self.next_id = 0
         self.events: list[dict[str, Any]] = []
 
-    def send(self, method: str, params: dict[str, Any] | None = None, session: str | None = None) -> int:
+    def send(
+        self, method: str, params: dict[str, Any] | None = None, session: str | None = None
+    ) -> int:
         self.next_id += 1
         message: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
         if session:
@@ -84,7 +86,9 @@ class _Pipe:
         message, self.buffer = self.buffer.split(b"\0", 1)
         return json.loads(message)
 
-    def call(self, method: str, params: dict[str, Any] | None = None, session: str | None = None) -> dict[str, Any]:
+    def call(
+        self, method: str, params: dict[str, Any] | None = None, session: str | None = None
+    ) -> dict[str, Any]:
         wanted = self.send(method, params, session)
         while True:
             message = self.receive()
@@ -103,7 +107,9 @@ def _describe(event: dict[str, Any]) -> tuple[str, bool] | None:
     """(text, is_error) for a console-like event; None for other events."""
     method, params = event.get("method"), event.get("params", {})
     if method == "Runtime.consoleAPICalled":
-        args = " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", []))
+        args = " ".join(
+            str(a.get("value", a.get("description", ""))) for a in params.get("args", [])
+        )
         kind = params.get("type", "log")
         return f"console.{kind}: {args}", kind in ("error", "warning", "assert")
     if method == "Runtime.exceptionThrown":
@@ -114,11 +120,16 @@ def _describe(event: dict[str, Any]) -> tuple[str, bool] | None:
         entry = params.get("entry", {})
         level = entry.get("level", "info")
         where = f" ({entry['url']})" if entry.get("url") else ""
-        return f"{entry.get('source', 'log')} {level}: {entry.get('text', '')}{where}", level in ("error", "warning")
+        return f"{entry.get('source', 'log')} {level}: {entry.get('text', '')}{where}", level in (
+            "error",
+            "warning",
+        )
     return None
 
 
-def visit(page: Path, expression: str, *, chromium: str, width: int = 1280, timeout: float = 60.0) -> PageVisit:
+def visit(
+    page: Path, expression: str, *, chromium: str, width: int = 1280, timeout: float = 60.0
+) -> PageVisit:
     """Load `page` (a local file), evaluate `expression` after the load event (its value must be
     JSON-serializable; a Promise is awaited), and take a full-page screenshot."""
     to_browser_read, to_browser_write = os.pipe()
@@ -159,7 +170,9 @@ def visit(page: Path, expression: str, *, chromium: str, width: int = 1280, time
     pipe = _Pipe(to_browser_write, from_browser_read, time.monotonic() + timeout)
     try:
         target = pipe.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
         for domain in ("Page", "Runtime", "Log"):
             pipe.call(f"{domain}.enable", None, session)
         pipe.call(

@@ -14,23 +14,20 @@ import re
 import shutil
 import sqlite3
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import browser
 import numpy as np
 import pytest
 from conftest import GPU_DATA, REPO, synthetic
 from kernelwatch import history
 from kernelwatch.compare import Settings
 from kernelwatch.config import load_config
-from kernelwatch.report import Options, build_page, render_html, write_report
-from kernelwatch.report import lessons, svg, trends
+from kernelwatch.report import Options, lessons, svg, trends, write_report
 from kernelwatch.report.rundata import RunData, parse_name
 from kernelwatch.results import load, resolve_metric
-
-import browser
 
 SUITE = GPU_DATA / "h200-suite-rep10.json"
 COALESCING = GPU_DATA / "h200-coalescing-rep5.json"
@@ -101,8 +98,20 @@ def known_steps(
         after = float(np.median(np.concatenate([p.values for p in points[at:]])))
         run = points[at].run
         found.append(
-            Change(gpu or "", name, metric, run.id, run.git_commit, run.date, at, before, after,
-                   after / before, 1e-5, after > before)
+            Change(
+                gpu or "",
+                name,
+                metric,
+                run.id,
+                run.git_commit,
+                run.date,
+                at,
+                before,
+                after,
+                after / before,
+                1e-5,
+                after > before,
+            )
         )
     return found
 
@@ -181,19 +190,35 @@ def test_report_of_the_real_run_shows_every_part(suite_report) -> None:
     out, page = suite_report
     text = out.read_text(encoding="utf-8")
     # The run's context.
-    for expected in ("NVIDIA H200 (sm 9.0)", "580.159.04", "a5f7603cb105b8aafb9e534ebc93fe15f0957429",
-                     "2026-11-21 06:25 UTC", "runtime 13.0, driver API 13.0", "4,814 GB/s"):
+    for expected in (
+        "NVIDIA H200 (sm 9.0)",
+        "580.159.04",
+        "a5f7603cb105b8aafb9e534ebc93fe15f0957429",
+        "2026-11-21 06:25 UTC",
+        "runtime 13.0, driver API 13.0",
+        "4,814 GB/s",
+    ):
         assert expected in text, expected
     # The comparison, against this GPU's committed baseline.
-    assert page.baseline is not None and page.baseline.label.endswith("nvidia-h200-sm90/result.json")
+    assert page.baseline is not None and page.baseline.label.endswith(
+        "nvidia-h200-sm90/result.json"
+    )
     assert page.comparison is not None and len(page.comparison.comparisons) == 355
     assert "this GPU&#x27;s baseline (nvidia-h200-sm90)" in text  # (escaped)
     assert "Geomean change" in text and "355 SAME" in text and "no regression" in text
     # Every lesson figure, none left out.
     keys = [lesson.key for lesson in page.lessons]
     assert all(isinstance(lesson, lessons.Drawn) for lesson in page.lessons), keys
-    for key in ("lesson-coalescing", "lesson-transpose", "lesson-matmul", "lesson-reduction",
-                "lesson-transfers", "lesson-shared-banks", "lesson-occupancy", "lesson-local-memory"):
+    for key in (
+        "lesson-coalescing",
+        "lesson-transpose",
+        "lesson-matmul",
+        "lesson-reduction",
+        "lesson-transfers",
+        "lesson-shared-banks",
+        "lesson-occupancy",
+        "lesson-local-memory",
+    ):
         assert f'id="{key}"' in text
     assert "left out" not in text
     # Trends: both steps first (the regression first), then the family references.
@@ -220,7 +245,9 @@ def test_page_is_self_contained_and_valid(suite_report) -> None:
     assert "iframe" not in names and "object" not in names and "embed" not in names
     # No URL of any kind: every reference is to a fragment of this page.
     assert not re.search(r"(?i)\b(?:https?|ftp|data|file):", text)
-    assert "//" not in re.sub(r"<!--.*?-->", "", text).replace("://", "")  # (no protocol-relative URL)
+    assert "//" not in re.sub(r"<!--.*?-->", "", text).replace(
+        "://", ""
+    )  # (no protocol-relative URL)
     ids = [a["id"] for _, a in tags if a.get("id")]
     assert len(ids) == len(set(ids)), "duplicate ids"
     for tag, attributes in tags:
@@ -312,7 +339,9 @@ def test_report_in_a_browser_draws_every_figure_without_errors(suite_report, tmp
     assert visit.console_errors == [], visit.console_messages
     found = visit.value
     assert found["status"] == "ok", found["problems"]
-    expected = sum(isinstance(lesson, lessons.Drawn) for lesson in page.lessons) + len(page.trends.plots)
+    expected = sum(isinstance(lesson, lessons.Drawn) for lesson in page.lessons) + len(
+        page.trends.plots
+    )
     assert found["figures"] == expected == 8 + len(page.trends.plots)
     assert found["title"].startswith("kernelwatch report: NVIDIA H200")
 
@@ -321,7 +350,12 @@ def test_report_in_a_browser_draws_every_figure_without_errors(suite_report, tmp
     dark, colours = ink(image)
     assert dark > 0.03 and colours > 100, (dark, colours, shot)
     for box in found["boxes"]:
-        region = (int(box["x"]), int(box["y"]), int(box["x"] + box["width"]), int(box["y"] + box["height"]))
+        region = (
+            int(box["x"]),
+            int(box["y"]),
+            int(box["x"] + box["width"]),
+            int(box["y"] + box["height"]),
+        )
         assert region[3] <= image.height, (box, image.size)
         dark, colours = ink(image, region)
         assert dark > 0.02 and colours > 8, (box["id"], dark, colours, shot)
@@ -355,16 +389,28 @@ def test_the_browser_check_sees_errors_and_undrawn_figures(tmp_path) -> None:
 
 
 def _change(name: str, ratio: float, run_id: int = 1) -> Change:
-    return Change(GPU, name, "real_time", run_id, None, "2026-11-01", 1, 1.0, ratio, ratio, 0.001,
-                  ratio > 1)
+    return Change(
+        GPU, name, "real_time", run_id, None, "2026-11-01", 1, 1.0, ratio, ratio, 0.001, ratio > 1
+    )
 
 
 def test_trend_choice_is_bounded_changes_first_then_regressions_then_references() -> None:
     run = [f"b{i}" for i in range(100)]
-    changes = [_change("b1", 1.05), _change("b2", 0.5), _change("b3", 1.30), _change("gone", 2.0),
-               _change("b3", 1.01, run_id=2)]
-    choice = trends.choose(run, changes, regressed=["b7", "b3"], references=["b9", "b2", "absent"],
-                           available=set(run) - {"b8"} | {"gone"}, limit=5)
+    changes = [
+        _change("b1", 1.05),
+        _change("b2", 0.5),
+        _change("b3", 1.30),
+        _change("gone", 2.0),
+        _change("b3", 1.01, run_id=2),
+    ]
+    choice = trends.choose(
+        run,
+        changes,
+        regressed=["b7", "b3"],
+        references=["b9", "b2", "absent"],
+        available=set(run) - {"b8"} | {"gone"},
+        limit=5,
+    )
     chosen = dict(choice.chosen)
     # Regressions by size first, then improvements, then the run's regressions, then references.
     assert list(chosen) == ["b3", "b1", "b2", "b7", "b9"]
@@ -380,7 +426,9 @@ def test_trend_choice_is_bounded_changes_first_then_regressions_then_references(
 
 @needs_gpu_data
 @needs_matplotlib
-def test_max_trends_bounds_the_plots_and_the_page_says_so(history_db, tmp_path, monkeypatch) -> None:
+def test_max_trends_bounds_the_plots_and_the_page_says_so(
+    history_db, tmp_path, monkeypatch
+) -> None:
     monkeypatch.setattr(lessons, "draw_all", lambda data: [])  # (not what this test is about)
     out = tmp_path / "r.html"
     page = write_report(options(db=history_db, max_trends=1), out, find_changes=known_steps)
@@ -392,7 +440,9 @@ def test_max_trends_bounds_the_plots_and_the_page_says_so(history_db, tmp_path, 
 
 @needs_gpu_data
 @needs_matplotlib
-def test_without_change_detection_the_page_says_so(history_db, run_cli, tmp_path, monkeypatch) -> None:
+def test_without_change_detection_the_page_says_so(
+    history_db, run_cli, tmp_path, monkeypatch
+) -> None:
     monkeypatch.setitem(sys.modules, "kernelwatch.changes", None)  # import fails: not there
     monkeypatch.setattr(lessons, "draw_all", lambda data: [])
     out = tmp_path / "r.html"
@@ -421,9 +471,13 @@ def test_history_without_this_gpu(history_db, tmp_path) -> None:
     document["context"]["gpu_name"] = "NVIDIA H100 80GB HBM3"
     other = tmp_path / "h100.json"
     synthetic.write(other, document)
-    page = write_report(options(other, db=history_db, baseline=other), tmp_path / "r.html",
-                        find_changes=known_steps)
-    assert page.trends.unavailable and "no run of this GPU (nvidia-h100-80gb-hbm3-sm90)" in page.trends.unavailable
+    page = write_report(
+        options(other, db=history_db, baseline=other), tmp_path / "r.html", find_changes=known_steps
+    )
+    assert (
+        page.trends.unavailable
+        and "no run of this GPU (nvidia-h100-80gb-hbm3-sm90)" in page.trends.unavailable
+    )
 
 
 # ---------------------------------------------------------------------------------- baselines
@@ -435,8 +489,12 @@ def test_no_baseline_is_said_on_the_page(run_cli, tmp_path) -> None:
     empty = tmp_path / "baselines"
     empty.mkdir()
     out = tmp_path / "r.html"
-    r = run_cli("report", COALESCING, "--baselines", empty, "--db", tmp_path / "missing.sqlite", "-o", out)
-    assert r.status == 2 and "missing.sqlite: no history database" in r.err  # a named --db must exist
+    r = run_cli(
+        "report", COALESCING, "--baselines", empty, "--db", tmp_path / "missing.sqlite", "-o", out
+    )
+    assert (
+        r.status == 2 and "missing.sqlite: no history database" in r.err
+    )  # a named --db must exist
     r = run_cli("report", COALESCING, "--baselines", empty, "-o", out)
     assert r.status == 0, r.err
     assert "no baseline" in r.out
@@ -472,7 +530,9 @@ def test_explicit_baseline_with_a_slower_benchmark(run_cli, tmp_path) -> None:
 @needs_matplotlib
 def test_filtered_run_leaves_figures_out_with_a_note(run_cli, tmp_path) -> None:
     document = json.loads(SUITE.read_text())
-    document["benchmarks"] = [b for b in document["benchmarks"] if b["run_name"].startswith("matmul/")]
+    document["benchmarks"] = [
+        b for b in document["benchmarks"] if b["run_name"].startswith("matmul/")
+    ]
     document["context"]["kernelwatch_filter"] = "^matmul/"
     part = tmp_path / "matmul.json"
     synthetic.write(part, document)
@@ -482,9 +542,18 @@ def test_filtered_run_leaves_figures_out_with_a_note(run_cli, tmp_path) -> None:
     text = out.read_text(encoding="utf-8")
     assert 'id="lesson-matmul"' in text
     assert "Figures not drawn" in text
-    for title in ("Global-memory coalescing", "Matrix transpose", "Reductions", "Host↔device transfers",
-                  "Shared-memory bank conflicts", "Block size and occupancy", "Registers and local memory"):
-        assert re.search(rf"<li><b>{re.escape(title)}[^<]*</b>: left out, the run has no ", text), title
+    for title in (
+        "Global-memory coalescing",
+        "Matrix transpose",
+        "Reductions",
+        "Host↔device transfers",
+        "Shared-memory bank conflicts",
+        "Block size and occupancy",
+        "Registers and local memory",
+    ):
+        assert re.search(
+            rf"<li><b>{re.escape(title)}[^<]*</b>: left out, the run has no ", text
+        ), title
     # The baseline is cut to what ran (as kernelwatch run does): nothing is MISSING.
     assert 'class="MISSING"' not in text and "12 SAME" in r.out
 
@@ -499,7 +568,10 @@ def test_partial_family_draws_what_is_there() -> None:
     )
     drawn = lessons.draw_all(only_offsets)
     coalescing = next(d for d in drawn if d.key == "lesson-coalescing")
-    assert isinstance(coalescing, lessons.Drawn) and "out[i] = in[i + offset]" not in coalescing.caption
+    assert (
+        isinstance(coalescing, lessons.Drawn)
+        and "out[i] = in[i + offset]" not in coalescing.caption
+    )
     assert sum(isinstance(d, lessons.Omitted) for d in drawn) == 7
     assert all(isinstance(d, lessons.Omitted) for d in lessons.draw_all(RunData({})))
 
@@ -516,9 +588,20 @@ def one_error_line(err: str) -> str:
 
 @pytest.mark.parametrize(
     "case",
-    ["missing", "bad json", "truncated", "not a result", "db missing", "db not sqlite",
-     "db foreign", "baseline missing", "baselines missing", "out is a directory", "bad max",
-     "both baselines"],
+    [
+        "missing",
+        "bad json",
+        "truncated",
+        "not a result",
+        "db missing",
+        "db not sqlite",
+        "db foreign",
+        "baseline missing",
+        "baselines missing",
+        "out is a directory",
+        "bad max",
+        "both baselines",
+    ],
 )
 def test_bad_input_is_one_line_and_exit_2(case: str, run_cli, write_json, tmp_path) -> None:
     good = write_json("good.json", {"BM_a/manual_time": [1.0, 1.1, 1.2]})
@@ -550,7 +633,12 @@ def test_bad_input_is_one_line_and_exit_2(case: str, run_cli, write_json, tmp_pa
         extra = ["--max-trends", "-1"]
     elif case == "both baselines":
         extra = ["--baseline", good, "--baselines", tmp_path]
-    r = run_cli("report", result, *(["-o", tmp_path / "r.html"] if case != "out is a directory" else []), *extra)
+    r = run_cli(
+        "report",
+        result,
+        *(["-o", tmp_path / "r.html"] if case != "out is a directory" else []),
+        *extra,
+    )
     assert r.status == 2, (r.status, r.err)
     if case != "both baselines":  # argparse's own usage message
         one_error_line(r.err)
@@ -603,9 +691,13 @@ def test_the_file_is_replaced_atomically(write_json, tmp_path, monkeypatch) -> N
 
 def test_parse_name() -> None:
     assert parse_name("coalescing/offset/float/offset:6/manual_time") == (
-        "coalescing/offset/float", {"offset": "6"})
+        "coalescing/offset/float",
+        {"offset": "6"},
+    )
     assert parse_name("transpose/best/rows:2048/cols:2048/manual_time") == (
-        "transpose/best", {"rows": "2048", "cols": "2048"})
+        "transpose/best",
+        {"rows": "2048", "cols": "2048"},
+    )
     assert parse_name("BM_Copy/1024") == ("BM_Copy/1024", {})
     assert parse_name("manual_time") == ("manual_time", {})
 
@@ -622,7 +714,7 @@ def test_inline_svg_prefixes_every_id_and_reference() -> None:
     assert 'width="' not in out.split(">", 1)[0] and 'viewBox="0 0 100 50"' in out
     assert 'id="fig-m1"' in out and 'href="#fig-m1"' in out and "url(#fig-p1)" in out
     assert 'id="fig-figure_1"' in out and 'href="#elsewhere"' in out  # unknown ids are left
-    assert "<title id=\"fig-title\">A &lt;title&gt;</title>" in out
+    assert '<title id="fig-title">A &lt;title&gt;</title>' in out
 
 
 @needs_gpu_data

@@ -50,9 +50,7 @@ def register(subparsers: Any) -> None:
         epilog=EPILOG,
     )
     parser.add_argument("result", metavar="RESULT.json", help="the run's result file")
-    parser.add_argument(
-        "-o", "--out", metavar="FILE", required=True, help="the HTML file to write"
-    )
+    parser.add_argument("-o", "--out", metavar="FILE", required=True, help="the HTML file to write")
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--baseline",
@@ -86,17 +84,26 @@ def register(subparsers: Any) -> None:
     )
     direction = parser.add_mutually_exclusive_group()
     direction.add_argument(
-        "--higher-is-better", dest="higher_is_better", action="store_true", default=None,
+        "--higher-is-better",
+        dest="higher_is_better",
+        action="store_true",
+        default=None,
         help="the counter is better when larger (default for *_per_second and *_fraction)",
     )
     direction.add_argument(
-        "--lower-is-better", dest="higher_is_better", action="store_false",
+        "--lower-is-better",
+        dest="higher_is_better",
+        action="store_false",
         help="the counter is better when smaller (default for times)",
     )
     parser.add_argument("--threshold", metavar="T", help="as in compare (default 5%%)")
     parser.add_argument("--alpha", type=float, help="as in compare (default 0.05)")
-    parser.add_argument("--min-repetitions", type=int, metavar="N", help="as in compare (default 3)")
-    parser.add_argument("--noise-multiplier", type=float, metavar="K", help="as in compare (default 2)")
+    parser.add_argument(
+        "--min-repetitions", type=int, metavar="N", help="as in compare (default 3)"
+    )
+    parser.add_argument(
+        "--noise-multiplier", type=float, metavar="K", help="as in compare (default 2)"
+    )
     parser.add_argument(
         "--config",
         metavar="FILE",

@@ -106,9 +106,13 @@ def _baseline(
         documents = [baselines.restrict(d, names) for d in documents]
         documents = [d for d in documents if d.get("benchmarks")]
         if not documents:
-            return None, None, (
-                f"the baseline {label} holds none of the {len(run.names)} benchmarks of this "
-                f"filtered run (--filter {run.context.get('kernelwatch_filter')})"
+            return (
+                None,
+                None,
+                (
+                    f"the baseline {label} holds none of the {len(run.names)} benchmarks of this "
+                    f"filtered run (--filter {run.context.get('kernelwatch_filter')})"
+                ),
             )
     side = from_documents(label, documents)
     return side, BaselineInfo(label, how, dict(side.context)), None
@@ -164,7 +168,11 @@ def build_page(
                 regressed=regressed,
                 references=lessons.REFERENCES,
                 document=document,
-                medians={n: m[options.metric.key] for n, m in data.medians.items() if options.metric.key in m},
+                medians={
+                    n: m[options.metric.key]
+                    for n, m in data.medians.items()
+                    if options.metric.key in m
+                },
                 find_changes=finder,  # type: ignore[arg-type]
                 limit=options.max_trends,
             )

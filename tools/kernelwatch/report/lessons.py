@@ -48,12 +48,21 @@ def _gbs(value: float | None) -> str:
     return "?" if value is None else f"{value / GB:,.0f} GB/s"
 
 
-def _xy(points: Sequence[tuple[float, float]], scale: float = 1.0) -> tuple[list[float], list[float]]:
+def _xy(
+    points: Sequence[tuple[float, float]], scale: float = 1.0
+) -> tuple[list[float], list[float]]:
     return [p[0] for p in points], [p[1] / scale for p in points]
 
 
-def _reference(ax: Any, value: float | None, label: str, scale: float, vertical: bool = False,
-               color: str = svg.REFERENCE, style: str = "--") -> None:
+def _reference(
+    ax: Any,
+    value: float | None,
+    label: str,
+    scale: float,
+    vertical: bool = False,
+    color: str = svg.REFERENCE,
+    style: str = "--",
+) -> None:
     if value is None:
         return
     line = ax.axvline if vertical else ax.axhline
@@ -105,7 +114,9 @@ def coalescing(data: RunData) -> Lesson:
     }
     kinds = [k for k in ("offset", "stride") if any(sweeps[k].values())]
     if not kinds:
-        return Omitted(key, title, "the run has no coalescing/offset or coalescing/stride benchmarks")
+        return Omitted(
+            key, title, "the run has no coalescing/offset or coalescing/stride benchmarks"
+        )
     copy = data.value("coalescing/memcpy_d2d", BPS)
     peak = _peak(data)
     figure, axes = _panels(len(kinds), 5.4, 3.6)
@@ -115,14 +126,24 @@ def coalescing(data: RunData) -> Lesson:
             points = sweeps[kind][dtype]
             if points:
                 x, y = _xy(points, GB)
-                ax.plot(x, y, color=color, marker=marker, label=f"{dtype} (4 B)" if dtype == "float" else f"{dtype} (8 B)")
+                ax.plot(
+                    x,
+                    y,
+                    color=color,
+                    marker=marker,
+                    label=f"{dtype} (4 B)" if dtype == "float" else f"{dtype} (8 B)",
+                )
                 top = max(top, max(y))
         _reference(ax, copy, f"cudaMemcpy D2D (copy reference) {_gbs(copy)}", GB)
         _reference(ax, peak, f"theoretical DRAM peak {_gbs(peak)}", GB, color=svg.LIGHT, style=":")
         top = max([top] + [v / GB for v in (copy, peak) if v])
         ax.set_ylim(0, top * 1.12)
         ax.set_xlim(-0.5 if kind == "offset" else 0, 32.5)
-        ax.set_xticks([0, 4, 8, 12, 16, 20, 24, 28, 32] if kind == "offset" else [1, 4, 8, 12, 16, 20, 24, 28, 32])
+        ax.set_xticks(
+            [0, 4, 8, 12, 16, 20, 24, 28, 32]
+            if kind == "offset"
+            else [1, 4, 8, 12, 16, 20, 24, 28, 32]
+        )
         ax.set_ylabel("effective bandwidth (GB/s)")
         if kind == "offset":
             ax.set_title("out[i] = in[i + offset]")
@@ -155,8 +176,17 @@ def coalescing(data: RunData) -> Lesson:
 # --------------------------------------------------------------------------------- transpose
 
 TRANSPOSE_VARIANTS = (
-    "copy_rows", "copy_columns", "naive_rows", "naive_columns", "tiled", "tiled_padded",
-    "diagonal_rows", "diagonal_columns", "unrolled_rows", "unrolled_columns", "best",
+    "copy_rows",
+    "copy_columns",
+    "naive_rows",
+    "naive_columns",
+    "tiled",
+    "tiled_padded",
+    "diagonal_rows",
+    "diagonal_columns",
+    "unrolled_rows",
+    "unrolled_columns",
+    "best",
 )
 
 
@@ -197,22 +227,51 @@ def transpose(data: RunData) -> Lesson:
     for i, (variant, b8, b32) in enumerate(bars):
         single = b32 is None
         for value, offset, color, label in (
-            (b8, 0.0 if single else -height / 2, svg.GREEN if variant == "best" else svg.BLUE,
-             "best: 64×64 tile, 16 elements per thread" if variant == "best" else "32×8 threads (block_rows:8)"),
+            (
+                b8,
+                0.0 if single else -height / 2,
+                svg.GREEN if variant == "best" else svg.BLUE,
+                (
+                    "best: 64×64 tile, 16 elements per thread"
+                    if variant == "best"
+                    else "32×8 threads (block_rows:8)"
+                ),
+            ),
             (b32, height / 2, svg.SKY, "32×32 threads (block_rows:32)"),
         ):
             if value is None:
                 continue
-            ax.barh(i + offset, value / GB, height=height, color=color,
-                    label=None if label in labelled else label)
+            ax.barh(
+                i + offset,
+                value / GB,
+                height=height,
+                color=color,
+                label=None if label in labelled else label,
+            )
             labelled.add(label)
-            ax.text(value / GB + 30, i + offset, f"{value / GB:,.0f}  ({_pct(value, copy)})",
-                    va="center", fontsize=7.5, color="#333333")
+            ax.text(
+                value / GB + 30,
+                i + offset,
+                f"{value / GB:,.0f}  ({_pct(value, copy)})",
+                va="center",
+                fontsize=7.5,
+                color="#333333",
+            )
     ax.set_yticks(range(len(bars)), [b[0] for b in bars])
     ax.invert_yaxis()
-    _reference(ax, copy, f"copy with the same traffic (copy_rows, 32×8) {_gbs(copy)}", GB, vertical=True)
+    _reference(
+        ax, copy, f"copy with the same traffic (copy_rows, 32×8) {_gbs(copy)}", GB, vertical=True
+    )
     peak = _peak(data)
-    _reference(ax, peak, f"theoretical DRAM peak {_gbs(peak)}", GB, vertical=True, color=svg.LIGHT, style=":")
+    _reference(
+        ax,
+        peak,
+        f"theoretical DRAM peak {_gbs(peak)}",
+        GB,
+        vertical=True,
+        color=svg.LIGHT,
+        style=":",
+    )
     largest = max([v for b in bars for v in b[1:] if v] + [copy or 0, peak or 0])
     ax.set_xlim(0, largest / GB * 1.18)
     ax.set_xlabel("effective bandwidth (GB/s) = 2 × matrix bytes / time;  (% of the copy)")
@@ -242,11 +301,14 @@ def transpose(data: RunData) -> Lesson:
 
 
 def matmul(data: RunData) -> Lesson:
-    key, title = "lesson-matmul", "Matrix multiply: the guide's kernels and a tiled SGEMM against cuBLAS"
+    key, title = (
+        "lesson-matmul",
+        "Matrix multiply: the guide's kernels and a tiled SGEMM against cuBLAS",
+    )
     guide = [k for k in ("simple", "coalesced_a", "shared_ab") if data.entries(f"matmul/{k}")]
-    sizes = sorted({
-        int(e.params["m"]) for k in guide for e in data.entries(f"matmul/{k}") if "m" in e.params
-    })
+    sizes = sorted(
+        {int(e.params["m"]) for k in guide for e in data.entries(f"matmul/{k}") if "m" in e.params}
+    )
     sgemm = data.sweep("matmul/sgemm_tiled", "size", FLOPS)
     cublas = data.sweep("matmul/cublas_sgemm", "size", FLOPS)
     panels = (["guide"] if guide and sizes else []) + (["sgemm"] if sgemm or cublas else [])
@@ -260,11 +322,16 @@ def matmul(data: RunData) -> Lesson:
             for j, m in enumerate(sizes):
                 values = [data.value(f"matmul/{k}", FLOPS, m=m) for k in guide]
                 xs = [i - 0.4 + width * (j + 0.5) for i in range(len(guide))]
-                kept = [(x, v) for x, v in zip(xs, values) if v is not None]
-                ax.bar([x for x, _ in kept], [v / 1e12 for _, v in kept], width=width * 0.92,
-                       color=colors[j % len(colors)], label=f"C = AB, {m}×32 · 32×{m}")
-                for x, v in kept:
-                    ax.text(x, v / 1e12, f"{v / 1e12:.2f}", ha="center", va="bottom", fontsize=7.5)
+                kept = [(at, v) for at, v in zip(xs, values) if v is not None]
+                ax.bar(
+                    [at for at, _ in kept],
+                    [v / 1e12 for _, v in kept],
+                    width=width * 0.92,
+                    color=colors[j % len(colors)],
+                    label=f"C = AB, {m}×32 · 32×{m}",
+                )
+                for at, v in kept:
+                    ax.text(at, v / 1e12, f"{v / 1e12:.2f}", ha="center", va="bottom", fontsize=7.5)
             ax.set_xticks(range(len(guide)), guide)
             ax.set_ylabel("TFLOP/s (FP32)")
             ax.set_title("Best Practices Guide kernels (w = 32)")
@@ -274,16 +341,35 @@ def matmul(data: RunData) -> Lesson:
         else:
             if cublas:
                 x, y = _xy(cublas, 1e12)
-                ax.plot(x, y, color=svg.REFERENCE, linestyle="--", marker="D", label="cublasSgemm (reference)")
+                ax.plot(
+                    x,
+                    y,
+                    color=svg.REFERENCE,
+                    linestyle="--",
+                    marker="D",
+                    label="cublasSgemm (reference)",
+                )
             if sgemm:
                 x, y = _xy(sgemm, 1e12)
-                ax.plot(x, y, color=svg.GREEN, marker="o", label="sgemm_tiled (128×128 tiles, 8×8 per thread)")
+                ax.plot(
+                    x,
+                    y,
+                    color=svg.GREEN,
+                    marker="o",
+                    label="sgemm_tiled (128×128 tiles, 8×8 per thread)",
+                )
                 reference = dict(cublas)
                 for size, value in sgemm:
                     if size in reference:
-                        ax.annotate(f"{value / reference[size]:.0%}", (size, value / 1e12),
-                                    textcoords="offset points", xytext=(0, -13), ha="center",
-                                    fontsize=7.5, color=svg.GREEN)
+                        ax.annotate(
+                            f"{value / reference[size]:.0%}",
+                            (size, value / 1e12),
+                            textcoords="offset points",
+                            xytext=(0, -13),
+                            ha="center",
+                            fontsize=7.5,
+                            color=svg.GREEN,
+                        )
             _log2_axis(ax, [p[0] for p in sgemm + cublas], "")
             ax.set_xticklabels([f"{int(p)}³" for p in sorted({p[0] for p in sgemm + cublas})])
             ax.set_xlabel("square matrix size n (n×n·n×n)")
@@ -301,7 +387,15 @@ def matmul(data: RunData) -> Lesson:
 
 # --------------------------------------------------------------------------------- reduction
 
-REDUCTION_VARIANTS = ("naive", "interleaved", "sequential", "warp_shuffle", "vectorized", "cub", "streaming")
+REDUCTION_VARIANTS = (
+    "naive",
+    "interleaved",
+    "sequential",
+    "warp_shuffle",
+    "vectorized",
+    "cub",
+    "streaming",
+)
 
 
 def _reduction_n(data: RunData) -> str | None:
@@ -320,11 +414,20 @@ def reduction(data: RunData) -> Lesson:
     n = _reduction_n(data)
     if n is None:
         return Omitted(key, title, "the run has no reduction/sum benchmarks")
-    dtypes = [t for t in ("float", "double") if any(
-        data.value(f"reduction/sum/{v}/{t}", BPS, n=n) for v in REDUCTION_VARIANTS)]
-    variants = [v for v in REDUCTION_VARIANTS if any(
-        data.value(f"reduction/sum/{v}/{t}", BPS, n=n) for t in dtypes)]
-    scaling = {v: data.sweep(f"reduction/sum/{v}/float", "n", BPS) for v in ("vectorized", "cub", "streaming")}
+    dtypes = [
+        t
+        for t in ("float", "double")
+        if any(data.value(f"reduction/sum/{v}/{t}", BPS, n=n) for v in REDUCTION_VARIANTS)
+    ]
+    variants = [
+        v
+        for v in REDUCTION_VARIANTS
+        if any(data.value(f"reduction/sum/{v}/{t}", BPS, n=n) for t in dtypes)
+    ]
+    scaling = {
+        v: data.sweep(f"reduction/sum/{v}/float", "n", BPS)
+        for v in ("vectorized", "cub", "streaming")
+    }
     has_scaling = sum(len(p) > 1 for p in scaling.values()) > 0
     figure, axes = _panels(2 if has_scaling else 1, 5.4, 3.9)
     ax = axes[0]
@@ -336,13 +439,24 @@ def reduction(data: RunData) -> Lesson:
             value = data.value(f"reduction/sum/{variant}/{dtype}", BPS, n=n)
             if value is None:
                 continue
-            y = i - 0.4 + height * (j + 0.5)
-            ax.barh(y, value / GB, height=height * 0.9, color=colors[dtype],
-                    alpha=0.55 if variant == "streaming" else 1.0,
-                    label=dtype if i == 0 or (variant == variants[0]) else None)
-            ax.text(value / GB + 40, y, _pct(value, stream), va="center", fontsize=7)
-        _reference(ax, stream, f"streaming read ({dtype}) {_gbs(stream)}", GB, vertical=True,
-                   color=colors[dtype])
+            row = i - 0.4 + height * (j + 0.5)
+            ax.barh(
+                row,
+                value / GB,
+                height=height * 0.9,
+                color=colors[dtype],
+                alpha=0.55 if variant == "streaming" else 1.0,
+                label=dtype if i == 0 or (variant == variants[0]) else None,
+            )
+            ax.text(value / GB + 40, row, _pct(value, stream), va="center", fontsize=7)
+        _reference(
+            ax,
+            stream,
+            f"streaming read ({dtype}) {_gbs(stream)}",
+            GB,
+            vertical=True,
+            color=colors[dtype],
+        )
     svg.legend_below(figure, ax, ncol=2)
     ax.set_yticks(range(len(variants)), variants)
     ax.invert_yaxis()
@@ -352,9 +466,11 @@ def reduction(data: RunData) -> Lesson:
     ax.set_title(f"sum of n = {_size_label(float(n))} elements")
     if has_scaling:
         ax = axes[1]
-        styles = {"streaming": (svg.REFERENCE, "--", "D", "streaming read (reference)"),
-                  "vectorized": (svg.BLUE, "-", "o", "vectorized (16-byte loads)"),
-                  "cub": (svg.GREEN, "-", "s", "cub::DeviceReduce::Sum")}
+        styles = {
+            "streaming": (svg.REFERENCE, "--", "D", "streaming read (reference)"),
+            "vectorized": (svg.BLUE, "-", "o", "vectorized (16-byte loads)"),
+            "cub": (svg.GREEN, "-", "s", "cub::DeviceReduce::Sum"),
+        }
         xs: list[float] = []
         for variant in ("streaming", "vectorized", "cub"):
             points = scaling[variant]
@@ -387,9 +503,11 @@ def transfers(data: RunData) -> Lesson:
         for direction in ("h2d", "d2h")
         for memory in ("pinned", "pageable")
     }
-    overlap = [(s, data.value("transfers/overlap", "real_time", streams=int(s)))
-               for s, _ in data.sweep("transfers/overlap", "streams", BPS)]
-    overlap = [(s, t) for s, t in overlap if t]
+    overlap: list[tuple[float, float]] = []
+    for count, _ in data.sweep("transfers/overlap", "streams", BPS):
+        time = data.value("transfers/overlap", "real_time", streams=int(count))
+        if time:
+            overlap.append((count, time))
     if not any(lines.values()) and not overlap:
         return Omitted(key, title, "the run has no transfers benchmarks")
     panels = (["size"] if any(lines.values()) else []) + (["overlap"] if len(overlap) > 1 else [])
@@ -403,10 +521,14 @@ def transfers(data: RunData) -> Lesson:
                     continue
                 x, y = _xy(points, GB)
                 xs += x
-                ax.plot(x, y, color=svg.BLUE if direction == "h2d" else svg.ORANGE,
-                        linestyle="-" if memory == "pinned" else "--",
-                        marker="o" if memory == "pinned" else "s",
-                        label=f"{names[direction]}, {memory}")
+                ax.plot(
+                    x,
+                    y,
+                    color=svg.BLUE if direction == "h2d" else svg.ORANGE,
+                    linestyle="-" if memory == "pinned" else "--",
+                    marker="o" if memory == "pinned" else "s",
+                    label=f"{names[direction]}, {memory}",
+                )
             _log2_axis(ax, xs, "B")
             ax.tick_params(axis="x", labelrotation=35)
             ax.set_ylim(0, ax.get_ylim()[1] * 1.1)
@@ -421,10 +543,20 @@ def transfers(data: RunData) -> Lesson:
             ax.bar(range(len(streams)), speedup, color=svg.GREEN, width=0.6)
             for i, value in enumerate(speedup):
                 ax.text(i, value, f"{value:.2f}×", ha="center", va="bottom", fontsize=8)
-            ax.axhline(1.0, color=svg.REFERENCE, linestyle="--", linewidth=1.2,
-                       label="one stream: copy, kernel, copy in sequence")
-            ax.axhline(3.0, color=svg.LIGHT, linestyle=":", linewidth=1.2,
-                       label="3×: three equal stages fully overlapped")
+            ax.axhline(
+                1.0,
+                color=svg.REFERENCE,
+                linestyle="--",
+                linewidth=1.2,
+                label="one stream: copy, kernel, copy in sequence",
+            )
+            ax.axhline(
+                3.0,
+                color=svg.LIGHT,
+                linestyle=":",
+                linewidth=1.2,
+                label="3×: three equal stages fully overlapped",
+            )
             ax.set_xticks(range(len(streams)), [str(s) for s in streams])
             ax.set_ylim(0, 3.4)
             ax.set_xlabel("streams (64 MiB in chunks: upload, kernel, download)")
@@ -467,21 +599,44 @@ def shared_banks(data: RunData) -> Lesson:
         if reads[width]:
             x, y = _xy(reads[width], tb)
             all_y += y
-            ax.plot(x, y, color=colors[width], marker="o" if width == "u32" else "s",
-                    label=f"{width} words ({'4' if width == 'u32' else '8'} B)")
+            ax.plot(
+                x,
+                y,
+                color=colors[width],
+                marker="o" if width == "u32" else "s",
+                label=f"{width} words ({'4' if width == 'u32' else '8'} B)",
+            )
         if padded[width]:
             x, y = _xy(padded[width], tb)
             all_y += y
-            ax.plot(x, y, linestyle="none", marker="*", markersize=12, color=colors[width],
-                    markeredgecolor="black", markeredgewidth=0.5,
-                    label=f"{width}, padded pitch (stride + 1)")
+            ax.plot(
+                x,
+                y,
+                linestyle="none",
+                marker="*",
+                markersize=12,
+                color=colors[width],
+                markeredgecolor="black",
+                markeredgewidth=0.5,
+                label=f"{width}, padded pitch (stride + 1)",
+            )
     reference = data.value("shared_banks/read/u32", metric, stride=1)
     ways = data.sweep("shared_banks/read/u32", "stride", "bank_conflict_ways")
     if reference and ways:
-        ax.plot([w[0] for w in ways], [reference / tb / max(w[1], 1.0) for w in ways],
-                color=svg.GREY, linestyle=":", linewidth=1.2,
-                label="prediction: conflict-free ÷ conflict ways (u32)")
-    _reference(ax, reference, f"conflict-free (u32, stride 1) {reference / tb:.1f} TB/s" if reference else "", tb)
+        ax.plot(
+            [w[0] for w in ways],
+            [reference / tb / max(w[1], 1.0) for w in ways],
+            color=svg.GREY,
+            linestyle=":",
+            linewidth=1.2,
+            label="prediction: conflict-free ÷ conflict ways (u32)",
+        )
+    _reference(
+        ax,
+        reference,
+        f"conflict-free (u32, stride 1) {reference / tb:.1f} TB/s" if reference else "",
+        tb,
+    )
     ax.set_yscale("log", base=2)
     low = min(all_y) if all_y else 1.0
     high = max(all_y + ([reference / tb] if reference else [])) if all_y else 32.0
@@ -526,8 +681,16 @@ def occupancy(data: RunData) -> Lesson:
             twin = ax.twinx()
             if occupancy_values:
                 ox, oy = _xy(occupancy_values)
-                twin.plot(ox, oy, color=svg.GREY, linestyle=":", marker="s", markersize=3.5,
-                          linewidth=1.1, label="theoretical occupancy (right axis)")
+                twin.plot(
+                    ox,
+                    oy,
+                    color=svg.GREY,
+                    linestyle=":",
+                    marker="s",
+                    markersize=3.5,
+                    linewidth=1.1,
+                    label="theoretical occupancy (right axis)",
+                )
             twin.set_ylim(0, 1.25)
             twin.set_ylabel("theoretical occupancy", color=svg.GREY)
             twin.tick_params(axis="y", colors=svg.GREY)
@@ -548,12 +711,30 @@ def occupancy(data: RunData) -> Lesson:
             occ = dict(data.sweep("occupancy/smem_limited", "blocks_per_sm", "occupancy"))
             points = [(occ.get(b, b / 8), v) for b, v in limited]
             x, y = _xy(points, GB)
-            ax.plot(x, y, color=svg.PURPLE, marker="o", label="copy, 256 threads, shared memory reserved")
+            ax.plot(
+                x,
+                y,
+                color=svg.PURPLE,
+                marker="o",
+                label="copy, 256 threads, shared memory reserved",
+            )
             for (blocks, _), xi, yi in zip(limited, x, y):
-                ax.annotate(f"{blocks:g}", (xi, yi), textcoords="offset points", xytext=(-8, 5), fontsize=7.5)
+                ax.annotate(
+                    f"{blocks:g}",
+                    (xi, yi),
+                    textcoords="offset points",
+                    xytext=(-8, 5),
+                    fontsize=7.5,
+                )
             top = max(points, key=lambda p: p[0])
-            ax.plot([0, top[0]], [0, top[1] / GB], color=svg.GREY, linestyle=":", linewidth=1.2,
-                    label="proportional to occupancy")
+            ax.plot(
+                [0, top[0]],
+                [0, top[1] / GB],
+                color=svg.GREY,
+                linestyle=":",
+                linewidth=1.2,
+                label="proportional to occupancy",
+            )
             _reference(ax, ceiling, f"cudaMemcpy D2D (copy reference) {_gbs(ceiling)}", GB)
             ax.set_xlim(0, 1.05)
             ax.set_ylim(0, max(y + [ceiling / GB if ceiling else 0]) * 1.15)
@@ -574,11 +755,21 @@ def occupancy(data: RunData) -> Lesson:
 
 def local_memory(data: RunData) -> Lesson:
     key, title = "lesson-local-memory", "Registers and local memory"
-    kernels = [k for k in ("registers", "local_array", "register_capped") if data.entries(f"local_memory/{k}")]
+    kernels = [
+        k
+        for k in ("registers", "local_array", "register_capped")
+        if data.entries(f"local_memory/{k}")
+    ]
     if not kernels:
         return Omitted(key, title, "the run has no local_memory benchmarks")
-    rounds = sorted({int(e.params["rounds"]) for k in kernels for e in data.entries(f"local_memory/{k}")
-                     if "rounds" in e.params})
+    rounds = sorted(
+        {
+            int(e.params["rounds"])
+            for k in kernels
+            for e in data.entries(f"local_memory/{k}")
+            if "rounds" in e.params
+        }
+    )
     figure, ax = svg.new_figure(8.6, 3.5)
     width = 0.8 / max(len(rounds), 1)
     colors = (svg.BLUE, svg.SKY, svg.PURPLE)
@@ -589,19 +780,34 @@ def local_memory(data: RunData) -> Lesson:
             if value is None:
                 continue
             x = i - 0.4 + width * (j + 0.5)
-            ax.bar(x, value / 1e3, width=width * 0.92, color=colors[j % len(colors)],
-                   label=f"rounds:{r}" if i == 0 or kernel == kernels[0] else None)
+            ax.bar(
+                x,
+                value / 1e3,
+                width=width * 0.92,
+                color=colors[j % len(colors)],
+                label=f"rounds:{r}" if i == 0 or kernel == kernels[0] else None,
+            )
             if reference:
-                ax.text(x, value / 1e3, f"{value / reference:.1f}×", ha="center", va="bottom", fontsize=7.5)
+                ax.text(
+                    x,
+                    value / 1e3,
+                    f"{value / reference:.1f}×",
+                    ha="center",
+                    va="bottom",
+                    fontsize=7.5,
+                )
     labels = []
     for kernel in kernels:
         regs = data.value(f"local_memory/{kernel}", "registers_per_thread")
         local = data.value(f"local_memory/{kernel}", "local_bytes_per_thread")
         blocks = data.value(f"local_memory/{kernel}", "resident_blocks_per_sm")
         detail = ", ".join(
-            text for text, value in ((f"{regs:g} regs" if regs is not None else "", regs),
-                                     (f"{local:g} B local" if local is not None else "", local),
-                                     (f"{blocks:g} blocks/SM" if blocks is not None else "", blocks))
+            text
+            for text, value in (
+                (f"{regs:g} regs" if regs is not None else "", regs),
+                (f"{local:g} B local" if local is not None else "", local),
+                (f"{blocks:g} blocks/SM" if blocks is not None else "", blocks),
+            )
             if value is not None
         )
         labels.append(f"{kernel}\n{detail}" if detail else kernel)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kernelwatch import __version__
-from kernelwatch.compare import Comparison, Report, Verdict
+from kernelwatch.compare import Comparison, Verdict
 from kernelwatch.render import format_value, summary_line
 from kernelwatch.report import lessons, trends
 from kernelwatch.report.build import Page
@@ -122,17 +122,28 @@ def context_rows(context: Mapping[str, Any], page: Page) -> list[tuple[str, str]
     sms = context.get("gpu_sm_count")
     memory = _number(context.get("gpu_memory_bytes"))
     l2 = _number(context.get("gpu_l2_cache_bytes"))
-    parts = [f"{sms} SMs" if sms else "", f"{memory / 2**30:.0f} GiB" if memory else "",
-             f"{l2 / 2**20:.0f} MiB L2" if l2 else ""]
+    parts = [
+        f"{sms} SMs" if sms else "",
+        f"{memory / 2**30:.0f} GiB" if memory else "",
+        f"{l2 / 2**20:.0f} MiB L2" if l2 else "",
+    ]
     add("GPU size", ", ".join(p for p in parts if p))
     peak = _number(context.get("gpu_peak_bandwidth_bytes_per_second"))
     add("DRAM peak (theoretical)", f"{peak / 1e9:,.0f} GB/s" if peak else None)
     sm_clock = _number(context.get("gpu_sm_clock_khz"))
     mem_clock = _number(context.get("gpu_memory_clock_khz"))
     if sm_clock or mem_clock:
-        add("clocks", " / ".join(p for p in (
-            f"SM {sm_clock / 1e3:.0f} MHz" if sm_clock else "",
-            f"memory {mem_clock / 1e3:.0f} MHz" if mem_clock else "") if p))
+        add(
+            "clocks",
+            " / ".join(
+                p
+                for p in (
+                    f"SM {sm_clock / 1e3:.0f} MHz" if sm_clock else "",
+                    f"memory {mem_clock / 1e3:.0f} MHz" if mem_clock else "",
+                )
+                if p
+            ),
+        )
     add("ECC", context.get("gpu_ecc"))
     add("driver", context.get("gpu_driver_version"))
     runtime, api = context.get("cuda_runtime_version"), context.get("cuda_driver_api_version")
@@ -143,11 +154,17 @@ def context_rows(context: Mapping[str, Any], page: Page) -> list[tuple[str, str]
     seconds = _number(context.get("kernelwatch_run_seconds"))
     add("run took", f"{seconds / 60:.1f} min" if seconds else None)
     add("build", context.get("kernelwatch_build_type"))
-    add("L2 before each launch", {"cold": "flushed (cold)", "hot": "kept (hot)"}.get(
-        str(context.get("kernelwatch_cache_mode")), context.get("kernelwatch_cache_mode")))
+    add(
+        "L2 before each launch",
+        {"cold": "flushed (cold)", "hot": "kept (hot)"}.get(
+            str(context.get("kernelwatch_cache_mode")), context.get("kernelwatch_cache_mode")
+        ),
+    )
     add("repetitions", context.get("kernelwatch_repetitions"))
-    add("min time per repetition", f"{context['kernelwatch_min_time']} s"
-        if context.get("kernelwatch_min_time") else None)
+    add(
+        "min time per repetition",
+        f"{context['kernelwatch_min_time']} s" if context.get("kernelwatch_min_time") else None,
+    )
     add("random interleaving", context.get("kernelwatch_random_interleaving"))
     add("filter", context.get("kernelwatch_filter"))
     add("host", context.get("host_name"))
@@ -163,14 +180,18 @@ def context_rows(context: Mapping[str, Any], page: Page) -> list[tuple[str, str]
 
 
 def _context_section(page: Page) -> str:
-    cells = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in context_rows(page.context, page))
+    cells = "".join(
+        f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in context_rows(page.context, page)
+    )
     out = [f'<section id="run"><h2>The run</h2><dl class="context">{cells}</dl>']
     if page.errors:
         items = "".join(
             f"<li><code>{_e(n)}</code>: {_e(m)}</li>" for n, m in sorted(page.errors.items())
         )
-        out.append(f'<div class="box bad"><b>{len(page.errors)} benchmark(s) failed in this run</b>'
-                   f"<ul>{items}</ul></div>")
+        out.append(
+            f'<div class="box bad"><b>{len(page.errors)} benchmark(s) failed in this run</b>'
+            f"<ul>{items}</ul></div>"
+        )
     out.append("</section>")
     return "".join(out)
 
@@ -185,7 +206,8 @@ _HEAD = (
 
 def _row(c: Comparison, metric: Metric) -> str:
     interval = (
-        "–" if c.ci_low is None or c.ci_high is None
+        "–"
+        if c.ci_low is None or c.ci_high is None
         else f"[{(c.ci_low - 1) * 100:+.1f}%, {(c.ci_high - 1) * 100:+.1f}%]"
     )
     change = "–" if c.ratio is None else f"{(c.ratio - 1) * 100:+.1f}%"
@@ -238,13 +260,21 @@ def _comparison_section(page: Page) -> str:
         headline, kind = "no regression, but failing benchmarks (MISSING or ERROR)", "bad"
     else:
         headline, kind = "no regression", "good"
-    out.append(f'<div class="box {kind}"><div class="headline">{_e(headline)}</div>'
-               f"{_e(summary_line(report))}</div>")
-    out.append('<div class="counts">' + "".join(
-        f'<span class="badge {v.value}">{n} {v.value}</span>' for v, n in counts.items() if n
-    ) + "</div>")
+    out.append(
+        f'<div class="box {kind}"><div class="headline">{_e(headline)}</div>'
+        f"{_e(summary_line(report))}</div>"
+    )
+    out.append(
+        '<div class="counts">'
+        + "".join(
+            f'<span class="badge {v.value}">{n} {v.value}</span>' for v, n in counts.items() if n
+        )
+        + "</div>"
+    )
     if report.warnings:
-        out.append('<div class="box">' + "<br>".join(f"⚠ {_e(w)}" for w in report.warnings) + "</div>")
+        out.append(
+            '<div class="box">' + "<br>".join(f"⚠ {_e(w)}" for w in report.warnings) + "</div>"
+        )
     notable = [c for c in report.comparisons if c.verdict is not Verdict.SAME]
     same = [c for c in report.comparisons if c.verdict is Verdict.SAME]
     if notable:
@@ -252,10 +282,14 @@ def _comparison_section(page: Page) -> str:
     else:
         out.append("<p>Every benchmark measured on both sides is within its limit (SAME).</p>")
     if same:
-        out.append(f"<details><summary>{len(same)} benchmark(s) within their limits (SAME)</summary>"
-                   f"{_table(same, metric)}</details>")
+        out.append(
+            f"<details><summary>{len(same)} benchmark(s) within their limits (SAME)</summary>"
+            f"{_table(same, metric)}</details>"
+        )
     if report.notes:
-        out.append('<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in report.notes) + "</ul>")
+        out.append(
+            '<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in report.notes) + "</ul>"
+        )
     out.append("</section>")
     return "".join(out)
 
@@ -276,9 +310,11 @@ def _changes_table(changes: Sequence[trends.ChangeLike], metric: Metric) -> str:
             f'<td class="num change">{(c.ratio - 1) * 100:+.1f}%</td>'
             f'<td class="num">{c.p_value:.2g}</td></tr>'
         )
-    head = ("<tr><th></th><th>Benchmark</th><th>First run after</th><th>Commit</th>"
-            "<th class=num>Before</th><th class=num>After</th><th class=num>Change</th>"
-            "<th class=num>p</th></tr>")
+    head = (
+        "<tr><th></th><th>Benchmark</th><th>First run after</th><th>Commit</th>"
+        "<th class=num>Before</th><th class=num>After</th><th class=num>Change</th>"
+        "<th class=num>p</th></tr>"
+    )
     return f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
 
 
@@ -286,28 +322,41 @@ def _trends_section(page: Page, metric: Metric) -> str:
     out = ['<section id="trends"><h2>Trends</h2>']
     section = page.trends
     if section.unavailable:
-        out.append(f'<div class="box info">No trend plots: {_e(section.unavailable)}</div></section>')
+        out.append(
+            f'<div class="box info">No trend plots: {_e(section.unavailable)}</div></section>'
+        )
         return "".join(out)
     choice = section.choice
     where = f"<code>{_e(page.database or '')}</code>"
-    here = (f"this run is run {section.run_in_history} there" if section.run_in_history is not None
-            else "this run is not in it (drawn as ◇ after the last run)")
-    out.append(f"<p>From the history {where}: {section.runs} run(s) of this GPU; {here}. "
-               f"Metric <code>{_e(metric.key)}</code>; each point is the median of a run, the grey "
-               "bar its repetitions' range.</p>")
+    here = (
+        f"this run is run {section.run_in_history} there"
+        if section.run_in_history is not None
+        else "this run is not in it (drawn as ◇ after the last run)"
+    )
+    out.append(
+        f"<p>From the history {where}: {section.runs} run(s) of this GPU; {here}. "
+        f"Metric <code>{_e(metric.key)}</code>; each point is the median of a run, the grey "
+        "bar its repetitions' range.</p>"
+    )
     for note in section.notes:
         out.append(f'<div class="box info">{_e(note)}</div>')
     if choice is not None:
         drawn = len(section.plots)
         parts = []
         if choice.count(trends.REASON_CHANGE) or choice.changed:
-            parts.append(f"{choice.count(trends.REASON_CHANGE)} of the {choice.changed} benchmark(s) "
-                         "with a change point")
+            parts.append(
+                f"{choice.count(trends.REASON_CHANGE)} of the {choice.changed} benchmark(s) "
+                "with a change point"
+            )
         if choice.count(trends.REASON_REGRESSION) or choice.regressed:
-            parts.append(f"{choice.count(trends.REASON_REGRESSION)} of the {choice.regressed} that "
-                         "regressed against the baseline")
-        parts.append(f"{choice.count(trends.REASON_REFERENCE)} family reference(s) (the "
-                     "speed-of-light benchmark of each family, for drift of the machine itself)")
+            parts.append(
+                f"{choice.count(trends.REASON_REGRESSION)} of the {choice.regressed} that "
+                "regressed against the baseline"
+            )
+        parts.append(
+            f"{choice.count(trends.REASON_REFERENCE)} family reference(s) (the "
+            "speed-of-light benchmark of each family, for drift of the machine itself)"
+        )
         out.append(
             f"<p><b>{drawn} trend plot(s) of the run's {page.benchmarks} benchmarks</b>: "
             + "; ".join(parts)
@@ -336,9 +385,11 @@ def _trends_section(page: Page, metric: Metric) -> str:
 
 
 def _lessons_section(drawn: Iterable[lessons.Lesson]) -> str:
-    out = ['<section id="lessons"><h2>The CUDA memory lessons, from this run</h2>',
-           "<p>The classic figures redrawn from this run's medians, each next to its "
-           "speed-of-light reference (docs/kernels.md explains every kernel).</p>"]
+    out = [
+        '<section id="lessons"><h2>The CUDA memory lessons, from this run</h2>',
+        "<p>The classic figures redrawn from this run's medians, each next to its "
+        "speed-of-light reference (docs/kernels.md explains every kernel).</p>",
+    ]
     omitted = []
     for lesson in drawn:
         if isinstance(lesson, lessons.Omitted):
@@ -346,12 +397,16 @@ def _lessons_section(drawn: Iterable[lessons.Lesson]) -> str:
             continue
         out.append(
             f'<figure class="kw-figure lesson" id="{lesson.key}"><figcaption><h3>{_e(lesson.title)}</h3>'
-            f"</figcaption>{_svg_with_width(lesson.svg)}<p class=\"caption\">{_e(lesson.caption)}</p></figure>"
+            f'</figcaption>{_svg_with_width(lesson.svg)}<p class="caption">{_e(lesson.caption)}</p></figure>'
         )
     if omitted:
-        items = "".join(f"<li><b>{_e(o.title)}</b>: left out, {_e(o.reason)}.</li>" for o in omitted)
-        out.append(f'<div class="box info">Figures not drawn (their benchmarks are not in this run):'
-                   f"<ul>{items}</ul></div>")
+        items = "".join(
+            f"<li><b>{_e(o.title)}</b>: left out, {_e(o.reason)}.</li>" for o in omitted
+        )
+        out.append(
+            f'<div class="box info">Figures not drawn (their benchmarks are not in this run):'
+            f"<ul>{items}</ul></div>"
+        )
     out.append("</section>")
     return "".join(out)
 
@@ -367,11 +422,15 @@ def render_html(page: Page, metric: Metric) -> str:
     title = f"kernelwatch report: {gpu}, {commit}, {date[:10]}"
     nav = "".join(
         f'<a href="#{key}">{_e(label)}</a>'
-        for key, label in (("run", "The run"), ("comparison", "Against the baseline"),
-                           ("trends", "Trends"), ("lessons", "CUDA memory lessons"))
+        for key, label in (
+            ("run", "The run"),
+            ("comparison", "Against the baseline"),
+            ("trends", "Trends"),
+            ("lessons", "CUDA memory lessons"),
+        )
     )
     body = [
-        f"<header><h1>kernelwatch report</h1><p class=\"sub\">{_e(gpu)} · commit "
+        f'<header><h1>kernelwatch report</h1><p class="sub">{_e(gpu)} · commit '
         f"<code>{_e(commit)}</code> · {_e(date)} · {page.benchmarks} benchmarks</p>"
         f"<nav>{nav}</nav></header>",
         _context_section(page),
@@ -382,7 +441,7 @@ def render_html(page: Page, metric: Metric) -> str:
         f"<code>{_e(str(page.result))}</code>. Self-contained: no script, no external resource.</footer>",
     ]
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
         + "\n".join(body)

@@ -76,7 +76,7 @@ def style(salt: str) -> Iterator[None]:
     """The report's look, and a fixed hash salt so that the same figure is the same SVG."""
     import matplotlib
 
-    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt}):
+    with matplotlib.rc_context({**STYLE, "svg.hashsalt": salt}):  # type: ignore[dict-item]
         yield
 
 
@@ -109,7 +109,9 @@ def inline_svg(text: str, prefix: str, title: str) -> str:
     # The root element: no fixed size (CSS scales it), no namespace URLs (HTML needs none).
     head = re.sub(r'\s(?:width|height)="[^"]*"', "", head)
     head = re.sub(r'\sxmlns(?::\w+)?="[^"]*"', "", head)
-    head = head.replace("<svg", f'<svg class="kw-svg" role="img" aria-labelledby="{prefix}-title"', 1)
+    head = head.replace(
+        "<svg", f'<svg class="kw-svg" role="img" aria-labelledby="{prefix}-title"', 1
+    )
     ids = set(_ID.findall(body))
 
     def rename(match: re.Match[str]) -> str:
@@ -146,7 +148,7 @@ def legend_below(figure: Figure, axes: Any, ncol: int = 2) -> None:
     extra = 0.19 * rows + 0.12  # inches: rows of legend text and a margin
     height = figure.get_figheight() + extra
     figure.set_figheight(height)
-    engine = figure.get_layout_engine()
+    engine: Any = figure.get_layout_engine()  # constrained: its set() takes the rect
     if engine is not None:
         engine.set(rect=(0, extra / height, 1, 1 - extra / height))
     figure.legend(

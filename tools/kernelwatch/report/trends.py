@@ -168,7 +168,9 @@ def axis_unit(metric: Metric, values: Sequence[float]) -> tuple[float, str]:
     if metric.is_time:
         for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
             if largest >= scale:
-                return scale, f"GPU time ({unit})" if metric.key == "real_time" else f"{metric.key} ({unit})"
+                return scale, (
+                    f"GPU time ({unit})" if metric.key == "real_time" else f"{metric.key} ({unit})"
+                )
         return 1.0, "GPU time (ns)" if metric.key == "real_time" else f"{metric.key} (ns)"
     unit = ""
     if metric.key.endswith("bytes_per_second"):
@@ -209,20 +211,49 @@ def plot(
     scale, label = axis_unit(metric, every)
     figure, ax = svg.new_figure(5.8, 2.7)
     x = np.arange(len(points))
-    ax.vlines(x, np.array(lows) / scale, np.array(highs) / scale, color=svg.LIGHT, linewidth=2.2,
-              label="min–max of a run")
-    ax.plot(x, np.array(medians) / scale, color=svg.BLUE, marker="o", markersize=3.5,
-            linewidth=1.2, label="median of a run")
+    ax.vlines(
+        x,
+        np.array(lows) / scale,
+        np.array(highs) / scale,
+        color=svg.LIGHT,
+        linewidth=2.2,
+        label="min–max of a run",
+    )
+    ax.plot(
+        x,
+        np.array(medians) / scale,
+        color=svg.BLUE,
+        marker="o",
+        markersize=3.5,
+        linewidth=1.2,
+        label="median of a run",
+    )
     positions = {p.run.id: i for i, p in enumerate(points)}
     for i, p in enumerate(points):
         if p.run.id == this_run:
-            ax.plot([i], [medians[i] / scale], linestyle="none", marker="o", markersize=9,
-                    markerfacecolor="none", markeredgecolor=svg.REFERENCE, markeredgewidth=1.4,
-                    label="this run")
+            ax.plot(
+                [i],
+                [medians[i] / scale],
+                linestyle="none",
+                marker="o",
+                markersize=9,
+                markerfacecolor="none",
+                markeredgecolor=svg.REFERENCE,
+                markeredgewidth=1.4,
+                label="this run",
+            )
     if extra and current is not None:
-        ax.plot([len(points)], [current / scale], linestyle="none", marker="D", markersize=6,
-                markerfacecolor="white", markeredgecolor=svg.REFERENCE, markeredgewidth=1.4,
-                label="this run (not in history)")
+        ax.plot(
+            [len(points)],
+            [current / scale],
+            linestyle="none",
+            marker="D",
+            markersize=6,
+            markerfacecolor="white",
+            markeredgecolor=svg.REFERENCE,
+            markeredgewidth=1.4,
+            label="this run (not in history)",
+        )
     # Change points: where each one falls in this series (by run id; else its index).
     located = sorted(
         ((positions.get(c.run_id, c.index), c) for c in changes), key=lambda item: item[0]
@@ -232,10 +263,17 @@ def plot(
     bounds = [-0.5] + [i - 0.5 for i, _ in located] + [end]
     for k, (i, change) in enumerate(located):
         color = svg.RED if change.regression else svg.GREEN
-        ax.axvline(i - 0.5, color=color, linestyle="--", linewidth=1.3,
-                   label="change: slower" if change.regression else "change: faster")
+        ax.axvline(
+            i - 0.5,
+            color=color,
+            linestyle="--",
+            linewidth=1.3,
+            label="change: slower" if change.regression else "change: faster",
+        )
         ax.hlines(change.before / scale, bounds[k], i - 0.5, color=color, linewidth=1.0, alpha=0.8)
-        ax.hlines(change.after / scale, i - 0.5, bounds[k + 2], color=color, linewidth=1.0, alpha=0.8)
+        ax.hlines(
+            change.after / scale, i - 0.5, bounds[k + 2], color=color, linewidth=1.0, alpha=0.8
+        )
         ax.annotate(
             f"{(change.ratio - 1) * 100:+.1f}%",
             (i - 0.5, 1.0),
@@ -310,6 +348,8 @@ def build(
         own = tuple(c for c in changes if c.benchmark == name)
         key = f"trend-{k + 1}"
         with svg.style(key):
-            drawn = plot(name, points, own, metric, key, this_run=this_run, current=medians.get(name))
+            drawn = plot(
+                name, points, own, metric, key, this_run=this_run, current=medians.get(name)
+            )
         plots.append(Trend(name, reasons, key, drawn, len(points), own))
     return Trends(tuple(plots), changes, choice, total, this_run, None, tuple(notes))

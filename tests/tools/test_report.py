@@ -153,6 +153,12 @@ def history_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+@pytest.fixture(autouse=True)
+def no_default_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkout's own results/history.sqlite must not leak into the tests: --db or nothing."""
+    monkeypatch.setattr(history, "default_path", lambda: tmp_path / "no-history.sqlite")
+
+
 def options(result: Path = SUITE, **changes: Any) -> Options:
     return Options(result=result, metric=TIME, settings=SUITE_SETTINGS, **changes)
 
@@ -524,6 +530,19 @@ def test_explicit_baseline_with_a_slower_benchmark(run_cli, tmp_path) -> None:
     assert "1 regression</div>" in text and "given with --baseline" in text
     row = re.search(r'<tr class="REGRESSION">.*?</tr>', text)
     assert row and name in row.group(0) and "+25.0%" in row.group(0)
+
+
+@needs_gpu_data
+@needs_matplotlib
+def test_baseline_folder_with_a_manifest(run_cli, tmp_path) -> None:
+    out = tmp_path / "r.html"
+    folder = REPO / "baselines" / "nvidia-h200-sm90"
+    r = run_cli("report", COALESCING, "--baseline", folder, "-o", out)
+    assert r.status == 0, r.err
+    text = out.read_text(encoding="utf-8")
+    assert "given with --baseline" in text and str(folder) in text
+    # Not a filtered run (no kernelwatch_filter): the rest of the suite is MISSING, as in compare.
+    assert "223 MISSING" in r.out
 
 
 @needs_gpu_data

@@ -76,7 +76,8 @@ def _baseline_documents(path: Path) -> list[Any]:
     documents = []
     for file in sorted(p for p in path.glob("*.json") if p.is_file()):
         document = read_json(file)
-        if isinstance(document, dict) and "benchmarks" in document:
+        # (a baseline's manifest.json has a "benchmarks" count, not a list)
+        if isinstance(document, dict) and isinstance(document.get("benchmarks"), list):
             documents.append(document)
     if not documents:
         raise InputError(f"--baseline {path}: holds no benchmark results")

@@ -135,13 +135,14 @@ class Trends:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-def benchmarks_in_history(db: sqlite3.Connection, gpu: str, metric: str) -> set[str]:
-    """Names of the benchmarks with values of `metric` in runs of this GPU."""
+def benchmarks_in_history(db: sqlite3.Connection, gpu: str) -> set[str]:
+    """Names of the benchmarks measured in runs of this GPU (from the small per-run table, not
+    the samples; a benchmark without the metric is skipped when its series is read)."""
     rows = db.execute(
-        "SELECT DISTINCT b.name FROM samples s JOIN runs r ON r.id = s.run_id "
-        "JOIN benchmarks b ON b.id = s.benchmark_id JOIN metrics m ON m.id = s.metric_id "
-        "WHERE r.gpu_slug = ? AND m.name = ?",
-        (gpu, history.metric_key(metric)),
+        "SELECT DISTINCT b.name FROM run_benchmarks rb JOIN runs r ON r.id = rb.run_id "
+        "JOIN benchmarks b ON b.id = rb.benchmark_id "
+        "WHERE r.gpu_slug = ? AND rb.error IS NULL AND rb.repetitions > 0",
+        (gpu,),
     )
     return {row[0] for row in rows}
 
@@ -326,7 +327,7 @@ def build(
     if total == 0:
         return Trends(unavailable=f"the history holds no run of this GPU ({gpu})")
     this_run = run_id_of(db, document)
-    available = benchmarks_in_history(db, gpu, metric.key)
+    available = benchmarks_in_history(db, gpu)
     notes: list[str] = []
     if find_changes is None:
         found: Sequence[ChangeLike] = ()

@@ -221,7 +221,7 @@ def transpose(data: RunData) -> Lesson:
             b32 = data.value(path, BPS, rows=rows, cols=cols, block_rows=32)
         if b8 is not None or b32 is not None:
             bars.append((variant, b8, b32))
-    figure, ax = svg.new_figure(9.5, 0.42 * len(bars) + 1.6)
+    figure, ax = svg.new_figure(9.5, 0.34 * len(bars) + 1.3)
     height = 0.38
     labelled: set[str] = set()
     for i, (variant, b8, b32) in enumerate(bars):
@@ -591,7 +591,7 @@ def shared_banks(data: RunData) -> Lesson:
         return Omitted(key, title, "the run has no shared_banks benchmarks")
     from matplotlib.ticker import FixedLocator, NullLocator
 
-    figure, ax = svg.new_figure(8.6, 3.9)
+    figure, ax = svg.new_figure(8.6, 3.4)
     tb = 1e12
     colors = {"u32": svg.BLUE, "u64": svg.ORANGE}
     all_y: list[float] = []

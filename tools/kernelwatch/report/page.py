@@ -67,8 +67,15 @@ figure.kw-figure .kw-svg { display: block; width: 100%; height: auto; margin: 4p
 figure.kw-figure p.caption { color: #3c4043; font-size: 14px; max-width: 1000px; }
 .trend-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(540px, 1fr)); gap: 10px 22px; }
 .trend-grid figure.kw-figure { margin: 6px 0 10px; }
-.trend-grid figcaption { font-size: 13.5px; }
+.trend-grid figcaption { font-size: 13.5px; min-height: 2.9em; }
+.trend-grid figcaption .badge { margin-right: 6px; }
 .trend-grid figcaption code { font-size: 12.5px; overflow-wrap: anywhere; }
+.glance { display: flex; flex-wrap: wrap; gap: 10px; margin: 12px 0 0; }
+.glance div { flex: 1 1 240px; border-radius: 8px; padding: 8px 12px; background: var(--panel);
+  border-left: 5px solid #9aa0a6; font-size: 14px; }
+.glance div b { display: block; font-size: 15px; }
+.glance .bad { border-color: var(--regression); } .glance .good { border-color: var(--improvement); }
+.glance .warn { border-color: var(--unsure); }
 footer { margin-top: 40px; color: var(--muted); font-size: 13px; border-top: 1px solid var(--line); padding-top: 10px; }
 """
 
@@ -371,10 +378,10 @@ def _trends_section(page: Page, metric: Metric) -> str:
     if section.plots:
         out.append('<div class="trend-grid">')
         for plot in section.plots:
-            tags = "".join(f' <span class="badge tag">{_e(r)}</span>' for r in plot.reasons)
+            tags = "".join(f'<span class="badge tag">{_e(r)}</span>' for r in plot.reasons)
             out.append(
-                f'<figure class="kw-figure trend" id="{plot.key}"><figcaption><code>{_e(plot.benchmark)}</code>'
-                f"{tags}</figcaption>{_svg_with_width(plot.svg)}</figure>"
+                f'<figure class="kw-figure trend" id="{plot.key}"><figcaption>{tags}'
+                f"<code>{_e(plot.benchmark)}</code></figcaption>{_svg_with_width(plot.svg)}</figure>"
             )
         out.append("</div>")
     out.append("</section>")
@@ -414,6 +421,47 @@ def _lessons_section(drawn: Iterable[lessons.Lesson]) -> str:
 # ---------------------------------------------------------------------------------- page
 
 
+def glance(page: Page) -> list[tuple[str, str, str]]:
+    """(kind, headline, detail) of the three things a reader asks first."""
+    found: list[tuple[str, str, str]] = []
+    report = page.comparison
+    if report is None:
+        found.append(("warn", "No baseline", "nothing was compared"))
+    else:
+        counts = report.counts()
+        regressions = counts[Verdict.REGRESSION]
+        detail = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+        if regressions:
+            found.append(("bad", f"{regressions} regression{'s' * (regressions != 1)}", detail))
+        elif report.failed:
+            found.append(("bad", "Failing benchmarks", detail))
+        else:
+            found.append(("good", "No regression", detail))
+    section = page.trends
+    if section.unavailable:
+        found.append(("", "No trends", "no history of this GPU" if page.database else "no history"))
+    elif section.notes and not section.changes:
+        found.append(("warn", "History without change points", "change detection not available"))
+    else:
+        slower = sum(bool(c.regression) for c in section.changes)
+        kind = "warn" if slower else "good"  # (history: not necessarily this run's doing)
+        headline = f"{len(section.changes)} change point{'s' * (len(section.changes) != 1)}"
+        found.append(
+            (kind, headline, f"{slower} slower, over {section.runs} run(s) in the history")
+        )
+    drawn = sum(isinstance(lesson, lessons.Drawn) for lesson in page.lessons)
+    left = len(page.lessons) - drawn
+    found.append(
+        (
+            "",
+            f"{drawn} lesson figure{'s' * (drawn != 1)}, {len(section.plots)} trend plot"
+            f"{'s' * (len(section.plots) != 1)}",
+            f"{left} left out (not in this run)" if left else "every lesson of the suite",
+        )
+    )
+    return found
+
+
 def render_html(page: Page, metric: Metric) -> str:
     context = page.context
     gpu = gpu_model(context) or "unknown GPU"
@@ -432,7 +480,13 @@ def render_html(page: Page, metric: Metric) -> str:
     body = [
         f'<header><h1>kernelwatch report</h1><p class="sub">{_e(gpu)} · commit '
         f"<code>{_e(commit)}</code> · {_e(date)} · {page.benchmarks} benchmarks</p>"
-        f"<nav>{nav}</nav></header>",
+        f"<nav>{nav}</nav>"
+        + '<div class="glance">'
+        + "".join(
+            f'<div class="{kind}"><b>{_e(head)}</b>{_e(detail)}</div>'
+            for kind, head, detail in glance(page)
+        )
+        + "</div></header>",
         _context_section(page),
         _comparison_section(page),
         _trends_section(page, metric),

@@ -295,7 +295,10 @@ def plot(
     pad = (high - low) * 0.12
     ax.set_ylim(low - pad, high + pad * 2.2)
     count = len(points) + (1 if extra else 0)
-    ticks = sorted({int(round(v)) for v in np.linspace(0, count - 1, min(count, 6))})
+    step = max(1, math.ceil((count - 1) / 5))  # at most 6 evenly spaced labels, the last run's too
+    ticks = sorted(set(range(0, count, step)) | {count - 1})
+    if len(ticks) > 1 and ticks[-1] - ticks[-2] < step:  # no two labels side by side
+        ticks.pop(-2)
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     labels = [_tick_label(points[t]) if t < len(points) else "this run" for t in ticks]
     ax.set_xticklabels(labels)

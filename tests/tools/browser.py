@@ -5,8 +5,9 @@ descriptors 3 and 4, JSON messages ended by a NUL byte), so there is no port, no
 no client library. Every host name resolves to nothing (`--host-resolver-rules`), so a page that
 tried to fetch anything from the network logs an error. What comes back:
 
-* the console: `console.error` and `console.warn` calls, uncaught exceptions, and the browser's
-  own log entries of level error/warning (failed resource loads, blocked content);
+* the console: `console.error` calls, uncaught exceptions, and the browser's own log entries of
+  level error (failed resource loads, blocked content); the other messages are kept too, to
+  show when a check fails;
 * the value of a JavaScript expression evaluated after the load event (the page's checks);
 * a PNG screenshot of the whole page.
 """
@@ -111,7 +112,7 @@ def _describe(event: dict[str, Any]) -> tuple[str, bool] | None:
             str(a.get("value", a.get("description", ""))) for a in params.get("args", [])
         )
         kind = params.get("type", "log")
-        return f"console.{kind}: {args}", kind in ("error", "warning", "assert")
+        return f"console.{kind}: {args}", kind in ("error", "assert")
     if method == "Runtime.exceptionThrown":
         details = params.get("exceptionDetails", {})
         text = details.get("exception", {}).get("description") or details.get("text", "")
@@ -120,10 +121,8 @@ def _describe(event: dict[str, Any]) -> tuple[str, bool] | None:
         entry = params.get("entry", {})
         level = entry.get("level", "info")
         where = f" ({entry['url']})" if entry.get("url") else ""
-        return f"{entry.get('source', 'log')} {level}: {entry.get('text', '')}{where}", level in (
-            "error",
-            "warning",
-        )
+        text = f"{entry.get('source', 'log')} {level}: {entry.get('text', '')}{where}"
+        return text, level == "error"
     return None
 
 

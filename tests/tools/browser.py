@@ -19,6 +19,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -219,8 +220,11 @@ def visit(
         tail = log.read()[-3000:].decode("utf-8", "replace")
         raise BrowserError(f"{exc}\n--- chromium output ---\n{tail}") from None
     finally:
-        if process.poll() is None:
-            process.kill()
+        if process.poll() is None:  # stuck: end it and its own children (its process group)
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             process.wait()
         os.close(to_browser_write)
         os.close(from_browser_read)

@@ -748,3 +748,21 @@ def test_lesson_figures_of_the_real_run(suite_report) -> None:
     captions = {d.key: d.caption for d in drawn}
     assert "tiled 43% → tiled_padded 88% of the copy, best 96%" in captions["lesson-transpose"]
     assert "stride 32 is 30.4× slower than stride 1" in captions["lesson-shared-banks"]
+
+
+@needs_matplotlib
+def test_failed_benchmarks_are_listed_and_compared_as_errors(run_cli, write_json, tmp_path) -> None:
+    spec = {"BM_a/manual_time": [1.0, 1.1, 1.2], "BM_b/manual_time": [2.0, 2.1, 2.2]}
+    base = write_json("base.json", spec)
+    run = write_json(
+        "run.json",
+        {"BM_a/manual_time": [1.0, 1.1, 1.2]},
+        rows=[synthetic.failed_row("BM_b/manual_time", "wrong output at <index 7>")],
+    )
+    out = tmp_path / "r.html"
+    r = run_cli("report", run, "--baseline", base, "-o", out)
+    assert r.status == 0, r.err
+    text = out.read_text(encoding="utf-8")
+    assert "1 benchmark(s) failed in this run" in text
+    assert "wrong output at &lt;index 7&gt;" in text and "<index 7>" not in text  # escaped
+    assert '<tr class="ERROR">' in text and "Failing benchmarks" in text

@@ -25,6 +25,7 @@ from conftest import GPU_DATA, REPO, synthetic
 from kernelwatch import history
 from kernelwatch.compare import Settings
 from kernelwatch.config import load_config
+from kernelwatch.errors import InputError
 from kernelwatch.report import Options, lessons, svg, trends, write_report
 from kernelwatch.report.rundata import RunData, parse_name
 from kernelwatch.results import load, resolve_metric
@@ -766,3 +767,29 @@ def test_failed_benchmarks_are_listed_and_compared_as_errors(run_cli, write_json
     assert "1 benchmark(s) failed in this run" in text
     assert "wrong output at &lt;index 7&gt;" in text and "<index 7>" not in text  # escaped
     assert '<tr class="ERROR">' in text and "Failing benchmarks" in text
+
+
+@needs_gpu_data
+@needs_matplotlib
+def test_change_finder_gets_the_settings_and_may_refuse(history_db, tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(lessons, "draw_all", lambda data: [])
+    calls: list[dict[str, Any]] = []
+
+    def with_rules(db: sqlite3.Connection, **arguments: Any) -> list[Change]:
+        calls.append(arguments)
+        return known_steps(db, gpu=arguments["gpu"], metric=arguments["metric"])
+
+    write_report(options(db=history_db), tmp_path / "a.html", find_changes=with_rules)
+    (called,) = calls
+    assert called["gpu"] == GPU and called["metric"] == "real_time"
+    assert called["threshold"] == 0.05 and called["alpha"] == 0.05
+    assert called["rules"] == SUITE_SETTINGS.rules and called["rules"]  # the suite's thresholds
+
+    def refuses(db: sqlite3.Connection, **_: Any) -> list[Change]:
+        raise InputError("history changes needs Apache Otava; install it with: pip install ...")
+
+    out = tmp_path / "b.html"
+    page = write_report(options(db=history_db, max_trends=3), out, find_changes=refuses)
+    text = out.read_text(encoding="utf-8")
+    assert "change points were not computed: history changes needs Apache Otava" in text
+    assert len(page.trends.plots) == 3 and not page.trends.changes

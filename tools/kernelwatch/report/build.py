@@ -175,6 +175,7 @@ def build_page(
                     if options.metric.key in m
                 },
                 find_changes=finder,  # type: ignore[arg-type]
+                settings=options.settings,
                 limit=options.max_trends,
             )
     drawn = tuple(lessons.draw_all(data))

@@ -441,7 +441,7 @@ def glance(page: Page) -> list[tuple[str, str, str]]:
     if section.unavailable:
         found.append(("", "No trends", "no history of this GPU" if page.database else "no history"))
     elif section.notes and not section.changes:
-        found.append(("warn", "History without change points", "change detection not available"))
+        found.append(("warn", "History without change points", "see the note under Trends"))
     else:
         slower = sum(bool(c.regression) for c in section.changes)
         kind = "warn" if slower else "good"  # (history: not necessarily this run's doing)

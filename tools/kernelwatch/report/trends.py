@@ -12,6 +12,7 @@ the function as a parameter, so it can be given another one, or none.
 
 from __future__ import annotations
 
+import inspect
 import math
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
@@ -21,6 +22,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from kernelwatch import history
+from kernelwatch.compare import Settings
 from kernelwatch.errors import InputError
 from kernelwatch.report import svg
 from kernelwatch.results import Metric
@@ -312,6 +314,23 @@ def plot(
         svg.close(figure)
 
 
+def _finder_arguments(
+    finder: ChangeFinder, gpu: str, metric: Metric, settings: Settings | None
+) -> dict[str, Any]:
+    arguments: dict[str, Any] = {"gpu": gpu, "metric": metric.key}
+    if settings is None:
+        return arguments
+    arguments.update(threshold=settings.threshold, alpha=settings.alpha)
+    try:
+        parameters = inspect.signature(finder).parameters
+    except (TypeError, ValueError):
+        return arguments
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    if settings.rules and ("rules" in parameters or takes_any):
+        arguments["rules"] = settings.rules
+    return arguments
+
+
 def build(
     db: sqlite3.Connection,
     *,
@@ -323,9 +342,15 @@ def build(
     document: Mapping[str, Any],
     medians: Mapping[str, float],
     find_changes: ChangeFinder | None,
+    settings: Settings | None = None,
     limit: int = DEFAULT_LIMIT,
 ) -> Trends:
-    """The trends section for this run's GPU: change points, the choice, and the plots."""
+    """The trends section for this run's GPU: change points, the choice, and the plots.
+
+    Change points are found with the comparison's threshold and alpha (and its per-benchmark
+    threshold rules, where the finder takes `rules`). A finder that refuses (InputError: say,
+    its analysis package is not installed) leaves the trends without change points and its
+    message on the page: the report is still written."""
     total = runs_of(db, gpu)
     if total == 0:
         return Trends(unavailable=f"the history holds no run of this GPU ({gpu})")
@@ -339,7 +364,11 @@ def build(
             "kernelwatch: trends are drawn without change points"
         )
     else:
-        found = list(find_changes(db, gpu=gpu, metric=metric.key))
+        try:
+            found = list(find_changes(db, **_finder_arguments(find_changes, gpu, metric, settings)))
+        except InputError as exc:
+            found = ()
+            notes.append(f"change points were not computed: {exc}")
     names = set(run_names)
     changes = tuple(c for c in found if c.benchmark in names)
     choice = choose(run_names, changes, regressed, references, available, limit)

@@ -310,7 +310,7 @@ def _changes_table(changes: Sequence[trends.ChangeLike], metric: Metric) -> str:
         kind = "REGRESSION" if c.regression else "IMPROVEMENT"
         rows.append(
             f'<tr class="{kind}"><td><span class="badge {kind}">{"slower" if c.regression else "faster"}</span></td>'
-            f'<td class="name"><code>{_e(c.benchmark)}</code></td><td>{_e(when(c.date))}</td>'
+            f'<td class="name"><code>{_e(c.benchmark)}</code></td><td class="num">{_e(when(c.date))}</td>'
             f"<td><code>{_e(_short(c.commit))}</code></td>"
             f'<td class="num">{_e(format_value(c.before, metric))}</td>'
             f'<td class="num">{_e(format_value(c.after, metric))}</td>'
@@ -318,7 +318,7 @@ def _changes_table(changes: Sequence[trends.ChangeLike], metric: Metric) -> str:
             f'<td class="num">{c.p_value:.2g}</td></tr>'
         )
     head = (
-        "<tr><th></th><th>Benchmark</th><th>First run after</th><th>Commit</th>"
+        "<tr><th></th><th>Benchmark</th><th class=num>First run after</th><th>Commit</th>"
         "<th class=num>Before</th><th class=num>After</th><th class=num>Change</th>"
         "<th class=num>p</th></tr>"
     )

@@ -50,7 +50,6 @@ class Page:
     trends: trends.Trends
     lessons: tuple[lessons.Lesson, ...]
     database: str | None  # the history database read, if any
-    notes: tuple[str, ...] = ()
 
 
 _DEFAULT = object()
@@ -151,10 +150,11 @@ def build_page(
     ]
     db_path, no_db = _database(options)
     slug = baselines.context_slug(run.context)
-    notes: list[str] = []
     if db_path is None:
         section = trends.Trends(unavailable=no_db)
     elif slug is None:
+        with history.database(db_path):
+            pass  # a named database must still be one (exit 2 otherwise)
         section = trends.Trends(
             unavailable="the result records no GPU (gpu_name, gpu_compute_capability): a trend "
             "is a series of one GPU model"
@@ -191,5 +191,4 @@ def build_page(
         trends=section,
         lessons=drawn,
         database=str(db_path) if db_path is not None else None,
-        notes=tuple(notes),
     )

@@ -309,7 +309,7 @@ def _changes_table(changes: Sequence[trends.ChangeLike], metric: Metric) -> str:
     for c in sorted(changes, key=lambda c: (c.benchmark, c.date)):
         kind = "REGRESSION" if c.regression else "IMPROVEMENT"
         rows.append(
-            f'<tr class="{kind}"><td><span class="badge {kind}">{"slower" if c.regression else "faster"}</span></td>'
+            f'<tr class="{kind}"><td><span class="badge {kind}">{trends.direction_word(metric, c.regression)}</span></td>'
             f'<td class="name"><code>{_e(c.benchmark)}</code></td><td class="num">{_e(when(c.date))}</td>'
             f"<td><code>{_e(_short(c.commit))}</code></td>"
             f'<td class="num">{_e(format_value(c.before, metric))}</td>'
@@ -364,6 +364,9 @@ def _trends_section(page: Page, metric: Metric) -> str:
             f"{choice.count(trends.REASON_REFERENCE)} family reference(s) (the "
             "speed-of-light benchmark of each family, for drift of the machine itself)"
         )
+        several = sum(len(reasons) > 1 for _, reasons in choice.chosen)
+        if several:
+            parts[-1] += f" ({several} plot(s) for more than one of these reasons)"
         out.append(
             f"<p><b>{drawn} trend plot(s) of the run's {page.benchmarks} benchmarks</b>: "
             + "; ".join(parts)
@@ -373,7 +376,7 @@ def _trends_section(page: Page, metric: Metric) -> str:
     if section.changes:
         out.append(f"<h3>Change points ({len(section.changes)})</h3>")
         out.append(_changes_table(section.changes, metric))
-    elif page.trends.notes == ():
+    elif not section.notes:
         out.append("<p>No change point in the history of this run's benchmarks.</p>")
     if section.plots:
         out.append('<div class="trend-grid">')
@@ -421,7 +424,7 @@ def _lessons_section(drawn: Iterable[lessons.Lesson]) -> str:
 # ---------------------------------------------------------------------------------- page
 
 
-def glance(page: Page) -> list[tuple[str, str, str]]:
+def glance(page: Page, metric: Metric) -> list[tuple[str, str, str]]:
     """(kind, headline, detail) of the three things a reader asks first."""
     found: list[tuple[str, str, str]] = []
     report = page.comparison
@@ -445,9 +448,10 @@ def glance(page: Page) -> list[tuple[str, str, str]]:
     else:
         slower = sum(bool(c.regression) for c in section.changes)
         kind = "warn" if slower else "good"  # (history: not necessarily this run's doing)
+        word = trends.direction_word(metric, True)
         headline = f"{len(section.changes)} change point{'s' * (len(section.changes) != 1)}"
         found.append(
-            (kind, headline, f"{slower} slower, over {section.runs} run(s) in the history")
+            (kind, headline, f"{slower} {word}, over {section.runs} run(s) in the history")
         )
     drawn = sum(isinstance(lesson, lessons.Drawn) for lesson in page.lessons)
     left = len(page.lessons) - drawn
@@ -484,7 +488,7 @@ def render_html(page: Page, metric: Metric) -> str:
         + '<div class="glance">'
         + "".join(
             f'<div class="{kind}"><b>{_e(head)}</b>{_e(detail)}</div>'
-            for kind, head, detail in glance(page)
+            for kind, head, detail in glance(page, metric)
         )
         + "</div></header>",
         _context_section(page),

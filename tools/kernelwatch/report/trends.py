@@ -186,6 +186,13 @@ def axis_unit(metric: Metric, values: Sequence[float]) -> tuple[float, str]:
     return 1.0, f"{metric.key} ({unit})" if unit else metric.key
 
 
+def direction_word(metric: Metric, regression: bool) -> str:
+    """How a change reads: slower/faster for times, worse/better for counters."""
+    if metric.is_time:
+        return "slower" if regression else "faster"
+    return "worse" if regression else "better"
+
+
 def _tick_label(point: history.Point) -> str:
     date = (point.run.date or "")[:10]
     commit = (point.run.git_commit or "")[:7]
@@ -271,7 +278,7 @@ def plot(
             color=color,
             linestyle="--",
             linewidth=1.3,
-            label="change: slower" if change.regression else "change: faster",
+            label=f"change: {direction_word(metric, change.regression)}",
         )
         ax.hlines(change.before / scale, bounds[k], i - 0.5, color=color, linewidth=1.0, alpha=0.8)
         ax.hlines(

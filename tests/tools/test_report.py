@@ -1,0 +1,780 @@
+"""`kernelwatch report`: the HTML page from the real H200 run, a synthetic history with a step,
+the choice of trend plots, bad input, and the page as a person sees it in headless Chromium."""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import html.parser
+import io
+import json
+import math
+import os
+import re
+import shutil
+import sqlite3
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import browser
+import numpy as np
+import pytest
+from conftest import GPU_DATA, REPO, synthetic
+from kernelwatch import history
+from kernelwatch.compare import Settings
+from kernelwatch.config import load_config
+from kernelwatch.errors import InputError
+from kernelwatch.report import Options, lessons, svg, trends, write_report
+from kernelwatch.report.rundata import RunData, parse_name
+from kernelwatch.results import load, resolve_metric
+
+SUITE = GPU_DATA / "h200-suite-rep10.json"
+COALESCING = GPU_DATA / "h200-coalescing-rep5.json"
+needs_gpu_data = pytest.mark.skipif(
+    not (SUITE.is_file() and COALESCING.is_file()), reason="no H200 result files in tests/data/gpu"
+)
+try:
+    import matplotlib  # noqa: F401
+
+    HAVE_MATPLOTLIB = True
+except ImportError:
+    HAVE_MATPLOTLIB = False
+needs_matplotlib = pytest.mark.skipif(
+    not HAVE_MATPLOTLIB, reason="matplotlib is not installed (tools/kw setup installs it)"
+)
+CHROMIUM = browser.find_chromium()
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="chromium is not installed (tools/kw setup installs Debian's chromium package)",
+)
+
+TIME = resolve_metric("time")
+# As kernelwatch run and report compare the suite: with the thresholds of baselines/kernelwatch.toml.
+SUITE_SETTINGS = Settings(rules=load_config(REPO / "baselines" / "kernelwatch.toml").rules)
+GPU = "nvidia-h200-sm90"
+# The synthetic history: 8 runs before the real one. STEP gets 15 % slower at run 6 (index 5
+# of its series); FASTER gets 10 % faster at run 4 (index 3).
+STEP = "transpose/tiled_padded/rows:8192/cols:8192/block_rows:8/manual_time"
+FASTER = "reduction/sum/vectorized/float/n:67108864/manual_time"
+STEP_AT, FASTER_AT = 5, 3
+SYNTHETIC_RUNS = 8
+
+
+@dataclass(frozen=True)
+class Change:
+    """Stand-in for kernelwatch.changes.Change (written in parallel): the same fields."""
+
+    gpu_slug: str
+    benchmark: str
+    metric: str
+    run_id: int
+    commit: str | None
+    date: str
+    index: int
+    before: float
+    after: float
+    ratio: float
+    p_value: float
+    regression: bool
+
+
+def known_steps(
+    db: sqlite3.Connection,
+    *,
+    gpu: str | None = None,
+    benchmark_filter: str | None = None,
+    metric: str = "real_time",
+    since: str | None = None,
+    threshold: float = 0.05,
+    alpha: float = 0.05,
+) -> list[Change]:
+    """A find_changes with kernelwatch.changes' signature that reports the two steps the
+    synthetic history was built with (their levels measured from the database)."""
+    found = []
+    for name, at in ((STEP, STEP_AT), (FASTER, FASTER_AT)):
+        points = history.series(db, name, metric, gpu)
+        before = float(np.median(np.concatenate([p.values for p in points[:at]])))
+        after = float(np.median(np.concatenate([p.values for p in points[at:]])))
+        run = points[at].run
+        found.append(
+            Change(
+                gpu or "",
+                name,
+                metric,
+                run.id,
+                run.git_commit,
+                run.date,
+                at,
+                before,
+                after,
+                after / before,
+                1e-5,
+                after > before,
+            )
+        )
+    return found
+
+
+def synthetic_history(db: Path, workdir: Path) -> None:
+    """Eight runs of the whole suite before the real one (two days apart, from 2026-11-01),
+    every value moved by a deterministic ±0.4 %, and two steps; then the real run itself."""
+    suite = json.loads(SUITE.read_text())
+    for i in range(SYNTHETIC_RUNS):
+        document = copy.deepcopy(suite)
+        context = document["context"]
+        date = dt.datetime(2026, 11, 1, 6, tzinfo=dt.UTC) + dt.timedelta(days=2 * i)
+        context["date"] = context["kernelwatch_run_started"] = date.isoformat()
+        context["kernelwatch_git_commit"] = f"{i + 1:x}" * 40
+        for k, row in enumerate(document["benchmarks"]):
+            factor = 1 + 0.004 * math.sin(i * 1.7 + k * 0.3)
+            if row.get("run_name") == STEP and i < STEP_AT:
+                factor /= 1.15
+            if row.get("run_name") == FASTER and i < FASTER_AT:
+                factor *= 1.10
+            for key in ("real_time", "cpu_time"):
+                row[key] *= factor
+            for key in ("bytes_per_second", "elements_per_second"):
+                if key in row:
+                    row[key] /= factor
+        path = workdir / f"run-{i}.json"
+        synthetic.write(path, document)
+        history.ingest(path, db)
+    history.ingest(SUITE, db)
+
+
+@pytest.fixture(scope="module")
+def history_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not SUITE.is_file():
+        pytest.skip("no H200 result files in tests/data/gpu")
+    workdir = tmp_path_factory.mktemp("history")
+    db = workdir / "history.sqlite"
+    synthetic_history(db, workdir)
+    return db
+
+
+@pytest.fixture(autouse=True)
+def no_default_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checkout's own results/history.sqlite must not leak into the tests: --db or nothing."""
+    monkeypatch.setattr(history, "default_path", lambda: tmp_path / "no-history.sqlite")
+
+
+def options(result: Path = SUITE, **changes: Any) -> Options:
+    return Options(result=result, metric=TIME, settings=SUITE_SETTINGS, **changes)
+
+
+@pytest.fixture(scope="module")
+def suite_report(history_db: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    """The report of the real run, against the committed H200 baseline, with the history."""
+    if not HAVE_MATPLOTLIB:
+        pytest.skip("matplotlib is not installed (tools/kw setup installs it)")
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    page = write_report(options(db=history_db), out, find_changes=known_steps)
+    return out, page
+
+
+# ---------------------------------------------------------------------------------- the page
+
+
+class _Collector(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def parsed(text: str) -> list[tuple[str, dict[str, str | None]]]:
+    collector = _Collector()
+    collector.feed(text)
+    return collector.tags
+
+
+@needs_gpu_data
+def test_report_of_the_real_run_shows_every_part(suite_report) -> None:
+    out, page = suite_report
+    text = out.read_text(encoding="utf-8")
+    # The run's context.
+    for expected in (
+        "NVIDIA H200 (sm 9.0)",
+        "580.159.04",
+        "a5f7603cb105b8aafb9e534ebc93fe15f0957429",
+        "2026-11-21 06:25 UTC",
+        "runtime 13.0, driver API 13.0",
+        "4,814 GB/s",
+    ):
+        assert expected in text, expected
+    # The comparison, against this GPU's committed baseline.
+    assert page.baseline is not None and page.baseline.label.endswith(
+        "nvidia-h200-sm90/result.json"
+    )
+    assert page.comparison is not None and len(page.comparison.comparisons) == 355
+    assert "this GPU&#x27;s baseline (nvidia-h200-sm90)" in text  # (escaped)
+    assert "Geomean change" in text and "355 SAME" in text and "no regression" in text
+    # Every lesson figure, none left out.
+    keys = [lesson.key for lesson in page.lessons]
+    assert all(isinstance(lesson, lessons.Drawn) for lesson in page.lessons), keys
+    for key in (
+        "lesson-coalescing",
+        "lesson-transpose",
+        "lesson-matmul",
+        "lesson-reduction",
+        "lesson-transfers",
+        "lesson-shared-banks",
+        "lesson-occupancy",
+        "lesson-local-memory",
+    ):
+        assert f'id="{key}"' in text
+    assert "left out" not in text
+    # Trends: both steps first (the regression first), then the family references.
+    plotted = [p.benchmark for p in page.trends.plots]
+    assert plotted[:2] == [STEP, FASTER]
+    assert set(lessons.REFERENCES) <= set(plotted)
+    assert page.trends.run_in_history == SYNTHETIC_RUNS + 1
+    assert page.trends.runs == SYNTHETIC_RUNS + 1
+    assert "Change points (2)" in text
+    step, faster = page.trends.changes
+    assert step.regression and 1.13 < step.ratio < 1.17 and not faster.regression
+    for change in (step, faster):
+        assert f"{(change.ratio - 1) * 100:+.1f}%" in text
+    assert f"{len(plotted)} trend plot(s) of the run's 355 benchmarks" in text
+
+
+@needs_gpu_data
+def test_page_is_self_contained_and_valid(suite_report) -> None:
+    out, _ = suite_report
+    text = out.read_text(encoding="utf-8")
+    tags = parsed(text)
+    names = {tag for tag, _ in tags}
+    assert "script" not in names and "link" not in names and "img" not in names
+    assert "iframe" not in names and "object" not in names and "embed" not in names
+    # No URL of any kind: every reference is to a fragment of this page.
+    assert not re.search(r"(?i)\b(?:https?|ftp|data|file):", text)
+    assert "//" not in re.sub(r"<!--.*?-->", "", text).replace(
+        "://", ""
+    )  # (no protocol-relative URL)
+    ids = [a["id"] for _, a in tags if a.get("id")]
+    assert len(ids) == len(set(ids)), "duplicate ids"
+    for tag, attributes in tags:
+        for key in ("href", "src", "xlink:href"):
+            value = attributes.get(key)
+            if value is not None:
+                assert value.startswith("#") and value[1:] in set(ids), (tag, key, value)
+    for reference in re.findall(r"url\(#([^)]+)\)", text):
+        assert reference in set(ids), reference
+
+
+@needs_gpu_data
+@needs_matplotlib
+def test_the_same_run_gives_the_same_page(history_db, tmp_path) -> None:
+    first, again = tmp_path / "first.html", tmp_path / "again.html"
+    for out in (first, again):
+        write_report(options(COALESCING, db=history_db), out, find_changes=known_steps)
+    assert again.read_bytes() == first.read_bytes()
+
+
+# ---------------------------------------------------------------------------------- in a browser
+
+# Run in the page after it loaded: checks that every figure is drawn, writes the status into the
+# DOM (body[data-kw-check]) and returns what it found, with each figure's box for the pixels.
+CHECK_FIGURES = """
+(() => {
+  const problems = [];
+  const boxes = [];
+  const figures = [...document.querySelectorAll('figure.kw-figure')];
+  for (const figure of figures) {
+    const name = figure.id || '(figure without id)';
+    const drawing = figure.querySelector('svg');
+    if (!drawing) { problems.push(name + ': no svg'); continue; }
+    const rect = drawing.getBoundingClientRect();
+    let box = {width: 0, height: 0};
+    try { box = drawing.getBBox(); } catch (error) { problems.push(name + ': ' + error); }
+    const marks = drawing.querySelectorAll('path, use').length;
+    if (rect.width < 300 || rect.height < 120) problems.push(`${name}: ${rect.width}x${rect.height} px`);
+    if (!(box.width > 0 && box.height > 0)) problems.push(name + ': nothing drawn');
+    if (marks < 30) problems.push(`${name}: only ${marks} paths`);
+    for (const use of drawing.querySelectorAll('use')) {
+      const target = use.getAttribute('href') || use.getAttribute('xlink:href') || '';
+      if (!target.startsWith('#') || !document.getElementById(target.slice(1))) {
+        problems.push(`${name}: broken reference ${target}`);
+        break;
+      }
+    }
+    boxes.push({id: name, x: rect.left + window.scrollX, y: rect.top + window.scrollY,
+                width: rect.width, height: rect.height});
+  }
+  if (!figures.length) problems.push('no figure');
+  document.body.setAttribute('data-kw-check', problems.length ? 'failed' : 'ok');
+  return {status: document.body.getAttribute('data-kw-check'), figures: figures.length,
+          problems: problems, boxes: boxes, title: document.title};
+})()
+"""
+
+
+def ink(image: Any, box: tuple[int, int, int, int] | None = None) -> tuple[float, int]:
+    """(fraction of pixels that are not near-white, number of distinct colours) of an RGB
+    image, or of a region of it."""
+    region = image if box is None else image.crop(box)
+    pixels = np.asarray(region, dtype=np.uint32).reshape(-1, 3)
+    if not len(pixels):
+        return 0.0, 0
+    dark = (pixels < 235).any(axis=1)
+    packed = (pixels[:, 0] << 16) | (pixels[:, 1] << 8) | pixels[:, 2]
+    return float(dark.mean()), len(np.unique(packed))
+
+
+def keep_screenshot(png: bytes, tmp_path: Path) -> Path:
+    path = tmp_path / "report.png"
+    path.write_bytes(png)
+    wanted = os.environ.get("KERNELWATCH_REPORT_SCREENSHOT")
+    if wanted:
+        Path(wanted).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, wanted)
+    return path
+
+
+@needs_gpu_data
+@needs_chromium
+def test_report_in_a_browser_draws_every_figure_without_errors(suite_report, tmp_path) -> None:
+    from PIL import Image  # matplotlib requires Pillow
+
+    out, page = suite_report
+    visit = browser.visit(out, CHECK_FIGURES, chromium=CHROMIUM, width=1280)
+    shot = keep_screenshot(visit.screenshot, tmp_path)
+    assert visit.console_errors == [], visit.console_messages
+    found = visit.value
+    assert found["status"] == "ok", found["problems"]
+    expected = sum(isinstance(lesson, lessons.Drawn) for lesson in page.lessons) + len(
+        page.trends.plots
+    )
+    assert found["figures"] == expected == 8 + len(page.trends.plots)
+    assert found["title"].startswith("kernelwatch report: NVIDIA H200")
+
+    image = Image.open(io.BytesIO(visit.screenshot)).convert("RGB")
+    assert image.width == 1280 and image.height >= visit.height - 2 > 3000, (image.size, shot)
+    dark, colours = ink(image)
+    assert dark > 0.03 and colours > 100, (dark, colours, shot)
+    for box in found["boxes"]:
+        region = (
+            int(box["x"]),
+            int(box["y"]),
+            int(box["x"] + box["width"]),
+            int(box["y"] + box["height"]),
+        )
+        assert region[3] <= image.height, (box, image.size)
+        dark, colours = ink(image, region)
+        assert dark > 0.02 and colours > 8, (box["id"], dark, colours, shot)
+
+
+@needs_chromium
+def test_the_browser_check_sees_errors_and_undrawn_figures(tmp_path) -> None:
+    page = tmp_path / "broken.html"
+    page.write_text(
+        "<!DOCTYPE html><html><head><meta charset=utf-8><title>broken</title></head><body>"
+        '<figure class="kw-figure" id="empty"><svg viewBox="0 0 10 10" style="width:600px"></svg></figure>'
+        '<figure class="kw-figure" id="missing"></figure>'
+        '<img src="https://example.invalid/x.png" alt="">'
+        "<script>console.error('drawn wrong'); notAFunction();</script></body></html>",
+        encoding="utf-8",
+    )
+    visit = browser.visit(page, CHECK_FIGURES, chromium=CHROMIUM)
+    errors = "\n".join(visit.console_errors)
+    assert "drawn wrong" in errors and "notAFunction" in errors
+    assert "example.invalid" in errors  # the network fetch failed, and was logged
+    assert visit.value["status"] == "failed"
+    assert any(p.startswith("empty: nothing drawn") for p in visit.value["problems"])
+    assert "missing: no svg" in visit.value["problems"]
+    from PIL import Image
+
+    dark, _ = ink(Image.open(io.BytesIO(visit.screenshot)).convert("RGB"))
+    assert dark < 0.01  # a blank page looks blank to the pixel check
+
+
+# ---------------------------------------------------------------------------------- trends
+
+
+def _change(name: str, ratio: float, run_id: int = 1) -> Change:
+    return Change(
+        GPU, name, "real_time", run_id, None, "2026-11-01", 1, 1.0, ratio, ratio, 0.001, ratio > 1
+    )
+
+
+def test_trend_choice_is_bounded_changes_first_then_regressions_then_references() -> None:
+    run = [f"b{i}" for i in range(100)]
+    changes = [
+        _change("b1", 1.05),
+        _change("b2", 0.5),
+        _change("b3", 1.30),
+        _change("gone", 2.0),
+        _change("b3", 1.01, run_id=2),
+    ]
+    choice = trends.choose(
+        run,
+        changes,
+        regressed=["b7", "b3"],
+        references=["b9", "b2", "absent"],
+        available=set(run) - {"b8"} | {"gone"},
+        limit=5,
+    )
+    chosen = dict(choice.chosen)
+    # Regressions by size first, then improvements, then the run's regressions, then references.
+    assert list(chosen) == ["b3", "b1", "b2", "b7", "b9"]
+    assert chosen["b3"] == (trends.REASON_CHANGE, trends.REASON_REGRESSION)
+    assert chosen["b2"] == (trends.REASON_CHANGE, trends.REASON_REFERENCE)
+    assert choice.changed == 3 and choice.regressed == 2 and choice.references == 2
+    assert "gone" not in chosen  # not in this run
+    small = trends.choose(run, changes, ["b7"], ["b9"], set(run), limit=2)
+    assert [name for name, _ in small.chosen] == ["b3", "b1"] and small.limit == 2
+    assert trends.choose(run, changes, ["b8"], [], set(run) - {"b8"}, limit=10).regressed == 1
+    assert trends.choose(run, [], [], [], set(run), limit=10).chosen == ()
+
+
+@needs_gpu_data
+@needs_matplotlib
+def test_max_trends_bounds_the_plots_and_the_page_says_so(
+    history_db, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setattr(lessons, "draw_all", lambda data: [])  # (not what this test is about)
+    out = tmp_path / "r.html"
+    page = write_report(options(db=history_db, max_trends=1), out, find_changes=known_steps)
+    assert [p.benchmark for p in page.trends.plots] == [STEP]
+    text = out.read_text(encoding="utf-8")
+    assert "1 of the 2 benchmark(s) with a change point" in text and "At most 1 are drawn" in text
+    assert "Change points (2)" in text  # every change is still listed
+
+
+@needs_gpu_data
+@needs_matplotlib
+def test_no_history_database_is_said_on_the_page(run_cli, tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(history, "default_path", lambda: tmp_path / "none" / "history.sqlite")
+    out = tmp_path / "r.html"
+    r = run_cli("report", COALESCING, "-o", out)
+    assert r.status == 0, r.err
+    text = out.read_text(encoding="utf-8")
+    assert "No trend plots: no history database" in text and "kernelwatch history ingest" in text
+
+
+@needs_gpu_data
+@needs_matplotlib
+def test_history_without_this_gpu(history_db, tmp_path) -> None:
+    document = json.loads(COALESCING.read_text())
+    document["context"]["gpu_name"] = "NVIDIA H100 80GB HBM3"
+    other = tmp_path / "h100.json"
+    synthetic.write(other, document)
+    page = write_report(
+        options(other, db=history_db, baseline=other), tmp_path / "r.html", find_changes=known_steps
+    )
+    assert (
+        page.trends.unavailable
+        and "no run of this GPU (nvidia-h100-80gb-hbm3-sm90)" in page.trends.unavailable
+    )
+
+
+# ---------------------------------------------------------------------------------- baselines
+
+
+@needs_gpu_data
+@needs_matplotlib
+def test_no_baseline_is_said_on_the_page(run_cli, tmp_path) -> None:
+    empty = tmp_path / "baselines"
+    empty.mkdir()
+    out = tmp_path / "r.html"
+    r = run_cli(
+        "report", COALESCING, "--baselines", empty, "--db", tmp_path / "missing.sqlite", "-o", out
+    )
+    assert (
+        r.status == 2 and "missing.sqlite: no history database" in r.err
+    )  # a named --db must exist
+    r = run_cli("report", COALESCING, "--baselines", empty, "-o", out)
+    assert r.status == 0, r.err
+    assert "no baseline" in r.out
+    text = out.read_text(encoding="utf-8")
+    assert "No baseline: nothing was compared." in text
+    assert "no baseline for this GPU (NVIDIA H200 (sm 9.0), nvidia-h200-sm90)" in text
+
+
+@needs_gpu_data
+@needs_matplotlib
+def test_explicit_baseline_with_a_slower_benchmark(run_cli, tmp_path) -> None:
+    base = json.loads(SUITE.read_text())  # 10 repetitions: enough for a lone regression
+    base["benchmarks"] = [b for b in base["benchmarks"] if b["run_name"].startswith("matmul/")]
+    slow = copy.deepcopy(base)
+    name = "matmul/sgemm_tiled/size:4096/manual_time"
+    for row in slow["benchmarks"]:
+        if row.get("run_name") == name:
+            row["real_time"] *= 1.25
+    baseline, contender = tmp_path / "base.json", tmp_path / "slow.json"
+    synthetic.write(baseline, base)
+    synthetic.write(contender, slow)
+    out = tmp_path / "r.html"
+    r = run_cli("report", contender, "--baseline", baseline, "-o", out)
+    assert r.status == 0, r.err  # a report is written whatever the verdicts
+    assert "1 REGRESSION" in r.out
+    text = out.read_text(encoding="utf-8")
+    assert "1 regression</div>" in text and "given with --baseline" in text
+    row = re.search(r'<tr class="REGRESSION">.*?</tr>', text)
+    assert row and name in row.group(0) and "+25.0%" in row.group(0)
+
+
+@needs_gpu_data
+@needs_matplotlib
+def test_baseline_folder_with_a_manifest(run_cli, tmp_path) -> None:
+    out = tmp_path / "r.html"
+    folder = REPO / "baselines" / "nvidia-h200-sm90"
+    r = run_cli("report", COALESCING, "--baseline", folder, "-o", out)
+    assert r.status == 0, r.err
+    text = out.read_text(encoding="utf-8")
+    assert "given with --baseline" in text and str(folder) in text
+    # Not a filtered run (no kernelwatch_filter): the rest of the suite is MISSING, as in compare.
+    assert "223 MISSING" in r.out
+
+
+@needs_gpu_data
+@needs_matplotlib
+def test_filtered_run_leaves_figures_out_with_a_note(run_cli, tmp_path) -> None:
+    document = json.loads(SUITE.read_text())
+    document["benchmarks"] = [
+        b for b in document["benchmarks"] if b["run_name"].startswith("matmul/")
+    ]
+    document["context"]["kernelwatch_filter"] = "^matmul/"
+    part = tmp_path / "matmul.json"
+    synthetic.write(part, document)
+    out = tmp_path / "r.html"
+    r = run_cli("report", part, "-o", out)
+    assert r.status == 0, r.err
+    text = out.read_text(encoding="utf-8")
+    assert 'id="lesson-matmul"' in text
+    assert "Figures not drawn" in text
+    for title in (
+        "Global-memory coalescing",
+        "Matrix transpose",
+        "Reductions",
+        "Host↔device transfers",
+        "Shared-memory bank conflicts",
+        "Block size and occupancy",
+        "Registers and local memory",
+    ):
+        assert re.search(
+            rf"<li><b>{re.escape(title)}[^<]*</b>: left out, the run has no ", text
+        ), title
+    # The baseline is cut to what ran (as kernelwatch run does): nothing is MISSING.
+    assert 'class="MISSING"' not in text and "12 SAME" in r.out
+
+
+@needs_gpu_data
+@needs_matplotlib
+def test_partial_family_draws_what_is_there() -> None:
+    result = load(COALESCING)
+    data = RunData.from_result(result)
+    only_offsets = RunData(
+        {n: m for n, m in data.medians.items() if "/stride/" not in n}, data.context
+    )
+    drawn = lessons.draw_all(only_offsets)
+    coalescing = next(d for d in drawn if d.key == "lesson-coalescing")
+    assert (
+        isinstance(coalescing, lessons.Drawn)
+        and "out[i] = in[i + offset]" not in coalescing.caption
+    )
+    assert sum(isinstance(d, lessons.Omitted) for d in drawn) == 7
+    assert all(isinstance(d, lessons.Omitted) for d in lessons.draw_all(RunData({})))
+
+
+# ---------------------------------------------------------------------------------- bad input
+
+
+def one_error_line(err: str) -> str:
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kernelwatch: error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "missing",
+        "bad json",
+        "truncated",
+        "not a result",
+        "db missing",
+        "db not sqlite",
+        "db foreign",
+        "baseline missing",
+        "baselines missing",
+        "out is a directory",
+        "bad max",
+        "both baselines",
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(case: str, run_cli, write_json, tmp_path) -> None:
+    good = write_json("good.json", {"BM_a/manual_time": [1.0, 1.1, 1.2]})
+    result, extra = good, []
+    if case == "missing":
+        result = tmp_path / "nope.json"
+    elif case == "bad json":
+        result = write_json("bad.json", "{not json")
+    elif case == "truncated":
+        result = write_json("cut.json", good.read_text()[:-40])
+    elif case == "not a result":
+        result = write_json("other.json", '{"hello": 1}')
+    elif case == "db missing":
+        extra = ["--db", tmp_path / "none.sqlite"]
+    elif case == "db not sqlite":
+        (tmp_path / "text.sqlite").write_text("just text, not a database\n" * 100)
+        extra = ["--db", tmp_path / "text.sqlite"]
+    elif case == "db foreign":
+        with sqlite3.connect(tmp_path / "foreign.sqlite") as c:
+            c.execute("CREATE TABLE t (x)")
+        extra = ["--db", tmp_path / "foreign.sqlite"]
+    elif case == "baseline missing":
+        extra = ["--baseline", tmp_path / "nope.json"]
+    elif case == "baselines missing":
+        extra = ["--baselines", tmp_path / "nope"]
+    elif case == "out is a directory":
+        extra = ["-o", tmp_path]
+    elif case == "bad max":
+        extra = ["--max-trends", "-1"]
+    elif case == "both baselines":
+        extra = ["--baseline", good, "--baselines", tmp_path]
+    r = run_cli(
+        "report",
+        result,
+        *(["-o", tmp_path / "r.html"] if case != "out is a directory" else []),
+        *extra,
+    )
+    assert r.status == 2, (r.status, r.err)
+    if case != "both baselines":  # argparse's own usage message
+        one_error_line(r.err)
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_without_matplotlib_it_is_one_line(run_cli, write_json, tmp_path, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    good = write_json("good.json", {"BM_a/manual_time": [1.0, 1.1, 1.2]})
+    r = run_cli("report", good, "-o", tmp_path / "r.html", "--baselines", tmp_path)
+    assert r.status == 2 and "pip install matplotlib" in one_error_line(r.err)
+    assert not (tmp_path / "r.html").exists()
+
+
+@needs_matplotlib
+def test_any_benchmark_file_gives_a_page(run_cli, write_json, tmp_path) -> None:
+    """A result of another project (no GPU context, no suite benchmarks): no baseline, no
+    trends, no lesson figure, and still a page."""
+    path = write_json("other.json", {"BM_a/manual_time": [1.0, 1.1, 1.2]}, context={})
+    out = tmp_path / "r.html"
+    r = run_cli("report", path, "-o", out)
+    assert r.status == 0, r.err
+    text = out.read_text(encoding="utf-8")
+    assert "No baseline" in text and "records no GPU" in text
+    assert "Figures not drawn" in text and 'class="kw-figure' not in text
+
+
+@needs_matplotlib
+def test_the_file_is_replaced_atomically(write_json, tmp_path, monkeypatch) -> None:
+    path = write_json("run.json", {"BM_a/manual_time": [1.0, 1.1, 1.2]}, context={})
+    out = tmp_path / "out" / "r.html"
+    write_report(options(path, db=None), out)
+    first = out.read_bytes()
+    assert first.startswith(b"<!DOCTYPE html>") and first.rstrip().endswith(b"</html>")
+
+    import kernelwatch.report as report_package
+
+    def broken(*_: Any, **__: Any) -> str:
+        raise RuntimeError("failed while rendering")
+
+    monkeypatch.setattr(report_package, "render_html", broken)
+    with pytest.raises(RuntimeError):
+        report_package.write_report(options(path), out)
+    assert out.read_bytes() == first  # the old report is intact
+    assert sorted(p.name for p in out.parent.iterdir()) == ["r.html"]  # no temporary file left
+
+
+# ---------------------------------------------------------------------------------- pieces
+
+
+def test_parse_name() -> None:
+    assert parse_name("coalescing/offset/float/offset:6/manual_time") == (
+        "coalescing/offset/float",
+        {"offset": "6"},
+    )
+    assert parse_name("transpose/best/rows:2048/cols:2048/manual_time") == (
+        "transpose/best",
+        {"rows": "2048", "cols": "2048"},
+    )
+    assert parse_name("BM_Copy/1024") == ("BM_Copy/1024", {})
+    assert parse_name("manual_time") == ("manual_time", {})
+
+
+def test_inline_svg_prefixes_every_id_and_reference() -> None:
+    source = (
+        '<?xml version="1.0"?>\n<!DOCTYPE svg>\n<svg xmlns:xlink="http://www.w3.org/1999/xlink" '
+        'width="100pt" height="50pt" viewBox="0 0 100 50" xmlns="http://www.w3.org/2000/svg">'
+        '<defs><path id="m1" d="M0 0"/><clipPath id="p1"><rect/></clipPath></defs>'
+        '<g id="figure_1" clip-path="url(#p1)"><use xlink:href="#m1"/><a href="#elsewhere"/></g></svg>'
+    )
+    out = svg.inline_svg(source, "fig", "A <title>")
+    assert out.startswith('<svg class="kw-svg"') and "http" not in out and "xlink" not in out
+    assert 'width="' not in out.split(">", 1)[0] and 'viewBox="0 0 100 50"' in out
+    assert 'id="fig-m1"' in out and 'href="#fig-m1"' in out and "url(#fig-p1)" in out
+    assert 'id="fig-figure_1"' in out and 'href="#elsewhere"' in out  # unknown ids are left
+    assert '<title id="fig-title">A &lt;title&gt;</title>' in out
+
+
+@needs_gpu_data
+@needs_matplotlib
+def test_lesson_figures_of_the_real_run(suite_report) -> None:
+    drawn = suite_report[1].lessons
+    assert [type(d) for d in drawn] == [lessons.Drawn] * 8
+    for figure in drawn:
+        ids = re.findall(r'\bid="([^"]+)"', figure.svg)
+        assert ids and all(i.startswith(figure.key + "-") for i in ids), figure.key
+        assert figure.svg.count("<path") > 30
+    captions = {d.key: d.caption for d in drawn}
+    assert "tiled 43% → tiled_padded 88% of the copy, best 96%" in captions["lesson-transpose"]
+    assert "stride 32 is 30.4× slower than stride 1" in captions["lesson-shared-banks"]
+
+
+@needs_matplotlib
+def test_failed_benchmarks_are_listed_and_compared_as_errors(run_cli, write_json, tmp_path) -> None:
+    spec = {"BM_a/manual_time": [1.0, 1.1, 1.2], "BM_b/manual_time": [2.0, 2.1, 2.2]}
+    base = write_json("base.json", spec)
+    run = write_json(
+        "run.json",
+        {"BM_a/manual_time": [1.0, 1.1, 1.2]},
+        rows=[synthetic.failed_row("BM_b/manual_time", "wrong output at <index 7>")],
+    )
+    out = tmp_path / "r.html"
+    r = run_cli("report", run, "--baseline", base, "-o", out)
+    assert r.status == 0, r.err
+    text = out.read_text(encoding="utf-8")
+    assert "1 benchmark(s) failed in this run" in text
+    assert "wrong output at &lt;index 7&gt;" in text and "<index 7>" not in text  # escaped
+    assert '<tr class="ERROR">' in text and "Failing benchmarks" in text
+
+
+@needs_gpu_data
+@needs_matplotlib
+def test_change_finder_gets_the_settings_and_may_refuse(history_db, tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(lessons, "draw_all", lambda data: [])
+    calls: list[dict[str, Any]] = []
+
+    def with_rules(db: sqlite3.Connection, **arguments: Any) -> list[Change]:
+        calls.append(arguments)
+        return known_steps(db, gpu=arguments["gpu"], metric=arguments["metric"])
+
+    write_report(options(db=history_db), tmp_path / "a.html", find_changes=with_rules)
+    (called,) = calls
+    assert called["gpu"] == GPU and called["metric"] == "real_time"
+    assert "threshold" not in called and called["alpha"] == 0.05  # history changes' threshold
+    assert called["rules"] == SUITE_SETTINGS.rules and called["rules"]  # the suite's thresholds
+
+    def refuses(db: sqlite3.Connection, **_: Any) -> list[Change]:
+        raise InputError("history changes needs Apache Otava; install it with: pip install ...")
+
+    out = tmp_path / "b.html"
+    page = write_report(options(db=history_db, max_trends=3), out, find_changes=refuses)
+    text = out.read_text(encoding="utf-8")
+    assert "change points were not computed: history changes needs Apache Otava" in text
+    assert len(page.trends.plots) == 3 and not page.trends.changes

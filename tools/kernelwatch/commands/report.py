@@ -1,0 +1,151 @@
+"""`kernelwatch report RESULT.json -o report.html`: one self-contained HTML page about a run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from kernelwatch.commands._parsers import add_parser
+from kernelwatch.commands.run import compare_settings
+from kernelwatch.errors import InputError
+from kernelwatch.report import Options, write_report
+from kernelwatch.report.trends import DEFAULT_LIMIT
+
+DESCRIPTION = """\
+Write one self-contained HTML page about a run (works offline: inline CSS and SVG figures, no
+script, no external URL):
+
+  * the run's context: GPU, driver, CUDA, commit, date, how it was run;
+  * the comparison with the baseline, as kernelwatch compare/run decide it: this GPU's baseline
+    (baselines/<gpu-slug>/, as kernelwatch run finds it) unless --baseline names one; the page
+    says so when there is none;
+  * trend plots from the results history (--db) with change points marked: benchmarks with a
+    change point, those that regressed, and each family's reference, at most --max-trends;
+  * the classic figures of the CUDA memory lessons redrawn from the run (coalescing, transpose,
+    matrix multiply, reductions, transfers, bank conflicts, occupancy, local memory); a figure
+    whose benchmarks are not in the run is left out with a note.
+
+Needs matplotlib (pip install matplotlib). See docs/report.md."""
+
+EPILOG = """\
+exit status:
+  0  the report was written (whatever the verdicts: the page shows them)
+  2  bad input or usage (no such or an invalid result file, a --baseline or --db that does not
+     exist or is not usable, matplotlib missing): one line on stderr, "kernelwatch: error: ..."
+
+examples:
+  kernelwatch report results/kernelwatch-run-nvidia-h200-sm90-....json -o report.html
+  kernelwatch report new.json --baseline old.json --db results/history.sqlite -o report.html
+"""
+
+
+def register(subparsers: Any) -> None:
+    parser = add_parser(
+        subparsers,
+        "report",
+        help="write a self-contained HTML report of a run (comparison, trends, lesson figures)",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+    )
+    parser.add_argument("result", metavar="RESULT.json", help="the run's result file")
+    parser.add_argument("-o", "--out", metavar="FILE", required=True, help="the HTML file to write")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--baseline",
+        metavar="PATH",
+        help="compare with this result file or folder of result files",
+    )
+    where.add_argument(
+        "--baselines",
+        metavar="DIR",
+        help="the baselines folder where this GPU's baseline is found (default: baselines, in "
+        "the checkout)",
+    )
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="the history database for the trends (default: results/history.sqlite in the "
+        "checkout, when it exists)",
+    )
+    parser.add_argument(
+        "--max-trends",
+        type=int,
+        default=DEFAULT_LIMIT,
+        metavar="N",
+        help=f"draw at most N trend plots (default {DEFAULT_LIMIT})",
+    )
+    parser.add_argument(
+        "--metric",
+        default="time",
+        help="what to compare and plot over time: time (= real_time, the GPU time; default), "
+        "cpu_time, or a counter such as bytes_per_second",
+    )
+    direction = parser.add_mutually_exclusive_group()
+    direction.add_argument(
+        "--higher-is-better",
+        dest="higher_is_better",
+        action="store_true",
+        default=None,
+        help="the counter is better when larger (default for *_per_second and *_fraction)",
+    )
+    direction.add_argument(
+        "--lower-is-better",
+        dest="higher_is_better",
+        action="store_false",
+        help="the counter is better when smaller (default for times)",
+    )
+    parser.add_argument("--threshold", metavar="T", help="as in compare (default 5%%)")
+    parser.add_argument("--alpha", type=float, help="as in compare (default 0.05)")
+    parser.add_argument(
+        "--min-repetitions", type=int, metavar="N", help="as in compare (default 3)"
+    )
+    parser.add_argument(
+        "--noise-multiplier", type=float, metavar="K", help="as in compare (default 2)"
+    )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="TOML settings as in compare (default: kernelwatch.toml in the baselines folder, as "
+        "kernelwatch run uses)",
+    )
+    parser.add_argument(
+        "--allow-gpu-mismatch",
+        action="store_true",
+        help="compare with a --baseline from another GPU model (only a warning)",
+    )
+    parser.set_defaults(handler=run, allow_missing=False, allow_errors=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.max_trends < 0:
+        raise InputError(f"--max-trends {args.max_trends}: must be 0 or more")
+    out = Path(args.out)
+    if out.is_dir():
+        raise InputError(f"-o {out}: is a directory; name the HTML file")
+    settings, metric = compare_settings(args)
+    options = Options(
+        result=Path(args.result),
+        metric=metric,
+        settings=settings,
+        baseline=Path(args.baseline) if args.baseline else None,
+        baselines=Path(args.baselines) if args.baselines else None,
+        db=Path(args.db) if args.db else None,
+        max_trends=args.max_trends,
+    )
+    page = write_report(options, out)
+    report = page.comparison
+    verdicts = ""
+    if report is not None:
+        counts = ", ".join(f"{n} {v.value}" for v, n in report.counts().items() if n)
+        verdicts = f"; against {page.baseline.label if page.baseline else 'the baseline'}: {counts}"
+    else:
+        verdicts = "; no baseline"
+    figures = sum(1 for lesson in page.lessons if hasattr(lesson, "svg"))
+    print(
+        f"wrote {out}: {page.benchmarks} benchmarks{verdicts}; {len(page.trends.plots)} trend "
+        f"plot(s), {figures} lesson figure(s)",
+        file=sys.stdout,
+    )
+    return 0

@@ -1,0 +1,177 @@
+"""Gathering what the report shows: the run, its comparison with a baseline, the trends from the
+history, the lesson figures. Everything here is data (a Page); page.py turns it into HTML."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import baseline as baselines
+from kernelwatch import changes, history
+from kernelwatch.compare import Report, Settings, Verdict, compare
+from kernelwatch.errors import InputError
+from kernelwatch.gbench import read_json
+from kernelwatch.report import lessons, svg, trends
+from kernelwatch.report.rundata import RunData
+from kernelwatch.results import Metric, ResultSet, from_documents
+
+
+@dataclass(frozen=True)
+class Options:
+    result: Path
+    metric: Metric
+    settings: Settings
+    baseline: Path | None = None  # a result file or a folder of them
+    baselines: Path | None = None  # the baselines root (default: baselines/ in the checkout)
+    db: Path | None = None  # the history database; None: the default, if it exists
+    max_trends: int = trends.DEFAULT_LIMIT
+
+
+@dataclass(frozen=True)
+class BaselineInfo:
+    label: str  # what was compared with (a path)
+    how: str  # "given with --baseline" or "this GPU's baseline (SLUG)"
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Page:
+    result: Path
+    context: Mapping[str, Any]
+    benchmarks: int
+    errors: Mapping[str, str]
+    skipped: Mapping[str, str]
+    comparison: Report | None
+    baseline: BaselineInfo | None
+    no_baseline: str | None  # why there is no comparison
+    trends: trends.Trends
+    lessons: tuple[lessons.Lesson, ...]
+    database: str | None  # the history database read, if any
+
+
+def _baseline_documents(path: Path) -> list[Any]:
+    """A --baseline file, or the result files of a folder (manifests and other JSON skipped)."""
+    if not path.exists():
+        raise InputError(f"--baseline {path}: no such file or directory")
+    if not path.is_dir():
+        return [read_json(path)]
+    documents = []
+    for file in sorted(p for p in path.glob("*.json") if p.is_file()):
+        document = read_json(file)
+        # (a baseline's manifest.json has a "benchmarks" count, not a list)
+        if isinstance(document, dict) and isinstance(document.get("benchmarks"), list):
+            documents.append(document)
+    if not documents:
+        raise InputError(f"--baseline {path}: holds no benchmark results")
+    return documents
+
+
+def _baseline(
+    options: Options, run: ResultSet
+) -> tuple[ResultSet | None, BaselineInfo | None, str | None]:
+    """The baseline side, what it is, or why there is none (only when it was not named)."""
+    if options.baseline is not None:
+        label, how = str(options.baseline), "given with --baseline"
+        documents = _baseline_documents(options.baseline)
+    else:
+        root = options.baselines if options.baselines is not None else baselines.default_root()
+        if options.baselines is not None and not root.is_dir():
+            raise InputError(f"--baselines {root}: no such directory")
+        try:
+            entry = baselines.resolve(root, run.context, str(options.result))
+        except InputError as exc:
+            return None, None, str(exc)
+        label, how = str(entry.result), f"this GPU's baseline ({entry.slug})"
+        documents = [read_json(entry.result)]
+    if run.context.get("kernelwatch_filter"):
+        # A part of the suite ran (kernelwatch run --filter): the rest is not MISSING.
+        names = set(run.names)
+        documents = [baselines.restrict(d, names) for d in documents]
+        documents = [d for d in documents if d.get("benchmarks")]
+        if not documents:
+            return (
+                None,
+                None,
+                (
+                    f"the baseline {label} holds none of the {len(run.names)} benchmarks of this "
+                    f"filtered run (--filter {run.context.get('kernelwatch_filter')})"
+                ),
+            )
+    side = from_documents(label, documents)
+    return side, BaselineInfo(label, how, dict(side.context)), None
+
+
+def _database(options: Options) -> tuple[Path | None, str | None]:
+    """The history database to read, or why there is none. A named one must exist."""
+    if options.db is not None:
+        return options.db, None  # open_db refuses a missing or foreign file (exit 2)
+    default = history.default_path()
+    if default.is_file():
+        return default, None
+    return None, (
+        f"no history database ({default}; name one with --db): add runs with "
+        "kernelwatch history ingest RESULT.json"
+    )
+
+
+def build_page(
+    options: Options,
+    *,
+    find_changes: trends.ChangeFinder = changes.find_changes,
+) -> Page:
+    """Everything the report shows; tests replace `find_changes`."""
+    document, run = history.load_run(options.result)
+    svg.require_matplotlib()
+    base, info, no_baseline = _baseline(options, run)
+    report = compare(base, run, options.metric, options.settings) if base is not None else None
+
+    data = RunData.from_result(run)
+    regressed = [
+        c.name for c in (report.comparisons if report else ()) if c.verdict is Verdict.REGRESSION
+    ]
+    db_path, no_db = _database(options)
+    slug = baselines.context_slug(run.context)
+    if db_path is None:
+        section = trends.Trends(unavailable=no_db)
+    elif slug is None:
+        with history.database(db_path):
+            pass  # a named database must still be one (exit 2 otherwise)
+        section = trends.Trends(
+            unavailable="the result records no GPU (gpu_name, gpu_compute_capability): a trend "
+            "is a series of one GPU model"
+        )
+    else:
+        with history.database(db_path) as db:
+            section = trends.build(
+                db,
+                gpu=slug,
+                metric=options.metric,
+                run_names=run.names,
+                regressed=regressed,
+                references=lessons.REFERENCES,
+                document=document,
+                medians={
+                    n: m[options.metric.key]
+                    for n, m in data.medians.items()
+                    if options.metric.key in m
+                },
+                find_changes=find_changes,
+                settings=options.settings,
+                limit=options.max_trends,
+            )
+    drawn = tuple(lessons.draw_all(data))
+    return Page(
+        result=options.result,
+        context=dict(run.context),
+        benchmarks=len(run.names),
+        errors=dict(run.errors),
+        skipped=dict(run.skipped),
+        comparison=report,
+        baseline=info,
+        no_baseline=no_baseline,
+        trends=section,
+        lessons=drawn,
+        database=str(db_path) if db_path is not None else None,
+    )

@@ -1,0 +1,136 @@
+"""One run's medians, addressed the way the suite names its benchmarks.
+
+Suite names are `family/variant/.../key:value/.../manual_time`: the parts without a colon are
+the benchmark's path (`coalescing/offset/float`), the `key:value` parts its parameters
+(`offset: 6`). The figures ask for a value (`value(path, metric, **params)`) or a sweep over one
+parameter (`sweep(path, param, metric, **fixed)`); an absent benchmark is simply not there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kernelwatch.results import ResultSet
+
+# The last part Google Benchmark appends for the time measured (manual = GPU time here).
+_TIME_SUFFIXES = frozenset({"manual_time", "real_time", "process_time"})
+
+
+def parse_name(name: str) -> tuple[str, dict[str, str]]:
+    """`coalescing/offset/float/offset:6/manual_time` -> (`coalescing/offset/float`,
+    {"offset": "6"})."""
+    parts = name.split("/")
+    if len(parts) > 1 and parts[-1] in _TIME_SUFFIXES:
+        parts = parts[:-1]
+    path: list[str] = []
+    params: dict[str, str] = {}
+    for part in parts:
+        key, colon, value = part.partition(":")
+        if colon:
+            params[key] = value
+        else:
+            path.append(part)
+    return "/".join(path), params
+
+
+def number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    params: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class RunData:
+    """Median of every metric of every benchmark measured in a run (times in ns)."""
+
+    medians: Mapping[str, Mapping[str, float]]
+    context: Mapping[str, Any] = field(default_factory=dict)
+    _by_path: Mapping[str, tuple[Entry, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_path: dict[str, list[Entry]] = {}
+        for name in self.medians:
+            path, params = parse_name(name)
+            by_path.setdefault(path, []).append(Entry(name, params))
+        object.__setattr__(self, "_by_path", {p: tuple(e) for p, e in by_path.items()})
+
+    @classmethod
+    def from_result(cls, result: ResultSet) -> RunData:
+        medians: dict[str, dict[str, float]] = {}
+        for k, name in enumerate(result.names):
+            if name in result.errors or name in result.skipped or result.counts[k] == 0:
+                continue
+            start, count = int(result.starts[k]), int(result.counts[k])
+            own: dict[str, float] = {}
+            for key, column in result.columns.items():
+                values = column[start : start + count]
+                gap = result.gaps.get(key)
+                if gap is not None:
+                    values = values[~gap[start : start + count]]
+                values = values[np.isfinite(values)]
+                if len(values):
+                    own[key] = float(np.median(values))
+            if own:
+                medians[name] = own
+        return cls(medians, dict(result.context))
+
+    def __len__(self) -> int:
+        return len(self.medians)
+
+    def entries(self, path: str) -> tuple[Entry, ...]:
+        return self._by_path.get(path, ())
+
+    def paths(self, prefix: str) -> list[str]:
+        """The benchmark paths that start with `prefix`, sorted."""
+        return sorted(p for p in self._by_path if p.startswith(prefix))
+
+    def value(self, path: str, metric: str, **params: Any) -> float | None:
+        """The median of `metric` of the benchmark at `path` whose parameters include
+        `params` (the first such, by name); None when there is none."""
+        wanted = {k: str(v) for k, v in params.items()}
+        for entry in sorted(self.entries(path), key=lambda e: e.name):
+            if all(entry.params.get(k) == v for k, v in wanted.items()):
+                found = self.medians[entry.name].get(metric)
+                if found is not None:
+                    return found
+        return None
+
+    def name(self, path: str, **params: Any) -> str | None:
+        wanted = {k: str(v) for k, v in params.items()}
+        for entry in sorted(self.entries(path), key=lambda e: e.name):
+            if all(entry.params.get(k) == v for k, v in wanted.items()):
+                return entry.name
+        return None
+
+    def sweep(self, path: str, param: str, metric: str, **fixed: Any) -> list[tuple[float, float]]:
+        """(parameter value, median of metric) over the benchmarks at `path` that have the
+        parameter and the `fixed` ones, by parameter value."""
+        wanted = {k: str(v) for k, v in fixed.items()}
+        points: dict[float, float] = {}
+        for entry in sorted(self.entries(path), key=lambda e: e.name):
+            x = number(entry.params.get(param, ""))
+            if x is None or x in points:
+                continue
+            if not all(entry.params.get(k) == v for k, v in wanted.items()):
+                continue
+            y = self.medians[entry.name].get(metric)
+            if y is not None:
+                points[x] = y
+        return sorted(points.items())
+
+    def context_number(self, key: str) -> float | None:
+        value = self.context.get(key)
+        return number(str(value)) if value is not None else None

@@ -1,0 +1,390 @@
+"""Per-benchmark trend plots from the results history, with the change points marked.
+
+Which benchmarks get a plot (a page of 355 plots is unreadable): first those with a change
+point in the history (regressions first, then by size of the change), then those that
+regressed against the baseline in this run, then each family's speed-of-light reference (their
+trends show drift of the machine itself: driver, clocks). At most `limit` plots in all; the
+page says how many of each were drawn and lists every change point in a table.
+
+Change points come from kernelwatch.changes.find_changes (a separate module); the report takes
+the function as a parameter, so it can be given another one, or none.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from kernelwatch import history
+from kernelwatch.compare import Settings
+from kernelwatch.errors import InputError
+from kernelwatch.report import svg
+from kernelwatch.results import Metric
+
+DEFAULT_LIMIT = 24
+
+
+class ChangeLike(Protocol):
+    """What the report reads of a kernelwatch.changes.Change."""
+
+    gpu_slug: str
+    benchmark: str
+    metric: str
+    run_id: int
+    commit: str | None
+    date: str
+    index: int  # position of the first run after the change in the benchmark's series
+    before: float
+    after: float
+    ratio: float
+    p_value: float
+    regression: bool
+
+
+ChangeFinder = Callable[..., Sequence[Any]]
+
+REASON_CHANGE = "change point"
+REASON_REGRESSION = "regressed in this run"
+REASON_REFERENCE = "family reference"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The benchmarks to plot, each with why, and what was left out."""
+
+    chosen: tuple[tuple[str, tuple[str, ...]], ...]
+    changed: int  # benchmarks of the run with at least one change point
+    regressed: int  # benchmarks that regressed against the baseline in this run
+    references: int  # family references available
+    limit: int
+
+    def count(self, reason: str) -> int:
+        return sum(reason in reasons for _, reasons in self.chosen)
+
+
+def _change_order(change: ChangeLike) -> tuple[int, float]:
+    size = abs(math.log(change.ratio)) if change.ratio and change.ratio > 0 else 0.0
+    return (0 if change.regression else 1, -size)
+
+
+def choose(
+    run_names: Sequence[str],
+    changes: Sequence[ChangeLike],
+    regressed: Sequence[str],
+    references: Sequence[str],
+    available: set[str],
+    limit: int = DEFAULT_LIMIT,
+) -> Choice:
+    """Pick the benchmarks to plot (see the module docstring). Only benchmarks of this run
+    with a series in the history (`available`) are candidates."""
+    in_run = set(run_names) & available
+    reasons: dict[str, list[str]] = {}
+    order: list[str] = []
+
+    def add(name: str, reason: str) -> None:
+        if name not in in_run:
+            return
+        if name not in reasons:
+            reasons[name] = []
+            order.append(name)
+        if reason not in reasons[name]:
+            reasons[name].append(reason)
+
+    changed = {c.benchmark for c in changes if c.benchmark in in_run}
+    for change in sorted(changes, key=_change_order):
+        add(change.benchmark, REASON_CHANGE)
+    for name in regressed:
+        add(name, REASON_REGRESSION)
+    present_references = [r for r in references if r in in_run]
+    for name in present_references:
+        add(name, REASON_REFERENCE)
+    kept = order[: max(limit, 0)]
+    return Choice(
+        tuple((name, tuple(reasons[name])) for name in kept),
+        changed=len(changed),
+        regressed=len([n for n in set(regressed) if n in set(run_names)]),
+        references=len(present_references),
+        limit=limit,
+    )
+
+
+@dataclass(frozen=True)
+class Trend:
+    benchmark: str
+    reasons: tuple[str, ...]
+    key: str  # HTML id
+    svg: str
+    runs: int
+    changes: tuple[ChangeLike, ...] = ()
+
+
+@dataclass(frozen=True)
+class Trends:
+    """What the trends section shows; `unavailable` says why there are none."""
+
+    plots: tuple[Trend, ...] = ()
+    changes: tuple[ChangeLike, ...] = ()  # every change point of the run's benchmarks
+    choice: Choice | None = None
+    runs: int = 0  # runs of this GPU in the history
+    run_in_history: int | None = None  # the id of this run in the history, when it is there
+    unavailable: str | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def benchmarks_in_history(db: sqlite3.Connection, gpu: str) -> set[str]:
+    """Names of the benchmarks measured in runs of this GPU (from the small per-run table, not
+    the samples; a benchmark without the metric is skipped when its series is read)."""
+    rows = db.execute(
+        "SELECT DISTINCT b.name FROM run_benchmarks rb JOIN runs r ON r.id = rb.run_id "
+        "JOIN benchmarks b ON b.id = rb.benchmark_id "
+        "WHERE r.gpu_slug = ? AND rb.error IS NULL AND rb.repetitions > 0",
+        (gpu,),
+    )
+    return {row[0] for row in rows}
+
+
+def run_id_of(db: sqlite3.Connection, document: Mapping[str, Any]) -> int | None:
+    """This run's id in the history (the same content hash as `history ingest`), if there."""
+    row = db.execute(
+        "SELECT id FROM runs WHERE content_hash = ?", (history.content_hash(document),)
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def runs_of(db: sqlite3.Connection, gpu: str) -> int:
+    (count,) = db.execute("SELECT count(*) FROM runs WHERE gpu_slug = ?", (gpu,)).fetchone()
+    return int(count)
+
+
+# ---------------------------------------------------------------------------------- plotting
+
+
+def axis_unit(metric: Metric, values: Sequence[float]) -> tuple[float, str]:
+    """(divide by, axis label) for a metric's values (times are in ns)."""
+    largest = max((abs(v) for v in values), default=1.0)
+    if metric.is_time:
+        for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+            if largest >= scale:
+                return scale, (
+                    f"GPU time ({unit})" if metric.key == "real_time" else f"{metric.key} ({unit})"
+                )
+        return 1.0, "GPU time (ns)" if metric.key == "real_time" else f"{metric.key} (ns)"
+    unit = ""
+    if metric.key.endswith("bytes_per_second"):
+        unit = "B/s"
+    elif metric.key.endswith("flop_per_second"):
+        unit = "FLOP/s"
+    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if largest >= scale:
+            return scale, f"{metric.key} ({prefix}{unit})" if unit else f"{metric.key} (×{scale:g})"
+    return 1.0, f"{metric.key} ({unit})" if unit else metric.key
+
+
+def direction_word(metric: Metric, regression: bool) -> str:
+    """How a change reads: slower/faster for times, worse/better for counters."""
+    if metric.is_time:
+        return "slower" if regression else "faster"
+    return "worse" if regression else "better"
+
+
+def _tick_label(point: history.Point) -> str:
+    date = (point.run.date or "")[:10]
+    commit = (point.run.git_commit or "")[:7]
+    return f"{date[5:]}\n{commit}" if commit else date[5:]
+
+
+def plot(
+    name: str,
+    points: Sequence[history.Point],
+    changes: Sequence[ChangeLike],
+    metric: Metric,
+    key: str,
+    *,
+    this_run: int | None = None,
+    current: float | None = None,
+) -> str:
+    """One benchmark's series: the median of each run with its min-max range, change points
+    as vertical lines with the levels before and after, and this run marked."""
+    from matplotlib.ticker import FixedLocator
+
+    medians = [float(np.median(p.values)) for p in points]
+    lows = [float(np.min(p.values)) for p in points]
+    highs = [float(np.max(p.values)) for p in points]
+    extra = current is not None and this_run is None
+    every = medians + lows + highs + ([current] if extra and current is not None else [])
+    scale, label = axis_unit(metric, every)
+    figure, ax = svg.new_figure(5.8, 2.7)
+    x = np.arange(len(points))
+    ax.vlines(
+        x,
+        np.array(lows) / scale,
+        np.array(highs) / scale,
+        color=svg.LIGHT,
+        linewidth=2.2,
+        label="min–max of a run",
+    )
+    ax.plot(
+        x,
+        np.array(medians) / scale,
+        color=svg.BLUE,
+        marker="o",
+        markersize=3.5,
+        linewidth=1.2,
+        label="median of a run",
+    )
+    positions = {p.run.id: i for i, p in enumerate(points)}
+    for i, p in enumerate(points):
+        if p.run.id == this_run:
+            ax.plot(
+                [i],
+                [medians[i] / scale],
+                linestyle="none",
+                marker="o",
+                markersize=9,
+                markerfacecolor="none",
+                markeredgecolor=svg.REFERENCE,
+                markeredgewidth=1.4,
+                label="this run",
+            )
+    if extra and current is not None:
+        ax.plot(
+            [len(points)],
+            [current / scale],
+            linestyle="none",
+            marker="D",
+            markersize=6,
+            markerfacecolor="white",
+            markeredgecolor=svg.REFERENCE,
+            markeredgewidth=1.4,
+            label="this run (not in history)",
+        )
+    # Change points: where each one falls in this series (by run id; else its index).
+    located = sorted(
+        ((positions.get(c.run_id, c.index), c) for c in changes), key=lambda item: item[0]
+    )
+    located = [(i, c) for i, c in located if 0 < i < len(points) + (1 if extra else 0)]
+    end = len(points) - 0.5 + (1 if extra else 0)
+    bounds = [-0.5] + [i - 0.5 for i, _ in located] + [end]
+    for k, (i, change) in enumerate(located):
+        color = svg.RED if change.regression else svg.GREEN
+        ax.axvline(
+            i - 0.5,
+            color=color,
+            linestyle="--",
+            linewidth=1.3,
+            label=f"change: {direction_word(metric, change.regression)}",
+        )
+        ax.hlines(change.before / scale, bounds[k], i - 0.5, color=color, linewidth=1.0, alpha=0.8)
+        ax.hlines(
+            change.after / scale, i - 0.5, bounds[k + 2], color=color, linewidth=1.0, alpha=0.8
+        )
+        ax.annotate(
+            f"{(change.ratio - 1) * 100:+.1f}%",
+            (i - 0.5, 1.0),
+            xycoords=ax.get_xaxis_transform(),
+            xytext=(3, -3),
+            textcoords="offset points",
+            ha="left",
+            va="top",
+            fontsize=8,
+            fontweight="bold",
+            color=color,
+        )
+    # A y range of at least ±2 % of the level: noise of 0.05 % must not look like a cliff.
+    low, high = min(every) / scale, max(every) / scale
+    middle = float(np.median(medians)) / scale
+    if high - low < 0.04 * abs(middle):
+        low, high = min(low, middle * 0.98), max(high, middle * 1.02)
+    pad = (high - low) * 0.12
+    ax.set_ylim(low - pad, high + pad * 2.2)
+    count = len(points) + (1 if extra else 0)
+    step = max(1, math.ceil((count - 1) / 5))  # at most 6 evenly spaced labels, the last run's too
+    ticks = sorted(set(range(0, count, step)) | {count - 1})
+    if len(ticks) > 1 and ticks[-1] - ticks[-2] < step:  # no two labels side by side
+        ticks.pop(-2)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    labels = [_tick_label(points[t]) if t < len(points) else "this run" for t in ticks]
+    ax.set_xticklabels(labels)
+    ax.set_xlim(-0.6, count - 0.4)
+    ax.set_ylabel(label)
+    ax.set_xlabel("runs, oldest first (date, commit)")
+    svg.legend_below(figure, ax, ncol=3)
+    try:
+        return svg.to_svg(figure, key, name)
+    finally:
+        svg.close(figure)
+
+
+def _finder_arguments(
+    finder: ChangeFinder, gpu: str, metric: Metric, settings: Settings | None
+) -> dict[str, Any]:
+    arguments: dict[str, Any] = {"gpu": gpu, "metric": metric.key}
+    if settings is None:
+        return arguments
+    # The threshold stays the finder's own: steps between nights are judged against a wider
+    # limit than one comparison (kernelwatch.changes.DEFAULT_THRESHOLD says why).
+    arguments.update(alpha=settings.alpha)
+    try:
+        parameters = inspect.signature(finder).parameters
+    except (TypeError, ValueError):
+        return arguments
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    if settings.rules and ("rules" in parameters or takes_any):
+        arguments["rules"] = settings.rules
+    return arguments
+
+
+def build(
+    db: sqlite3.Connection,
+    *,
+    gpu: str,
+    metric: Metric,
+    run_names: Sequence[str],
+    regressed: Sequence[str],
+    references: Sequence[str],
+    document: Mapping[str, Any],
+    medians: Mapping[str, float],
+    find_changes: ChangeFinder,
+    settings: Settings | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> Trends:
+    """The trends section for this run's GPU: change points, the choice, and the plots.
+
+    Change points are found as `history changes` finds them, with the comparison's alpha (and
+    its per-benchmark threshold rules, where the finder takes `rules`). A finder that refuses (InputError: say,
+    its analysis package is not installed) leaves the trends without change points and its
+    message on the page: the report is still written."""
+    total = runs_of(db, gpu)
+    if total == 0:
+        return Trends(unavailable=f"the history holds no run of this GPU ({gpu})")
+    this_run = run_id_of(db, document)
+    available = benchmarks_in_history(db, gpu)
+    notes: list[str] = []
+    found: Sequence[ChangeLike] = ()
+    try:
+        found = list(find_changes(db, **_finder_arguments(find_changes, gpu, metric, settings)))
+    except InputError as exc:
+        notes.append(f"change points were not computed: {exc}")
+    names = set(run_names)
+    changes = tuple(c for c in found if c.benchmark in names)
+    choice = choose(run_names, changes, regressed, references, available, limit)
+    plots: list[Trend] = []
+    for k, (name, reasons) in enumerate(choice.chosen):
+        try:
+            points = history.series(db, name, metric.key, gpu)
+        except InputError:
+            continue  # no values of this metric on this GPU after all
+        own = tuple(c for c in changes if c.benchmark == name)
+        key = f"trend-{k + 1}"
+        with svg.style(key):
+            drawn = plot(
+                name, points, own, metric, key, this_run=this_run, current=medians.get(name)
+            )
+        plots.append(Trend(name, reasons, key, drawn, len(points), own))
+    return Trends(tuple(plots), changes, choice, total, this_run, None, tuple(notes))

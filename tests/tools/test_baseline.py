@@ -13,6 +13,7 @@ from conftest import REPO, document, rows_for
 from fakebench import GPU_CONTEXT
 from kernelwatch import baseline as baselines
 from kernelwatch import synthetic
+from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER
 from kernelwatch.errors import InputError
 
 SLUG = "nvidia-h100-80gb-hbm3-sm90"
@@ -446,14 +447,14 @@ def test_compare_uses_the_noise_stored_beside_the_baseline(root: Path, write_jso
 
     stored = json.loads((root / SLUG / "noise.json").read_text())["benchmarks"][name]["noise"]
     found, floor = verdict()
-    assert floor == pytest.approx(3 * stored) and found == "SAME"
+    assert floor == pytest.approx(DEFAULT_NOISE_MULTIPLIER * stored) and found == "SAME"
     (root / SLUG / "custom.json").write_text(
         json.dumps({"schema_version": 1, "benchmarks": {name: {"noise": 0.0001}}})
     )
     found, floor = verdict("--noise-file", root / SLUG / "custom.json")
     assert found == "REGRESSION" and floor < 0.01
     found, floor = verdict("--no-noise-file")
-    assert floor != pytest.approx(3 * stored)
+    assert floor != pytest.approx(DEFAULT_NOISE_MULTIPLIER * stored)
     done = run_cli("compare", base, contender, "--noise-file", root / "absent.json")
     assert done.status == 2 and "--noise-file" in one_line(done.err)
 

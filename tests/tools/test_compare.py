@@ -10,7 +10,7 @@ from conftest import H100_CONTEXT, document, result_set
 from hypothesis import given
 from hypothesis import strategies as st
 from kernelwatch import synthetic
-from kernelwatch.compare import Settings, Verdict, compare, decide
+from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER, Settings, Verdict, compare, decide
 from kernelwatch.config import ThresholdRule
 from kernelwatch.errors import InputError
 from kernelwatch.results import from_documents, resolve_metric
@@ -207,7 +207,8 @@ def test_noisy_baseline_raises_the_limit() -> None:
     )
     report = {c.name: c for c in compare(base, cont, TIME, Settings()).comparisons}
     assert report["BM_quiet"].verdict is Verdict.REGRESSION
-    assert report["BM_noisy"].noise_floor == pytest.approx(0.15, rel=0.4)  # 3 x ~5 % CV
+    # K x ~5 % CV
+    assert report["BM_noisy"].noise_floor == pytest.approx(DEFAULT_NOISE_MULTIPLIER * 0.05, rel=0.4)
     assert report["BM_noisy"].limit > 0.05
     assert report["BM_noisy"].verdict is not Verdict.REGRESSION
     assert "noise floor" in report["BM_noisy"].reason
@@ -219,9 +220,9 @@ def test_noise_counter_raises_the_floor() -> None:
     times = steady(100.0)
     base = result_set({"BM_a": times}, counters={"BM_a": {"noise": [0.10] * 10}})
     cont = result_set({"BM_a": [t * 1.07 for t in times]})
-    comparison = compare(base, cont, TIME, Settings()).comparisons[0]
-    assert comparison.noise_floor == pytest.approx(3 * 0.10 / 3.92, rel=1e-3)
-    assert comparison.verdict is Verdict.SAME  # +7 % is real, but within the 7.7 % floor
+    comparison = compare(base, cont, TIME, Settings(noise_multiplier=3.0)).comparisons[0]
+    assert comparison.noise_floor == pytest.approx(3.0 * 0.10 / 3.92, rel=1e-3)
+    assert comparison.verdict is Verdict.SAME  # +7 % is real, but within the floor
     assert "noise floor" in comparison.reason
 
 
@@ -438,3 +439,32 @@ def test_property_swap_with_noisy_data_and_a_fixed_limit(seed, family, n, sigma,
     spec_a = {f"BM_{i}": _draw(rng, family, n, sigma).tolist() for i in range(6)}
     spec_b = {f"BM_{i}": (k * _draw(rng, family, n, sigma)).tolist() for i in range(6)}
     _swap_check(spec_a, spec_b, Settings(noise_multiplier=0.0))
+
+
+def test_a_baseline_from_another_card_is_held_to_the_other_card_threshold() -> None:
+    times = [100.0 + 0.01 * i for i in range(10)]
+    slower = [t * 1.03 for t in times]  # what two cards of one model can differ by
+    card = lambda uuid: {**H100_CONTEXT, "gpu_uuid": uuid}  # noqa: E731
+    same = compare(
+        result_set({"BM_a": times}, context=card("GPU-1")),
+        result_set({"BM_a": slower}, context=card("GPU-1")),
+        TIME,
+        Settings(),
+    )
+    assert same.comparisons[0].verdict is Verdict.REGRESSION  # one card: 3 % is real
+    other = compare(
+        result_set({"BM_a": times}, context=card("GPU-1")),
+        result_set({"BM_a": slower}, context=card("GPU-2")),
+        TIME,
+        Settings(),
+    )
+    assert other.comparisons[0].verdict is Verdict.SAME
+    assert other.comparisons[0].limit == pytest.approx(0.05)
+    assert any("measured on another card" in note for note in other.notes)
+    off = compare(
+        result_set({"BM_a": times}, context=card("GPU-1")),
+        result_set({"BM_a": slower}, context=card("GPU-2")),
+        TIME,
+        Settings(other_card_threshold=0.0),
+    )
+    assert off.comparisons[0].verdict is Verdict.REGRESSION

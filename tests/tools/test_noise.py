@@ -155,12 +155,12 @@ def test_stored_noise_sets_the_floor_for_times_only() -> None:
     )
     plain = compare(base, cont, TIME, Settings()).comparisons[0]
     assert plain.verdict is Verdict.REGRESSION and plain.limit == 0.01
-    stored = compare(base, cont, TIME, Settings(), {"BM_a": 0.02})
-    assert stored.comparisons[0].noise_floor == pytest.approx(0.06)
+    stored = compare(base, cont, TIME, Settings(), {"BM_a": 0.03})
+    assert stored.comparisons[0].noise_floor == pytest.approx(Settings().noise_multiplier * 0.03)
     assert stored.comparisons[0].verdict is Verdict.SAME
     assert any("stored noise for 1 of 1" in n for n in stored.notes)
     bandwidth = compare(
-        base, cont, resolve_metric("bytes_per_second"), Settings(), {"BM_a": 0.02}
+        base, cont, resolve_metric("bytes_per_second"), Settings(), {"BM_a": 0.03}
     ).comparisons[0]
     assert bandwidth.noise_floor < 0.01 and bandwidth.verdict is Verdict.REGRESSION
 
@@ -173,7 +173,7 @@ def test_a_disturbed_contender_process_widens_its_limit() -> None:
     )
     c = compare(base, cont, TIME, Settings()).comparisons[0]
     assert c.contender.processes == 2
-    assert c.noise_floor > 0.06 and c.verdict is not Verdict.REGRESSION
+    assert c.noise_floor > 0.04 and c.verdict is not Verdict.REGRESSION
 
 
 def test_a_real_slowdown_of_every_process_is_still_found() -> None:

@@ -31,7 +31,7 @@ processes (every binary's first, then every binary's second, ...), the --repetit
 between them, with random interleaving; the harness does the warm-up,
 the L2 flush and the adaptive sampling. The merged result keeps one context (the GPU, driver,
 commit) plus how it was run, marks each repetition with its process, and is written before
-anything is compared. The comparison's limit for each benchmark is at least 3 x its noise as
+anything is compared. The comparison's limit for each benchmark is at least 2 x its noise as
 the baseline stored it (noise.json). A REGRESSION is then re-run alone in fresh processes
 (--confirm times) and fails only when it regresses every time; the others are shown as "not
 confirmed". See docs/running.md and docs/measurement.md."""

@@ -467,3 +467,18 @@ def test_compare_ignores_a_noise_file_of_another_commit(root: Path, write_json, 
     noise_path.write_text(json.dumps({**data, "commit": "f" * 40}))
     done = run_cli("compare", root / SLUG / "result.json", result)
     assert done.status == 0 and "its noise is not used" in done.err
+
+
+def test_a_baseline_folder_reads_as_its_result_only(tmp_path: Path) -> None:
+    """`run --baseline DIR` and `report --baseline DIR`: manifest.json and noise.json are
+    beside the result and must not be read as results (their `benchmarks` is a count / map)."""
+    folder = tmp_path / SLUG
+    folder.mkdir()
+    synthetic.write(folder / "result.json", synthetic.document(
+        synthetic.benchmark_rows("BM_a/manual_time", [1.0, 1.1, 1.2]), GPU_CONTEXT))
+    (folder / "manifest.json").write_text(json.dumps({"benchmarks": 1}))
+    (folder / "noise.json").write_text(json.dumps({"benchmarks": {"BM_a/manual_time": {}}}))
+    documents = baselines.result_documents(folder)
+    assert len(documents) == 1 and documents[0]["benchmarks"][0]["name"].startswith("BM_a")
+    with pytest.raises(InputError, match="holds no benchmark results"):
+        baselines.result_documents(tmp_path)

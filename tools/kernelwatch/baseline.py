@@ -440,3 +440,21 @@ def _manifest(
         "updated": now,
         "history": history + [record],
     }
+
+
+def result_documents(path: Path) -> list[Any]:
+    """A --baseline file, or the result files of a folder (a baseline's manifest.json and
+    noise.json skipped)."""
+    if not path.exists():
+        raise InputError(f"--baseline {path}: no such file or directory")
+    if not path.is_dir():
+        return [read_json(path)]
+    documents = []
+    for file in sorted(p for p in path.glob("*.json") if p.is_file()):
+        document = read_json(file)
+        # (a baseline's manifest.json has a "benchmarks" count, not a list)
+        if isinstance(document, dict) and isinstance(document.get("benchmarks"), list):
+            documents.append(document)
+    if not documents:
+        raise InputError(f"--baseline {path}: holds no benchmark results")
+    return documents

@@ -93,7 +93,7 @@ class Series:
 def otava_analysis() -> ModuleType:
     """Otava's analysis module; a one-line InputError (exit 2) saying what to install."""
     try:
-        from otava import analysis
+        from otava import analysis  # type: ignore[import-untyped]
     except ImportError as exc:
         raise InputError(
             f"history changes needs Apache Otava ({exc}); install it with: {OTAVA_INSTALL} "

@@ -237,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
     names = {name for job in jobs for name in job.names}
     if args.baseline:
         base_path = Path(args.baseline)
-        base_label, base_docs = args.baseline, _documents(base_path)
+        base_label, base_docs = args.baseline, baselines.result_documents(base_path)
     else:
         entry = baselines.resolve(root, context, str(out))
         base_path = entry.result
@@ -329,20 +329,6 @@ def find_binaries(args: argparse.Namespace) -> list[Path]:
     else:
         build = baselines.project_root() / "build"
     return runner.find_binaries(build)
-
-
-def _documents(path: Path) -> list[Any]:
-    """A --baseline file, or the result files of a folder (manifests skipped)."""
-    if not path.is_dir():
-        return [read_json(path)]
-    documents = []
-    for file in sorted(p for p in path.glob("*.json") if p.is_file()):
-        document = read_json(file)
-        if isinstance(document, dict) and "benchmarks" in document:
-            documents.append(document)
-    if not documents:
-        raise InputError(f"--baseline {path}: holds no benchmark results")
-    return documents
 
 
 def _side(label: str, documents: list[Any], empty: str) -> ResultSet:

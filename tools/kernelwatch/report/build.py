@@ -51,30 +51,13 @@ class Page:
     database: str | None  # the history database read, if any
 
 
-def _baseline_documents(path: Path) -> list[Any]:
-    """A --baseline file, or the result files of a folder (manifests and other JSON skipped)."""
-    if not path.exists():
-        raise InputError(f"--baseline {path}: no such file or directory")
-    if not path.is_dir():
-        return [read_json(path)]
-    documents = []
-    for file in sorted(p for p in path.glob("*.json") if p.is_file()):
-        document = read_json(file)
-        # (a baseline's manifest.json has a "benchmarks" count, not a list)
-        if isinstance(document, dict) and isinstance(document.get("benchmarks"), list):
-            documents.append(document)
-    if not documents:
-        raise InputError(f"--baseline {path}: holds no benchmark results")
-    return documents
-
-
 def _baseline(
     options: Options, run: ResultSet
 ) -> tuple[ResultSet | None, BaselineInfo | None, str | None]:
     """The baseline side, what it is, or why there is none (only when it was not named)."""
     if options.baseline is not None:
         label, how = str(options.baseline), "given with --baseline"
-        documents = _baseline_documents(options.baseline)
+        documents = baselines.result_documents(options.baseline)
     else:
         root = options.baselines if options.baselines is not None else baselines.default_root()
         if options.baselines is not None and not root.is_dir():

@@ -148,7 +148,10 @@ sampling_outcome sample_adaptively(const std::function<void(cudaStream_t)>& laun
       if (now >= deadline) {
         break;
       }
-    } else if (now >= give_up && kept == 0) {
+    } else if (now >= give_up) {
+      if (kept > 0) {
+        break;  // a few samples between slowdowns: better than none, and counted as such
+      }
       throw std::runtime_error(
           "the GPU stayed slowed down by power or heat (SM clock under " +
           std::to_string(static_cast<int>(options.throttle_threshold * 100)) +

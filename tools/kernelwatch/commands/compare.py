@@ -89,10 +89,17 @@ def register(subparsers: Any) -> None:
 
 def add_compare_options(parser: argparse.ArgumentParser) -> None:
     """The options that decide and show verdicts; `run` and `ab` share them."""
+    add_metric_options(parser)
+    add_decision_options(parser)
+    add_output_options(parser)
+
+
+def add_metric_options(parser: argparse.ArgumentParser, what: str = "compare") -> None:
+    """--metric and its direction; `report` shares them (what: "compare and plot")."""
     parser.add_argument(
         "--metric",
         default="time",
-        help="what to compare: time (= real_time, the manual/GPU time; default), cpu_time, "
+        help=f"what to {what}: time (= real_time, the manual/GPU time; default), cpu_time, "
         "or a counter such as bytes_per_second, or ceiling_fraction (bandwidth as a fraction "
         "of the run's own measured copy ceiling: compares two cards of one model evenly)",
     )
@@ -110,8 +117,6 @@ def add_compare_options(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="the counter is better when smaller (default for times)",
     )
-    add_decision_options(parser)
-    add_output_options(parser)
 
 
 def add_decision_options(parser: argparse.ArgumentParser) -> None:

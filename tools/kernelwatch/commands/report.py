@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch.commands._parsers import add_parser
+from kernelwatch.commands.compare import add_decision_options, add_metric_options
 from kernelwatch.commands.run import compare_settings
 from kernelwatch.errors import InputError
 from kernelwatch.report import Options, write_report
@@ -76,40 +77,9 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help=f"draw at most N trend plots (default {DEFAULT_LIMIT})",
     )
-    parser.add_argument(
-        "--metric",
-        default="time",
-        help="what to compare and plot over time: time (= real_time, the GPU time; default), "
-        "cpu_time, or a counter such as bytes_per_second",
-    )
-    direction = parser.add_mutually_exclusive_group()
-    direction.add_argument(
-        "--higher-is-better",
-        dest="higher_is_better",
-        action="store_true",
-        default=None,
-        help="the counter is better when larger (default for *_per_second and *_fraction)",
-    )
-    direction.add_argument(
-        "--lower-is-better",
-        dest="higher_is_better",
-        action="store_false",
-        help="the counter is better when smaller (default for times)",
-    )
-    parser.add_argument("--threshold", metavar="T", help="as in compare (default 5%%)")
-    parser.add_argument("--alpha", type=float, help="as in compare (default 0.05)")
-    parser.add_argument(
-        "--min-repetitions", type=int, metavar="N", help="as in compare (default 3)"
-    )
-    parser.add_argument(
-        "--noise-multiplier", type=float, metavar="K", help="as in compare (default 2)"
-    )
-    parser.add_argument(
-        "--config",
-        metavar="FILE",
-        help="TOML settings as in compare (default: kernelwatch.toml in the baselines folder, as "
-        "kernelwatch run uses)",
-    )
+    add_metric_options(parser, "compare and plot over time")
+    # --config defaults to kernelwatch.toml in the baselines folder, as kernelwatch run reads it.
+    add_decision_options(parser)
     parser.add_argument(
         "--allow-gpu-mismatch",
         action="store_true",

@@ -68,7 +68,9 @@ def gpu_file_params() -> list[Any]:
 def rows_for(
     spec: Mapping[str, Sequence[float]],
     *,
-    time_unit: str = "ns",
+    # Microseconds: GPU kernels last microseconds, and compare's prior for an unmeasured
+    # level has a launch-jitter term in ns (levels.prior) that would swamp 100 ns "kernels".
+    time_unit: str = "us",
     aggregates: bool = True,
     counters: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
     version: str = "1.8",

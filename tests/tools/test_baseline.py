@@ -374,7 +374,7 @@ def test_update_stores_each_benchmarks_noise(root: Path, write_json, run_cli) ->
     assert "noise.json" in done.out
     stored = json.loads((root / SLUG / "noise.json").read_text())
     assert (
-        stored["schema_version"] == 1 and stored["commit"] == GPU_CONTEXT["kernelwatch_git_commit"]
+        stored["schema_version"] == 2 and stored["commit"] == GPU_CONTEXT["kernelwatch_git_commit"]
     )
     assert sorted(stored["benchmarks"]) == sorted(SUITE)
     noisy = stored["benchmarks"]["fam1/bench/5/manual_time"]

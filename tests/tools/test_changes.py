@@ -77,7 +77,11 @@ def make_history(tmp_path: Path, write_json, run_cli) -> Callable[..., Path]:
                 context, date=date_of(first + k), kernelwatch_git_commit=commit_of(first + k)
             )
             path = write_json(
-                f"{context['gpu_name']}-{first + k}.json", spec, context=run_context, counters=extra
+                f"{context['gpu_name']}-{first + k}.json",
+                spec,
+                context=run_context,
+                counters=extra,
+                time_unit="ns",
             )
             done = run_cli("history", "ingest", path, "--db", db)
             assert done.status == 0, done.err

@@ -224,7 +224,7 @@ BAD_INPUTS = {
     ),
     "mismatched units": (
         _doc_with(lambda rows: rows[3].update(time_unit="ms")),
-        "mismatched time units (ns and ms) in one benchmark",
+        "mismatched time units (us and ms) in one benchmark",
     ),
     "empty benchmark list": ({"context": {}, "benchmarks": []}, "holds no benchmark results"),
 }

@@ -146,7 +146,7 @@ def test_show_series_from_synthetic_runs(run_cli, write_json, tmp_path):
             date=f"2026-01-0{day + 1}T00:00:00+01:00",
             kernelwatch_git_commit=commit,
         )
-        path = write_json(f"r{day}.json", {"BM_A": times}, context=context)
+        path = write_json(f"r{day}.json", {"BM_A": times}, context=context, time_unit="ns")
         assert run_cli("history", "ingest", path, "--db", db).status == 0
     r = run_cli("history", "show", "BM_A", "--db", db)
     assert r.status == 0, r.err

@@ -31,7 +31,7 @@ def merged(spec: dict[str, list[list[float]]], counters: dict | None = None) -> 
         marks = [p for p, chunk in enumerate(processes, 1) for _ in chunk]
         extra = {PROCESS_KEY: [float(p) for p in marks], **((counters or {}).get(name, {}))}
         rows += synthetic.benchmark_rows(
-            name, times, family_index=index, counters=extra, aggregates=False
+            name, times, family_index=index, counters=extra, aggregates=False, time_unit="us"
         )
     for row in rows:
         row[PROCESS_KEY] = int(row[PROCESS_KEY])
@@ -115,7 +115,9 @@ def test_stored_noise_round_trip(tmp_path: Path) -> None:
     assert entry["processes"] == 2 and entry["repetitions"] == 10
     assert entry["noise"] == pytest.approx(found.noise[0], rel=1e-3)
     values, warning = noises.stored(path, H100_CONTEXT)
-    assert warning is None and values == {"BM_a": entry["noise"]}
+    assert warning is None and values is not None
+    assert values.names == ("BM_a",) and values.process.tolist() == [entry["noise"]]
+    assert values.process_measured.tolist() == [True] and np.isnan(values.host).all()
     assert noises.beside(tmp_path / "result.json") == path and noises.beside(tmp_path) == path
 
 
@@ -124,7 +126,7 @@ def test_a_noise_file_of_another_commit_is_not_used(tmp_path: Path) -> None:
     path = tmp_path / noises.NOISE_FILE
     path.write_text(json.dumps(noises.noise_document(found, {"kernelwatch_git_commit": "a" * 40})))
     values, warning = noises.stored(path, {"kernelwatch_git_commit": "b" * 40})
-    assert values == {} and "not used" in (warning or "")
+    assert values is None and "not used" in (warning or "")
 
 
 @pytest.mark.parametrize(
@@ -132,7 +134,8 @@ def test_a_noise_file_of_another_commit_is_not_used(tmp_path: Path) -> None:
     [
         "[]",
         '{"schema_version": 1}',
-        '{"schema_version": 2, "benchmarks": {}}',
+        '{"schema_version": 3, "benchmarks": {}}',
+        '{"schema_version": 2, "benchmarks": {"BM_a": {"noise": 0.01, "host": "x"}}}',
         '{"schema_version": 1, "benchmarks": {"BM_a": {"noise": "x"}}}',
         '{"schema_version": 1, "benchmarks": {"BM_a": {"noise": -1}}}',
     ],
@@ -147,6 +150,15 @@ def test_a_damaged_noise_file_is_one_line(tmp_path: Path, content: str) -> None:
 # --- compare with the noise ---------------------------------------------------------------------
 
 
+def process_noise(values: dict[str, float]) -> noises.LevelNoise:
+    """Stored noise of the process level only, measured between processes."""
+    count = len(values)
+    nan = np.full(count, np.nan)
+    return noises.LevelNoise(
+        tuple(values), np.array(list(values.values())), np.ones(count, bool), nan, nan.copy()
+    )
+
+
 def test_stored_noise_sets_the_floor_for_times_only() -> None:
     base = result_set({"BM_a": steady(100.0)}, counters={"BM_a": {"bytes_per_second": [1e9] * 10}})
     cont = result_set(
@@ -155,12 +167,12 @@ def test_stored_noise_sets_the_floor_for_times_only() -> None:
     )
     plain = compare(base, cont, TIME, Settings()).comparisons[0]
     assert plain.verdict is Verdict.REGRESSION and plain.limit == 0.01
-    stored = compare(base, cont, TIME, Settings(), {"BM_a": 0.03})
+    stored = compare(base, cont, TIME, Settings(), process_noise({"BM_a": 0.03}))
     assert stored.comparisons[0].noise_floor == pytest.approx(Settings().noise_multiplier * 0.03)
     assert stored.comparisons[0].verdict is Verdict.SAME
     assert any("stored noise for 1 of 1" in n for n in stored.notes)
     bandwidth = compare(
-        base, cont, resolve_metric("bytes_per_second"), Settings(), {"BM_a": 0.03}
+        base, cont, resolve_metric("bytes_per_second"), Settings(), process_noise({"BM_a": 0.03})
     ).comparisons[0]
     assert bandwidth.noise_floor < 0.01 and bandwidth.verdict is Verdict.REGRESSION
 

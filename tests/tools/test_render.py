@@ -54,7 +54,7 @@ def test_table(report) -> None:
     order = [line.split()[0] for line in lines[header + 1 : header + 6]]
     assert order == ["REGRESSION", "ERROR", "MISSING", "NEW", "SAME"]  # worst first
     assert "BM_slow|pipe" in lines[header + 1] and "+20.0%" in lines[header + 1]
-    assert "2.000 ms" in text and "1.000 us" in text
+    assert "2.000 s" in text and "1.000 ms" in text
     assert any(
         line.startswith("Geomean change +9.5% over 2 benchmarks: 1 REGRESSION") for line in lines
     )
@@ -128,7 +128,7 @@ def test_json_schema(report) -> None:
     slow = doc["benchmarks"][0]
     assert slow["name"] == "BM_slow|pipe" and slow["verdict"] == "REGRESSION"
     assert slow["change"] == pytest.approx(0.2, rel=0.01)
-    assert slow["baseline"]["median"] == pytest.approx(1000.0, rel=0.01)
+    assert slow["baseline"]["median"] == pytest.approx(1e6, rel=0.01)  # ns
     missing = next(b for b in doc["benchmarks"] if b["verdict"] == "MISSING")
     assert missing["ratio"] is None and missing["baseline"] is None
 

@@ -30,6 +30,7 @@ def test_benchmark_view() -> None:
     side = result_set(
         {"BM_a/manual_time": [3.0, 1.0, 2.0]},
         counters={"BM_a/manual_time": {"bytes_per_second": [1.0, 3.0, 2.0]}},
+        time_unit="ns",
     )
     bench = side.benchmark("BM_a/manual_time")
     assert list(bench.values["real_time"]) == [3.0, 1.0, 2.0]
@@ -39,8 +40,8 @@ def test_benchmark_view() -> None:
 
 
 def test_directory_merges_files_and_pools_repetitions(write_json, tmp_path: Path) -> None:
-    write_json("runs/1.json", {"BM_a": [1.0, 1.1, 1.2], "BM_b": [5.0, 5.0, 5.1]})
-    write_json("runs/2.json", {"BM_a": [1.3, 1.4, 1.5]})
+    write_json("runs/1.json", {"BM_a": [1.0, 1.1, 1.2], "BM_b": [5.0, 5.0, 5.1]}, time_unit="ns")
+    write_json("runs/2.json", {"BM_a": [1.3, 1.4, 1.5]}, time_unit="ns")
     (tmp_path / "runs" / "manifest.json").write_text('{"gpu": "H100"}')
     (tmp_path / "runs" / "notes.txt").write_text("not json")
     side = load(tmp_path / "runs")
@@ -53,7 +54,7 @@ def test_directory_merges_files_and_pools_repetitions(write_json, tmp_path: Path
 
 
 def test_directory_prefers_repetitions_over_aggregates(write_json, tmp_path: Path) -> None:
-    write_json("runs/1.json", {"BM_a": [1.0, 2.0, 3.0]})
+    write_json("runs/1.json", {"BM_a": [1.0, 2.0, 3.0]}, time_unit="ns")
     write_json(
         "runs/2.json",
         synthetic.document(

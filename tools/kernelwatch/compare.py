@@ -3,14 +3,20 @@
 The decision for a benchmark measured on both sides (see docs/compare.md):
 
 * limit = max(threshold, noise floor); threshold from --threshold or the first matching config
-  rule, noise floor = noise_multiplier x the benchmark's noise: the baseline's stored noise
-  (baselines/<slug>/noise.json) or else its noise computed as noise.py does, and at least the
-  spread of the contender's own per-process medians.
+  rule, noise floor = noise_multiplier x the benchmark's noise at the level the comparison
+  crosses (levels.py: process, card or host, from the two contexts): the baseline's stored
+  noise (baselines/<slug>/noise.json) or else computed as noise.py does; where that level was
+  never measured, the prior for it (levels.prior); and at least the spread of the
+  contender's own per-process medians.
 * UNSURE if either side has fewer than min_repetitions values.
 * REGRESSION / IMPROVEMENT if the Benjamini–Hochberg-adjusted Mann–Whitney p-value is below
   alpha and the ratio of medians is worse / better than the limit (symmetric in log space).
 * UNSURE if the confidence interval of the ratio reaches past the limit on both sides, or if the
   ratio is past the limit without significance; SAME otherwise.
+* A host-bound benchmark (its rows carry the counter `host_bound` = 1: its time includes host
+  work) compared with a baseline measured on another host keeps its verdict but does not fail.
+* Each benchmark's sensitivity: the smallest slowdown this comparison catches with 90 %
+  probability, from its limit and the spread of the difference of the two medians.
 """
 
 from __future__ import annotations
@@ -24,12 +30,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from kernelwatch import levels
 from kernelwatch import noise as noises
 from kernelwatch import stats
 from kernelwatch.config import ThresholdRule, threshold_for
 from kernelwatch.environment import check_environment
 from kernelwatch.errors import InputError
-from kernelwatch.results import Metric, ResultSet
+from kernelwatch.levels import Level
+from kernelwatch.results import Metric, ResultSet, gpu_model
 
 
 class Verdict(enum.StrEnum):
@@ -66,10 +74,10 @@ SEVERITY: Mapping[Verdict, int] = {
 DEFAULT_THRESHOLD = 0.01
 DEFAULT_NOISE_MULTIPLIER = 2.0
 DEFAULT_ALPHA = 0.05
-# Two physical cards of one model differ more than two runs on one card: GPU kernels of the
-# same build moved by up to 4.7 % between two H200 cards (1.3 % between two H100s), so a
-# baseline measured on another card gets at least this limit.
-DEFAULT_OTHER_CARD_THRESHOLD = 0.05
+# The counter a host-bound benchmark's rows carry (the harness's `kw::host_bound`).
+HOST_BOUND_COUNTER = "host_bound"
+# Sensitivity is the slowdown caught with 90 % probability: the one-sided normal quantile.
+_Z_POWER = 1.2815515655446004
 
 
 @dataclass(frozen=True)
@@ -78,7 +86,6 @@ class Settings:
     threshold: float = DEFAULT_THRESHOLD
     min_repetitions: int = 3
     noise_multiplier: float = DEFAULT_NOISE_MULTIPLIER
-    other_card_threshold: float = DEFAULT_OTHER_CARD_THRESHOLD
     rules: tuple[ThresholdRule, ...] = ()
     allow_missing: bool = False
     allow_errors: bool = False
@@ -89,7 +96,7 @@ class Settings:
             raise InputError(f"alpha {self.alpha}: must be between 0 and 1")
         if self.min_repetitions < 1:
             raise InputError(f"min repetitions {self.min_repetitions}: must be at least 1")
-        if not (self.threshold >= 0 and self.noise_multiplier >= 0 and self.other_card_threshold >= 0):
+        if not (self.threshold >= 0 and self.noise_multiplier >= 0):
             raise InputError("thresholds and noise multiplier must be >= 0")
 
     @property
@@ -125,6 +132,13 @@ class Comparison(NamedTuple):
     # Set by `kernelwatch run` for REGRESSION rows it re-ran in a fresh process: True when every
     # re-run regressed again (still failing), False when one did not (shown, not failing).
     confirmed: bool | None = None
+    # The level the comparison crosses ("process", "card", "host"), whether this benchmark's
+    # spread there was measured (False: the prior), and the smallest slowdown (a fraction)
+    # caught with 90 % probability (None when too few values to test).
+    level: str | None = None
+    level_measured: bool | None = None
+    sensitivity: float | None = None
+    host_bound: bool = False
 
     def worse_by(self, higher_is_better: bool) -> float:
         """Log of the change in the bad direction (for sorting); -inf when there is none."""
@@ -169,11 +183,11 @@ def compare(
     contender: ResultSet,
     metric: Metric,
     settings: Settings,
-    stored_noise: Mapping[str, float] | None = None,
+    stored_noise: noises.LevelNoise | None = None,
 ) -> Report:
-    """Verdicts for every benchmark. `stored_noise`: the baseline's noise per benchmark as
-    `baseline update` kept it (noise.json), used for the time metric instead of computing it
-    from the baseline's values."""
+    """Verdicts for every benchmark. `stored_noise`: the baseline's noise per benchmark and
+    level as `baseline update` kept it (noise.json), used for the time metric instead of
+    computing it from the baseline's values."""
     warnings, notes = check_environment(
         baseline.context, contender.context, settings.allow_gpu_mismatch, metric.key
     )
@@ -213,7 +227,7 @@ def compare(
     if lacking:
         notes.append(f"{lacking} benchmark(s) have no {metric.key} on either side: not compared")
     comparisons += _measured_verdicts(
-        baseline, contender, measured, metric, settings, notes, stored_noise or {}
+        baseline, contender, measured, metric, settings, notes, stored_noise
     )
     comparisons.sort(
         key=lambda c: (SEVERITY[c.verdict], -c.worse_by(metric.higher_is_better), c.name)
@@ -328,7 +342,7 @@ def _measured_verdicts(
     metric: Metric,
     settings: Settings,
     notes: list[str],
-    stored_noise: Mapping[str, float],
+    stored_noise: noises.LevelNoise | None,
 ) -> list[Comparison]:
     if not measured.names:
         return []
@@ -354,17 +368,10 @@ def _measured_verdicts(
         )
     else:
         threshold = np.full(len(b), settings.threshold)
-    cards = _other_card(baseline.context, contender.context)
-    if cards and settings.other_card_threshold > 0:
-        threshold = np.maximum(threshold, settings.other_card_threshold)
-        notes.append(
-            f"the baseline was measured on another card ({cards}): every limit is at least "
-            f"{settings.other_card_threshold:.0%}, what two cards of one model differ by "
-            "(docs/measurement.md)"
-        )
-    floor = settings.noise_multiplier * _noise(
-        baseline, contender, measured, metric, stored_noise, notes
-    )
+    crossing = levels.crossing(baseline.context, contender.context)
+    b_processes, c_processes = _processes(baseline, b), _processes(contender, c)
+    spread = _noise(baseline, contender, measured, metric, stored_noise, crossing, notes)
+    floor = settings.noise_multiplier * spread.noise
     limit = np.maximum(threshold, floor)
     b_agg, c_agg = baseline.from_aggregates[b].tolist(), contender.from_aggregates[c].tolist()
     n_list, m_list = n.tolist(), m.tolist()
@@ -386,6 +393,15 @@ def _measured_verdicts(
         too_few=too_few,
         confidence=settings.confidence,
     )
+    sensitivity = _sensitivity(limit, spread, crossing.level, b_processes, c_processes)
+    host_bound = _host_bound(baseline, b) | _host_bound(contender, c)
+    lenient = host_bound & (not crossing.same_host)
+    if lenient.any():
+        notes.append(
+            f"{int(lenient.sum())} host-bound benchmark(s) (their time includes host work) "
+            "against a baseline not measured on this host: their changes are reported, "
+            "not failing"
+        )
 
     # Plain lists: element access on numpy arrays is slow in a 10,000-step loop.
     ratio = np.exp(ps.log_ratio).tolist()
@@ -393,35 +409,74 @@ def _measured_verdicts(
     p_value, q_value = _optional(ps.p_value), _optional(q)
     b_median, c_median = ps.baseline_median.tolist(), ps.contender_median.tolist()
     b_cv, c_cv = _optional(ps.baseline_cv), _optional(ps.contender_cv)
-    b_processes, c_processes = _processes(baseline, b), _processes(contender, c)
     threshold_list, floor_list, limit_list = threshold.tolist(), floor.tolist(), limit.tolist()
-    return [
-        Comparison(
-            name,
-            verdicts[i],
-            reasons[i],
-            verdicts[i] is Verdict.REGRESSION,
-            SideSummary(n_list[i], b_median[i], b_cv[i], b_processes[i], b_agg[i]),
-            SideSummary(m_list[i], c_median[i], c_cv[i], c_processes[i], c_agg[i]),
-            ratio[i],
-            ci_low[i],
-            ci_high[i],
-            p_value[i],
-            q_value[i],
-            threshold_list[i],
-            floor_list[i],
-            limit_list[i],
+    sensitivity_list = [s if ok else None for ok, s in zip(tested.tolist(), sensitivity)]
+    measured_list, lenient_list = spread.measured.tolist(), lenient.tolist()
+    host_bound_list = host_bound.tolist()
+    level = crossing.level.label
+    out = []
+    for i, name in enumerate(measured.names):
+        verdict, reason = verdicts[i], reasons[i]
+        failed = verdict is Verdict.REGRESSION
+        if failed and lenient_list[i]:
+            failed = False
+            reason += "; host-bound, baseline not from this host: not failing"
+        out.append(
+            Comparison(
+                name,
+                verdict,
+                reason,
+                failed,
+                SideSummary(n_list[i], b_median[i], b_cv[i], b_processes[i], b_agg[i]),
+                SideSummary(m_list[i], c_median[i], c_cv[i], c_processes[i], c_agg[i]),
+                ratio[i],
+                ci_low[i],
+                ci_high[i],
+                p_value[i],
+                q_value[i],
+                threshold_list[i],
+                floor_list[i],
+                limit_list[i],
+                None,
+                level,
+                measured_list[i],
+                sensitivity_list[i],
+                host_bound_list[i],
+            )
         )
-        for i, name in enumerate(measured.names)
-    ]
+    return out
 
 
-def _other_card(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> str | None:
-    """'GPU-a… vs GPU-b…' when both contexts name their card and the cards differ."""
-    first, second = baseline.get("gpu_uuid"), contender.get("gpu_uuid")
-    if not (isinstance(first, str) and isinstance(second, str) and first and second):
-        return None
-    return None if first == second else f"{first[:12]}… vs {second[:12]}…"
+def _host_bound(result: ResultSet, k: np.ndarray) -> np.ndarray:
+    """Benchmarks (indices k) any of whose rows carry host_bound = 1."""
+    column = result.columns.get(HOST_BOUND_COUNTER)
+    if column is None or not len(k):
+        return np.zeros(len(k), dtype=bool)
+    flagged = np.nan_to_num(column) == 1
+    cumulative = np.concatenate([[0], np.cumsum(flagged)])
+    return (cumulative[result.starts[k] + result.counts[k]] - cumulative[result.starts[k]]) > 0
+
+
+def _sensitivity(
+    limit: np.ndarray,
+    spread: _Spread,
+    level: Level,
+    b_processes: list[int],
+    c_processes: list[int],
+) -> list[float]:
+    """The smallest slowdown caught with 90 % probability: the change must clear the limit,
+    and the observed difference of the medians falls short of the true one by more than
+    1.28 standard deviations only 10 % of the time. That standard deviation: at the process
+    level the noise (a per-process median's spread) over each side's processes; at a wider
+    level one run's offset plus the baseline's mean offset over its runs at that level."""
+    if level is Level.PROCESS:
+        b_count = np.maximum(np.asarray(b_processes, dtype=float), 1.0)
+        c_count = np.maximum(np.asarray(c_processes, dtype=float), 1.0)
+        factor = np.sqrt(1.0 / b_count + 1.0 / c_count)
+    else:
+        factor = np.full(len(limit), np.sqrt(1.0 + 1.0 / max(spread.units, 1)))
+    result: list[float] = np.expm1(np.log1p(limit) + _Z_POWER * spread.noise * factor).tolist()
+    return result
 
 
 def _optional(values: np.ndarray) -> list[float | None]:
@@ -556,31 +611,89 @@ def _too_few(n: int, m: int, need: int, aggregates: bool) -> str:
     return f"too few repetitions ({n} and {m}; need {need})"
 
 
+@dataclass(frozen=True)
+class _Spread:
+    noise: np.ndarray  # relative spread of each benchmark at the level crossed
+    measured: np.ndarray  # bool: measured at that level (False: the prior was used)
+    units: int  # the baseline's runs at that level (cards or hosts), for the sensitivity
+
+
 def _noise(
     baseline: ResultSet,
     contender: ResultSet,
     measured: _Measured,
     metric: Metric,
-    stored_noise: Mapping[str, float],
+    stored_noise: noises.LevelNoise | None,
+    crossing: levels.Crossing,
     notes: list[str],
-) -> np.ndarray:
-    """Each benchmark's relative noise: the baseline's stored noise where there is one (for
-    the time metric: noise.json describes times), else the baseline's noise computed from its
-    values (noise.py); at least the spread of the contender's own per-process medians, so a
-    disturbed process of the judged run widens its limit instead of raising an alarm."""
-    noise = noises.measure(baseline, metric, measured.b).noise
-    if stored_noise and metric.key == noises.TIME.key:
-        kept = np.array([stored_noise.get(name, np.nan) for name in measured.names])
-        found = np.isfinite(kept)
-        noise = np.where(found, kept, noise)
+) -> _Spread:
+    """Each benchmark's relative spread at the level the comparison crosses: the baseline's
+    stored noise where there is one (for the time metric: noise.json describes times), else
+    computed from its values (noise.py); where the level was never measured, the prior; at
+    least the spread of the contender's own per-process medians, so a disturbed process of
+    the judged run widens its limit instead of raising an alarm."""
+    spreads = noises.measure(baseline, metric, measured.b).levels()
+    if stored_noise is not None and metric.key == noises.TIME.key:
+        kept = stored_noise.take(measured.names)
+        found = np.isfinite(kept.process)
+        spreads = noises.LevelNoise(
+            spreads.names,
+            np.where(found, kept.process, spreads.process),
+            np.where(found, kept.process_measured, spreads.process_measured),
+            np.where(found, kept.card, spreads.card),
+            np.where(found, kept.host, spreads.host),
+        )
         notes.append(
-            f"noise floor: the baseline's stored noise for {int(found.sum())} of "
+            f"noise: the baseline's stored noise for {int(found.sum())} of "
             f"{len(found)} benchmark(s)"
             + ("" if found.all() else "; computed from its repetitions for the others")
         )
-    spread = noises.between_processes(contender, metric, measured.c, measured.c_values)
-    result: np.ndarray = np.maximum(noise, spread)
-    return result
+    level = crossing.level
+    at = spreads.at(level)
+    gpu = gpu_model(baseline.context) is not None
+    prior = levels.prior(level, _durations(baseline, measured), gpu=gpu)
+    if level is Level.HOST and crossing.other_config:
+        at = np.fmax(at, prior)  # measured between hosts, but never on one configured so
+        notes.append(
+            "this host is configured unlike every host of the baseline (docs/results.md, "
+            "fingerprint): each spread is at least the host-level prior"
+        )
+    has = np.isfinite(at)
+    noise = np.where(has, at, np.fmax(spreads.process, prior))
+    relative, absolute = levels.PRIOR[level]
+    per_time = f" + {absolute:g} ns / time" if gpu else " (no GPU: no launch term)"
+    if has.all():
+        said = "measured for every benchmark"
+    else:
+        said = (
+            f"measured for {int(has.sum())} of {len(has)} benchmark(s); never measured for "
+            f"the others: the {level.label}-level prior {relative:.2%}{per_time} "
+            "(docs/measurement.md)"
+        )
+    units = levels.units_of(baseline.context)
+    notes.append(
+        f"level: {level.label} ({crossing.why}; baseline: {levels.describe(units)}); "
+        f"its spread {said}"
+    )
+    own = noises.between_processes(contender, metric, measured.c, measured.c_values)
+    at_level = len({u.host if level is Level.HOST else u.card for u in units})
+    return _Spread(np.maximum(noise, own), has, at_level)
+
+
+def _durations(baseline: ResultSet, measured: _Measured) -> np.ndarray:
+    """Each benchmark's median time in the baseline (ns), for the prior; NaN without times."""
+    column = baseline.metric_column(noises.TIME)
+    if column is None:
+        return np.full(len(measured.names), np.nan)
+    values, _ = column
+    return np.array(
+        [
+            float(np.median(values[start : start + count])) if count else np.nan
+            for start, count in zip(
+                baseline.starts[measured.b].tolist(), baseline.counts[measured.b].tolist()
+            )
+        ]
+    )
 
 
 def _note_power(

@@ -21,9 +21,7 @@ from typing import Any
 
 from kernelwatch.errors import InputError
 
-_TOP_KEYS = frozenset(
-    {"threshold", "alpha", "min_repetitions", "noise_multiplier", "other_card_threshold", "thresholds"}
-)
+_TOP_KEYS = frozenset({"threshold", "alpha", "min_repetitions", "noise_multiplier", "thresholds"})
 _RULE_KEYS = frozenset({"match", "threshold"})
 
 
@@ -41,7 +39,6 @@ class Config:
     alpha: float | None = None
     min_repetitions: int | None = None
     noise_multiplier: float | None = None
-    other_card_threshold: float | None = None
     rules: tuple[ThresholdRule, ...] = ()
 
 
@@ -110,15 +107,11 @@ def load_config(path: str | Path) -> Config:
         return value
 
     threshold = section.get("threshold")
-    other_card = section.get("other_card_threshold")
     return Config(
         threshold=None if threshold is None else parse_fraction(threshold, f"{where}: threshold"),
         alpha=optional("alpha", float),
         min_repetitions=optional("min_repetitions", int),
         noise_multiplier=optional("noise_multiplier", float),
-        other_card_threshold=None
-        if other_card is None
-        else parse_fraction(other_card, f"{where}: other_card_threshold"),
         rules=tuple(rules),
     )
 

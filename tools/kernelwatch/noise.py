@@ -32,13 +32,17 @@ from typing import Any
 
 import numpy as np
 
+from kernelwatch import levels
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
+from kernelwatch.levels import Level
 from kernelwatch.results import NOISE_COUNTER, Metric, ResultSet
 from kernelwatch.stats import MAD_TO_SIGMA
 
 NOISE_FILE = "noise.json"
-NOISE_SCHEMA = 1
+# 2: each benchmark's spread per level (process, card, host); 1 (read still): process only.
+NOISE_SCHEMA = 2
+READABLE_SCHEMAS = (1, 2)
 # A group's median guards its members only when there are enough of them to have a median.
 MIN_GROUP = 3
 # The counter is a 95 % interval's width; a standard deviation is that over 2 x 1.96.
@@ -61,9 +65,70 @@ class Noise:
     group: np.ndarray  # median noise of the benchmark's group (NaN for small groups)
     processes: np.ndarray  # processes the values came from
     repetitions: np.ndarray  # values
+    # Wider levels (NaN where not measured): the spread of run medians between cards of one
+    # host and between hosts, for a result pooled from several runs (levels.RUNS_KEY).
+    card: np.ndarray | None = None
+    host: np.ndarray | None = None
+    cards: int = 1  # runs on distinct cards / hosts the pooled result holds
+    hosts: int = 1
 
     def as_dict(self) -> dict[str, float]:
         return dict(zip(self.names, self.noise.tolist()))
+
+    def levels(self) -> LevelNoise:
+        """Per level, aligned with `names`; NaN where a level was not measured."""
+        nan = np.full(len(self.names), np.nan)
+        return LevelNoise(
+            self.names,
+            self.noise,
+            np.isfinite(self.between),
+            self.card if self.card is not None else nan,
+            self.host if self.host is not None else nan.copy(),
+        )
+
+
+@dataclass(frozen=True)
+class LevelNoise:
+    """Each benchmark's spread at each level, as relative standard deviations of a run's median.
+    `process`: the noise above (always a number); `process_measured`: it includes a spread
+    between processes (without one, the within-process spread understates it). `card`, `host`:
+    NaN where not measured."""
+
+    names: tuple[str, ...]
+    process: np.ndarray
+    process_measured: np.ndarray
+    card: np.ndarray
+    host: np.ndarray
+
+    def take(self, names: Sequence[str]) -> LevelNoise:
+        """Aligned with `names`; NaN (not measured) for a name it does not hold."""
+        index = {name: i for i, name in enumerate(self.names)}
+        k = np.array([index.get(n, -1) for n in names], dtype=np.int64)
+        found = k >= 0
+
+        def pick(values: np.ndarray, missing: float) -> np.ndarray:
+            out = np.full(len(names), missing, dtype=values.dtype)
+            out[found] = values[k[found]]
+            return out
+
+        return LevelNoise(
+            tuple(names),
+            pick(self.process, np.nan),
+            pick(self.process_measured, False),
+            pick(self.card, np.nan),
+            pick(self.host, np.nan),
+        )
+
+    def at(self, level: Level) -> np.ndarray:
+        """The measured spread at `level`, at least the narrower levels'; NaN where the level
+        (or, for the process level, the spread between processes) was not measured."""
+        out = np.where(self.process_measured, self.process, np.nan)
+        if level >= Level.CARD:
+            out = np.where(np.isfinite(self.card), np.fmax(self.card, self.process), np.nan)
+        if level >= Level.HOST:
+            wider = np.fmax(self.host, np.fmax(self.card, self.process))
+            out = np.where(np.isfinite(self.host), wider, np.nan)
+        return out
 
 
 def group_of(name: str) -> str:
@@ -112,7 +177,115 @@ def measure(
     own = np.nan_to_num(np.fmax(np.fmax(between, within), counter), nan=0.0)
     group = _group_medians(names, own) if pool else nan.copy()
     noise = np.fmax(own, group)
-    return Noise(names, noise, between, within, counter, group, process_count, counts)
+    units = _row_units(result)
+    if units is None:
+        return Noise(names, noise, between, within, counter, group, process_count, counts)
+    row_unit = units[0][processes]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        between, card, host = _level_spreads(own_values, owner, processes, row_unit, units, median)
+    own = np.nan_to_num(np.fmax(np.fmax(between, within), counter), nan=0.0)
+    group = _group_medians(names, own) if pool else nan.copy()
+    noise = np.fmax(own, group)
+    if pool:  # siblings guard the wider levels too: two cards give each estimate one degree
+        card = np.where(np.isfinite(card), np.fmax(card, _group_medians(names, card)), np.nan)
+        host = np.where(np.isfinite(host), np.fmax(host, _group_medians(names, host)), np.nan)
+    _, unit_cards, unit_hosts = units
+    return Noise(
+        names,
+        noise,
+        between,
+        within,
+        counter,
+        group,
+        process_count,
+        counts,
+        card,
+        host,
+        len(set(unit_cards)),
+        len(set(unit_hosts)),
+    )
+
+
+def _row_units(result: ResultSet) -> tuple[np.ndarray, list[str], list[str]] | None:
+    """For a result pooled from several runs (levels.RUNS_KEY): the run of each process id,
+    and each run's card and host; None for a result of one run (or a list that does not match
+    the result's processes)."""
+    runs = result.context.get(levels.RUNS_KEY)
+    if not isinstance(runs, list) or len(runs) < 2:
+        return None
+    keys: list[tuple[int, int]] = []
+    for u, run in enumerate(runs):
+        listed = run.get("processes") if isinstance(run, Mapping) else None
+        if not isinstance(listed, list):
+            return None
+        keys += [(int(p), u) for p in listed if isinstance(p, int)]
+    keys.sort()
+    # A pooled file numbers its processes 1..P and a process id is the rank of its number.
+    if len(result.processes) and int(result.processes.max()) + 1 != len(keys):
+        return None
+    units = levels.units_of(result.context)
+    unit_of_process = np.array([u for _, u in keys], dtype=np.int64)
+    return (
+        unit_of_process,
+        [str(u.card) for u in units],
+        [str(u.host) for u in units],
+    )
+
+
+def _level_spreads(
+    values: np.ndarray,
+    owner: np.ndarray,
+    processes: np.ndarray,
+    row_unit: np.ndarray,
+    units: tuple[np.ndarray, list[str], list[str]],
+    median: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per benchmark, relative to its median: the spread between processes of one run pooled
+    over the runs; between the runs on the cards of one host (pooled over hosts); between
+    hosts (of each host's mean run median). NaN where the pooled result has no such pairs."""
+    size = len(median)
+    _, _, hosts = units
+    host_ids = np.unique(np.array(hosts), return_inverse=True)[1].reshape(-1)
+    stride = int(max(processes.max(initial=0), row_unit.max(initial=0), len(hosts))) + 1
+
+    def pooled_sd(cell_values: np.ndarray, cell_group: np.ndarray) -> np.ndarray:
+        """sqrt(pooled variance) of values around their group's mean, per benchmark; the
+        group id encodes the benchmark as group // stride."""
+        keys, inverse = np.unique(cell_group, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        count = np.bincount(inverse)
+        mean = np.bincount(inverse, weights=cell_values) / count
+        squares = np.bincount(inverse, weights=(cell_values - mean[inverse]) ** 2)
+        bench = keys // stride
+        dof = np.bincount(bench, weights=count - 1, minlength=size)
+        total = np.bincount(bench, weights=squares, minlength=size)
+        return np.where(dof > 0, np.sqrt(total / np.maximum(dof, 1)), np.nan)
+
+    # Per (benchmark, process): the process's median; its run; the run's host.
+    cell_keys, cell = np.unique(owner * stride + processes, return_inverse=True)
+    cell = cell.reshape(-1)
+    process_median = _grouped_median(values, cell, len(cell_keys))
+    cell_owner = cell_keys // stride
+    first_row = np.zeros(len(cell_keys), dtype=np.int64)
+    first_row[cell[::-1]] = np.arange(len(cell))[::-1]
+    cell_unit = row_unit[first_row]
+    between = pooled_sd(process_median, cell_owner * stride + cell_unit) / median
+
+    # Per (benchmark, run): the run's median over its rows.
+    run_keys, run_cell = np.unique(owner * stride + row_unit, return_inverse=True)
+    run_cell = run_cell.reshape(-1)
+    run_median = _grouped_median(values, run_cell, len(run_keys))
+    run_owner, run_unit = run_keys // stride, run_keys % stride
+    run_host = host_ids[run_unit]
+    card = pooled_sd(run_median, run_owner * stride + run_host) / median
+
+    # Per (benchmark, host): the mean of its runs' medians; their spread across hosts.
+    host_keys, host_cell = np.unique(run_owner * stride + run_host, return_inverse=True)
+    host_cell = host_cell.reshape(-1)
+    host_mean = np.bincount(host_cell, weights=run_median) / np.bincount(host_cell)
+    host_owner = host_keys // stride
+    host = pooled_sd(host_mean, host_owner * stride) / median
+    return between, card, host
 
 
 def between_processes(
@@ -196,6 +369,8 @@ def noise_document(
 ) -> dict[str, Any]:
     """noise.json's content for a baseline result; `keep`: entries of benchmarks not measured
     again (a partial update), kept as they were."""
+    card = noise.card if noise.card is not None else np.full(len(noise.names), np.nan)
+    host = noise.host if noise.host is not None else np.full(len(noise.names), np.nan)
     benchmarks: dict[str, Any] = {}
     for i, name in enumerate(noise.names):
         benchmarks[name] = {
@@ -204,6 +379,8 @@ def noise_document(
             "within_run": _round(noise.within[i]),
             "counter": _round(noise.counter[i]),
             "group": _round(noise.group[i]),
+            "card": _round(card[i]),
+            "host": _round(host[i]),
             "processes": int(noise.processes[i]),
             "repetitions": int(noise.repetitions[i]),
         }
@@ -213,8 +390,13 @@ def noise_document(
         "metric": TIME.key,
         "commit": context.get("kernelwatch_git_commit"),
         "updated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "method": "largest of: standard deviation of per-process medians / median; robust CV "
-        "of the repetitions; noise counter / 3.92; median of its group (docs/measurement.md)",
+        "cards": noise.cards,
+        "hosts": noise.hosts,
+        "method": "noise (process level): largest of: standard deviation of per-process medians "
+        "/ median (pooled over the runs); robust CV of the repetitions; noise counter / 3.92; "
+        "median of its group. card: standard deviation of the run medians of the cards of one "
+        "host; host: of the hosts' mean run medians; each at least its group's median; null "
+        "where not measured (docs/measurement.md)",
         "benchmarks": dict(sorted(benchmarks.items())),
     }
 
@@ -229,40 +411,59 @@ def read_noise_file(path: Path) -> dict[str, Any]:
     """A noise.json, checked; one InputError line when it is not one."""
     data = read_json(path)
     entries = data.get("benchmarks") if isinstance(data, dict) else None
-    if not isinstance(entries, dict) or data.get("schema_version") != NOISE_SCHEMA:
+    if not isinstance(entries, dict) or data.get("schema_version") not in READABLE_SCHEMAS:
         raise InputError(f"{path}: not a kernelwatch noise file (schema {NOISE_SCHEMA})")
     for name, entry in entries.items():
-        value = entry.get("noise") if isinstance(entry, dict) else None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"{path}: {name}: noise must be a number")
-        if not (0 <= value < 10):
-            raise InputError(f"{path}: {name}: noise {value} out of range")
+        if not isinstance(entry, dict):
+            raise InputError(f"{path}: {name}: not an object")
+        for key in ("noise", "card", "host"):
+            value = entry.get(key)
+            if key != "noise" and value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InputError(f"{path}: {name}: {key} must be a number")
+            if not (0 <= value < 10):
+                raise InputError(f"{path}: {name}: {key} {value} out of range")
     return data
 
 
-def stored(path: Path, context: Mapping[str, Any]) -> tuple[dict[str, float], str | None]:
+def levels_from_file(data: Mapping[str, Any]) -> LevelNoise:
+    """The per-level spreads a checked noise file holds (schema 1: the process level only)."""
+    entries = data["benchmarks"]
+    names = tuple(entries)
+
+    def column(key: str) -> np.ndarray:
+        values = [entries[n].get(key) for n in names]
+        return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+
+    processes = np.array([entries[n].get("processes") or 1 for n in names])
+    measured = (processes >= 2) | np.isfinite(column("between_processes"))
+    return LevelNoise(names, column("noise"), measured, column("card"), column("host"))
+
+
+def stored(path: Path, context: Mapping[str, Any]) -> tuple[LevelNoise | None, str | None]:
     """The stored noise per benchmark from `path`, and a warning when it was not written with
     the result whose context is given (then nothing is used)."""
     data = read_noise_file(path)
     commit, theirs = data.get("commit"), context.get("kernelwatch_git_commit")
     if commit and theirs and commit != theirs:
-        return {}, (
+        return None, (
             f"{path} was written for commit {str(commit)[:12]}, the baseline is "
             f"{str(theirs)[:12]}: its noise is not used"
         )
-    return {name: float(e["noise"]) for name, e in data["benchmarks"].items()}, None
+    return levels_from_file(data), None
 
 
 def stored_beside(
     baseline: Path, context: Mapping[str, Any], path: Path | None = None
-) -> tuple[dict[str, float] | None, str | None]:
+) -> tuple[LevelNoise | None, str | None]:
     """The stored noise of a baseline (`path`, else the noise.json beside it), None when there
     is none; and a warning when the file does not belong to that result."""
     path = path or beside(baseline)
     if path is None:
         return None, None
     found, warning = stored(path, context)
-    return found or None, warning
+    return (found if found is not None and found.names else None), warning
 
 
 def beside(result_path: Path) -> Path | None:

@@ -15,7 +15,6 @@ from kernelwatch import render
 from kernelwatch.compare import (
     DEFAULT_ALPHA,
     DEFAULT_NOISE_MULTIPLIER,
-    DEFAULT_OTHER_CARD_THRESHOLD,
     DEFAULT_THRESHOLD,
     Report,
     Settings,
@@ -145,12 +144,6 @@ def add_decision_options(parser: argparse.ArgumentParser) -> None:
         f"{DEFAULT_NOISE_MULTIPLIER:g})",
     )
     parser.add_argument(
-        "--other-card-threshold",
-        metavar="T",
-        help="the smallest limit when the two results come from different physical cards "
-        f"(gpu_uuid), as 0.05 or 5%% (default {DEFAULT_OTHER_CARD_THRESHOLD * 100:g}%%); 0 turns it off",
-    )
-    parser.add_argument(
         "--config", metavar="FILE", help="TOML settings file (format: docs/compare.md)"
     )
 
@@ -202,13 +195,6 @@ def settings_from(args: argparse.Namespace, config: Config) -> Settings:
         ),
         noise_multiplier=pick(
             args.noise_multiplier, config.noise_multiplier, defaults.noise_multiplier
-        ),
-        other_card_threshold=pick(
-            parse_fraction(args.other_card_threshold, "--other-card-threshold")
-            if getattr(args, "other_card_threshold", None)
-            else None,
-            config.other_card_threshold,
-            defaults.other_card_threshold,
         ),
         rules=config.rules,
         allow_missing=getattr(args, "allow_missing", False),

@@ -1,0 +1,176 @@
+"""Levels of variation: which one a comparison crosses, and the prior for a level not measured.
+
+A benchmark's median moves between two results for reasons that nest:
+
+* process: two processes on one card (the run-to-run noise of one machine);
+* card: two physical cards of one model in one host;
+* host: two hosts (another machine: its CPU, memory, PCIe link, driver install, neighbours).
+
+Each result's context names its card (`gpu_uuid`), its host (`host_gpu_uuids`: the set of all
+GPUs NVML sees identifies a machine, else `host_machine_id`) and its host's configuration (CPU
+model, cores, kernel, the GPU's PCIe link, ...: docs/results.md). A baseline made from several
+runs lists each run's card and host in `kernelwatch_baseline_runs`. The level a comparison
+crosses is the widest one between the contender and any run of the baseline; a context that
+does not name its card or host is taken to cross hosts (the widest, so the safest).
+
+Where a level's spread was never measured for a benchmark, `prior` gives a conservative one
+from the benchmark's duration (docs/measurement.md, "The prior").
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# The context key of a pooled baseline: one entry per run it was made from (see `pool` in
+# baseline.py): {"processes": [...], "card": ..., "host": ..., "config": ..., ...}.
+RUNS_KEY = "kernelwatch_baseline_runs"
+
+# What a time can depend on beyond the GPU model, on the host's side. Two results whose values
+# of these agree were measured on hosts configured alike (docs/results.md lists the keys).
+HOST_CONFIG_KEYS = (
+    "host_cpu_model",
+    "host_cpu_sockets",
+    "host_cpu_cores",
+    "host_os_kernel",
+    "host_virtualized",
+    "host_gpu_count",
+    "gpu_numa_node",
+    "gpu_pcie_generation",
+    "gpu_pcie_width",
+    "gpu_nvlink_active_links",
+    "gpu_driver_version",
+    "gpu_power_limit_w",
+    "gpu_application_sm_clock_mhz",
+    "gpu_ecc",
+    "gpu_mig_mode",
+)
+_UNKNOWN = ("", "unknown", None)
+
+
+class Level(enum.IntEnum):
+    """Ordered: a wider level includes the variation of the narrower ones."""
+
+    PROCESS = 0
+    CARD = 1
+    HOST = 2
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Where one run was measured. None where the context does not say."""
+
+    card: str | None
+    host: str | None
+    config: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"card": self.card, "host": self.host, "config": self.config}
+
+
+def _known(value: Any) -> str | None:
+    return None if value in _UNKNOWN else str(value)
+
+
+def host_identity(context: Mapping[str, Any]) -> str | None:
+    """The machine: the set of its GPUs (NVML sees all of them, whatever CUDA_VISIBLE_DEVICES
+    says), else its machine id."""
+    gpus = _known(context.get("host_gpu_uuids"))
+    if gpus:
+        return "gpus:" + ",".join(sorted(g.strip() for g in gpus.split(",") if g.strip()))
+    machine = _known(context.get("host_machine_id"))
+    return f"machine:{machine}" if machine else None
+
+
+def host_config(context: Mapping[str, Any]) -> str | None:
+    """A short digest of the host configuration keys; None when the context records none."""
+    values = {key: _known(context.get(key)) for key in HOST_CONFIG_KEYS}
+    if not any(values.values()):
+        return None
+    text = "\n".join(f"{key}={value}" for key, value in values.items())
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def unit_of(context: Mapping[str, Any]) -> Unit:
+    return Unit(_known(context.get("gpu_uuid")), host_identity(context), host_config(context))
+
+
+def units_of(context: Mapping[str, Any]) -> tuple[Unit, ...]:
+    """The runs a result was made from: those a pooled baseline lists, else the result's own."""
+    runs = context.get(RUNS_KEY)
+    if isinstance(runs, list) and runs and all(isinstance(r, Mapping) for r in runs):
+        return tuple(
+            Unit(_known(r.get("card")), _known(r.get("host")), _known(r.get("config")))
+            for r in runs
+        )
+    return (unit_of(context),)
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """The level a comparison crosses and why; `other_config`: the contender's host is
+    configured unlike every host of the baseline (its spread there was never measured)."""
+
+    level: Level
+    why: str
+    other_config: bool = False
+    same_host: bool = False  # every baseline run was made on the contender's host, alike
+
+
+def crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Crossing:
+    theirs, ours = units_of(baseline), unit_of(contender)
+    if ours.card is None or any(u.card is None for u in theirs):
+        return Crossing(Level.HOST, "the contexts do not name the card: taken as another host")
+    other_config = ours.config is not None and all(
+        u.config is not None and u.config != ours.config for u in theirs
+    )
+    same_host = ours.host is not None and all(
+        u.host == ours.host and u.config == ours.config for u in theirs
+    )
+    if all(u.card == ours.card for u in theirs):
+        return Crossing(Level.PROCESS, f"same card ({ours.card[:12]}…)", other_config, same_host)
+    if same_host:
+        return Crossing(Level.CARD, "another card of the same host", other_config, same_host)
+    if ours.host is None or any(u.host is None for u in theirs):
+        return Crossing(Level.HOST, "the contexts do not name the host: taken as another host")
+    return Crossing(Level.HOST, "another host", other_config, same_host)
+
+
+# --- the prior ------------------------------------------------------------------------------
+#
+# A level never measured for a benchmark gets sd = relative + absolute / median time. The
+# absolute part is launch and clock jitter, which weighs on short kernels; the relative part is
+# what long kernels move by. Derived with scripts/derive_prior.py from runs of the suite on
+# H200 cards (docs/measurement.md, "The prior"): each constant is at least the 99th percentile
+# of the spreads measured at that level, so the prior is wider than what was seen.
+PRIOR: Mapping[Level, tuple[float, float]] = {
+    Level.PROCESS: (0.0015, 60.0),  # (relative, ns)
+    Level.CARD: (0.0030, 150.0),
+    Level.HOST: (0.0030, 150.0),
+}
+
+
+def prior(level: Level, median_ns: np.ndarray, *, gpu: bool = True) -> np.ndarray:
+    """The conservative spread of a level at which a benchmark was never measured. The
+    absolute part is a GPU launch's jitter: results without a GPU get the relative part."""
+    relative, absolute_ns = PRIOR[level]
+    if not gpu:
+        return np.full(len(median_ns), relative)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = relative + absolute_ns / np.asarray(median_ns, dtype=float)
+    return np.where(np.isfinite(spread) & (spread > 0), spread, relative)
+
+
+def describe(units: Sequence[Unit]) -> str:
+    cards = {u.card for u in units}
+    hosts = {u.host for u in units}
+    return f"{len(units)} run(s) on {len(cards)} card(s) of {len(hosts)} host(s)"

@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT="${OUT:-$PWD/verify-out}"
 mkdir -p "$OUT"
+rm -f "$OUT/wall.txt"
 exec > >(tee "$OUT/summary.txt") 2>&1
 
 echo "== build (Release)"
@@ -28,11 +29,14 @@ fi
 bench() {  # bench LABEL MODE PROCESS BINARY FILTER [flags...]
   local label=$1 mode=$2 process=$3 binary=$4 filter=$5
   shift 5
+  local start
+  start=$(date +%s.%N)
   timeout 180 "build/bench/kernelwatch_bench_$binary" --benchmark_filter="$filter" \
     --benchmark_repetitions=5 --kernelwatch_blocking_kernel="$mode" "$@" \
     --benchmark_out="$OUT/${label}_${mode}_p${process}.json" --benchmark_out_format=json \
     > "$OUT/${label}_${mode}_p${process}.log" 2>&1 ||
     { echo "!! $label $mode p$process failed:"; tail -5 "$OUT/${label}_${mode}_p${process}.log"; }
+  echo "$label $mode $process $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')" >> "$OUT/wall.txt"
 }
 
 echo "== short kernels, blocking kernel off (false) and on (true), 2 processes each"
@@ -41,6 +45,7 @@ for process in 1 2; do
     bench reduction "$mode" "$process" reduction 'n:1048576/'
     bench transpose "$mode" "$process" transpose '^transpose/(best|tiled|copy_rows)/rows:2048/cols:2048/'
     bench memcpy "$mode" "$process" coalescing '^coalescing/memcpy_d2d/'
+    bench cublas "$mode" "$process" matmul '^matmul/cublas_sgemm/size:1024/'
     bench probe_cold "$mode" "$process" probe '^probe/empty_kernel/'
     bench probe_hot "$mode" "$process" probe '^probe/empty_kernel/' --kernelwatch_cache=hot
   done
@@ -87,6 +92,14 @@ for name in sorted({k[0] for k in medians}):
     on = [x for c in cells[2:] if c for x in c]
     ratio = (statistics.median(on) / statistics.median(off) - 1) * 100 if on and off else float("nan")
     print("%-62s %9.3f %9.3f %9.3f %9.3f %+7.2f%%" % (name[:62], *meds, ratio))
+walls = {}
+with open(os.path.join(out, "wall.txt")) as f:
+    for line in f:
+        label, mode, process, seconds = line.split()
+        walls.setdefault((label, mode), []).append(float(seconds))
+print("\n== wall time per process (s, whole binary: start-up, copy ceiling, sampling)")
+for (label, mode), seconds in sorted(walls.items()):
+    print("  %-12s %-6s %s" % (label, mode, " ".join("%.2f" % s for s in seconds)))
 print("\nother GPUs' max utilization over all rows: %s %%" % (max(busy) if busy else "absent (no NVML?)"))
 for e in errors:
     print("!! error row:", *e)

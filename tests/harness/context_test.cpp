@@ -75,6 +75,7 @@ TEST(MakeContext, HasEveryDocumentedKeyWithItsValue) {
       {"kernelwatch_max_time", "0.25"},
       {"kernelwatch_min_samples", "10"},
       {"kernelwatch_throttle_threshold", "0.75"},
+      {"kernelwatch_blocking_kernel", "true"},
   };
   EXPECT_EQ(context, expected);
 }

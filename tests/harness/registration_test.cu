@@ -71,6 +71,20 @@ void sampled_copy(benchmark::State& state) {
       });
 }
 
+// The host waits for the GPU inside the timed region (a pageable download): behind a blocking
+// kernel this would deadlock, so it must be declared host-bound.
+void host_bound_download(benchmark::State& state) {
+  kw::device_buffer<float> in(elements);
+  std::vector<float> out(elements);
+  kw::measure(state)
+      .host_bound()
+      .cache(kw::cache_mode::hot)
+      .run([&](cudaStream_t stream) {
+        KW_CUDA_CHECK(cudaMemcpyAsync(out.data(), in.data(), elements * sizeof(float),
+                                      cudaMemcpyDeviceToHost, stream));
+      });
+}
+
 int counted_calls = 0;
 int counted_verifications = 0;
 
@@ -97,6 +111,7 @@ KW_GPU_BENCHMARK("registration_test/wrong_result", wrong_result)->Iterations(5);
 KW_GPU_BENCHMARK("registration_test/illegal_address", illegal_address)->Iterations(1);
 // Iterations(1): what kernelwatch::main gets with its minimal --benchmark_min_time.
 KW_GPU_BENCHMARK("registration_test/sampled_copy", sampled_copy)->Iterations(1);
+KW_GPU_BENCHMARK("registration_test/host_bound_download", host_bound_download)->Iterations(1);
 
 TEST(GpuBenchmark, CudaFailureSkipsThatBenchmarkWithTheErrorAndTheRunGoesOn) {
   // Runs on any machine: without a GPU both benchmarks fail, and both are still reported.
@@ -143,6 +158,18 @@ TEST(GpuBenchmark, SamplesAdaptivelyInOneIterationAndSaysHow) {
   EXPECT_NEAR(counters.at("ceiling_fraction").value,
               bytes_per_second / kw::current_copy_ceiling(), 1e-9);
   EXPECT_GT(kw::current_copy_ceiling(), 0.0);
+}
+
+TEST(GpuBenchmark, HostBoundBenchmarkIsNeverHeldAndSaysSoOnItsRow) {
+  KW_REQUIRE_GPU();
+  ASSERT_TRUE(kw::current_run_options().blocking_kernel);  // the default: on
+  const auto runs = run_benchmarks("^registration_test/(sampled_copy|host_bound_download)");
+  ASSERT_EQ(runs.size(), 2U);  // in registration order
+  ASSERT_EQ(runs[1].run_name.function_name, "registration_test/host_bound_download");
+  ASSERT_EQ(error_text(runs[1]), "");  // held behind a blocking kernel, it would time out
+  EXPECT_EQ(runs[1].counters.at("host_bound").value, 1.0);
+  EXPECT_GT(runs[1].counters.at("samples").value, 0.0);
+  EXPECT_EQ(runs[0].counters.count("host_bound"), 0U) << "only declared benchmarks are";
 }
 
 TEST(GpuBenchmark, WrongResultIsAnErrorThatSaysWhatDifferedAndNeverATime) {

@@ -122,3 +122,24 @@ TEST(ParseRunOptions, SamplingDefaultsAndOverrides) {
   EXPECT_DOUBLE_EQ(options.inject.fraction, 0.05);
   EXPECT_EQ(args.argc, 1);
 }
+
+TEST(ParseRunOptions, BlockingKernelIsOnUnlessSwitchedOff) {
+  const auto parse = [](std::vector<std::string> values) {
+    arguments args(std::move(values));
+    return kw::parse_run_options(args.argc, args.pointers.data()).blocking_kernel;
+  };
+  EXPECT_TRUE(parse({"bench"}));
+  EXPECT_TRUE(parse({"bench", "--kernelwatch_blocking_kernel"}));
+  EXPECT_TRUE(parse({"bench", "--kernelwatch_blocking_kernel=true"}));
+  EXPECT_TRUE(parse({"bench", "--kernelwatch_blocking_kernel=1"}));
+  EXPECT_FALSE(parse({"bench", "--kernelwatch_blocking_kernel=false"}));
+  EXPECT_FALSE(parse({"bench", "--kernelwatch_blocking_kernel=no"}));
+  arguments bad({"bench", "--kernelwatch_blocking_kernel=maybe"});
+  try {
+    (void)kw::parse_run_options(bad.argc, bad.pointers.data());
+    FAIL() << "'maybe' must be refused";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "--kernelwatch_blocking_kernel must be true or false, not 'maybe'");
+  }
+}

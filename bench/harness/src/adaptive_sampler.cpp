@@ -1,5 +1,6 @@
 #include <kernelwatch/cuda_event.hpp>
 #include <kernelwatch/detail/adaptive_sampler.hpp>
+#include <kernelwatch/detail/blocking_kernel.hpp>
 #include <kernelwatch/detail/gpu_clock.hpp>
 #include <kernelwatch/detail/nvml.hpp>
 #include <kernelwatch/device_info.hpp>
@@ -31,12 +32,19 @@ struct batch {
 class sampler {
  public:
   sampler(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
-          l2_flusher* flusher, bool inject)
+          l2_flusher* flusher, bool inject, bool hold)
       : launch_(launch),
         stream_(stream),
         flusher_(flusher),
         inject_(inject),
-        probe_(current_device_info().sm_count) {}
+        probe_(current_device_info().sm_count) {
+    if (hold) {
+      blocker_.emplace();
+      if (inject_) {
+        launch_spin(stream_, 0);  // loaded before any hold (blocking_kernel.hpp says why)
+      }
+    }
+  }
 
   batch run(std::size_t count, long long spin_cycles) {
     while (events_.size() < 2 * count) {
@@ -47,15 +55,31 @@ class sampler {
       if (flusher_ != nullptr) {
         flusher_->flush(stream_);
       }
-      events_[2 * i].record(stream_);
-      launch_(stream_);
-      if (inject_) {
-        launch_spin(stream_, spin_cycles);
+      if (blocker_) {
+        blocker_->hold(stream_);  // released once the sample is enqueued: see blocking_kernel.hpp
       }
-      events_[2 * i + 1].record(stream_);
+      try {
+        events_[2 * i].record(stream_);
+        launch_(stream_);
+        if (inject_) {
+          launch_spin(stream_, spin_cycles);
+        }
+        events_[2 * i + 1].record(stream_);
+      } catch (...) {
+        if (blocker_) {
+          blocker_->release();
+        }
+        throw;
+      }
+      if (blocker_) {
+        blocker_->release();
+      }
     }
     probe_.record(stream_, false);
     KW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (blocker_) {
+      blocker_->check();
+    }
     batch result{{}, probe_.read()};
     for (std::size_t i = 0; i < count; ++i) {
       result.seconds.push_back(elapsed_seconds(events_[2 * i], events_[2 * i + 1]));
@@ -69,6 +93,7 @@ class sampler {
   l2_flusher* flusher_;
   bool inject_;
   clock_probe probe_;
+  std::optional<blocking_kernel> blocker_;
   std::vector<cuda_event> events_;
 };
 
@@ -99,7 +124,8 @@ sampling_outcome sample_adaptively(const std::function<void(cudaStream_t)>& laun
                                    cudaStream_t stream, l2_flusher* flusher,
                                    const sampling_plan& plan) {
   const sampling_options& options = plan.options;
-  sampler sample(launch, stream, flusher, plan.injected_fraction.has_value());
+  sampler sample(launch, stream, flusher, plan.injected_fraction.has_value(),
+                 plan.blocking_kernel);
   const auto started = wall_clock::now();
   const auto budget = std::chrono::duration<double>(options.max_time);
   const auto deadline = started + std::chrono::duration_cast<wall_clock::duration>(budget);

@@ -1,6 +1,8 @@
 #include <kernelwatch/context.hpp>
 #include <kernelwatch/copy_ceiling.hpp>
 #include <kernelwatch/cuda_check.hpp>
+#include <kernelwatch/detail/fingerprint.hpp>
+#include <kernelwatch/detail/other_gpus_monitor.hpp>
 #include <kernelwatch/device_info.hpp>
 #include <kernelwatch/main.hpp>
 #include <kernelwatch/run_options.hpp>
@@ -9,9 +11,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
-#include <stdexcept>
 
 namespace kernelwatch {
 namespace {
@@ -33,6 +36,9 @@ int prepare_device(const run_options& options) {
   try {
     KW_CUDA_CHECK(cudaSetDevice(options.device));
     add_to_benchmark_context(make_context(current_device_info(), this_build(), options));
+    add_to_benchmark_context(detail::make_host_fingerprint(detail::read_host_facts()));
+    add_to_benchmark_context(
+        detail::make_gpu_fingerprint(detail::read_gpu_facts(current_device_info())));
     // Measured before any benchmark, so every ceiling_fraction of the run shares one ceiling.
     add_to_benchmark_context({{"kernelwatch_copy_ceiling_bytes_per_second",
                                std::to_string(std::llround(current_copy_ceiling()))}});
@@ -76,7 +82,14 @@ int benchmark_main(int argc, char** argv) {
       return code;
     }
   }
-  benchmark::RunSpecifiedBenchmarks();
+  {
+    // Polls the host's other GPUs while the benchmarks run (other_gpus_monitor.hpp).
+    std::optional<detail::other_gpus_monitor> others;
+    if (!options.list_only) {
+      others.emplace(current_device_info().uuid);
+    }
+    benchmark::RunSpecifiedBenchmarks();
+  }
   benchmark::Shutdown();
   return 0;
 }

@@ -44,6 +44,7 @@ context_entries make_context(const device_info& device, const build_info& build,
       {"kernelwatch_max_time", format_number(options.sampling.max_time)},
       {"kernelwatch_min_samples", count(options.sampling.min_samples)},
       {"kernelwatch_throttle_threshold", format_number(options.sampling.throttle_threshold)},
+      {"kernelwatch_blocking_kernel", options.blocking_kernel ? "true" : "false"},
   };
   if (options.inject.enabled()) {
     entries.emplace_back("kernelwatch_inject",

@@ -2,6 +2,7 @@
 #include <kernelwatch/cuda_stream.hpp>
 #include <kernelwatch/detail/adaptive_sampler.hpp>
 #include <kernelwatch/detail/instance.hpp>
+#include <kernelwatch/detail/other_gpus_monitor.hpp>
 #include <kernelwatch/device_info.hpp>
 #include <kernelwatch/l2_flush.hpp>
 #include <kernelwatch/measurement.hpp>
@@ -57,7 +58,8 @@ void measurement::run(const launch_function& launch) {
   stream.synchronize();
 
   const run_options& options = current_run_options();
-  detail::sampling_plan plan{options.sampling, injected_fraction(options.inject, instance)};
+  detail::sampling_plan plan{options.sampling, injected_fraction(options.inject, instance),
+                             options.blocking_kernel && !host_bound_};
   plan.options.noise_target = noise_target_.value_or(plan.options.noise_target);
   plan.options.max_time = max_time_.value_or(plan.options.max_time);
   plan.options.min_samples = min_samples_.value_or(plan.options.min_samples);
@@ -72,6 +74,10 @@ void measurement::run(const launch_function& launch) {
   double cv = 0.0;
   double clock_hz = 0.0;
   std::optional<double> temperature;
+  detail::other_gpus_monitor* const others = detail::other_gpus_monitor::active();
+  if (others != nullptr) {
+    others->restart_window();
+  }
   for (auto _ : state_) {
     const detail::sampling_outcome outcome =
         detail::sample_adaptively(checked, stream.get(), flusher ? &*flusher : nullptr, plan);
@@ -99,6 +105,14 @@ void measurement::run(const launch_function& launch) {
   }
   if (temperature) {
     state_.counters["gpu_temperature_c"] = *temperature;
+  }
+  if (others != nullptr) {
+    if (const auto busiest = others->window_max()) {
+      state_.counters["other_gpus_max_utilization_percent"] = *busiest;
+    }
+  }
+  if (host_bound_) {
+    state_.counters["host_bound"] = 1.0;
   }
   if (work_.bytes() > 0) {
     state_.counters["bytes_per_second"] =

@@ -56,6 +56,18 @@ double parse_number(std::string_view flag, std::string_view text, double low, do
   return value;
 }
 
+// --flag alone, or =true|1|yes|false|0|no, as Google Benchmark's boolean flags take them.
+bool parse_bool(std::string_view flag, std::string_view text, bool given) {
+  if (!given || text == "true" || text == "1" || text == "yes") {
+    return true;
+  }
+  if (text == "false" || text == "0" || text == "no") {
+    return false;
+  }
+  throw std::invalid_argument(std::string(flag) + " must be true or false, not '" +
+                              std::string(text) + "'");
+}
+
 injected_slowdown parse_injection(std::string_view text) {
   const std::size_t colon = text.rfind(':');
   if (colon == std::string_view::npos || colon == 0) {
@@ -118,6 +130,8 @@ run_options parse_run_options(int& argc, char** argv) {
       options.sampling.throttle_threshold = parse_number(name, value, 0.0, 1.0);
     } else if (name == "--kernelwatch_inject") {
       options.inject = parse_injection(value);
+    } else if (name == "--kernelwatch_blocking_kernel") {
+      options.blocking_kernel = parse_bool(name, value, equals != std::string_view::npos);
     } else {
       throw std::invalid_argument("unknown flag '" + std::string(argument) + "'");
     }
@@ -151,6 +165,10 @@ std::string run_options_help() {
          "                                 discard samples taken below F x the maximum SM\n"
          "                                 clock (0.75)\n"
          "  --kernelwatch_inject=REGEX:F   make matching benchmarks exactly F slower (selftest)\n"
+         "  --kernelwatch_blocking_kernel=true|false\n"
+         "                                 hold the stream while a sample is enqueued, so\n"
+         "                                 host latency is not timed (true; host-bound\n"
+         "                                 benchmarks never are held)\n"
          "Exit codes: 0 ran, 2 bad arguments, 3 CUDA context lost (sticky error), 4 no GPU.\n";
 }
 

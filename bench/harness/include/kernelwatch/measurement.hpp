@@ -58,6 +58,14 @@ class measurement {
   /// Overrides the run's --kernelwatch_cache for this benchmark, for kernels whose lesson
   /// needs one mode (a shared-memory kernel that touches no DRAM need not flush).
   measurement& cache(cache_mode mode) { cache_ = mode; return *this; }
+  /// Declares that the timed work includes the host's own work, so the host decides the time
+  /// as much as the GPU does (a pageable cudaMemcpy copies through a staging buffer on the
+  /// host; a pinned one is paced by the host's PCIe root). Its rows carry the counter
+  /// host_bound = 1, which compare reads: against another host, its change is reported but does
+  /// not fail the run unless the hosts' fingerprints match. The stream is never held behind a
+  /// blocking kernel for it (detail/blocking_kernel.hpp): required when the launch makes the
+  /// host wait for the GPU, which would deadlock behind the hold.
+  measurement& host_bound() { host_bound_ = true; return *this; }
   measurement& warmup_launches(int count) { warmup_launches_ = count; return *this; }
   /// Override the run's sampling flags (--kernelwatch_noise_target, _max_time, _min_samples)
   /// for this benchmark: a noisy host-side transfer may deserve a larger budget, say.
@@ -78,6 +86,7 @@ class measurement {
   std::optional<cache_mode> cache_;
   std::optional<double> peak_bandwidth_;
   int warmup_launches_ = 2;
+  bool host_bound_ = false;
   std::optional<double> noise_target_;
   std::optional<double> max_time_;
   std::optional<int> min_samples_;

@@ -37,6 +37,9 @@ struct run_options {
   int device = 0;
   sampling_options sampling;
   injected_slowdown inject;
+  /// Hold the stream while each sample is enqueued, so host submission latency stays out of
+  /// the timed region (detail/blocking_kernel.hpp); host-bound benchmarks never do.
+  bool blocking_kernel = true;
   bool list_only = false;  // --benchmark_list_tests: registration only, no GPU needed
   bool help = false;
   bool min_time_dropped = false;  // a --benchmark_min_time was taken out (see below)

@@ -19,6 +19,7 @@ namespace kernelwatch::detail {
 struct sampling_plan {
   sampling_options options;
   std::optional<double> injected_fraction;  // set: add a spin of this fraction of the median
+  bool blocking_kernel = false;  // hold the stream while each sample is enqueued
 };
 
 struct sampling_outcome {
@@ -30,7 +31,9 @@ struct sampling_outcome {
 };
 
 /// Samples `launch` (one launch, already checked for launch errors) on `stream`; `flusher`,
-/// when given, evicts L2 before every sample, outside the timed region.
+/// when given, evicts L2 before every sample, outside the timed region; with
+/// plan.blocking_kernel, a blocking_kernel holds the stream from after the flush until the
+/// sample's stop event is enqueued.
 [[nodiscard]] sampling_outcome sample_adaptively(const std::function<void(cudaStream_t)>& launch,
                                                  cudaStream_t stream, l2_flusher* flusher,
                                                  const sampling_plan& plan);

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from kernelwatch.errors import InputError
+from kernelwatch.files import strict_json
 
 _orjson: Any
 try:  # optional speed-up: `pip install orjson` (or kernelwatch[fast])
@@ -140,7 +141,7 @@ def _show(value: Any) -> str:
         return "missing"
     if isinstance(value, float) and math.isnan(value):
         return "NaN"
-    return repr(value) if isinstance(value, (int, float)) else json.dumps(value)
+    return repr(value) if isinstance(value, (int, float)) else strict_json(value, indent=None)
 
 
 class _Reader:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
@@ -10,6 +9,7 @@ from typing import Any
 
 from kernelwatch import __version__
 from kernelwatch.compare import Comparison, Report, SideSummary, Verdict
+from kernelwatch.files import strict_json
 from kernelwatch.results import Metric, ResultSet, gpu_model
 
 # Bump on any change to the JSON output that could break a reader (renames, removals, meaning).
@@ -264,10 +264,8 @@ def render_json(report: Report, command: str = "compare") -> str:
     encoder is pure Python and takes most of a second for 10,000 benchmarks)."""
     document = report_json(report, command)
     benchmarks = document.pop("benchmarks")
-    # allow_nan=False: the output must be strict JSON (NaN never reaches it; None is null).
-    head = json.dumps(document, indent=2, allow_nan=False)
-    encode = json.JSONEncoder(allow_nan=False).encode
-    rows = ",\n".join("    " + encode(b) for b in benchmarks)
+    head = strict_json(document)
+    rows = ",\n".join("    " + strict_json(b, indent=None) for b in benchmarks)
     body = f'"benchmarks": [\n{rows}\n  ]' if benchmarks else '"benchmarks": []'
     return head[:-2] + ",\n  " + body + "\n}\n"
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 import math
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from kernelwatch import nvbench
 from kernelwatch.errors import InputError
 from kernelwatch.files import strict_json
 
@@ -84,10 +85,20 @@ class FileColumns:
     gaps: dict[str, bytes]  # for columns absent from some rows: 1 where absent
     errors: dict[str, str]
     skipped: dict[str, str]
+    notes: tuple[str, ...] = ()  # what the statistics should say about this file
 
 
 def read_json(path: str | Path) -> Any:
-    """Parse a JSON file, turning every way it can fail into one InputError line."""
+    """Parse a JSON file, turning every way it can fail into one InputError line. Every
+    result file is read here, so here its format is told apart: an nvbench file comes back as
+    the Google Benchmark document it maps to (kernelwatch/nvbench.py)."""
+    document = _parse(path)
+    if nvbench.is_nvbench(document):
+        return nvbench.as_google_benchmark(document, path)
+    return document
+
+
+def _parse(path: str | Path) -> Any:
     file = Path(path)
     try:
         data = file.read_bytes()
@@ -133,7 +144,9 @@ def read_document(path: str, document: Any) -> FileColumns:
     context = document.get("context", {})
     if not isinstance(context, dict):
         raise InputError(f'{path}: not a Google Benchmark result ("context" is not an object)')
-    return _Reader(path).read(context, document["benchmarks"])
+    columns = _Reader(path).read(context, document["benchmarks"])
+    note = nvbench.summaries_note(path, context)
+    return columns if note is None else replace(columns, notes=(note,))
 
 
 def _show(value: Any) -> str:

@@ -191,6 +191,7 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
     """One side from its files: a single file is used as is; several are merged by name."""
     notes = [f"{f}: skipped, not a benchmark result" for f, p in zip(files, parsed) if p is None]
     kept = [p for p in parsed if p is not None]
+    notes += [note for p in kept for note in p.notes]
     if not kept:
         raise InputError(f"{label}: holds no benchmark results")
     _check_same_gpu(kept)

@@ -113,7 +113,10 @@ def test_median_interval_order_statistics() -> None:
 @pytest.mark.parametrize("path", gpu_file_params())
 def test_real_files_export_strict_json_in_both_formats(run_cli, path: Path | None) -> None:
     assert path is not None and path.parent == GPU_DATA
-    for form, check in (("bmf", check_bmf), ("github-action-benchmark", check_github_action_benchmark)):
+    for form, check in (
+        ("bmf", check_bmf),
+        ("github-action-benchmark", check_github_action_benchmark),
+    ):
         done = run_cli("export", path, "--format", form)
         assert done.status == 0, done.err
         check(strict(done.out))

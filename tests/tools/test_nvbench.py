@@ -66,7 +66,11 @@ def with_samples(
                     "name": "Samples Times File",
                     "hint": "file/sample_times",
                     "data": [
-                        {"name": "filename", "type": "string", "value": f"{cwd_prefix}/{name}-bin/{n}.bin"},
+                        {
+                            "name": "filename",
+                            "type": "string",
+                            "value": f"{cwd_prefix}/{name}-bin/{n}.bin",
+                        },
                         {"name": "size", "type": "int64", "value": str(len(times))},
                     ],
                 }
@@ -157,7 +161,9 @@ def test_a_slowed_kernel_is_a_regression_per_sample(tmp_path: Path, run_cli) -> 
     assert same.status == 0, same.out + same.err
     slowed = run_cli("compare", a, slow)
     assert slowed.status == 1, slowed.out
-    regressions = [line.split()[1] for line in slowed.out.splitlines() if line.startswith("REGRESSION")]
+    regressions = [
+        line.split()[1] for line in slowed.out.splitlines() if line.startswith("REGRESSION")
+    ]
     assert regressions == ["simple"], slowed.out
 
 
@@ -218,7 +224,13 @@ def test_gpu_files_go_into_baselines_history_and_report(tmp_path: Path, run_cli)
         assert done.status == 0, done.err
     pytest.importorskip("matplotlib")
     done = run_cli(
-        "report", GPU_B, "-o", tmp_path / "r.html", "--baseline", GPU_A,
-        "--db", tmp_path / "h.sqlite",
+        "report",
+        GPU_B,
+        "-o",
+        tmp_path / "r.html",
+        "--baseline",
+        GPU_A,
+        "--db",
+        tmp_path / "h.sqlite",
     )
     assert done.status == 0, done.err

@@ -6,7 +6,9 @@ The decision for a benchmark measured on both sides (see docs/compare.md):
   rule, noise floor = noise_multiplier x the benchmark's noise: the baseline's stored noise
   (baselines/<slug>/noise.json) or else its noise computed as noise.py does, and at least the
   spread of the contender's own per-process medians.
-* UNSURE if either side has fewer than min_repetitions values.
+* UNSURE if either side has fewer than min_repetitions values; but a ratio past the limit is
+  then an unverified REGRESSION / IMPROVEMENT, and an unverified REGRESSION fails when it is
+  at least UNVERIFIED_FAIL_RATIO worse (or at all, with `strict`).
 * REGRESSION / IMPROVEMENT if the Benjamini–Hochberg-adjusted Mann–Whitney p-value is below
   alpha and the ratio of medians is worse / better than the limit (symmetric in log space).
 * UNSURE if the confidence interval of the ratio reaches past the limit on both sides, or if the
@@ -70,6 +72,11 @@ DEFAULT_ALPHA = 0.05
 # same build moved by up to 4.7 % between two H200 cards (1.3 % between two H100s), so a
 # baseline measured on another card gets at least this limit.
 DEFAULT_OTHER_CARD_THRESHOLD = 0.05
+# With too few repetitions there is no test: a change past the limit is shown as an unverified
+# REGRESSION, which fails only when it is at least this factor worse (Settings.strict: at any
+# size). Noise does not double a GPU kernel's time: the widest spread measured between two runs
+# of one build was 4.7 % (two H200 cards, docs/measurement.md).
+UNVERIFIED_FAIL_RATIO = 2.0
 
 
 @dataclass(frozen=True)
@@ -83,6 +90,7 @@ class Settings:
     allow_missing: bool = False
     allow_errors: bool = False
     allow_gpu_mismatch: bool = False
+    strict: bool = False  # an unverified REGRESSION (too few repetitions) fails at any size
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
@@ -125,6 +133,12 @@ class Comparison(NamedTuple):
     # Set by `kernelwatch run` for REGRESSION rows it re-ran in a fresh process: True when every
     # re-run regressed again (still failing), False when one did not (shown, not failing).
     confirmed: bool | None = None
+    label: str | None = None  # Google Benchmark's `label` of the benchmark (contender's first)
+
+    @property
+    def shown_name(self) -> str:
+        """The name as outputs show it: with its label, if it has one."""
+        return f"{self.name} [{self.label}]" if self.label else self.name
 
     def worse_by(self, higher_is_better: bool) -> float:
         """Log of the change in the bad direction (for sorting); -inf when there is none."""
@@ -215,6 +229,9 @@ def compare(
     comparisons += _measured_verdicts(
         baseline, contender, measured, metric, settings, notes, stored_noise or {}
     )
+    labels = {**baseline.labels, **contender.labels}
+    if labels:
+        comparisons = [c._replace(label=labels.get(c.name)) for c in comparisons]
     comparisons.sort(
         key=lambda c: (SEVERITY[c.verdict], -c.worse_by(metric.higher_is_better), c.name)
     )
@@ -387,6 +404,7 @@ def _measured_verdicts(
         confidence=settings.confidence,
     )
 
+    failing = _failing(verdicts, too_few, ps.log_ratio, metric.higher_is_better, settings.strict)
     # Plain lists: element access on numpy arrays is slow in a 10,000-step loop.
     ratio = np.exp(ps.log_ratio).tolist()
     ci_low, ci_high = _optional(np.exp(ps.log_ci_low)), _optional(np.exp(ps.log_ci_high))
@@ -400,7 +418,7 @@ def _measured_verdicts(
             name,
             verdicts[i],
             reasons[i],
-            verdicts[i] is Verdict.REGRESSION,
+            failing[i],
             SideSummary(n_list[i], b_median[i], b_cv[i], b_processes[i], b_agg[i]),
             SideSummary(m_list[i], c_median[i], c_cv[i], c_processes[i], c_agg[i]),
             ratio[i],
@@ -413,6 +431,23 @@ def _measured_verdicts(
             limit_list[i],
         )
         for i, name in enumerate(measured.names)
+    ]
+
+
+def _failing(
+    verdicts: list[Verdict],
+    too_few: list[str | None],
+    log_ratio: np.ndarray,
+    higher_is_better: bool,
+    strict: bool,
+) -> list[bool]:
+    """Which verdicts fail: every tested REGRESSION; an unverified one (too few repetitions)
+    with `strict`, or when it is at least UNVERIFIED_FAIL_RATIO worse."""
+    worse = (-log_ratio if higher_is_better else log_ratio).tolist()
+    gross = math.log(UNVERIFIED_FAIL_RATIO)
+    return [
+        v is Verdict.REGRESSION and (few is None or strict or w >= gross)
+        for v, few, w in zip(verdicts, too_few, worse)
     ]
 
 
@@ -484,8 +519,17 @@ def decide_many(
         lim, binds = float(limit[i]), bool(floor_binds[i])
         floor = " (noise floor)" if binds else ""
         if kind == _TOO_FEW:
-            verdicts.append(Verdict.UNSURE)
-            reasons.append(too_few[i] or "")
+            if past[i]:  # no test possible, but the change is past the limit: say so
+                ratio = float(log_ratio[i])
+                crossed = math.expm1(math.copysign(math.log1p(lim), ratio)) * 100
+                verdicts.append(Verdict.REGRESSION if worse[i] > 0 else Verdict.IMPROVEMENT)
+                reasons.append(
+                    f"{math.expm1(ratio) * 100:+.1f}%, beyond the {crossed:+.1f}% limit{floor}; "
+                    f"unverified: {too_few[i]}"
+                )
+            else:
+                verdicts.append(Verdict.UNSURE)
+                reasons.append(too_few[i] or "")
             continue
         if kind == _SAME:  # the common case: one string per distinct limit
             reason = within_cache.get((lim, binds))

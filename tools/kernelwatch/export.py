@@ -46,7 +46,7 @@ def entries(result: ResultSet, metric: Metric) -> list[Entry]:
     if column is None:
         raise InputError(f"{result.label}: no benchmark has the metric {metric.key!r}")
     values, present = column
-    labels = result.labels if hasattr(result, "labels") else {}
+    labels = result.labels
     found = []
     for k, name in enumerate(result.names):
         start, count = int(result.starts[k]), int(result.counts[k])

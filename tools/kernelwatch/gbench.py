@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from array import array
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,7 @@ class FileColumns:
     errors: dict[str, str]
     skipped: dict[str, str]
     notes: tuple[str, ...] = ()  # what the statistics should say about this file
+    labels: dict[str, str] = field(default_factory=dict)  # Google Benchmark's `label`, if any
 
 
 def read_json(path: str | Path) -> Any:
@@ -166,7 +167,9 @@ class _Reader:
 
     def read(self, context: dict[str, Any], rows: list[Any]) -> FileColumns:
         columns = self._read_usual(context, rows)
-        return columns if columns is not None else self._read_rows(context, rows)
+        if columns is None:
+            columns = self._read_rows(context, _distinguish_registrations(rows))
+        return columns
 
     def _read_usual(self, context: dict[str, Any], rows: list[Any]) -> FileColumns | None:
         """The usual file, fast: every row an object with a name, a run_name and a run_type
@@ -250,6 +253,7 @@ class _Reader:
             gaps,
             {},
             {},
+            labels=_labels(list(index), firsts),
         )
 
     def _read_rows(self, context: dict[str, Any], rows: list[Any]) -> FileColumns:
@@ -373,10 +377,11 @@ class _Reader:
             scales.append(TIME_UNITS[units.get(ident, "ns")])
 
         value_rows_data = [rows[i] for i in value_rows]
-        firsts, offset = [], 0
-        for count in counts:
+        firsts, offset, measured = [], 0, []
+        for name, count in zip(names, counts):
             if count:
                 firsts.append(value_rows_data[offset])
+                measured.append(name)
             offset += count
         try:
             columns, gaps = _columns(value_rows_data, firsts)
@@ -393,7 +398,49 @@ class _Reader:
             gaps,
             errors,
             skipped,
+            labels=_labels(measured, firsts),
         )
+
+
+def _labels(names: list[str], firsts: list[dict[str, Any]]) -> dict[str, str]:
+    """Each benchmark's `label` (SetLabel), from its first value row: shown beside its name."""
+    return {
+        name: row["label"]
+        for name, row in zip(names, firsts)
+        if isinstance(row.get("label"), str) and row["label"]
+    }
+
+
+def _distinguish_registrations(rows: list[Any]) -> list[Any]:
+    """Rows of a benchmark name registered more than once (Google Benchmark allows it: its own
+    complexity_test does) renamed `<name>#2`, `#3`, ... in the order the registrations first
+    appear. Google Benchmark tells them apart by `family_index` and
+    `per_family_instance_index`; files without those keep their names (and a name given twice
+    is refused as a duplicate)."""
+    seen: dict[str, list[tuple[Any, Any]]] = {}
+    renamed: list[Any] | None = None
+    for i, row in enumerate(rows):
+        if type(row) is not dict:
+            continue
+        ident, family = row.get("run_name"), row.get("family_index")
+        if type(ident) is not str or family is None:
+            continue
+        key = (family, row.get("per_family_instance_index"))
+        keys = seen.setdefault(ident, [key])
+        if key not in keys:
+            keys.append(key)
+        k = keys.index(key)
+        if k:
+            if renamed is None:
+                renamed = list(rows)
+            name = row.get("name")
+            suffix = f"#{k + 1}"
+            renamed[i] = {
+                **row,
+                "run_name": ident + suffix,
+                "name": name.replace(ident, ident + suffix, 1) if isinstance(name, str) else name,
+            }
+    return rows if renamed is None else renamed
 
 
 def _scales(codes: list[int], units: list[str], benchmarks: int) -> list[float] | None:

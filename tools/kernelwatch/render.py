@@ -56,7 +56,7 @@ def _cells(report: Report, c: Comparison) -> list[str]:
     )
     return [
         c.verdict.value,
-        c.name,
+        c.shown_name,
         format_value(c.baseline.median if c.baseline else None, metric),
         format_value(c.contender.median if c.contender else None, metric),
         _change(c.ratio),
@@ -238,6 +238,7 @@ def report_json(report: Report, command: str = "compare") -> dict[str, Any]:
         "benchmarks": [
             {
                 "name": c.name,
+                **({"label": c.label} if c.label else {}),
                 "verdict": c.verdict.value,
                 "reason": c.reason,
                 "failed": c.failed,
@@ -277,7 +278,7 @@ def render_junit(report: Report, command: str = "compare") -> str:
     counts = {"failures": 0, "errors": 0, "skipped": 0}
     cases = []
     for c in report.comparisons:
-        case = ET.Element("testcase", classname=suite_name, name=c.name, time="0")
+        case = ET.Element("testcase", classname=suite_name, name=c.shown_name, time="0")
         message = f"{c.verdict.value}: {c.reason}"
         if c.verdict is Verdict.ERROR and c.failed:
             ET.SubElement(case, "error", message=message, type=c.verdict.value).text = message

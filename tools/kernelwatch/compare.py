@@ -521,10 +521,10 @@ def decide_many(
         if kind == _TOO_FEW:
             if past[i]:  # no test possible, but the change is past the limit: say so
                 ratio = float(log_ratio[i])
-                crossed = math.expm1(math.copysign(math.log1p(lim), ratio)) * 100
+                bound = math.expm1(math.copysign(math.log1p(lim), ratio)) * 100
                 verdicts.append(Verdict.REGRESSION if worse[i] > 0 else Verdict.IMPROVEMENT)
                 reasons.append(
-                    f"{math.expm1(ratio) * 100:+.1f}%, beyond the {crossed:+.1f}% limit{floor}; "
+                    f"{math.expm1(ratio) * 100:+.1f}%, beyond the {bound:+.1f}% limit{floor}; "
                     f"unverified: {too_few[i]}"
                 )
             else:

@@ -276,7 +276,7 @@ def _device_context(device: Mapping[str, Any]) -> dict[str, Any]:
 
 def _axis_value(axis: Mapping[str, Any]) -> str:
     """As written, but a float64 without binary noise (0.0003, not 0.00030000000000000003)."""
-    value = axis.get("value")
+    value: Any = axis.get("value")
     if axis.get("type") == "float64":
         try:
             return f"{float(value):.12g}"

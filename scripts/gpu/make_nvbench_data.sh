@@ -52,7 +52,7 @@ run_py() {  # name, then environment assignments
     (cd "$OUT" && env "$@" python3 "$REPO/tests/data/nvbench/src/kernels_bench.py" \
       "${LIMITS[@]}" --json "$name" --md "${name%.json}.md")
   }
-  ls -la "$OUT/$name" "$OUT/$name-bin" 2>&1 | head -5
+  du -sh "$OUT/$name" "$OUT/$name-bin" 2>&1
 }
 run_py py-a.json NVBENCH_SLOW=0
 run_py py-b.json NVBENCH_SLOW=0
@@ -69,18 +69,17 @@ if cmake -S "$REPO/tests/data/nvbench/src" -B "$BUILD" "${generator[@]}" \
   (cd "$OUT" && LD_LIBRARY_PATH=$SITE/cuda/bench/cu13/nvbench/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
     "$BUILD/axpy_bench" "${LIMITS[@]}" --jsonbin cpp.json --md cpp.md) ||
     echo "axpy_bench failed (exit $?)"
-  ls -la "$OUT/cpp.json" "$OUT/cpp.json-bin" 2>&1 | head -5
+  du -sh "$OUT/cpp.json" "$OUT/cpp.json-bin" 2>&1
 else
   echo "C++ build failed; the end of $OUT/cpp-build.log:"
   tail -30 "$OUT/cpp-build.log"
 fi
 
 say "(c) nvbench's compare scripts"
-for pair in "py-a.json py-b.json" "py-a.json py-slow.json"; do
-  set -- $pair
+for contender in py-b.json py-slow.json; do
   for script in nvbench_compare nvbench_compare_robust; do
-    echo "--- $script $1 $2"
-    (cd "$OUT" && python3 -m "cuda.bench.scripts.$script" "$1" "$2" 2>&1; echo "exit $?") |
+    echo "--- $script py-a.json $contender"
+    (cd "$OUT" && python3 -m "cuda.bench.scripts.$script" py-a.json "$contender" 2>&1; echo "exit $?") |
       tee -a "$OUT/nvbench_compare.txt"
   done
 done

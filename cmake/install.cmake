@@ -23,3 +23,7 @@ install(FILES
   cmake/kernelwatch_benchmark.cmake
   cmake/write_build_info.cmake
   DESTINATION "${kernelwatch_cmake_dir}")
+# The licence travels with the package (Apache-2.0 WITH LLVM-exception: the exception lets
+# binaries built from these headers ship without the licence's notice conditions).
+install(FILES LICENSE DESTINATION "${CMAKE_INSTALL_DATADIR}/doc/kernelwatch")
+install(FILES LICENSE DESTINATION "${kernelwatch_cmake_dir}")

@@ -7,6 +7,7 @@ import builtins
 import json
 import math
 import sqlite3
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 from conftest import H100_CONTEXT, run_module
 from kernelwatch import changes, history
 
-pytest.importorskip("otava.analysis", reason="apache-otava is not installed (tools/kw setup)")
+pytest.importorskip("scipy", reason="scipy is not installed (the history extra)")
 
 H200_CONTEXT = dict(H100_CONTEXT, gpu_name="NVIDIA H200")
 H100 = "nvidia-h100-80gb-hbm3-sm90"
@@ -261,37 +262,39 @@ def test_no_database(run_cli, tmp_path) -> None:
     assert not (tmp_path / "none.sqlite").exists()
 
 
-def test_without_otava_says_what_to_install(run_cli, tmp_path, monkeypatch) -> None:
+def test_without_scipy_says_what_to_install(run_cli, tmp_path, monkeypatch) -> None:
     real_import = builtins.__import__
 
-    def no_otava(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "otava" or name.startswith("otava."):
+    def no_scipy(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "scipy" or name.startswith("scipy."):
             raise ModuleNotFoundError(f"No module named {name!r}")
         return real_import(name, *args, **kwargs)
 
-    monkeypatch.setattr(builtins, "__import__", no_otava)
+    monkeypatch.setattr(builtins, "__import__", no_scipy)
+    for module in [m for m in sys.modules if m.startswith("kernelwatch._vendor")]:
+        monkeypatch.delitem(sys.modules, module)
     done = run_cli("history", "changes", "--db", tmp_path / "none.sqlite")
     assert done.status == 2
     line = one_line(done.err)
-    assert "python3 -m pip install --no-deps apache-otava==" in line and "Traceback" not in line
+    assert "pip install 'kernelwatch[history]'" in line and "Traceback" not in line
 
 
-def test_without_otava_in_a_fresh_interpreter(tmp_path) -> None:
-    # A folder named otava that is no package with an analysis module shadows the real one.
-    shadow = tmp_path / "shadow" / "otava"
+def test_without_scipy_in_a_fresh_interpreter(tmp_path) -> None:
+    # A folder named scipy that is no package with a stats module shadows the real one.
+    shadow = tmp_path / "shadow" / "scipy"
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("")
     done = run_module(
         "history", "changes", "--db", tmp_path / "x.sqlite", cwd=tmp_path / "shadow"
     )
     assert done.returncode == 2, done.stderr
-    assert "Traceback" not in done.stderr and "apache-otava" in one_line(done.stderr)
+    assert "Traceback" not in done.stderr and "kernelwatch[history]" in one_line(done.stderr)
 
 
 def test_help() -> None:
     done = run_module("history", "changes", "--help")
     assert done.returncode == 0, done.stderr
-    for text in ("--since DATE", "--json FILE", "1  a regression", "apache-otava", "exit status"):
+    for text in ("--since DATE", "--json FILE", "1  a regression", "kernelwatch[history]", "exit status"):
         assert text in done.stdout
 
 

@@ -68,16 +68,22 @@ def test_decide_limits_are_symmetric_in_log_space() -> None:
     assert reason == "+6.0%, beyond the +5.0% limit; q=0.001"
 
 
-def test_decide_too_few_wins() -> None:
+def test_decide_too_few_past_the_limit_is_an_unverified_verdict() -> None:
+    few = "too few repetitions (2 and 2; need 3)"
     verdict, reason = decide(
-        log_ratio=L(2.0),
-        log_ci=(L(1.9), L(2.1)),
-        q=0.0,
-        alpha=0.05,
-        limit=0.05,
-        too_few="too few repetitions (2 and 2; need 3)",
+        log_ratio=L(2.0), log_ci=(L(1.9), L(2.1)), q=0.0, alpha=0.05, limit=0.05, too_few=few
     )
-    assert verdict is Verdict.UNSURE and reason.startswith("too few")
+    assert verdict is Verdict.REGRESSION
+    assert reason == f"+100.0%, beyond the +5.0% limit; unverified: {few}"
+    verdict, reason = decide(
+        log_ratio=L(0.5), log_ci=(L(0.4), L(0.6)), q=0.0, alpha=0.05, limit=0.05, too_few=few
+    )
+    assert verdict is Verdict.IMPROVEMENT and reason.endswith(f"unverified: {few}")
+    # within the limit, too few repetitions is still UNSURE
+    verdict, reason = decide(
+        log_ratio=L(1.02), log_ci=(L(1.0), L(1.04)), q=0.0, alpha=0.05, limit=0.05, too_few=few
+    )
+    assert verdict is Verdict.UNSURE and reason == few
 
 
 # --- every verdict through compare() -----------------------------------------------------
@@ -171,17 +177,22 @@ def test_new_missing_error_skipped() -> None:
 
 
 def test_too_few_repetitions_and_aggregates_only() -> None:
-    base = result_set({"BM_two": [1.0, 1.0], "BM_one": [5.0]})
-    cont = result_set({"BM_two": [2.0, 2.0], "BM_one": [10.0]})
+    base = result_set({"BM_two": [1.0, 1.0], "BM_one": [5.0], "BM_flat": [4.0]})
+    cont = result_set({"BM_two": [1.5, 1.5], "BM_one": [15.0], "BM_flat": [4.001]})
     report = compare(base, cont, TIME, Settings())
-    assert {c.name: c.verdict for c in report.comparisons} == {
-        "BM_two": Verdict.UNSURE,
-        "BM_one": Verdict.UNSURE,
-    }
-    assert (
-        "too few repetitions (2 and 2; need 3)"
-        in report.comparisons[0].reason + report.comparisons[1].reason
+    found = {c.name: (c.verdict, c.failed, c.reason) for c in report.comparisons}
+    # past the limit without a test: an unverified REGRESSION, failing from 2x worse only
+    assert found["BM_two"] == (
+        Verdict.REGRESSION,
+        False,
+        # a 1 us "kernel" on an unnamed card: the host-level prior 0.3 % + 150 ns / 1 us, x 2
+        "+50.0%, beyond the +30.6% limit (noise floor); unverified: too few repetitions "
+        "(2 and 2; need 3)",
     )
+    assert found["BM_one"][:2] == (Verdict.REGRESSION, True)
+    assert found["BM_flat"] == (Verdict.UNSURE, False, "too few repetitions (1 and 1; need 3)")
+    strict = compare(base, cont, TIME, Settings(strict=True))
+    assert {c.name for c in strict.comparisons if c.failed} == {"BM_two", "BM_one"}
 
     aggregates = from_documents(
         "a",
@@ -192,8 +203,8 @@ def test_too_few_repetitions_and_aggregates_only() -> None:
         [synthetic.document(synthetic.benchmark_rows("BM_a", steady(20.0), aggregates_only=True))],
     )
     only = compare(aggregates, doubled, TIME, Settings()).comparisons[0]
-    assert only.verdict is Verdict.UNSURE and only.reason.startswith("aggregates only")
-    assert only.ratio == pytest.approx(2.0, rel=0.01)  # the change is still reported
+    assert only.verdict is Verdict.REGRESSION and "unverified: aggregates only" in only.reason
+    assert only.ratio == pytest.approx(2.0, rel=0.01)
 
 
 def test_noisy_baseline_raises_the_limit() -> None:

@@ -654,7 +654,7 @@ def test_without_matplotlib_it_is_one_line(run_cli, write_json, tmp_path, monkey
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     good = write_json("good.json", {"BM_a/manual_time": [1.0, 1.1, 1.2]})
     r = run_cli("report", good, "-o", tmp_path / "r.html", "--baselines", tmp_path)
-    assert r.status == 2 and "pip install matplotlib" in one_error_line(r.err)
+    assert r.status == 2 and "pip install 'kernelwatch[report]'" in one_error_line(r.err)
     assert not (tmp_path / "r.html").exists()
 
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from kernelwatch.compare import Settings
 from kernelwatch.config import ThresholdRule, threshold_for
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, missing_extra
 from kernelwatch.history import normalized_date
 from kernelwatch.results import Metric, resolve_metric
 
@@ -48,13 +48,6 @@ NOISE_MULTIPLIER = Settings().noise_multiplier  # as compare's noise floor
 MIN_RUNS = 2  # runs on each side of a change: one run alone may be an odd process
 WINDOW_POINTS = 50  # Otava's default sliding window ...
 WINDOW_RUNS = 5  # ... widened to hold at least this many runs
-
-# What to install when Otava is missing. --no-deps: apache-otava declares the dependencies of
-# its command-line service (BigQuery, Postgres, Slack clients) and pins numpy exactly; the
-# analysis module needs only numpy and scipy.
-OTAVA_REQUIREMENT = "apache-otava==0.8.0"
-OTAVA_INSTALL = f"python3 -m pip install --no-deps {OTAVA_REQUIREMENT}"
-
 
 @dataclass(frozen=True)
 class Change:
@@ -91,14 +84,12 @@ class Series:
 
 
 def otava_analysis() -> ModuleType:
-    """Otava's analysis module; a one-line InputError (exit 2) saying what to install."""
+    """Otava's analysis module (vendored: kernelwatch/_vendor/README.md says why); it needs
+    scipy, the `history` extra. Missing: a one-line InputError (exit 2) saying what to install."""
     try:
-        from otava import analysis  # type: ignore[import-untyped]
+        from kernelwatch._vendor.otava import analysis
     except ImportError as exc:
-        raise InputError(
-            f"history changes needs Apache Otava ({exc}); install it with: {OTAVA_INSTALL} "
-            "(tools/kw setup does)"
-        ) from None
+        raise missing_extra("history changes", "history", exc) from None
     return analysis
 
 

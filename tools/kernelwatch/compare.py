@@ -8,7 +8,9 @@ The decision for a benchmark measured on both sides (see docs/compare.md):
   noise (baselines/<slug>/noise.json) or else computed as noise.py does; where that level was
   never measured, the prior for it (levels.prior); and at least the spread of the
   contender's own per-process medians.
-* UNSURE if either side has fewer than min_repetitions values.
+* UNSURE if either side has fewer than min_repetitions values; but a ratio past the limit is
+  then an unverified REGRESSION / IMPROVEMENT, and an unverified REGRESSION fails when it is
+  at least UNVERIFIED_FAIL_RATIO worse (or at all, with `strict`).
 * REGRESSION / IMPROVEMENT if the Benjamini–Hochberg-adjusted Mann–Whitney p-value is below
   alpha and the ratio of medians is worse / better than the limit (symmetric in log space).
 * UNSURE if the confidence interval of the ratio reaches past the limit on both sides, or if the
@@ -78,6 +80,11 @@ DEFAULT_ALPHA = 0.05
 HOST_BOUND_COUNTER = "host_bound"
 # Sensitivity is the slowdown caught with 90 % probability: the one-sided normal quantile.
 _Z_POWER = 1.2815515655446004
+# With too few repetitions there is no test: a change past the limit is shown as an unverified
+# REGRESSION, which fails only when it is at least this factor worse (Settings.strict: at any
+# size). Noise does not double a GPU kernel's time: the widest spread measured between two runs
+# of one build was 4.7 % (two H200 cards, docs/measurement.md).
+UNVERIFIED_FAIL_RATIO = 2.0
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,7 @@ class Settings:
     allow_missing: bool = False
     allow_errors: bool = False
     allow_gpu_mismatch: bool = False
+    strict: bool = False  # an unverified REGRESSION (too few repetitions) fails at any size
 
     def __post_init__(self) -> None:
         if not 0 < self.alpha < 1:
@@ -139,6 +147,12 @@ class Comparison(NamedTuple):
     level_measured: bool | None = None
     sensitivity: float | None = None
     host_bound: bool = False
+    label: str | None = None  # Google Benchmark's `label` of the benchmark (contender's first)
+
+    @property
+    def shown_name(self) -> str:
+        """The name as outputs show it: with its label, if it has one."""
+        return f"{self.name} [{self.label}]" if self.label else self.name
 
     def worse_by(self, higher_is_better: bool) -> float:
         """Log of the change in the bad direction (for sorting); -inf when there is none."""
@@ -229,6 +243,9 @@ def compare(
     comparisons += _measured_verdicts(
         baseline, contender, measured, metric, settings, notes, stored_noise
     )
+    labels = {**baseline.labels, **contender.labels}
+    if labels:
+        comparisons = [c._replace(label=labels.get(c.name)) for c in comparisons]
     comparisons.sort(
         key=lambda c: (SEVERITY[c.verdict], -c.worse_by(metric.higher_is_better), c.name)
     )
@@ -403,6 +420,7 @@ def _measured_verdicts(
             "not failing"
         )
 
+    failing = _failing(verdicts, too_few, ps.log_ratio, metric.higher_is_better, settings.strict)
     # Plain lists: element access on numpy arrays is slow in a 10,000-step loop.
     ratio = np.exp(ps.log_ratio).tolist()
     ci_low, ci_high = _optional(np.exp(ps.log_ci_low)), _optional(np.exp(ps.log_ci_high))
@@ -417,7 +435,7 @@ def _measured_verdicts(
     out = []
     for i, name in enumerate(measured.names):
         verdict, reason = verdicts[i], reasons[i]
-        failed = verdict is Verdict.REGRESSION
+        failed = failing[i]
         if failed and lenient_list[i]:
             failed = False
             reason += "; host-bound, baseline not from this host: not failing"
@@ -477,6 +495,23 @@ def _sensitivity(
         factor = np.full(len(limit), np.sqrt(1.0 + 1.0 / max(spread.units, 1)))
     result: list[float] = np.expm1(np.log1p(limit) + _Z_POWER * spread.noise * factor).tolist()
     return result
+
+
+def _failing(
+    verdicts: list[Verdict],
+    too_few: list[str | None],
+    log_ratio: np.ndarray,
+    higher_is_better: bool,
+    strict: bool,
+) -> list[bool]:
+    """Which verdicts fail: every tested REGRESSION; an unverified one (too few repetitions)
+    with `strict`, or when it is at least UNVERIFIED_FAIL_RATIO worse."""
+    worse = (-log_ratio if higher_is_better else log_ratio).tolist()
+    gross = math.log(UNVERIFIED_FAIL_RATIO)
+    return [
+        v is Verdict.REGRESSION and (few is None or strict or w >= gross)
+        for v, few, w in zip(verdicts, too_few, worse)
+    ]
 
 
 def _optional(values: np.ndarray) -> list[float | None]:
@@ -539,8 +574,17 @@ def decide_many(
         lim, binds = float(limit[i]), bool(floor_binds[i])
         floor = " (noise floor)" if binds else ""
         if kind == _TOO_FEW:
-            verdicts.append(Verdict.UNSURE)
-            reasons.append(too_few[i] or "")
+            if past[i]:  # no test possible, but the change is past the limit: say so
+                ratio = float(log_ratio[i])
+                bound = math.expm1(math.copysign(math.log1p(lim), ratio)) * 100
+                verdicts.append(Verdict.REGRESSION if worse[i] > 0 else Verdict.IMPROVEMENT)
+                reasons.append(
+                    f"{math.expm1(ratio) * 100:+.1f}%, beyond the {bound:+.1f}% limit{floor}; "
+                    f"unverified: {too_few[i]}"
+                )
+            else:
+                verdicts.append(Verdict.UNSURE)
+                reasons.append(too_few[i] or "")
             continue
         if kind == _SAME:  # the common case: one string per distinct limit
             reason = within_cache.get((lim, binds))

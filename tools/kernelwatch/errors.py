@@ -24,3 +24,13 @@ class NoGpuError(InputError):
 
     exit_status = 4
     prefix = ""
+
+
+def missing_extra(command: str, extra: str, exc: ImportError) -> InputError:
+    """The one line for an optional dependency that is not installed: names exactly what to
+    install (the package extra that brings it, pyproject.toml)."""
+    module = exc.name or str(exc)
+    return InputError(
+        f"{command} needs {module}, which is not installed: "
+        f"pip install 'kernelwatch[{extra}]' (in a checkout: pip install './tools[{extra}]')"
+    )

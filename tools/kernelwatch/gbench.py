@@ -15,13 +15,15 @@ from __future__ import annotations
 import json
 import math
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from kernelwatch import nvbench
 from kernelwatch.errors import InputError
+from kernelwatch.files import strict_json
 
 _orjson: Any
 try:  # optional speed-up: `pip install orjson` (or kernelwatch[fast])
@@ -83,10 +85,21 @@ class FileColumns:
     gaps: dict[str, bytes]  # for columns absent from some rows: 1 where absent
     errors: dict[str, str]
     skipped: dict[str, str]
+    notes: tuple[str, ...] = ()  # what the statistics should say about this file
+    labels: dict[str, str] = field(default_factory=dict)  # Google Benchmark's `label`, if any
 
 
 def read_json(path: str | Path) -> Any:
-    """Parse a JSON file, turning every way it can fail into one InputError line."""
+    """Parse a JSON file, turning every way it can fail into one InputError line. Every
+    result file is read here, so here its format is told apart: an nvbench file comes back as
+    the Google Benchmark document it maps to (kernelwatch/nvbench.py)."""
+    document = _parse(path)
+    if nvbench.is_nvbench(document):
+        return nvbench.as_google_benchmark(document, path)
+    return document
+
+
+def _parse(path: str | Path) -> Any:
     file = Path(path)
     try:
         data = file.read_bytes()
@@ -132,7 +145,9 @@ def read_document(path: str, document: Any) -> FileColumns:
     context = document.get("context", {})
     if not isinstance(context, dict):
         raise InputError(f'{path}: not a Google Benchmark result ("context" is not an object)')
-    return _Reader(path).read(context, document["benchmarks"])
+    columns = _Reader(path).read(context, document["benchmarks"])
+    note = nvbench.summaries_note(path, context)
+    return columns if note is None else replace(columns, notes=(note,))
 
 
 def _show(value: Any) -> str:
@@ -140,7 +155,7 @@ def _show(value: Any) -> str:
         return "missing"
     if isinstance(value, float) and math.isnan(value):
         return "NaN"
-    return repr(value) if isinstance(value, (int, float)) else json.dumps(value)
+    return repr(value) if isinstance(value, (int, float)) else strict_json(value, indent=None)
 
 
 class _Reader:
@@ -152,7 +167,9 @@ class _Reader:
 
     def read(self, context: dict[str, Any], rows: list[Any]) -> FileColumns:
         columns = self._read_usual(context, rows)
-        return columns if columns is not None else self._read_rows(context, rows)
+        if columns is None:
+            columns = self._read_rows(context, _distinguish_registrations(rows))
+        return columns
 
     def _read_usual(self, context: dict[str, Any], rows: list[Any]) -> FileColumns | None:
         """The usual file, fast: every row an object with a name, a run_name and a run_type
@@ -236,6 +253,7 @@ class _Reader:
             gaps,
             {},
             {},
+            labels=_labels(list(index), firsts),
         )
 
     def _read_rows(self, context: dict[str, Any], rows: list[Any]) -> FileColumns:
@@ -359,10 +377,11 @@ class _Reader:
             scales.append(TIME_UNITS[units.get(ident, "ns")])
 
         value_rows_data = [rows[i] for i in value_rows]
-        firsts, offset = [], 0
-        for count in counts:
+        firsts, offset, measured = [], 0, []
+        for name, count in zip(names, counts):
             if count:
                 firsts.append(value_rows_data[offset])
+                measured.append(name)
             offset += count
         try:
             columns, gaps = _columns(value_rows_data, firsts)
@@ -379,7 +398,49 @@ class _Reader:
             gaps,
             errors,
             skipped,
+            labels=_labels(measured, firsts),
         )
+
+
+def _labels(names: list[str], firsts: list[dict[str, Any]]) -> dict[str, str]:
+    """Each benchmark's `label` (SetLabel), from its first value row: shown beside its name."""
+    return {
+        name: row["label"]
+        for name, row in zip(names, firsts)
+        if isinstance(row.get("label"), str) and row["label"]
+    }
+
+
+def _distinguish_registrations(rows: list[Any]) -> list[Any]:
+    """Rows of a benchmark name registered more than once (Google Benchmark allows it: its own
+    complexity_test does) renamed `<name>#2`, `#3`, ... in the order the registrations first
+    appear. Google Benchmark tells them apart by `family_index` and
+    `per_family_instance_index`; files without those keep their names (and a name given twice
+    is refused as a duplicate)."""
+    seen: dict[str, list[tuple[Any, Any]]] = {}
+    renamed: list[Any] | None = None
+    for i, row in enumerate(rows):
+        if type(row) is not dict:
+            continue
+        ident, family = row.get("run_name"), row.get("family_index")
+        if type(ident) is not str or family is None:
+            continue
+        key = (family, row.get("per_family_instance_index"))
+        keys = seen.setdefault(ident, [key])
+        if key not in keys:
+            keys.append(key)
+        k = keys.index(key)
+        if k:
+            if renamed is None:
+                renamed = list(rows)
+            name = row.get("name")
+            suffix = f"#{k + 1}"
+            renamed[i] = {
+                **row,
+                "run_name": ident + suffix,
+                "name": name.replace(ident, ident + suffix, 1) if isinstance(name, str) else name,
+            }
+    return rows if renamed is None else renamed
 
 
 def _scales(codes: list[int], units: list[str], benchmarks: int) -> list[float] | None:

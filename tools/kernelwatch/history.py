@@ -33,6 +33,7 @@ import numpy as np
 
 from kernelwatch.baseline import context_slug, project_root
 from kernelwatch.errors import InputError
+from kernelwatch.files import strict_json
 from kernelwatch.gbench import read_json
 from kernelwatch.results import ResultSet, from_documents
 
@@ -230,7 +231,8 @@ def database(path: str | Path, create: bool = False) -> Iterator[sqlite3.Connect
 
 def content_hash(document: Mapping[str, Any]) -> str:
     """sha256 of the run's canonical JSON: context and benchmarks, keys sorted, no spaces.
-    The same run reformatted (indentation, key order) hashes the same."""
+    The same run reformatted (indentation, key order) hashes the same. Not written anywhere:
+    plain json.dumps, so that the hashes of runs already stored (NaN and all) stay the same."""
     canonical = json.dumps(
         {"context": document.get("context", {}), "benchmarks": document["benchmarks"]},
         sort_keys=True,
@@ -303,7 +305,7 @@ def ingest(path: str | Path, db_path: str | Path) -> Ingested:
                     date,
                     ingested_at,
                     len(result.names),
-                    json.dumps(context, sort_keys=True),
+                    strict_json(context, indent=None, sort_keys=True),
                 ),
             )
             run_id = int(cursor.lastrowid or 0)

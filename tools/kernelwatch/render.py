@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
@@ -10,6 +9,7 @@ from typing import Any
 
 from kernelwatch import __version__
 from kernelwatch.compare import Comparison, Report, SideSummary, Verdict
+from kernelwatch.files import strict_json
 from kernelwatch.results import Metric, ResultSet, gpu_model
 
 # Bump on any change to the JSON output that could break a reader (renames, removals, meaning).
@@ -56,7 +56,7 @@ def _cells(report: Report, c: Comparison) -> list[str]:
     )
     return [
         c.verdict.value,
-        c.name,
+        c.shown_name,
         format_value(c.baseline.median if c.baseline else None, metric),
         format_value(c.contender.median if c.contender else None, metric),
         _change(c.ratio),
@@ -238,6 +238,7 @@ def report_json(report: Report, command: str = "compare") -> dict[str, Any]:
         "benchmarks": [
             {
                 "name": c.name,
+                **({"label": c.label} if c.label else {}),
                 "verdict": c.verdict.value,
                 "reason": c.reason,
                 "failed": c.failed,
@@ -264,10 +265,8 @@ def render_json(report: Report, command: str = "compare") -> str:
     encoder is pure Python and takes most of a second for 10,000 benchmarks)."""
     document = report_json(report, command)
     benchmarks = document.pop("benchmarks")
-    # allow_nan=False: the output must be strict JSON (NaN never reaches it; None is null).
-    head = json.dumps(document, indent=2, allow_nan=False)
-    encode = json.JSONEncoder(allow_nan=False).encode
-    rows = ",\n".join("    " + encode(b) for b in benchmarks)
+    head = strict_json(document)
+    rows = ",\n".join("    " + strict_json(b, indent=None) for b in benchmarks)
     body = f'"benchmarks": [\n{rows}\n  ]' if benchmarks else '"benchmarks": []'
     return head[:-2] + ",\n  " + body + "\n}\n"
 
@@ -279,7 +278,7 @@ def render_junit(report: Report, command: str = "compare") -> str:
     counts = {"failures": 0, "errors": 0, "skipped": 0}
     cases = []
     for c in report.comparisons:
-        case = ET.Element("testcase", classname=suite_name, name=c.name, time="0")
+        case = ET.Element("testcase", classname=suite_name, name=c.shown_name, time="0")
         message = f"{c.verdict.value}: {c.reason}"
         if c.verdict is Verdict.ERROR and c.failed:
             ET.SubElement(case, "error", message=message, type=c.verdict.value).text = message

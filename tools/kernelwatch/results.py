@@ -9,7 +9,7 @@ benchmark found in several files gets the repetitions of all of them, and rememb
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,7 @@ class ResultSet:
     errors: Mapping[str, str]
     skipped: Mapping[str, str]
     notes: tuple[str, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)  # Google Benchmark's `label`
     index: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -191,6 +192,7 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
     """One side from its files: a single file is used as is; several are merged by name."""
     notes = [f"{f}: skipped, not a benchmark result" for f, p in zip(files, parsed) if p is None]
     kept = [p for p in parsed if p is not None]
+    notes += [note for p in kept for note in p.notes]
     if not kept:
         raise InputError(f"{label}: holds no benchmark results")
     _check_same_gpu(kept)
@@ -201,6 +203,11 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
             errors.setdefault(name, message)
         for name, message in p.skipped.items():
             skipped.setdefault(name, message)
+
+    labels: dict[str, str] = {}
+    for p in kept:
+        for name, text in p.labels.items():
+            labels.setdefault(name, text)
 
     if len(kept) == 1:
         p = kept[0]
@@ -227,7 +234,7 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
         result = _merge_files(label, kept, errors, skipped, notes)
     if not len(result):
         raise InputError(f"{label}: holds no benchmark results")
-    return result
+    return replace(result, labels=labels) if labels else result
 
 
 def _numpy_columns(

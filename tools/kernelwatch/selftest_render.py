@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
+from kernelwatch.files import json_text
 from kernelwatch.selftest import (
     Analysis,
     Detection,
@@ -344,4 +344,4 @@ def report_json(a: Analysis) -> dict[str, Any]:
 
 
 def render_json(a: Analysis) -> str:
-    return json.dumps(report_json(a), indent=2) + "\n"
+    return json_text(report_json(a))

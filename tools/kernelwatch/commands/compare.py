@@ -42,7 +42,8 @@ noise."""
 EPILOG = """\
 exit status:
   0  no regression
-  1  at least one REGRESSION; or a MISSING benchmark (unless --allow-missing); or an ERROR in
+  1  at least one REGRESSION (one unverified for too few repetitions: from 2x worse, or any
+     with --strict); or a MISSING benchmark (unless --allow-missing); or an ERROR in
      the contender (unless --allow-errors)
   2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
 
@@ -177,6 +178,12 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="a benchmark erroring in the contender does not fail",
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="an unverified REGRESSION (too few repetitions to test) fails at any size, not "
+        "only from 2x slower",
+    )
 
 
 def settings_from(args: argparse.Namespace, config: Config) -> Settings:
@@ -200,6 +207,7 @@ def settings_from(args: argparse.Namespace, config: Config) -> Settings:
         allow_missing=getattr(args, "allow_missing", False),
         allow_errors=getattr(args, "allow_errors", False),
         allow_gpu_mismatch=getattr(args, "allow_gpu_mismatch", False),
+        strict=getattr(args, "strict", False),
     )
 
 

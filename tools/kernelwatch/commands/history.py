@@ -57,14 +57,14 @@ medians, has at least two runs on each side, and the two runs on each side of it
 own side of the step. So a step needs the run after it to confirm it. Each change is printed
 with the first run after it (date and commit), newest first. See docs/history.md.
 
-Needs the apache-otava package (tools/kw setup installs it):
-  python3 -m pip install --no-deps apache-otava==0.8.0"""
+Uses Apache Otava's change-point analysis (kept inside kernelwatch), which needs scipy:
+  pip install 'kernelwatch[history]'"""
 
 CHANGES_EPILOG = """\
 exit status:
   0  no regression among the changes found (improvements are listed, and pass)
   1  a regression whose first run is at or after --since (any, without --since)
-  2  bad input or usage (no database, a bad date, regex, metric or GPU; apache-otava not
+  2  bad input or usage (no database, a bad date, regex, metric or GPU; scipy not
      installed): one line on stderr, "kernelwatch: error: ..."
 
 examples:

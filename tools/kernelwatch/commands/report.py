@@ -28,7 +28,7 @@ script, no external URL):
     matrix multiply, reductions, transfers, bank conflicts, occupancy, local memory); a figure
     whose benchmarks are not in the run is left out with a note.
 
-Needs matplotlib (pip install matplotlib). See docs/report.md."""
+Needs matplotlib: pip install 'kernelwatch[report]'. See docs/report.md."""
 
 EPILOG = """\
 exit status:

@@ -224,7 +224,7 @@ def _row(c: Comparison, metric: Metric) -> str:
         verdict += " (not confirmed)"
     return (
         f'<tr class="{c.verdict.value}"><td><span class="badge {c.verdict.value}">{_e(verdict)}</span></td>'
-        f'<td class="name"><code>{_e(c.name)}</code></td>'
+        f'<td class="name"><code>{_e(c.shown_name)}</code></td>'
         f'<td class="num">{_e(format_value(c.baseline.median if c.baseline else None, metric))}</td>'
         f'<td class="num">{_e(format_value(c.contender.median if c.contender else None, metric))}</td>'
         f'<td class="num change">{_e(change)}</td><td class="num">{_e(interval)}</td>'

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, missing_extra
 
 if TYPE_CHECKING:  # imported lazily at run time: matplotlib is only needed for the report
     from matplotlib.figure import Figure
@@ -64,11 +64,8 @@ def require_matplotlib() -> None:
     """One line (exit 2) when matplotlib is missing, instead of an ImportError."""
     try:
         import matplotlib  # noqa: F401
-    except ImportError:
-        raise InputError(
-            "kernelwatch report draws its figures with matplotlib, which is not installed: "
-            "pip install matplotlib (or pip install './tools[report]'; tools/kw setup does it)"
-        ) from None
+    except ImportError as exc:
+        raise missing_extra("kernelwatch report", "report", exc) from None
 
 
 @contextmanager

@@ -1,0 +1,55 @@
+// Google Benchmark program for tests/tools/test_gbench_programs.py: the file shapes that
+// Google Benchmark users have and kernelwatch must read (built by the test with g++).
+//   BM_target        ~100x slower when KW_SLOW=1 (a gross regression with one repetition)
+//   BM_steady        never changes
+//   BM_twice         registered twice under one name (as Google Benchmark's complexity_test)
+//   BM_complexity    a range with Complexity(oN): BigO and RMS aggregate rows
+//   BM_labelled      SetLabel("fp32")
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+std::int64_t work(std::int64_t n) {
+  std::int64_t sum = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    benchmark::DoNotOptimize(sum += i * i);
+  }
+  return sum;
+}
+
+const char* slow = std::getenv("KW_SLOW");
+const std::int64_t target_work = (slow != nullptr && std::strcmp(slow, "1") == 0) ? 100000 : 1000;
+
+void BM_target(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(work(target_work));
+}
+void BM_steady(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(work(1000));
+}
+void BM_twice(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(work(500));
+}
+void BM_complexity(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(work(state.range(0)));
+  state.SetComplexityN(state.range(0));
+}
+void BM_labelled(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(work(1000));
+  state.SetLabel("fp32");
+}
+
+}  // namespace
+
+BENCHMARK(BM_target)->Iterations(200);
+BENCHMARK(BM_steady)->Iterations(200);
+BENCHMARK(BM_twice)->Iterations(200);
+BENCHMARK(BM_twice)->Iterations(200);
+BENCHMARK(BM_complexity)->RangeMultiplier(4)->Range(256, 4096)->Iterations(100)->Complexity(
+    benchmark::oN);
+BENCHMARK(BM_labelled)->Iterations(200);
+
+BENCHMARK_MAIN();

@@ -1,0 +1,52 @@
+"""kernelwatch comment (kernelwatch.comment): the pull-request comment's body and marker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import H100_CONTEXT
+from kernelwatch.comment import MAX_BODY, body, marker
+
+
+def test_marker_is_one_hidden_line_per_gpu_model() -> None:
+    assert marker("nvidia-h200-sm90") == "<!-- kernelwatch:nvidia-h200-sm90 -->"
+    assert marker("NVIDIA H200") == "<!-- kernelwatch:nvidia-h200 -->"
+    assert marker("a -- b") == "<!-- kernelwatch:a-b -->"  # no `--` inside an HTML comment
+
+
+def test_body_from_a_real_compare_report(run_cli, write_json, tmp_path: Path) -> None:
+    base = write_json("base.json", {"BM_a": [1.0, 1.0, 1.01, 0.99, 1.0]}, context=H100_CONTEXT)
+    new = write_json("new.json", {"BM_a": [2.0, 2.0, 2.02, 1.98, 2.0]}, context=H100_CONTEXT)
+    report = tmp_path / "h100.md"
+    assert run_cli("compare", base, new, "--markdown", report).status == 1
+    done = run_cli(
+        "comment",
+        report,
+        "--result",
+        new,
+        "--commit",
+        "0123456789abcdef0123",
+        "--run-url",
+        "https://github.com/kernelwatch/kernelwatch/actions/runs/1",
+    )
+    assert done.status == 0, done.err
+    lines = done.out.splitlines()
+    assert lines[0] == "<!-- kernelwatch:nvidia-h100-80gb-hbm3-sm90 -->"
+    assert lines[1] == "## kernelwatch on NVIDIA H100 80GB HBM3 (sm 9.0)"
+    assert "### kernelwatch compare: 1 regression" in done.out and "BM_a" in done.out
+    assert "commit `0123456789ab`" in lines[-1] and "actions/runs/1" in lines[-1]
+    marker_only = run_cli("comment", report, "--result", new, "--marker-only").out
+    assert marker_only == lines[0] + "\n"
+
+
+def test_a_long_report_is_cut_to_fit_a_comment() -> None:
+    text = body("\n".join(f"| row {i} |" for i in range(20_000)), "g", "G", "abc")
+    assert len(text) <= MAX_BODY and "the job summary has all of it" in text
+    assert text.startswith("<!-- kernelwatch:g -->\n")
+
+
+def test_bad_input_is_one_line(run_cli, tmp_path: Path) -> None:
+    done = run_cli("comment", tmp_path / "none.md", "--gpu", "x")
+    assert done.status == 2 and done.err.startswith("kernelwatch: error:")
+    done = run_cli("comment", tmp_path / "none.md")
+    assert done.status == 2 and "--gpu" in done.err

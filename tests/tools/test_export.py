@@ -1,0 +1,131 @@
+"""kernelwatch export (kernelwatch.export): Bencher Metric Format and github-action-benchmark.
+
+The checks are written from the formats' documentation, not from their code:
+* BMF, https://bencher.dev/docs/reference/bencher-metric-format: a JSON object whose keys are
+  benchmark names (non-empty) and whose values are objects of measure (non-empty key) -> metric;
+  a metric is an object with a required number `value` and optional numbers `lower_value` and
+  `upper_value` (its JSON schema lists no other property). `latency` is the built-in measure
+  in nanoseconds.
+* github-action-benchmark's README, "customSmallerIsBetter"/"customBiggerIsBetter": a JSON array
+  of objects with `name` (string), `unit` (string) and `value` (number), and optional `range`
+  and `extra` (strings).
+Both are read by strict JSON parsers (JavaScript's JSON.parse): no NaN or Infinity.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import GPU_DATA, gpu_file_params
+from kernelwatch.export import median_interval
+
+
+def strict(text: str) -> Any:
+    def refuse(word: str) -> Any:
+        raise AssertionError(f"bare {word}: not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def is_number(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def check_bmf(document: Any) -> None:
+    assert isinstance(document, dict) and document
+    for benchmark, measures in document.items():
+        assert isinstance(benchmark, str) and benchmark and len(benchmark) <= 1024
+        assert isinstance(measures, dict) and measures
+        for measure, metric in measures.items():
+            assert isinstance(measure, str) and measure and len(measure) <= 64
+            assert isinstance(metric, dict) and "value" in metric
+            assert set(metric) <= {"value", "lower_value", "upper_value"}, metric
+            assert all(is_number(v) for v in metric.values()), metric
+            if "lower_value" in metric:
+                assert metric["lower_value"] <= metric["value"] <= metric["upper_value"]
+
+
+def check_github_action_benchmark(document: Any) -> None:
+    assert isinstance(document, list) and document
+    for row in document:
+        assert isinstance(row, dict)
+        assert {"name", "unit", "value"} <= set(row) <= {"name", "unit", "value", "range", "extra"}
+        assert isinstance(row["name"], str) and row["name"]
+        assert isinstance(row["unit"], str) and row["unit"]
+        assert is_number(row["value"])
+        for key in ("range", "extra"):
+            assert key not in row or isinstance(row[key], str)
+
+
+def test_bmf_of_a_file_with_repetitions(run_cli, write_json) -> None:
+    path = write_json(
+        "r.json", {"BM_a/manual_time": [10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0]}, time_unit="ns"
+    )
+    done = run_cli("export", path, "--format", "bmf")
+    assert done.status == 0, done.err
+    document = strict(done.out)
+    check_bmf(document)
+    # the median; with 7 values the 95 % interval of the median is [min, max] (P = 2/128)
+    assert document == {
+        "BM_a/manual_time": {"latency": {"value": 13.0, "lower_value": 10.0, "upper_value": 16.0}}
+    }
+
+
+def test_github_action_benchmark_directions(run_cli, write_json, tmp_path: Path) -> None:
+    path = write_json(
+        "r.json",
+        {"BM_a": [10.0, 11.0, 12.0]},
+        counters={"BM_a": {"bytes_per_second": [3.0, 2.0, 1.0]}},
+        time_unit="ns",
+    )
+    done = run_cli("export", path, "--format", "github-action-benchmark", "-o", tmp_path / "o")
+    assert done.status == 0 and "customSmallerIsBetter" in done.err and not done.out
+    document = strict((tmp_path / "o").read_text())
+    check_github_action_benchmark(document)
+    assert document[0]["name"] == "BM_a" and document[0]["unit"] == "ns"
+    assert document[0]["value"] == 11.0 and document[0]["range"] == "± 1"
+    done = run_cli(
+        "export", path, "--format", "github-action-benchmark", "--metric", "bytes_per_second"
+    )
+    assert "customBiggerIsBetter" in done.err
+    assert strict(done.out)[0]["value"] == 2.0
+
+
+def test_one_value_has_no_bounds(run_cli, write_json) -> None:
+    path = write_json("r.json", {"BM_a": [10.0]}, time_unit="ns")
+    document = strict(run_cli("export", path, "--format", "bmf").out)
+    check_bmf(document)
+    assert document["BM_a"]["latency"] == {"value": 10.0}
+    rows = strict(run_cli("export", path, "--format", "github-action-benchmark").out)
+    check_github_action_benchmark(rows)
+    assert "range" not in rows[0]
+
+
+def test_median_interval_order_statistics() -> None:
+    assert median_interval(np.array([5.0])) == (None, None)
+    assert median_interval(np.array([3.0, 1.0, 2.0])) == (1.0, 3.0)  # below 6: min and max
+    values = np.arange(1.0, 21.0)  # n = 20: the 95 % interval is [x(6), x(15)]
+    assert median_interval(values) == (6.0, 15.0)
+
+
+@pytest.mark.parametrize("path", gpu_file_params())
+def test_real_files_export_strict_json_in_both_formats(run_cli, path: Path | None) -> None:
+    assert path is not None and path.parent == GPU_DATA
+    for form, check in (
+        ("bmf", check_bmf),
+        ("github-action-benchmark", check_github_action_benchmark),
+    ):
+        done = run_cli("export", path, "--format", form)
+        assert done.status == 0, done.err
+        check(strict(done.out))
+
+
+def test_bad_input_is_one_line(run_cli, tmp_path: Path) -> None:
+    done = run_cli("export", tmp_path / "none.json", "--format", "bmf")
+    assert done.status == 2 and done.err.startswith("kernelwatch: error:")
+    assert len(done.err.strip().splitlines()) == 1

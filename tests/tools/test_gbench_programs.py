@@ -1,0 +1,132 @@
+"""Real output of Google Benchmark programs built here (tests/tools/programs/gbench_cases.cc,
+g++ and libbenchmark): a name registered twice, complexity (BigO/RMS) rows, a label, and a
+single repetition where one benchmark is 100x slower. Skipped without a compiler or
+libbenchmark, except under CI=true, where they must run."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from kernelwatch.results import load
+
+SOURCE = REPO / "tests" / "tools" / "programs" / "gbench_cases.cc"
+# The names as Google Benchmark writes them (fixed iteration counts keep the runs short).
+TARGET, STEADY = "BM_target/iterations:200", "BM_steady/iterations:200"
+TWICE, LABELLED = "BM_twice/iterations:200", "BM_labelled/iterations:200"
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}, and CI=true: the CI image must have g++ and libbenchmark-dev")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    compiler = shutil.which("g++")
+    if compiler is None:
+        _unavailable("g++ is not installed")
+    binary = tmp_path_factory.mktemp("gbench") / "gbench_cases"
+    built = subprocess.run(
+        [
+            str(compiler),
+            "-O2",
+            "-std=c++17",
+            str(SOURCE),
+            "-o",
+            str(binary),
+            "-lbenchmark",
+            "-lpthread",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if built.returncode != 0:
+        _unavailable(f"cannot build against libbenchmark: {built.stderr.strip()[-300:]}")
+    return binary
+
+
+def run(program: Path, out: Path, slow: bool = False, *flags: str) -> Path:
+    env = dict(os.environ, KW_SLOW="1" if slow else "0")
+    done = subprocess.run(
+        [str(program), f"--benchmark_out={out}", "--benchmark_out_format=json", *flags],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def outputs(program: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("out")
+    return {
+        "base": run(program, folder / "base.json"),
+        "slow": run(program, folder / "slow.json", True),
+    }
+
+
+def test_the_files_have_the_shapes_under_test(outputs: dict[str, Path]) -> None:
+    rows = json.loads(outputs["base"].read_text())["benchmarks"]
+    twice = [r for r in rows if r["run_name"] == TWICE]
+    assert len({r["family_index"] for r in twice}) == 2
+    assert {r.get("aggregate_name") for r in rows} >= {"BigO", "RMS"}
+    assert any(r.get("label") == "fp32" for r in rows)
+
+
+def test_a_name_registered_twice_is_two_benchmarks(outputs: dict[str, Path]) -> None:
+    result = load(outputs["base"])
+    assert TWICE in result and f"{TWICE}#2" in result
+    assert "BM_complexity/256/iterations:100" in result
+    assert "BM_complexity/4096/iterations:100" in result
+    assert len(result) == 8  # BigO and RMS rows are not benchmarks
+    assert result.labels == {LABELLED: "fp32"}
+
+
+def test_one_repetition_100x_slower_does_not_pass(run_cli, outputs: dict[str, Path]) -> None:
+    done = run_cli("compare", outputs["base"], outputs["slow"])
+    assert done.status == 1, done.out
+    lines = done.out.splitlines()
+    line = next(text for text in lines if f" {TARGET} " in text)
+    assert line.startswith("REGRESSION") and "unverified: too few repetitions (1 and 1" in line
+    failing = [text for text in lines if text.startswith("REGRESSION") and "+9" in text]
+    assert len(failing) == 1, done.out
+
+
+def test_same_files_compare_clean_and_show_the_label(
+    run_cli, outputs: dict[str, Path], tmp_path: Path
+) -> None:
+    done = run_cli("compare", outputs["base"], outputs["base"])
+    assert done.status == 0, done.out
+    assert f"{LABELLED} [fp32]" in done.out and f"{TWICE}#2" in done.out
+    markdown = run_cli("compare", outputs["base"], outputs["base"], "--format", "markdown").out
+    assert f"{LABELLED} [fp32]" in markdown
+    as_json = run_cli("compare", outputs["base"], outputs["base"], "--format", "json").out
+    found = {b["name"]: b for b in json.loads(as_json)["benchmarks"]}
+    assert found[LABELLED]["label"] == "fp32" and "label" not in found[STEADY]
+    run_cli("compare", outputs["base"], outputs["base"], "--junit", tmp_path / "j.xml")
+    assert f'name="{LABELLED} [fp32]"' in (tmp_path / "j.xml").read_text()
+
+
+def test_strict_fails_an_unverified_regression_below_2x(
+    run_cli, outputs: dict[str, Path], tmp_path: Path
+) -> None:
+    # The real file with one benchmark's one repetition 30 % slower: past the limit, below 2x.
+    document = json.loads(outputs["base"].read_text())
+    for row in document["benchmarks"]:
+        if row["run_name"] == STEADY:
+            row["real_time"] *= 1.3
+    slower = tmp_path / "slower.json"
+    slower.write_text(json.dumps(document))
+    done = run_cli("compare", outputs["base"], slower)
+    assert done.status == 0, done.out
+    line = next(text for text in done.out.splitlines() if f" {STEADY} " in text)
+    assert line.startswith("REGRESSION") and "+30.0%" in line and "unverified" in line
+    assert run_cli("compare", outputs["base"], slower, "--strict").status == 1

@@ -1,0 +1,236 @@
+"""nvbench's JSON in (kernelwatch.nvbench): detection, names, context, sample files, commands.
+
+Files: tests/data/nvbench/ (README.md there says where each came from). The files made on the
+GPU machine by scripts/gpu/make_nvbench_data.sh are used when present; nvbench's own test files
+(test_ref.json, test_cmp.json: summaries only, two GPUs) always.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import REPO
+from kernelwatch import nvbench
+from kernelwatch.gbench import read_json
+from kernelwatch.results import load
+
+DATA = REPO / "tests" / "data" / "nvbench"
+REF, CMP = DATA / "test_ref.json", DATA / "test_cmp.json"
+# Made on the GPU machine (scripts/gpu/make_nvbench_data.sh): A/A from two processes, and a run
+# with one kernel slowed down.
+GPU_A, GPU_B, GPU_SLOW = DATA / "py-a.json", DATA / "py-b.json", DATA / "py-slow.json"
+CPP = DATA / "cpp.json"
+needs_gpu_files = pytest.mark.skipif(
+    not GPU_A.is_file(),
+    reason="no nvbench files from the GPU machine yet (scripts/gpu/make_nvbench_data.sh)",
+)
+
+
+def one_device(path: Path, device: int = 0) -> dict[str, Any]:
+    """nvbench's test file with only one device's states (as a one-GPU machine writes it)."""
+    document = json.loads(path.read_text())
+    document["devices"] = [d for d in document["devices"] if d["id"] == device]
+    for b in document["benchmarks"]:
+        b["states"] = [s for s in b["states"] if s["device"] == device]
+    return document
+
+
+def with_samples(
+    tmp_path: Path, name: str, scale: dict[str, float], seed: int, cwd_prefix: str = "out"
+) -> Path:
+    """A one-device nvbench file whose states point at `--jsonbin` sample files, named as
+    nvbench names them when run from another folder (`out/<json>-bin/<n>.bin`)."""
+    document = one_device(REF)
+    document["benchmarks"] = document["benchmarks"][:2]
+    rng = np.random.default_rng(seed)
+    folder = tmp_path / f"{name}-bin"
+    folder.mkdir(parents=True)
+    n = 0
+    for b in document["benchmarks"]:
+        for s in b["states"]:
+            summaries = {x["tag"]: x for x in s["summaries"]}
+            mean = float(summaries["nv/cold/time/gpu/mean"]["data"][0]["value"])
+            factor = scale.get(b["name"], 1.0)
+            times = (mean * factor * (1 + 0.002 * rng.standard_normal(40))).astype("<f4")
+            times.tofile(folder / f"{n}.bin")
+            s["summaries"].append(
+                {
+                    "tag": nvbench.SAMPLE_TIMES_TAG,
+                    "name": "Samples Times File",
+                    "hint": "file/sample_times",
+                    "data": [
+                        {
+                            "name": "filename",
+                            "type": "string",
+                            "value": f"{cwd_prefix}/{name}-bin/{n}.bin",
+                        },
+                        {"name": "size", "type": "int64", "value": str(len(times))},
+                    ],
+                }
+            )
+            n += 1
+    path = tmp_path / name
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_detected_by_its_shape() -> None:
+    document = json.loads(REF.read_text())
+    assert nvbench.is_nvbench(document)
+    assert not nvbench.is_nvbench({"context": {}, "benchmarks": []})
+    assert not nvbench.is_nvbench({"meta": {}, "devices": [], "benchmarks": [{"name": "x"}]})
+
+
+def test_states_are_named_family_axis_values_and_device() -> None:
+    result = load(REF)
+    assert "simple/device:0" in result
+    assert "copy_sweep_grid_shape/BlockSize:64/NumBlocks:1024/device:1" in result
+    assert "copy_type_sweep/T:U8/device:0" in result
+    # float64 axes without binary noise: 0.0003, not 0.00030000000000000003
+    assert "single_float64_axis/Duration:0.0003/device:0" in result
+    # is_skipped states are skipped, with nvbench's reason
+    assert "copy_type_conversion_sweep/In:I8/Out:I8/device:0" in result.skipped
+
+
+def test_summaries_only_are_aggregates_and_a_note_says_so(run_cli) -> None:
+    result = load(REF)
+    k = result.index["simple/device:0"]
+    assert result.from_aggregates[k] and result.counts[k] == 1
+    # the cold GPU mean of that state, 0.0010034715849794225 s
+    assert result.columns["real_time"][result.starts[k]] == pytest.approx(1003471.5849794225)
+    assert any("nvbench summaries only" in n and "--jsonbin" in n for n in result.notes)
+    done = run_cli("compare", REF, CMP)
+    assert done.status == 0, done.err
+    assert "nvbench summaries only" in done.out
+
+
+def test_two_gpu_models_in_one_file_name_no_gpu() -> None:
+    context = load(REF).context
+    assert "gpu_name" not in context
+    assert context["nvbench_devices"] == ["Quadro GP100", "Quadro GV100"]
+    assert context["nvbench_version"] == "0.1.0" and context["nvbench_json_version"] == "1.0.0"
+
+
+def test_device_description_becomes_the_context(tmp_path: Path) -> None:
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(one_device(REF)))
+    result = load(path)
+    assert "simple" in result and "simple/device:0" not in result
+    context = result.context
+    assert context["gpu_name"] == "Quadro GV100"
+    assert context["gpu_compute_capability"] == "7.0"
+    assert context["gpu_sm_count"] == 80
+    assert context["gpu_sm_clock_khz"] == "1627000"
+    assert context["gpu_memory_clock_khz"] == "850000"
+    assert context["gpu_peak_bandwidth_bytes_per_second"] == 870400000000
+    assert context["gpu_ecc"] == "off"
+
+
+def test_sample_files_become_repetitions(tmp_path: Path) -> None:
+    path = with_samples(tmp_path, "a.json", {}, seed=1)
+    result = load(path)
+    k = result.index["simple"]
+    assert not result.from_aggregates[k] and result.counts[k] == 40
+    samples = np.fromfile(tmp_path / "a.json-bin" / "0.bin", dtype="<f4")
+    values = result.columns["real_time"][result.starts[k] : result.starts[k] + 40]
+    assert values == pytest.approx(samples.astype(float) * 1e9)
+    assert not result.notes
+    assert result.context[nvbench.SAMPLES_KEY] == "sample files"
+
+
+def test_a_missing_sample_file_falls_back_to_the_summary_with_a_note(tmp_path: Path) -> None:
+    path = with_samples(tmp_path, "a.json", {}, seed=1)
+    os.unlink(tmp_path / "a.json-bin" / "0.bin")
+    result = load(path)
+    assert result.from_aggregates[result.index["simple"]]
+    assert any("0.bin not found" in n for n in result.notes)
+
+
+def test_a_slowed_kernel_is_a_regression_per_sample(tmp_path: Path, run_cli) -> None:
+    a = with_samples(tmp_path / "a", "r.json", {}, seed=1)
+    b = with_samples(tmp_path / "b", "r.json", {}, seed=2)
+    slow = with_samples(tmp_path / "s", "r.json", {"simple": 1.2}, seed=3)
+    same = run_cli("compare", a, b)
+    assert same.status == 0, same.out + same.err
+    slowed = run_cli("compare", a, slow)
+    assert slowed.status == 1, slowed.out
+    regressions = [
+        line.split()[1] for line in slowed.out.splitlines() if line.startswith("REGRESSION")
+    ]
+    assert regressions == ["simple"], slowed.out
+
+
+def test_bad_nvbench_input_is_one_line(tmp_path: Path, run_cli) -> None:
+    document = one_device(REF)
+    document["meta"]["version"]["json"]["string"] = "2.0.0"
+    path = tmp_path / "v2.json"
+    path.write_text(json.dumps(document))
+    done = run_cli("compare", path, path)
+    assert done.status == 2 and "JSON format 2.0.0" in done.err and "Traceback" not in done.err
+    broken = copy.deepcopy(one_device(REF))
+    broken["benchmarks"][0]["states"][0]["summaries"][3]["data"][0]["value"] = "nan"
+    path.write_text(json.dumps(broken))
+    done = run_cli("compare", path, path)
+    assert done.status == 2 and "nv/cold/time/gpu/mean" in done.err, done.err
+
+
+def test_baseline_update_and_history_ingest_take_nvbench(tmp_path: Path, run_cli) -> None:
+    a = with_samples(tmp_path / "a", "r.json", {}, seed=1)
+    done = run_cli("baseline", "update", a, "--baselines", tmp_path / "baselines")
+    assert done.status == 0, done.err
+    stored = tmp_path / "baselines" / "quadro-gv100-sm70" / "result.json"
+    assert stored.is_file(), list((tmp_path / "baselines").iterdir())
+    assert "simple" in load(stored)
+    db = tmp_path / "h.sqlite"
+    done = run_cli("history", "ingest", a, "--db", db)
+    assert done.status == 0, done.err
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("SELECT gpu_name FROM runs").fetchall() == [("Quadro GV100",)]
+
+
+def test_read_json_is_where_the_format_is_told_apart(tmp_path: Path) -> None:
+    path = with_samples(tmp_path, "a.json", {}, seed=1)
+    document = read_json(path)
+    assert set(document) == {"context", "benchmarks"}
+    assert document["benchmarks"][0]["run_name"] == "simple"
+
+
+@needs_gpu_files
+def test_gpu_files_a_a_passes_and_a_slowed_kernel_fails(run_cli) -> None:
+    same = run_cli("compare", GPU_A, GPU_B)
+    assert same.status == 0, same.out
+    slowed = run_cli("compare", GPU_A, GPU_SLOW)
+    assert slowed.status == 1, slowed.out
+    regressions = [line for line in slowed.out.splitlines() if line.startswith("REGRESSION")]
+    assert regressions and all("slowed" in line for line in regressions), slowed.out
+    context = load(GPU_A).context
+    assert context["gpu_name"] and context["gpu_compute_capability"]
+    assert context[nvbench.SAMPLES_KEY] == "sample files"
+
+
+@needs_gpu_files
+def test_gpu_files_go_into_baselines_history_and_report(tmp_path: Path, run_cli) -> None:
+    for path in (GPU_A, CPP):
+        done = run_cli("baseline", "update", path, "--baselines", tmp_path / "b" / path.stem)
+        assert done.status == 0, done.err
+        done = run_cli("history", "ingest", path, "--db", tmp_path / "h.sqlite")
+        assert done.status == 0, done.err
+    pytest.importorskip("matplotlib")
+    done = run_cli(
+        "report",
+        GPU_B,
+        "-o",
+        tmp_path / "r.html",
+        "--baseline",
+        GPU_A,
+        "--db",
+        tmp_path / "h.sqlite",
+    )
+    assert done.status == 0, done.err

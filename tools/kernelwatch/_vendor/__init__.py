@@ -1,0 +1,1 @@
+"""Third-party code kept inside kernelwatch, unchanged but for its import paths (README.md)."""

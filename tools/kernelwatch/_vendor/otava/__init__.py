@@ -1,0 +1,1 @@
+# Apache Otava 0.8.0's analysis module, vendored: see ../README.md.

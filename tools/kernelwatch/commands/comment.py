@@ -1,0 +1,86 @@
+"""`kernelwatch comment REPORT.md --result RESULT.json`: the body of the pull-request comment."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from kernelwatch.baseline import context_slug
+from kernelwatch.comment import body, marker
+from kernelwatch.commands._parsers import add_parser
+from kernelwatch.errors import InputError
+from kernelwatch.files import write_atomic
+from kernelwatch.gbench import read_json
+from kernelwatch.results import gpu_model
+
+DESCRIPTION = """\
+Print the body of kernelwatch's pull-request comment: a hidden marker on the first line,
+<!-- kernelwatch:<gpu> --> (the GPU model's baseline slug, from RESULT's context, or --gpu),
+a heading naming the GPU, the Markdown report of compare/run (REPORT.md, as --markdown wrote
+it), and a line with the commit and the workflow run. The GPU workflow posts one such comment
+per pull request and GPU model and updates it in place on every push, finding it by the
+marker (docs/ci.md)."""
+
+EPILOG = """\
+exit status:
+  0  written
+  2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
+
+examples:
+  kernelwatch comment results/h200.md --result results/h200.json --commit "$SHA" -o body.md
+  kernelwatch comment results/h200.md --gpu "NVIDIA H200" --marker-only
+"""
+
+
+def register(subparsers: Any) -> None:
+    parser = add_parser(
+        subparsers,
+        "comment",
+        help="print the body of the pull-request comment for one GPU model",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+    )
+    parser.add_argument("report", metavar="REPORT.md", help="the Markdown report (--markdown)")
+    parser.add_argument("--result", metavar="RESULT.json", help="the run's result: its GPU")
+    parser.add_argument("--gpu", metavar="NAME", help="the GPU model, without --result")
+    parser.add_argument("--commit", metavar="SHA", help="the commit the report is about")
+    parser.add_argument("--run-url", metavar="URL", help="the workflow run to link to")
+    parser.add_argument("-o", "--out", metavar="FILE", help="write here (default: stdout)")
+    parser.add_argument(
+        "--marker-only", action="store_true", help="print only the marker line (to find it)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    key, title = _gpu(args)
+    if args.marker_only:
+        text = marker(key) + "\n"
+    else:
+        try:
+            markdown = Path(args.report).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"{args.report}: cannot read: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise InputError(f"{args.report}: not a UTF-8 text file") from None
+        text = body(markdown, key, title, args.commit, args.run_url)
+    if args.out:
+        write_atomic(args.out, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _gpu(args: argparse.Namespace) -> tuple[str, str]:
+    """(marker key, heading) of the GPU model."""
+    if args.result:
+        document = read_json(args.result)
+        context = document.get("context") if isinstance(document, dict) else None
+        if not isinstance(context, dict) or not gpu_model(context):
+            raise InputError(f"{args.result}: its context names no GPU; pass --gpu NAME")
+        return context_slug(context) or str(context["gpu_name"]), str(gpu_model(context))
+    if args.gpu:
+        return args.gpu, args.gpu
+    raise InputError("comment: name the GPU: --result RESULT.json or --gpu NAME")

@@ -1,0 +1,66 @@
+"""`kernelwatch export RESULT --format bmf|github-action-benchmark`: a result for dashboards."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from kernelwatch.commands._parsers import add_parser
+from kernelwatch.commands.compare import add_metric_options
+from kernelwatch.export import FORMATS, export, github_tool
+from kernelwatch.files import json_text, write_atomic
+from kernelwatch.results import load, resolve_metric
+
+DESCRIPTION = """\
+Write a result (a Google Benchmark or nvbench JSON file, or a folder of them, merged) as the
+JSON a dashboard reads, one entry per benchmark: the median of the metric over its repetitions,
+with the 95 % interval of the median where the format has room for it.
+
+  bmf                      Bencher Metric Format: {name: {measure: {value, lower_value,
+                           upper_value}}}; times go to the measure `latency` (ns), a counter
+                           to a measure of its own name. `bencher run --adapter json --file F`
+  github-action-benchmark  [{name, unit, value, range, extra}] for github-action-benchmark's
+                           `tool: customSmallerIsBetter` (times), or `customBiggerIsBetter`
+                           (--metric with a higher-is-better counter); the tool is printed on
+                           stderr
+
+Strict JSON (no NaN). See docs/results.md."""
+
+EPILOG = """\
+exit status:
+  0  written
+  2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
+
+examples:
+  kernelwatch export results/run.json --format bmf -o bmf.json
+  kernelwatch export results/run.json --format github-action-benchmark --metric bytes_per_second
+"""
+
+
+def register(subparsers: Any) -> None:
+    parser = add_parser(
+        subparsers,
+        "export",
+        help="write a result as Bencher (BMF) or github-action-benchmark JSON",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+    )
+    parser.add_argument("result", metavar="RESULT", help="result file or directory")
+    parser.add_argument("--format", required=True, choices=FORMATS, help="the format to write")
+    parser.add_argument("-o", "--out", metavar="FILE", help="write here (default: stdout)")
+    add_metric_options(parser, "export")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    metric = resolve_metric(args.metric, args.higher_is_better)
+    result = load(args.result)
+    text = json_text(export(result, metric, args.format))
+    if args.format == "github-action-benchmark":
+        print(f"kernelwatch: github-action-benchmark tool: {github_tool(metric)}", file=sys.stderr)
+    if args.out:
+        write_atomic(args.out, text)
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,137 @@
+"""A result as the JSON that dashboards read: Bencher Metric Format (BMF) and
+github-action-benchmark's custom format. One entry per benchmark: the median of the metric
+over its repetitions, with a 95 % interval of that median where the format has room for one.
+
+* BMF (https://bencher.dev/docs/reference/bencher-metric-format): an object of benchmark name
+  -> measure -> {"value", "lower_value", "upper_value"}. Times go to Bencher's built-in
+  `latency` measure (nanoseconds); a counter to a measure named after it.
+* github-action-benchmark (`tool: customSmallerIsBetter` or `customBiggerIsBetter`): an array
+  of {"name", "unit", "value", "range", "extra"}, `range` and `extra` strings.
+
+The interval is the distribution-free one of the median (order statistics, binomial): with
+fewer than 6 values no 95 % interval exists, and the bounds are the smallest and largest
+value; with one value there are no bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kernelwatch.errors import InputError
+from kernelwatch.results import Metric, ResultSet
+
+FORMATS = ("bmf", "github-action-benchmark")
+CONFIDENCE = 0.95
+BMF_TIME_MEASURE = "latency"  # Bencher's built-in measure, in nanoseconds
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    median: float
+    lower: float | None
+    upper: float | None
+    n: int
+    from_aggregates: bool
+    label: str | None = None
+
+
+def entries(result: ResultSet, metric: Metric) -> list[Entry]:
+    """One entry per benchmark with values of the metric, in the result's order."""
+    column = result.metric_column(metric)
+    if column is None:
+        raise InputError(f"{result.label}: no benchmark has the metric {metric.key!r}")
+    values, present = column
+    labels = result.labels
+    found = []
+    for k, name in enumerate(result.names):
+        start, count = int(result.starts[k]), int(result.counts[k])
+        rows = values[start : start + count][present[start : start + count]]
+        if not len(rows):
+            continue
+        lower, upper = median_interval(rows)
+        found.append(
+            Entry(
+                name,
+                float(np.median(rows)),
+                lower,
+                upper,
+                len(rows),
+                bool(result.from_aggregates[k]),
+                labels.get(name),
+            )
+        )
+    if not found:
+        raise InputError(f"{result.label}: no benchmark has values of {metric.key!r}")
+    return found
+
+
+def median_interval(values: np.ndarray) -> tuple[float | None, float | None]:
+    """The 95 % order-statistic interval of the median; min and max below 6 values; None
+    for a single value."""
+    ordered = np.sort(values)
+    n = len(ordered)
+    if n < 2:
+        return None, None
+    # Largest k (1-based) with P(Binomial(n, 1/2) <= k - 1) <= (1 - CONFIDENCE) / 2.
+    tail, k, cumulative = (1 - CONFIDENCE) / 2, 0, 0.0
+    for i in range(n):
+        cumulative += math.comb(n, i) / 2.0**n
+        if cumulative > tail:
+            break
+        k = i + 1
+    if k == 0:
+        return float(ordered[0]), float(ordered[-1])
+    return float(ordered[k - 1]), float(ordered[n - k])
+
+
+def bmf(found: list[Entry], metric: Metric) -> dict[str, Any]:
+    measure = BMF_TIME_MEASURE if metric.is_time else metric.key
+    document: dict[str, Any] = {}
+    for e in found:
+        metrics: dict[str, float] = {"value": e.median}
+        if e.lower is not None and e.upper is not None:
+            metrics["lower_value"], metrics["upper_value"] = e.lower, e.upper
+        document[e.name] = {measure: metrics}
+    return document
+
+
+def github_action_benchmark(found: list[Entry], metric: Metric) -> list[dict[str, Any]]:
+    unit = "ns" if metric.is_time else metric.key
+    rows = []
+    for e in found:
+        extra = [
+            f"median of {e.n} {'aggregates' if e.from_aggregates else 'repetitions'}"
+            + (
+                f"; {CONFIDENCE:.0%} interval [{e.lower:.6g}, {e.upper:.6g}] {unit}"
+                if e.lower is not None and e.upper is not None
+                else ""
+            )
+        ]
+        if e.label:
+            extra.append(f"label: {e.label}")
+        row: dict[str, Any] = {"name": e.name, "unit": unit, "value": e.median}
+        if e.lower is not None and e.upper is not None:
+            row["range"] = f"± {max(e.upper - e.median, e.median - e.lower):.6g}"
+        row["extra"] = "\n".join(extra)
+        rows.append(row)
+    return rows
+
+
+def export(result: ResultSet, metric: Metric, form: str) -> Any:
+    """The document of `form` (one of FORMATS) for a result."""
+    found = entries(result, metric)
+    if form == "bmf":
+        return bmf(found, metric)
+    if form == "github-action-benchmark":
+        return github_action_benchmark(found, metric)
+    raise InputError(f"--format {form}: choose one of {', '.join(FORMATS)}")
+
+
+def github_tool(metric: Metric) -> str:
+    """The `tool:` github-action-benchmark needs for this metric."""
+    return "customBiggerIsBetter" if metric.higher_is_better else "customSmallerIsBetter"

@@ -1,0 +1,306 @@
+"""nvbench results (`--json`, with its `--jsonbin` sample files) as the Google Benchmark document
+they map to, so that every command reads them as it reads Google Benchmark's files.
+
+Recognised by their shape: a top-level `meta`, `devices` and `benchmarks` list whose entries
+have `states` (Google Benchmark's files have `context` and rows instead). Tested with nvbench's
+JSON format 1.0.0, as written by nvbench 0.1.0 (its own test files) and by cuda-bench 0.3.0
+(tests/data/nvbench/README.md).
+
+* A state (benchmark x axis values x device) is one benchmark, named in kernelwatch's
+  `family/variant/params` style: `<benchmark>/<axis>:<value>/...`, plus `/device:<id>` when the
+  file holds states of several devices.
+* Its values: the GPU time of every cold sample, from the float32 seconds file that
+  `--jsonbin` writes (summary `nv/json/bin:nv/cold/sample_times`), one repetition each.
+  Without it, nvbench's summary alone: one `median` (else `mean`) aggregate row of the cold GPU
+  time, with the sample count and relative standard deviation as counters, and a note saying
+  so, since one value per side cannot be tested (docs/compare.md).
+* Bandwidth and item rate (`nv/cold/bw/...`) become `bytes_per_second`, `items_per_second` and
+  `peak_fraction`, per sample scaled by the sample's time (the bytes per launch are fixed).
+* `is_skipped` states are skipped rows with nvbench's reason.
+* The device description becomes the `context` keys of docs/results.md (`gpu_name`,
+  `gpu_compute_capability`, `gpu_sm_count`, clocks, memory, ECC); nvbench's version and command
+  line are kept as `nvbench_*` keys.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kernelwatch.errors import InputError
+
+TESTED_FORMAT = "1.0.0"  # nvbench's meta.version.json
+SAMPLE_TIMES_TAG = "nv/json/bin:nv/cold/sample_times"
+# Where the statistics come from, in the context (`nvbench_samples`): read by gbench to note it.
+SAMPLES_KEY = "nvbench_samples"
+SUMMARIES_ONLY = "summaries"
+
+_GPU_TIME_TAGS = (("median", "nv/cold/time/gpu/median"), ("mean", "nv/cold/time/gpu/mean"))
+_RATES = (
+    ("bytes_per_second", "nv/cold/bw/global/bytes_per_second"),
+    ("items_per_second", "nv/cold/bw/item_rate"),
+    ("peak_fraction", "nv/cold/bw/global/utilization"),
+)
+
+
+def is_nvbench(document: Any) -> bool:
+    """Whether a parsed JSON document is nvbench's output."""
+    if not isinstance(document, dict) or "context" in document:
+        return False
+    benchmarks = document.get("benchmarks")
+    return (
+        isinstance(document.get("meta"), dict)
+        and isinstance(document.get("devices"), list)
+        and isinstance(benchmarks, list)
+        and all(isinstance(b, dict) and "states" in b for b in benchmarks)
+    )
+
+
+def as_google_benchmark(document: dict[str, Any], path: str | Path) -> dict[str, Any]:
+    """The Google Benchmark document an nvbench document maps to. `path`: the JSON file, where
+    its sample files are looked for; named in messages."""
+    return _Converter(Path(path)).convert(document)
+
+
+class _Converter:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.sampled = 0
+        self.summarised = 0
+        self.lost: list[str] = []  # sample files named but not usable
+
+    def fail(self, message: str) -> InputError:
+        return InputError(f"{self.path}: nvbench: {message}")
+
+    def convert(self, document: dict[str, Any]) -> dict[str, Any]:
+        meta = document["meta"]
+        version = _get(meta, "version", "json", "string")
+        if version is not None and not str(version).startswith("1."):
+            raise self.fail(
+                f"JSON format {version}: kernelwatch reads format 1 (tested with {TESTED_FORMAT})"
+            )
+        devices = {d.get("id"): d for d in document["devices"] if isinstance(d, dict)}
+        used = sorted(
+            {
+                s.get("device")
+                for b in document["benchmarks"]
+                for s in (b.get("states") or [])
+                if isinstance(s, dict)
+            },
+            key=str,
+        )
+        rows: list[dict[str, Any]] = []
+        for benchmark in document["benchmarks"]:
+            name = benchmark.get("name")
+            if not isinstance(name, str) or not name:
+                raise self.fail("a benchmark has no name")
+            states = benchmark.get("states") or []
+            if not isinstance(states, list):
+                raise self.fail(f"{name}: states is not a list")
+            for state in states:
+                if not isinstance(state, dict):
+                    raise self.fail(f"{name}: a state is not an object")
+                rows += self._state_rows(name, state, len(used) > 1)
+        context = self._context(meta, [devices[d] for d in used if d in devices])
+        return {"context": context, "benchmarks": rows}
+
+    def _state_rows(self, benchmark: str, state: dict[str, Any], by_device: bool) -> list[Any]:
+        parts = [benchmark]
+        for axis in state.get("axis_values") or []:
+            if isinstance(axis, dict):
+                parts.append(f"{axis.get('name')}:{_axis_value(axis)}")
+        if by_device:
+            parts.append(f"device:{state.get('device')}")
+        name = "/".join(parts)
+        base = {"name": name, "run_name": name, "threads": 1, "iterations": 1}
+        if state.get("is_skipped"):
+            reason = state.get("skip_reason") or "skipped by nvbench"
+            return [{**base, "run_type": "iteration", "skipped": True, "skip_message": reason}]
+        summaries = _summaries(state.get("summaries"))
+        central = next(((a, summaries[t]) for a, t in _GPU_TIME_TAGS if t in summaries), None)
+        if central is None:
+            return [
+                {
+                    **base,
+                    "run_type": "iteration",
+                    "skipped": True,
+                    "skip_message": "no cold GPU time in nvbench's summaries",
+                }
+            ]
+        aggregate, center = central
+        center_s = self._number(name, center, "value")
+        rates = {
+            key: self._number(name, summaries[tag], "value")
+            for key, tag in _RATES
+            if tag in summaries
+        }
+        samples = self._samples(name, summaries.get(SAMPLE_TIMES_TAG))
+        if samples is not None:
+            self.sampled += 1
+            # Rates are per launch bytes (items) over time: per sample, scaled by its time.
+            mean_s = float(samples.mean())
+            scale = {k: v * mean_s for k, v in rates.items()}
+            times = (samples * 1e9).tolist()
+            return [
+                {
+                    **base,
+                    "run_type": "iteration",
+                    "repetitions": len(times),
+                    "repetition_index": i,
+                    "real_time": t,
+                    "time_unit": "ns",
+                    **{k: v * 1e9 / t for k, v in scale.items()},
+                }
+                for i, t in enumerate(times)
+            ]
+        self.summarised += 1
+        row = {
+            **base,
+            "run_type": "aggregate",
+            "aggregate_name": aggregate,
+            "aggregate_unit": "time",
+            "repetitions": 1,
+            "real_time": center_s * 1e9,
+            "time_unit": "ns",
+            **rates,
+        }
+        cpu = summaries.get("nv/cold/time/cpu/mean")
+        if cpu is not None:
+            row["cpu_time"] = self._number(name, cpu, "value") * 1e9
+        if "nv/cold/sample_size" in summaries:
+            row["samples"] = self._number(name, summaries["nv/cold/sample_size"], "value")
+        if "nv/cold/time/gpu/stdev/relative" in summaries:
+            row["sample_cv"] = self._number(
+                name, summaries["nv/cold/time/gpu/stdev/relative"], "value"
+            )
+        return [row]
+
+    def _number(self, name: str, summary: Mapping[str, Any], field: str) -> float:
+        value = _field(summary, field)
+        try:
+            number = float(value)  # nvbench writes numbers as strings
+        except (TypeError, ValueError):
+            number = math.nan
+        if not math.isfinite(number):
+            raise self.fail(f"{name}: {summary.get('tag')} is {value!r} (not a finite number)")
+        return number
+
+    def _samples(self, name: str, summary: Mapping[str, Any] | None) -> np.ndarray | None:
+        """The sample times (seconds) of a `--jsonbin` file; None without one, or when it
+        cannot be used (then said in a note)."""
+        if summary is None:
+            return None
+        filename, size = _field(summary, "filename"), _field(summary, "size")
+        file = self._find(str(filename)) if filename else None
+        if file is None:
+            self.lost.append(f"{name}: {filename} not found")
+            return None
+        samples = np.fromfile(file, dtype="<f4").astype(float)
+        if size is not None and str(size) != str(len(samples)):
+            self.lost.append(f"{name}: {file} holds {len(samples)} times, not {size}")
+            return None
+        if not len(samples) or not (np.isfinite(samples) & (samples > 0)).all():
+            self.lost.append(f"{name}: {file} holds a time that is not a positive number")
+            return None
+        return samples
+
+    def _find(self, filename: str) -> Path | None:
+        """nvbench names the sample file as it wrote it (relative to its working folder,
+        `<json>-bin/<n>.bin`): looked for as written, beside the JSON file, then from the
+        JSON file's own `-bin` folder on."""
+        written = Path(filename)
+        folder = self.path.parent
+        candidates = [written] if written.is_absolute() else [folder / written, written]
+        sidecar = f"{self.path.name}-bin"
+        if sidecar in written.parts:
+            candidates.append(folder.joinpath(*written.parts[written.parts.index(sidecar) :]))
+        candidates.append(folder / sidecar / written.name)
+        return next((c for c in candidates if c.is_file()), None)
+
+    def _context(self, meta: Mapping[str, Any], devices: list[Mapping[str, Any]]) -> Any:
+        context: dict[str, Any] = {
+            "nvbench_version": _get(meta, "version", "nvbench", "string"),
+            "nvbench_git_sha": _get(meta, "version", "nvbench", "git_sha"),
+            "nvbench_json_version": _get(meta, "version", "json", "string"),
+            "nvbench_argv": meta.get("argv"),
+            SAMPLES_KEY: "sample files" if not self.summarised else SUMMARIES_ONLY,
+        }
+        if self.lost:
+            context["nvbench_samples_lost"] = self.lost
+        names = {d.get("name") for d in devices}
+        if len(devices) == 1 or (devices and len(names) == 1):
+            context.update(_device_context(devices[0]))
+        elif devices:
+            context["nvbench_devices"] = sorted(str(n) for n in names)
+        return {k: v for k, v in context.items() if v is not None}
+
+
+def summaries_note(path: str, context: Mapping[str, Any]) -> str | None:
+    """The note for a converted nvbench file whose statistics are not per sample."""
+    lost = context.get("nvbench_samples_lost") or []
+    if context.get(SAMPLES_KEY) != SUMMARIES_ONLY and not lost:
+        return None
+    why = f"; sample files not usable: {'; '.join(map(str, lost[:3]))}" if lost else ""
+    return (
+        f"{path}: nvbench summaries only (each state's median or mean cold GPU time, one value): "
+        f"run nvbench with --jsonbin to compare per sample{why}"
+    )
+
+
+def _device_context(device: Mapping[str, Any]) -> dict[str, Any]:
+    def khz(key: str) -> str | None:
+        hz = device.get(key)
+        return str(int(hz) // 1000) if isinstance(hz, (int, float)) else None
+
+    sm = device.get("sm_version")
+    ecc = device.get("ecc_state")
+    return {
+        "gpu_name": device.get("name"),
+        "gpu_uuid": device.get("uuid") or device.get("gpu_uuid"),
+        "gpu_compute_capability": f"{sm // 100}.{sm % 100 // 10}" if isinstance(sm, int) else None,
+        "gpu_sm_count": device.get("number_of_sms"),
+        "gpu_l2_cache_bytes": device.get("l2_cache_size"),
+        "gpu_memory_bytes": device.get("global_memory_size"),
+        "gpu_memory_clock_khz": khz("global_memory_bus_peak_clock_rate"),
+        "gpu_memory_bus_width_bits": device.get("global_memory_bus_width"),
+        "gpu_peak_bandwidth_bytes_per_second": device.get("global_memory_bus_bandwidth"),
+        "gpu_sm_clock_khz": khz("sm_default_clock_rate"),
+        "gpu_ecc": None if ecc is None else ("on" if ecc else "off"),
+        "gpu_driver_version": device.get("driver_version"),
+    }
+
+
+def _axis_value(axis: Mapping[str, Any]) -> str:
+    """As written, but a float64 without binary noise (0.0003, not 0.00030000000000000003)."""
+    value: Any = axis.get("value")
+    if axis.get("type") == "float64":
+        try:
+            return f"{float(value):.12g}"
+        except (TypeError, ValueError):
+            pass
+    return str(value)
+
+
+def _summaries(value: Any) -> dict[str, Mapping[str, Any]]:
+    if not isinstance(value, list):
+        return {}
+    return {s["tag"]: s for s in value if isinstance(s, dict) and isinstance(s.get("tag"), str)}
+
+
+def _field(summary: Mapping[str, Any], name: str) -> Any:
+    for item in summary.get("data") or []:
+        if isinstance(item, dict) and item.get("name") == name:
+            return item.get("value")
+    return None
+
+
+def _get(mapping: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(mapping, dict):
+            return None
+        mapping = mapping.get(key)
+    return mapping

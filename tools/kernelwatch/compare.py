@@ -19,8 +19,8 @@ import enum
 import math
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from kernelwatch.config import ThresholdRule, threshold_for
 from kernelwatch.environment import check_environment
 from kernelwatch.errors import InputError
 from kernelwatch.results import Metric, ResultSet
+
+if TYPE_CHECKING:
+    from kernelwatch.explain import Explanation
 
 
 class Verdict(enum.StrEnum):
@@ -143,6 +146,8 @@ class Report:
     comparisons: tuple[Comparison, ...]  # worst first
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    # Why benchmarks changed, by name (explain.py): set after the comparison, never by it.
+    explanations: Mapping[str, Explanation] = field(default_factory=dict)
 
     def counts(self) -> dict[Verdict, int]:
         found = Counter(c.verdict for c in self.comparisons)

@@ -138,6 +138,8 @@ def explain(
     found: dict[str, Explanation] = {n: Explanation(kernel=k) for n, k in changes.items()}
     notes: list[str] = []
     picked = chosen(report, pattern) if builds else []
+    if builds and not picked:
+        notes.append("nothing to explain (no REGRESSION, no --explain match): 0 s added")
     if picked and builds is not None:
         started = time.monotonic()
         tool = ncu.find_ncu() if ncu_path is None else (ncu_path or None)

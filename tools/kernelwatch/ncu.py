@@ -109,10 +109,10 @@ class Moved:
         return LABELS.get(self.metric, self.metric)
 
     def text(self) -> str:
-        return f"{self.label} {_fmt(self.before)}→{_fmt(self.after)}"
+        return f"{self.label} {format_number(self.before)}→{format_number(self.after)}"
 
 
-def _fmt(value: float) -> str:
+def format_number(value: float) -> str:
     if value != 0 and (abs(value) >= 1e4 or abs(value) < 0.01):
         for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
             if abs(value) >= scale:

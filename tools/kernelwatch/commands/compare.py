@@ -22,6 +22,7 @@ from kernelwatch.compare import (
     compare,
 )
 from kernelwatch.config import Config, load_config, parse_fraction
+from kernelwatch import explain
 from kernelwatch.errors import InputError
 from kernelwatch.results import load_all, resolve_metric
 
@@ -236,7 +237,10 @@ def run(args: argparse.Namespace) -> int:
 
 def write_report(report: Report, args: argparse.Namespace, command: str = "compare") -> int:
     """Warnings on stderr, the JUnit and Markdown files if asked, the report on stdout; the
-    exit status."""
+    exit status. Kernel changes are classified here when the caller explained nothing (free:
+    it reads the results' kernel records)."""
+    if not report.explanations:
+        report = explain.explain(report)
     for warning in report.warnings:
         print(f"kernelwatch: warning: {warning}", file=sys.stderr)
     files = [(args.junit, "--junit", render.render_junit)]

@@ -235,7 +235,10 @@ def binary_kernels(binary: Path, tool: str | None = None) -> dict[tuple[str, str
     tool = tool or find_tool("cuobjdump")
     if tool is None:
         raise InputError("cuobjdump not found (CUDA toolkit's bin, or pip nvidia-cuda-cuobjdump)")
-    stat = binary.stat()
+    try:
+        stat = binary.stat()
+    except OSError as exc:
+        raise InputError(f"{binary}: {exc.strerror or exc}") from None
     return _kernels_cached(str(binary.resolve()), stat.st_mtime_ns, stat.st_size, tool)
 
 

@@ -170,6 +170,9 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         help="also write the Markdown report to FILE (for $GITHUB_STEP_SUMMARY)",
     )
     parser.add_argument(
+        "--json", metavar="FILE", help="also write the JSON report to FILE (docs/compare.md)"
+    )
+    parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
@@ -245,6 +248,7 @@ def write_report(report: Report, args: argparse.Namespace, command: str = "compa
         print(f"kernelwatch: warning: {warning}", file=sys.stderr)
     files = [(args.junit, "--junit", render.render_junit)]
     files.append((args.markdown, "--markdown", render.render_markdown))
+    files.append((getattr(args, "json", None), "--json", render.render_json))
     for path, option, view in files:
         if path:
             try:

@@ -76,7 +76,12 @@ class Explanation:
                 "baseline": dict(self.before),
                 "contender": dict(self.after),
                 "moved": [
-                    {"metric": m.metric, "label": m.label, "baseline": m.before, "contender": m.after}
+                    {
+                        "metric": m.metric,
+                        "label": m.label,
+                        "baseline": m.before,
+                        "contender": m.after,
+                    }
                     for m in self.moved
                 ],
                 "top_stalls": {
@@ -142,7 +147,12 @@ def explain(
         notes.append("nothing to explain (no REGRESSION, no --explain match): 0 s added")
     if picked and builds is not None:
         started = time.monotonic()
-        tool = ncu.find_ncu() if ncu_path is None else (ncu_path or None)
+        tool: str | None = (
+            ncu.find_ncu()
+            if ncu_path is None
+            else (ncu_path if isinstance(ncu_path, str) else None)
+        )
+        tool = tool or None
         if tool is None and ncu_path is not False:
             notes.append("ncu not found (Nsight Compute): no hardware counters in the explanation")
             say(f"kernelwatch: {notes[-1]}")
@@ -159,7 +169,9 @@ def explain(
                 else:
                     say(f"kernelwatch: profiling {name} with ncu (A, then B)")
                     try:
-                        explanation = _profile(explanation, name, builds, report, tool, remaining, profiler)
+                        explanation = _profile(
+                            explanation, name, builds, report, tool, remaining, profiler
+                        )
                     except ncu.NcuUnavailable as exc:
                         notes.append(str(exc))
                         say(f"kernelwatch: {exc}; going on without counters")
@@ -167,13 +179,13 @@ def explain(
             found[name] = explanation
         spent = time.monotonic() - started
         if left_out:
-            notes.append(f"--explain-budget {budget:g} s spent: {left_out} benchmark(s) not profiled")
+            notes.append(
+                f"--explain-budget {budget:g} s spent: {left_out} benchmark(s) not profiled"
+            )
         notes.append(f"explaining {len(picked)} benchmark(s) took {spent:.1f} s after the timing")
     if not found and not notes:
         return report
-    return dataclasses.replace(
-        report, explanations=found, notes=report.notes + tuple(notes)
-    )
+    return dataclasses.replace(report, explanations=found, notes=report.notes + tuple(notes))
 
 
 def _side_record(report: Report, side: str, name: str) -> Mapping[str, Any] | None:
@@ -206,7 +218,8 @@ def _profile(
         binary = builds[side].binaries.get(str(record.get("binary")))
         if binary is None:
             return dataclasses.replace(
-                explanation, note=f"not profiled: {side}'s binary {record.get('binary')} not at hand"
+                explanation,
+                note=f"not profiled: {side}'s binary {record.get('binary')} not at hand",
             )
         target = ncu.Target(
             binary,
@@ -237,7 +250,7 @@ def _sass_diffs(
         return (), ""
     capability_a = report.baseline.context.get("gpu_compute_capability")
     capability_b = report.contender.context.get("gpu_compute_capability")
-    diffs = []
+    diffs: list[sass.SassDiff] = []
     for binary_a, name_a, binary_b, name_b in change.changed_code:
         path_a = builds["A"].binaries.get(binary_a)
         path_b = builds["B"].binaries.get(binary_b)

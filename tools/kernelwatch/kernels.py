@@ -94,8 +94,10 @@ def context_entry(
                 entry["arch"] = entry["arch"] or arch
                 entry["sass"] = "cuobjdump"
                 if arch is None:
-                    notes.append(f"{binary.name}: no SASS for compute capability "
-                                 f"{compute_capability} (PTX only)")
+                    notes.append(
+                        f"{binary.name}: no SASS for compute capability "
+                        f"{compute_capability} (PTX only)"
+                    )
             except InputError as exc:
                 notes.append(str(exc))
         table = code.setdefault(binary.name, {})

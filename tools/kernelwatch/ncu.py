@@ -183,7 +183,9 @@ def _as_float(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def moved_most(before: Mapping[str, float], after: Mapping[str, float], limit: int = 5) -> list[Moved]:
+def moved_most(
+    before: Mapping[str, float], after: Mapping[str, float], limit: int = 5
+) -> list[Moved]:
     """The metrics that moved most, largest first: percentages by points (at least 2), the
     rest by ratio (at least 1.1x; a move from zero counts as large). Stall reasons are shown
     only when they moved into or out of the top three of either side."""

@@ -56,7 +56,7 @@ def find_tool(name: str) -> str | None:
     candidates = [Path(h, "bin", name) for h in homes if h]
     candidates += [Path(b, name) for b in _TOOLKIT_BINS]
     try:
-        import nvidia  # type: ignore[import-not-found]
+        import nvidia  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
         for root in list(getattr(nvidia, "__path__", [])):
             candidates += sorted(Path(root).glob(f"cu*/bin/{name}"), reverse=True)
@@ -219,7 +219,9 @@ def pick_arch(available: set[str], compute_capability: str | None) -> str | None
 
 
 @functools.lru_cache(maxsize=64)
-def _kernels_cached(path: str, mtime_ns: int, size: int, tool: str) -> dict[tuple[str, str], Kernel]:
+def _kernels_cached(
+    path: str, mtime_ns: int, size: int, tool: str
+) -> dict[tuple[str, str], Kernel]:
     del mtime_ns, size  # the cache key: a rebuilt binary is read again
     listings = parse_sass(_run(tool, "-sass", path))
     resources = parse_resources(_run(tool, "-res-usage", path))

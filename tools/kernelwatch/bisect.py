@@ -31,6 +31,7 @@ from kernelwatch import ab, runner
 from kernelwatch.compare import Report, Settings, Verdict, compare
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_atomic, write_json_atomic
+from kernelwatch import explain
 from kernelwatch.render import render_table
 from kernelwatch.results import Metric, load_all
 
@@ -117,6 +118,7 @@ def judge(oracle: Oracle, sha: str) -> Judgement:
     )
     base, contender = load_all(folders)
     report = compare(base, contender, oracle.metric, oracle.compare_with)
+    report = explain.explain(report)  # kernel code changed / launch changed / identical
     table = write_atomic(out / "compare.txt", render_table(report, color=False, command="ab"))
     return _verdict(sha, report, table)
 

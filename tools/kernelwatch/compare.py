@@ -27,8 +27,8 @@ import enum
 import math
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from kernelwatch.environment import check_environment
 from kernelwatch.errors import InputError
 from kernelwatch.levels import Level
 from kernelwatch.results import Metric, ResultSet, gpu_model
+
+if TYPE_CHECKING:
+    from kernelwatch.explain import Explanation
 
 
 class Verdict(enum.StrEnum):
@@ -171,6 +174,8 @@ class Report:
     comparisons: tuple[Comparison, ...]  # worst first
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    # Why benchmarks changed, by name (explain.py): set after the comparison, never by it.
+    explanations: Mapping[str, Explanation] = field(default_factory=dict)
 
     def counts(self) -> dict[Verdict, int]:
         found = Counter(c.verdict for c in self.comparisons)

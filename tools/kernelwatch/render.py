@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -90,6 +91,28 @@ def _side_line(role: str, paths: Sequence[Any], context: Mapping[str, Any]) -> s
     return f"  {role:<9} {files}" + (f"  [{gpu}]" if gpu else "")
 
 
+def _shown(report: Report, c: Comparison) -> str:
+    """The explanation line under a row: for a changed benchmark, or a kernel that changed."""
+    found = report.explanations.get(c.name)
+    if found is None:
+        return ""
+    kernel = found.kernel.change.value if found.kernel is not None else ""
+    if c.verdict is Verdict.SAME and kernel in ("kernel identical", "kernel not compared", ""):
+        if not found.profiled:
+            return ""
+    return found.line()
+
+
+def kernel_summary(report: Report) -> str:
+    """`kernels: 1 kernel code changed, 354 kernel identical` (empty without kernel records)."""
+    found = Counter(
+        e.kernel.change.value for e in report.explanations.values() if e.kernel is not None
+    )
+    if not found:
+        return ""
+    return "kernels: " + ", ".join(f"{n} {kind}" for kind, n in sorted(found.items()))
+
+
 def render_table(report: Report, color: bool = False, command: str = "compare") -> str:
     """Fixed-width table, worst first, with a geometric-mean summary line."""
     settings = report.settings
@@ -108,8 +131,13 @@ def render_table(report: Report, color: bool = False, command: str = "compare") 
         if color and c is not None and c.verdict in _COLORS:
             cells[0] = f"{_COLORS[c.verdict]}{cells[0]}{_RESET}"
         lines.append("  ".join(cells) + "  " + row[-1])
+        why = _shown(report, c) if c is not None else ""
+        if why:
+            lines.append(f"    -> {why}")
     # Warnings go to stderr from the CLI; the table keeps the quieter notes.
     lines += ["", _summary_line(report)]
+    if kernel_summary(report):
+        lines.append(kernel_summary(report))
     lines += [f"note: {n}" for n in report.notes]
     return "\n".join(lines) + "\n"
 
@@ -153,6 +181,9 @@ def render_markdown(report: Report, command: str = "compare") -> str:
         for c in comparisons:
             cells = _cells(report, c)
             cells[0], cells[1] = f"**{cells[0]}**", f"`{cells[1]}`"
+            why = _shown(report, c)
+            if why:
+                cells[-1] += f" — *{why}*"
             rows.append("| " + " | ".join(_md(cell) for cell in cells) + " |")
         return rows
 
@@ -163,8 +194,39 @@ def render_markdown(report: Report, command: str = "compare") -> str:
     if same:
         out += [f"<details><summary>{len(same)} unchanged (SAME)</summary>", ""]
         out += table(same) + ["", "</details>", ""]
+    if kernel_summary(report):
+        out += [f"**{kernel_summary(report)}**", ""]
+    out += _markdown_details(report)
     out += [f"- {_md(n)}" for n in report.notes]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _markdown_details(report: Report) -> list[str]:
+    """Per explained benchmark: the counters (both sides) and the SASS diff, folded."""
+    out: list[str] = []
+    for c in report.comparisons:
+        found = report.explanations.get(c.name)
+        if found is None or not (found.profiled or found.sass_diffs):
+            continue
+        out += [f"<details><summary>Why <code>{_md(c.name)}</code> ({c.verdict.value}): "
+                f"{_md(found.kernel_text() or 'kernel not compared')}</summary>", ""]
+        if found.profiled:
+            out += ["| ncu metric | baseline | contender |", "|:--|--:|--:|"]
+            moved = {m.metric for m in found.moved}
+            for metric in sorted(found.before.keys() & found.after.keys()):
+                label = f"**{metric}**" if metric in moved else metric
+                out.append(f"| {label} | {found.before[metric]:.6g} | {found.after[metric]:.6g} |")
+            out.append("")
+        for d in found.sass_diffs:
+            out.append(f"SASS of `{_md(d.name)}`: {d.instructions[0]}→{d.instructions[1]} "
+                       f"instructions; mix {_md(d.mix_text()) or 'unchanged'}; shared-memory ops "
+                       + (", ".join(f"{op} {a}→{b}" for op, a, b in d.shared) or "none"))
+            out += ["", "```diff", *d.diff]
+            if d.truncated:
+                out.append(f"... {d.truncated} more line(s)")
+            out += ["```", ""]
+        out += ["</details>", ""]
+    return out
 
 
 def _number(value: float | None) -> float | None:
@@ -254,6 +316,11 @@ def report_json(report: Report, command: str = "compare") -> dict[str, Any]:
                 "limit": _number(c.limit),
                 "baseline": _side_json(c.baseline),
                 "contender": _side_json(c.contender),
+                **(
+                    {"explanation": report.explanations[c.name].as_json()}
+                    if c.name in report.explanations
+                    else {}
+                ),
             }
             for c in report.comparisons
         ],

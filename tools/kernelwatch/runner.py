@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from kernelwatch import kernels
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.gbench import read_document, read_json
 from kernelwatch.results import PROCESS_KEY, gpu_model
@@ -67,6 +68,7 @@ class RunSettings:
     extra_args: tuple[str, ...] = ()  # appended to every command (--kernelwatch_device=1, ...)
     verbose: bool = False  # show the binaries' own output on stderr
     processes: int = 1  # processes per binary; `repetitions` is split between them
+    record_kernels: bool = True  # kernel records in the context (kernels.py)
 
     def __post_init__(self) -> None:
         if self.repetitions < 1:
@@ -350,6 +352,7 @@ def run_suite(
     started = time.monotonic()
     started_at = datetime.datetime.now(datetime.UTC)
     runs: dict[int, list[dict[str, Any]]] = {index: [] for index in range(len(jobs))}
+    records: dict[Path, list[dict[str, Any]]] = {}
     commands: list[list[str]] = []
     done = 0
     prefix = f"{label}: " if label else ""
@@ -358,13 +361,21 @@ def run_suite(
             which = f"process {process}/{len(shares)}, " if len(shares) > 1 else ""
             for index, job in enumerate(jobs):
                 out = Path(tmp, f"{process}-{index:03d}-{job.binary.name}.json")
+                # The first process of each binary records its kernels (the others would
+                # write the same).
+                record = Path(tmp, f"{index:03d}.kernels") if process == 1 else None
                 command = benchmark_command(job.binary, job.filter, settings, out, share)
                 commands.append(command)
                 progress.status(
                     f"{prefix}[{which}{index + 1}/{len(jobs)}] {job.binary.name}: "
                     f"{len(job.names)} benchmark(s); {done} of {total} done, {total - done} left"
                 )
-                runs[index].append(_run_one(job.binary, command, out, settings, progress))
+                env = None
+                if record is not None and settings.record_kernels:
+                    env = dict(os.environ, **{kernels.ENV: str(record)})
+                runs[index].append(_run_one(job.binary, command, out, settings, progress, env))
+                if env is not None and record is not None:
+                    records[job.binary] = kernels.read_records(record)
                 done += len(job.names)
     progress.clear()
     seconds = time.monotonic() - started
@@ -379,7 +390,11 @@ def run_suite(
         **(context or {}),
     }
     outputs = [(job.binary, join_processes(job.binary, runs[i])) for i, job in enumerate(jobs)]
-    return SuiteRun(merge(outputs, extra), commands, seconds)
+    document = merge(outputs, extra)
+    if any(records.values()):
+        capability = document["context"].get("gpu_compute_capability")
+        document["context"][kernels.CONTEXT_KEY] = kernels.context_entry(records, capability)
+    return SuiteRun(document, commands, seconds)
 
 
 def join_processes(binary: Path, documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -434,7 +449,12 @@ def _repetition_names(document: Mapping[str, Any]) -> Iterable[str]:
 
 
 def _run_one(
-    binary: Path, command: list[str], out: Path, settings: RunSettings, progress: Progress
+    binary: Path,
+    command: list[str],
+    out: Path,
+    settings: RunSettings,
+    progress: Progress,
+    env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     with tempfile.TemporaryFile() as errors:
         stdout: Any = subprocess.DEVNULL
@@ -443,7 +463,7 @@ def _run_one(
             stdout = stderr = sys.stderr
         try:
             process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr
+                command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env
             )
         except OSError as exc:
             raise InputError(f"{binary}: cannot run: {exc.strerror or exc}") from None

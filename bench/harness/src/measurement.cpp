@@ -2,6 +2,7 @@
 #include <kernelwatch/cuda_stream.hpp>
 #include <kernelwatch/detail/adaptive_sampler.hpp>
 #include <kernelwatch/detail/instance.hpp>
+#include <kernelwatch/detail/kernel_record.hpp>
 #include <kernelwatch/detail/other_gpus_monitor.hpp>
 #include <kernelwatch/device_info.hpp>
 #include <kernelwatch/l2_flush.hpp>
@@ -56,6 +57,7 @@ void measurement::run(const launch_function& launch) {
     launch_checked(launch, stream.get());
   }
   stream.synchronize();
+  detail::record_kernels(launch, instance);  // untimed; only when asked (kernel_record.hpp)
 
   const run_options& options = current_run_options();
   detail::sampling_plan plan{options.sampling, injected_fraction(options.inject, instance),

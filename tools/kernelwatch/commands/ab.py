@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
+from kernelwatch import ab, explain, runner
 from kernelwatch.commands._parsers import add_parser
-from kernelwatch import ab, runner
 from kernelwatch.commands.compare import add_compare_options, write_report
 from kernelwatch.commands.run import add_run_options, compare_settings, run_settings
 from kernelwatch.compare import compare
@@ -58,8 +59,29 @@ def register(subparsers: Any) -> None:
         help="use the worktrees' build folders as they are (a full sha needs no git then)",
     )
     steps.add_argument("--build-only", action="store_true", help="build both commits, run nothing")
+    add_explain_options(parser)
     add_compare_options(parser)
     parser.set_defaults(handler=run)
+
+
+def add_explain_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "explaining changes (after all timing; docs/running.md, \"Explaining a regression\")"
+    )
+    group.add_argument(
+        "--explain",
+        metavar="REGEX",
+        help="also profile the benchmarks matching REGEX with ncu and diff their SASS (the "
+        "REGRESSIONs always are)",
+    )
+    group.add_argument(
+        "--explain-budget",
+        type=float,
+        default=explain.DEFAULT_BUDGET,
+        metavar="SECONDS",
+        help=f"at most this long for ncu and the SASS diffs (default {explain.DEFAULT_BUDGET:g}; "
+        "0: kernel comparison only, no profiling)",
+    )
 
 
 def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
@@ -107,6 +129,9 @@ def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
 
 def run(args: argparse.Namespace, build: ab.BuildStep | None = None) -> int:
     settings = run_settings(args)
+    pattern = _explain_pattern(args.explain)
+    if args.explain_budget < 0:
+        raise InputError(f"--explain-budget {args.explain_budget:g}: must be 0 or more")
     if args.rounds < 1:
         raise InputError(f"--rounds {args.rounds}: must be at least 1")
     compare_with, metric = compare_settings(args)
@@ -156,4 +181,27 @@ def run(args: argparse.Namespace, build: ab.BuildStep | None = None) -> int:
     progress.say(f"kernelwatch: wrote {args.rounds} run(s) of each side to {out}")
     base, contender = load_all(folders)
     report = compare(base, contender, metric, compare_with)
+    builds = {
+        side.name: explain.Build({b.name: b for b in binaries[side.name]}, settings.extra_args)
+        for side in sides
+    }
+    report = explain.explain(
+        report,
+        builds,
+        pattern=pattern,
+        budget=args.explain_budget,
+        say=progress.say,
+        ncu_path=False if args.explain_budget == 0 else None,
+    )
+    if report.explanations:
+        explain.write_explanations(report, out / explain.EXPLANATIONS_FILE)
     return write_report(report, args, command="ab")
+
+
+def _explain_pattern(text: str | None) -> re.Pattern[str] | None:
+    if text is None:
+        return None
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise InputError(f"--explain {text!r}: not a regular expression: {exc}") from None

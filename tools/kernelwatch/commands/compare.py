@@ -21,6 +21,7 @@ from kernelwatch.compare import (
     compare,
 )
 from kernelwatch.config import Config, load_config, parse_fraction
+from kernelwatch import explain
 from kernelwatch.errors import InputError
 from kernelwatch.results import load_all, resolve_metric
 
@@ -163,6 +164,9 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         help="also write the Markdown report to FILE (for $GITHUB_STEP_SUMMARY)",
     )
     parser.add_argument(
+        "--json", metavar="FILE", help="also write the JSON report to FILE (docs/compare.md)"
+    )
+    parser.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
@@ -230,11 +234,15 @@ def run(args: argparse.Namespace) -> int:
 
 def write_report(report: Report, args: argparse.Namespace, command: str = "compare") -> int:
     """Warnings on stderr, the JUnit and Markdown files if asked, the report on stdout; the
-    exit status."""
+    exit status. Kernel changes are classified here when the caller explained nothing (free:
+    it reads the results' kernel records)."""
+    if not report.explanations:
+        report = explain.explain(report)
     for warning in report.warnings:
         print(f"kernelwatch: warning: {warning}", file=sys.stderr)
     files = [(args.junit, "--junit", render.render_junit)]
     files.append((args.markdown, "--markdown", render.render_markdown))
+    files.append((getattr(args, "json", None), "--json", render.render_json))
     for path, option, view in files:
         if path:
             try:

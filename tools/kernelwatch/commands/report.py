@@ -77,6 +77,12 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help=f"draw at most N trend plots (default {DEFAULT_LIMIT})",
     )
+    parser.add_argument(
+        "--explanations",
+        metavar="FILE",
+        help="the explanations.json that kernelwatch ab wrote beside its runs: ncu counters and "
+        "SASS diffs shown next to the verdicts",
+    )
     add_metric_options(parser, "compare and plot over time")
     # --config defaults to kernelwatch.toml in the baselines folder, as kernelwatch run reads it.
     add_decision_options(parser)
@@ -94,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.is_dir():
         raise InputError(f"-o {out}: is a directory; name the HTML file")
+    if args.explanations and not Path(args.explanations).is_file():
+        raise InputError(f"--explanations {args.explanations}: no such file")
     settings, metric = compare_settings(args)
     options = Options(
         result=Path(args.result),
@@ -103,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
         baselines=Path(args.baselines) if args.baselines else None,
         db=Path(args.db) if args.db else None,
         max_trends=args.max_trends,
+        explanations=Path(args.explanations) if args.explanations else None,
     )
     page = write_report(options, out)
     report = page.comparison

@@ -3,13 +3,14 @@ history, the lesson figures. Everything here is data (a Page); page.py turns it 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
-from kernelwatch import changes, history
+from kernelwatch import changes, explain, history
 from kernelwatch.compare import Report, Settings, Verdict, compare
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
@@ -27,6 +28,7 @@ class Options:
     baselines: Path | None = None  # the baselines root (default: baselines/ in the checkout)
     db: Path | None = None  # the history database; None: the default, if it exists
     max_trends: int = trends.DEFAULT_LIMIT
+    explanations: Path | None = None  # explanations.json of `kernelwatch ab`
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,11 @@ def build_page(
     svg.require_matplotlib()
     base, info, no_baseline = _baseline(options, run)
     report = compare(base, run, options.metric, options.settings) if base is not None else None
+    if report is not None:
+        report = explain.explain(report)  # kernel changes, from the results' kernel records
+        if options.explanations is not None:
+            found = {**report.explanations, **explain.read_explanations(options.explanations)}
+            report = dataclasses.replace(report, explanations=found)
 
     data = RunData.from_result(run)
     regressed = [

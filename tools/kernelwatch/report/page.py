@@ -12,6 +12,8 @@ from typing import Any
 
 from kernelwatch import __version__
 from kernelwatch.compare import Comparison, Verdict
+from kernelwatch.explain import Explanation
+from kernelwatch.ncu import format_number as ncu_fmt
 from kernelwatch.render import format_value, summary_line
 from kernelwatch.report import lessons, trends
 from kernelwatch.report.build import Page
@@ -76,6 +78,14 @@ figure.kw-figure p.caption { color: #3c4043; font-size: 14px; max-width: 1000px;
 .glance div b { display: block; font-size: 15px; }
 .glance .bad { border-color: var(--regression); } .glance .good { border-color: var(--improvement); }
 .glance .warn { border-color: var(--unsure); }
+.explain { margin-top: 6px; color: var(--fg); }
+.explain .kchange { margin: 2px 0 4px; }
+.badge.kcode { background: var(--regression); } .badge.klaunch { background: var(--unsure); }
+.badge.ksame { background: #5f6368; }
+table.moved { width: auto; font-size: 12.5px; margin: 4px 0; }
+table.moved td, table.moved th { padding: 2px 8px; }
+pre.sass { font-size: 12px; background: var(--panel); padding: 8px; overflow-x: auto; max-height: 420px; }
+.knote { color: var(--muted); font-size: 13px; }
 footer { margin-top: 40px; color: var(--muted); font-size: 13px; border-top: 1px solid var(--line); padding-top: 10px; }
 """
 
@@ -211,7 +221,50 @@ _HEAD = (
 )
 
 
-def _row(c: Comparison, metric: Metric) -> str:
+def _explanation(c: Comparison, found: Explanation | None) -> str:
+    """Under the verdict's reason: the kernel verdict, the counters that moved, the SASS diff."""
+    if found is None:
+        return ""
+    kernel = found.kernel.change.value if found.kernel is not None else ""
+    if c.verdict is Verdict.SAME and not found.profiled and kernel in (
+        "kernel identical",
+        "kernel not compared",
+        "",
+    ):
+        return ""
+    parts = []
+    if found.kernel is not None:
+        cls = {"kernel code changed": "code", "launch changed": "launch"}.get(kernel, "same")
+        details = "; ".join(found.kernel.details) if found.kernel.change.value != "kernel identical" else (
+            "same SASS, resources and launch: the change came from elsewhere (harness, host, card)"
+        )
+        parts.append(
+            f'<div class="kchange"><span class="badge k{cls}">{_e(kernel)}</span> {_e(details)}</div>'
+        )
+    if found.moved:
+        rows = "".join(
+            f"<tr><td>{_e(m.label)}</td><td class=num>{_e(ncu_fmt(m.before))}</td>"
+            f"<td class=num>{_e(ncu_fmt(m.after))}</td></tr>"
+            for m in found.moved
+        )
+        parts.append(
+            '<table class="moved"><thead><tr><th>ncu: moved most</th><th class=num>baseline</th>'
+            f"<th class=num>this run</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+    elif found.note:
+        parts.append(f'<div class="knote">{_e(found.note)}</div>')
+    for d in found.sass_diffs:
+        shared = ", ".join(f"{op} {a}→{b}" for op, a, b in d.shared) or "none"
+        listing = "\n".join(d.diff) + (f"\n... {d.truncated} more line(s)" if d.truncated else "")
+        parts.append(
+            f"<details><summary>SASS diff of <code>{_e(d.name)}</code>: "
+            f"{d.instructions[0]}→{d.instructions[1]} instructions; {_e(d.mix_text() or 'same mix')}; "
+            f"shared-memory ops {_e(shared)}</summary><pre class=sass>{_e(listing)}</pre></details>"
+        )
+    return '<div class="explain">' + "".join(parts) + "</div>"
+
+
+def _row(c: Comparison, metric: Metric, found: Explanation | None = None) -> str:
     interval = (
         "–"
         if c.ci_low is None or c.ci_high is None
@@ -228,12 +281,17 @@ def _row(c: Comparison, metric: Metric) -> str:
         f'<td class="num">{_e(format_value(c.baseline.median if c.baseline else None, metric))}</td>'
         f'<td class="num">{_e(format_value(c.contender.median if c.contender else None, metric))}</td>'
         f'<td class="num change">{_e(change)}</td><td class="num">{_e(interval)}</td>'
-        f'<td class="num">{_e(q)}</td><td class="why">{_e(c.reason)}</td></tr>'
+        f'<td class="num">{_e(q)}</td><td class="why">{_e(c.reason)}{_explanation(c, found)}</td></tr>'
     )
 
 
-def _table(comparisons: Sequence[Comparison], metric: Metric) -> str:
-    rows = "".join(_row(c, metric) for c in comparisons)
+def _table(
+    comparisons: Sequence[Comparison],
+    metric: Metric,
+    explanations: Mapping[str, Explanation] | None = None,
+) -> str:
+    found = explanations or {}
+    rows = "".join(_row(c, metric, found.get(c.name)) for c in comparisons)
     return f"<table><thead>{_HEAD}</thead><tbody>{rows}</tbody></table>"
 
 
@@ -285,13 +343,13 @@ def _comparison_section(page: Page) -> str:
     notable = [c for c in report.comparisons if c.verdict is not Verdict.SAME]
     same = [c for c in report.comparisons if c.verdict is Verdict.SAME]
     if notable:
-        out.append(_table(notable, metric))
+        out.append(_table(notable, metric, report.explanations))
     else:
         out.append("<p>Every benchmark measured on both sides is within its limit (SAME).</p>")
     if same:
         out.append(
             f"<details><summary>{len(same)} benchmark(s) within their limits (SAME)</summary>"
-            f"{_table(same, metric)}</details>"
+            f"{_table(same, metric, report.explanations)}</details>"
         )
     if report.notes:
         out.append(

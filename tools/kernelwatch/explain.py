@@ -1,0 +1,328 @@
+"""Why a benchmark changed: did its kernel change (kernels.py: SASS, resources, launch), what
+did the hardware do differently (ncu.py: a fixed metric set on both sides), and how the
+machine code differs (sass.py: instruction mix and changed lines).
+
+Runs after all timing. The kernel comparison costs nothing (it reads the results' contexts);
+ncu and the SASS diffs run only for the benchmarks chosen (confirmed REGRESSIONs, and those
+matching --explain), within a time budget, and only where both builds are at hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import kernels, ncu, sass
+from kernelwatch.compare import Report, Verdict
+from kernelwatch.errors import InputError
+from kernelwatch.files import write_json_atomic
+
+DEFAULT_BUDGET = 300.0  # seconds of ncu per command: about 10 s per benchmark and side on an H200
+EXPLANATIONS_FILE = "explanations.json"
+
+
+@dataclass(frozen=True)
+class Build:
+    """One side's binaries (by file name) and the arguments they run with."""
+
+    binaries: Mapping[str, Path]
+    extra_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Explanation:
+    kernel: kernels.KernelChange | None = None
+    before: Mapping[str, float] = field(default_factory=dict)  # ncu metrics, baseline
+    after: Mapping[str, float] = field(default_factory=dict)  # ncu metrics, contender
+    moved: tuple[ncu.Moved, ...] = ()
+    sass_diffs: tuple[sass.SassDiff, ...] = ()
+    note: str = ""  # why no counters or no SASS diff
+    seconds: float = 0.0  # spent on ncu and cuobjdump for this benchmark
+
+    @property
+    def profiled(self) -> bool:
+        return bool(self.before and self.after)
+
+    def kernel_text(self) -> str:
+        return self.kernel.text() if self.kernel is not None else ""
+
+    def counters_text(self) -> str:
+        """`smem bank conflicts (ld) 0→1.05M, achieved occupancy % 91→88`, or why none."""
+        if self.moved:
+            return "; ".join(m.text() for m in self.moved)
+        if self.profiled:
+            return "no counter of the fixed set moved much"
+        return self.note
+
+    def line(self) -> str:
+        """One line for the table: the kernel verdict, then the counters that moved."""
+        parts = [p for p in (self.kernel_text(), self.counters_text()) if p]
+        mixes = [f"{kernels.short_name(d.name)}: {d.mix_text(4)}" for d in self.sass_diffs if d.mix]
+        if mixes:
+            parts.append("SASS " + "; ".join(mixes))
+        return " | ".join(parts)
+
+    def as_json(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        if self.kernel is not None:
+            found["kernel"] = self.kernel.as_json()
+        if self.before or self.after:
+            found["counters"] = {
+                "baseline": dict(self.before),
+                "contender": dict(self.after),
+                "moved": [
+                    {
+                        "metric": m.metric,
+                        "label": m.label,
+                        "baseline": m.before,
+                        "contender": m.after,
+                    }
+                    for m in self.moved
+                ],
+                "top_stalls": {
+                    "baseline": ncu.top_stalls(self.before),
+                    "contender": ncu.top_stalls(self.after),
+                },
+            }
+        if self.sass_diffs:
+            found["sass_diff"] = [
+                {
+                    "kernel": d.name,
+                    "baseline": d.before,
+                    "contender": d.after,
+                    "instructions": list(d.instructions),
+                    "mix": [list(m) for m in d.mix],
+                    "shared_ops": [list(m) for m in d.shared],
+                    "diff": list(d.diff),
+                    "diff_lines_left_out": d.truncated,
+                }
+                for d in self.sass_diffs
+            ]
+        if self.note:
+            found["note"] = self.note
+        if self.seconds:
+            found["seconds"] = round(self.seconds, 2)
+        return found
+
+
+def chosen(report: Report, pattern: re.Pattern[str] | None) -> list[str]:
+    """The benchmarks to profile: REGRESSIONs (not those a re-run did not confirm), and every
+    benchmark matching `pattern`."""
+    names = []
+    for c in report.comparisons:
+        regressed = c.verdict is Verdict.REGRESSION and c.confirmed is not False
+        if regressed or (pattern is not None and pattern.search(c.name)):
+            names.append(c.name)
+    return names
+
+
+Profiler = Callable[[str, ncu.Target, float], ncu.Profile]
+
+
+def explain(
+    report: Report,
+    builds: Mapping[str, Build] | None = None,
+    *,
+    pattern: re.Pattern[str] | None = None,
+    budget: float = DEFAULT_BUDGET,
+    say: Callable[[str], None] = lambda line: None,
+    ncu_path: str | None | bool = None,
+    profiler: Profiler = ncu.profile,
+) -> Report:
+    """`report` with its explanations: the kernel comparison of every benchmark (when the
+    results carry kernel records), and for the chosen benchmarks, when `builds` has both
+    sides ("A", "B"), the SASS diffs and the ncu counters within `budget` seconds.
+    `ncu_path`: None looks for ncu; False: do not profile."""
+    names = [c.name for c in report.comparisons]
+    changes = kernels.classify_all(report.baseline.context, report.contender.context, names) or {}
+    found: dict[str, Explanation] = {n: Explanation(kernel=k) for n, k in changes.items()}
+    notes: list[str] = []
+    picked = chosen(report, pattern) if builds else []
+    if builds and not picked:
+        notes.append("nothing to explain (no REGRESSION, no --explain match): 0 s added")
+    if picked and builds is not None:
+        started = time.monotonic()
+        tool: str | None = (
+            ncu.find_ncu()
+            if ncu_path is None
+            else (ncu_path if isinstance(ncu_path, str) else None)
+        )
+        tool = tool or None
+        if tool is None and ncu_path is not False:
+            notes.append("ncu not found (Nsight Compute): no hardware counters in the explanation")
+            say(f"kernelwatch: {notes[-1]}")
+        deadline = started + budget
+        left_out = 0
+        for name in picked:
+            explanation = found.get(name, Explanation())
+            diffs, diff_note = _sass_diffs(explanation.kernel, builds, report)
+            explanation = dataclasses.replace(explanation, sass_diffs=diffs, note=diff_note)
+            if tool is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 1:
+                    left_out += 1
+                else:
+                    say(f"kernelwatch: profiling {name} with ncu (A, then B)")
+                    try:
+                        explanation = _profile(
+                            explanation, name, builds, report, tool, remaining, profiler
+                        )
+                    except ncu.NcuUnavailable as exc:
+                        notes.append(str(exc))
+                        say(f"kernelwatch: {exc}; going on without counters")
+                        tool = None
+            found[name] = explanation
+        spent = time.monotonic() - started
+        if left_out:
+            notes.append(
+                f"--explain-budget {budget:g} s spent: {left_out} benchmark(s) not profiled"
+            )
+        notes.append(f"explaining {len(picked)} benchmark(s) took {spent:.1f} s after the timing")
+    if not found and not notes:
+        return report
+    return dataclasses.replace(report, explanations=found, notes=report.notes + tuple(notes))
+
+
+def _side_record(report: Report, side: str, name: str) -> Mapping[str, Any] | None:
+    context = report.baseline.context if side == "A" else report.contender.context
+    entry = context.get(kernels.CONTEXT_KEY)
+    if not isinstance(entry, Mapping):
+        return None
+    found = (entry.get("benchmarks") or {}).get(kernels.instance_key(name))
+    return found if isinstance(found, Mapping) else None
+
+
+def _profile(
+    explanation: Explanation,
+    name: str,
+    builds: Mapping[str, Build],
+    report: Report,
+    tool: str,
+    remaining: float,
+    profiler: Profiler,
+) -> Explanation:
+    deadline = time.monotonic() + remaining
+    metrics: list[Mapping[str, float]] = []
+    spent = 0.0
+    for side in ("A", "B"):
+        record = _side_record(report, side, name)
+        if record is None or not record.get("kernels"):
+            return dataclasses.replace(
+                explanation, note=f"not profiled: no kernel record of {name} in {side}"
+            )
+        binary = builds[side].binaries.get(str(record.get("binary")))
+        if binary is None:
+            return dataclasses.replace(
+                explanation,
+                note=f"not profiled: {side}'s binary {record.get('binary')} not at hand",
+            )
+        target = ncu.Target(
+            binary,
+            name,
+            tuple(str(k.get("name")) for k in record["kernels"]),
+            builds[side].extra_args,
+        )
+        try:
+            found = profiler(tool, target, deadline - time.monotonic())
+        except RuntimeError as exc:
+            return dataclasses.replace(explanation, note=f"not profiled ({side}): {exc}")
+        metrics.append(found.metrics)
+        spent += found.seconds
+    before, after = metrics
+    return dataclasses.replace(
+        explanation,
+        before=before,
+        after=after,
+        moved=tuple(ncu.moved_most(before, after)),
+        seconds=explanation.seconds + spent,
+    )
+
+
+def _sass_diffs(
+    change: kernels.KernelChange | None, builds: Mapping[str, Build], report: Report
+) -> tuple[tuple[sass.SassDiff, ...], str]:
+    if change is None or not change.changed_code:
+        return (), ""
+    capability_a = report.baseline.context.get("gpu_compute_capability")
+    capability_b = report.contender.context.get("gpu_compute_capability")
+    diffs: list[sass.SassDiff] = []
+    for binary_a, name_a, binary_b, name_b in change.changed_code:
+        path_a = builds["A"].binaries.get(binary_a)
+        path_b = builds["B"].binaries.get(binary_b)
+        if path_a is None or path_b is None:
+            return tuple(diffs), "no SASS diff: a side's binary is not at hand"
+        try:
+            _, listing_a = sass.kernels_for_gpu(path_a, capability_a)
+            _, listing_b = sass.kernels_for_gpu(path_b, capability_b)
+        except InputError as exc:
+            return tuple(diffs), f"no SASS diff: {exc}"
+        if name_a in listing_a and name_b in listing_b:
+            diffs.append(sass.diff(listing_a[name_a], listing_b[name_b]))
+    return tuple(diffs), ""
+
+
+def write_explanations(report: Report, path: Path) -> None:
+    """The explanations as JSON ({"benchmarks": {name: explanation}}), for `kernelwatch report
+    --explanations` (docs/report.md)."""
+    write_json_atomic(
+        path,
+        {
+            "kernelwatch_explanations": 1,
+            "benchmarks": {n: e.as_json() for n, e in report.explanations.items()},
+        },
+    )
+
+
+def read_explanations(path: Path) -> dict[str, Explanation]:
+    """What write_explanations wrote, back as Explanations (for the HTML report)."""
+    from kernelwatch.gbench import read_json
+
+    document = read_json(path)
+    if not isinstance(document, dict) or "kernelwatch_explanations" not in document:
+        raise InputError(f"--explanations {path}: not a kernelwatch explanations file")
+    found: dict[str, Explanation] = {}
+    for name, item in (document.get("benchmarks") or {}).items():
+        if not isinstance(item, dict):
+            continue
+        kernel = None
+        if isinstance(item.get("kernel"), dict):
+            try:
+                kind = kernels.Change(item["kernel"].get("change"))
+            except ValueError:
+                kind = kernels.Change.UNKNOWN
+            kernel = kernels.KernelChange(kind, tuple(map(str, item["kernel"].get("details", []))))
+        counters = item.get("counters") or {}
+        moved = tuple(
+            ncu.Moved(str(m["metric"]), float(m["baseline"]), float(m["contender"]))
+            for m in counters.get("moved", [])
+            if isinstance(m, dict)
+        )
+        diffs = tuple(
+            sass.SassDiff(
+                str(d.get("kernel", "")),
+                str(d.get("baseline", "")),
+                str(d.get("contender", "")),
+                tuple(d.get("instructions", (0, 0)))[:2],  # type: ignore[arg-type]
+                tuple(tuple(m) for m in d.get("mix", [])),  # type: ignore[misc]
+                tuple(tuple(m) for m in d.get("shared_ops", [])),  # type: ignore[misc]
+                tuple(map(str, d.get("diff", []))),
+                int(d.get("diff_lines_left_out", 0)),
+            )
+            for d in item.get("sass_diff", [])
+            if isinstance(d, dict)
+        )
+        found[str(name)] = Explanation(
+            kernel,
+            dict(counters.get("baseline") or {}),
+            dict(counters.get("contender") or {}),
+            moved,
+            diffs,
+            str(item.get("note", "")),
+            float(item.get("seconds", 0.0)),
+        )
+    return found

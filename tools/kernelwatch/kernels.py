@@ -1,0 +1,318 @@
+"""Which kernels each benchmark launches, and whether they changed between two results.
+
+The harness writes one record per benchmark instance (bench/harness/.../kernel_record.hpp: the
+launch function captured into a CUDA graph) to the file named by KERNELWATCH_KERNELS_OUT; the
+runner reads it, adds each kernel's SASS fingerprint and resources from `cuobjdump` (sass.py),
+and stores the lot in the result's context under `kernelwatch_kernels` (docs/results.md):
+
+    {"version": 1, "arch": "sm_90", "sass": "cuobjdump" | null, "note": "why no SASS" | absent,
+     "benchmarks": {INSTANCE: {"binary": NAME, "kernels": [LAUNCH, ...], "error": MSG?}},
+     "code": {BINARY: {MANGLED: {"sass": HASH, "instructions": N, "registers": R,
+                                 "static_shared_bytes": S, "local_bytes": L, "stack_bytes": K}}}}
+
+LAUNCH = {"name", "grid", "block", "dynamic_shared_bytes", "blocks_per_sm"}. INSTANCE is the
+harness's instance key (family/args, e.g. "transpose/best/float/4096/4096"); instance_key()
+turns a result's run_name into it.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import json
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import sass
+from kernelwatch.errors import InputError
+
+CONTEXT_KEY = "kernelwatch_kernels"
+ENV = "KERNELWATCH_KERNELS_OUT"  # the harness's kernel_record_env
+VERSION = 1
+
+# Name components Google Benchmark appends to a family's name and arguments (run_name).
+_SUFFIXES = ("manual_time", "real_time", "process_time", "measure_process_cpu_time")
+_SUFFIX_PREFIXES = ("min_time:", "min_warmup_time:", "repeats:", "iterations:", "threads:")
+_LAUNCH_KEYS = ("grid", "block", "dynamic_shared_bytes")
+_CODE_KEYS = ("registers", "static_shared_bytes", "local_bytes", "stack_bytes")
+
+
+def instance_key(run_name: str) -> str:
+    """The harness's instance key of a run_name: Google Benchmark's suffixes dropped, named
+    arguments (`offset:1`) as their values."""
+    parts = []
+    for part in run_name.split("/"):
+        if part in _SUFFIXES or part.startswith(_SUFFIX_PREFIXES):
+            continue
+        name, colon, value = part.partition(":")
+        parts.append(value if colon and name and _is_int(value) else part)
+    return "/".join(parts)
+
+
+def _is_int(text: str) -> bool:
+    return text.lstrip("-").isdigit()
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The harness's JSON lines; a torn last line (a crashed binary) is left out."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    records = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("benchmark"), str):
+            records.append(record)
+    return records
+
+
+def context_entry(
+    records: Mapping[Path, Sequence[Mapping[str, Any]]], compute_capability: str | None
+) -> dict[str, Any]:
+    """The `kernelwatch_kernels` context value from each binary's records, with the SASS
+    fingerprints from cuobjdump where it can be run (else a note says why not)."""
+    benchmarks: dict[str, Any] = {}
+    code: dict[str, dict[str, dict[str, Any]]] = {}
+    entry: dict[str, Any] = {"version": VERSION, "arch": None, "sass": None}
+    notes = []
+    tool = sass.find_tool("cuobjdump")
+    if tool is None:
+        notes.append("cuobjdump not found: kernels compared by resources and launch only")
+    for binary, found in records.items():
+        listing: dict[str, sass.Kernel] = {}
+        if tool is not None:
+            try:
+                arch, listing = sass.kernels_for_gpu(binary, compute_capability, tool)
+                entry["arch"] = entry["arch"] or arch
+                entry["sass"] = "cuobjdump"
+                if arch is None:
+                    notes.append(
+                        f"{binary.name}: no SASS for compute capability "
+                        f"{compute_capability} (PTX only)"
+                    )
+            except InputError as exc:
+                notes.append(str(exc))
+        table = code.setdefault(binary.name, {})
+        for record in found:
+            launches = []
+            for kernel in record.get("kernels") or []:
+                if not isinstance(kernel, dict):
+                    continue
+                name = str(kernel.get("name", ""))
+                launches.append(
+                    {k: kernel.get(k) for k in ("name", *_LAUNCH_KEYS, "blocks_per_sm")}
+                )
+                table.setdefault(name, _code_of(kernel, listing.get(name)))
+            benchmarks[record["benchmark"]] = {
+                "binary": binary.name,
+                "kernels": launches,
+                **({"error": str(record["error"])} if record.get("error") else {}),
+            }
+    entry["benchmarks"] = benchmarks
+    entry["code"] = code
+    if notes:
+        entry["note"] = "; ".join(dict.fromkeys(notes))
+    return entry
+
+
+def _code_of(launch: Mapping[str, Any], listing: sass.Kernel | None) -> dict[str, Any]:
+    found: dict[str, Any] = {k: launch.get(k) for k in _CODE_KEYS if launch.get(k) is not None}
+    if listing is not None:
+        found["sass"] = listing.fingerprint
+        found["instructions"] = listing.instructions
+        found.setdefault("registers", listing.resources.get("REG"))
+        found.setdefault("static_shared_bytes", listing.resources.get("SHARED"))
+        found.setdefault("local_bytes", listing.resources.get("LOCAL"))
+        found["stack_bytes"] = listing.resources.get("STACK")
+    return found
+
+
+# --- did it change? ---------------------------------------------------------------------------
+
+
+class Change(enum.StrEnum):
+    CODE = "kernel code changed"
+    LAUNCH = "launch changed"
+    IDENTICAL = "kernel identical"
+    UNKNOWN = "kernel not compared"
+
+
+@dataclass(frozen=True)
+class KernelChange:
+    change: Change
+    details: tuple[str, ...] = ()
+    # Kernels whose SASS differs: (binary A, name in A, binary B, name in B), for the SASS diff.
+    changed_code: tuple[tuple[str, str, str, str], ...] = ()
+
+    def text(self) -> str:
+        """One line: `kernel code changed: transpose_tiled<...>: SASS 1a2b→3c4d, ...`."""
+        if self.change is Change.IDENTICAL:
+            return (
+                "kernel identical (same SASS, resources and launch): the change came from "
+                "elsewhere (harness, host, card)"
+            )
+        return self.change.value + (": " + "; ".join(self.details) if self.details else "")
+
+    def as_json(self) -> dict[str, Any]:
+        return {"change": self.change.value, "details": list(self.details)}
+
+
+def classify(
+    a: Mapping[str, Any] | None, b: Mapping[str, Any] | None, run_name: str
+) -> KernelChange:
+    """How `run_name`'s kernels differ between two `kernelwatch_kernels` context values."""
+    key = instance_key(run_name)
+    side_a = _benchmark(a, key)
+    side_b = _benchmark(b, key)
+    for which, side, entry in (("baseline", side_a, a), ("contender", side_b, b)):
+        if entry is None:
+            return KernelChange(Change.UNKNOWN, (f"the {which} has no kernel records",))
+        if side is None:
+            return KernelChange(Change.UNKNOWN, (f"no kernel record in the {which}",))
+        if side.get("error"):
+            return KernelChange(Change.UNKNOWN, (f"{which}: capture failed: {side['error']}",))
+    assert a is not None and b is not None and side_a is not None and side_b is not None
+    launches_a, launches_b = side_a["kernels"], side_b["kernels"]
+    names_a = [k.get("name") for k in launches_a]
+    names_b = [k.get("name") for k in launches_b]
+    if names_a != names_b:
+        return KernelChange(
+            Change.CODE,
+            (f"kernels launched {_names(names_a)} → {_names(names_b)}",),
+            tuple(
+                (side_a["binary"], x, side_b["binary"], y)
+                for x, y in zip(names_a, names_b)
+                if x and y
+            ),
+        )
+    code_changes: list[str] = []
+    changed: list[tuple[str, str, str, str]] = []
+    launch_changes: list[str] = []
+    unknown: list[str] = []
+    for launch_a, launch_b in zip(launches_a, launches_b):
+        name = str(launch_a.get("name"))
+        code_a = (a.get("code") or {}).get(side_a["binary"], {}).get(name, {})
+        code_b = (b.get("code") or {}).get(side_b["binary"], {}).get(name, {})
+        moved = [
+            f"{_LABELS[k]} {code_a.get(k)}→{code_b.get(k)}"
+            for k in _CODE_KEYS
+            if code_a.get(k) is not None
+            and code_b.get(k) is not None
+            and code_a.get(k) != code_b.get(k)
+        ]
+        if code_a.get("sass") and code_b.get("sass"):
+            if code_a["sass"] != code_b["sass"]:
+                counts = ""
+                if code_a.get("instructions") is not None:
+                    counts = f" ({code_a.get('instructions')}→{code_b.get('instructions')} instr)"
+                moved.insert(0, f"SASS {code_a['sass'][:8]}→{code_b['sass'][:8]}{counts}")
+        elif not moved:
+            unknown.append(name)
+        if moved:
+            code_changes.append(f"{short_name(name)}: {', '.join(moved)}")
+            changed.append((side_a["binary"], name, side_b["binary"], name))
+        shape = [
+            f"{_LABELS[k]} {_shape(launch_a.get(k))}→{_shape(launch_b.get(k))}"
+            for k in _LAUNCH_KEYS
+            if launch_a.get(k) != launch_b.get(k)
+        ]
+        if shape:
+            if launch_a.get("blocks_per_sm") != launch_b.get("blocks_per_sm"):
+                shape.append(
+                    f"blocks/SM {launch_a.get('blocks_per_sm')}→{launch_b.get('blocks_per_sm')}"
+                )
+            launch_changes.append(f"{short_name(name)}: {', '.join(shape)}")
+    if code_changes:
+        return KernelChange(Change.CODE, tuple(code_changes + launch_changes), tuple(changed))
+    if launch_changes:
+        return KernelChange(Change.LAUNCH, tuple(launch_changes))
+    if unknown:
+        why = a.get("note") or b.get("note") or "no SASS fingerprint"
+        return KernelChange(Change.UNKNOWN, (f"launch and resources alike; {why}",))
+    if not launches_a:
+        return KernelChange(Change.UNKNOWN, ("no kernel launched (copies only)",))
+    return KernelChange(Change.IDENTICAL)
+
+
+_LABELS = {
+    "registers": "registers",
+    "static_shared_bytes": "static shared B",
+    "local_bytes": "local B",
+    "stack_bytes": "stack B",
+    "grid": "grid",
+    "block": "block",
+    "dynamic_shared_bytes": "dynamic shared B",
+}
+
+
+def _benchmark(entry: Mapping[str, Any] | None, key: str) -> Mapping[str, Any] | None:
+    if not isinstance(entry, Mapping):
+        return None
+    found = (entry.get("benchmarks") or {}).get(key)
+    return found if isinstance(found, Mapping) else None
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, list):
+        return "x".join(str(v) for v in value)
+    return str(value)
+
+
+def _names(names: Sequence[Any]) -> str:
+    return "[" + ", ".join(short_name(str(n)) for n in names) + "]"
+
+
+def classify_all(
+    a: Mapping[str, Any], b: Mapping[str, Any], names: Sequence[str]
+) -> dict[str, KernelChange] | None:
+    """Every name's change, or None when neither context has kernel records."""
+    entry_a, entry_b = a.get(CONTEXT_KEY), b.get(CONTEXT_KEY)
+    if not isinstance(entry_a, Mapping) and not isinstance(entry_b, Mapping):
+        return None
+    return {
+        name: classify(
+            entry_a if isinstance(entry_a, Mapping) else None,
+            entry_b if isinstance(entry_b, Mapping) else None,
+            name,
+        )
+        for name in names
+    }
+
+
+@functools.lru_cache(maxsize=4096)
+def short_name(mangled: str) -> str:
+    """A readable kernel name: demangled by c++filt where there is one, without the
+    parameter list; the mangled name otherwise."""
+    tool = shutil.which("c++filt")
+    if tool is None or not mangled.startswith("_Z"):
+        return mangled
+    try:
+        done = subprocess.run(
+            [tool, mangled], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return mangled
+    text = done.stdout.strip() or mangled
+    return _without_parameters(text)
+
+
+def _without_parameters(name: str) -> str:
+    """`void f<int, 3>(int*, float)` -> `f<int, 3>`."""
+    depth = 0
+    for i, ch in enumerate(name):
+        if ch in "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0:
+            name = name[:i]
+            break
+    return name.removeprefix("void ").strip()

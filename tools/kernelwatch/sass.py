@@ -1,0 +1,306 @@
+"""The machine code of a benchmark binary's kernels, from `cuobjdump -sass` and `cuobjdump
+-res-usage`: each kernel's listing with position-dependent noise removed, its fingerprint (a
+hash of that listing), its resources, and a compact diff of two listings (instruction mix and
+changed lines).
+
+Normalised away, so that a kernel compiled alike in two builds hashes alike: instruction
+addresses (`/*0040*/`), encodings (`/* 0x000fe2... */`), the `.headerflags` line, label numbers
+(`.L_x_12`, renumbered in order of appearance) and absolute branch targets (`BRA 0x1b0`,
+`BSSY B0, 0x1c0`, numbered as labels in order of target). Everything else stays: an operand,
+register or constant-bank offset that differs is a change of the code.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernelwatch.errors import InputError
+
+# Where the CUDA binary utilities are looked for, after $PATH: the toolkit, and the pip wheels
+# nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm (which install into nvidia/cu*/bin).
+_TOOLKIT_BINS = ("/usr/local/cuda/bin",)
+
+_ARCH = re.compile(r"^arch = (sm_\w+)\s*$")
+_FUNCTION = re.compile(r"^\s*Function : (\S+)\s*$")
+_INSTRUCTION = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s*(.*?)\s*;?\s*(?:/\*[^*]*\*/)?\s*$")
+_ENCODING_ONLY = re.compile(r"^\s*/\*\s*0x[0-9a-fA-F]+\s*\*/\s*$")
+_LABEL_LINE = re.compile(r"^\s*(\.L_x_\d+):\s*$")
+_LABEL = re.compile(r"\.L_x_\d+")
+_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
+_PREDICATE = re.compile(r"^@!?U?P[T0-9]+\s+")
+# Opcodes whose hexadecimal operand is an address in this function (docs: CUDA binary
+# utilities, "Instruction set reference": branches, convergence barriers, calls).
+_BRANCHING = frozenset(
+    "BRA BRX BRXU JMP JMX JMXU CALL BSSY SSY PBK PCNT PRET BMOV WARPSYNC BREAK".split()
+)
+_RESOURCE = re.compile(r"^\s*Function (\S+):\s*$")
+_RESOURCE_FIELD = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
+
+
+def find_tool(name: str) -> str | None:
+    """The path of a CUDA binary utility (cuobjdump, nvdisasm, ncu), or None."""
+    found = shutil.which(name)
+    if found:
+        return found
+    homes = [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", "")]
+    candidates = [Path(h, "bin", name) for h in homes if h]
+    candidates += [Path(b, name) for b in _TOOLKIT_BINS]
+    try:
+        import nvidia  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+        for root in list(getattr(nvidia, "__path__", [])):
+            candidates += sorted(Path(root).glob(f"cu*/bin/{name}"), reverse=True)
+    except ImportError:
+        pass
+    for path in candidates:
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
+    return None
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel of one architecture in a binary."""
+
+    name: str  # mangled
+    arch: str  # sm_90
+    lines: tuple[str, ...]  # normalised instructions and labels
+    resources: Mapping[str, int]  # REG, STACK, SHARED, LOCAL, CONSTANT[0], ... (res-usage)
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        return hashlib.sha256("\n".join(self.lines).encode()).hexdigest()[:16]
+
+    @property
+    def instructions(self) -> int:
+        return sum(1 for line in self.lines if not line.endswith(":"))
+
+    def mix(self) -> Counter[str]:
+        """Instructions per mnemonic (the opcode without its modifiers: LDS.U.128 -> LDS)."""
+        return Counter(opcode(line) for line in self.lines if not line.endswith(":"))
+
+
+def opcode(instruction: str) -> str:
+    return _PREDICATE.sub("", instruction).split(" ", 1)[0].split(".", 1)[0]
+
+
+def _run(tool: str, *args: str) -> str:
+    try:
+        done = subprocess.run(
+            [tool, *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InputError(f"{Path(tool).name} {' '.join(args)}: {exc}") from None
+    if done.returncode != 0:
+        said = [line for line in done.stderr.splitlines() if line.strip()]
+        raise InputError(
+            f"{Path(tool).name} {' '.join(args)} failed: {said[-1] if said else done.returncode}"
+        )
+    return done.stdout
+
+
+def normalise(raw: Sequence[tuple[int | None, str]]) -> tuple[str, ...]:
+    """One function's (address, text) lines (address None for a label line) without their
+    positions: labels renumbered in order of appearance, branch targets by target order."""
+    addresses = {a for a, _ in raw if a is not None}
+    targets: dict[int, str] = {}
+    for address, text in raw:
+        if address is not None and opcode(text) in _BRANCHING:
+            for hex_text in _HEX.findall(text):
+                value = int(hex_text, 16)
+                if value in addresses:
+                    targets.setdefault(value, "")
+    for k, value in enumerate(sorted(targets)):
+        targets[value] = f"T{k}"
+    labels: dict[str, str] = {}
+
+    def label(match: re.Match[str]) -> str:
+        return labels.setdefault(match.group(0), f".L{len(labels)}")
+
+    def target(match: re.Match[str]) -> str:
+        value = int(match.group(0), 16)
+        return targets.get(value, match.group(0))
+
+    out = []
+    for address, text in raw:
+        text = _LABEL.sub(label, " ".join(text.split()))
+        if address is not None and opcode(text) in _BRANCHING:
+            text = _HEX.sub(target, text)
+        out.append(text)
+    return tuple(out)
+
+
+def parse_sass(text: str) -> dict[tuple[str, str], list[tuple[int | None, str]]]:
+    """`cuobjdump -sass` output: (arch, function) -> its (address, instruction) lines."""
+    functions: dict[tuple[str, str], list[tuple[int | None, str]]] = {}
+    arch: str | None = None
+    current: list[tuple[int | None, str]] | None = None
+    for line in text.splitlines():
+        if line.startswith("Fatbin"):
+            arch, current = None, None
+            continue
+        found = _ARCH.match(line)
+        if found:
+            arch = found.group(1)
+            continue
+        found = _FUNCTION.match(line)
+        if found:
+            current = None if arch is None else functions.setdefault((arch, found.group(1)), [])
+            continue
+        if current is None or _ENCODING_ONLY.match(line) or ".headerflags" in line:
+            continue
+        found = _LABEL_LINE.match(line)
+        if found:
+            current.append((None, found.group(1) + ":"))
+            continue
+        found = _INSTRUCTION.match(line)
+        if found and found.group(2):
+            current.append((int(found.group(1), 16), found.group(2).rstrip(" ;")))
+    return functions
+
+
+def parse_resources(text: str) -> dict[tuple[str, str], dict[str, int]]:
+    """`cuobjdump -res-usage` output: (arch, function) -> {"REG": 18, "SHARED": 5248, ...}."""
+    found: dict[tuple[str, str], dict[str, int]] = {}
+    arch: str | None = None
+    function: str | None = None
+    for line in text.splitlines():
+        if line.startswith("Fatbin"):
+            arch = function = None
+            continue
+        match = _ARCH.match(line)
+        if match:
+            arch = match.group(1)
+            continue
+        match = _RESOURCE.match(line)
+        if match:
+            function = match.group(1)
+            continue
+        if arch and function and "REG:" in line:
+            found[(arch, function)] = {k: int(v) for k, v in _RESOURCE_FIELD.findall(line)}
+            function = None
+    return found
+
+
+def pick_arch(available: set[str], compute_capability: str | None) -> str | None:
+    """The SASS the driver runs on a GPU of `compute_capability` ("9.0"): sm_90, else an
+    arch-specific sm_90a/sm_90f, else the newest older one of the same major (binary
+    compatible); None when there is none (the driver would JIT the PTX)."""
+    if not available:
+        return None
+    if not compute_capability:
+        return sorted(available)[-1] if len(available) == 1 else None
+    major, _, minor = compute_capability.partition(".")
+    exact = f"sm_{major}{minor or '0'}"
+    for candidate in (exact, exact + "a", exact + "f"):
+        if candidate in available:
+            return candidate
+    older = [
+        a
+        for a in available
+        if re.fullmatch(rf"sm_{major}(\d)", a) and int(a[len(f"sm_{major}") :]) <= int(minor or 0)
+    ]
+    return max(older) if older else None
+
+
+@functools.lru_cache(maxsize=64)
+def _kernels_cached(
+    path: str, mtime_ns: int, size: int, tool: str
+) -> dict[tuple[str, str], Kernel]:
+    del mtime_ns, size  # the cache key: a rebuilt binary is read again
+    listings = parse_sass(_run(tool, "-sass", path))
+    resources = parse_resources(_run(tool, "-res-usage", path))
+    return {
+        key: Kernel(key[1], key[0], normalise(raw), resources.get(key, {}))
+        for key, raw in listings.items()
+    }
+
+
+def binary_kernels(binary: Path, tool: str | None = None) -> dict[tuple[str, str], Kernel]:
+    """Every kernel of every SASS architecture in `binary`, keyed (arch, mangled name).
+    InputError when cuobjdump is missing or fails."""
+    tool = tool or find_tool("cuobjdump")
+    if tool is None:
+        raise InputError("cuobjdump not found (CUDA toolkit's bin, or pip nvidia-cuda-cuobjdump)")
+    try:
+        stat = binary.stat()
+    except OSError as exc:
+        raise InputError(f"{binary}: {exc.strerror or exc}") from None
+    return _kernels_cached(str(binary.resolve()), stat.st_mtime_ns, stat.st_size, tool)
+
+
+def kernels_for_gpu(
+    binary: Path, compute_capability: str | None, tool: str | None = None
+) -> tuple[str | None, dict[str, Kernel]]:
+    """The SASS architecture the GPU runs from `binary`, and its kernels by mangled name."""
+    every = binary_kernels(binary, tool)
+    arch = pick_arch({a for a, _ in every}, compute_capability)
+    return arch, {name: k for (a, name), k in every.items() if a == arch}
+
+
+@dataclass(frozen=True)
+class SassDiff:
+    """Two listings of one kernel, compactly: the instruction mix that moved and the changed
+    lines (a unified diff, truncated)."""
+
+    name: str
+    before: str  # fingerprints
+    after: str
+    instructions: tuple[int, int]
+    mix: tuple[tuple[str, int, int], ...]  # (mnemonic, before, after), largest moves first
+    shared: tuple[tuple[str, int, int], ...]  # shared-memory ops (LDS, STS, ...), moved or not
+    diff: tuple[str, ...]
+    truncated: int  # diff lines left out
+
+    def mix_text(self, limit: int = 8) -> str:
+        """`LDS 2→4, STS 1→1 ...`: the mnemonics whose counts moved, largest first."""
+        return ", ".join(f"{op} {a}→{b}" for op, a, b in self.mix[:limit])
+
+
+MAX_DIFF_LINES = 60
+# Shared-memory instructions: loads, stores, matrix loads/stores, atomics, async global->shared.
+SHARED_OPS = ("LDS", "STS", "LDSM", "STSM", "ATOMS", "LDGSTS")
+
+
+def diff(before: Kernel, after: Kernel, max_lines: int = MAX_DIFF_LINES) -> SassDiff:
+    mix_a, mix_b = before.mix(), after.mix()
+    moved = [
+        (op, mix_a.get(op, 0), mix_b.get(op, 0))
+        for op in sorted(mix_a.keys() | mix_b.keys())
+        if mix_a.get(op, 0) != mix_b.get(op, 0)
+    ]
+    moved.sort(key=lambda m: (-abs(m[2] - m[1]), m[0]))
+    lines = list(
+        difflib.unified_diff(
+            before.lines, after.lines, before.fingerprint, after.fingerprint, n=1, lineterm=""
+        )
+    )
+    return SassDiff(
+        after.name,
+        before.fingerprint,
+        after.fingerprint,
+        (before.instructions, after.instructions),
+        tuple(moved),
+        tuple(
+            (op, mix_a.get(op, 0), mix_b.get(op, 0))
+            for op in SHARED_OPS
+            if mix_a.get(op, 0) or mix_b.get(op, 0)
+        ),
+        tuple(lines[:max_lines]),
+        max(0, len(lines) - max_lines),
+    )

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelwatch import levels
 from kernelwatch import noise as noises
 from kernelwatch.errors import InputError
 from kernelwatch.files import write_json_atomic
 from kernelwatch.gbench import FileColumns, read_document, read_json
-from kernelwatch.results import from_documents, gpu_model
+from kernelwatch.results import PROCESS_KEY, from_documents, gpu_model
 
 RESULT_FILE = "result.json"
 MANIFEST_FILE = "manifest.json"
@@ -221,21 +222,92 @@ class Update:
     warnings: tuple[str, ...] = ()
 
 
+# Settings that must agree between the runs pooled into one baseline: they move medians.
+POOLED_KEYS = {
+    "kernelwatch_git_commit": "commit",
+    "kernelwatch_build_type": "build type",
+    "kernelwatch_cache_mode": "cache mode",
+    "kernelwatch_max_time": "max time",
+    "kernelwatch_noise_target": "noise target",
+    "kernelwatch_blocking_kernel": "blocking kernel",
+    "kernelwatch_random_interleaving": "random interleaving",
+}
+
+
+def pool(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """One result from runs of one build on several cards or hosts of one GPU model: every
+    run's rows, their processes numbered anew (1..P over all runs), and each run's card, host,
+    host configuration and processes listed in the context (levels.RUNS_KEY), so that the
+    spread between cards and between hosts can be measured (noise.py)."""
+    if len(runs) == 1:
+        return dict(runs[0][1])
+    first_label, first = runs[0]
+    first_context = first.get("context") or {}
+    pooled_rows: list[Mapping[str, Any]] = []
+    listed: list[dict[str, Any]] = []
+    offsets: dict[str, int] = {}  # repetition_index moves past earlier runs', as runner.merge
+    for label, document in runs:
+        context = document.get("context") or {}
+        if gpu_model(context) != gpu_model(first_context):
+            raise InputError(
+                f"{label}: measured on {gpu_model(context)}, {first_label} on "
+                f"{gpu_model(first_context)}; a baseline is one GPU model"
+            )
+        for key, what in POOLED_KEYS.items():
+            if str(context.get(key)) != str(first_context.get(key)):
+                raise InputError(
+                    f"{label}: {what} {context.get(key)}, {first_label}: "
+                    f"{first_context.get(key)}; the runs of one baseline must agree"
+                )
+        if any(levels.RUNS_KEY in (d.get("context") or {}) for _, d in runs):
+            raise InputError(f"{label}: already a pooled baseline; pool the runs it came from")
+        numbers: dict[Any, int] = {}
+        counts: dict[str, int] = {}
+        for row in document.get("benchmarks", []):
+            process = row.get(PROCESS_KEY, 1)
+            if process not in numbers:
+                numbers[process] = 1 + sum(len(r["processes"]) for r in listed) + len(numbers)
+            moved = {**row, PROCESS_KEY: numbers[process]}
+            name = row_identity(row)
+            if isinstance(row.get("repetition_index"), int):
+                moved["repetition_index"] = offsets.get(name, 0) + row["repetition_index"]
+                counts[name] = max(counts.get(name, 0), row["repetition_index"] + 1)
+            pooled_rows.append(moved)
+        for name, count in counts.items():
+            offsets[name] = offsets.get(name, 0) + count
+        listed.append(
+            {
+                **levels.unit_of(context).as_dict(),
+                "processes": sorted(numbers.values()),
+                "source": Path(label).name,
+                "date": context.get("date"),
+                "host_cpu_model": context.get("host_cpu_model"),
+                "host_cpu_cores": context.get("host_cpu_cores"),
+                "host_gpu_count": context.get("host_gpu_count"),
+            }
+        )
+    context = {**first_context, levels.RUNS_KEY: listed}
+    return {"context": context, "benchmarks": pooled_rows}
+
+
 def prepare_update(
     root: Path,
-    result_path: Path,
+    result_paths: Sequence[Path],
     *,
     filter: str | None = None,
     min_repetitions: int = DEFAULT_MIN_REPETITIONS,
     command: str = "",
 ) -> Update:
-    """Check a result and build the new baseline from it; writes nothing (see `write`)."""
-    label = str(result_path)
-    if result_path.is_dir():
-        raise InputError(f"{label}: a baseline is made from one result file, not a directory")
-    if not result_path.exists():
-        raise InputError(f"{label}: no such file")
-    document = read_json(result_path)
+    """Check a result (or several runs of one build on other cards and hosts, pooled) and build
+    the new baseline from it; writes nothing (see `write`)."""
+    for path in result_paths:
+        if path.is_dir():
+            raise InputError(f"{path}: a baseline is made from result files, not a directory")
+        if not path.exists():
+            raise InputError(f"{path}: no such file")
+    result_path = result_paths[0]
+    document = pool([(str(p), read_json(p)) for p in result_paths])
+    label = str(result_path) if len(result_paths) == 1 else f"{len(result_paths)} pooled runs"
     parsed = read_document(label, document)
     context = document.get("context") or {}
 

@@ -182,7 +182,9 @@ def measure(
         return Noise(names, noise, between, within, counter, group, process_count, counts)
     row_unit = units[0][processes]
     with np.errstate(invalid="ignore", divide="ignore"):
-        between, card, host = _level_spreads(own_values, owner, processes, row_unit, units, median)
+        between, within, card, host = _level_spreads(
+            own_values, owner, processes, row_unit, units, median
+        )
     own = np.nan_to_num(np.fmax(np.fmax(between, within), counter), nan=0.0)
     group = _group_medians(names, own) if pool else nan.copy()
     noise = np.fmax(own, group)
@@ -239,10 +241,11 @@ def _level_spreads(
     row_unit: np.ndarray,
     units: tuple[np.ndarray, list[str], list[str]],
     median: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per benchmark, relative to its median: the spread between processes of one run pooled
-    over the runs; between the runs on the cards of one host (pooled over hosts); between
-    hosts (of each host's mean run median). NaN where the pooled result has no such pairs."""
+    over the runs; the robust CV of the repetitions inside a run (the median over runs); the
+    spread between the runs on the cards of one host (pooled over hosts); between hosts (of
+    each host's mean run median). NaN where the pooled result has no such pairs."""
     size = len(median)
     _, _, hosts = units
     host_ids = np.unique(np.array(hosts), return_inverse=True)[1].reshape(-1)
@@ -276,6 +279,11 @@ def _level_spreads(
     run_cell = run_cell.reshape(-1)
     run_median = _grouped_median(values, run_cell, len(run_keys))
     run_owner, run_unit = run_keys // stride, run_keys % stride
+    deviation = np.abs(values - run_median[run_cell])
+    run_cv = MAD_TO_SIGMA * _grouped_median(deviation, run_cell, len(run_keys)) / run_median
+    run_cv = np.where(np.bincount(run_cell, minlength=len(run_keys)) >= 3, run_cv, np.nan)
+    has_cv = np.isfinite(run_cv)
+    within = _grouped_median(run_cv[has_cv], run_owner[has_cv], size)
     run_host = host_ids[run_unit]
     card = pooled_sd(run_median, run_owner * stride + run_host) / median
 
@@ -285,7 +293,7 @@ def _level_spreads(
     host_mean = np.bincount(host_cell, weights=run_median) / np.bincount(host_cell)
     host_owner = host_keys // stride
     host = pooled_sd(host_mean, host_owner * stride) / median
-    return between, card, host
+    return between, within, card, host
 
 
 def between_processes(

@@ -62,7 +62,13 @@ def register(subparsers: Any) -> None:
         description=UPDATE_DESCRIPTION,
         epilog=EPILOG,
     )
-    update.add_argument("result", metavar="RESULT.json", help="a result of kernelwatch run")
+    update.add_argument(
+        "result",
+        metavar="RESULT.json",
+        nargs="+",
+        help="a result of kernelwatch run; several runs of one build on other cards or hosts "
+        "are pooled, and the spread between them is stored per level (docs/measurement.md)",
+    )
     update.add_argument(
         "--filter",
         metavar="REGEX",
@@ -133,7 +139,7 @@ def run_update(args: argparse.Namespace) -> int:
         raise InputError(f"--min-repetitions {args.min_repetitions}: must be at least 1")
     update = baselines.prepare_update(
         _root(args),
-        Path(args.result),
+        [Path(r) for r in args.result],
         filter=args.filter,
         min_repetitions=args.min_repetitions,
         command=args.command_line,
@@ -145,7 +151,7 @@ def run_update(args: argparse.Namespace) -> int:
     gpu = baselines.Entry(update.entry.slug, update.entry.directory, manifest).gpu
     print(
         f"baseline {update.entry.slug} ({gpu}): "
-        f"{taken} benchmark(s) from {args.result} (commit {_short(manifest['commit'])}, "
+        f"{taken} benchmark(s) from {', '.join(args.result)} (commit {_short(manifest['commit'])}, "
         f"{manifest['history'][-1]['repetitions']} repetitions); {manifest['benchmarks']} in all"
     )
     _print_moves(update, args)

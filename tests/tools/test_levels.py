@@ -1,0 +1,190 @@
+"""Levels of variation: the level two contexts cross, the spread measured per level from a
+pooled baseline, the prior where a level was never measured, host-bound benchmarks, and the
+sensitivity each comparison states."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import H100_CONTEXT
+from kernelwatch import levels
+from kernelwatch import noise as noises
+from kernelwatch import synthetic
+from kernelwatch.baseline import pool
+from kernelwatch.compare import Settings, Verdict, compare
+from kernelwatch.errors import InputError
+from kernelwatch.levels import Level
+from kernelwatch.results import PROCESS_KEY, from_documents, resolve_metric
+
+TIME = resolve_metric("time")
+CONFIG = {"host_cpu_model": "Xeon", "host_cpu_cores": "16", "host_gpu_count": "1"}
+
+
+def where(card: str, host: str | None = None, **config: str) -> dict[str, str]:
+    """A context on card `card` of the host whose GPUs are `host` (default: that card alone)."""
+    return {
+        **H100_CONTEXT,
+        **CONFIG,
+        **config,
+        "gpu_uuid": card,
+        "host_gpu_uuids": host or card,
+        "kernelwatch_git_commit": "c" * 40,
+    }
+
+
+def run(context: dict, medians: dict[str, float], seed: int = 0, host_bound: bool = False) -> dict:
+    """A `kernelwatch run` result: two processes of five repetitions per benchmark (us)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for index, (name, median) in enumerate(medians.items()):
+        times = (median * rng.lognormal(0.0, 0.0005, 10)).tolist()
+        counters = {PROCESS_KEY: [1.0] * 5 + [2.0] * 5}
+        if host_bound:
+            counters["host_bound"] = [1.0] * 10
+        rows += synthetic.benchmark_rows(
+            name, times, family_index=index, counters=counters, aggregates=False, time_unit="us"
+        )
+    for row in rows:
+        row[PROCESS_KEY] = int(row[PROCESS_KEY])
+    return synthetic.document(rows, context)
+
+
+# --- which level two contexts cross ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("baseline", "contender", "level"),
+    [
+        (where("GPU-a"), where("GPU-a"), Level.PROCESS),
+        (where("GPU-a", "GPU-a,GPU-b"), where("GPU-b", "GPU-b,GPU-a"), Level.CARD),
+        (where("GPU-a"), where("GPU-b"), Level.HOST),
+        ({**H100_CONTEXT, "gpu_uuid": "GPU-a"}, {**H100_CONTEXT, "gpu_uuid": "GPU-b"}, Level.HOST),
+        (H100_CONTEXT, H100_CONTEXT, Level.HOST),  # nothing named: the widest, the safest
+    ],
+)
+def test_the_level_comes_from_the_two_contexts(baseline, contender, level) -> None:
+    assert levels.crossing(baseline, contender).level is level
+
+
+def test_a_host_configured_unlike_the_baselines_is_said() -> None:
+    other = levels.crossing(where("GPU-a"), where("GPU-b", host_cpu_cores="32"))
+    assert other.level is Level.HOST and other.other_config
+    assert not levels.crossing(where("GPU-a"), where("GPU-b")).other_config
+    assert levels.crossing(where("GPU-a"), where("GPU-a")).same_host
+
+
+def test_the_prior_grows_for_short_kernels_and_has_no_launch_term_without_a_gpu() -> None:
+    long, short = levels.prior(Level.HOST, np.array([1e6, 5e3]))
+    assert long == pytest.approx(0.003 + 150 / 1e6) and short == pytest.approx(0.003 + 0.03)
+    assert levels.prior(Level.HOST, np.array([5e3]), gpu=False).tolist() == [0.003]
+
+
+# --- a pooled baseline measures the wider levels --------------------------------------------
+
+SUITE = {f"fam/k/n:{i}/manual_time": 100.0 + 10 * i for i in range(4)}
+
+
+def pooled(offsets: dict[str, float]) -> dict:
+    """Runs on one card per host, each host's medians moved by its offset."""
+    return pool(
+        [
+            (f"{card}.json", run(where(card), {n: t * (1 + off) for n, t in SUITE.items()}, k))
+            for k, (card, off) in enumerate(offsets.items())
+        ]
+    )
+
+
+def test_pooling_numbers_processes_anew_and_lists_each_run() -> None:
+    document = pooled({"GPU-a": 0.0, "GPU-b": 0.01})
+    runs = document["context"][levels.RUNS_KEY]
+    assert [r["processes"] for r in runs] == [[1, 2], [3, 4]]
+    assert [r["card"] for r in runs] == ["GPU-a", "GPU-b"]
+    assert {row[PROCESS_KEY] for row in document["benchmarks"]} == {1, 2, 3, 4}
+
+
+def test_pooling_refuses_runs_of_other_builds() -> None:
+    other = run({**where("GPU-b"), "kernelwatch_git_commit": "d" * 40}, SUITE)
+    with pytest.raises(InputError, match="commit"):
+        pool([("a.json", run(where("GPU-a"), SUITE)), ("b.json", other)])
+
+
+def test_the_spread_between_hosts_is_measured_from_a_pooled_baseline() -> None:
+    result = from_documents("pooled", [pooled({"GPU-a": 0.0, "GPU-b": 0.01, "GPU-c": -0.01})])
+    found = noises.measure(result).levels()
+    assert found.process_measured.all() and (found.process < 0.002).all()
+    assert np.isnan(found.card).all()  # one card per host: never measured
+    assert found.host == pytest.approx(np.full(4, 0.01), rel=0.15)
+    assert found.at(Level.HOST) == pytest.approx(found.host)
+
+
+def test_a_run_on_a_third_host_is_held_to_the_measured_host_spread() -> None:
+    baseline = from_documents("b", [pooled({"GPU-a": 0.0, "GPU-b": 0.002})])
+    same = run(where("GPU-c"), {n: t * 1.001 for n, t in SUITE.items()}, seed=9)
+    slow = run(where("GPU-c"), {n: t * 1.03 for n, t in SUITE.items()}, seed=9)
+    quiet = compare(baseline, from_documents("c", [same]), TIME, Settings())
+    assert {c.verdict for c in quiet.comparisons} == {Verdict.SAME}
+    assert {c.level for c in quiet.comparisons} == {"host"}
+    assert all(c.level_measured for c in quiet.comparisons)
+    assert any("measured for every benchmark" in n for n in quiet.notes)
+    caught = compare(baseline, from_documents("c", [slow]), TIME, Settings())
+    assert {c.verdict for c in caught.comparisons} == {Verdict.REGRESSION} and caught.failed
+
+
+def test_stored_levels_survive_the_noise_file(tmp_path) -> None:
+    document = pooled({"GPU-a": 0.0, "GPU-b": 0.01})
+    result = from_documents("b", [document])
+    path = tmp_path / noises.NOISE_FILE
+    import json
+
+    path.write_text(json.dumps(noises.noise_document(noises.measure(result), document["context"])))
+    stored, warning = noises.stored(path, document["context"])
+    assert warning is None and stored is not None
+    assert np.isfinite(stored.host).all() and np.isnan(stored.card).all()
+
+
+# --- two plain files, host-bound benchmarks, sensitivity ------------------------------------
+
+
+def plain(median_us: float, factor: float = 1.0, seed: int = 0) -> dict:
+    """One single-process Google Benchmark file of one benchmark, on card GPU-a."""
+    times = (median_us * factor * np.random.default_rng(seed).lognormal(0, 0.0002, 10)).tolist()
+    rows = synthetic.benchmark_rows("BM_k", times, aggregates=False, time_unit="us")
+    return synthetic.document(rows, where("GPU-a"))
+
+
+def test_two_single_process_files_get_the_process_prior_not_the_within_process_spread() -> None:
+    base, cont = from_documents("a", [plain(10.0)]), from_documents("b", [plain(10.0, seed=1)])
+    report = compare(base, cont, TIME, Settings())
+    found = report.comparisons[0]
+    assert found.level == "process" and found.level_measured is False
+    relative, absolute = levels.PRIOR[Level.PROCESS]
+    assert found.noise_floor == pytest.approx(2 * (relative + absolute / 10_000), rel=0.01)
+    assert any("never measured" in n and "process-level prior" in n for n in report.notes)
+
+
+def test_a_host_bound_change_against_another_host_is_reported_not_failing() -> None:
+    medians = {"transfers/h2d/pageable/manual_time": 1000.0}
+    baseline = from_documents("b", [run(where("GPU-a"), medians, host_bound=True)])
+    slower = {n: t * 1.5 for n, t in medians.items()}
+    elsewhere = compare(
+        baseline, from_documents("c", [run(where("GPU-b"), slower, 1, True)]), TIME, Settings()
+    )
+    found = elsewhere.comparisons[0]
+    assert found.verdict is Verdict.REGRESSION and not found.failed and found.host_bound
+    assert "host-bound" in found.reason and elsewhere.exit_status == 0
+    here = compare(
+        baseline, from_documents("c", [run(where("GPU-a"), slower, 1, True)]), TIME, Settings()
+    )
+    assert here.comparisons[0].failed and here.exit_status == 1
+
+
+def test_sensitivity_is_the_limit_plus_the_spread_of_the_difference() -> None:
+    baseline = from_documents("b", [run(where("GPU-a"), SUITE)])
+    report = compare(baseline, from_documents("c", [run(where("GPU-a"), SUITE, 3)]), TIME, Settings())
+    for c in report.comparisons:
+        assert c.sensitivity is not None and c.limit is not None
+        # two processes a side: the difference's sd is one noise; 90 % power is 1.28 of them
+        assert c.sensitivity == pytest.approx(
+            np.expm1(np.log1p(c.limit) + 1.2816 * c.noise_floor / 2), rel=1e-3
+        )
+        assert c.limit < c.sensitivity < 0.02

@@ -262,7 +262,7 @@ def run_all(
                 **run.context(inject),
             },
         )
-        write_json_atomic(path, suite.document)
+        write_json_atomic(path, suite.document, make_parents=True)
         made += 1
         longest = max(longest, clock() - before)
         progress.say(

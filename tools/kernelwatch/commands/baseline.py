@@ -154,7 +154,8 @@ def run_update(args: argparse.Namespace) -> int:
     if args.dry_run:
         print("dry run: nothing written")
         return 0
-    baselines.write(update)
+    for note in baselines.write(update):
+        print(f"note: {note}")
     print(
         f"wrote {update.entry.result}, {update.entry.noise_path.name} and "
         f"{update.entry.manifest_path.name}"

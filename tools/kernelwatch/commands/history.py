@@ -14,7 +14,7 @@ from kernelwatch import changes as change_points
 from kernelwatch import history
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.config import Config, load_config, parse_fraction
-from kernelwatch.files import write_json_atomic
+from kernelwatch.files import check_writable, write_json_atomic
 from kernelwatch.render import format_value
 from kernelwatch.results import Metric, resolve_metric
 
@@ -291,6 +291,8 @@ def run_changes(args: argparse.Namespace) -> int:
         alpha = change_points.DEFAULT_ALPHA
     metric = resolve_metric(args.metric)
     since = change_points.parse_since(args.since)
+    if args.json:
+        check_writable(args.json)
     change_points.otava_analysis()  # missing: say what to install before opening anything
     with history.database(_db(args)) as db:
         found = change_points.find_changes(

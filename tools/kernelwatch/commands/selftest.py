@@ -23,7 +23,7 @@ from kernelwatch.commands.run import (
 )
 from kernelwatch.config import parse_fraction
 from kernelwatch.errors import InputError
-from kernelwatch.files import write_atomic
+from kernelwatch.files import check_writable, write_atomic
 
 DESCRIPTION = f"""\
 Measure how well kernelwatch measures on this GPU, from a build folder (like `run`), and say
@@ -173,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
     for path, option in ((args.markdown, "--markdown"), (args.json, "--json")):
         if path and Path(path).is_dir():
             raise InputError(f"{option} {path}: is a directory; name the file")
+        if path:
+            check_writable(path)
     missing = 0
     if args.from_dir:
         given = [

@@ -230,7 +230,8 @@ def run_show(args: argparse.Namespace) -> int:
     root = _root(args)
     which = Path(args.which)
     if which.is_file():
-        context = (read_json(which) or {}).get("context") or {}
+        document = read_json(which)
+        context = document.get("context") if isinstance(document, dict) else None
         slug = baselines.context_slug(context) if isinstance(context, dict) else None
         if slug is None:
             raise InputError(f"{which}: the result records no GPU, so it has no baseline")

@@ -22,6 +22,7 @@ from kernelwatch import noise as noises
 from kernelwatch.errors import InputError
 from kernelwatch.files import json_text, write_folder
 from kernelwatch.gbench import FileColumns, read_document, read_json
+from kernelwatch.provenance import slowed_on_purpose
 from kernelwatch.results import from_documents, gpu_model
 
 RESULT_FILE = "result.json"
@@ -240,6 +241,14 @@ def prepare_update(
     parsed = read_document(label, document)
     context = document.get("context") or {}
 
+    if not isinstance(context, dict):
+        context = {}
+    slowed = slowed_on_purpose(context)
+    if slowed:
+        raise InputError(
+            f"{label}: {slowed}, a run slowed down on purpose for the selftest; a baseline is "
+            "measured without it"
+        )
     slug = context_slug(context)
     if slug is None:
         raise InputError(

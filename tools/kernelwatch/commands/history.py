@@ -207,6 +207,12 @@ def run_ingest(args: argparse.Namespace) -> int:
         )
     else:
         print(f"{args.result}: already in {db} as run {done.run_id}; nothing written")
+    if done.slowed:
+        print(
+            f"kernelwatch: warning: {args.result}: {done.slowed}: slowed down on purpose; "
+            "`history list` marks it",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -233,7 +239,7 @@ def run_list(args: argparse.Namespace) -> int:
             f"no runs in {db_path}; add one with: kernelwatch history ingest RESULT.json"
         )
         return 0
-    rows = [("ID", "DATE", "COMMIT", "GPU", "BENCHMARKS")]
+    rows = [("ID", "DATE", "COMMIT", "GPU", "BENCHMARKS", "")]
     for run in found:
         rows.append(
             (
@@ -242,6 +248,7 @@ def run_list(args: argparse.Namespace) -> int:
                 _short(run.git_commit),
                 run.gpu_slug or run.gpu_name or "(no GPU)",
                 str(run.benchmarks),
+                f"SLOWED ON PURPOSE: {run.slowed}" if run.slowed else "",
             )
         )
     _table(rows, right=frozenset({0, 4}))

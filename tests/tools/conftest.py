@@ -54,6 +54,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.outcome = "failed"
         report.longrepr = f"a GPU test skipped where a GPU is required (KW_REQUIRE_GPU=1): {reason}"
 
+
 # Property tests must not flake: derandomized (fixed seed), no example database in the repo.
 settings.register_profile(
     "kernelwatch",

@@ -58,8 +58,13 @@ def message(absent: list[str]) -> str:
     )
 
 
-if __name__ == "__main__":
+def main() -> int:
     gone = missing()
     if gone:
         print(f"kw: error: {message(gone)}", file=sys.stderr)
-        sys.exit(3)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -138,18 +138,42 @@ KINDS: dict[str, bytes | str | None] = {
 # Inputs that are valid for a command: it must run cleanly (exit 0 or 1), still without an
 # internal error, and change nothing but what it writes.
 ACCEPTED: dict[str, set[str]] = {
-    "compare": {"error rows", "malformed date", "date not a string", "slowed on purpose",
-                "selftest bad level"},
-    "report": {"error rows", "malformed date", "date not a string", "slowed on purpose",
-               "selftest bad level"},
+    "compare": {
+        "error rows",
+        "malformed date",
+        "date not a string",
+        "slowed on purpose",
+        "selftest bad level",
+    },
+    "report": {
+        "error rows",
+        "malformed date",
+        "date not a string",
+        "slowed on purpose",
+        "selftest bad level",
+    },
     "history ingest": {"error rows", "slowed on purpose", "selftest bad level"},
     "baseline update": {"malformed date", "date not a string"},
     # show reads only the context of a result file, to find its GPU's baseline
-    "baseline show": {"malformed date", "date not a string", "slowed on purpose",
-                      "selftest bad level", "error rows", "NaN time", "negative time",
-                      "zero time", "infinite time", "string time", "boolean time", "duplicates",
-                      "mixed units", "unknown unit", "string counter", "no benchmarks list",
-                      "row not an object"},
+    "baseline show": {
+        "malformed date",
+        "date not a string",
+        "slowed on purpose",
+        "selftest bad level",
+        "error rows",
+        "NaN time",
+        "negative time",
+        "zero time",
+        "infinite time",
+        "string time",
+        "boolean time",
+        "duplicates",
+        "mixed units",
+        "unknown unit",
+        "string counter",
+        "no benchmarks list",
+        "row not an object",
+    },
 }
 
 
@@ -208,24 +232,47 @@ COMMANDS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
     "compare (baseline side)": lambda bad, p: ["compare", str(bad), str(p["good"])],
     "compare (contender side)": lambda bad, p: ["compare", str(p["good"]), str(bad)],
     "compare --junit --markdown": lambda bad, p: [
-        "compare", str(p["good"]), str(bad), "--junit", str(p["out"] / "j.xml"),
-        "--markdown", str(p["out"] / "m.md"),
+        "compare",
+        str(p["good"]),
+        str(bad),
+        "--junit",
+        str(p["out"] / "j.xml"),
+        "--markdown",
+        str(p["out"] / "m.md"),
     ],
-    "baseline update": lambda bad, p: ["baseline", "update", str(bad), "--baselines", str(p["root"])],
+    "baseline update": lambda bad, p: [
+        "baseline",
+        "update",
+        str(bad),
+        "--baselines",
+        str(p["root"]),
+    ],
     "baseline show": lambda bad, p: ["baseline", "show", str(bad), "--baselines", str(p["root"])],
     "history ingest": lambda bad, p: ["history", "ingest", str(bad), "--db", str(p["db"])],
     "history list": lambda bad, p: ["history", "list", "--db", str(bad)],
     "history changes": lambda bad, p: [
-        "history", "changes", "--db", str(bad), "--json", str(p["out"] / "c.json"),
+        "history",
+        "changes",
+        "--db",
+        str(bad),
+        "--json",
+        str(p["out"] / "c.json"),
     ],
     "report": lambda bad, p: [
-        "report", str(bad), "--baseline", str(p["good"]), "-o", str(p["out"] / "r.html"),
+        "report",
+        str(bad),
+        "--baseline",
+        str(p["good"]),
+        "-o",
+        str(p["out"] / "r.html"),
     ],
     "selftest --from": lambda bad, p: ["selftest", "--from", str(bad.parent / "st")],
 }
 # What each command may change when it accepts its input.
 WRITES = {
-    "baseline update": {f"baselines/{SLUG}/{name}" for name in ("result.json", "noise.json", "manifest.json")}
+    "baseline update": {
+        f"baselines/{SLUG}/{name}" for name in ("result.json", "noise.json", "manifest.json")
+    }
     | {f"baselines/{SLUG}"},
     "history ingest": {"history.sqlite", "history.sqlite-journal"},
     "report": {"outputs/r.html"},
@@ -306,12 +353,44 @@ def _target(tmp: Path, kind: str) -> tuple[Path, Path | None]:
 
 
 WRITERS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
-    "report -o": lambda out, p: ["report", str(p["good"]), "--baseline", str(p["good"]), "-o", str(out)],
-    "compare --junit": lambda out, p: ["compare", str(p["good"]), str(p["good"]), "--junit", str(out)],
-    "compare --markdown": lambda out, p: ["compare", str(p["good"]), str(p["good"]), "--markdown", str(out)],
-    "history changes --json": lambda out, p: ["history", "changes", "--db", str(p["db"]), "--json", str(out)],
+    "report -o": lambda out, p: [
+        "report",
+        str(p["good"]),
+        "--baseline",
+        str(p["good"]),
+        "-o",
+        str(out),
+    ],
+    "compare --junit": lambda out, p: [
+        "compare",
+        str(p["good"]),
+        str(p["good"]),
+        "--junit",
+        str(out),
+    ],
+    "compare --markdown": lambda out, p: [
+        "compare",
+        str(p["good"]),
+        str(p["good"]),
+        "--markdown",
+        str(out),
+    ],
+    "history changes --json": lambda out, p: [
+        "history",
+        "changes",
+        "--db",
+        str(p["db"]),
+        "--json",
+        str(out),
+    ],
     "selftest --json": lambda out, p: ["selftest", "--from", str(p["st"]), "--json", str(out)],
-    "selftest --markdown": lambda out, p: ["selftest", "--from", str(p["st"]), "--markdown", str(out)],
+    "selftest --markdown": lambda out, p: [
+        "selftest",
+        "--from",
+        str(p["st"]),
+        "--markdown",
+        str(out),
+    ],
 }
 
 
@@ -333,7 +412,9 @@ def test_writers_replace_only_regular_files(
     status = cli.main(WRITERS[writer](out, paths))
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and err.startswith("kernelwatch: error: "), err
-    assert any(w in err for w in ("refusing to replace it", "does not exist", "is a directory")), err
+    assert any(
+        w in err for w in ("refusing to replace it", "does not exist", "is a directory")
+    ), err
     assert snapshot(tmp_path) == before
     assert Path("/dev/null").is_char_device() and not (tmp_path / "absent").exists()
     if victim is not None:
@@ -348,10 +429,16 @@ def test_output_to_a_full_device_is_one_line(tmp_path: Path) -> None:
         with open("/dev/full", "w") as full:
             done = subprocess.run(
                 [sys.executable, "-m", "kernelwatch", *map(str, argv)],
-                stdout=full, stderr=subprocess.PIPE, text=True, env=env,
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
             )
         assert done.returncode == 2
-        assert done.stderr == "kernelwatch: error: could not write the output: No space left on device\n"
+        assert (
+            done.stderr
+            == "kernelwatch: error: could not write the output: No space left on device\n"
+        )
 
 
 @pytest.mark.parametrize(
@@ -414,8 +501,7 @@ def test_slowed_runs_are_marked_in_the_history(tmp_path: Path, capsys) -> None:
 
 # --- kills ----------------------------------------------------------------------------------
 
-KILLER = textwrap.dedent(
-    """
+KILLER = textwrap.dedent("""
     import builtins, os, shutil, sys
     sys.path.insert(0, sys.argv[1])
     from kernelwatch import cli, files
@@ -439,8 +525,7 @@ KILLER = textwrap.dedent(
     status = cli.main(["baseline", "update", sys.argv[4], "--baselines", sys.argv[5]])
     print("operations", calls[0])
     sys.exit(status)
-    """
-)
+    """)
 
 
 def state(folder: Path) -> tuple[str, ...] | None:
@@ -451,8 +536,10 @@ def state(folder: Path) -> tuple[str, ...] | None:
     noise = json.loads((folder / "noise.json").read_text())
     noise.pop("updated", None)
     manifest = json.loads((folder / "manifest.json").read_text())
-    return result, hashlib.sha256(json.dumps(noise, sort_keys=True).encode()).hexdigest(), str(
-        manifest.get("commit")
+    return (
+        result,
+        hashlib.sha256(json.dumps(noise, sort_keys=True).encode()).hexdigest(),
+        str(manifest.get("commit")),
     )
 
 
@@ -481,7 +568,8 @@ def test_a_killed_baseline_update_leaves_old_or_new(tmp_path: Path, swap: str) -
         assert cli.main(["baseline", "update", str(old), "--baselines", str(root)]) == 0
         done = subprocess.run(
             [sys.executable, str(script), str(TOOLS), str(kill_at), swap, str(new), str(root)],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
         )
         now = state(root / SLUG)
         if now == old_state:
@@ -496,7 +584,9 @@ def test_a_killed_baseline_update_leaves_old_or_new(tmp_path: Path, swap: str) -
         assert cli.main(["baseline", "update", str(new), "--baselines", str(root)]) == 0
         assert state(root / SLUG) == new_state
         leftovers = sorted(set(os.listdir(root)) - {SLUG})
-        leftovers += sorted(set(os.listdir(root / SLUG)) - {"result.json", "noise.json", "manifest.json"})
+        leftovers += sorted(
+            set(os.listdir(root / SLUG)) - {"result.json", "noise.json", "manifest.json"}
+        )
         seen["orphans"] += len(leftovers)
         if done.returncode != 9:
             assert done.returncode == 0, done.stderr
@@ -529,3 +619,21 @@ def test_matrix_counts(request: pytest.FixtureRequest) -> None:
     if target:
         Path(target).write_text(line + "\n")
     assert not TALLY.internal_errors and not TALLY.data_loss, line
+
+
+def test_a_missing_test_dependency_in_ci_is_one_line() -> None:
+    import dependencies
+
+    script = (
+        "import sys, dependencies; dependencies.MODULES['no_such_module_kw'] = 'nosuch-package'; "
+        "sys.exit(dependencies.main())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=Path(dependencies.__file__).parent,
+        env=dict(os.environ, PYTHONPATH=str(Path(dependencies.__file__).parent)),
+    )
+    assert done.returncode == 3 and done.stderr.count("\n") == 1, done.stderr
+    assert "missing test dependenc" in done.stderr and "nosuch-package" in done.stderr

@@ -35,8 +35,11 @@ UPDATE_DESCRIPTION = """\
 Write or update the baseline of the GPU named in RESULT's context (baselines/<gpu-slug>/):
 result.json, noise.json (each benchmark's noise: the spread between the result's processes,
 the robust CV of its repetitions, the harness's noise counter, its group's median; the floor
-of its limit in every later comparison) and manifest.json, each atomically (temporary file +
-rename). Refuses results with errors or skipped benchmarks,
+of its limit in every later comparison) and manifest.json, as a whole: the new folder is
+written beside the old one and swapped in with one atomic rename, so a reader or a killed
+update finds the old baseline or the new one, never a mix (what a killed update left beside it
+is removed by the next one). Refuses runs slowed down on purpose (--kernelwatch_inject, the
+selftest's), results with errors or skipped benchmarks,
 without GPU context, from another GPU model than the folder's, or with fewer repetitions than
 --min-repetitions. With --filter, only the matching benchmarks are replaced (or added); the
 others are kept. Prints what moved against the previous baseline."""

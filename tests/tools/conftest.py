@@ -23,8 +23,37 @@ TOOLS = REPO / "tools"
 GPU_DATA = REPO / "tests" / "data" / "gpu"
 sys.path.insert(0, str(TOOLS))
 
+import dependencies  # noqa: E402  (tests/tools/dependencies.py)
 from kernelwatch import cli, synthetic  # noqa: E402
 from kernelwatch.results import ResultSet, from_documents  # noqa: E402
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "gpu: needs a CUDA GPU (skips without one)")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In CI a test dependency that did not install fails the run, in one line; on a
+    developer's machine its tests skip with the reason (dependencies.py)."""
+    if dependencies.in_ci():
+        gone = dependencies.missing()
+        if gone:
+            pytest.exit(dependencies.message(gone), returncode=3)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """With KW_REQUIRE_GPU=1 (`tools/kw test --gpu`, the GPU runner) a GPU test that skips
+    fails: there a skip means the GPU was not usable, and a skipped test proves nothing."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("KW_REQUIRE_GPU") != "1" or not report.skipped:
+        return
+    reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else ""
+    if item.get_closest_marker("gpu") is not None or "GPU" in reason.split(":")[0]:
+        report.outcome = "failed"
+        report.longrepr = f"a GPU test skipped where a GPU is required (KW_REQUIRE_GPU=1): {reason}"
+
 
 # Property tests must not flake: derandomized (fixed seed), no example database in the repo.
 settings.register_profile(

@@ -291,12 +291,13 @@ def test_update_is_atomic(root: Path, write_json, run_cli, monkeypatch) -> None:
     def full_disk(*args: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(os, "replace", full_disk)
+    monkeypatch.setattr(os, "fsync", full_disk)
     second = write_json("r2.json", suite(seed=3), context=context())
     done = run_cli("baseline", "update", second, "--baselines", root)
     assert done.status == 2 and "No space left on device" in done.err.splitlines()[-1]
     assert (root / SLUG / "result.json").read_bytes() == before
     assert sorted(os.listdir(root / SLUG)) == ["manifest.json", "noise.json", "result.json"]
+    assert sorted(os.listdir(root)) == [SLUG]  # no staging folder left beside it
 
 
 # --- list and show ----------------------------------------------------------------------------

@@ -14,7 +14,10 @@ from kernelwatch.errors import InputError
 
 def test_write_creates_folders_and_leaves_no_temporary(tmp_path: Path) -> None:
     target = tmp_path / "a" / "b" / "r.json"
-    files.write_json_atomic(target, {"x": [1, 2]})
+    with pytest.raises(InputError, match="the folder .* does not exist"):
+        files.write_json_atomic(target, {"x": [1, 2]})  # a mistyped path grows no tree
+    assert not (tmp_path / "a").exists()
+    files.write_json_atomic(target, {"x": [1, 2]}, make_parents=True)
     assert json.loads(target.read_text()) == {"x": [1, 2]}
     assert os.listdir(target.parent) == ["r.json"]
     umask = os.umask(0)
@@ -70,3 +73,76 @@ def test_every_json_writer_goes_through_the_strict_helper() -> None:
             continue
         assert "json.dump" not in text, f"{source}: use files.strict_json"
     assert "json.dumps(context" not in (package / "history.py").read_text()
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "folder", "device"])
+def test_only_a_regular_file_is_replaced(tmp_path: Path, kind: str) -> None:
+    target = tmp_path / "out"
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    if kind == "symlink":
+        target.symlink_to(victim)
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "folder":
+        target.mkdir()
+    else:
+        target = Path("/dev/null")
+    with pytest.raises(InputError, match="not a regular file .*refusing to replace it"):
+        files.write_atomic(target, "x")
+    assert victim.read_text() == "keep" and Path("/dev/null").is_char_device()
+    if kind == "symlink":
+        assert target.is_symlink()
+    assert sorted(os.listdir(tmp_path)) == (["victim"] if kind == "device" else ["out", "victim"])
+
+
+def test_write_folder_replaces_it_whole(tmp_path: Path) -> None:
+    folder = tmp_path / "base"
+    assert files.write_folder(folder, {"a": b"1", "b": b"1"}) == []
+    (folder / "README").write_text("kept")
+    (folder / ".a.x.tmp").write_text("an older writer's temporary: not carried over")
+    files.write_folder(folder, {"a": b"2", "b": b"2"})
+    assert {p.name: p.read_text() for p in folder.iterdir()} == {
+        "a": "2",
+        "b": "2",
+        "README": "kept",
+    }
+    assert os.listdir(tmp_path) == ["base"]
+
+
+def test_write_folder_cleans_and_recovers_leftovers(tmp_path: Path) -> None:
+    folder = tmp_path / "base"
+    files.write_folder(folder, {"a": b"1"})
+    (tmp_path / ".base.new-1-ab").mkdir()  # a staging folder of a killed update
+    notes = files.write_folder(folder, {"a": b"2"})
+    assert notes and ".base.new-1-ab" in notes[0]
+    assert os.listdir(tmp_path) == ["base"] and (folder / "a").read_text() == "2"
+    # killed between the two renames of the fallback: the old folder is put back first
+    folder.rename(tmp_path / ".base.old-1-cd")
+    (tmp_path / ".base.new-1-cd").mkdir()
+    notes = files.write_folder(folder, {"b": b"3"})
+    assert "restored" in notes[0]
+    assert sorted(os.listdir(folder)) == ["a", "b"] and os.listdir(tmp_path) == ["base"]
+
+
+def test_write_folder_without_exchange(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(files, "_exchange", lambda a, b: False)
+    folder = tmp_path / "base"
+    files.write_folder(folder, {"a": b"1"})
+    files.write_folder(folder, {"a": b"2"})
+    assert (folder / "a").read_text() == "2" and os.listdir(tmp_path) == ["base"]
+
+
+def test_write_folder_refuses_a_file_or_link(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(InputError, match="not a folder .*symbolic link"):
+        files.write_folder(tmp_path / "link", {"a": b"1"})
+    assert os.listdir(tmp_path / "real") == []
+
+
+def test_write_output_words_a_full_disk() -> None:
+    with open("/dev/full", "w") as full, pytest.raises(
+        InputError, match="could not write the output"
+    ):
+        files.write_output("x" * 100000, full)

@@ -219,7 +219,9 @@ def test_migrations_run_in_order_in_one_transaction(tmp_path, monkeypatch):
         history.MIGRATIONS, 2, ("ALTER TABLE runs ADD COLUMN note TEXT",)
     )
     monkeypatch.setattr(history, "SCHEMA_VERSION", 2)
-    with history.database(db) as c:
+    with pytest.raises(history.InputError, match="older: `kernelwatch history ingest` brings"):
+        history.open_db(db)  # a reading command never writes, not even a migration
+    with history.database(db, create=True) as c:
         columns = {r[1] for r in c.execute("PRAGMA table_info(runs)")}
         assert "note" in columns
         assert history.schema_version(c, db) == 2
@@ -227,7 +229,7 @@ def test_migrations_run_in_order_in_one_transaction(tmp_path, monkeypatch):
     monkeypatch.setitem(history.MIGRATIONS, 3, ("CREATE TABLE x (a)", "NOT SQL"))
     monkeypatch.setattr(history, "SCHEMA_VERSION", 3)
     with pytest.raises(history.InputError):
-        history.open_db(db)
+        history.open_db(db, create=True)
     monkeypatch.setattr(history, "SCHEMA_VERSION", 2)
     with history.database(db) as c:
         assert history.schema_version(c, db) == 2

@@ -166,3 +166,35 @@ def test_junit(report) -> None:
 )
 def test_format_value(value, metric, text: str) -> None:
     assert render.format_value(value, metric) == text
+
+
+HOSTILE = ["BM_esc\x1b[31m", "BM_bel\x07", "BM_`tick``s`", "BM_new\nline", "BM_[link](http://x)"]
+
+
+@pytest.fixture(scope="module")
+def hostile():
+    base = result_set({name: steady(1000.0, k) for k, name in enumerate(HOSTILE)})
+    cont = result_set({name: steady(1300.0, k + 9) for k, name in enumerate(HOSTILE)})
+    return compare(base, cont, TIME, Settings())
+
+
+def test_junit_stays_well_formed_with_control_characters(hostile) -> None:
+    root = ET.fromstring(render.render_junit(hostile))
+    names = [case.get("name") for case in root.iter("testcase")]
+    assert "BM_esc\\x1b[31m" in names and "BM_bel\\x07" in names
+
+
+def test_markdown_code_spans_hold_backticks(hostile) -> None:
+    text = render.render_markdown(hostile)
+    # a fence one backtick longer than the name's longest run: the name cannot end it early
+    assert "| ``` BM_`tick``s` ``` |" in text
+    assert "\x1b" not in text and "\x07" not in text
+    for line in text.splitlines():
+        if "BM_new" in line:
+            assert "BM_new\\nline" in line  # one table row, not two
+
+
+def test_table_shows_control_characters_escaped(hostile) -> None:
+    text = render.render_table(hostile)
+    assert "\x1b" not in text and "\x07" not in text
+    assert "BM_esc\\x1b[31m" in text and "BM_new\\nline" in text

@@ -675,6 +675,9 @@ def test_any_benchmark_file_gives_a_page(run_cli, write_json, tmp_path) -> None:
 def test_the_file_is_replaced_atomically(write_json, tmp_path, monkeypatch) -> None:
     path = write_json("run.json", {"BM_a/manual_time": [1.0, 1.1, 1.2]}, context={})
     out = tmp_path / "out" / "r.html"
+    with pytest.raises(InputError, match="the folder .*/out does not exist"):
+        write_report(options(path, db=None), out)  # -o never grows a tree, as compare --junit
+    out.parent.mkdir()
     write_report(options(path, db=None), out)
     first = out.read_bytes()
     assert first.startswith(b"<!DOCTYPE html>") and first.rstrip().endswith(b"</html>")

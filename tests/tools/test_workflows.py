@@ -121,12 +121,15 @@ def test_nightly_keeps_the_history_as_an_artifact() -> None:
     assert "python3 -m kernelwatch history ingest" in script
     assert "python3 -m kernelwatch history changes --db results/history.sqlite" in script
     assert "--since" in script
-    uploads = [s["with"] for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact")]
+    uploads = [
+        s["with"] for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact")
+    ]
     kept = [u for u in uploads if u["name"] == "kernelwatch-history"]
     assert kept and kept[0]["path"] == "results/history.sqlite" and kept[0]["retention-days"] >= 30
     # The database is uploaded before the change points can fail the job.
     names = [s.get("name") or s.get("uses") for s in steps]
-    assert names.index("actions/upload-artifact@v4") < names.index("Change points of the last two days")
+    upload = next(n for n in names if str(n).startswith("actions/upload-artifact@"))
+    assert names.index(upload) < names.index("Change points of the last two days")
 
 
 def test_nightly_issue_writers() -> None:
@@ -138,3 +141,82 @@ def test_nightly_issue_writers() -> None:
         assert not any("actions/checkout" in str(s.get("uses", "")) for s in jobs[name]["steps"])
     assert jobs["changes-report"]["needs"] == "history"
     assert "needs.history.outputs.status == '1'" in jobs["changes-report"]["if"]
+
+
+USES = re.compile(r"^\s*(?:-\s*)?uses:\s*(\S+)(.*)$")
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_every_action_is_pinned_to_a_commit(path: Path) -> None:
+    """A tag can be moved to other code; a full commit SHA cannot. The tag stays as a comment,
+    for humans and for update tools."""
+    found = 0
+    for line in path.read_text().splitlines():
+        match = USES.match(line)
+        if not match:
+            continue
+        found += 1
+        action, rest = match.groups()
+        assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", action), f"{path.name}: {line.strip()}"
+        assert re.fullmatch(r"\s*# v\d+(\.\d+)*", rest), f"{path.name}: no tag comment: {line.strip()}"
+    assert found
+
+
+def test_nightly_takes_the_history_only_from_its_own_default_branch_runs() -> None:
+    history = load(ROOT / ".github" / "workflows" / "nightly.yml")["jobs"]["history"]
+    script = nightly_steps(history)
+    assert "actions/artifacts?name=" not in script  # any workflow's artifact of that name
+    assert "actions/workflows/nightly.yml/runs?branch=$branch" in script
+    assert "default_branch" in script
+    for rule in (
+        ".head_branch == env.BRANCH",
+        ".head_repository.full_name == env.GH_REPO",
+        '.event == "schedule" or .event == "workflow_dispatch"',
+    ):
+        assert rule in script
+
+
+def self_hosted_jobs(document: dict[Any, Any]) -> dict[str, Any]:
+    return {n: j for n, j in document["jobs"].items() if "self-hosted" in str(j["runs-on"])}
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_gpu_runners_install_nothing_unpinned(path: Path) -> None:
+    document = load(path)
+    for name, job in self_hosted_jobs(document).items():
+        env = {**(document.get("env") or {}), **(job.get("env") or {})}
+        assert env.get("KW_PINNED") == "1", f"{path.name}: {name}: tools/kw must run pinned"
+        for step in job["steps"]:
+            script = str(step.get("run", ""))
+            assert "sudo" not in script and "apt-get" not in script, f"{path.name}: {name}"
+            assert "pip install" not in script, f"{path.name}: {name}: {script}"
+    requirements = (ROOT / "tools" / "requirements-gpu.txt").read_text()
+    pins = [line for line in requirements.splitlines() if line and line[0].isalpha()]
+    assert pins and all("==" in line for line in pins)
+    assert requirements.count("--hash=sha256:") >= len(pins)
+
+
+def test_fork_pull_requests_need_a_maintainer_to_reach_a_gpu() -> None:
+    document = load(ROOT / ".github" / "workflows" / "gpu.yml")
+    on = triggers(document)
+    assert set(on) == {"pull_request", "workflow_dispatch"}
+    assert "labeled" in on["pull_request"]["types"]
+    jobs = self_hosted_jobs(document)
+    assert jobs
+    for name, job in jobs.items():
+        gate = " ".join(job["if"].split())
+        # a fork's head repository is not this one: only the label or a hand start admits it
+        assert "github.event_name == 'workflow_dispatch'" in gate, name
+        assert "github.event.label.name == 'gpu-run'" in gate, name
+        assert (
+            "github.event.action != 'labeled' && "
+            "github.event.pull_request.head.repo.full_name == github.repository" in gate
+        ), name
+        assert "ephemeral" in job["runs-on"], f"{name}: runners must be ephemeral (docs/ci.md)"
+        assert job.get("environment") == "gpu"
+
+
+def test_the_gpu_workflow_runs_the_tests_with_no_gpu_test_skipped() -> None:
+    jobs = load(ROOT / ".github" / "workflows" / "gpu.yml")["jobs"]
+    steps = [step.get("run") for step in jobs["test"]["steps"]]
+    assert "tools/kw test --gpu" in steps

@@ -204,5 +204,5 @@ def run_rounds(
                     "kernelwatch_ab_sha": side.sha,
                 },
             )
-            write_json_atomic(folder / f"round-{k}.json", suite.document)
+            write_json_atomic(folder / f"round-{k}.json", suite.document, make_parents=True)
     return folders

@@ -21,8 +21,9 @@ from typing import Any
 from kernelwatch import levels
 from kernelwatch import noise as noises
 from kernelwatch.errors import InputError
-from kernelwatch.files import write_json_atomic
+from kernelwatch.files import json_text, write_folder
 from kernelwatch.gbench import FileColumns, read_document, read_json
+from kernelwatch.provenance import slowed_on_purpose
 from kernelwatch.results import PROCESS_KEY, from_documents, gpu_model
 
 RESULT_FILE = "result.json"
@@ -123,7 +124,8 @@ def entries(root: Path) -> list[Entry]:
     if not root.is_dir():
         return []
     found = []
-    for directory in sorted(p for p in root.iterdir() if p.is_dir()):
+    # (hidden folders: what an interrupted update left, files.folder_leftovers)
+    for directory in sorted(p for p in root.iterdir() if p.is_dir() and p.name[0] != "."):
         if (directory / RESULT_FILE).is_file():
             found.append(Entry(directory.name, directory, read_manifest(directory)))
     return found
@@ -311,6 +313,14 @@ def prepare_update(
     parsed = read_document(label, document)
     context = document.get("context") or {}
 
+    if not isinstance(context, dict):
+        context = {}
+    slowed = slowed_on_purpose(context)
+    if slowed:
+        raise InputError(
+            f"{label}: {slowed}, a run slowed down on purpose for the selftest; a baseline is "
+            "measured without it"
+        )
     slug = context_slug(context)
     if slug is None:
         raise InputError(
@@ -410,12 +420,19 @@ def _noise(
     return noises.noise_document(measured, document["context"], keep=keep), processes
 
 
-def write(update: Update) -> None:
-    """Write result.json, noise.json, then manifest.json (last: it records the update), each
-    atomically (temporary file + rename)."""
-    write_json_atomic(update.entry.result, update.document)
-    write_json_atomic(update.entry.noise_path, update.noise)
-    write_json_atomic(update.entry.manifest_path, update.manifest)
+def write(update: Update) -> list[str]:
+    """Write the folder as a whole (files.write_folder): a reader, or a later update after a
+    kill, finds the old result, noise and manifest or the new ones, never a mix. Returns notes
+    on what an interrupted earlier update left (cleaned up)."""
+    documents = {
+        RESULT_FILE: update.document,
+        noises.NOISE_FILE: update.noise,
+        MANIFEST_FILE: update.manifest,
+    }
+    return write_folder(
+        update.entry.directory,
+        {name: json_text(document).encode("utf-8") for name, document in documents.items()},
+    )
 
 
 def _compile(filter: str | None) -> re.Pattern[str] | None:

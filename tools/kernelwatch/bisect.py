@@ -119,7 +119,9 @@ def judge(oracle: Oracle, sha: str) -> Judgement:
     base, contender = load_all(folders)
     report = compare(base, contender, oracle.metric, oracle.compare_with)
     report = explain.explain(report)  # kernel code changed / launch changed / identical
-    table = write_atomic(out / "compare.txt", render_table(report, color=False, command="ab"))
+    table = write_atomic(
+        out / "compare.txt", render_table(report, color=False, command="ab"), make_parents=True
+    )
     return _verdict(sha, report, table)
 
 
@@ -144,7 +146,7 @@ def write_error(path: Path, exc: BaseException) -> None:
         status, message = 130, "interrupted"
     else:
         status, message = 2, f"internal error in a bisect step: {type(exc).__name__}: {exc}"
-    write_json_atomic(path, {"status": status, "message": message})
+    write_json_atomic(path, {"status": status, "message": message}, make_parents=True)
 
 
 def read_error(path: Path) -> InputError | None:

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import shlex
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from kernelwatch import __version__, commands
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, OutputError
+from kernelwatch.files import output_error
 
 EXIT_CODES = """\
 exit status (each command's --help says more):
@@ -28,8 +31,23 @@ exit status (each command's --help says more):
 """
 
 
+class Parser(argparse.ArgumentParser):
+    """Usage errors in one line, like every other error (the usage text is in --help); the
+    subcommands' parsers are of this class too (argparse makes them of their parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("kernelwatch").strip()
+        where = f"{command}: " if command else ""
+        help_hint = f"kernelwatch {command} --help" if command else "kernelwatch --help"
+        print(
+            f"kernelwatch: error: {where}{' '.join(message.split())} (see {help_hint})",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="kernelwatch",
         description="Performance-regression tooling for Google Benchmark results of CUDA kernels.",
         epilog=EXIT_CODES,
@@ -40,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     for module in commands.discover():
         module.register(subparsers)
     return parser
+
+
+_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS, errno.EBADF}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -56,8 +77,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if handler is None:
             parser.print_help(sys.stderr)
             return 2
-        return int(handler(args))
+        status = int(handler(args))
+        try:
+            sys.stdout.flush()  # what print() left in the buffer fails here, not at exit
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise output_error(exc) from None
+        return status
     except InputError as exc:
+        if isinstance(exc, OutputError):
+            _silence_stdout()
         print(f"kernelwatch: {exc.prefix}{exc}", file=sys.stderr)
         return exc.exit_status
     except KeyboardInterrupt:
@@ -65,16 +95,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         # The reader went away (`| head`): silence the flush at exit, end like SIGPIPE would.
-        # (When stdout is not a file descriptor, embedded use, there is nothing to silence.)
-        with contextlib.suppress(OSError, ValueError):
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _silence_stdout()
         return 141
-    except Exception as exc:  # a bug: still one line, unless asked for the traceback
-        if os.environ.get("KERNELWATCH_DEBUG"):
-            raise
-        print(
-            f"kernelwatch: internal error: {type(exc).__name__}: {exc} "
-            "(set KERNELWATCH_DEBUG=1 for a traceback)",
-            file=sys.stderr,
-        )
+    except OSError as exc:
+        # Files are opened, read and written through kernelwatch.files and gbench, which word
+        # their own errors; what is left without a file name is a print() to a stdout that
+        # cannot take it (a full disk, `> /dev/full`).
+        if exc.filename is not None or exc.errno not in _WRITE_ERRORS:
+            return _internal_error(exc)
+        _silence_stdout()
+        print(f"kernelwatch: error: {output_error(exc)}", file=sys.stderr)
         return 2
+    except Exception as exc:  # a bug: still one line, unless asked for the traceback
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> int:
+    if os.environ.get("KERNELWATCH_DEBUG"):
+        raise exc
+    print(
+        f"kernelwatch: internal error: {type(exc).__name__}: {exc} "
+        "(set KERNELWATCH_DEBUG=1 for a traceback)",
+        file=sys.stderr,
+    )
+    return 2
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the flush at exit does not fail again. (When stdout
+    is not a file descriptor, embedded use, there is nothing to silence.)"""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -13,6 +13,10 @@ class InputError(Exception):
         super().__init__(" ".join(str(message).split()))
 
 
+class OutputError(InputError):
+    """stdout could not be written (a full disk, `> /dev/full`)."""
+
+
 class BenchmarkCrashed(InputError):
     """A benchmark binary crashed or lost its CUDA context (its exit code 3, or a signal)."""
 

@@ -1,24 +1,78 @@
-"""Writing output files atomically: a reader (or a crash) never sees half a file."""
+"""Writing output files: the one writer every command uses.
+
+`write_atomic` writes a temporary file beside the target and renames it over the target, so a
+reader (or a crash) never sees half a file. It replaces only a regular file: a device node
+(`-o /dev/full`), a FIFO, a symlink or a folder is refused with one line, since renaming over
+it would turn `/dev/null` into a report, or write through a link to a file nobody named. A
+missing folder is refused too (a mistyped path should not grow a tree), unless the caller owns
+the folder (`make_parents`: a run's results/, a bisect's work folder).
+
+`write_output` puts a command's report on stdout and words a failing write (`> /dev/full`) as
+one line.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import json
 import math
 import os
+import shutil
+import stat
+import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, OutputError
 
 
-def write_atomic(path: str | Path, data: str | bytes) -> Path:
-    """Write `data` to a temporary file beside `path`, then rename it over `path`."""
+def check_writable(path: str | Path, *, make_parents: bool = False) -> Path:
+    """Refuse a target that is not a regular file (or absent), or that lies in a missing
+    folder; before any work is done, so that a bad -o fails fast."""
     target = Path(path)
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise InputError(
+            f"{target}: not a regular file ({_kind(info.st_mode)}); refusing to replace it"
+        )
+    if not make_parents:
+        parent = target.parent
+        if not parent.is_dir():
+            what = "is not a folder" if parent.exists() else "does not exist"
+            raise InputError(f"{target}: cannot write: the folder {parent} {what}")
+    return target
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a plain file"
+
+
+def write_atomic(path: str | Path, data: str | bytes, *, make_parents: bool = False) -> Path:
+    """Write `data` to a temporary file beside `path`, then rename it over `path` (a regular
+    file or nothing; see the module's docstring)."""
+    target = check_writable(path, make_parents=make_parents)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if make_parents:
+            target.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(
             prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
         )
@@ -32,6 +86,7 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)  # mkstemp's 0600 would surprise readers
+        check_writable(target, make_parents=True)  # (a link planted meanwhile)
         os.replace(temporary, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -78,5 +133,175 @@ def json_text(document: Any) -> str:
     return strict_json(document) + "\n"
 
 
-def write_json_atomic(path: str | Path, document: Any) -> Path:
-    return write_atomic(path, json_text(document))
+def write_json_atomic(path: str | Path, document: Any, *, make_parents: bool = False) -> Path:
+    return write_atomic(path, json_text(document), make_parents=make_parents)
+
+
+def write_output(text: str, stream: TextIO | None = None) -> None:
+    """A command's report on stdout; a failing write (a full disk, /dev/full) is one line.
+    (A reader that went away, `| head`, stays a BrokenPipeError for the CLI to end quietly.)"""
+    out = stream if stream is not None else sys.stdout
+    try:
+        out.write(text)
+        out.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise output_error(exc) from None
+
+
+def output_error(exc: OSError) -> OutputError:
+    return OutputError(f"could not write the output: {exc.strerror or exc}")
+
+
+# --- folders that change as a whole ---------------------------------------------------------
+
+# The staging and retired copies of a folder live beside it, hidden: ".<name>.new-<id>" and
+# ".<name>.old-<id>". Only an interrupted write leaves one behind.
+_STAGES = ("new", "old")
+
+
+def folder_leftovers(folder: Path) -> list[Path]:
+    """What an interrupted `write_folder` of `folder` left beside it."""
+    prefix = f".{folder.name}."
+    try:
+        names = os.listdir(folder.parent)
+    except OSError:
+        return []
+    return sorted(
+        folder.parent / name
+        for name in names
+        if name.startswith(prefix) and name[len(prefix) :].split("-", 1)[0] in _STAGES
+    )
+
+
+def write_folder(folder: str | Path, files: dict[str, bytes]) -> list[str]:
+    """Replace `folder` by one holding `files` (and the other visible files it held), as a
+    whole: the new folder is written and synced beside it, then swapped in with one atomic
+    exchange of names (renameat2 RENAME_EXCHANGE; elsewhere two renames, which the next call
+    completes or undoes when interrupted between them). A reader sees the old folder or the
+    new one, never a mix. Returns notes on the leftovers of an earlier interrupted call that
+    were cleaned up first."""
+    target = Path(folder)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        notes = _recover(target)
+    except OSError as exc:
+        raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    try:
+        info: os.stat_result | None = os.lstat(target)
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    if info is not None and not stat.S_ISDIR(info.st_mode):
+        raise InputError(f"{target}: not a folder ({_kind(info.st_mode)}); refusing to replace it")
+    staging = target.parent / f".{target.name}.new-{os.getpid()}-{os.urandom(4).hex()}"
+    try:
+        os.mkdir(staging)
+        if info is not None:
+            _copy_others(target, staging, set(files))
+        for name, data in files.items():
+            with open(staging / name, "xb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        _sync_folder(staging)
+        if info is None:
+            os.rename(staging, target)
+        elif _exchange(staging, target):
+            _remove(staging)  # (it holds the old folder now)
+        else:
+            retired = target.parent / f".{target.name}.old-{staging.name.split('-', 1)[1]}"
+            os.rename(target, retired)
+            os.rename(staging, target)
+            _remove(retired)
+        _sync_folder(target.parent)
+    except OSError as exc:
+        if staging.exists() and not target.exists():
+            with contextlib.suppress(OSError):
+                _recover(target)
+        elif staging.exists():
+            _remove(staging)
+        raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    return notes
+
+
+def _recover(target: Path) -> list[str]:
+    """Undo what an interrupted write_folder left: a missing folder gets its retired copy back
+    (the old one, complete); the other leftovers are removed."""
+    notes = []
+    leftovers = folder_leftovers(target)
+    if not target.exists():
+        retired = [p for p in leftovers if p.name[len(target.name) + 2 :].startswith("old-")]
+        if retired:
+            os.rename(retired[-1], target)
+            leftovers.remove(retired[-1])
+            notes.append(
+                f"restored {target} from {retired[-1].name}, left by an interrupted update"
+            )
+    for path in leftovers:
+        _remove(path)
+    if leftovers:
+        names = ", ".join(p.name for p in leftovers)
+        notes.append(f"removed what an interrupted update left beside {target.name}: {names}")
+    return notes
+
+
+def _copy_others(source: Path, staging: Path, replaced: set[str]) -> None:
+    """The visible files of the old folder that are not replaced (a README, say); hidden ones
+    (temporary files of older writers) are not carried over."""
+    for entry in os.scandir(source):
+        if entry.name.startswith(".") or entry.name in replaced:
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.copytree(entry.path, staging / entry.name, symlinks=True)
+        else:
+            shutil.copy2(entry.path, staging / entry.name, follow_symlinks=False)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync a folder, so that the names written in it survive a crash (POSIX only)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # (Windows cannot open a folder; its renames are durable enough)
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the names `a` and `b` atomically (Linux renameat2); False where that is not
+    available (another OS, an old kernel or C library, a file system without it)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError, TypeError):
+        return False
+    renameat2.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(error, os.strerror(error), str(b))

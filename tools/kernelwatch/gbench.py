@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from array import array
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -118,8 +119,11 @@ def _parse(path: str | Path) -> Any:
         raise InputError(f"{file}: not a JSON text file (invalid UTF-8)") from None
     try:
         # Google Benchmark writes NaN and Infinity as bare words; json accepts them by default.
-        return json.loads(text)
+        document = json.loads(text)
     except json.JSONDecodeError as exc:
+        if not _looks_like_json(text):
+            start = text.lstrip()[:20].splitlines()[0]
+            raise InputError(f"{file}: not JSON (it starts with {start!r})") from None
         where = f"line {exc.lineno} column {exc.colno}"
         what = f"{exc.msg} {where}" if exc.msg.endswith(" at") else f"{exc.msg} at {where}"
         ends_early = exc.pos >= len(text.rstrip()) or not text.rstrip().endswith(("}", "]"))
@@ -127,13 +131,58 @@ def _parse(path: str | Path) -> Any:
         raise InputError(f"{file}: invalid JSON: {what}{hint}") from None
     except RecursionError:
         raise InputError(f"{file}: invalid JSON: nested too deeply") from None
+    if _SURROGATE_ESCAPE.search(text):  # (orjson refuses them; json lets them through)
+        lone = _lone_surrogate(document)
+        if lone is not None:
+            raise InputError(
+                f"{file}: invalid JSON: a string holds a lone surrogate "
+                f"(\\u{ord(lone):04x}), which is not Unicode text"
+            )
+    return document
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_JSON_START = re.compile(r'\s*(\{|\[\s*($|[\[{"\-0-9tfnNI\]])|"|-?[0-9]|true|false|null|NaN|-?Infinity)')
+
+
+def _looks_like_json(text: str) -> bool:
+    """Whether a text that failed to parse starts as JSON does (a truncated or damaged JSON
+    file), or as something else (TOML's `[section]`, CSV, HTML): then it is "not JSON"."""
+    return _JSON_START.match(text) is not None
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    """The first lone surrogate in the strings (and keys) of a parsed document, if any."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found = _lone_in(item)
+            if found is not None:
+                return found
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def _lone_in(text: str) -> str | None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return text[exc.start]
+    return None
 
 
 def read_file(path: str, in_directory: bool = False) -> FileColumns | None:
     """Read and validate one result file. In a directory, a JSON object without a
     "benchmarks" key (a manifest, say) is not a result: None."""
     document = read_json(path)
-    if in_directory and isinstance(document, dict) and "benchmarks" not in document:
+    if in_directory and isinstance(document, dict) and not isinstance(
+        document.get("benchmarks"), list
+    ):  # (a manifest's "benchmarks" is a count, a noise.json's an object)
         return None
     return read_document(path, document)
 
@@ -229,7 +278,7 @@ class _Reader:
         firsts = [value_rows[start] for start in (np.cumsum(counts) - counts).tolist()]
         try:
             columns, gaps = _columns(value_rows, firsts, {"real_time": real, "cpu_time": cpu})
-        except OverflowError:
+        except (OverflowError, MixedCounter):
             return None
         if "cpu_time" not in columns:  # also an integer too large for a double
             return None
@@ -387,6 +436,8 @@ class _Reader:
             columns, gaps = _columns(value_rows_data, firsts)
         except OverflowError:  # an integer beyond the range of a double
             raise fail("a time or counter is too large to be a number") from None
+        except MixedCounter as exc:
+            raise fail(str(exc)) from None
         return FileColumns(
             self.path,
             context,
@@ -503,5 +554,27 @@ def _columns(
                 columns[key] = array("d", [_NAN if v is None else v for v in values])
                 gaps[key] = bytes(v is None for v in values)
         except (TypeError, OverflowError):
+            _refuse_mixed(key, values, rows)
             continue  # strings, lists, huge integers: not a counter
     return columns, gaps
+
+
+class MixedCounter(ValueError):
+    """A counter that is a number in some rows and something else in another."""
+
+
+def _refuse_mixed(key: str, values: list[Any], rows: list[dict[str, Any]]) -> None:
+    """A column of numbers with one string (or list, ...) in it is a damaged row, not a column
+    that is no counter: name that row, rather than let --metric say no benchmark has it."""
+    numeric = [type(v) in (int, float) for v in values]
+    if not any(numeric):
+        return
+    for i, (value, is_number) in enumerate(zip(values, numeric)):
+        if not is_number and value is not None:
+            row = rows[i]
+            name = row.get("name")
+            repetition = row.get("repetition_index")
+            where = f" (repetition {repetition})" if repetition is not None else ""
+            raise MixedCounter(
+                f"{name}{where}: counter {key!r} is {_show(value)}, a number in the other rows"
+            )

@@ -18,6 +18,7 @@ of its canonical JSON (context + benchmarks), so ingesting the same file twice i
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -35,6 +36,7 @@ from kernelwatch.baseline import context_slug, project_root
 from kernelwatch.errors import InputError
 from kernelwatch.files import strict_json
 from kernelwatch.gbench import read_json
+from kernelwatch.provenance import slowed_on_purpose
 from kernelwatch.results import ResultSet, from_documents
 
 SCHEMA_VERSION = 1
@@ -99,6 +101,7 @@ class Run:
     gpu_name: str | None
     benchmarks: int
     source: str
+    slowed: str | None = None  # slowed down on purpose (provenance.slowed_on_purpose)
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,7 @@ class Ingested:
     new: bool  # False: the same run was already there; nothing written
     benchmarks: int
     samples: int
+    slowed: str | None = None  # slowed down on purpose (provenance.slowed_on_purpose)
 
 
 # ---------------------------------------------------------------------------------- opening
@@ -129,10 +133,14 @@ def _fail(path: Path, exc: BaseException) -> InputError:
 
 
 def open_db(path: str | Path, create: bool = False) -> sqlite3.Connection:
-    """Open (with create, make) the database and bring its schema to SCHEMA_VERSION."""
+    """Open (with create, make) the database and bring its schema to SCHEMA_VERSION. Without
+    create (the reading commands) it is opened read-only and never written: an empty file or
+    an older schema is refused, not migrated."""
     db = Path(path)
     if db.is_dir():
         raise InputError(f"{db}: is a directory, not a history database")
+    if not create and db.exists():
+        return _open_read_only(db)
     if not db.exists():
         if not create:
             raise InputError(
@@ -151,6 +159,37 @@ def open_db(path: str | Path, create: bool = False) -> sqlite3.Connection:
     try:
         connection.execute("PRAGMA foreign_keys = ON")
         _migrate(connection, db)
+    except InputError:
+        connection.close()
+        raise
+    except sqlite3.Error as exc:
+        connection.close()
+        raise _fail(db, exc) from None
+    return connection
+
+
+def _open_read_only(db: Path) -> sqlite3.Connection:
+    try:
+        connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+    except (sqlite3.Error, ValueError) as exc:
+        raise _fail(db, exc) from None
+    try:
+        version = schema_version(connection, db)
+        if version == 0:
+            raise InputError(
+                f"{db}: an empty file, not a history database yet; add a run with: kernelwatch "
+                "history ingest RESULT.json"
+            )
+        if version != SCHEMA_VERSION:
+            raise InputError(
+                f"{db}: history schema version {version} is "
+                + (
+                    f"newer than this kernelwatch understands ({SCHEMA_VERSION}); use a newer "
+                    "kernelwatch"
+                    if version > SCHEMA_VERSION
+                    else "older: `kernelwatch history ingest` brings it up to date"
+                )
+            )
     except InputError:
         connection.close()
         raise
@@ -280,8 +319,16 @@ def ingest(path: str | Path, db_path: str | Path) -> Ingested:
     digest = content_hash(document)
     context = dict(result.context)
     run_date = context.get("date") or context.get("kernelwatch_run_started")
+    if run_date is not None and normalized_date(run_date) is None:
+        key = "date" if context.get("date") else "kernelwatch_run_started"
+        raise InputError(
+            f"{path}: the context's {key} is {json.dumps(run_date)[:60]}, not an ISO 8601 date "
+            "(as Google Benchmark writes it: 2025-01-31T12:00:00+00:00); a run is stored at "
+            "the date it was measured"
+        )
     ingested_at = _now()
     date = normalized_date(run_date) or ingested_at
+    slowed = slowed_on_purpose(context)
     with database(db_path, create=True) as db:
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -290,7 +337,7 @@ def ingest(path: str | Path, db_path: str | Path) -> Ingested:
             ).fetchone()
             if found:
                 db.execute("ROLLBACK")
-                return Ingested(int(found[0]), False, int(found[1]), 0)
+                return Ingested(int(found[0]), False, int(found[1]), 0, slowed)
             cursor = db.execute(
                 "INSERT INTO runs (content_hash, source, gpu_slug, gpu_name, git_commit, "
                 "run_date, date, ingested_at, benchmarks, context) "
@@ -314,7 +361,7 @@ def ingest(path: str | Path, db_path: str | Path) -> Ingested:
         except BaseException:
             db.execute("ROLLBACK")
             raise
-    return Ingested(run_id, True, len(result.names), samples)
+    return Ingested(run_id, True, len(result.names), samples, slowed)
 
 
 def _text(value: Any) -> str | None:
@@ -409,11 +456,19 @@ def _run(row: Sequence[Any]) -> Run:
 def runs(db: sqlite3.Connection) -> list[Run]:
     """Every run, oldest first (by the date in its context, then by ingest order)."""
     return [
-        _run(row)
+        dataclasses.replace(_run(row), slowed=_slowed(row[-1]))
         for row in db.execute(
-            f"SELECT {_RUN_COLUMNS} FROM runs r ORDER BY r.date, r.id"
+            f"SELECT {_RUN_COLUMNS}, r.context FROM runs r ORDER BY r.date, r.id"
         )
     ]
+
+
+def _slowed(context_json: Any) -> str | None:
+    try:
+        context = json.loads(context_json)
+    except (TypeError, ValueError):
+        return None
+    return slowed_on_purpose(context) if isinstance(context, dict) else None
 
 
 def metric_key(name: str) -> str:

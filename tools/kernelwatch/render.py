@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -87,7 +88,7 @@ def summary_line(report: Report) -> str:
 
 def _side_line(role: str, paths: Sequence[Any], context: Mapping[str, Any]) -> str:
     gpu = gpu_model(context)
-    files = ", ".join(str(p) for p in paths)
+    files = visible(", ".join(str(p) for p in paths))
     return f"  {role:<9} {files}" + (f"  [{gpu}]" if gpu else "")
 
 
@@ -113,6 +114,16 @@ def kernel_summary(report: Report) -> str:
     return "kernels: " + ", ".join(f"{n} {kind}" for kind, n in sorted(found.items()))
 
 
+# Control characters (ESC of an ANSI sequence, BEL, CR, newlines) and the bidirectional
+# overrides would act on the terminal, not show: names and messages print them escaped.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """`text` for a terminal: control characters shown as escapes (`\\x1b`, `\\n`)."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def render_table(report: Report, color: bool = False, command: str = "compare") -> str:
     """Fixed-width table, worst first, with a geometric-mean summary line."""
     settings = report.settings
@@ -124,7 +135,9 @@ def render_table(report: Report, color: bool = False, command: str = "compare") 
         _side_line("contender", report.contender.paths, report.contender.context),
         "",
     ]
-    rows = [list(_HEADERS)] + [_cells(report, c) for c in report.comparisons]
+    rows = [list(_HEADERS)] + [
+        [visible(cell) for cell in _cells(report, c)] for c in report.comparisons
+    ]
     widths = [max(map(len, column)) for column in list(zip(*rows))[:-1]]
     for row, c in zip(rows, (None, *report.comparisons)):
         cells = [cell.ljust(width) for cell, width in zip(row, widths)]
@@ -138,13 +151,28 @@ def render_table(report: Report, color: bool = False, command: str = "compare") 
     lines += ["", _summary_line(report)]
     if kernel_summary(report):
         lines.append(kernel_summary(report))
-    lines += [f"note: {n}" for n in report.notes]
+    lines += [f"note: {visible(n)}" for n in report.notes]
     return "\n".join(lines) + "\n"
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~#!&])")
+
+
 def _md(text: str) -> str:
-    # A pipe would end the table cell, even inside a code span (GitHub's table rule).
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text in Markdown, shown as written: what would format, link or open HTML is escaped (a
+    name in a reason or a note is text, never markup); a pipe would end the table cell."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(visible(text).splitlines()))
+
+
+def _code(text: str) -> str:
+    """`text` as a code span that no backtick in it can end early: the fence is one backtick
+    longer than the longest run inside (CommonMark), padded when the text starts or ends with
+    one. A pipe is escaped even there (GitHub's table rule)."""
+    text = " ".join(visible(text).splitlines()).replace("|", "\\|")
+    runs = [len(run) for run in re.findall("`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def render_markdown(report: Report, command: str = "compare") -> str:
@@ -161,8 +189,8 @@ def render_markdown(report: Report, command: str = "compare") -> str:
     out = [
         f"### kernelwatch {command}: {title}",
         "",
-        f"Metric `{report.metric.key}` ({_direction(report.metric)}); "
-        f"baseline `{report.baseline.label}`, contender `{report.contender.label}`; "
+        f"Metric {_code(report.metric.key)} ({_direction(report.metric)}); "
+        f"baseline {_code(report.baseline.label)}, contender {_code(report.contender.label)}; "
         f"alpha {report.settings.alpha:g} (Benjamini-Hochberg), "
         f"threshold {report.settings.threshold:.1%}.",
         "",
@@ -179,12 +207,12 @@ def render_markdown(report: Report, command: str = "compare") -> str:
             "|" + "|".join([":--", ":--", "--:", "--:", "--:", ":-:", "--:", ":--"]) + "|",
         ]
         for c in comparisons:
-            cells = _cells(report, c)
-            cells[0], cells[1] = f"**{cells[0]}**", f"`{cells[1]}`"
+            cells = [_md(cell) for cell in _cells(report, c)]
+            cells[0], cells[1] = f"**{cells[0]}**", _code(c.name)
             why = _shown(report, c)
             if why:
-                cells[-1] += f" — *{why}*"
-            rows.append("| " + " | ".join(_md(cell) for cell in cells) + " |")
+                cells[-1] += f" — *{_md(why)}*"
+            rows.append("| " + " | ".join(cells) + " |")
         return rows
 
     notable = [c for c in report.comparisons if c.verdict is not Verdict.SAME]
@@ -369,4 +397,19 @@ def render_junit(report: Report, command: str = "compare") -> str:
     suite = ET.SubElement(root, "testsuite", attributes)
     suite.extend(cases)
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    text = ET.tostring(root, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + _xml_chars(text) + "\n"
+
+
+# What XML 1.0 does not allow in a document at all, escaped or not (C0 controls but tab, LF
+# and CR; lone surrogates; U+FFFE and U+FFFF): shown as text escapes instead.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_chars(text: str) -> str:
+    return _NOT_XML.sub(
+        lambda m: (
+            f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}"
+        ),
+        text,
+    )

@@ -178,6 +178,10 @@ def from_documents(label: str, documents: Sequence[Any]) -> ResultSet:
 
 
 def _expand(root: Path) -> tuple[list[Path], bool]:
+    # A baseline folder (baseline.py: result.json, noise.json, manifest.json) is its result;
+    # its stored noise is found beside it (noise.stored_beside).
+    if (root / "manifest.json").is_file() and (root / "result.json").is_file():
+        return [root / "result.json"], False
     if root.is_dir():
         files = sorted(p for p in root.glob("*.json") if p.is_file())
         if not files:

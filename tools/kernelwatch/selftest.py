@@ -167,8 +167,15 @@ def classify(path: Path, document: Any) -> SavedRun | None:
         raise InputError(
             f"{path}: a selftest run with a damaged {INDEX_KEY} or {LEVEL_KEY}"
         ) from None
-    if role not in ROLES or index < 1 or (level is not None and not 0 < level < 10):
-        raise InputError(f"{path}: unknown selftest role {role!r} or index {index}")
+    if role not in ROLES:
+        raise InputError(f"{path}: unknown selftest role {role!r} ({ROLE_KEY})")
+    if index < 1:
+        raise InputError(f"{path}: bad selftest index {index} ({INDEX_KEY}; must be 1 or more)")
+    if level is not None and not 0 < level < 10:
+        raise InputError(
+            f"{path}: bad slowdown level {context[LEVEL_KEY]!r} ({LEVEL_KEY}; must be a "
+            "fraction above 0 and below 10)"
+        )
     inject = context.get(INJECT_KEY)
     return SavedRun(role, index, level, str(inject) if inject else None, path, document)
 
@@ -262,7 +269,7 @@ def run_all(
                 **run.context(inject),
             },
         )
-        write_json_atomic(path, suite.document)
+        write_json_atomic(path, suite.document, make_parents=True)
         made += 1
         longest = max(longest, clock() - before)
         progress.say(

@@ -35,8 +35,11 @@ UPDATE_DESCRIPTION = """\
 Write or update the baseline of the GPU named in RESULT's context (baselines/<gpu-slug>/):
 result.json, noise.json (each benchmark's noise: the spread between the result's processes,
 the robust CV of its repetitions, the harness's noise counter, its group's median; the floor
-of its limit in every later comparison) and manifest.json, each atomically (temporary file +
-rename). Refuses results with errors or skipped benchmarks,
+of its limit in every later comparison) and manifest.json, as a whole: the new folder is
+written beside the old one and swapped in with one atomic rename, so a reader or a killed
+update finds the old baseline or the new one, never a mix (what a killed update left beside it
+is removed by the next one). Refuses runs slowed down on purpose (--kernelwatch_inject, the
+selftest's), results with errors or skipped benchmarks,
 without GPU context, from another GPU model than the folder's, or with fewer repetitions than
 --min-repetitions. With --filter, only the matching benchmarks are replaced (or added); the
 others are kept. Prints what moved against the previous baseline."""
@@ -160,7 +163,8 @@ def run_update(args: argparse.Namespace) -> int:
     if args.dry_run:
         print("dry run: nothing written")
         return 0
-    baselines.write(update)
+    for note in baselines.write(update):
+        print(f"note: {note}")
     print(
         f"wrote {update.entry.result}, {update.entry.noise_path.name} and "
         f"{update.entry.manifest_path.name}"
@@ -235,7 +239,8 @@ def run_show(args: argparse.Namespace) -> int:
     root = _root(args)
     which = Path(args.which)
     if which.is_file():
-        context = (read_json(which) or {}).get("context") or {}
+        document = read_json(which)
+        context = document.get("context") if isinstance(document, dict) else None
         slug = baselines.context_slug(context) if isinstance(context, dict) else None
         if slug is None:
             raise InputError(f"{which}: the result records no GPU, so it has no baseline")

@@ -148,12 +148,13 @@ def run(args: argparse.Namespace) -> int:
                 out=out,
                 error_file=error_file,
             ),
+            make_parents=True,
         )
         outcome = bisect.run_bisect(
             repo, good, bad, lambda worktree: bisect.oracle_command(state_file), error_file, say
         )
         first_bad, log = outcome.first_bad, outcome.log
-        write_atomic(out / "bisect.log", log)
+        write_atomic(out / "bisect.log", log, make_parents=True)
     if first_bad is None:
         print(
             "kernelwatch bisect: only commits that could not be measured are left; the first "

@@ -23,6 +23,7 @@ from kernelwatch.compare import (
 from kernelwatch.config import Config, load_config, parse_fraction
 from kernelwatch import explain
 from kernelwatch.errors import InputError
+from kernelwatch.files import check_writable, write_atomic, write_output
 from kernelwatch.results import load_all, resolve_metric
 
 DESCRIPTION = """\
@@ -219,6 +220,9 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config) if args.config else Config()
     settings = settings_from(args, config)
     metric = resolve_metric(args.metric, args.higher_is_better)
+    for path in (args.junit, args.markdown):
+        if path:
+            check_writable(path)  # before the work: a bad path fails fast
     if args.noise_file and not Path(args.noise_file).is_file():
         raise InputError(f"--noise-file {args.noise_file}: no such file")
     baseline, contender = load_all([args.baseline, args.contender])
@@ -246,17 +250,16 @@ def write_report(report: Report, args: argparse.Namespace, command: str = "compa
     for path, option, view in files:
         if path:
             try:
-                Path(path).write_text(view(report, command=command), encoding="utf-8")
-            except OSError as exc:
-                raise InputError(f"{option} {path}: cannot write: {exc.strerror or exc}") from None
+                write_atomic(path, view(report, command=command))
+            except InputError as exc:
+                raise InputError(f"{option} {exc}") from None
     if args.format == "json":
         text = render.render_json(report, command=command)
     elif args.format == "markdown":
         text = render.render_markdown(report, command=command)
     else:
         text = render.render_table(report, color=_use_color(args.color), command=command)
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    write_output(text)
     return report.exit_status
 
 

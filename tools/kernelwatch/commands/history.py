@@ -14,7 +14,7 @@ from kernelwatch import changes as change_points
 from kernelwatch import history
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.config import Config, load_config, parse_fraction
-from kernelwatch.files import write_json_atomic
+from kernelwatch.files import check_writable, write_json_atomic
 from kernelwatch.render import format_value
 from kernelwatch.results import Metric, resolve_metric
 
@@ -207,6 +207,12 @@ def run_ingest(args: argparse.Namespace) -> int:
         )
     else:
         print(f"{args.result}: already in {db} as run {done.run_id}; nothing written")
+    if done.slowed:
+        print(
+            f"kernelwatch: warning: {args.result}: {done.slowed}: slowed down on purpose; "
+            "`history list` marks it",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -233,7 +239,7 @@ def run_list(args: argparse.Namespace) -> int:
             f"no runs in {db_path}; add one with: kernelwatch history ingest RESULT.json"
         )
         return 0
-    rows = [("ID", "DATE", "COMMIT", "GPU", "BENCHMARKS")]
+    rows = [("ID", "DATE", "COMMIT", "GPU", "BENCHMARKS", "")]
     for run in found:
         rows.append(
             (
@@ -242,6 +248,7 @@ def run_list(args: argparse.Namespace) -> int:
                 _short(run.git_commit),
                 run.gpu_slug or run.gpu_name or "(no GPU)",
                 str(run.benchmarks),
+                f"SLOWED ON PURPOSE: {run.slowed}" if run.slowed else "",
             )
         )
     _table(rows, right=frozenset({0, 4}))
@@ -291,6 +298,8 @@ def run_changes(args: argparse.Namespace) -> int:
         alpha = change_points.DEFAULT_ALPHA
     metric = resolve_metric(args.metric)
     since = change_points.parse_since(args.since)
+    if args.json:
+        check_writable(args.json)
     change_points.otava_analysis()  # missing: say what to install before opening anything
     with history.database(_db(args)) as db:
         found = change_points.find_changes(

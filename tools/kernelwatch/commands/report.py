@@ -11,6 +11,7 @@ from kernelwatch.commands._parsers import add_parser
 from kernelwatch.commands.compare import add_decision_options, add_metric_options
 from kernelwatch.commands.run import compare_settings
 from kernelwatch.errors import InputError
+from kernelwatch.files import check_writable
 from kernelwatch.report import Options, write_report
 from kernelwatch.report.trends import DEFAULT_LIMIT
 
@@ -102,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"-o {out}: is a directory; name the HTML file")
     if args.explanations and not Path(args.explanations).is_file():
         raise InputError(f"--explanations {args.explanations}: no such file")
+    check_writable(out)  # before the work: a bad -o fails fast
     settings, metric = compare_settings(args)
     options = Options(
         result=Path(args.result),

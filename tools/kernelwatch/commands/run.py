@@ -224,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
     context = document["context"]
     slug = baselines.context_slug(context)
     out = Path(args.out) if args.out else default_out(slug)
-    write_json_atomic(out, document)
+    write_json_atomic(out, document, make_parents=True)
     count = sum(len(job.names) for job in jobs)
     each = f", {settings.processes} processes each," if settings.processes > 1 else ""
     progress.say(
@@ -264,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
             },
         )
         path = out.with_name(f"{out.stem}.confirm-{k}{out.suffix or '.json'}")
-        write_json_atomic(path, again.document)
+        write_json_atomic(path, again.document, make_parents=True)
         progress.say(f"kernelwatch: re-ran {len(flagged)} flagged benchmark(s): wrote {path}")
         chosen = set(flagged)
         base_k = _side(base_label, [baselines.restrict(d, chosen) for d in base_docs], "")

@@ -23,7 +23,7 @@ from kernelwatch.commands.run import (
 )
 from kernelwatch.config import parse_fraction
 from kernelwatch.errors import InputError
-from kernelwatch.files import write_atomic
+from kernelwatch.files import check_writable, write_atomic, write_output
 
 DESCRIPTION = f"""\
 Measure how well kernelwatch measures on this GPU, from a build folder (like `run`), and say
@@ -149,6 +149,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--markdown", metavar="FILE", help="also write the report as Markdown")
     parser.add_argument("--json", metavar="FILE", help="also write the report as JSON")
     parser.set_defaults(handler=run, metric="time", higher_is_better=None)
+    # What each run-only option is when not given (--repetitions has a number, not None).
+    parser.set_defaults(run_only_defaults={key: parser.get_default(key) for key in _RUN_ONLY})
 
 
 # Options that only make sense when runs are made, refused with --from.
@@ -163,6 +165,10 @@ _RUN_ONLY = {
     "resume": "--resume",
     "time_budget": "--time-budget",
     "bench_arg": "--bench-arg",
+    "repetitions": "--repetitions",
+    "max_time": "--max-time",
+    "processes": "--processes",
+    "no_interleave": "--no-interleave",
 }
 
 
@@ -173,10 +179,15 @@ def run(args: argparse.Namespace) -> int:
     for path, option in ((args.markdown, "--markdown"), (args.json, "--json")):
         if path and Path(path).is_dir():
             raise InputError(f"{option} {path}: is a directory; name the file")
+        if path:
+            check_writable(path)
     missing = 0
     if args.from_dir:
+        defaults = getattr(args, "run_only_defaults", {})
         given = [
-            flag for key, flag in _RUN_ONLY.items() if getattr(args, key) not in (None, False, [])
+            flag
+            for key, flag in _RUN_ONLY.items()
+            if getattr(args, key, None) not in (None, False, [], defaults.get(key))
         ]
         if given:
             raise InputError(
@@ -197,12 +208,18 @@ def run(args: argparse.Namespace) -> int:
         progress=progress.status if progress.enabled else None,
     )
     progress.clear()
+    measured = analysis.aa_pairs or any(d.all.total for d in analysis.detections)
+    if not measured and not missing:  # (runs still to make: --resume finishes; exit 1 below)
+        where = f"--from {args.from_dir}" if args.from_dir else "the runs"
+        raise InputError(
+            f"{where}: nothing was compared ({analysis.runs} run(s): no A/A pair, no control "
+            "with slowed runs); a selftest that measured nothing does not pass"
+        )
     if args.markdown:
         write_atomic(args.markdown, views.render_markdown(analysis))
     if args.json:
         write_atomic(args.json, views.render_json(analysis))
-    sys.stdout.write(views.render_text(analysis))
-    sys.stdout.flush()
+    write_output(views.render_text(analysis))
     for target in analysis.missed:
         print(
             f"kernelwatch: selftest: missed {target.name}: {views.target_value(target)} "

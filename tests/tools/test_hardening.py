@@ -1,0 +1,639 @@
+"""Bad input, hostile output targets and kills, over every command that reads or writes files.
+
+The matrix: every command that reads files x every kind of bad input. Each case must end in
+one line on stderr, `kernelwatch: error: ...`, exit 2 (or, where the input is valid for that
+command, a clean run), never an internal error or a traceback, and change no file it was not
+asked to write. The last test prints the counts (kinds x commands tried, clean errors,
+internal errors, data-loss cases).
+
+The kill test: `baseline update` killed at every file operation in turn leaves its folder
+exactly old or exactly new, and the next update leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import H100_CONTEXT, TOOLS, document
+from kernelwatch import cli, synthetic
+
+SLUG = "nvidia-h100-80gb-hbm3-sm90"
+CONTEXT = {**H100_CONTEXT, "date": "2026-11-21T05:40:57+00:00", "kernelwatch_git_commit": "a" * 40}
+
+
+def steady(median: float, n: int = 10) -> list[float]:
+    return [median * (1 + 0.001 * ((k * 7) % 5)) for k in range(n)]
+
+
+GOOD_SPEC = {f"fam/bench/{i}/manual_time": steady(100.0 + i) for i in range(4)}
+
+
+def good(context: dict[str, Any] | None = None) -> dict[str, Any]:
+    return document(GOOD_SPEC, context=CONTEXT if context is None else context)
+
+
+def rows(**change: Any) -> list[dict[str, Any]]:
+    """The good document's rows with one value row changed."""
+    out = good()["benchmarks"]
+    first = next(r for r in out if r.get("run_type") == "iteration")
+    first.update(change)
+    return out
+
+
+def doc_with(rows_: list[dict[str, Any]], context: dict[str, Any] | None = None) -> str:
+    return json.dumps({"context": CONTEXT if context is None else context, "benchmarks": rows_})
+
+
+def duplicated() -> list[dict[str, Any]]:
+    out = good()["benchmarks"]
+    return out + [r for r in out if r.get("run_type") == "iteration"][:1]
+
+
+def mixed_units() -> list[dict[str, Any]]:
+    out = good()["benchmarks"]
+    [r for r in out if r.get("run_type") == "iteration"][1]["time_unit"] = "ms"
+    return out
+
+
+def string_counter() -> list[dict[str, Any]]:
+    out = good()["benchmarks"]
+    values = [r for r in out if r.get("run_type") == "iteration"]
+    for row in values:
+        row["bytes_per_second"] = 1e9
+    values[3]["bytes_per_second"] = "fast"
+    return out
+
+
+def renamed(name: str) -> str:
+    out = good()["benchmarks"]
+    for row in out:
+        for key in ("name", "run_name"):
+            if isinstance(row.get(key), str) and row[key].startswith("fam/bench/0/"):
+                row[key] = row[key].replace("fam/bench/0/", name + "/")
+    return doc_with(out)
+
+
+GOOD_TEXT = json.dumps(good())
+NAN_TEXT = doc_with(rows(real_time=math.nan)).replace("NaN", "NaN")
+ERROR_ROWS = doc_with(good()["benchmarks"] + [synthetic.failed_row("fam/broken", "boom")])
+
+# kind -> the file's bytes (None: no file at all; "DIR": a folder)
+KINDS: dict[str, bytes | str | None] = {
+    "missing": None,
+    "directory": "DIR",
+    "empty": b"",
+    "whitespace": b"  \n\t\n",
+    "truncated": GOOD_TEXT[: len(GOOD_TEXT) // 2].encode(),
+    "binary": bytes(range(256)) * 4,
+    "invalid utf-8": b'{"benchmarks": ["\xff\xfe"]}',
+    "foreign JSON": b'{"name": "not a result", "version": 3}',
+    "JSON list": b"[1, 2, 3]",
+    "JSON string": b'"benchmarks"',
+    "TOML": b'[compare]\nthreshold = "1%"\n',
+    "CSV": b"name,real_time\nBM_a,1.0\n",
+    "HTML": b"<!DOCTYPE html><html></html>",
+    "NaN time": NAN_TEXT.encode(),
+    "negative time": doc_with(rows(real_time=-1.0)).encode(),
+    "zero time": doc_with(rows(real_time=0)).encode(),
+    "infinite time": doc_with(rows(real_time=1e400)).encode(),
+    "string time": doc_with(rows(real_time="fast")).encode(),
+    "boolean time": doc_with(rows(real_time=True)).encode(),
+    "duplicates": doc_with(duplicated()).encode(),
+    "mixed units": doc_with(mixed_units()).encode(),
+    "unknown unit": doc_with(rows(time_unit="fortnights")).encode(),
+    "string counter": doc_with(string_counter()).encode(),
+    "error rows": ERROR_ROWS.encode(),
+    "no benchmarks list": json.dumps({"context": CONTEXT, "benchmarks": 4}).encode(),
+    "context not an object": json.dumps({"context": [1], "benchmarks": []}).encode(),
+    "row not an object": doc_with([1, 2]).encode(),
+    "lone surrogate": renamed("BM_\ud800").encode(),
+    "nested too deeply": b"[" * 100000 + b"]" * 100000,
+    "malformed date": doc_with(good()["benchmarks"], {**CONTEXT, "date": "yesterday"}).encode(),
+    "date not a string": doc_with(good()["benchmarks"], {**CONTEXT, "date": 1700000000}).encode(),
+    "slowed on purpose": doc_with(
+        good()["benchmarks"], {**CONTEXT, "kernelwatch_inject": "fam:0.05"}
+    ).encode(),
+    "selftest bad level": doc_with(
+        good()["benchmarks"],
+        {
+            **CONTEXT,
+            "kernelwatch_selftest_role": "inject",
+            "kernelwatch_selftest_index": "1",
+            "kernelwatch_selftest_level": "nan",
+        },
+    ).encode(),
+}
+
+# Inputs that are valid for a command: it must run cleanly (exit 0 or 1), still without an
+# internal error, and change nothing but what it writes.
+ACCEPTED: dict[str, set[str]] = {
+    "compare": {
+        "error rows",
+        "malformed date",
+        "date not a string",
+        "slowed on purpose",
+        "selftest bad level",
+    },
+    "report": {
+        "error rows",
+        "malformed date",
+        "date not a string",
+        "slowed on purpose",
+        "selftest bad level",
+    },
+    "history ingest": {"error rows", "slowed on purpose", "selftest bad level"},
+    "baseline update": {"malformed date", "date not a string"},
+    # show reads only the context of a result file, to find its GPU's baseline
+    "baseline show": {
+        "malformed date",
+        "date not a string",
+        "slowed on purpose",
+        "selftest bad level",
+        "error rows",
+        "NaN time",
+        "negative time",
+        "zero time",
+        "infinite time",
+        "string time",
+        "boolean time",
+        "duplicates",
+        "mixed units",
+        "unknown unit",
+        "string counter",
+        "no benchmarks list",
+        "row not an object",
+    },
+}
+
+
+@dataclass
+class Tally:
+    tried: int = 0
+    clean_errors: int = 0
+    accepted: int = 0
+    internal_errors: list[str] = field(default_factory=list)
+    data_loss: list[str] = field(default_factory=list)
+    kinds: set[str] = field(default_factory=set)
+    commands: set[str] = field(default_factory=set)
+
+
+TALLY = Tally()
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Every file and folder under root with its content's hash (what a command may not change)."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        key = str(path.relative_to(root))
+        if path.is_symlink() or not path.is_file():
+            found[key] = "dir" if path.is_dir() else "other"
+        else:
+            found[key] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def place(tmp: Path, kind: str, name: str = "bad.json") -> Path:
+    content = KINDS[kind]
+    path = tmp / name
+    if content == "DIR":
+        path.mkdir()
+        (path / "inner.txt").write_text("x")
+    elif content is not None:
+        assert isinstance(content, bytes)
+        path.write_bytes(content)
+    return path
+
+
+def prepared(tmp: Path) -> dict[str, Path]:
+    """A good result, a baseline folder made from it, a history database holding it, and a
+    selftest folder; what the commands read besides the bad file."""
+    good_path = tmp / "good.json"
+    good_path.write_text(GOOD_TEXT)
+    root = tmp / "baselines"
+    db = tmp / "history.sqlite"
+    assert cli.main(["baseline", "update", str(good_path), "--baselines", str(root)]) == 0
+    assert cli.main(["history", "ingest", str(good_path), "--db", str(db)]) == 0
+    return {"good": good_path, "root": root, "db": db, "out": tmp / "outputs"}
+
+
+# command -> (argv from the bad file and the prepared paths, what it may write)
+COMMANDS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
+    "compare (baseline side)": lambda bad, p: ["compare", str(bad), str(p["good"])],
+    "compare (contender side)": lambda bad, p: ["compare", str(p["good"]), str(bad)],
+    "compare --junit --markdown": lambda bad, p: [
+        "compare",
+        str(p["good"]),
+        str(bad),
+        "--junit",
+        str(p["out"] / "j.xml"),
+        "--markdown",
+        str(p["out"] / "m.md"),
+    ],
+    "baseline update": lambda bad, p: [
+        "baseline",
+        "update",
+        str(bad),
+        "--baselines",
+        str(p["root"]),
+    ],
+    "baseline show": lambda bad, p: ["baseline", "show", str(bad), "--baselines", str(p["root"])],
+    "history ingest": lambda bad, p: ["history", "ingest", str(bad), "--db", str(p["db"])],
+    "history list": lambda bad, p: ["history", "list", "--db", str(bad)],
+    "history changes": lambda bad, p: [
+        "history",
+        "changes",
+        "--db",
+        str(bad),
+        "--json",
+        str(p["out"] / "c.json"),
+    ],
+    "report": lambda bad, p: [
+        "report",
+        str(bad),
+        "--baseline",
+        str(p["good"]),
+        "-o",
+        str(p["out"] / "r.html"),
+    ],
+    "selftest --from": lambda bad, p: ["selftest", "--from", str(bad.parent / "st")],
+}
+# What each command may change when it accepts its input.
+WRITES = {
+    "baseline update": {
+        f"baselines/{SLUG}/{name}" for name in ("result.json", "noise.json", "manifest.json")
+    }
+    | {f"baselines/{SLUG}"},
+    "history ingest": {"history.sqlite", "history.sqlite-journal"},
+    "report": {"outputs/r.html"},
+    "compare --junit --markdown": {"outputs/j.xml", "outputs/m.md"},
+}
+
+
+def family(command: str) -> str:
+    return command.split(" (")[0].split(" --")[0]
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_bad_input_is_one_line_and_changes_nothing(
+    command: str, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if command == "history changes":
+        pytest.importorskip("otava.analysis", reason="apache-otava is not installed")
+    if command == "report":
+        pytest.importorskip("matplotlib", reason="matplotlib is not installed")
+    paths = prepared(tmp_path)
+    paths["out"].mkdir()
+    bad = place(tmp_path, kind)
+    if command == "selftest --from":  # the bad file is one of the saved runs
+        (tmp_path / "st").mkdir()
+        if bad.exists() and bad.is_file():
+            bad.rename(tmp_path / "st" / "aa-1.json")
+        elif bad.is_dir():
+            bad.rename(tmp_path / "st" / "aa-1.json")
+    capsys.readouterr()
+    before = snapshot(tmp_path)
+    status = cli.main(COMMANDS[command](tmp_path / "bad.json", paths))
+    captured = capsys.readouterr()
+    after = snapshot(tmp_path)
+    TALLY.tried += 1
+    TALLY.kinds.add(kind)
+    TALLY.commands.add(command)
+    case = f"{command} x {kind}"
+    if "internal error" in captured.err or "Traceback" in captured.err:
+        TALLY.internal_errors.append(f"{case}: {captured.err.strip()}")
+    accepted = kind in ACCEPTED.get(family(command), set())
+    allowed = WRITES.get(command, set()) if accepted else set()
+    changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    if changed - allowed:
+        TALLY.data_loss.append(f"{case}: changed {sorted(changed - allowed)}")
+    assert "internal error" not in captured.err and "Traceback" not in captured.err, captured.err
+    assert not changed - allowed, f"{case} changed {sorted(changed - allowed)}"
+    if accepted:
+        assert status in (0, 1), f"{case}: {status} {captured.err}"
+        TALLY.accepted += 1
+        return
+    lines = captured.err.splitlines()
+    errors = [line for line in lines if line.startswith("kernelwatch: error: ")]
+    assert status == 2, f"{case}: exit {status}: {captured.err}"
+    assert len(errors) == 1 and lines[-1] == errors[0], f"{case}: {captured.err}"
+    TALLY.clean_errors += 1
+
+
+# --- output targets -------------------------------------------------------------------------
+
+
+def _target(tmp: Path, kind: str) -> tuple[Path, Path | None]:
+    """An output path of a kind that must not be replaced; and what must survive."""
+    victim = tmp / "victim.txt"
+    victim.write_text("keep")
+    if kind == "symlink":
+        (tmp / "out").symlink_to(victim)
+        return tmp / "out", victim
+    if kind == "fifo":
+        os.mkfifo(tmp / "out")
+        return tmp / "out", None
+    if kind == "device":
+        return Path("/dev/null"), None
+    if kind == "folder":
+        (tmp / "out").mkdir()
+        return tmp / "out", None
+    return tmp / "absent" / "out", None  # a missing folder
+
+
+WRITERS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
+    "report -o": lambda out, p: [
+        "report",
+        str(p["good"]),
+        "--baseline",
+        str(p["good"]),
+        "-o",
+        str(out),
+    ],
+    "compare --junit": lambda out, p: [
+        "compare",
+        str(p["good"]),
+        str(p["good"]),
+        "--junit",
+        str(out),
+    ],
+    "compare --markdown": lambda out, p: [
+        "compare",
+        str(p["good"]),
+        str(p["good"]),
+        "--markdown",
+        str(out),
+    ],
+    "history changes --json": lambda out, p: [
+        "history",
+        "changes",
+        "--db",
+        str(p["db"]),
+        "--json",
+        str(out),
+    ],
+    "selftest --json": lambda out, p: ["selftest", "--from", str(p["st"]), "--json", str(out)],
+    "selftest --markdown": lambda out, p: [
+        "selftest",
+        "--from",
+        str(p["st"]),
+        "--markdown",
+        str(out),
+    ],
+}
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "device", "folder", "missing folder"])
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_writers_replace_only_regular_files(
+    writer: str, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if writer.startswith("history changes"):
+        pytest.importorskip("otava.analysis", reason="apache-otava is not installed")
+    if writer.startswith("report"):
+        pytest.importorskip("matplotlib", reason="matplotlib is not installed")
+    paths = prepared(tmp_path)
+    paths["st"] = tmp_path / "st"
+    paths["st"].mkdir()
+    out, victim = _target(tmp_path, kind)
+    capsys.readouterr()
+    before = snapshot(tmp_path)
+    status = cli.main(WRITERS[writer](out, paths))
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and err.startswith("kernelwatch: error: "), err
+    assert any(
+        w in err for w in ("refusing to replace it", "does not exist", "is a directory")
+    ), err
+    assert snapshot(tmp_path) == before
+    assert Path("/dev/null").is_char_device() and not (tmp_path / "absent").exists()
+    if victim is not None:
+        assert victim.read_text() == "keep" and out.is_symlink()
+
+
+def test_output_to_a_full_device_is_one_line(tmp_path: Path) -> None:
+    paths = tmp_path / "a.json"
+    paths.write_text(GOOD_TEXT)
+    env = dict(os.environ, PYTHONPATH=str(TOOLS))
+    for argv in (["compare", paths, paths], ["baseline", "list", "--baselines", tmp_path]):
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(
+                [sys.executable, "-m", "kernelwatch", *map(str, argv)],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+        assert done.returncode == 2
+        assert (
+            done.stderr
+            == "kernelwatch: error: could not write the output: No space left on device\n"
+        )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["compare", "--threshold", "-5%", "a", "b"],
+        ["compare", "a"],
+        ["nonsense"],
+        ["baseline", "update"],
+        ["history", "changes", "--since"],
+        ["selftest", "--min-time-us", "x"],
+        ["report", "r.json"],
+    ],
+)
+def test_every_usage_error_is_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("kernelwatch: error: "), err
+    assert "usage:" not in err
+
+
+def test_selftest_from_refuses_run_options_and_nothing_measured(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "st"
+    folder.mkdir()
+    context = {**CONTEXT, "kernelwatch_selftest_role": "aa", "kernelwatch_selftest_index": "1"}
+    (folder / "aa-1.json").write_text(json.dumps(good(context)))
+    assert cli.main(["selftest", "--from", str(folder), "--repetitions", "3"]) == 2
+    assert "--repetitions does not apply" in capsys.readouterr().err
+    assert cli.main(["selftest", "--from", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "nothing was compared" in err and err.count("\n") == 1
+
+
+def test_a_baseline_folder_is_a_compare_input(tmp_path: Path, capsys) -> None:
+    paths = prepared(tmp_path)
+    folder = paths["root"] / SLUG
+    assert cli.main(["compare", str(folder), str(paths["good"])]) == 0
+    out = capsys.readouterr().out
+    assert "stored noise" in out or "noise" in out
+
+
+def test_history_list_of_an_empty_file_writes_nothing(tmp_path: Path, capsys) -> None:
+    db = tmp_path / "h.sqlite"
+    db.write_bytes(b"")
+    assert cli.main(["history", "list", "--db", str(db)]) == 2
+    assert db.read_bytes() == b"" and "empty file" in capsys.readouterr().err
+
+
+def test_slowed_runs_are_marked_in_the_history(tmp_path: Path, capsys) -> None:
+    slowed = tmp_path / "slowed.json"
+    slowed.write_bytes(KINDS["slowed on purpose"])  # type: ignore[arg-type]
+    db = tmp_path / "h.sqlite"
+    assert cli.main(["history", "ingest", str(slowed), "--db", str(db)]) == 0
+    assert "slowed down on purpose" in capsys.readouterr().err
+    assert cli.main(["history", "list", "--db", str(db)]) == 0
+    assert "SLOWED ON PURPOSE: made with --kernelwatch_inject=fam:0.05" in capsys.readouterr().out
+
+
+# --- kills ----------------------------------------------------------------------------------
+
+KILLER = textwrap.dedent("""
+    import builtins, os, shutil, sys
+    sys.path.insert(0, sys.argv[1])
+    from kernelwatch import cli, files
+
+    kill_at, calls = int(sys.argv[2]), [0]
+    exchange = sys.argv[3] == "exchange"
+
+    def counted(function):
+        def call(*args, **kwargs):
+            calls[0] += 1
+            if calls[0] == kill_at:
+                os._exit(9)  # as a kill: no cleanup, no flush
+            return function(*args, **kwargs)
+        return call
+
+    for name in ("rename", "replace", "mkdir", "fsync", "unlink", "rmdir", "open", "scandir"):
+        setattr(os, name, counted(getattr(os, name)))
+    builtins.open = counted(builtins.open)
+    shutil.copy2 = counted(shutil.copy2)
+    files._exchange = counted(files._exchange if exchange else (lambda a, b: False))
+    status = cli.main(["baseline", "update", sys.argv[4], "--baselines", sys.argv[5]])
+    print("operations", calls[0])
+    sys.exit(status)
+    """)
+
+
+def state(folder: Path) -> tuple[str, ...] | None:
+    """What a reader sees: result, noise (less its time stamp) and the manifest's commit."""
+    if not folder.is_dir():
+        return None
+    result = hashlib.sha256((folder / "result.json").read_bytes()).hexdigest()
+    noise = json.loads((folder / "noise.json").read_text())
+    noise.pop("updated", None)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    return (
+        result,
+        hashlib.sha256(json.dumps(noise, sort_keys=True).encode()).hexdigest(),
+        str(manifest.get("commit")),
+    )
+
+
+@pytest.mark.parametrize("swap", ["exchange", "two renames"])
+def test_a_killed_baseline_update_leaves_old_or_new(tmp_path: Path, swap: str) -> None:
+    old = tmp_path / "old.json"
+    new = tmp_path / "new.json"
+    old.write_text(GOOD_TEXT)
+    slower = {n: [t * 1.2 for t in ts] for n, ts in GOOD_SPEC.items()}
+    new.write_text(
+        json.dumps(document(slower, context={**CONTEXT, "kernelwatch_git_commit": "b" * 40}))
+    )
+    reference = tmp_path / "reference"
+    assert cli.main(["baseline", "update", str(old), "--baselines", str(reference)]) == 0
+    old_state = state(reference / SLUG)
+    assert cli.main(["baseline", "update", str(new), "--baselines", str(reference)]) == 0
+    new_state = state(reference / SLUG)
+    assert old_state != new_state
+
+    script = tmp_path / "killer.py"
+    script.write_text(KILLER)
+    seen = {"old": 0, "new": 0, "mixed": 0, "missing": 0, "orphans": 0}
+    kill_at = 1
+    while True:
+        root = tmp_path / f"root-{kill_at}"
+        assert cli.main(["baseline", "update", str(old), "--baselines", str(root)]) == 0
+        done = subprocess.run(
+            [sys.executable, str(script), str(TOOLS), str(kill_at), swap, str(new), str(root)],
+            capture_output=True,
+            text=True,
+        )
+        now = state(root / SLUG)
+        if now == old_state:
+            seen["old"] += 1
+        elif now == new_state:
+            seen["new"] += 1
+        elif now is None:
+            seen["missing"] += 1
+        else:
+            seen["mixed"] += 1
+        # The next update completes: exactly new, nothing left beside or inside the folder.
+        assert cli.main(["baseline", "update", str(new), "--baselines", str(root)]) == 0
+        assert state(root / SLUG) == new_state
+        leftovers = sorted(set(os.listdir(root)) - {SLUG})
+        leftovers += sorted(
+            set(os.listdir(root / SLUG)) - {"result.json", "noise.json", "manifest.json"}
+        )
+        seen["orphans"] += len(leftovers)
+        if done.returncode != 9:
+            assert done.returncode == 0, done.stderr
+            break
+        kill_at += 1
+    print(f"kill test ({swap}): {kill_at - 1} kill points: {seen}")
+    assert kill_at > 5
+    assert seen["mixed"] == 0 and seen["orphans"] == 0
+    if swap == "exchange":
+        assert seen["missing"] == 0  # a reader always finds a whole folder
+    assert seen["old"] and seen["new"]
+
+
+# --- the counts, last -----------------------------------------------------------------------
+
+
+def test_matrix_counts(request: pytest.FixtureRequest) -> None:
+    if not TALLY.tried:
+        pytest.skip("the matrix did not run (deselected)")
+    line = (
+        f"hardening matrix: {len(TALLY.kinds)} kinds x {len(TALLY.commands)} commands = "
+        f"{TALLY.tried} cases; {TALLY.clean_errors} clean one-line errors, {TALLY.accepted} "
+        f"valid inputs run cleanly, {len(TALLY.internal_errors)} internal errors, "
+        f"{len(TALLY.data_loss)} data-loss cases"
+    )
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(line)
+    target = os.environ.get("KW_HARDENING_COUNTS")
+    if target:
+        Path(target).write_text(line + "\n")
+    assert not TALLY.internal_errors and not TALLY.data_loss, line
+
+
+def test_a_missing_test_dependency_in_ci_is_one_line() -> None:
+    import dependencies
+
+    script = (
+        "import sys, dependencies; dependencies.MODULES['no_such_module_kw'] = 'nosuch-package'; "
+        "sys.exit(dependencies.main())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=Path(dependencies.__file__).parent,
+        env=dict(os.environ, PYTHONPATH=str(Path(dependencies.__file__).parent)),
+    )
+    assert done.returncode == 3 and done.stderr.count("\n") == 1, done.stderr
+    assert "missing test dependenc" in done.stderr and "nosuch-package" in done.stderr

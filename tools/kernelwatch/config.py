@@ -9,6 +9,9 @@ noise_multiplier = 2
 [[compare.thresholds]]
 match = "^BM_Transfer/"      # Python regex, searched in the benchmark name
 threshold = "10%"
+
+[run]
+serial = ["^BM_Transfer/"]   # host-bound: measured one GPU at a time (run --gpus)
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ _TOP_KEYS = frozenset(
     {"threshold", "alpha", "min_repetitions", "noise_multiplier", "other_card_threshold", "thresholds"}
 )
 _RULE_KEYS = frozenset({"match", "threshold"})
+_RUN_KEYS = frozenset({"serial"})
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,7 @@ class Config:
     noise_multiplier: float | None = None
     other_card_threshold: float | None = None
     rules: tuple[ThresholdRule, ...] = ()
+    serial: tuple[re.Pattern[str], ...] = ()  # [run] serial: host-bound benchmarks
 
 
 def parse_fraction(value: Any, what: str) -> float:
@@ -110,6 +115,7 @@ def load_config(path: str | Path) -> Config:
         return value
 
     threshold = section.get("threshold")
+    serial = _serial(data.get("run", {}), where)
     other_card = section.get("other_card_threshold")
     return Config(
         threshold=None if threshold is None else parse_fraction(threshold, f"{where}: threshold"),
@@ -120,7 +126,23 @@ def load_config(path: str | Path) -> Config:
         if other_card is None
         else parse_fraction(other_card, f"{where}: other_card_threshold"),
         rules=tuple(rules),
+        serial=serial,
     )
+
+
+def _serial(section: Any, where: str) -> tuple[re.Pattern[str], ...]:
+    if not isinstance(section, dict):
+        raise InputError(f"{where}: [run] must be a table")
+    unknown = set(section) - _RUN_KEYS
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) in [run]: {', '.join(sorted(unknown))}")
+    patterns = section.get("serial", [])
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        raise InputError(f"{where}: run.serial must be an array of regex strings")
+    try:
+        return tuple(re.compile(p) for p in patterns)
+    except re.error as exc:
+        raise InputError(f"{where}: run.serial: bad regex {exc.pattern!r}: {exc}") from None
 
 
 def threshold_for(name: str, rules: tuple[ThresholdRule, ...], default: float) -> float:

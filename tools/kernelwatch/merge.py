@@ -67,6 +67,10 @@ def merge_results(
     models or settings, a part given twice, and (unless `allow_partial`) a missing part."""
     if len(inputs) < 1:
         raise InputError("merge: name at least one result file")
+    labels = [label for label, _ in inputs]
+    twice = next((label for label in labels if labels.count(label) > 1), None)
+    if twice is not None:
+        raise InputError(f"{twice}: given twice")
     first_label, first = inputs[0]
     first_context = first.get("context") or {}
     model = gpu_model(first_context)

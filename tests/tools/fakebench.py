@@ -97,10 +97,14 @@ if status == 4:
 if not names:
     sys.stderr.write("Failed to match any benchmarks against regex: " + pattern + "\n")
     sys.exit(0)
-count_file = me + ".runs"
-runs = int(open(count_file).read()) if os.path.exists(count_file) else 0
-with open(count_file, "w") as out:
-    out.write(str(runs + 1))
+import fcntl
+with open(me + ".runs", "a+") as counter:  # one GPU's process at a time (run --gpus)
+    fcntl.flock(counter, fcntl.LOCK_EX)
+    counter.seek(0)
+    runs = int(counter.read() or 0)
+    counter.seek(0)
+    counter.truncate()
+    counter.write(str(runs + 1))
 if "trace" in config:
     with open(config["trace"], "a") as trace:
         trace.write(me + "\n")

@@ -143,3 +143,19 @@ def test_parse_and_select() -> None:
     assert gpus.parse("0, GPU-x, Tesla T4")[0].capability is None  # an old driver
     with pytest.raises(InputError):
         gpus.select(found, "7")
+
+
+def test_selftest_on_every_gpu_at_once(run_cli, host: Path) -> None:
+    out = host / "st"
+    done = run_cli(
+        "selftest", "--build-dir", host / "build", "--baselines", host / "baselines",
+        "--gpus", "all", "--aa-runs", "2", "--trials", "0", "--repetitions", "4",
+        "--processes", "2", "--out", out,
+    )  # fmt: skip
+    assert done.status in (0, 1), done.err
+    for index, uuid in enumerate((H100, H200)):
+        for k in (1, 2):
+            context = json.loads((out / f"gpu{index}" / f"aa-{k}.json").read_text())["context"]
+            assert context["gpu_uuid"] == uuid
+        assert f"== GPU {index} (" in done.out
+        assert f"selftest: GPU {index} (" in done.err

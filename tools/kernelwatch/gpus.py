@@ -5,6 +5,7 @@ CUDA's device order, which is not nvidia-smi's unless CUDA_DEVICE_ORDER=PCI_BUS_
 from __future__ import annotations
 
 import argparse
+import os
 import concurrent.futures
 import dataclasses
 import shutil
@@ -149,3 +150,21 @@ def measure_all(
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(chosen)) as pool:
         outcomes = list(pool.map(one, chosen))
     return list(zip(chosen, outcomes))
+
+
+def visible_uuid(extra_args: Sequence[str] = ()) -> str | None:
+    """The UUID of the GPU a plain run measures on (CUDA_VISIBLE_DEVICES's first entry, else
+    GPU 0), for its per-GPU lock; None where that cannot be told (then nothing is locked)."""
+    first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    if any(arg.startswith("--kernelwatch_device") for arg in extra_args):
+        return None  # an index among the visible ones, in CUDA's order
+    if first.startswith("GPU-"):
+        return first
+    if first and not first.isdigit():
+        return None  # MIG-… or an empty list
+    try:
+        found = discover()
+    except InputError:
+        return None
+    index = int(first) if first else 0
+    return next((gpu.uuid for gpu in found if gpu.index == index), None)

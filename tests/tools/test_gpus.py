@@ -117,7 +117,9 @@ def test_host_bound_from_the_baselines_counter(run_cli, host: Path) -> None:
         result.write_text(json.dumps(document))
     done = run(run_cli, host, "--gpus", "all", "--no-compare", "--out", host / "r.json")
     assert done.status == 0, done.err
-    assert json.loads((host / "r-gpu1.json").read_text())["context"]["kernelwatch_serial"] == sorted(COPIES)
+    assert json.loads((host / "r-gpu1.json").read_text())["context"][
+        "kernelwatch_serial"
+    ] == sorted(COPIES)
 
 
 @pytest.mark.parametrize(

@@ -77,7 +77,9 @@ def discover() -> list[Gpu]:
         if found:
             return found
         said = runner._last_line(done.stderr + "\n" + done.stdout)
-    raise NoGpuError(f"no CUDA GPU is visible (nvidia-smi: {said or 'no GPU listed'}); nothing to measure")
+    raise NoGpuError(
+        f"no CUDA GPU is visible (nvidia-smi: {said or 'no GPU listed'}); nothing to measure"
+    )
 
 
 def select(available: Sequence[Gpu], spec: str) -> list[Gpu]:

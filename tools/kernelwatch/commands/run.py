@@ -69,7 +69,9 @@ def register(subparsers: Any) -> None:
     )
     add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
     add_processes_option(parser)
-    add_binary_options(parser, "a Google Benchmark binary to run instead (repeatable; any project's)")
+    add_binary_options(
+        parser, "a Google Benchmark binary to run instead (repeatable; any project's)"
+    )
     parser.add_argument(
         "--out",
         metavar="FILE",
@@ -209,7 +211,9 @@ def run_settings(args: argparse.Namespace) -> runner.RunSettings:
 
 def compare_settings(args: argparse.Namespace) -> tuple[Settings, Metric]:
     """Settings from the options over the config file (suite_config)."""
-    return settings_from(args, suite_config(args)), resolve_metric(args.metric, args.higher_is_better)
+    return settings_from(args, suite_config(args)), resolve_metric(
+        args.metric, args.higher_is_better
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -232,8 +236,15 @@ def run(args: argparse.Namespace) -> int:
     binaries = find_binaries(args) if chosen_gpus else usable_binaries(args, settings)
     if not binaries:
         usable_binaries(args, settings)  # says there are none
-    jobs = schedule(args, runner.plan(binaries, args.filter, settings.extra_args), config, root,
-                    shard, progress, several=bool(chosen_gpus and len(chosen_gpus) > 1))
+    jobs = schedule(
+        args,
+        runner.plan(binaries, args.filter, settings.extra_args),
+        config,
+        root,
+        shard,
+        progress,
+        several=bool(chosen_gpus and len(chosen_gpus) > 1),
+    )
     context = {
         "kernelwatch_run_command": args.command_line,
         "kernelwatch_run_purpose": "run",
@@ -242,8 +253,9 @@ def run(args: argparse.Namespace) -> int:
     }
     if chosen_gpus is None:
         suite = runner.run_suite(jobs, settings, progress=progress, context=context)
-        return _finish(args, jobs, settings, suite, Path(args.out) if args.out else None,
-                       progress, judge, root)
+        return _finish(
+            args, jobs, settings, suite, Path(args.out) if args.out else None, progress, judge, root
+        )
 
     progress.say(
         f"kernelwatch: measuring on {len(chosen_gpus)} GPU(s) at once, one process per GPU: "
@@ -258,19 +270,26 @@ def run(args: argparse.Namespace) -> int:
             print(f"kernelwatch: {gpu.label}: {outcome.prefix}{outcome}", file=sys.stderr)
             statuses.append((gpu, outcome.exit_status, "no result"))
             continue
-        out = gpus.out_for(Path(args.out), gpu) if args.out else default_out(
-            baselines.context_slug(outcome.document["context"]), f"gpu{gpu.index}-{stamp}"
+        out = (
+            gpus.out_for(Path(args.out), gpu)
+            if args.out
+            else default_out(
+                baselines.context_slug(outcome.document["context"]), f"gpu{gpu.index}-{stamp}"
+            )
         )
         print(f"== {gpu.label} ==", flush=True)
         try:
-            status = _finish(gpus.args_for(args, gpu), jobs, on_gpu, outcome, out, progress,
-                             judge, root)
+            status = _finish(
+                gpus.args_for(args, gpu), jobs, on_gpu, outcome, out, progress, judge, root
+            )
         except InputError as exc:  # this GPU's own trouble (no baseline for its model, ...)
             print(f"kernelwatch: {gpu.label}: {exc.prefix}{exc}", file=sys.stderr)
             status = exc.exit_status
         statuses.append((gpu, status, str(out)))
     for gpu, status, where in statuses:
-        progress.say(f"kernelwatch: {gpu.label}: exit {status} ({EXIT_MEANING.get(status, 'failed')}); {where}")
+        progress.say(
+            f"kernelwatch: {gpu.label}: exit {status} ({EXIT_MEANING.get(status, 'failed')}); {where}"
+        )
     return max(status for _, status, _ in statuses)
 
 
@@ -290,7 +309,9 @@ def suite_config(args: argparse.Namespace) -> Config:
     baselines do)."""
     path = getattr(args, "config", None)
     if path is None:
-        root = Path(args.baselines) if getattr(args, "baselines", None) else baselines.default_root()
+        root = (
+            Path(args.baselines) if getattr(args, "baselines", None) else baselines.default_root()
+        )
         suite_config = root / SUITE_CONFIG
         path = suite_config if suite_config.is_file() else None
     return load_config(path) if path else Config()
@@ -380,9 +401,7 @@ def _finish(
         base_docs = [baselines.restrict(d, names) for d in base_docs]
     base = _side(base_label, base_docs, f"holds none of the {count} benchmarks that ran")
     stored, stored_warning = noises.stored_beside(base_path, base.context)
-    report = compare(
-        base, from_documents(str(out), [document]), metric, compare_with, stored
-    )
+    report = compare(base, from_documents(str(out), [document]), metric, compare_with, stored)
     report = _warn_other_settings(report, base.context, context, stored_warning)
 
     def rerun(k: int, flagged: Sequence[str]) -> Report:
@@ -418,9 +437,7 @@ RUN_SETTING_KEYS = {
 }
 
 
-def _warn_other_settings(
-    report: Report, base: Any, run: Any, extra: str | None = None
-) -> Report:
+def _warn_other_settings(report: Report, base: Any, run: Any, extra: str | None = None) -> Report:
     warnings = [
         f"different {label}: baseline {base[key]}, this run {run[key]}"
         for key, label in RUN_SETTING_KEYS.items()
@@ -434,7 +451,10 @@ def _warn_other_settings(
 
 
 def default_out(slug: str | None, tail: str | None = None) -> Path:
-    return Path("results") / f"kernelwatch-run-{slug or 'unknown-gpu'}-{tail or runner.timestamp()}.json"
+    return (
+        Path("results")
+        / f"kernelwatch-run-{slug or 'unknown-gpu'}-{tail or runner.timestamp()}.json"
+    )
 
 
 def usable_binaries(args: argparse.Namespace, settings: runner.RunSettings) -> list[Path]:

@@ -37,6 +37,10 @@ beside it (<binary>.json), so a test can change it between runs:
     seed           0                    changes every random draw
     log            PATH                 append each command line (JSON list) to PATH
     trace          PATH                 append the binary's path to PATH at each measuring run
+    devices        {CUDA_VISIBLE_DEVICES: {key: value}}  context of each GPU it is shown
+    sleep          0.0                  seconds each measuring run takes (with spans)
+    spans          PATH                 append {"gpu", "names", "start", "end"} (JSON) of each
+                                        measuring run to PATH
 """
 
 from __future__ import annotations
@@ -93,10 +97,14 @@ if status == 4:
 if not names:
     sys.stderr.write("Failed to match any benchmarks against regex: " + pattern + "\n")
     sys.exit(0)
-count_file = me + ".runs"
-runs = int(open(count_file).read()) if os.path.exists(count_file) else 0
-with open(count_file, "w") as out:
-    out.write(str(runs + 1))
+import fcntl
+with open(me + ".runs", "a+") as counter:  # one GPU's process at a time (run --gpus)
+    fcntl.flock(counter, fcntl.LOCK_EX)
+    counter.seek(0)
+    runs = int(counter.read() or 0)
+    counter.seek(0)
+    counter.truncate()
+    counter.write(str(runs + 1))
 if "trace" in config:
     with open(config["trace"], "a") as trace:
         trace.write(me + "\n")
@@ -106,6 +114,13 @@ if status == 3:
 if status:
     sys.stderr.write("fake: exiting with " + str(status) + "\n")
     sys.exit(status)
+import time
+started = time.time()
+time.sleep(config.get("sleep", 0.0))
+if "spans" in config:
+    with open(config["spans"], "a") as spans:
+        spans.write(json.dumps({{"gpu": os.environ.get("CUDA_VISIBLE_DEVICES"), "names": names,
+                                 "start": started, "end": time.time()}}) + "\n")
 if config.get("signal"):
     os.kill(os.getpid(), getattr(signal, config["signal"]))
 if config.get("no_output"):
@@ -177,6 +192,7 @@ if harness:
     if inject_regex is not None:
         context["kernelwatch_inject"] = args["--kernelwatch_inject"]
 context.update(config.get("context", {{}}))
+context.update(config.get("devices", {{}}).get(os.environ.get("CUDA_VISIBLE_DEVICES"), {{}}))
 context["executable"] = me
 synthetic.write(args["--benchmark_out"], synthetic.document(rows, context))
 """

@@ -279,3 +279,28 @@ def test_a_foreign_folder_in_the_worktree_place(repo: Repo, run_cli) -> None:
     squatter.mkdir(parents=True)
     done = run_ab(run_cli, repo, repo.a, repo.b)
     assert done.status == 2 and "exists but is not a worktree" in one_error(done.err)
+
+
+@pytest.mark.parametrize("no_overlap", [False, True])
+def test_b_builds_while_a_is_measured(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path, no_overlap: bool
+) -> None:
+    import time
+
+    monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
+    spans = tmp_path / "spans.log"
+    repo.extra = {"spans": str(spans), "sleep": 0.2}
+    built: dict[str, float] = {}
+
+    def slow_build(side: ab.Side, log: Path, **options: object) -> None:
+        if side.name == "B":
+            time.sleep(1.5)
+        repo.build(side, log, **options)
+        built[side.name] = time.time()
+
+    monkeypatch.setattr(ab, "cmake_build", slow_build)
+    done = run_ab(run_cli, repo, repo.a, repo.b, *(["--no-overlap"] if no_overlap else []))
+    assert done.status == 1, done.err  # B's slower kernel is still found
+    assert repo.traced() == ["A", "B"] * 3
+    first = json.loads(spans.read_text().splitlines()[0])
+    assert (first["start"] < built["B"]) is not no_overlap

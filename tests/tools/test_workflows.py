@@ -112,7 +112,7 @@ def test_nightly_keeps_the_history_as_an_artifact() -> None:
     # Hosted, reads only: the checkout and the earlier runs' artifacts (docs/ci.md).
     assert "self-hosted" not in str(history["runs-on"])
     assert history["permissions"] == {"contents": "read", "actions": "read"}
-    assert history["needs"] == "suite" and "cancelled()" in history["if"]
+    assert history["needs"] == "merge" and "cancelled()" in history["if"]
     assert history["concurrency"] == {"group": "kernelwatch-history", "cancel-in-progress": False}
     steps = history["steps"]
     assert any(step.get("run") == "tools/kw setup-python" for step in steps)
@@ -220,3 +220,38 @@ def test_the_gpu_workflow_runs_the_tests_with_no_gpu_test_skipped() -> None:
     jobs = load(ROOT / ".github" / "workflows" / "gpu.yml")["jobs"]
     steps = [step.get("run") for step in jobs["test"]["steps"]]
     assert "tools/kw test --gpu" in steps
+
+
+def test_nightly_shards_each_model_and_merges_it() -> None:
+    document = load(ROOT / ".github" / "workflows" / "nightly.yml")
+    jobs = document["jobs"]
+    # One setting: SHARDS, turned into the shard matrix by the hosted `plan` job.
+    shards = document["env"]["SHARDS"]
+    assert isinstance(shards, int) and shards >= 1
+    assert "self-hosted" not in str(jobs["plan"]["runs-on"]) and jobs["plan"]["permissions"] == {}
+    assert 'seq -s, 1 "$SHARDS"' in nightly_steps(jobs["plan"])
+    suite = jobs["suite"]
+    matrix = suite["strategy"]["matrix"]
+    assert matrix["shard"] == "${{ fromJSON(needs.plan.outputs.shards) }}"
+    gpus = matrix["gpu"]
+    script = nightly_steps(suite)
+    assert 'tools/kw suite --shard "${{ matrix.shard }}/$SHARDS"' in script
+    uploads = [s["with"]["name"] for s in suite["steps"] if "upload-artifact" in str(s.get("uses"))]
+    assert uploads == ["shard-${{ matrix.gpu }}-${{ matrix.shard }}"]
+    # One merge job per model, hosted and read-only, with the model's baseline folder.
+    merge = jobs["merge"]
+    assert merge["needs"] == "suite" and "cancelled()" in merge["if"]
+    assert "self-hosted" not in str(merge["runs-on"])
+    assert merge["permissions"] == {"contents": "read"}
+    models = {entry["gpu"]: entry["baseline"] for entry in merge["strategy"]["matrix"]["include"]}
+    assert sorted(models) == sorted(gpus) == sorted(jobs["report"]["strategy"]["matrix"]["gpu"])
+    for baseline in models.values():
+        assert (ROOT / "baselines" / baseline / "result.json").is_file(), baseline
+    script = nightly_steps(merge)
+    assert "python3 -m kernelwatch merge" in script and "python3 -m kernelwatch compare" in script
+    assert set(merge["outputs"]) == set(gpus)
+    downloads = [s["with"] for s in merge["steps"] if "download-artifact" in str(s.get("uses"))]
+    assert downloads[0]["pattern"] == "shard-${{ matrix.gpu }}-*" and downloads[0]["merge-multiple"]
+    uploads = [s["with"]["name"] for s in merge["steps"] if "upload-artifact" in str(s.get("uses"))]
+    assert uploads == ["nightly-${{ matrix.gpu }}"]  # what `history` and `report` read
+    assert jobs["report"]["needs"] == "merge"

@@ -9,6 +9,9 @@ noise_multiplier = 2
 [[compare.thresholds]]
 match = "^BM_Transfer/"      # Python regex, searched in the benchmark name
 threshold = "10%"
+
+[run]
+serial = ["^BM_Transfer/"]   # host-bound: measured one GPU at a time (run --gpus)
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from kernelwatch.errors import InputError
 
 _TOP_KEYS = frozenset({"threshold", "alpha", "min_repetitions", "noise_multiplier", "thresholds"})
 _RULE_KEYS = frozenset({"match", "threshold"})
+_RUN_KEYS = frozenset({"serial"})
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,7 @@ class Config:
     min_repetitions: int | None = None
     noise_multiplier: float | None = None
     rules: tuple[ThresholdRule, ...] = ()
+    serial: tuple[re.Pattern[str], ...] = ()  # [run] serial: host-bound benchmarks
 
 
 def parse_fraction(value: Any, what: str) -> float:
@@ -107,13 +112,30 @@ def load_config(path: str | Path) -> Config:
         return value
 
     threshold = section.get("threshold")
+    serial = _serial(data.get("run", {}), where)
     return Config(
         threshold=None if threshold is None else parse_fraction(threshold, f"{where}: threshold"),
         alpha=optional("alpha", float),
         min_repetitions=optional("min_repetitions", int),
         noise_multiplier=optional("noise_multiplier", float),
         rules=tuple(rules),
+        serial=serial,
     )
+
+
+def _serial(section: Any, where: str) -> tuple[re.Pattern[str], ...]:
+    if not isinstance(section, dict):
+        raise InputError(f"{where}: [run] must be a table")
+    unknown = set(section) - _RUN_KEYS
+    if unknown:
+        raise InputError(f"{where}: unknown key(s) in [run]: {', '.join(sorted(unknown))}")
+    patterns = section.get("serial", [])
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        raise InputError(f"{where}: run.serial must be an array of regex strings")
+    try:
+        return tuple(re.compile(p) for p in patterns)
+    except re.error as exc:
+        raise InputError(f"{where}: run.serial: bad regex {exc.pattern!r}: {exc}") from None
 
 
 def threshold_for(name: str, rules: tuple[ThresholdRule, ...], default: float) -> float:

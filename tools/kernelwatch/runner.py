@@ -13,6 +13,7 @@ Every row of the merged result names its process (`kernelwatch_process`, 1-based
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import glob
 import os
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kernelwatch import kernels
+from kernelwatch import locks
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.gbench import read_document, read_json
 from kernelwatch.results import PROCESS_KEY, gpu_model
@@ -69,6 +71,10 @@ class RunSettings:
     verbose: bool = False  # show the binaries' own output on stderr
     processes: int = 1  # processes per binary; `repetitions` is split between them
     record_kernels: bool = True  # kernel records in the context (kernels.py)
+    # `run --gpus`: the one GPU this run measures on (its UUID, for the per-GPU lock and
+    # CUDA_VISIBLE_DEVICES, which `environment` sets for every benchmark process)
+    gpu_uuid: str | None = None
+    environment: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.repetitions < 1:
@@ -98,6 +104,7 @@ class Job:
     binary: Path
     filter: str | None
     names: tuple[str, ...]
+    serial: bool = False  # host-bound: runs with the host to itself (locks.host_exclusive)
 
 
 # --- finding binaries and the GPU ------------------------------------------------------------
@@ -356,7 +363,11 @@ def run_suite(
     commands: list[list[str]] = []
     done = 0
     prefix = f"{label}: " if label else ""
-    with tempfile.TemporaryDirectory(prefix="kernelwatch-run-") as tmp:
+    with contextlib.ExitStack() as held, tempfile.TemporaryDirectory(
+        prefix="kernelwatch-run-"
+    ) as tmp:
+        if settings.gpu_uuid:
+            held.enter_context(locks.gpu_lock(settings.gpu_uuid, _waiting(progress, prefix)))
         for process, share in enumerate(shares, 1):
             which = f"process {process}/{len(shares)}, " if len(shares) > 1 else ""
             for index, job in enumerate(jobs):
@@ -373,7 +384,11 @@ def run_suite(
                 env = None
                 if record is not None and settings.record_kernels:
                     env = dict(os.environ, **{kernels.ENV: str(record)})
-                runs[index].append(_run_one(job.binary, command, out, settings, progress, env))
+                host = locks.host_exclusive if job.serial else locks.host_shared
+                with host(_waiting(progress, prefix)):
+                    runs[index].append(
+                        _run_one(job.binary, command, out, settings, progress, env)
+                    )
                 if env is not None and record is not None:
                     records[job.binary] = kernels.read_records(record)
                 done += len(job.names)
@@ -387,6 +402,11 @@ def run_suite(
         "kernelwatch_run_started": started_at.isoformat(timespec="seconds"),
         "kernelwatch_run_seconds": f"{seconds:.1f}",
         "kernelwatch_benchmark_commands": [shlex.join(c) for c in commands],
+        **(
+            {"kernelwatch_serial": sorted({n for job in jobs if job.serial for n in job.names})}
+            if any(job.serial for job in jobs)
+            else {}
+        ),
         **(context or {}),
     }
     outputs = [(job.binary, join_processes(job.binary, runs[i])) for i, job in enumerate(jobs)]
@@ -395,6 +415,10 @@ def run_suite(
         capability = document["context"].get("gpu_compute_capability")
         document["context"][kernels.CONTEXT_KEY] = kernels.context_entry(records, capability)
     return SuiteRun(document, commands, seconds)
+
+
+def _waiting(progress: Progress, prefix: str) -> locks.Waiting:
+    return lambda why: progress.say(f"kernelwatch: {prefix}{why}")
 
 
 def join_processes(binary: Path, documents: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -463,7 +487,11 @@ def _run_one(
             stdout = stderr = sys.stderr
         try:
             process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, env=env
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                env={**(env or os.environ), **dict(settings.environment)},
             )
         except OSError as exc:
             raise InputError(f"{binary}: cannot run: {exc.strerror or exc}") from None
@@ -515,10 +543,14 @@ def _run_one(
 
 
 def merge(
-    outputs: Sequence[tuple[Path, Mapping[str, Any]]], extra_context: Mapping[str, Any]
+    outputs: Sequence[tuple[Path, Mapping[str, Any]]],
+    extra_context: Mapping[str, Any],
+    *,
+    several_cards: bool = False,
 ) -> dict[str, Any]:
-    """One result from several binaries' outputs: the first one's context (plus
-    `extra_context`), every benchmark row. All must come from the same GPU."""
+    """One result from several binaries' outputs (or shards' results, merge.py): the first
+    one's context (plus `extra_context`), every benchmark row, each benchmark from one output
+    only. All must come from the same GPU (`several_cards`: from one GPU model)."""
     if not outputs:
         raise InputError("nothing to merge: no benchmark binary ran")
     first_binary, first = outputs[0]
@@ -528,7 +560,7 @@ def merge(
     owner: dict[str, Path] = {}
     for binary, document in outputs:
         other = document.get("context") or {}
-        if gpu_model(other) != model or other.get("gpu_uuid") != uuid:
+        if gpu_model(other) != model or (not several_cards and other.get("gpu_uuid") != uuid):
             raise InputError(
                 f"{binary} ran on {other.get('gpu_uuid') or gpu_model(other) or 'an unnamed GPU'}"
                 f", {first_binary} on {uuid or model or 'an unnamed GPU'}: one result must come "
@@ -557,8 +589,42 @@ def rerun_jobs(jobs: Sequence[Job], names: Iterable[str]) -> list[Job]:
     for job in jobs:
         chosen = [name for name in job.names if name in wanted]
         if chosen:
-            again.append(Job(job.binary, names_filter(chosen), tuple(chosen)))
+            again.append(Job(job.binary, names_filter(chosen), tuple(chosen), job.serial))
     return again
+
+
+def select_jobs(jobs: Sequence[Job], names: Iterable[str]) -> list[Job]:
+    """The jobs restricted to `names` (a shard): a job keeps its filter when all its
+    benchmarks are chosen, else gets an anchored filter of the chosen ones."""
+    wanted = set(names)
+    chosen = []
+    for job in jobs:
+        kept = [name for name in job.names if name in wanted]
+        if len(kept) == len(job.names):
+            chosen.append(job)
+        elif kept:
+            chosen.append(Job(job.binary, names_filter(kept), tuple(kept), job.serial))
+    return chosen
+
+
+def split_serial(jobs: Sequence[Job], serial: Iterable[str]) -> list[Job]:
+    """The jobs with their host-bound benchmarks (`serial`) in jobs of their own, marked
+    serial and placed last, so that the other GPUs' concurrent work overlaps as much as it
+    can before the host is taken for them."""
+    host_bound = set(serial)
+    together: list[Job] = []
+    alone: list[Job] = []
+    for job in jobs:
+        mine = [name for name in job.names if name in host_bound]
+        rest = [name for name in job.names if name not in host_bound]
+        if not mine:
+            together.append(job)
+        elif not rest:
+            alone.append(Job(job.binary, job.filter, job.names, serial=True))
+        else:
+            together.append(Job(job.binary, names_filter(rest), tuple(rest)))
+            alone.append(Job(job.binary, names_filter(mine), tuple(mine), serial=True))
+    return together + alone
 
 
 def timestamp() -> str:

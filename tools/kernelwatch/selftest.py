@@ -19,6 +19,7 @@ settings: thresholds are tuned offline from GPU data. Rendering is in selftest_r
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import time
@@ -281,14 +282,7 @@ def run_all(
 
 
 def _with_args(settings: runner.RunSettings, flag: str) -> runner.RunSettings:
-    return runner.RunSettings(
-        repetitions=settings.repetitions,
-        max_time=settings.max_time,
-        interleave=settings.interleave,
-        extra_args=(*settings.extra_args, flag),
-        verbose=settings.verbose,
-        processes=settings.processes,
-    )
+    return dataclasses.replace(settings, extra_args=(*settings.extra_args, flag))
 
 
 def _resumed(path: Path, run: PlannedRun, inject: str, context: Mapping[str, str]) -> SavedRun:

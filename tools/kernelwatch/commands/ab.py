@@ -4,12 +4,13 @@ them alternately on this GPU, compare."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import re
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import ab, explain, runner
+from kernelwatch import ab, explain, gpus, runner
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.commands.compare import add_compare_options, write_report
 from kernelwatch.commands.run import add_run_options, compare_settings, run_settings
@@ -60,6 +61,12 @@ def register(subparsers: Any) -> None:
     )
     steps.add_argument("--build-only", action="store_true", help="build both commits, run nothing")
     add_explain_options(parser)
+    parser.add_argument(
+        "--no-overlap",
+        action="store_true",
+        help="build B before measuring anything (default: B builds while A's first round is "
+        "measured; host-bound benchmarks wait for the build)",
+    )
     add_compare_options(parser)
     parser.set_defaults(handler=run)
 
@@ -127,6 +134,10 @@ def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
     )
 
 
+def overlap(args: argparse.Namespace) -> bool:
+    return not (args.no_overlap or args.build_only)
+
+
 def run(args: argparse.Namespace, build: ab.BuildStep | None = None) -> int:
     settings = run_settings(args)
     pattern = _explain_pattern(args.explain)
@@ -144,40 +155,62 @@ def run(args: argparse.Namespace, build: ab.BuildStep | None = None) -> int:
         ab.prepare_side(repo, "A", args.rev_a, use_git=not args.no_build),
         ab.prepare_side(repo, "B", args.rev_b, use_git=not args.no_build),
     ]
+    ahead: ab.BuildAhead | None = None
     if not args.no_build:
         for side in sides:
             if side is sides[1] and side.sha == sides[0].sha:
                 continue  # the same commit: one build
             progress.say(
                 f"kernelwatch: building {side.name} ({side.rev}, {side.short}) in {side.build_dir}"
+                + (" while A is measured" if side is sides[1] and overlap(args) else "")
             )
-            build(side, ab.build_log(side))
+            if side is sides[1] and overlap(args):
+                ahead = ab.BuildAhead(build, side)
+            else:
+                build(side, ab.build_log(side))
     if args.build_only:
         for side in sides:
             progress.say(f"kernelwatch: {side.name} ({side.rev}) built in {side.build_dir}")
         return 0
 
-    binaries = {side.name: ab.binaries_of(side, args.bench) for side in sides}
+    binaries = {"A": ab.binaries_of(sides[0], args.bench)}
     runner.require_gpu(binaries["A"][0], settings.extra_args)
-    jobs = {
-        name: runner.plan(found, args.filter, settings.extra_args)
-        for name, found in binaries.items()
-    }
+    settings = dataclasses.replace(settings, gpu_uuid=gpus.visible_uuid(settings.extra_args))
+    jobs = {"A": runner.plan(binaries["A"], args.filter, settings.extra_args)}
+
+    def before(side: ab.Side) -> None:
+        nonlocal ahead
+        if side.name in jobs:
+            return
+        if ahead is not None:
+            ahead.result()  # B's build: its failure is the command's
+            ahead = None
+        jobs[side.name] = runner.plan(
+            ab.binaries_of(side, args.bench), args.filter, settings.extra_args
+        )
+
+    if ahead is None:
+        before(sides[1])  # no build running: B's jobs are known now
     out = (
         Path(args.out)
         if args.out
         else Path("results") / (f"ab-{sides[0].short}-{sides[1].short}-{runner.timestamp()}")
     )
-    folders = ab.run_rounds(
-        sides,
-        jobs,
-        settings,
-        args.rounds,
-        out,
-        progress=progress,
-        command_line=args.command_line,
-        filter=args.filter,
-    )
+    try:
+        folders = ab.run_rounds(
+            sides,
+            jobs,
+            settings,
+            args.rounds,
+            out,
+            progress=progress,
+            command_line=args.command_line,
+            filter=args.filter,
+            before=before,
+        )
+    finally:
+        if ahead is not None:
+            ahead.wait()
     progress.say(f"kernelwatch: wrote {args.rounds} run(s) of each side to {out}")
     base, contender = load_all(folders)
     report = compare(base, contender, metric, compare_with)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,9 @@ from typing import Any
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch import baseline as baselines
 from kernelwatch import noise as noises
-from kernelwatch import runner
+from kernelwatch import gpus, hostbound, runner
+from kernelwatch import shard as shards
+from kernelwatch.merge import SHARD_KEY
 from kernelwatch.commands.compare import add_compare_options, settings_from, write_report
 from kernelwatch.compare import Report, Settings, compare
 from kernelwatch.config import Config, load_config
@@ -37,7 +40,7 @@ the baseline stored it (noise.json). A REGRESSION is then re-run alone in fresh 
 confirmed". See docs/running.md and docs/measurement.md."""
 
 EPILOG = """\
-exit status:
+exit status (with --gpus: the highest of the GPUs'):
   0  no regression (or --no-compare and the run succeeded)
   1  a confirmed REGRESSION; or a MISSING benchmark (unless --allow-missing); or an ERROR
      (unless --allow-errors)
@@ -48,6 +51,8 @@ exit status:
 
 examples:
   kernelwatch run                                   # the suite against this GPU's baseline
+  kernelwatch run --gpus all                        # every GPU of the host at once
+  kernelwatch run --shard 2/4 --no-compare --out s2.json   # then: kernelwatch merge s*.json
   kernelwatch run --filter '^matmul/' --confirm 2
   kernelwatch run --no-compare --out new.json       # then: kernelwatch baseline update new.json
   kernelwatch run --bench ./my_gbench_binary --baseline old.json
@@ -64,7 +69,9 @@ def register(subparsers: Any) -> None:
     )
     add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
     add_processes_option(parser)
-    add_binary_options(parser, "a Google Benchmark binary to run instead (repeatable; any project's)")
+    add_binary_options(
+        parser, "a Google Benchmark binary to run instead (repeatable; any project's)"
+    )
     parser.add_argument(
         "--out",
         metavar="FILE",
@@ -93,8 +100,28 @@ def register(subparsers: Any) -> None:
         metavar="PATH",
         help="compare with this result file or folder instead of the GPU's baseline",
     )
+    add_gpus_option(parser)
+    parser.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run part K of N of the benchmarks, split by the baselines' durations into parts "
+        "of about equal time (the same split on every machine); join the N results with "
+        "kernelwatch merge",
+    )
     add_compare_options(parser)
     parser.set_defaults(handler=run)
+
+
+def add_gpus_option(parser: argparse.ArgumentParser) -> None:
+    """--gpus; `selftest` shares it."""
+    parser.add_argument(
+        "--gpus",
+        metavar="all|LIST",
+        help="measure on these GPUs at once (all, or nvidia-smi indices or UUIDs, comma-"
+        "separated), one process per GPU, each with its own result file (OUT-gpu<index>.json) "
+        "and report; host-bound benchmarks measure one GPU at a time; the exit status is the "
+        "worst GPU's",
+    )
 
 
 def add_run_options(
@@ -183,56 +210,184 @@ def run_settings(args: argparse.Namespace) -> runner.RunSettings:
 
 
 def compare_settings(args: argparse.Namespace) -> tuple[Settings, Metric]:
-    """Settings from the options over the config file: --config, else the suite's own
-    kernelwatch.toml in the baselines folder when there is one (its per-benchmark thresholds
-    belong to the benchmarks, as the baselines do)."""
-    path = args.config
-    if path is None:
-        root = Path(args.baselines) if getattr(args, "baselines", None) else baselines.default_root()
-        suite_config = root / SUITE_CONFIG
-        path = suite_config if suite_config.is_file() else None
-    config = load_config(path) if path else Config()
-    return settings_from(args, config), resolve_metric(args.metric, args.higher_is_better)
+    """Settings from the options over the config file (suite_config)."""
+    return settings_from(args, suite_config(args)), resolve_metric(
+        args.metric, args.higher_is_better
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     settings = run_settings(args)
     if args.confirm < 0:
         raise InputError(f"--confirm {args.confirm}: must be 0 or more")
+    judge = None
     if not args.no_compare:
-        compare_with, metric = compare_settings(args)  # bad options fail before any run
+        judge = compare_settings(args)  # bad options fail before any run
+    config = suite_config(args)
     root = Path(args.baselines) if args.baselines else baselines.default_root()
     if args.out and Path(args.out).is_dir():
         raise InputError(f"--out {args.out}: is a directory; name the result file")
     if args.baseline and not Path(args.baseline).exists():
         raise InputError(f"--baseline {args.baseline}: no such file or directory")
+    shard = shards.parse(args.shard) if args.shard else None
+    chosen_gpus = gpus.select(gpus.discover(), args.gpus) if args.gpus else None
 
-    jobs = runner.plan(usable_binaries(args, settings), args.filter, settings.extra_args)
     progress = runner.Progress(enabled=None if not settings.verbose else False)
-
-    suite = runner.run_suite(
-        jobs,
-        settings,
-        progress=progress,
-        context={
-            "kernelwatch_run_command": args.command_line,
-            "kernelwatch_run_purpose": "run",
-            "kernelwatch_filter": args.filter or "",
-        },
+    binaries = find_binaries(args) if chosen_gpus else usable_binaries(args, settings)
+    if not binaries:
+        usable_binaries(args, settings)  # says there are none
+    jobs = schedule(
+        args,
+        runner.plan(binaries, args.filter, settings.extra_args),
+        config,
+        root,
+        shard,
+        progress,
+        several=bool(chosen_gpus and len(chosen_gpus) > 1),
     )
+    context = {
+        "kernelwatch_run_command": args.command_line,
+        "kernelwatch_run_purpose": "run",
+        "kernelwatch_filter": args.filter or "",
+        **({SHARD_KEY: str(shard)} if shard else {}),
+    }
+    if chosen_gpus is None:
+        suite = runner.run_suite(jobs, settings, progress=progress, context=context)
+        return _finish(
+            args, jobs, settings, suite, Path(args.out) if args.out else None, progress, judge, root
+        )
+
+    progress.say(
+        f"kernelwatch: measuring on {len(chosen_gpus)} GPU(s) at once, one process per GPU: "
+        + "; ".join(gpu.label for gpu in chosen_gpus)
+    )
+    measured = gpus.measure_all(chosen_gpus, jobs, settings, context, progress)
+    stamp = runner.timestamp()
+    statuses: list[tuple[gpus.Gpu, int, str]] = []
+    for gpu, outcome in measured:
+        on_gpu = gpus.settings_for(settings, gpu)
+        if isinstance(outcome, InputError):
+            print(f"kernelwatch: {gpu.label}: {outcome.prefix}{outcome}", file=sys.stderr)
+            statuses.append((gpu, outcome.exit_status, "no result"))
+            continue
+        out = (
+            gpus.out_for(Path(args.out), gpu)
+            if args.out
+            else default_out(
+                baselines.context_slug(outcome.document["context"]), f"gpu{gpu.index}-{stamp}"
+            )
+        )
+        print(f"== {gpu.label} ==", flush=True)
+        try:
+            status = _finish(
+                gpus.args_for(args, gpu), jobs, on_gpu, outcome, out, progress, judge, root
+            )
+        except InputError as exc:  # this GPU's own trouble (no baseline for its model, ...)
+            print(f"kernelwatch: {gpu.label}: {exc.prefix}{exc}", file=sys.stderr)
+            status = exc.exit_status
+        statuses.append((gpu, status, str(out)))
+    for gpu, status, where in statuses:
+        progress.say(
+            f"kernelwatch: {gpu.label}: exit {status} ({EXIT_MEANING.get(status, 'failed')}); {where}"
+        )
+    return max(status for _, status, _ in statuses)
+
+
+# What each exit status of a GPU's part means, for the summary of `run --gpus`.
+EXIT_MEANING = {
+    0: "no regression",
+    1: "regression, missing or erroring benchmark",
+    2: "bad input",
+    3: "a benchmark binary crashed",
+    4: "no usable GPU",
+}
+
+
+def suite_config(args: argparse.Namespace) -> Config:
+    """--config, else the suite's own kernelwatch.toml in the baselines folder when there is
+    one (its per-benchmark thresholds and host-bound list belong to the benchmarks, as the
+    baselines do)."""
+    path = getattr(args, "config", None)
+    if path is None:
+        root = (
+            Path(args.baselines) if getattr(args, "baselines", None) else baselines.default_root()
+        )
+        suite_config = root / SUITE_CONFIG
+        path = suite_config if suite_config.is_file() else None
+    return load_config(path) if path else Config()
+
+
+def planning_documents(args: argparse.Namespace, root: Path) -> list[Any]:
+    """What the schedule reads the benchmarks' durations and host_bound counters from:
+    --baseline, else every baseline in the folder. Not this GPU's alone: every shard job of
+    every model must compute the same split from the same checkout."""
+    if getattr(args, "baseline", None):
+        return baselines.result_documents(Path(args.baseline))
+    return [read_json(entry.result) for entry in baselines.entries(root)]
+
+
+def schedule(
+    args: argparse.Namespace,
+    jobs: list[runner.Job],
+    config: Config,
+    root: Path,
+    shard: shards.Shard | None,
+    progress: runner.Progress,
+    *,
+    several: bool,
+) -> list[runner.Job]:
+    """The jobs of this shard, the host-bound benchmarks in jobs of their own (serial)."""
+    names = [name for job in jobs for name in job.names]
+    documents: list[Any] = []
+    if shard or several or config.serial:
+        documents = planning_documents(args, root)
+    if shard:
+        chosen = shards.select(names, shard, shards.durations(documents))
+        if not chosen:
+            raise InputError(f"--shard {shard}: no benchmark falls in it ({len(names)} in all)")
+        progress.say(
+            f"kernelwatch: shard {shard}: {len(chosen)} of {len(names)} benchmarks "
+            f"(split by {'the baselines’ durations' if documents else 'count'})"
+        )
+        jobs = runner.select_jobs(jobs, chosen)
+        names = chosen
+    serial = hostbound.select(names, config.serial, documents)
+    if serial:
+        jobs = runner.split_serial(jobs, serial)
+        if several:
+            progress.say(
+                f"kernelwatch: {len(serial)} host-bound benchmark(s) (counter "
+                f"{hostbound.COUNTER}, or [run] serial in {SUITE_CONFIG}) measure one GPU at a "
+                "time, with nothing else of kernelwatch running on this host"
+            )
+    return jobs
+
+
+def _finish(
+    args: argparse.Namespace,
+    jobs: list[runner.Job],
+    settings: runner.RunSettings,
+    suite: runner.SuiteRun,
+    out: Path | None,
+    progress: runner.Progress,
+    judge: tuple[Settings, Metric] | None,
+    root: Path,
+) -> int:
+    """Write the result; compare it with its GPU's baseline and confirm the regressions."""
     document = suite.document
     context = document["context"]
     slug = baselines.context_slug(context)
-    out = Path(args.out) if args.out else default_out(slug)
+    out = out or default_out(slug)
     write_json_atomic(out, document, make_parents=True)
     count = sum(len(job.names) for job in jobs)
     each = f", {settings.processes} processes each," if settings.processes > 1 else ""
     progress.say(
-        f"kernelwatch: wrote {out} ({count} benchmarks from {len(jobs)} binaries{each} in "
-        f"{suite.seconds:.0f} s)"
+        f"kernelwatch: wrote {out} ({count} benchmarks from "
+        f"{len({job.binary for job in jobs})} binaries{each} in {suite.seconds:.0f} s)"
     )
-    if args.no_compare:
+    if judge is None:
         return 0
+    compare_with, metric = judge
 
     names = {name for job in jobs for name in job.names}
     if args.baseline:
@@ -242,13 +397,11 @@ def run(args: argparse.Namespace) -> int:
         entry = baselines.resolve(root, context, str(out))
         base_path = entry.result
         base_label, base_docs = str(entry.result), [read_json(entry.result)]
-    if args.filter or args.bench:  # a part of the suite ran: the rest is not MISSING
+    if args.filter or args.bench or args.shard:  # a part of the suite ran: the rest is not MISSING
         base_docs = [baselines.restrict(d, names) for d in base_docs]
     base = _side(base_label, base_docs, f"holds none of the {count} benchmarks that ran")
     stored, stored_warning = noises.stored_beside(base_path, base.context)
-    report = compare(
-        base, from_documents(str(out), [document]), metric, compare_with, stored
-    )
+    report = compare(base, from_documents(str(out), [document]), metric, compare_with, stored)
     report = _warn_other_settings(report, base.context, context, stored_warning)
 
     def rerun(k: int, flagged: Sequence[str]) -> Report:
@@ -284,9 +437,7 @@ RUN_SETTING_KEYS = {
 }
 
 
-def _warn_other_settings(
-    report: Report, base: Any, run: Any, extra: str | None = None
-) -> Report:
+def _warn_other_settings(report: Report, base: Any, run: Any, extra: str | None = None) -> Report:
     warnings = [
         f"different {label}: baseline {base[key]}, this run {run[key]}"
         for key, label in RUN_SETTING_KEYS.items()
@@ -299,8 +450,11 @@ def _warn_other_settings(
     return dataclasses.replace(report, warnings=tuple(report.warnings) + tuple(warnings))
 
 
-def default_out(slug: str | None) -> Path:
-    return Path("results") / f"kernelwatch-run-{slug or 'unknown-gpu'}-{runner.timestamp()}.json"
+def default_out(slug: str | None, tail: str | None = None) -> Path:
+    return (
+        Path("results")
+        / f"kernelwatch-run-{slug or 'unknown-gpu'}-{tail or runner.timestamp()}.json"
+    )
 
 
 def usable_binaries(args: argparse.Namespace, settings: runner.RunSettings) -> list[Path]:

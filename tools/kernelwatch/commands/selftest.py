@@ -4,6 +4,7 @@ this GPU, and say whether the measurement meets its targets."""
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import re
 import sys
 from pathlib import Path
@@ -15,12 +16,16 @@ from kernelwatch.commands._parsers import add_parser
 from kernelwatch.commands.compare import add_decision_options
 from kernelwatch.commands.run import (
     add_binary_options,
+    add_gpus_option,
     add_processes_option,
     add_run_options,
     compare_settings,
+    find_binaries,
     run_settings,
+    suite_config,
     usable_binaries,
 )
+from kernelwatch import gpus, hostbound
 from kernelwatch.config import parse_fraction
 from kernelwatch.errors import InputError
 from kernelwatch.files import check_writable, write_atomic, write_output
@@ -145,6 +150,7 @@ def register(subparsers: Any) -> None:
         help="where kernelwatch.toml (the suite's threshold rules) is read from "
         "(default: baselines, in the checkout)",
     )
+    add_gpus_option(parser)
     add_decision_options(parser)
     parser.add_argument("--markdown", metavar="FILE", help="also write the report as Markdown")
     parser.add_argument("--json", metavar="FILE", help="also write the report as JSON")
@@ -169,6 +175,7 @@ _RUN_ONLY = {
     "max_time": "--max-time",
     "processes": "--processes",
     "no_interleave": "--no-interleave",
+    "gpus": "--gpus",
 }
 
 
@@ -194,11 +201,30 @@ def run(args: argparse.Namespace) -> int:
                 f"--from re-analyses saved runs and runs nothing: {given[0]} does not apply"
             )
         only = _python_regex(args.filter, "--filter") if args.filter else None
-        runs = selftest.load_runs(Path(args.from_dir))
-    else:
-        only = None
+        return _report(args, selftest.load_runs(Path(args.from_dir)), 0, settings, only)
+    if not args.gpus:
         collected = _measure(args)
-        runs, missing = collected.runs, collected.missing
+        return _report(args, collected.runs, collected.missing, settings, None)
+    statuses = []
+    for gpu, outcome in _measure_gpus(args):
+        print(f"== {gpu.label} ==", flush=True)
+        if isinstance(outcome, InputError):
+            print(f"kernelwatch: {gpu.label}: {outcome.prefix}{outcome}", file=sys.stderr)
+            statuses.append(outcome.exit_status)
+            continue
+        status = _report(gpus.args_for(args, gpu), outcome.runs, outcome.missing, settings, None)
+        print(f"kernelwatch: selftest: {gpu.label}: exit {status}", file=sys.stderr)
+        statuses.append(status)
+    return max(statuses)
+
+
+def _report(
+    args: argparse.Namespace,
+    runs: list[selftest.SavedRun],
+    missing: int,
+    settings: Any,
+    only: re.Pattern[str] | None,
+) -> int:
     progress = runner.Progress()
     analysis = selftest.analyse(
         runs,
@@ -237,7 +263,38 @@ def run(args: argparse.Namespace) -> int:
     return analysis.exit_status
 
 
-def _measure(args: argparse.Namespace) -> selftest.Collected:
+def _measure_gpus(
+    args: argparse.Namespace,
+) -> list[tuple[gpus.Gpu, selftest.Collected | InputError]]:
+    """The selftest on every chosen GPU at once, each into OUT/gpu<index>; host-bound
+    benchmarks one GPU at a time, as `run --gpus` measures them."""
+    chosen = gpus.select(gpus.discover(), args.gpus)
+    out = Path(args.out) if args.out else Path("results") / f"selftest-{runner.timestamp()}"
+    if not find_binaries(args):
+        usable_binaries(args, run_settings(args))  # says there are none
+    progress = runner.Progress(enabled=False)
+    several = len(chosen) > 1
+
+    def one(gpu: gpus.Gpu) -> selftest.Collected | InputError:
+        mine = argparse.Namespace(**vars(args))
+        mine.out = str(out / f"gpu{gpu.index}")
+        try:
+            return _measure(mine, gpu=gpu, several=several, progress=progress)
+        except InputError as exc:
+            return exc
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(chosen)) as pool:
+        collected = list(pool.map(one, chosen))
+    return list(zip(chosen, collected))
+
+
+def _measure(
+    args: argparse.Namespace,
+    *,
+    gpu: gpus.Gpu | None = None,
+    several: bool = False,
+    progress: runner.Progress | None = None,
+) -> selftest.Collected:
     aa_runs = selftest.DEFAULT_AA_RUNS if args.aa_runs is None else args.aa_runs
     trials = selftest.DEFAULT_TRIALS if args.trials is None else args.trials
     if aa_runs < 0 or aa_runs == 1:
@@ -263,13 +320,19 @@ def _measure(args: argparse.Namespace) -> selftest.Collected:
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: is a file; name a folder")
     settings = run_settings(args)
-
-    jobs = runner.plan(usable_binaries(args, settings), args.filter, settings.extra_args)
+    binaries = find_binaries(args) if gpu else usable_binaries(args, settings)
+    jobs = runner.plan(binaries, args.filter, settings.extra_args)
+    serial = hostbound.select([n for j in jobs for n in j.names], suite_config(args).serial)
+    jobs = runner.split_serial(jobs, serial) if serial else jobs
+    if gpu:
+        settings = gpus.settings_for(settings, gpu)
     planned = selftest.plan(aa_runs, trials, levels)
-    progress = runner.Progress(enabled=None if not settings.verbose else False)
+    progress = progress or runner.Progress(enabled=None if not settings.verbose else False)
+    where = f"{gpu.label}: " if gpu else ""
     progress.say(
-        f"kernelwatch: selftest: {len(planned)} runs of {sum(len(j.names) for j in jobs)} "
-        f"benchmarks into {out}"
+        f"kernelwatch: selftest: {where}{len(planned)} runs of "
+        f"{sum(len(j.names) for j in jobs)} benchmarks into {out}"
+        + (f"; {len(serial)} host-bound, one GPU at a time" if serial and several else "")
     )
     return selftest.run_all(
         planned,

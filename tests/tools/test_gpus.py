@@ -1,0 +1,163 @@
+"""`run --gpus`: every GPU of the host at once, each with its own result, baseline and
+report; host-bound benchmarks one GPU at a time (fake binaries and a fake nvidia-smi)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import fakebench
+from kernelwatch import gpus
+from kernelwatch.errors import InputError
+
+H100 = "GPU-00000000-0000-0000-0000-00000000a100"
+H200 = "GPU-00000000-0000-0000-0000-00000000a200"
+SMI = f"0, {H100}, NVIDIA H100 80GB HBM3, 9.0\n1, {H200}, NVIDIA H200, 9.0"
+DEVICES = {
+    H100: {"gpu_uuid": H100},
+    H200: {"gpu_uuid": H200, "gpu_name": "NVIDIA H200"},
+}
+KERNELS = {f"alpha/copy/{n}/manual_time": 100.0 + n for n in range(3)}
+COPIES = {f"transfers/h2d/pinned/bytes:{n}/manual_time": 900.0 + n for n in range(2)}
+SERIAL = '[run]\nserial = ["^transfers/"]\n'
+
+
+@pytest.fixture
+def host(tmp_path: Path, monkeypatch):
+    fakebench.fake_nvidia_smi(tmp_path, monkeypatch, SMI)
+    monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
+    monkeypatch.chdir(tmp_path)
+    spans = tmp_path / "spans.log"
+    fakebench.suite(
+        tmp_path / "build",
+        {"alpha": KERNELS, "transfers": COPIES},
+        devices=DEVICES,
+        spans=str(spans),
+        sleep=0.3,
+    )
+    (tmp_path / "baselines").mkdir()
+    (tmp_path / "baselines" / "kernelwatch.toml").write_text(SERIAL)
+    return tmp_path
+
+
+def run(run_cli, host: Path, *argv: object):
+    return run_cli(
+        "run", "--build-dir", host / "build", "--baselines", host / "baselines",
+        "--repetitions", "2", "--processes", "1", *argv,
+    )  # fmt: skip
+
+
+def make_baselines(run_cli, host: Path) -> None:
+    done = run(run_cli, host, "--gpus", "all", "--no-compare", "--out", host / "base.json")
+    assert done.status == 0, done.err
+    for index in (0, 1):
+        done = run_cli("baseline", "update", host / f"base-gpu{index}.json",
+                       "--baselines", host / "baselines", "--min-repetitions", "2")  # fmt: skip
+        assert done.status == 0, done.err
+    (host / "spans.log").unlink()
+
+
+def test_each_gpu_gets_its_own_result_and_its_own_models_baseline(run_cli, host: Path) -> None:
+    make_baselines(run_cli, host)
+    done = run(run_cli, host, "--gpus", "all", "--out", host / "night.json",
+               "--markdown", host / "night.md")  # fmt: skip
+    assert done.status == 0, done.err
+    for index, uuid in enumerate((H100, H200)):
+        context = json.loads((host / f"night-gpu{index}.json").read_text())["context"]
+        assert context["gpu_uuid"] == uuid
+        assert context["kernelwatch_gpu_index"] == str(index)
+        assert (host / f"night-gpu{index}.md").is_file()
+        assert f"GPU {index} (" in done.out  # one report per GPU on stdout
+    assert done.err.count(": exit 0 (no regression)") == 2
+
+
+def test_the_worst_gpu_decides_the_exit_status(run_cli, host: Path) -> None:
+    make_baselines(run_cli, host)
+    for folder in (host / "baselines").iterdir():
+        if folder.is_dir() and "h200" in folder.name:
+            for file in folder.iterdir():
+                file.unlink()
+            folder.rmdir()
+    done = run(run_cli, host, "--gpus", "all", "--out", host / "night.json")
+    assert done.status == 2
+    assert f"GPU 1 (NVIDIA H200, {H200}): error: no baseline for this GPU" in done.err
+    assert ": exit 0 (no regression)" in done.err and ": exit 2 (bad input)" in done.err
+    assert (host / "night-gpu1.json").is_file()  # measured and kept all the same
+
+
+def test_gpus_run_at_once_and_host_bound_benchmarks_alone(run_cli, host: Path) -> None:
+    done = run(run_cli, host, "--gpus", "0,1", "--no-compare", "--out", host / "r.json")
+    assert done.status == 0, done.err
+    assert "host-bound benchmark(s)" in done.err
+    spans = [json.loads(line) for line in (host / "spans.log").read_text().splitlines()]
+    kernels = [s for s in spans if s["names"][0].startswith("alpha/")]
+    copies = [s for s in spans if s["names"][0].startswith("transfers/")]
+    assert {s["gpu"] for s in kernels} == {H100, H200} and len(copies) == 2
+
+    def overlap(a: dict, b: dict) -> bool:
+        return a["start"] < b["end"] and b["start"] < a["end"]
+
+    assert overlap(kernels[0], kernels[1])  # the GPUs measured at once
+    for copy in copies:  # ... but never while a host-bound benchmark measured
+        assert not any(overlap(copy, other) for other in spans if other is not copy)
+    context = json.loads((host / "r-gpu0.json").read_text())["context"]
+    assert context["kernelwatch_serial"] == sorted(COPIES)
+
+
+def test_host_bound_from_the_baselines_counter(run_cli, host: Path) -> None:
+    make_baselines(run_cli, host)
+    (host / "baselines" / "kernelwatch.toml").write_text("")
+    for result in (host / "baselines").glob("*/result.json"):
+        document = json.loads(result.read_text())
+        for row in document["benchmarks"]:
+            if row["run_name"].startswith("transfers/"):
+                row["host_bound"] = 1
+        result.write_text(json.dumps(document))
+    done = run(run_cli, host, "--gpus", "all", "--no-compare", "--out", host / "r.json")
+    assert done.status == 0, done.err
+    assert json.loads((host / "r-gpu1.json").read_text())["context"][
+        "kernelwatch_serial"
+    ] == sorted(COPIES)
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [("2", "no GPU 2 on this host"), ("0,0", "given twice"), ("0,", "an empty entry")],
+)
+def test_bad_gpu_lists(run_cli, host: Path, spec: str, message: str) -> None:
+    done = run(run_cli, host, "--gpus", spec)
+    assert done.status == 2 and message in done.err and done.err.count("\n") == 1
+
+
+def test_no_gpu_listed_exits_4(run_cli, host: Path, monkeypatch) -> None:
+    fakebench.fake_nvidia_smi(host, monkeypatch, "No devices were found", 6)
+    done = run(run_cli, host, "--gpus", "all")
+    assert done.status == 4 and "no CUDA GPU is visible" in done.err
+
+
+def test_parse_and_select() -> None:
+    found = gpus.parse(SMI + "\n\n")
+    assert [g.index for g in found] == [0, 1] and found[1].slug == "nvidia-h200-sm90"
+    assert gpus.select(found, H200) == [found[1]]
+    assert gpus.select(found, "1,0") == [found[1], found[0]]
+    assert gpus.parse("0, GPU-x, Tesla T4")[0].capability is None  # an old driver
+    with pytest.raises(InputError):
+        gpus.select(found, "7")
+
+
+def test_selftest_on_every_gpu_at_once(run_cli, host: Path) -> None:
+    out = host / "st"
+    done = run_cli(
+        "selftest", "--build-dir", host / "build", "--baselines", host / "baselines",
+        "--gpus", "all", "--aa-runs", "2", "--trials", "0", "--repetitions", "4",
+        "--processes", "2", "--out", out,
+    )  # fmt: skip
+    assert done.status in (0, 1), done.err
+    for index, uuid in enumerate((H100, H200)):
+        for k in (1, 2):
+            context = json.loads((out / f"gpu{index}" / f"aa-{k}.json").read_text())["context"]
+            assert context["gpu_uuid"] == uuid
+        assert f"== GPU {index} (" in done.out
+        assert f"selftest: GPU {index} (" in done.err

@@ -1,0 +1,226 @@
+"""Shards of the suite (`run --shard K/N`) and `kernelwatch merge`, on the real suite's
+benchmark list and real H200 result files."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import fakebench
+from conftest import GPU_DATA, REPO
+from kernelwatch import shard as shards
+from kernelwatch.baseline import entries
+from kernelwatch.errors import InputError
+from kernelwatch.gbench import read_json
+
+BASELINES = REPO / "baselines"
+SUITE_BASELINE = BASELINES / "nvidia-h200-sm90" / "result.json"
+REAL_RUN = GPU_DATA / "h200-suite-rep10.json"
+
+
+def suite_names() -> list[str]:
+    """Every benchmark of the suite, in the order of the committed H200 baseline (a full run;
+    the binaries' --benchmark_list_tests needs the CUDA build)."""
+    rows = read_json(SUITE_BASELINE)["benchmarks"]
+    return list(dict.fromkeys(row["run_name"] for row in rows))
+
+
+def planning_seconds() -> dict[str, float]:
+    """The durations `run --shard` reads: every committed baseline."""
+    return shards.durations(read_json(entry.result) for entry in entries(BASELINES))
+
+
+def test_the_suite_list_is_the_whole_suite() -> None:
+    names = suite_names()
+    assert len(names) == 355
+    assert {n.split("/")[0] for n in names} >= {"coalescing", "transfers", "matmul"}
+
+
+@pytest.mark.parametrize("count", range(1, 9))
+def test_every_benchmark_of_the_suite_in_exactly_one_shard(count: int) -> None:
+    names = suite_names()
+    seconds = planning_seconds()
+    parts = [shards.select(names, shards.Shard(k, count), seconds) for k in range(1, count + 1)]
+    every = Counter(name for part in parts for name in part)
+    assert set(every) == set(names) and set(every.values()) == {1}
+    # Greedy LPT: no part exceeds the mean by more than the longest single benchmark.
+    loads = [sum(seconds[n] for n in part) for part in parts]
+    assert max(loads) - sum(loads) / count <= max(seconds.values()) + 1e-9
+    # The same split every time, and in the suite's order within each part.
+    assert parts == shards.split(names, count, seconds)
+    for part in parts:
+        assert part == [n for n in names if n in set(part)]
+
+
+def test_without_durations_the_parts_have_equal_counts() -> None:
+    names = suite_names()
+    sizes = [len(part) for part in shards.split(names, 4)]
+    assert sum(sizes) == len(names) and max(sizes) - min(sizes) <= 1
+
+
+def test_the_durations_of_the_real_baseline_are_its_run_time() -> None:
+    document = read_json(SUITE_BASELINE)
+    total = sum(shards.durations([document]).values())
+    run_seconds = float(document["context"]["kernelwatch_run_seconds"])
+    assert 0.8 * run_seconds <= total <= 1.2 * run_seconds
+
+
+@pytest.mark.parametrize("text", ["", "2", "0/3", "4/3", "1/0", "a/b", "-1/2"])
+def test_bad_shard_specs(text: str) -> None:
+    with pytest.raises(InputError, match="--shard"):
+        shards.parse(text)
+
+
+# --- merge ----------------------------------------------------------------------------------
+
+
+def shard_files(tmp: Path, source: Path, count: int) -> list[Path]:
+    """`source` cut into `count` shard results by the shard split, as `run --shard` writes."""
+    document = read_json(source)
+    names = list(dict.fromkeys(r["run_name"] for r in document["benchmarks"]))
+    files = []
+    for k, part in enumerate(shards.split(names, count, shards.durations([document])), 1):
+        chosen = set(part)
+        rows = [r for r in document["benchmarks"] if r["run_name"] in chosen]
+        context = {**document["context"], "kernelwatch_shard": f"{k}/{count}"}
+        path = tmp / f"shard-{k}.json"
+        path.write_text(json.dumps({"context": context, "benchmarks": rows}))
+        files.append(path)
+    return files
+
+
+def rows_key(document: dict[str, Any]) -> list[str]:
+    return sorted(json.dumps(row, sort_keys=True) for row in document["benchmarks"])
+
+
+@pytest.mark.parametrize("source", [REAL_RUN, SUITE_BASELINE], ids=lambda p: p.name)
+def test_merging_shards_gives_the_unsharded_result(tmp_path: Path, run_cli, source: Path) -> None:
+    if not source.is_file():
+        pytest.skip(f"no {source}")
+    files = shard_files(tmp_path, source, 3)
+    merged = tmp_path / "merged.json"
+    done = run_cli("merge", *reversed(files), "-o", merged)  # any order on the command line
+    assert done.status == 0, done.err
+    original, joined = read_json(source), read_json(merged)
+    assert rows_key(joined) == rows_key(original)
+    assert "kernelwatch_shard" not in joined["context"]
+    assert len(joined["context"]["kernelwatch_shards"]) == 3
+    for key, value in original["context"].items():
+        if key not in ("kernelwatch_run_seconds", "kernelwatch_benchmark_commands"):
+            assert joined["context"][key] == value, key
+    # compare takes it exactly like the unsharded run: the same verdict for every benchmark
+    done = run_cli("compare", source, merged, "--format", "json")
+    itself = run_cli("compare", source, source, "--format", "json")
+    assert done.status == itself.status == 0, done.err
+
+    def verdicts(text: str) -> dict[str, str]:
+        return {b["name"]: b["verdict"] for b in json.loads(text)["benchmarks"]}
+
+    assert verdicts(done.out) == verdicts(itself.out)
+    assert "MISSING" not in verdicts(done.out).values()
+
+
+def test_merged_shards_go_into_the_history(tmp_path: Path, run_cli) -> None:
+    files = shard_files(tmp_path, SUITE_BASELINE, 2)
+    merged = tmp_path / "merged.json"
+    assert run_cli("merge", *files, "-o", merged).status == 0
+    done = run_cli("history", "ingest", merged, "--db", tmp_path / "h.sqlite")
+    assert done.status == 0, done.err
+
+
+def edit(path: Path, **context: Any) -> None:
+    document = json.loads(path.read_text())
+    document["context"].update(context)
+    for key, value in context.items():
+        if value is None:
+            del document["context"][key]
+    path.write_text(json.dumps(document))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"kernelwatch_git_commit": "f" * 40}, "differ in commit"),
+        ({"gpu_name": "NVIDIA H100 80GB HBM3"}, "merge joins the shards of one GPU model"),
+        ({"kernelwatch_max_time": "0.5"}, "differ in setting kernelwatch_max_time"),
+        ({"kernelwatch_repetitions": "4"}, "differ in setting kernelwatch_repetitions"),
+        ({"kernelwatch_shard": "1/3"}, "are both shard 1/3"),
+        ({"kernelwatch_shard": "2/4"}, "merge the shards of one split"),
+        ({"kernelwatch_shard": None}, "not a shard"),
+    ],
+)
+def test_merge_refuses_what_is_not_one_run(
+    tmp_path: Path, run_cli, change: dict[str, Any], message: str
+) -> None:
+    files = shard_files(tmp_path, SUITE_BASELINE, 3)
+    edit(files[1], **change)
+    out = tmp_path / "merged.json"
+    done = run_cli("merge", *files, "-o", out)
+    assert done.status == 2 and message in done.err, done.err
+    assert done.err.count("\n") == 1 and not out.exists()
+
+
+def test_merge_refuses_a_missing_shard_unless_told(tmp_path: Path, run_cli) -> None:
+    files = shard_files(tmp_path, SUITE_BASELINE, 3)
+    out = tmp_path / "merged.json"
+    done = run_cli("merge", files[0], files[2], "-o", out)
+    assert done.status == 2 and "shard(s) 2/3 not given" in done.err
+    assert run_cli("merge", files[0], files[2], "-o", out, "--allow-partial").status == 0
+
+
+def test_merge_refuses_a_benchmark_in_two_files(tmp_path: Path, run_cli) -> None:
+    files = shard_files(tmp_path, SUITE_BASELINE, 2)
+    for path in files:
+        edit(path, kernelwatch_shard=None)
+    done = run_cli("merge", files[0], files[0], "-o", tmp_path / "m.json")
+    assert done.status == 2 and "given twice" in done.err
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(files[0].read_bytes())
+    done = run_cli("merge", files[0], files[1], copy, "-o", tmp_path / "m.json")
+    assert done.status == 2 and "is in both" in done.err
+
+
+def test_shards_from_two_cards_of_one_model_are_another_card(tmp_path: Path, run_cli) -> None:
+    files = shard_files(tmp_path, SUITE_BASELINE, 2)
+    edit(files[1], gpu_uuid="GPU-ffffffff-0000-0000-0000-000000000000")
+    out = tmp_path / "merged.json"
+    assert run_cli("merge", *files, "-o", out).status == 0
+    uuid = read_json(out)["context"]["gpu_uuid"]
+    assert uuid.count("GPU-") == 2
+
+
+# --- run --shard, end to end with a binary that lists the real suite -------------------------
+
+
+def test_run_shards_then_merge_is_the_whole_suite(tmp_path: Path, run_cli, monkeypatch) -> None:
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
+    names = suite_names()
+    by_family: dict[str, dict[str, float]] = {}
+    for name in names:
+        by_family.setdefault(name.split("/")[0], {})[name] = 1000.0
+    fakebench.suite(tmp_path / "build", by_family)
+    count = 3
+    files = []
+    for k in range(1, count + 1):
+        out = tmp_path / f"s{k}.json"
+        done = run_cli(
+            "run", "--build-dir", tmp_path / "build", "--baselines", BASELINES,
+            "--shard", f"{k}/{count}", "--no-compare", "--repetitions", "2", "--processes", "1",
+            "--out", out,
+        )  # fmt: skip
+        assert done.status == 0, done.err
+        assert f"shard {k}/{count}:" in done.err
+        files.append(out)
+    expected = shards.split(names, count, planning_seconds())
+    for part, path in zip(expected, files):
+        assert {r["run_name"] for r in read_json(path)["benchmarks"]} == set(part)
+    merged = tmp_path / "all.json"
+    assert run_cli("merge", *files, "-o", merged).status == 0
+    rows = read_json(merged)["benchmarks"]
+    repetitions = Counter(r["run_name"] for r in rows if r["run_type"] == "iteration")
+    assert repetitions == Counter({n: 2 for n in names})

@@ -1,0 +1,67 @@
+"""`kernelwatch merge`: join the shard results of one GPU model into one result."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from kernelwatch.commands._parsers import add_parser
+from kernelwatch.errors import InputError
+from kernelwatch.files import write_json_atomic
+from kernelwatch.gbench import read_document, read_json
+from kernelwatch.merge import merge_results
+
+DESCRIPTION = """\
+Join the results of `kernelwatch run --shard K/N` (one file per part, any cards of one GPU
+model) into one result file, which compare, baseline update and history ingest take like an
+unsharded run. Refuses results of different commits, GPU models or harness and run settings
+(the kernelwatch_* context keys), a part given twice, a benchmark in two parts, and a missing
+part (unless --allow-partial). See docs/running.md."""
+
+EPILOG = """\
+exit status:
+  0  the merged result was written
+  2  bad input: one line on stderr, "kernelwatch: error: ..."
+
+examples:
+  kernelwatch merge results/h200-shard-*.json -o results/h200.json
+  kernelwatch compare baselines/nvidia-h200-sm90/result.json results/h200.json
+"""
+
+
+def register(subparsers: Any) -> None:
+    parser = add_parser(
+        subparsers,
+        "merge",
+        help="join shard results of one GPU model into one result",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+    )
+    parser.add_argument("results", nargs="+", metavar="RESULT.json", help="the shards' results")
+    parser.add_argument("-o", "--out", required=True, metavar="FILE", help="the merged result")
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="merge the parts given even when some of the N are missing",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if out.is_dir():
+        raise InputError(f"--out {out}: is a directory; name the merged result file")
+    inputs = []
+    for name in args.results:
+        document = read_json(name)
+        read_document(name, document)  # validates; one line
+        inputs.append((name, document))
+    merged = merge_results(inputs, allow_partial=args.allow_partial)
+    write_json_atomic(out, merged)
+    print(
+        f"kernelwatch: merged {len(inputs)} result(s), {len(merged['benchmarks'])} rows, into {out}",
+        file=sys.stderr,
+    )
+    return 0

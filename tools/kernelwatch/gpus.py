@@ -1,0 +1,172 @@
+"""The GPUs of this host, for `run --gpus` and `selftest --gpus`: listed by nvidia-smi, each
+measured by its own processes with CUDA_VISIBLE_DEVICES set to its UUID (an index would follow
+CUDA's device order, which is not nvidia-smi's unless CUDA_DEVICE_ORDER=PCI_BUS_ID)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import concurrent.futures
+import dataclasses
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import runner
+from kernelwatch.baseline import gpu_slug
+from kernelwatch.errors import InputError, NoGpuError
+from kernelwatch.merge import GPU_INDEX_KEY
+
+QUERY = "index,uuid,name,compute_cap"
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int  # nvidia-smi's
+    uuid: str
+    name: str
+    capability: str | None  # "9.0"; None where the driver cannot say
+
+    @property
+    def slug(self) -> str | None:
+        """Its baseline folder's name (as the result's context will give it)."""
+        return gpu_slug(self.name, self.capability) if self.capability else None
+
+    @property
+    def label(self) -> str:
+        return f"GPU {self.index} ({self.name}, {self.uuid})"
+
+    def environment(self) -> dict[str, str]:
+        return {"CUDA_VISIBLE_DEVICES": self.uuid}
+
+
+def parse(text: str) -> list[Gpu]:
+    """nvidia-smi --query-gpu=index,uuid,name[,compute_cap] --format=csv,noheader."""
+    found = []
+    for line in text.splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) < 3 or not fields[0].isdigit() or not fields[1]:
+            continue
+        capability = fields[3] if len(fields) > 3 and fields[3][:1].isdigit() else None
+        found.append(Gpu(int(fields[0]), fields[1], fields[2], capability))
+    return found
+
+
+def discover() -> list[Gpu]:
+    """Every GPU nvidia-smi lists; exit 4 (one line) when there is none or no nvidia-smi."""
+    smi = shutil.which(runner.NVIDIA_SMI)
+    if smi is None:
+        raise NoGpuError("--gpus: no nvidia-smi to list the GPUs; nothing to measure")
+    said = ""
+    for query in (QUERY, QUERY.rsplit(",", 1)[0]):  # old drivers lack compute_cap
+        try:
+            done = subprocess.run(
+                [smi, f"--query-gpu={query}", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise NoGpuError(f"--gpus: nvidia-smi failed: {exc}; nothing to measure") from None
+        found = parse(done.stdout) if done.returncode == 0 else []
+        if found:
+            return found
+        said = runner._last_line(done.stderr + "\n" + done.stdout)
+    raise NoGpuError(
+        f"no CUDA GPU is visible (nvidia-smi: {said or 'no GPU listed'}); nothing to measure"
+    )
+
+
+def select(available: Sequence[Gpu], spec: str) -> list[Gpu]:
+    """`all`, or a comma-separated list of nvidia-smi indices or UUIDs, in the order given."""
+    if spec.strip() == "all":
+        return list(available)
+    chosen: list[Gpu] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            raise InputError(f"--gpus {spec!r}: an empty entry; write all, or 0,1 or UUIDs")
+        match = [g for g in available if str(g.index) == part or g.uuid == part]
+        if not match:
+            known = ", ".join(f"{g.index} ({g.uuid})" for g in available)
+            raise InputError(f"--gpus {spec}: no GPU {part} on this host (it has {known})")
+        if match[0] in chosen:
+            raise InputError(f"--gpus {spec}: GPU {part} given twice")
+        chosen.append(match[0])
+    return chosen
+
+
+# --- measuring on several GPUs at once ------------------------------------------------------
+
+
+def settings_for(settings: runner.RunSettings, gpu: Gpu) -> runner.RunSettings:
+    return dataclasses.replace(
+        settings, gpu_uuid=gpu.uuid, environment=tuple(gpu.environment().items())
+    )
+
+
+def out_for(path: Path, gpu: Gpu) -> Path:
+    """FILE.json -> FILE-gpu<index>.json: one file per GPU of a `--gpus` run."""
+    return path.with_name(f"{path.stem}-gpu{gpu.index}{path.suffix or '.json'}")
+
+
+def args_for(args: argparse.Namespace, gpu: Gpu) -> argparse.Namespace:
+    """The options with each report file (--markdown, --junit, --json) named per GPU."""
+    copy = argparse.Namespace(**vars(args))
+    for key in ("markdown", "junit", "json"):
+        value = getattr(copy, key, None)
+        if value:
+            setattr(copy, key, str(out_for(Path(value), gpu)))
+    return copy
+
+
+def measure_all(
+    chosen: Sequence[Gpu],
+    jobs: Sequence[runner.Job],
+    settings: runner.RunSettings,
+    context: Mapping[str, Any],
+    progress: runner.Progress,
+) -> list[tuple[Gpu, runner.SuiteRun | InputError]]:
+    """The suite on every GPU at once, one thread (and one benchmark process at a time) per
+    GPU; the host-bound jobs take the host to themselves (locks). A GPU whose run fails gives
+    its error, the others still finish."""
+
+    def one(gpu: Gpu) -> runner.SuiteRun | InputError:
+        try:
+            suite = runner.run_suite(
+                jobs,
+                settings_for(settings, gpu),
+                progress=runner.Progress(stream=progress.stream, enabled=False),
+                label=f"GPU {gpu.index}",
+                context={**context, GPU_INDEX_KEY: str(gpu.index)},
+            )
+        except InputError as exc:
+            return exc
+        progress.say(f"kernelwatch: {gpu.label}: measured in {suite.seconds:.0f} s")
+        return suite
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(chosen)) as pool:
+        outcomes = list(pool.map(one, chosen))
+    return list(zip(chosen, outcomes))
+
+
+def visible_uuid(extra_args: Sequence[str] = ()) -> str | None:
+    """The UUID of the GPU a plain run measures on (CUDA_VISIBLE_DEVICES's first entry, else
+    GPU 0), for its per-GPU lock; None where that cannot be told (then nothing is locked)."""
+    first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    if any(arg.startswith("--kernelwatch_device") for arg in extra_args):
+        return None  # an index among the visible ones, in CUDA's order
+    if first.startswith("GPU-"):
+        return first
+    if first and not first.isdigit():
+        return None  # MIG-… or an empty list
+    try:
+        found = discover()
+    except InputError:
+        return None
+    index = int(first) if first else 0
+    return next((gpu.uuid for gpu in found if gpu.index == index), None)

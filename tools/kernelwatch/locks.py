@@ -1,0 +1,97 @@
+"""Host-wide locks that keep measurements on one host from disturbing each other.
+
+Two kinds, both fcntl.flock on files in one folder (KERNELWATCH_LOCK_DIR, default
+/tmp/kernelwatch-locks; runners in separate containers of one host must share it):
+
+* One GPU: whoever measures on a GPU holds gpu-<UUID>.lock, so two kernelwatch commands never
+  measure on the same card at once (`ab` builds the next commit meanwhile).
+* The host: a benchmark process that measures the GPU, or a build, holds the host lock shared;
+  a host-bound benchmark (transfers: the host's memory, PCIe and the driver decide its figure)
+  holds it exclusive, so it measures while nothing else of kernelwatch runs on the host: no
+  other GPU's benchmarks, no build. Two GPUs of an H200 host running the suite at once showed
+  pageable copies 40-67% slower than the one-GPU baseline (issue 15).
+
+A waiting exclusive holder takes a turnstile first, which new shared holders must pass, so a
+steady stream of other GPUs' benchmarks cannot keep a host-bound one waiting for ever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO
+
+from kernelwatch.errors import InputError
+
+LOCK_DIR_ENV = "KERNELWATCH_LOCK_DIR"
+DEFAULT_LOCK_DIR = Path("/tmp/kernelwatch-locks")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+# Told when a lock is not free at once: a line for the user ("waiting for ...").
+Waiting = Callable[[str], None]
+
+
+def lock_dir() -> Path:
+    return Path(os.environ.get(LOCK_DIR_ENV) or DEFAULT_LOCK_DIR)
+
+
+def _open(name: str) -> IO[bytes]:
+    folder = lock_dir()
+    try:
+        if not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(OSError):
+                folder.chmod(0o1777)  # shared by every user of the host, like /tmp
+        path = folder / name
+        handle = open(path, "a+b")
+        with contextlib.suppress(OSError):
+            os.chmod(path, 0o666)
+        return handle
+    except OSError as exc:
+        raise InputError(
+            f"cannot open the lock file {folder / name}: {exc.strerror or exc}; set "
+            f"{LOCK_DIR_ENV} to a folder every kernelwatch user of this host can write"
+        ) from None
+
+
+@contextlib.contextmanager
+def _flock(name: str, mode: int, waiting: Waiting | None, why: str) -> Iterator[None]:
+    handle = _open(name)
+    try:
+        try:
+            fcntl.flock(handle, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting:
+                waiting(why)
+            fcntl.flock(handle, mode)
+        yield
+    finally:
+        handle.close()  # releases the lock
+
+
+def gpu_lock(uuid: str, waiting: Waiting | None = None) -> contextlib.AbstractContextManager[None]:
+    """Held while measuring on the GPU `uuid`."""
+    name = "gpu-" + _UNSAFE.sub("_", uuid) + ".lock"
+    return _flock(name, fcntl.LOCK_EX, waiting, f"waiting for another measurement on {uuid}")
+
+
+@contextlib.contextmanager
+def host_shared(waiting: Waiting | None = None) -> Iterator[None]:
+    """Held by a GPU benchmark process or a build: excludes host-bound measurements."""
+    with _flock("turnstile.lock", fcntl.LOCK_EX, waiting, "waiting for a host-bound benchmark"):
+        pass
+    with _flock("host.lock", fcntl.LOCK_SH, waiting, "waiting for a host-bound benchmark"):
+        yield
+
+
+@contextlib.contextmanager
+def host_exclusive(waiting: Waiting | None = None) -> Iterator[None]:
+    """Held by a host-bound benchmark process: nothing else of kernelwatch runs on the host."""
+    why = "host-bound benchmarks wait for the other GPUs' benchmarks and builds"
+    with _flock("turnstile.lock", fcntl.LOCK_EX, waiting, why):
+        with _flock("host.lock", fcntl.LOCK_EX, waiting, why):
+            yield

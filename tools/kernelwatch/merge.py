@@ -1,0 +1,148 @@
+"""Joining the results of shards (`run --shard K/N`) of one GPU model into one result, which
+`compare`, `baseline update` and `history ingest` take like any other.
+
+The rows are joined by runner.merge (the same code that joins a run's binaries); here only
+what makes the shards one measurement is checked: one commit, one GPU model, the same harness
+and run settings (every `kernelwatch_*` context key except those that describe one process or
+one job), one N, each part once. Shards may have run on different cards of the model: the
+merged gpu_uuid then names them all, so that compare treats the result as another card than
+any baseline's (the wider other-card limit applies).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import runner
+from kernelwatch.errors import InputError
+from kernelwatch.results import gpu_model
+
+SHARD_KEY = "kernelwatch_shard"  # "K/N", in the context of a sharded run
+SHARDS_KEY = "kernelwatch_shards"  # in a merged result: "K/N on GPU-…" for each part
+GPU_INDEX_KEY = "kernelwatch_gpu_index"  # `run --gpus`: nvidia-smi's index of the GPU
+
+# Context keys that describe one job, one process or one card rather than how it measured:
+# allowed to differ between the parts.
+PER_JOB_KEYS = frozenset(
+    {
+        SHARD_KEY,
+        GPU_INDEX_KEY,
+        "kernelwatch_run_started",
+        "kernelwatch_run_seconds",
+        "kernelwatch_run_command",
+        "kernelwatch_run_purpose",
+        "kernelwatch_benchmark_commands",
+        "kernelwatch_serial",
+        # measured at each process start: differs between cards of one model by a few %
+        "kernelwatch_copy_ceiling_bytes_per_second",
+    }
+)
+
+
+def _shard_of(label: str, context: Mapping[str, Any]) -> tuple[int, int] | None:
+    text = context.get(SHARD_KEY)
+    if text is None:
+        return None
+    try:
+        index, count = (int(part) for part in str(text).split("/"))
+    except ValueError:
+        raise InputError(f"{label}: {SHARD_KEY} {text!r} is not K/N") from None
+    return index, count
+
+
+def _settings(context: Mapping[str, Any]) -> dict[str, str]:
+    return {
+        key: str(value)
+        for key, value in context.items()
+        if key.startswith("kernelwatch_") and key not in PER_JOB_KEYS
+    }
+
+
+def merge_results(
+    inputs: Sequence[tuple[str, Mapping[str, Any]]], *, allow_partial: bool = False
+) -> dict[str, Any]:
+    """One result from shard results [(label, document)]; refuses (one line) mixed commits,
+    models or settings, a part given twice, and (unless `allow_partial`) a missing part."""
+    if len(inputs) < 1:
+        raise InputError("merge: name at least one result file")
+    labels = [label for label, _ in inputs]
+    twice = next((label for label in labels if labels.count(label) > 1), None)
+    if twice is not None:
+        raise InputError(f"{twice}: given twice")
+    first_label, first = inputs[0]
+    first_context = first.get("context") or {}
+    model = gpu_model(first_context)
+    settings = _settings(first_context)
+    shards: dict[int, str] = {}
+    counts: set[int | None] = set()
+    for label, document in inputs:
+        context = document.get("context") or {}
+        if gpu_model(context) != model:
+            raise InputError(
+                f"{label} ran on {gpu_model(context) or 'an unnamed GPU'}, {first_label} on "
+                f"{model or 'an unnamed GPU'}: merge joins the shards of one GPU model"
+            )
+        other = _settings(context)
+        for key in sorted(set(settings) | set(other)):
+            if settings.get(key) != other.get(key):
+                what = "commit" if key == "kernelwatch_git_commit" else f"setting {key}"
+                raise InputError(
+                    f"{label} and {first_label} differ in {what} ({other.get(key, 'unset')} vs "
+                    f"{settings.get(key, 'unset')}): not parts of one run"
+                )
+        shard = _shard_of(label, context)
+        counts.add(shard[1] if shard else None)
+        if len(counts) > 1:
+            raise InputError(
+                f"{label}: {'shard ' + context[SHARD_KEY] if shard else 'not a shard'}, unlike "
+                f"{first_label} ({first_context.get(SHARD_KEY, 'not a shard')}): merge the "
+                "shards of one split"
+            )
+        if shard:
+            if shard[0] in shards:
+                raise InputError(
+                    f"{label} and {shards[shard[0]]} are both shard {shard[0]}/{shard[1]}"
+                )
+            shards[shard[0]] = label
+    count = next(iter(counts))
+    if count is not None and len(shards) != count and not allow_partial:
+        missing = sorted(set(range(1, count + 1)) - set(shards))
+        raise InputError(
+            f"shard(s) {', '.join(f'{k}/{count}' for k in missing)} not given: the merged "
+            "result would miss their benchmarks (--allow-partial merges what there is)"
+        )
+    if count is not None:  # in shard order, whatever the order on the command line
+        order = {label: index for index, label in shards.items()}
+        inputs = sorted(inputs, key=lambda item: order[item[0]])
+    contexts = [document.get("context") or {} for _, document in inputs]
+    outputs = [(Path(label), document) for label, document in inputs]
+    document = runner.merge(outputs, _merged_context(contexts), several_cards=True)
+    if count is not None:
+        document["context"].pop(SHARD_KEY, None)
+    return document
+
+
+def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    uuids = list(dict.fromkeys(str(c.get("gpu_uuid")) for c in contexts if c.get("gpu_uuid")))
+    merged: dict[str, Any] = {
+        SHARDS_KEY: [
+            f"{c.get(SHARD_KEY, '-')} on {c.get('gpu_uuid', 'an unnamed GPU')}" for c in contexts
+        ],
+        "kernelwatch_benchmark_commands": [
+            command for c in contexts for command in c.get("kernelwatch_benchmark_commands", [])
+        ],
+    }
+    if uuids:
+        merged["gpu_uuid"] = ",".join(uuids)
+    for key in ("date", "kernelwatch_run_started"):
+        values = [str(c[key]) for c in contexts if c.get(key)]
+        if values:
+            merged[key] = min(values)  # ISO 8601 times sort as text
+    seconds = [c.get("kernelwatch_run_seconds") for c in contexts]
+    try:
+        merged["kernelwatch_run_seconds"] = f"{sum(float(s) for s in seconds if s):.1f}"
+    except (TypeError, ValueError):
+        pass
+    return merged

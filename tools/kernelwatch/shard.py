@@ -1,0 +1,91 @@
+"""Shards: the suite's benchmarks split into N parts of about equal time, for N machines.
+
+`kernelwatch run --shard K/N` runs part K. The split is a pure function of the benchmark
+names (as --benchmark_list_tests gives them, with the same --filter) and the estimated time of
+each, so every shard job of one GPU model computes the same split, and the N parts together
+hold every benchmark exactly once. The times come from a baseline result when there is one
+(greedy longest-processing-time: the longest benchmark first, onto the least-loaded part);
+otherwise every benchmark counts the same and the parts get equal counts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kernelwatch.errors import InputError
+
+# Seconds a repetition costs outside its timed samples (warm-up, L2 flush, sampling set-up,
+# process start): the H200 baseline run took 289.7 s for 3550 repetition rows holding 99.2 s
+# of cpu_time, i.e. about 0.054 s each beyond the timed loop.
+OVERHEAD_PER_REPETITION_S = 0.054
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+_SPEC = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Part `index` (1-based) of `count`."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def parse(text: str) -> Shard:
+    match = _SPEC.fullmatch(text)
+    if not match:
+        raise InputError(f"--shard {text!r}: write K/N, e.g. 2/4 (part 2 of 4)")
+    index, count = int(match.group(1)), int(match.group(2))
+    if count < 1 or not 1 <= index <= count:
+        raise InputError(f"--shard {text}: K must be between 1 and N, and N at least 1")
+    return Shard(index, count)
+
+
+def durations(documents: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Estimated wall seconds of each benchmark in a result: per repetition row, its cpu_time
+    (the timed loop as the host saw it) plus the fixed overhead of a repetition."""
+    seconds: dict[str, float] = defaultdict(float)
+    for document in documents:
+        for row in document.get("benchmarks", []):
+            if not isinstance(row, dict) or row.get("run_type") == "aggregate":
+                continue
+            name = str(row.get("run_name") or row.get("name"))
+            unit = _UNIT_SECONDS.get(str(row.get("time_unit", "ns")), 1e-9)
+            cpu = row.get("cpu_time")
+            cpu_s = float(cpu) * unit if isinstance(cpu, (int, float)) and cpu > 0 else 0.0
+            seconds[name] += cpu_s + OVERHEAD_PER_REPETITION_S
+    return dict(seconds)
+
+
+def split(
+    names: Sequence[str], count: int, seconds: Mapping[str, float] | None = None
+) -> list[list[str]]:
+    """`names` in `count` parts of about equal estimated time, each part in the order of
+    `names`. A benchmark the times do not know counts as their median (1 without times).
+    Ties are broken by name and part number, so the split is deterministic."""
+    known = sorted(v for n, v in (seconds or {}).items() if v > 0)
+    typical = known[len(known) // 2] if known else 1.0
+    weight = {n: (seconds or {}).get(n) or typical for n in names}
+    load = [0.0] * count
+    part_of: dict[str, int] = {}
+    for name in sorted(set(names), key=lambda n: (-weight[n], n)):
+        part = min(range(count), key=lambda k: (load[k], k))
+        part_of[name] = part
+        load[part] += weight[name]
+    parts: list[list[str]] = [[] for _ in range(count)]
+    for name in dict.fromkeys(names):  # once each, in the given order
+        parts[part_of[name]].append(name)
+    return parts
+
+
+def select(
+    names: Sequence[str], shard: Shard, seconds: Mapping[str, float] | None = None
+) -> list[str]:
+    """The benchmarks of part `shard`."""
+    return split(names, shard.count, seconds)[shard.index - 1]

@@ -96,8 +96,11 @@ def test_one_repetition_100x_slower_does_not_pass(run_cli, outputs: dict[str, Pa
     lines = done.out.splitlines()
     line = next(text for text in lines if f" {TARGET} " in text)
     assert line.startswith("REGRESSION") and "unverified: too few repetitions (1 and 1" in line
-    failing = [text for text in lines if text.startswith("REGRESSION") and "+9" in text]
-    assert len(failing) == 1, done.out
+    # Only the 100x slowdown fails: the others' one-sample changes are shown unverified (this
+    # machine's load moves CPU timings; a GPU kernel's noise never doubles it).
+    as_json = run_cli("compare", outputs["base"], outputs["slow"], "--format", "json").out
+    failing = [b["name"] for b in json.loads(as_json)["benchmarks"] if b.get("failed")]
+    assert failing == [TARGET], done.out
 
 
 def test_same_files_compare_clean_and_show_the_label(

@@ -77,6 +77,10 @@ def test_markdown(report) -> None:
 
 BENCHMARK_KEYS = {
     "name",
+    "level",
+    "level_measured",
+    "sensitivity",
+    "host_bound",
     "verdict",
     "reason",
     "failed",

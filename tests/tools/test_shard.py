@@ -94,7 +94,15 @@ def shard_files(tmp: Path, source: Path, count: int) -> list[Path]:
 
 
 def rows_key(document: dict[str, Any]) -> list[str]:
-    return sorted(json.dumps(row, sort_keys=True) for row in document["benchmarks"])
+    """The rows, as strict JSON writes them (kernelwatch writes Google Benchmark's NaN as null)."""
+
+    def strict(value: Any) -> Any:
+        return None if isinstance(value, float) and value != value else value
+
+    return sorted(
+        json.dumps({k: strict(v) for k, v in row.items()}, sort_keys=True)
+        for row in document["benchmarks"]
+    )
 
 
 @pytest.mark.parametrize("source", [REAL_RUN, SUITE_BASELINE], ids=lambda p: p.name)

@@ -236,13 +236,15 @@ POOLED_KEYS = {
 }
 
 
-def pool(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
+def pool(runs: Sequence[tuple[str, Any]]) -> Any:
     """One result from runs of one build on several cards or hosts of one GPU model: every
     run's rows, their processes numbered anew (1..P over all runs), and each run's card, host,
     host configuration and processes listed in the context (levels.RUNS_KEY), so that the
     spread between cards and between hosts can be measured (noise.py)."""
     if len(runs) == 1:
-        return dict(runs[0][1])
+        return runs[0][1]  # read_document checks it
+    for label, document in runs:
+        read_document(label, document)
     first_label, first = runs[0]
     first_context = first.get("context") or {}
     pooled_rows: list[Mapping[str, Any]] = []

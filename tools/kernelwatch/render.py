@@ -68,6 +68,14 @@ def _cells(report: Report, c: Comparison) -> list[str]:
     ]
 
 
+def _catches(c: Comparison) -> str:
+    """The smallest slowdown this comparison catches with 90 % probability; marked where the
+    level's spread was never measured (the prior stood in)."""
+    if c.sensitivity is None:
+        return "-"
+    return f"{c.sensitivity * 100:+.1f}%" + ("" if c.level_measured else " (prior)")
+
+
 def _direction(metric: Metric) -> str:
     return "higher is better" if metric.higher_is_better else "lower is better"
 
@@ -202,13 +210,15 @@ def render_markdown(report: Report, command: str = "compare") -> str:
         out.append("")
 
     def table(comparisons: Sequence[Comparison]) -> list[str]:
+        headers = [*_HEADERS[:-1], "Catches", _HEADERS[-1]]
         rows = [
-            "| " + " | ".join(_HEADERS) + " |",
-            "|" + "|".join([":--", ":--", "--:", "--:", "--:", ":-:", "--:", ":--"]) + "|",
+            "| " + " | ".join(headers) + " |",
+            "|" + "|".join([":--", ":--", "--:", "--:", "--:", ":-:", "--:", "--:", ":--"]) + "|",
         ]
         for c in comparisons:
             cells = [_md(cell) for cell in _cells(report, c)]
-            cells[0], cells[1] = f"**{cells[0]}**", _code(c.name)
+            cells.insert(len(cells) - 1, _catches(c))
+            cells[0], cells[1] = f"**{cells[0]}**", _code(c.shown_name)
             why = _shown(report, c)
             if why:
                 cells[-1] += f" — *{_md(why)}*"
@@ -342,6 +352,10 @@ def report_json(report: Report, command: str = "compare") -> dict[str, Any]:
                 "threshold": _number(c.threshold),
                 "noise_floor": _number(c.noise_floor),
                 "limit": _number(c.limit),
+                "level": c.level,
+                "level_measured": c.level_measured,
+                "sensitivity": _number(c.sensitivity),
+                "host_bound": c.host_bound,
                 "baseline": _side_json(c.baseline),
                 "contender": _side_json(c.contender),
                 **(

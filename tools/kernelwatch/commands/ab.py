@@ -185,9 +185,8 @@ def run(args: argparse.Namespace, build: ab.BuildStep | None = None) -> int:
         if ahead is not None:
             ahead.result()  # B's build: its failure is the command's
             ahead = None
-        jobs[side.name] = runner.plan(
-            ab.binaries_of(side, args.bench), args.filter, settings.extra_args
-        )
+        binaries[side.name] = ab.binaries_of(side, args.bench)
+        jobs[side.name] = runner.plan(binaries[side.name], args.filter, settings.extra_args)
 
     if ahead is None:
         before(sides[1])  # no build running: B's jobs are known now

@@ -549,3 +549,44 @@ def result_documents(path: Path) -> list[Any]:
     if not documents:
         raise InputError(f"--baseline {path}: holds no benchmark results")
     return documents
+
+
+@dataclass(frozen=True)
+class Against:
+    """A run's baseline, ready to compare with: what `run`, `report` and `ab` all judge by."""
+
+    label: str
+    how: str  # "given with --baseline" or "this GPU's baseline (SLUG)"
+    documents: list[Any]  # restricted to the run's benchmarks when only a part of it ran
+    noise: noises.LevelNoise | None  # the stored noise per level, if the baseline has one
+    warning: str | None  # a stored noise that does not belong to the baseline, said once
+
+
+def against(
+    root: Path,
+    context: Mapping[str, Any],
+    result_label: str,
+    *,
+    given: Path | None = None,
+    names: set[str] | None = None,
+) -> Against:
+    """The baseline of a run: `given`, else the committed one of its GPU model; restricted to
+    `names` (the benchmarks of a run that covered a part of the suite: --filter, --shard,
+    --bench); with its stored noise. One path from a run to its verdict (docs/compare.md)."""
+    if given is not None:
+        path, how = given, "given with --baseline"
+        documents = result_documents(given)
+    else:
+        entry = resolve(root, context, result_label)
+        path, how = entry.result, f"this GPU's baseline ({entry.slug})"
+        documents = [read_json(entry.result)]
+    if names is not None:
+        documents = [d for d in (restrict(d, names) for d in documents) if d.get("benchmarks")]
+    first = (documents[0].get("context") or {}) if documents else {}
+    noise, warning = noises.stored_beside(path, first)
+    return Against(str(path), how, documents, noise, warning)
+
+
+def ran_a_part(context: Mapping[str, Any]) -> bool:
+    """Whether a run's context says it covered only a part of the suite."""
+    return bool(context.get("kernelwatch_filter")) or bool(context.get("kernelwatch_shard"))

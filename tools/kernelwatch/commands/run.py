@@ -390,17 +390,17 @@ def _finish(
     compare_with, metric = judge
 
     names = {name for job in jobs for name in job.names}
-    if args.baseline:
-        base_path = Path(args.baseline)
-        base_label, base_docs = args.baseline, baselines.result_documents(base_path)
-    else:
-        entry = baselines.resolve(root, context, str(out))
-        base_path = entry.result
-        base_label, base_docs = str(entry.result), [read_json(entry.result)]
-    if args.filter or args.bench or args.shard:  # a part of the suite ran: the rest is not MISSING
-        base_docs = [baselines.restrict(d, names) for d in base_docs]
+    part = bool(args.filter or args.bench or args.shard)  # the rest is not MISSING
+    baseline = baselines.against(
+        root,
+        context,
+        str(out),
+        given=Path(args.baseline) if args.baseline else None,
+        names=names if part else None,
+    )
+    base_label, base_docs = baseline.label, baseline.documents
     base = _side(base_label, base_docs, f"holds none of the {count} benchmarks that ran")
-    stored, stored_warning = noises.stored_beside(base_path, base.context)
+    stored, stored_warning = baseline.noise, baseline.warning
     report = compare(base, from_documents(str(out), [document]), metric, compare_with, stored)
     report = _warn_other_settings(report, base.context, context, stored_warning)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
+from kernelwatch import noise as noises
 from kernelwatch import changes, explain, history
 from kernelwatch.compare import Report, Settings, Verdict, compare
 from kernelwatch.errors import InputError
@@ -55,37 +56,35 @@ class Page:
 
 def _baseline(
     options: Options, run: ResultSet
-) -> tuple[ResultSet | None, BaselineInfo | None, str | None]:
-    """The baseline side, what it is, or why there is none (only when it was not named)."""
-    if options.baseline is not None:
-        label, how = str(options.baseline), "given with --baseline"
-        documents = baselines.result_documents(options.baseline)
-    else:
-        root = options.baselines if options.baselines is not None else baselines.default_root()
-        if options.baselines is not None and not root.is_dir():
-            raise InputError(f"--baselines {root}: no such directory")
-        try:
-            entry = baselines.resolve(root, run.context, str(options.result))
-        except InputError as exc:
-            return None, None, str(exc)
-        label, how = str(entry.result), f"this GPU's baseline ({entry.slug})"
-        documents = [read_json(entry.result)]
-    if run.context.get("kernelwatch_filter"):
-        # A part of the suite ran (kernelwatch run --filter): the rest is not MISSING.
-        names = set(run.names)
-        documents = [baselines.restrict(d, names) for d in documents]
-        documents = [d for d in documents if d.get("benchmarks")]
-        if not documents:
-            return (
-                None,
-                None,
-                (
-                    f"the baseline {label} holds none of the {len(run.names)} benchmarks of this "
-                    f"filtered run (--filter {run.context.get('kernelwatch_filter')})"
-                ),
-            )
-    side = from_documents(label, documents)
-    return side, BaselineInfo(label, how, dict(side.context)), None
+) -> tuple[ResultSet | None, BaselineInfo | None, noises.LevelNoise | None, str | None]:
+    """The baseline side, what it is, its stored noise, or why there is none (only when it was
+    not named): found and restricted as `kernelwatch run` does (baselines.against)."""
+    if options.baselines is not None and not options.baselines.is_dir():
+        raise InputError(f"--baselines {options.baselines}: no such directory")
+    root = options.baselines if options.baselines is not None else baselines.default_root()
+    part = baselines.ran_a_part(run.context)
+    try:
+        found = baselines.against(
+            root,
+            run.context,
+            str(options.result),
+            given=options.baseline,
+            names=set(run.names) if part else None,
+        )
+    except InputError as exc:
+        if options.baseline is not None:
+            raise
+        return None, None, None, str(exc)
+    if not found.documents:
+        return (
+            None,
+            None,
+            None,
+            f"the baseline {found.label} holds none of the {len(run.names)} benchmarks of this "
+            f"filtered run (--filter {run.context.get('kernelwatch_filter')})",
+        )
+    side = from_documents(found.label, found.documents)
+    return side, BaselineInfo(found.label, found.how, dict(side.context)), found.noise, None
 
 
 def _database(options: Options) -> tuple[Path | None, str | None]:
@@ -109,8 +108,10 @@ def build_page(
     """Everything the report shows; tests replace `find_changes`."""
     document, run = history.load_run(options.result)
     svg.require_matplotlib()
-    base, info, no_baseline = _baseline(options, run)
-    report = compare(base, run, options.metric, options.settings) if base is not None else None
+    base, info, stored, no_baseline = _baseline(options, run)
+    report = (
+        compare(base, run, options.metric, options.settings, stored) if base is not None else None
+    )
     if report is not None:
         report = explain.explain(report)  # kernel changes, from the results' kernel records
         if options.explanations is not None:

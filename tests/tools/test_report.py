@@ -528,7 +528,7 @@ def test_baseline_folder_with_a_manifest(run_cli, tmp_path) -> None:
     text = out.read_text(encoding="utf-8")
     assert "given with --baseline" in text and str(folder) in text
     # Not a filtered run (no kernelwatch_filter): the rest of the suite is MISSING, as in compare.
-    assert "223 MISSING" in r.out
+    assert "224 MISSING" in r.out
 
 
 @needs_gpu_data

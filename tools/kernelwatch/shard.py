@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernelwatch.errors import InputError
+from kernelwatch.levels import RUNS_KEY
 
 # Seconds a repetition costs outside its timed samples (warm-up, L2 flush, sampling set-up,
-# process start): the H200 baseline run took 289.7 s for 3550 repetition rows holding 99.2 s
-# of cpu_time, i.e. about 0.054 s each beyond the timed loop.
-OVERHEAD_PER_REPETITION_S = 0.054
+# process start, the transfers' host buffers): the two H200 runs of the baseline took 417 s and
+# 419 s for 3560 repetition rows holding 144.3 s and 140.1 s of cpu_time, about 0.077 s each
+# beyond the timed loop.
+OVERHEAD_PER_REPETITION_S = 0.077
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 _SPEC = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 
@@ -52,6 +54,9 @@ def durations(documents: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     (the timed loop as the host saw it) plus the fixed overhead of a repetition."""
     seconds: dict[str, float] = defaultdict(float)
     for document in documents:
+        # a baseline pooled from several runs (levels.RUNS_KEY) holds each run's repetitions
+        runs = (document.get("context") or {}).get(RUNS_KEY)
+        share = 1.0 / len(runs) if isinstance(runs, list) and runs else 1.0
         for row in document.get("benchmarks", []):
             if not isinstance(row, dict) or row.get("run_type") == "aggregate":
                 continue
@@ -59,7 +64,7 @@ def durations(documents: Iterable[Mapping[str, Any]]) -> dict[str, float]:
             unit = _UNIT_SECONDS.get(str(row.get("time_unit", "ns")), 1e-9)
             cpu = row.get("cpu_time")
             cpu_s = float(cpu) * unit if isinstance(cpu, (int, float)) and cpu > 0 else 0.0
-            seconds[name] += cpu_s + OVERHEAD_PER_REPETITION_S
+            seconds[name] += share * (cpu_s + OVERHEAD_PER_REPETITION_S)
     return dict(seconds)
 
 

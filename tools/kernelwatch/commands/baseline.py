@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import collections
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -295,7 +296,8 @@ def _noise_lines(entry: baselines.Entry, names: list[str], every: bool) -> list[
                 "measures it from the repetitions; update the baseline to keep it"
             )
         ]
-    stored = noises.read_noise_file(entry.noise_path)["benchmarks"]
+    document = noises.read_noise_file(entry.noise_path)
+    stored = document["benchmarks"]
     known = {n: e for n, e in stored.items() if n in set(names)}
     if not known:
         return [f"  noise         {entry.noise_path.name} holds none of these benchmarks"]
@@ -306,24 +308,46 @@ def _noise_lines(entry: baselines.Entry, names: list[str], every: bool) -> list[
         + f"; the floor of each limit is {DEFAULT_NOISE_MULTIPLIER:g} x this "
         "(--noise-multiplier)"
     ]
-    by_family: dict[str, list[float]] = collections.defaultdict(list)
+    lines.append("  levels        " + _levels_text(document, known))
+    by_family: dict[str, dict[str, list[float]]] = collections.defaultdict(
+        lambda: collections.defaultdict(list)
+    )
     for name, e in known.items():
-        by_family[name.split("/", 1)[0]].append(float(e["noise"]))
+        for level in ("noise", "card", "host"):
+            if e.get(level) is not None:
+                by_family[name.split("/", 1)[0]][level].append(float(e[level]))
     width = max(len(f) for f in by_family)
-    for family, values in sorted(by_family.items()):
-        values.sort()
-        lines.append(
-            f"    {family:<{width}}  median {_percent(values[len(values) // 2])}  "
-            f"max {_percent(values[-1])}  ({len(values)})"
-        )
+    for family, found in sorted(by_family.items()):
+        parts = []
+        for level, label in (("noise", "process"), ("card", "card"), ("host", "host")):
+            values = sorted(found.get(level, []))
+            if values:
+                parts.append(
+                    f"{label} median {_percent(values[len(values) // 2])} "
+                    f"max {_percent(values[-1])}"
+                )
+        lines.append(f"    {family:<{width}}  " + "; ".join(parts) + f"  ({len(found['noise'])})")
     ranked = sorted(known.items(), key=lambda item: -float(item[1]["noise"]))
     shown = ranked if every else ranked[:NOISIEST]
     lines.append("  noisiest" if not every else "  every benchmark, noisiest first")
-    lines.append("    noise     between   within    counter   group     name")
+    lines.append("    noise     between   within    counter   group     card      host      name")
     for name, e in shown:
-        cells = [e.get(k) for k in ("noise", "between_processes", "within_run", "counter", "group")]
-        lines.append("    " + "".join(f"{_percent(v):<10}" for v in cells) + name)
+        keys = ("noise", "between_processes", "within_run", "counter", "group", "card", "host")
+        lines.append("    " + "".join(f"{_percent(e.get(k)):<10}" for k in keys) + name)
     return lines
+
+
+def _levels_text(document: Mapping[str, Any], known: Mapping[str, Any]) -> str:
+    """Which levels of variation this baseline measured, and which compare takes the prior for."""
+    said = []
+    for level, count_key in (("card", "cards"), ("host", "hosts")):
+        measured = sum(1 for e in known.values() if e.get(level) is not None)
+        count = document.get(count_key, 1)
+        if measured:
+            said.append(f"{level}: measured ({count} {count_key})")
+        else:
+            said.append(f"{level}: never measured, the prior applies (docs/measurement.md)")
+    return "process: measured; " + "; ".join(said)
 
 
 def _processes_text(processes: list[int]) -> str:

@@ -72,6 +72,9 @@ H100_CONTEXT = {
     "gpu_driver_version": "580.159.04",
     "cuda_runtime_version": "13.0",
     "gpu_sm_clock_khz": "1980000",
+    # One card of one host: synthetic results compare at the process level (levels.py).
+    "gpu_uuid": "GPU-00000000-test-card",
+    "host_gpu_uuids": "GPU-00000000-test-card",
 }
 
 

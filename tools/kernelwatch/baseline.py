@@ -224,9 +224,9 @@ class Update:
     warnings: tuple[str, ...] = ()
 
 
-# Settings that must agree between the runs pooled into one baseline: they move medians.
+# Settings that must agree between the runs pooled into one baseline: they move medians. The
+# commit may differ (a warning names each run's): a change outside the timed code does not.
 POOLED_KEYS = {
-    "kernelwatch_git_commit": "commit",
     "kernelwatch_build_type": "build type",
     "kernelwatch_cache_mode": "cache mode",
     "kernelwatch_max_time": "max time",
@@ -236,11 +236,12 @@ POOLED_KEYS = {
 }
 
 
-def pool(runs: Sequence[tuple[str, Any]]) -> Any:
+def pool(runs: Sequence[tuple[str, Any]], warnings: list[str] | None = None) -> Any:
     """One result from runs of one build on several cards or hosts of one GPU model: every
     run's rows, their processes numbered anew (1..P over all runs), and each run's card, host,
     host configuration and processes listed in the context (levels.RUNS_KEY), so that the
-    spread between cards and between hosts can be measured (noise.py)."""
+    spread between cards and between hosts can be measured (noise.py). Runs of other commits are
+    pooled with a warning in `warnings`: say in the review why their timed code is the same."""
     if len(runs) == 1:
         return runs[0][1]  # read_document checks it
     for label, document in runs:
@@ -282,6 +283,7 @@ def pool(runs: Sequence[tuple[str, Any]]) -> Any:
         listed.append(
             {
                 **levels.unit_of(context).as_dict(),
+                "commit": context.get("kernelwatch_git_commit"),
                 "processes": sorted(numbers.values()),
                 "source": Path(label).name,
                 "date": context.get("date"),
@@ -289,6 +291,12 @@ def pool(runs: Sequence[tuple[str, Any]]) -> Any:
                 "host_cpu_cores": context.get("host_cpu_cores"),
                 "host_gpu_count": context.get("host_gpu_count"),
             }
+        )
+    commits = sorted({str(r["commit"]) for r in listed})
+    if len(commits) > 1 and warnings is not None:
+        warnings.append(
+            f"the runs were built from {len(commits)} commits ({', '.join(c[:12] for c in commits)}): "
+            "pool only runs whose benchmarks and harness did not change between them"
         )
     context = {**first_context, levels.RUNS_KEY: listed}
     return {"context": context, "benchmarks": pooled_rows}
@@ -310,7 +318,8 @@ def prepare_update(
         if not path.exists():
             raise InputError(f"{path}: no such file")
     result_path = result_paths[0]
-    document = pool([(str(p), read_json(p)) for p in result_paths])
+    pool_warnings: list[str] = []
+    document = pool([(str(p), read_json(p)) for p in result_paths], pool_warnings)
     label = str(result_path) if len(result_paths) == 1 else f"{len(result_paths)} pooled runs"
     parsed = read_document(label, document)
     context = document.get("context") or {}
@@ -348,7 +357,7 @@ def prepare_update(
                 f"{old_model}; a baseline is one GPU model"
             )
 
-    warnings = []
+    warnings = list(pool_warnings)
     commit = str(context.get("kernelwatch_git_commit", ""))
     if commit.endswith("-dirty"):
         warnings.append(f"{label}: built from a tree with uncommitted changes ({commit})")

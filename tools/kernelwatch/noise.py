@@ -444,8 +444,10 @@ def levels_from_file(data: Mapping[str, Any]) -> LevelNoise:
         values = [entries[n].get(key) for n in names]
         return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
 
-    processes = np.array([entries[n].get("processes") or 1 for n in names])
-    measured = (processes >= 2) | np.isfinite(column("between_processes"))
+    # A file that does not say how many processes its noise came from (written by hand, or by
+    # an older tool) is taken at its word: measured.
+    processes = np.array([entries[n].get("processes") or 0 for n in names])
+    measured = (processes != 1) | np.isfinite(column("between_processes"))
     return LevelNoise(names, column("noise"), measured, column("card"), column("host"))
 
 

@@ -125,8 +125,10 @@ def test_the_spread_between_hosts_is_measured_from_a_pooled_baseline() -> None:
     assert found.at(Level.HOST) == pytest.approx(found.host)
 
 
-def test_a_run_on_a_third_host_is_held_to_the_measured_host_spread() -> None:
-    baseline = from_documents("b", [pooled({"GPU-a": 0.0, "GPU-b": 0.002})])
+def test_a_run_on_a_fourth_host_is_held_to_the_measured_host_spread() -> None:
+    """Three hosts: the host spread (0.2 %) at its 90 % upper bound for 2 degrees of freedom
+    (x3.08), times the multiplier 2: a 1.2 % limit, which 3 % clears and 0.1 % does not."""
+    baseline = from_documents("b", [pooled({"GPU-a": 0.0, "GPU-b": 0.002, "GPU-d": -0.002})])
     same = run(where("GPU-c"), {n: t * 1.001 for n, t in SUITE.items()}, seed=9)
     slow = run(where("GPU-c"), {n: t * 1.03 for n, t in SUITE.items()}, seed=9)
     quiet = compare(baseline, from_documents("c", [same]), TIME, Settings())
@@ -136,6 +138,20 @@ def test_a_run_on_a_third_host_is_held_to_the_measured_host_spread() -> None:
     assert any("measured for every benchmark" in n for n in quiet.notes)
     caught = compare(baseline, from_documents("c", [slow]), TIME, Settings())
     assert {c.verdict for c in caught.comparisons} == {Verdict.REGRESSION} and caught.failed
+    factor = levels.upper_bound_factor(3)
+    assert any(f"from 3 hosts" in n and f"x{factor:.2f}" in n for n in caught.notes)
+    for c in caught.comparisons:
+        assert c.limit is not None and 0.01 <= c.limit < 0.03
+
+
+def test_two_hosts_are_too_few_to_trust_alone() -> None:
+    """Two cards that agree (as GPU-e6875044 and GPU-5d8b3240 did, to 0.1 %) say little about
+    a third: the measured host spread is at least the prior then."""
+    baseline = from_documents("b", [pooled({"GPU-a": 0.0, "GPU-b": 0.0001})])
+    report = compare(baseline, from_documents("c", [run(where("GPU-c"), SUITE, 5)]), TIME, Settings())
+    relative, _ = levels.PRIOR[Level.HOST]
+    assert all(c.noise_floor is not None and c.noise_floor >= 2 * relative for c in report.comparisons)
+    assert any("at least the prior" in n for n in report.notes)
 
 
 def test_stored_levels_survive_the_noise_file(tmp_path) -> None:

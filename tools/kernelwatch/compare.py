@@ -701,6 +701,19 @@ def _noise(
     at = spreads.at(level)
     gpu = gpu_model(baseline.context) is not None
     prior = levels.prior(level, _durations(baseline, measured), gpu=gpu)
+    units = levels.units_of(baseline.context)
+    at_level = len({u.host if level is Level.HOST else u.card for u in units})
+    if level is not Level.PROCESS and np.isfinite(at).any():
+        factor = levels.upper_bound_factor(at_level)
+        at = at * factor
+        few = at_level < levels.MIN_UNITS
+        if few:
+            at = np.fmax(at, prior)
+        notes.append(
+            f"the {level.label}-level spread, measured from {at_level} {level.label}s, is taken "
+            f"at its upper {levels.UPPER_BOUND_CONFIDENCE:.0%} confidence bound (x{factor:.2f})"
+            + (f"; with fewer than {levels.MIN_UNITS}, at least the prior" if few else "")
+        )
     if level is Level.HOST and crossing.other_config:
         at = np.fmax(at, prior)  # measured between hosts, but never on one configured so
         notes.append(
@@ -719,13 +732,11 @@ def _noise(
             f"the others: the {level.label}-level prior {relative:.2%}{per_time} "
             "(docs/measurement.md)"
         )
-    units = levels.units_of(baseline.context)
     notes.append(
         f"level: {level.label} ({crossing.why}; baseline: {levels.describe(units)}); "
         f"its spread {said}"
     )
     own = noises.between_processes(contender, metric, measured.c, measured.c_values)
-    at_level = len({u.host if level is Level.HOST else u.card for u in units})
     return _Spread(np.maximum(noise, own), has, at_level)
 
 

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -171,6 +173,31 @@ def prior(level: Level, median_ns: np.ndarray, *, gpu: bool = True) -> np.ndarra
     with np.errstate(divide="ignore", invalid="ignore"):
         spread = relative + absolute_ns / np.asarray(median_ns, dtype=float)
     return np.where(np.isfinite(spread) & (spread > 0), spread, relative)
+
+
+# A spread between cards or hosts measured from few of them is itself uncertain: two H200 cards
+# (GPU-e6875044, GPU-5d8b3240) agreed to 0.10 % (median over the suite), and a third
+# (GPU-54f59374) differed from them by 1.0 % (median), 4.7 % at most. So a wider level's
+# measured spread is taken at its upper 90 % confidence bound for the number of runs it came
+# from, and with fewer than MIN_UNITS runs it is at least the prior.
+UPPER_BOUND_CONFIDENCE = 0.90
+MIN_UNITS = 3
+
+
+def upper_bound_factor(units: int, confidence: float = UPPER_BOUND_CONFIDENCE) -> float:
+    """sd_upper / sd_measured for a standard deviation measured from `units` runs: the upper
+    bound of its confidence interval, sqrt(dof / chi-square quantile of 1 - confidence)."""
+    dof = units - 1
+    if dof < 1:
+        return math.inf
+    z = NormalDist().inv_cdf(1.0 - confidence)
+    if dof == 1:  # the square of a normal: P(chi2 < q) = P(|Z| < sqrt q)
+        quantile = NormalDist().inv_cdf(0.5 + (1.0 - confidence) / 2.0) ** 2
+    elif dof == 2:  # an exponential of mean 2
+        quantile = -2.0 * math.log(confidence)
+    else:  # Wilson-Hilferty, within 2 % of the exact quantile from 3 degrees of freedom
+        quantile = dof * (1.0 - 2.0 / (9.0 * dof) + z * math.sqrt(2.0 / (9.0 * dof))) ** 3
+    return math.sqrt(dof / quantile)
 
 
 def describe(units: Sequence[Unit]) -> str:

@@ -127,3 +127,9 @@ def test_empty_and_unpaired_inputs() -> None:
     ps = stats.pair_statistics([np.array([1.0])], [np.array([2.0])], 0.95)
     assert math.exp(ps.log_ratio[0]) == pytest.approx(2.0)
     assert np.isnan(ps.baseline_cv[0])
+
+
+def test_the_smallest_p_value_of_thousands_of_samples_is_zero_not_an_overflow() -> None:
+    # nvbench sample files bring thousands of samples a side (tests/data/nvbench)
+    assert stats.min_p_value(5000, 5000) == 0.0
+    assert stats.min_p_value(5, 5) == pytest.approx(2 / 252)

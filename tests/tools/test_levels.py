@@ -212,3 +212,17 @@ def test_sensitivity_is_the_limit_plus_the_spread_of_the_difference() -> None:
             np.expm1(np.log1p(c.limit) + 1.2816 * c.noise_floor / 2), rel=1e-3
         )
         assert c.limit < c.sensitivity < 0.02
+
+
+def test_a_run_on_a_card_of_the_baseline_is_compared_with_that_cards_runs() -> None:
+    """A pooled baseline that holds a run on the contender's card: the process level, against
+    that card's own rows, so a card 2 % off the others does not blur a 2 % slowdown."""
+    baseline = from_documents("b", [pooled({"GPU-a": 0.0, "GPU-b": 0.02, "GPU-d": -0.02})])
+    slower = run(where("GPU-b"), {n: t * 1.02 * 1.02 for n, t in SUITE.items()}, seed=7)
+    report = compare(baseline, from_documents("c", [slower]), TIME, Settings())
+    assert {c.level for c in report.comparisons} == {"process"}
+    assert {c.verdict for c in report.comparisons} == {Verdict.REGRESSION}
+    for c in report.comparisons:
+        assert c.ratio == pytest.approx(1.02, rel=0.003)  # against GPU-b's rows alone
+        assert c.baseline is not None and c.baseline.n == 10
+    assert any("holds a run on this card" in n for n in report.notes)

@@ -234,6 +234,23 @@ def _row_units(result: ResultSet) -> tuple[np.ndarray, list[str], list[str]] | N
     )
 
 
+def runs_of_card(result: ResultSet, card: str | None) -> ResultSet | None:
+    """A pooled result cut down to its runs on `card` (the rows of their processes, and only
+    those runs listed in its context); None when it holds no run on that card, or only such
+    runs (nothing to cut)."""
+    units = _row_units(result)
+    runs = result.context.get(levels.RUNS_KEY)
+    if card is None or units is None or not isinstance(runs, list):
+        return None
+    unit_of_process, cards, _ = units
+    mine = [u for u, c in enumerate(cards) if c == card]
+    if not mine or len(mine) == len(cards):
+        return None
+    keep = np.isin(unit_of_process[result.processes], mine)
+    context = {**result.context, levels.RUNS_KEY: [runs[u] for u in mine]}
+    return result.subset(keep, context)
+
+
 def _level_spreads(
     values: np.ndarray,
     owner: np.ndarray,

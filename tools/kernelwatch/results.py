@@ -108,6 +108,28 @@ class ResultSet:
     def __post_init__(self) -> None:
         object.__setattr__(self, "index", {name: k for k, name in enumerate(self.names)})
 
+    def subset(self, keep: np.ndarray, context: Mapping[str, Any]) -> ResultSet:
+        """The rows where `keep` (a bool per row) holds, with another context; benchmarks left
+        without rows keep a count of 0 (as skipped ones have)."""
+        cumulative = np.concatenate([[0], np.cumsum(keep.astype(np.int64))])
+        counts = cumulative[self.starts + self.counts] - cumulative[self.starts]
+        return ResultSet(
+            self.label,
+            self.paths,
+            context,
+            self.names,
+            np.cumsum(counts) - counts,
+            counts,
+            self.from_aggregates,
+            self.sources[keep],
+            self.processes[keep],
+            {k: v[keep] for k, v in self.columns.items()},
+            {k: v[keep] for k, v in self.gaps.items()},
+            self.errors,
+            self.skipped,
+            self.notes,
+        )
+
     def __len__(self) -> int:
         return len(self.names)
 

@@ -82,7 +82,9 @@ def main(paths: list[str]) -> int:
         spread = float(np.std(medians, ddof=1) / np.mean(medians))
         host.append((time, spread))
         by_family[_family(name)]["host"].append(spread)
-    print(f"{len(names)} benchmarks in all {len(paths)} runs ({len(host_bound)} host-bound left out)")
+    print(
+        f"{len(names)} benchmarks in all {len(paths)} runs ({len(host_bound)} host-bound left out)"
+    )
     for level, points in (("process", process), ("host", host)):
         relative, absolute = _fit(points)
         print(f"{level:8s} p99: relative {relative:.4%}, absolute {absolute:.0f} ns")

@@ -148,9 +148,13 @@ def test_two_hosts_are_too_few_to_trust_alone() -> None:
     """Two cards that agree (as GPU-e6875044 and GPU-5d8b3240 did, to 0.1 %) say little about
     a third: the measured host spread is at least the prior then."""
     baseline = from_documents("b", [pooled({"GPU-a": 0.0, "GPU-b": 0.0001})])
-    report = compare(baseline, from_documents("c", [run(where("GPU-c"), SUITE, 5)]), TIME, Settings())
+    report = compare(
+        baseline, from_documents("c", [run(where("GPU-c"), SUITE, 5)]), TIME, Settings()
+    )
     relative, _ = levels.PRIOR[Level.HOST]
-    assert all(c.noise_floor is not None and c.noise_floor >= 2 * relative for c in report.comparisons)
+    assert all(
+        c.noise_floor is not None and c.noise_floor >= 2 * relative for c in report.comparisons
+    )
     assert any("at least the prior" in n for n in report.notes)
 
 
@@ -204,7 +208,9 @@ def test_a_host_bound_change_against_another_host_is_reported_not_failing() -> N
 
 def test_sensitivity_is_the_limit_plus_the_spread_of_the_difference() -> None:
     baseline = from_documents("b", [run(where("GPU-a"), SUITE)])
-    report = compare(baseline, from_documents("c", [run(where("GPU-a"), SUITE, 3)]), TIME, Settings())
+    report = compare(
+        baseline, from_documents("c", [run(where("GPU-a"), SUITE, 3)]), TIME, Settings()
+    )
     for c in report.comparisons:
         assert c.sensitivity is not None and c.limit is not None
         # two processes a side: the difference's sd is one noise; 90 % power is 1.28 of them

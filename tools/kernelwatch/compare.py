@@ -406,9 +406,11 @@ def _measured_verdicts(
     b_agg, c_agg = baseline.from_aggregates[b].tolist(), contender.from_aggregates[c].tolist()
     n_list, m_list = n.tolist(), m.tolist()
     too_few = [
-        None
-        if ok
-        else _too_few(n_list[i], m_list[i], settings.min_repetitions, b_agg[i] or c_agg[i])
+        (
+            None
+            if ok
+            else _too_few(n_list[i], m_list[i], settings.min_repetitions, b_agg[i] or c_agg[i])
+        )
         for i, ok in enumerate(tested.tolist())
     ]
     verdicts, reasons = decide_many(

@@ -1,0 +1,127 @@
+"""Levels of variation on real files from the H200 machines (tests/data/gpu, the committed
+baseline pooled from three cards): which level a comparison crosses, a card the baseline holds,
+host-bound transfers, the prior for single-process files, the sensitivity, and that `report`
+judges a run exactly as `run` and `compare` do."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import GPU_DATA, REPO
+from kernelwatch import baseline as baselines
+from kernelwatch import levels
+from kernelwatch import noise as noises
+from kernelwatch.compare import Settings, Verdict, compare
+from kernelwatch.config import load_config
+from kernelwatch.levels import Level
+from kernelwatch.report.build import Options, build_page
+from kernelwatch.results import from_documents, load, resolve_metric
+
+TIME = resolve_metric("time")
+BASELINE = REPO / "baselines" / "nvidia-h200-sm90"
+CARD_IN_BASELINE = GPU_DATA / "h200-suite-card-54f59374.json"  # one of the baseline's three
+OTHER_CARD = GPU_DATA / "h200-suite-card-d716bf60-no-transfers.json"  # not in the baseline
+SETTINGS = Settings(rules=load_config(REPO / "baselines" / "kernelwatch.toml").rules)
+
+pytestmark = pytest.mark.skipif(
+    not (CARD_IN_BASELINE.is_file() and OTHER_CARD.is_file()), reason="no H200 card files"
+)
+
+
+def against_baseline(path: Path, part: bool = False):
+    run = load(path)
+    found = baselines.against(
+        REPO / "baselines", run.context, str(path), names=set(run.names) if part else None
+    )
+    return compare(from_documents(found.label, found.documents), run, TIME, SETTINGS, found.noise)
+
+
+def test_the_baseline_measured_the_host_level_on_three_hosts() -> None:
+    context = json.loads((BASELINE / "result.json").read_text())["context"]
+    units = levels.units_of(context)
+    assert (
+        len(units) == 3 and len({u.card for u in units}) == 3 and len({u.host for u in units}) == 3
+    )
+    stored, warning = noises.stored_beside(BASELINE / "result.json", context)
+    assert warning is None and stored is not None
+    assert np.isfinite(stored.host).sum() > 300 and np.isnan(stored.card).all()
+
+
+def test_a_card_the_baseline_holds_is_compared_with_its_own_runs() -> None:
+    report = against_baseline(CARD_IN_BASELINE)
+    assert {c.level for c in report.comparisons if c.level} == {"process"}
+    assert any("holds a run on this card" in n for n in report.notes)
+    assert report.exit_status == 0
+
+
+def test_another_card_crosses_hosts_measured_on_three_and_passes_unchanged() -> None:
+    report = against_baseline(OTHER_CARD, part=True)  # run with --filter='-^transfers/'
+    measured = [c for c in report.comparisons if c.level]
+    assert {c.level for c in measured} == {"host"} and all(c.level_measured for c in measured)
+    assert report.exit_status == 0 and report.counts()[Verdict.SAME] == 312
+    factor = levels.upper_bound_factor(3)
+    assert any(f"x{factor:.2f}" in n for n in report.notes)
+
+
+def test_host_bound_transfers_against_other_hosts_never_fail() -> None:
+    # card C's run against a baseline of the other two cards' runs only
+    document = json.loads((BASELINE / "result.json").read_text())
+    runs = document["context"][levels.RUNS_KEY]
+    others = [r for r in runs if r["card"] != "GPU-54f59374-68c2-fa1d-22b8-e4ffc323f366"]
+    keep = {p for r in others for p in r["processes"]}
+    rows = [row for row in document["benchmarks"] if row["kernelwatch_process"] in keep]
+    two = {"context": {**document["context"], levels.RUNS_KEY: others}, "benchmarks": rows}
+    report = compare(from_documents("A+B", [two]), load(CARD_IN_BASELINE), TIME, SETTINGS)
+    transfers = [c for c in report.comparisons if c.name.startswith("transfers/")]
+    assert transfers and all(c.host_bound and not c.failed for c in transfers)
+    moved = [c for c in transfers if c.verdict is Verdict.REGRESSION]
+    assert all("host-bound" in c.reason for c in moved)
+    # two hosts are too few to trust: at least the host prior
+    relative, _ = levels.PRIOR[Level.HOST]
+    assert all(c.noise_floor >= 2 * relative for c in report.comparisons if c.noise_floor)
+
+
+def test_two_single_process_files_get_the_process_prior() -> None:
+    """One process of card C's run against the other: the spread between processes of the
+    baseline side is unknown, so the process-level prior, not the within-process spread."""
+    document = json.loads(CARD_IN_BASELINE.read_text())
+    first, second = (
+        {
+            **document,
+            "benchmarks": [r for r in document["benchmarks"] if r["kernelwatch_process"] == k],
+        }
+        for k in (1, 2)
+    )
+    for side in (first, second):
+        for row in side["benchmarks"]:
+            del row["kernelwatch_process"]
+    report = compare(from_documents("p1", [first]), from_documents("p2", [second]), TIME, SETTINGS)
+    kernels = [c for c in report.comparisons if c.level and not c.host_bound]
+    assert kernels and {c.level for c in kernels} == {"process"}
+    assert not any(c.level_measured for c in kernels)
+    relative, absolute = levels.PRIOR[Level.PROCESS]
+    for c in kernels:
+        assert c.noise_floor >= 2 * (relative + absolute / c.baseline.median) * 0.999
+    assert report.exit_status == 0
+
+
+def test_sensitivity_is_stated_and_tight_on_the_baselines_own_card() -> None:
+    own = [c for c in against_baseline(CARD_IN_BASELINE).comparisons if c.sensitivity]
+    other = [c for c in against_baseline(OTHER_CARD, part=True).comparisons if c.sensitivity]
+    long = lambda cs: [c.sensitivity for c in cs if c.baseline.median >= 50_000]  # noqa: E731
+    assert np.median(long(own)) < 0.02 < np.median(long(other))
+
+
+def test_report_and_run_give_the_same_verdicts() -> None:
+    """One path to a verdict: the report finds the baseline, its stored noise and the part of
+    the suite that ran exactly as `run` does (baselines.against)."""
+    pytest.importorskip("matplotlib")
+    report = against_baseline(OTHER_CARD, part=True)
+    shown = build_page(Options(result=OTHER_CARD, metric=TIME, settings=SETTINGS))
+    assert shown.comparison is not None
+    assert [(c.name, c.verdict, c.limit) for c in shown.comparison.comparisons] == [
+        (c.name, c.verdict, c.limit) for c in report.comparisons
+    ]

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from conftest import GPU_DATA, REPO
 from kernelwatch import baseline as baselines
+from kernelwatch import explain
 from kernelwatch import levels
 from kernelwatch import noise as noises
 from kernelwatch.compare import Settings, Verdict, compare
@@ -125,3 +126,16 @@ def test_report_and_run_give_the_same_verdicts() -> None:
     assert [(c.name, c.verdict, c.limit) for c in shown.comparison.comparisons] == [
         (c.name, c.verdict, c.limit) for c in report.comparisons
     ]
+
+
+def test_the_same_kernels_on_two_cards_are_kernel_identical() -> None:
+    """Cards C and D ran builds of two commits with the same kernels: nvcc's anonymous-namespace
+    ids in the mangled names differ between the builds, the kernels do not."""
+    report = compare(load(CARD_IN_BASELINE), load(OTHER_CARD), TIME, Settings(allow_missing=True))
+    found = explain.explain(report).explanations
+    kinds = {e.kernel.change.value for e in found.values() if e.kernel is not None}
+    assert kinds <= {"kernel identical", "kernel not compared"}
+    identical = [
+        n for n, e in found.items() if e.kernel and e.kernel.change.value == "kernel identical"
+    ]
+    assert len(identical) >= 300

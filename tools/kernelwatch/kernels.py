@@ -20,6 +20,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -183,7 +184,7 @@ def classify(
     launches_a, launches_b = side_a["kernels"], side_b["kernels"]
     names_a = [k.get("name") for k in launches_a]
     names_b = [k.get("name") for k in launches_b]
-    if names_a != names_b:
+    if [stable_name(n) for n in names_a] != [stable_name(n) for n in names_b]:
         return KernelChange(
             Change.CODE,
             (f"kernels launched {_names(names_a)} → {_names(names_b)}",),
@@ -198,9 +199,9 @@ def classify(
     launch_changes: list[str] = []
     unknown: list[str] = []
     for launch_a, launch_b in zip(launches_a, launches_b):
-        name = str(launch_a.get("name"))
+        name, name_b = str(launch_a.get("name")), str(launch_b.get("name"))
         code_a = (a.get("code") or {}).get(side_a["binary"], {}).get(name, {})
-        code_b = (b.get("code") or {}).get(side_b["binary"], {}).get(name, {})
+        code_b = (b.get("code") or {}).get(side_b["binary"], {}).get(name_b, {})
         moved = [
             f"{_LABELS[k]} {code_a.get(k)}→{code_b.get(k)}"
             for k in _CODE_KEYS
@@ -218,7 +219,7 @@ def classify(
             unknown.append(name)
         if moved:
             code_changes.append(f"{short_name(name)}: {', '.join(moved)}")
-            changed.append((side_a["binary"], name, side_b["binary"], name))
+            changed.append((side_a["binary"], name, side_b["binary"], name_b))
         shape = [
             f"{_LABELS[k]} {_shape(launch_a.get(k))}→{_shape(launch_b.get(k))}"
             for k in _LAUNCH_KEYS
@@ -285,6 +286,23 @@ def classify_all(
         )
         for name in names
     }
+
+
+_ANONYMOUS = re.compile(r"(\d+)_GLOBAL__N__")
+
+
+def stable_name(mangled: Any) -> str:
+    """A mangled name without its anonymous namespaces' ids, which nvcc draws anew in every
+    build (`50_GLOBAL__N__bfb7b470_12_reduction_cu_6554246a_1304` in one build of
+    reduction.cu, `..._1298` in the next, same source): the same kernel keeps its name."""
+    text, out, at = str(mangled), [], 0
+    for match in _ANONYMOUS.finditer(text):
+        if match.start() < at:
+            continue
+        length = int(match.group(1))
+        out.append(text[at : match.start()] + "_GLOBAL__N_")
+        at = match.start(1) + len(match.group(1)) + length
+    return "".join(out) + text[at:]
 
 
 @functools.lru_cache(maxsize=4096)

@@ -7,16 +7,17 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/side-out}
 mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || exit 1
+elapsed() { python3 -c "import sys, time; print(f'{time.time() - float(sys.argv[1]):.2f}')" "$1"; }
 for k in 1 2 3; do
   start=$(date +%s.%N)
   PYTHONPATH=/tmp/site python3 scripts/gpu/nvbench_memcpy.py --json "$OUT/nvbench-$k.json" \
     > "$OUT/nvbench-$k.log" 2>&1 || tail -5 "$OUT/nvbench-$k.log"
-  echo "nvbench $k wall $(echo "$(date +%s.%N) - $start" | bc) s"
+  echo "nvbench $k wall $(elapsed "$start") s"
   start=$(date +%s.%N)
   build/bench/kernelwatch_bench_coalescing --benchmark_filter='^coalescing/memcpy_d2d/' \
     --benchmark_repetitions=5 --benchmark_out="$OUT/kernelwatch-$k.json" \
     --benchmark_out_format=json > "$OUT/kernelwatch-$k.log" 2>&1 || tail -5 "$OUT/kernelwatch-$k.log"
-  echo "kernelwatch $k wall $(echo "$(date +%s.%N) - $start" | bc) s"
+  echo "kernelwatch $k wall $(elapsed "$start") s"
 done
 python3 - "$OUT" <<'PY'
 import glob, json, os, statistics, sys

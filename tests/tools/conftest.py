@@ -25,7 +25,7 @@ sys.path.insert(0, str(TOOLS))
 
 import dependencies  # noqa: E402  (tests/tools/dependencies.py)
 from kernelwatch import cli, synthetic  # noqa: E402
-from kernelwatch.results import ResultSet, from_documents  # noqa: E402
+from kernelwatch.results import PROCESS_KEY, ResultSet, from_documents  # noqa: E402
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -131,6 +131,26 @@ def document(
 ) -> dict[str, Any]:
     all_rows = (rows_for(spec, **options) if spec else []) + list(rows)
     return synthetic.document(all_rows, H100_CONTEXT if context is None else context)
+
+
+def merged(
+    spec: Mapping[str, Sequence[Sequence[float]]],
+    counters: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One result file as `kernelwatch run --processes K` writes it, from {name: [times of
+    process 1, times of process 2, ...]} (us): every row marked with its process."""
+    rows: list[dict[str, Any]] = []
+    for index, (name, processes) in enumerate(spec.items()):
+        times = [t for chunk in processes for t in chunk]
+        marks = [p for p, chunk in enumerate(processes, 1) for _ in chunk]
+        extra = {PROCESS_KEY: [float(p) for p in marks], **((counters or {}).get(name, {}))}
+        rows += synthetic.benchmark_rows(
+            name, times, family_index=index, counters=extra, aggregates=False, time_unit="us"
+        )
+    for row in rows:
+        row[PROCESS_KEY] = int(row[PROCESS_KEY])
+    return synthetic.document(rows, H100_CONTEXT if context is None else context)
 
 
 def result_set(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import H100_CONTEXT
+from conftest import H100_CONTEXT, merged
 from kernelwatch import levels
 from kernelwatch import noise as noises
 from kernelwatch import synthetic
@@ -36,18 +36,12 @@ def where(card: str, host: str | None = None, **config: str) -> dict[str, str]:
 def run(context: dict, medians: dict[str, float], seed: int = 0, host_bound: bool = False) -> dict:
     """A `kernelwatch run` result: two processes of five repetitions per benchmark (us)."""
     rng = np.random.default_rng(seed)
-    rows = []
-    for index, (name, median) in enumerate(medians.items()):
-        times = (median * rng.lognormal(0.0, 0.0005, 10)).tolist()
-        counters = {PROCESS_KEY: [1.0] * 5 + [2.0] * 5}
-        if host_bound:
-            counters["host_bound"] = [1.0] * 10
-        rows += synthetic.benchmark_rows(
-            name, times, family_index=index, counters=counters, aggregates=False, time_unit="us"
-        )
-    for row in rows:
-        row[PROCESS_KEY] = int(row[PROCESS_KEY])
-    return synthetic.document(rows, context)
+    spec = {
+        name: [(m * rng.lognormal(0.0, 0.0005, 5)).tolist() for _ in (1, 2)]
+        for name, m in medians.items()
+    }
+    flags = {name: {"host_bound": [1.0] * 10} for name in medians} if host_bound else None
+    return merged(spec, flags, context)
 
 
 # --- which level two contexts cross ---------------------------------------------------------

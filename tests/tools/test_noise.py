@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import H100_CONTEXT, document, result_set
+from conftest import H100_CONTEXT, document, merged, result_set
 from kernelwatch import levels
 from kernelwatch import noise as noises
 from kernelwatch import synthetic
@@ -22,22 +22,6 @@ TIME = resolve_metric("time")
 
 def steady(median: float, n: int = 10, spread: float = 0.0002, seed: int = 0) -> list[float]:
     return (median * np.random.default_rng(seed).lognormal(0.0, spread, n)).tolist()
-
-
-def merged(spec: dict[str, list[list[float]]], counters: dict | None = None) -> dict:
-    """One result file as `kernelwatch run --processes K` writes it: {name: [times of process
-    1, times of process 2, ...]}, every row marked with its process."""
-    rows = []
-    for index, (name, processes) in enumerate(spec.items()):
-        times = [t for chunk in processes for t in chunk]
-        marks = [p for p, chunk in enumerate(processes, 1) for _ in chunk]
-        extra = {PROCESS_KEY: [float(p) for p in marks], **((counters or {}).get(name, {}))}
-        rows += synthetic.benchmark_rows(
-            name, times, family_index=index, counters=extra, aggregates=False, time_unit="us"
-        )
-    for row in rows:
-        row[PROCESS_KEY] = int(row[PROCESS_KEY])
-    return synthetic.document(rows, H100_CONTEXT)
 
 
 @pytest.mark.parametrize(

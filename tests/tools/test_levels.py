@@ -133,7 +133,7 @@ def test_a_run_on_a_fourth_host_is_held_to_the_measured_host_spread() -> None:
     caught = compare(baseline, from_documents("c", [slow]), TIME, Settings())
     assert {c.verdict for c in caught.comparisons} == {Verdict.REGRESSION} and caught.failed
     factor = levels.upper_bound_factor(3)
-    assert any(f"from 3 hosts" in n and f"x{factor:.2f}" in n for n in caught.notes)
+    assert any("from 3 hosts" in n and f"x{factor:.2f}" in n for n in caught.notes)
     for c in caught.comparisons:
         assert c.limit is not None and 0.01 <= c.limit < 0.03
 

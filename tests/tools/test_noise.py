@@ -11,11 +11,10 @@ import pytest
 from conftest import H100_CONTEXT, document, merged, result_set
 from kernelwatch import levels
 from kernelwatch import noise as noises
-from kernelwatch import synthetic
 from kernelwatch.compare import Settings, Verdict, compare
 from kernelwatch.errors import InputError
 from kernelwatch.levels import Level
-from kernelwatch.results import PROCESS_KEY, from_documents, resolve_metric
+from kernelwatch.results import from_documents, resolve_metric
 
 TIME = resolve_metric("time")
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch import baseline as baselines
-from kernelwatch import noise as noises
 from kernelwatch import gpus, hostbound, runner
 from kernelwatch import shard as shards
 from kernelwatch.merge import SHARD_KEY

@@ -188,7 +188,6 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"{option} {path}: is a directory; name the file")
         if path:
             check_writable(path)
-    missing = 0
     if args.from_dir:
         defaults = getattr(args, "run_only_defaults", {})
         given = [

@@ -14,7 +14,6 @@ from kernelwatch import noise as noises
 from kernelwatch import changes, explain, history
 from kernelwatch.compare import Report, Settings, Verdict, compare
 from kernelwatch.errors import InputError
-from kernelwatch.gbench import read_json
 from kernelwatch.report import lessons, svg, trends
 from kernelwatch.report.rundata import RunData
 from kernelwatch.results import Metric, ResultSet, from_documents

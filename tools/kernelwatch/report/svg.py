@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from kernelwatch.errors import InputError, missing_extra
+from kernelwatch.errors import missing_extra
 
 if TYPE_CHECKING:  # imported lazily at run time: matplotlib is only needed for the report
     from matplotlib.figure import Figure

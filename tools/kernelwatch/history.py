@@ -24,7 +24,7 @@ import hashlib
 import json
 import math
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,9 +82,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     ),
 }
 
-_KNOWN_TABLES = frozenset(
-    {"meta", "runs", "benchmarks", "metrics", "run_benchmarks", "samples"}
-)
+_KNOWN_TABLES = frozenset({"meta", "runs", "benchmarks", "metrics", "run_benchmarks", "samples"})
 
 
 def default_path() -> Path:
@@ -156,9 +154,20 @@ def open_db(path: str | Path, create: bool = False) -> sqlite3.Connection:
         connection = sqlite3.connect(str(db), timeout=30, isolation_level=None)
     except sqlite3.Error as exc:
         raise _fail(db, exc) from None
-    try:
+
+    def prepare() -> None:
         connection.execute("PRAGMA foreign_keys = ON")
         _migrate(connection, db)
+
+    return _prepared(connection, db, prepare)
+
+
+def _prepared(
+    connection: sqlite3.Connection, db: Path, prepare: Callable[[], None]
+) -> sqlite3.Connection:
+    """`connection` once `prepare` has run on it; closed, and one InputError line, if it fails."""
+    try:
+        prepare()
     except InputError:
         connection.close()
         raise
@@ -173,7 +182,8 @@ def _open_read_only(db: Path) -> sqlite3.Connection:
         connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
     except (sqlite3.Error, ValueError) as exc:
         raise _fail(db, exc) from None
-    try:
+
+    def check() -> None:
         version = schema_version(connection, db)
         if version == 0:
             raise InputError(
@@ -190,22 +200,14 @@ def _open_read_only(db: Path) -> sqlite3.Connection:
                     else "older: `kernelwatch history ingest` brings it up to date"
                 )
             )
-    except InputError:
-        connection.close()
-        raise
-    except sqlite3.Error as exc:
-        connection.close()
-        raise _fail(db, exc) from None
-    return connection
+
+    return _prepared(connection, db, check)
 
 
 def schema_version(connection: sqlite3.Connection, path: Path) -> int:
     """The database's schema version: 0 for an empty database."""
     tables = {
-        row[0]
-        for row in connection.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table'"
-        )
+        row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
     }
     if "meta" not in tables:
         if tables:
@@ -214,21 +216,15 @@ def schema_version(connection: sqlite3.Connection, path: Path) -> int:
                 f"{', '.join(sorted(tables))}; no meta table)"
             )
         return 0
-    row = connection.execute(
-        "SELECT value FROM meta WHERE key = 'schema_version'"
-    ).fetchone()
+    row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     try:
         return int(row[0]) if row else 0
     except (TypeError, ValueError):
-        raise InputError(
-            f"{path}: bad schema_version {row[0]!r} in its meta table"
-        ) from None
+        raise InputError(f"{path}: bad schema_version {row[0]!r} in its meta table") from None
 
 
 def _migrate(connection: sqlite3.Connection, path: Path) -> None:
-    connection.execute(
-        "BEGIN IMMEDIATE"
-    )  # one writer migrates; the others wait, then see it
+    connection.execute("BEGIN IMMEDIATE")  # one writer migrates; the others wait, then see it
     try:
         version = schema_version(connection, path)
         if version > SCHEMA_VERSION:
@@ -238,9 +234,7 @@ def _migrate(connection: sqlite3.Connection, path: Path) -> None:
             )
         if version < SCHEMA_VERSION:
             if version == 0:
-                connection.execute(
-                    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-                )
+                connection.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             for step in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in MIGRATIONS[step]:
                     connection.execute(statement)
@@ -307,9 +301,7 @@ def load_run(path: str | Path) -> tuple[dict[str, Any], ResultSet]:
     if not file.exists():
         raise InputError(f"{file}: no such file or directory")
     document = read_json(file)
-    result = from_documents(
-        str(file), [document]
-    )  # validates: not a result, bad values, ...
+    result = from_documents(str(file), [document])  # validates: not a result, bad values, ...
     return document, result
 
 
@@ -376,9 +368,7 @@ def _slug(context: Mapping[str, Any]) -> str | None:
 
 
 def _ids(db: sqlite3.Connection, table: str, names: Sequence[str]) -> dict[str, int]:
-    db.executemany(
-        f"INSERT OR IGNORE INTO {table} (name) VALUES (?)", ((n,) for n in names)
-    )
+    db.executemany(f"INSERT OR IGNORE INTO {table} (name) VALUES (?)", ((n,) for n in names))
     ids: dict[str, int] = {}
     wanted = list(dict.fromkeys(names))
     for start in range(0, len(wanted), 500):  # stay under SQLite's bound-variable limit
@@ -414,14 +404,10 @@ def _store_values(db: sqlite3.Connection, run_id: int, result: ResultSet) -> int
     rows = int(counts.sum())
     owner = np.repeat(np.arange(len(counts)), counts)  # benchmark index of each row
     repetition = np.arange(rows) - np.repeat(starts, counts)
-    bench_id = np.asarray([benchmark_ids[n] for n in result.names], dtype=np.int64)[
-        owner
-    ]
+    bench_id = np.asarray([benchmark_ids[n] for n in result.names], dtype=np.int64)[owner]
     stored = 0
     for key, column in result.columns.items():
-        keep = np.isfinite(
-            column
-        )  # absent values are NaN (gaps); non-finite are not stored
+        keep = np.isfinite(column)  # absent values are NaN (gaps); non-finite are not stored
         gap = result.gaps.get(key)
         if gap is not None:
             keep &= ~gap
@@ -444,9 +430,7 @@ def _store_values(db: sqlite3.Connection, run_id: int, result: ResultSet) -> int
 
 # ---------------------------------------------------------------------------------- queries
 
-_RUN_COLUMNS = (
-    "r.id, r.date, r.git_commit, r.gpu_slug, r.gpu_name, r.benchmarks, r.source"
-)
+_RUN_COLUMNS = "r.id, r.date, r.git_commit, r.gpu_slug, r.gpu_name, r.benchmarks, r.source"
 
 
 def _run(row: Sequence[Any]) -> Run:
@@ -457,9 +441,7 @@ def runs(db: sqlite3.Connection) -> list[Run]:
     """Every run, oldest first (by the date in its context, then by ingest order)."""
     return [
         dataclasses.replace(_run(row), slowed=_slowed(row[-1]))
-        for row in db.execute(
-            f"SELECT {_RUN_COLUMNS}, r.context FROM runs r ORDER BY r.date, r.id"
-        )
+        for row in db.execute(f"SELECT {_RUN_COLUMNS}, r.context FROM runs r ORDER BY r.date, r.id")
     ]
 
 
@@ -481,9 +463,7 @@ def series(
 ) -> list[Point]:
     """The benchmark's values of `metric` per run (runs that have them), oldest first."""
     path = _db_path(db)
-    found = db.execute(
-        "SELECT id FROM benchmarks WHERE name = ?", (benchmark,)
-    ).fetchone()
+    found = db.execute("SELECT id FROM benchmarks WHERE name = ?", (benchmark,)).fetchone()
     if found is None:
         raise InputError(
             f"{path}: no benchmark {benchmark!r} in the history{_close(db, benchmark)}"

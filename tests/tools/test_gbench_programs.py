@@ -17,8 +17,8 @@ from kernelwatch.results import load
 
 SOURCE = REPO / "tests" / "tools" / "programs" / "gbench_cases.cc"
 # The names as Google Benchmark writes them (fixed iteration counts keep the runs short).
-TARGET, STEADY = "BM_target/iterations:200", "BM_steady/iterations:200"
-TWICE, LABELLED = "BM_twice/iterations:200", "BM_labelled/iterations:200"
+TARGET, STEADY = "BM_target/iterations:2000", "BM_steady/iterations:20000"
+TWICE, LABELLED = "BM_twice/iterations:20000", "BM_labelled/iterations:20000"
 
 
 def _unavailable(reason: str) -> None:
@@ -84,8 +84,8 @@ def test_the_files_have_the_shapes_under_test(outputs: dict[str, Path]) -> None:
 def test_a_name_registered_twice_is_two_benchmarks(outputs: dict[str, Path]) -> None:
     result = load(outputs["base"])
     assert TWICE in result and f"{TWICE}#2" in result
-    assert "BM_complexity/256/iterations:100" in result
-    assert "BM_complexity/4096/iterations:100" in result
+    assert "BM_complexity/256/iterations:5000" in result
+    assert "BM_complexity/4096/iterations:5000" in result
     assert len(result) == 8  # BigO and RMS rows are not benchmarks
     assert result.labels == {LABELLED: "fp32"}
 

@@ -9,6 +9,9 @@ install(TARGETS kernelwatch_harness kernelwatch_main kernelwatch_kernels
         EXPORT kernelwatchTargets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
         INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+# include/kernelwatch/ holds the author's headers (those kernelwatch.hpp includes); detail/ goes
+# along because they include some of it (counters, cuda_array) and so does the build_info.cpp
+# that kernelwatch_add_benchmark() generates (context), as nvbench ships its detail/.
 install(DIRECTORY bench/harness/include/ kernels/include/
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 install(EXPORT kernelwatchTargets NAMESPACE kernelwatch:: DESTINATION "${kernelwatch_cmake_dir}")

@@ -1,4 +1,4 @@
-#include <kernelwatch/context.hpp>
+#include <kernelwatch/detail/context.hpp>
 #include <kernelwatch/device_info.hpp>
 
 #include <benchmark/benchmark.h>
@@ -34,22 +34,22 @@ kw::device_info h100() {
 }  // namespace
 
 TEST(FormatCudaVersion, SplitsMajorAndMinor) {
-  EXPECT_EQ(kw::format_cuda_version(13000), "13.0");
-  EXPECT_EQ(kw::format_cuda_version(12090), "12.9");
-  EXPECT_EQ(kw::format_cuda_version(11080), "11.8");
+  EXPECT_EQ(kw::detail::format_cuda_version(13000), "13.0");
+  EXPECT_EQ(kw::detail::format_cuda_version(12090), "12.9");
+  EXPECT_EQ(kw::detail::format_cuda_version(11080), "11.8");
 }
 
 TEST(FormatGpuUuid, PrintsLikeNvidiaSmi) {
   const unsigned char bytes[16] = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
                                    0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10};
-  EXPECT_EQ(kw::format_gpu_uuid(bytes), "GPU-01234567-89ab-cdef-fedc-ba9876543210");
+  EXPECT_EQ(kw::detail::format_gpu_uuid(bytes), "GPU-01234567-89ab-cdef-fedc-ba9876543210");
 }
 
 TEST(MakeContext, HasEveryDocumentedKeyWithItsValue) {
-  kw::run_options options;
+  kw::detail::run_options options;
   options.cache = kw::cache_mode::hot;
-  const kw::build_info build{"0123abc-dirty", "Release", "0.1.0"};
-  const kw::context_entries entries = kw::make_context(h100(), build, options);
+  const kw::detail::build_info build{"0123abc-dirty", "Release", "0.1.0"};
+  const kw::detail::context_entries entries = kw::detail::make_context(h100(), build, options);
   const std::map<std::string, std::string> context(entries.begin(), entries.end());
   EXPECT_EQ(context.size(), entries.size()) << "duplicate keys";
   const std::map<std::string, std::string> expected = {
@@ -81,31 +81,31 @@ TEST(MakeContext, HasEveryDocumentedKeyWithItsValue) {
 }
 
 TEST(MakeContext, RecordsAnInjectedSlowdownSoNobodyMistakesTheRunForAReal) {
-  kw::run_options options;
+  kw::detail::run_options options;
   options.inject = {"^transpose/", 0.02};
-  const kw::context_entries entries = kw::make_context(h100(), {}, options);
+  const kw::detail::context_entries entries = kw::detail::make_context(h100(), {}, options);
   const std::map<std::string, std::string> context(entries.begin(), entries.end());
   EXPECT_EQ(context.at("kernelwatch_inject"), "^transpose/:0.02");
-  EXPECT_EQ(kw::make_context(h100(), {}, {}).size(), entries.size() - 1);
+  EXPECT_EQ(kw::detail::make_context(h100(), {}, {}).size(), entries.size() - 1);
 }
 
 TEST(MakeContext, UnknownDriverVersionIsSaidNotLeftEmpty) {
   kw::device_info device = h100();
   device.driver_version.clear();
-  const kw::context_entries entries = kw::make_context(device, {}, {});
+  const kw::detail::context_entries entries = kw::detail::make_context(device, {}, {});
   const std::map<std::string, std::string> context(entries.begin(), entries.end());
   EXPECT_EQ(context.at("gpu_driver_version"), "unknown");
 }
 
 TEST(ThisBuild, RecordsCommitAndBuildType) {
-  const kw::build_info& build = kw::this_build();
+  const kw::detail::build_info& build = kw::detail::this_build();
   EXPECT_FALSE(build.git_commit.empty());
   EXPECT_FALSE(build.build_type.empty());
   EXPECT_EQ(build.version, KERNELWATCH_TEST_EXPECTED_VERSION);
 }
 
 TEST(AddToBenchmarkContext, LandsInTheJsonContext) {
-  kw::add_to_benchmark_context({{"gpu_name", "probe GPU"}, {"kernelwatch_cache_mode", "cold"}});
+  kw::detail::add_to_benchmark_context({{"gpu_name", "probe GPU"}, {"kernelwatch_cache_mode", "cold"}});
   benchmark::RegisterBenchmark("context_test/probe", [](benchmark::State& state) {
     for (auto _ : state) {
     }

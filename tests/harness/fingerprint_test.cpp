@@ -47,7 +47,7 @@ CPU implementer	: 0x41
 CPU part	: 0xd4f
 )";
 
-std::map<std::string, std::string> as_map(const kernelwatch::context_entries& entries) {
+std::map<std::string, std::string> as_map(const kernelwatch::detail::context_entries& entries) {
   std::map<std::string, std::string> map(entries.begin(), entries.end());
   EXPECT_EQ(map.size(), entries.size()) << "duplicate keys";
   return map;

@@ -1,6 +1,9 @@
 // The harness's promises, checked through Google Benchmark itself: CUDA failures skip a
 // benchmark and the run goes on; a wrong result is an error, never a time; a sticky error
 // stops the process with exit code 3.
+#include <kernelwatch/detail/copy_ceiling.hpp>
+#include <kernelwatch/detail/main.hpp>
+#include <kernelwatch/detail/run_options.hpp>
 #include <kernelwatch/kernelwatch.hpp>
 
 #include "../support/capture_reporter.hpp"
@@ -156,13 +159,13 @@ TEST(GpuBenchmark, SamplesAdaptivelyInOneIterationAndSaysHow) {
   // ceiling_fraction is the same bandwidth over the run's measured copy ceiling.
   const double bytes_per_second = 2.0 * elements * sizeof(float) / run.real_accumulated_time;
   EXPECT_NEAR(counters.at("ceiling_fraction").value,
-              bytes_per_second / kw::current_copy_ceiling(), 1e-9);
-  EXPECT_GT(kw::current_copy_ceiling(), 0.0);
+              bytes_per_second / kw::detail::current_copy_ceiling(), 1e-9);
+  EXPECT_GT(kw::detail::current_copy_ceiling(), 0.0);
 }
 
 TEST(GpuBenchmark, HostBoundBenchmarkIsNeverHeldAndSaysSoOnItsRow) {
   KW_REQUIRE_GPU();
-  ASSERT_TRUE(kw::current_run_options().blocking_kernel);  // the default: on
+  ASSERT_TRUE(kw::detail::current_run_options().blocking_kernel);  // the default: on
   const auto runs = run_benchmarks("^registration_test/(sampled_copy|host_bound_download)");
   ASSERT_EQ(runs.size(), 2U);  // in registration order
   ASSERT_EQ(runs[1].run_name.function_name, "registration_test/host_bound_download");
@@ -196,7 +199,7 @@ TEST(GpuBenchmarkDeathTest, StickyErrorStopsTheRunWithExitCode3) {
   KW_REQUIRE_GPU();
   GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: no inherited CUDA state
   EXPECT_EXIT(run_benchmarks("^registration_test/illegal_address"),
-              ::testing::ExitedWithCode(kw::exit_code_context_lost),
+              ::testing::ExitedWithCode(kw::detail::exit_code_context_lost),
               "registration_test/illegal_address: .*cudaErrorIllegalAddress.*\n.*CUDA context is "
               "unusable");
 }

@@ -1,3 +1,4 @@
+#include <kernelwatch/detail/l2_flush.hpp>
 #include <kernelwatch/kernelwatch.hpp>
 
 #include "../support/gpu_test.hpp"
@@ -95,7 +96,7 @@ TEST(DeviceInfo, DescribesTheCurrentGpu) {
 
 TEST(L2Flusher, WritesTwiceTheL2) {
   KW_REQUIRE_GPU();
-  kw::l2_flusher flusher;
+  kw::detail::l2_flusher flusher;
   EXPECT_EQ(flusher.size_bytes(), 2 * kw::current_device_info().l2_cache_bytes);
   kw::cuda_stream stream;
   flusher.flush(stream.get());

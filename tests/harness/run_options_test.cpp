@@ -1,4 +1,4 @@
-#include <kernelwatch/run_options.hpp>
+#include <kernelwatch/detail/run_options.hpp>
 
 #include <gtest/gtest.h>
 
@@ -31,7 +31,7 @@ struct arguments {
 
 TEST(ParseRunOptions, DefaultsAreColdCacheOnDeviceZero) {
   arguments args({"bench"});
-  const kw::run_options options = kw::parse_run_options(args.argc, args.pointers.data());
+  const kw::detail::run_options options = kw::detail::parse_run_options(args.argc, args.pointers.data());
   EXPECT_EQ(options.cache, kw::cache_mode::cold);
   EXPECT_EQ(options.device, 0);
   EXPECT_FALSE(options.list_only);
@@ -40,7 +40,7 @@ TEST(ParseRunOptions, DefaultsAreColdCacheOnDeviceZero) {
 TEST(ParseRunOptions, TakesOwnFlagsOutAndLeavesGoogleBenchmarkFlags) {
   arguments args({"bench", "--benchmark_filter=copy", "--kernelwatch_cache=hot",
                   "--kernelwatch_device=3", "--benchmark_repetitions=5"});
-  const kw::run_options options = kw::parse_run_options(args.argc, args.pointers.data());
+  const kw::detail::run_options options = kw::detail::parse_run_options(args.argc, args.pointers.data());
   EXPECT_EQ(options.cache, kw::cache_mode::hot);
   EXPECT_EQ(options.device, 3);
   EXPECT_EQ(args.remaining(), (std::vector<std::string>{"bench", "--benchmark_filter=copy",
@@ -52,18 +52,18 @@ TEST(ParseRunOptions, NoticesListingInEverySpelling) {
   for (const char* flag : {"--benchmark_list_tests", "--benchmark_list_tests=true",
                            "--benchmark_list_tests=1", "--benchmark_list_tests=yes"}) {
     arguments args({"bench", flag});
-    EXPECT_TRUE(kw::parse_run_options(args.argc, args.pointers.data()).list_only) << flag;
+    EXPECT_TRUE(kw::detail::parse_run_options(args.argc, args.pointers.data()).list_only) << flag;
     EXPECT_EQ(args.argc, 2) << "Google Benchmark must still see " << flag;
   }
   arguments off({"bench", "--benchmark_list_tests=false"});
-  EXPECT_FALSE(kw::parse_run_options(off.argc, off.pointers.data()).list_only);
+  EXPECT_FALSE(kw::detail::parse_run_options(off.argc, off.pointers.data()).list_only);
 }
 
 TEST(ParseRunOptions, RejectsBadValuesWithOneLineMessages) {
   const auto error_of = [](std::vector<std::string> values) -> std::string {
     arguments args(std::move(values));
     try {
-      (void)kw::parse_run_options(args.argc, args.pointers.data());
+      (void)kw::detail::parse_run_options(args.argc, args.pointers.data());
     } catch (const std::invalid_argument& error) {
       return error.what();
     }
@@ -95,16 +95,16 @@ TEST(ParseRunOptions, RejectsBadValuesWithOneLineMessages) {
 
 TEST(ParseRunOptions, TakesMinTimeOutBecauseTheHarnessSamplesItself) {
   arguments args({"bench", "--benchmark_min_time=0.5", "--benchmark_repetitions=3"});
-  const kw::run_options options = kw::parse_run_options(args.argc, args.pointers.data());
+  const kw::detail::run_options options = kw::detail::parse_run_options(args.argc, args.pointers.data());
   EXPECT_TRUE(options.min_time_dropped);
   EXPECT_EQ(args.remaining(), (std::vector<std::string>{"bench", "--benchmark_repetitions=3"}));
-  EXPECT_EQ(std::string(kw::minimal_min_time_flag()).rfind("--benchmark_min_time=1e-9", 0), 0U);
+  EXPECT_EQ(std::string(kw::detail::minimal_min_time_flag()).rfind("--benchmark_min_time=1e-9", 0), 0U);
 }
 
 TEST(ParseRunOptions, SamplingDefaultsAndOverrides) {
   arguments defaults({"bench"});
-  const kw::sampling_options sampling =
-      kw::parse_run_options(defaults.argc, defaults.pointers.data()).sampling;
+  const kw::detail::sampling_options sampling =
+      kw::detail::parse_run_options(defaults.argc, defaults.pointers.data()).sampling;
   EXPECT_DOUBLE_EQ(sampling.noise_target, 0.005);
   EXPECT_DOUBLE_EQ(sampling.max_time, 0.25);
   EXPECT_EQ(sampling.min_samples, 10);
@@ -113,7 +113,7 @@ TEST(ParseRunOptions, SamplingDefaultsAndOverrides) {
   arguments args({"bench", "--kernelwatch_noise_target=0.001", "--kernelwatch_max_time=2",
                   "--kernelwatch_min_samples=50", "--kernelwatch_throttle_threshold=0.9",
                   "--kernelwatch_inject=^a:b/x:0.05"});
-  const kw::run_options options = kw::parse_run_options(args.argc, args.pointers.data());
+  const kw::detail::run_options options = kw::detail::parse_run_options(args.argc, args.pointers.data());
   EXPECT_DOUBLE_EQ(options.sampling.noise_target, 0.001);
   EXPECT_DOUBLE_EQ(options.sampling.max_time, 2.0);
   EXPECT_EQ(options.sampling.min_samples, 50);
@@ -126,7 +126,7 @@ TEST(ParseRunOptions, SamplingDefaultsAndOverrides) {
 TEST(ParseRunOptions, BlockingKernelIsOnUnlessSwitchedOff) {
   const auto parse = [](std::vector<std::string> values) {
     arguments args(std::move(values));
-    return kw::parse_run_options(args.argc, args.pointers.data()).blocking_kernel;
+    return kw::detail::parse_run_options(args.argc, args.pointers.data()).blocking_kernel;
   };
   EXPECT_TRUE(parse({"bench"}));
   EXPECT_TRUE(parse({"bench", "--kernelwatch_blocking_kernel"}));
@@ -136,7 +136,7 @@ TEST(ParseRunOptions, BlockingKernelIsOnUnlessSwitchedOff) {
   EXPECT_FALSE(parse({"bench", "--kernelwatch_blocking_kernel=no"}));
   arguments bad({"bench", "--kernelwatch_blocking_kernel=maybe"});
   try {
-    (void)kw::parse_run_options(bad.argc, bad.pointers.data());
+    (void)kw::detail::parse_run_options(bad.argc, bad.pointers.data());
     FAIL() << "'maybe' must be refused";
   } catch (const std::invalid_argument& error) {
     EXPECT_EQ(std::string(error.what()),

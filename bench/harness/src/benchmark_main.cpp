@@ -1,11 +1,11 @@
-#include <kernelwatch/context.hpp>
-#include <kernelwatch/copy_ceiling.hpp>
 #include <kernelwatch/cuda_check.hpp>
+#include <kernelwatch/detail/context.hpp>
+#include <kernelwatch/detail/copy_ceiling.hpp>
 #include <kernelwatch/detail/fingerprint.hpp>
+#include <kernelwatch/detail/main.hpp>
 #include <kernelwatch/detail/other_gpus_monitor.hpp>
+#include <kernelwatch/detail/run_options.hpp>
 #include <kernelwatch/device_info.hpp>
-#include <kernelwatch/main.hpp>
-#include <kernelwatch/run_options.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace kernelwatch {
+namespace kernelwatch::detail {
 namespace {
 
 // Selects the device and writes the context; returns an exit code, 0 when the run can go on.
@@ -36,9 +36,9 @@ int prepare_device(const run_options& options) {
   try {
     KW_CUDA_CHECK(cudaSetDevice(options.device));
     add_to_benchmark_context(make_context(current_device_info(), this_build(), options));
-    add_to_benchmark_context(detail::make_host_fingerprint(detail::read_host_facts()));
+    add_to_benchmark_context(make_host_fingerprint(read_host_facts()));
     add_to_benchmark_context(
-        detail::make_gpu_fingerprint(detail::read_gpu_facts(current_device_info())));
+        make_gpu_fingerprint(read_gpu_facts(current_device_info())));
     // Measured before any benchmark, so every ceiling_fraction of the run shares one ceiling.
     add_to_benchmark_context({{"kernelwatch_copy_ceiling_bytes_per_second",
                                std::to_string(std::llround(current_copy_ceiling()))}});
@@ -84,7 +84,7 @@ int benchmark_main(int argc, char** argv) {
   }
   {
     // Polls the host's other GPUs while the benchmarks run (other_gpus_monitor.hpp).
-    std::optional<detail::other_gpus_monitor> others;
+    std::optional<other_gpus_monitor> others;
     if (!options.list_only) {
       others.emplace(current_device_info().uuid);
     }
@@ -94,4 +94,4 @@ int benchmark_main(int argc, char** argv) {
   return 0;
 }
 
-}  // namespace kernelwatch
+}  // namespace kernelwatch::detail

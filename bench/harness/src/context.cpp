@@ -1,11 +1,11 @@
-#include <kernelwatch/context.hpp>
+#include <kernelwatch/detail/context.hpp>
 
 #include <benchmark/benchmark.h>
 
 #include <cmath>
 #include <cstdio>
 
-namespace kernelwatch {
+namespace kernelwatch::detail {
 namespace {
 
 std::string format_number(double value) {
@@ -53,10 +53,25 @@ context_entries make_context(const device_info& device, const build_info& build,
   return entries;
 }
 
+std::string format_gpu_uuid(const unsigned char (&bytes)[16]) {
+  // 8-4-4-4-12 hex digits, as nvidia-smi -L prints it
+  char text[64];
+  std::snprintf(text, sizeof(text),
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14],
+                bytes[15]);
+  return text;
+}
+
+std::string format_cuda_version(int encoded) {
+  return std::to_string(encoded / 1000) + "." + std::to_string((encoded % 1000) / 10);
+}
+
 void add_to_benchmark_context(const context_entries& entries) {
   for (const auto& [key, value] : entries) {
     benchmark::AddCustomContext(key, value);
   }
 }
 
-}  // namespace kernelwatch
+}  // namespace kernelwatch::detail

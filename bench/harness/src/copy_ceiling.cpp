@@ -1,6 +1,6 @@
-#include <kernelwatch/copy_ceiling.hpp>
 #include <kernelwatch/cuda_event.hpp>
 #include <kernelwatch/cuda_stream.hpp>
+#include <kernelwatch/detail/copy_ceiling.hpp>
 #include <kernelwatch/detail/sample_statistics.hpp>
 #include <kernelwatch/device_buffer.hpp>
 #include <kernelwatch/device_info.hpp>
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace kernelwatch {
+namespace kernelwatch::detail {
 
 double measure_copy_ceiling(std::size_t buffer_bytes) {
   constexpr int warmup_copies = 2;
@@ -44,4 +44,4 @@ double current_copy_ceiling() {
   return ceiling;
 }
 
-}  // namespace kernelwatch
+}  // namespace kernelwatch::detail

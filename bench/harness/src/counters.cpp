@@ -1,21 +1,34 @@
-#include <kernelwatch/counters.hpp>
+#include <kernelwatch/detail/counters.hpp>
 
-namespace kernelwatch {
+namespace kernelwatch::detail {
 
-counter_values compute_counters(const work_per_launch& work, double launches,
-                                double gpu_seconds, double peak_bytes_per_second) {
-  counter_values values;
-  if (gpu_seconds <= 0.0 || launches <= 0.0) {
-    return values;
+std::map<std::string, double> compute_counters(const work_per_launch& work, double launches,
+                                               double gpu_seconds,
+                                               const bandwidth_ceilings& ceilings) {
+  const bool timed = gpu_seconds > 0.0 && launches > 0.0;
+  const auto rate = [&](double amount) { return timed ? amount * launches / gpu_seconds : 0.0; };
+  std::map<std::string, double> counters;
+  if (work.bytes() > 0) {
+    const double bytes_per_second = rate(static_cast<double>(work.bytes()));
+    counters["bytes_per_second"] = bytes_per_second;
+    // Traffic that is not DRAM's (peak 0: PCIe) has no place against DRAM's ceilings.
+    if (ceilings.peak > 0.0) {
+      counters["peak_fraction"] = bytes_per_second / ceilings.peak;
+      if (ceilings.copy > 0.0) {
+        counters["ceiling_fraction"] = bytes_per_second / ceilings.copy;
+      }
+    }
   }
-  const double per_second = launches / gpu_seconds;
-  values.bytes_per_second = static_cast<double>(work.bytes()) * per_second;
-  values.elements_per_second = static_cast<double>(work.elements) * per_second;
-  values.flop_per_second = work.flops * per_second;
-  if (peak_bytes_per_second > 0.0) {
-    values.peak_fraction = values.bytes_per_second / peak_bytes_per_second;
+  if (work.elements > 0) {
+    counters["elements_per_second"] = rate(static_cast<double>(work.elements));
   }
-  return values;
+  if (work.flops > 0.0) {
+    counters["flop_per_second"] = rate(work.flops);
+  }
+  for (const auto& [name, amount] : work.rates) {
+    counters[name] = rate(amount);
+  }
+  return counters;
 }
 
-}  // namespace kernelwatch
+}  // namespace kernelwatch::detail

@@ -1,5 +1,6 @@
-#include <kernelwatch/counters.hpp>
 #include <kernelwatch/cuda_check.hpp>
+#include <kernelwatch/detail/context.hpp>
+#include <kernelwatch/detail/counters.hpp>
 #include <kernelwatch/detail/nvml.hpp>
 #include <kernelwatch/device_info.hpp>
 
@@ -17,22 +18,7 @@ int attribute(cudaDeviceAttr attr, int ordinal) {
 }  // namespace
 
 double device_info::peak_bandwidth_bytes_per_second() const {
-  return theoretical_peak_bandwidth(memory_clock_khz, memory_bus_width_bits);
-}
-
-std::string format_gpu_uuid(const unsigned char (&bytes)[16]) {
-  // 8-4-4-4-12 hex digits, as nvidia-smi -L prints it
-  char text[64];
-  std::snprintf(text, sizeof(text),
-                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14],
-                bytes[15]);
-  return text;
-}
-
-std::string format_cuda_version(int encoded) {
-  return std::to_string(encoded / 1000) + "." + std::to_string((encoded % 1000) / 10);
+  return detail::theoretical_peak_bandwidth(memory_clock_khz, memory_bus_width_bits);
 }
 
 device_info query_device_info(int ordinal) {
@@ -46,7 +32,7 @@ device_info query_device_info(int ordinal) {
   for (int i = 0; i < 16; ++i) {
     uuid[i] = static_cast<unsigned char>(properties.uuid.bytes[i]);
   }
-  info.uuid = format_gpu_uuid(uuid);
+  info.uuid = detail::format_gpu_uuid(uuid);
   info.compute_capability_major = properties.major;
   info.compute_capability_minor = properties.minor;
   info.sm_count = properties.multiProcessorCount;

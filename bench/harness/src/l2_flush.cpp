@@ -1,7 +1,7 @@
+#include <kernelwatch/detail/l2_flush.hpp>
 #include <kernelwatch/device_info.hpp>
-#include <kernelwatch/l2_flush.hpp>
 
-namespace kernelwatch {
+namespace kernelwatch::detail {
 
 l2_flusher::l2_flusher() : l2_flusher(current_device_info().l2_cache_bytes) {}
 
@@ -13,4 +13,4 @@ void l2_flusher::flush(cudaStream_t stream) {
   KW_CUDA_CHECK(cudaMemsetAsync(buffer_.data(), 0, buffer_.size_bytes(), stream));
 }
 
-}  // namespace kernelwatch
+}  // namespace kernelwatch::detail

@@ -1,4 +1,4 @@
 // The main of kernelwatch::main: link it and register benchmarks; nothing else is needed.
-#include <kernelwatch/main.hpp>
+#include <kernelwatch/detail/main.hpp>
 
-int main(int argc, char** argv) { return kernelwatch::benchmark_main(argc, argv); }
+int main(int argc, char** argv) { return kernelwatch::detail::benchmark_main(argc, argv); }

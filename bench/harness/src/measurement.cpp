@@ -1,11 +1,12 @@
-#include <kernelwatch/copy_ceiling.hpp>
 #include <kernelwatch/cuda_stream.hpp>
 #include <kernelwatch/detail/adaptive_sampler.hpp>
+#include <kernelwatch/detail/copy_ceiling.hpp>
 #include <kernelwatch/detail/instance.hpp>
 #include <kernelwatch/detail/kernel_record.hpp>
+#include <kernelwatch/detail/l2_flush.hpp>
 #include <kernelwatch/detail/other_gpus_monitor.hpp>
+#include <kernelwatch/detail/run_options.hpp>
 #include <kernelwatch/device_info.hpp>
-#include <kernelwatch/l2_flush.hpp>
 #include <kernelwatch/measurement.hpp>
 
 #include <regex>
@@ -18,7 +19,7 @@ void launch_checked(const launch_function& launch, cudaStream_t stream) {
   KW_CUDA_CHECK_LAUNCH();
 }
 
-std::optional<double> injected_fraction(const injected_slowdown& inject,
+std::optional<double> injected_fraction(const detail::injected_slowdown& inject,
                                         const std::string& instance) {
   if (inject.enabled() && std::regex_search(instance, std::regex(inject.pattern))) {
     return inject.fraction;
@@ -33,8 +34,8 @@ void measurement::run(const launch_function& launch) {
   // stream is non-blocking and would not wait for it.
   KW_CUDA_CHECK(cudaDeviceSynchronize());
   cuda_stream stream;
-  std::optional<l2_flusher> flusher;
-  if (cache_.value_or(current_run_options().cache) == cache_mode::cold) {
+  std::optional<detail::l2_flusher> flusher;
+  if (cache_.value_or(detail::current_run_options().cache) == cache_mode::cold) {
     flusher.emplace();
   }
 
@@ -59,7 +60,7 @@ void measurement::run(const launch_function& launch) {
   stream.synchronize();
   detail::record_kernels(launch, instance);  // untimed; only when asked (kernel_record.hpp)
 
-  const run_options& options = current_run_options();
+  const detail::run_options& options = detail::current_run_options();
   detail::sampling_plan plan{options.sampling, injected_fraction(options.inject, instance),
                              options.blocking_kernel && !host_bound_};
   plan.options.noise_target = noise_target_.value_or(plan.options.noise_target);
@@ -93,10 +94,7 @@ void measurement::run(const launch_function& launch) {
     temperature = outcome.temperature_c;
   }
 
-  // Google Benchmark divides rate counters by the manual time it accumulated, which is
-  // gpu_seconds, so the totals per repetition go in as they are.
   const auto launches = static_cast<double>(state_.iterations());
-  using benchmark::Counter;
   // How the median was arrived at: what compare's noise floor and selftest read.
   state_.counters["samples"] = samples;
   state_.counters["samples_throttled"] = throttled;
@@ -116,28 +114,14 @@ void measurement::run(const launch_function& launch) {
   if (host_bound_) {
     state_.counters["host_bound"] = 1.0;
   }
-  if (work_.bytes() > 0) {
-    state_.counters["bytes_per_second"] =
-        Counter(static_cast<double>(work_.bytes()) * launches, Counter::kIsRate);
-    const double peak =
-        peak_bandwidth_.value_or(current_device_info().peak_bandwidth_bytes_per_second());
-    // Traffic that is not DRAM's (peak_bandwidth(0): PCIe) has no place against DRAM's ceilings.
-    if (peak > 0.0) {
-      state_.counters["peak_fraction"] =
-          compute_counters(work_, launches, gpu_seconds, peak).peak_fraction;
-      state_.counters["ceiling_fraction"] =
-          compute_counters(work_, launches, gpu_seconds, current_copy_ceiling()).peak_fraction;
-    }
-  }
-  if (work_.elements > 0) {
-    state_.counters["elements_per_second"] =
-        Counter(static_cast<double>(work_.elements) * launches, Counter::kIsRate);
-  }
-  if (work_.flops > 0.0) {
-    state_.counters["flop_per_second"] = Counter(work_.flops * launches, Counter::kIsRate);
-  }
-  for (const auto& [name, amount] : rate_counters_) {
-    state_.counters[name] = Counter(amount * launches, Counter::kIsRate);
+  // Rates as plain counters, already divided by gpu_seconds (the manual time Google Benchmark
+  // accumulated): one tested function computes every rate the result holds.
+  const detail::bandwidth_ceilings ceilings{
+      peak_bandwidth_.value_or(current_device_info().peak_bandwidth_bytes_per_second()),
+      detail::current_copy_ceiling()};
+  const auto rates = detail::compute_counters(work_, launches, gpu_seconds, ceilings);
+  for (const auto& [name, value] : rates) {
+    state_.counters[name] = value;
   }
   for (const auto& [name, value] : counters_) {
     state_.counters[name] = value;

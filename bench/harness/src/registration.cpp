@@ -1,6 +1,7 @@
 #include <kernelwatch/cuda_check.hpp>
 #include <kernelwatch/detail/cuda_context.hpp>
 #include <kernelwatch/detail/instance.hpp>
+#include <kernelwatch/detail/main.hpp>
 #include <kernelwatch/registration.hpp>
 
 #include <cstdio>
@@ -29,7 +30,7 @@ class gpu_benchmark_family final : public benchmark::internal::Benchmark {
                      "kernelwatch: the CUDA context is unusable after this error, so nothing "
                      "measured after it would be valid; stopping the run\n",
                      detail::current_instance().c_str(), error.what());
-        std::exit(exit_code_context_lost);
+        std::exit(detail::exit_code_context_lost);
       }
       state.SkipWithError(error.what());
     } catch (const std::exception& error) {

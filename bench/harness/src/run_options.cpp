@@ -1,4 +1,4 @@
-#include <kernelwatch/run_options.hpp>
+#include <kernelwatch/detail/run_options.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace kernelwatch {
+namespace kernelwatch::detail {
 namespace {
 
 constexpr std::string_view kernelwatch_prefix = "--kernelwatch_";
@@ -172,4 +172,4 @@ std::string run_options_help() {
          "Exit codes: 0 ran, 2 bad arguments, 3 CUDA context lost (sticky error), 4 no GPU.\n";
 }
 
-}  // namespace kernelwatch
+}  // namespace kernelwatch::detail

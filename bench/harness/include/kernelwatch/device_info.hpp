@@ -34,10 +34,4 @@ struct device_info {
 /// The device the benchmarks run on (the current CUDA device), queried once per process.
 [[nodiscard]] const device_info& current_device_info();
 
-/// Formats the 16 bytes of a cudaUUID_t the way nvidia-smi does.
-[[nodiscard]] std::string format_gpu_uuid(const unsigned char (&bytes)[16]);
-
-/// "13.0" from 13000: the encoding of cudaDriverGetVersion and cudaRuntimeGetVersion.
-[[nodiscard]] std::string format_cuda_version(int encoded);
-
 }  // namespace kernelwatch

@@ -1,19 +1,17 @@
 #pragma once
-// The whole public harness API.
+// What a benchmark author uses: registration, measure(state) and the work it declares, RAII
+// owners of device and pinned memory, events and streams, CUDA error checks, reproducible
+// inputs, output checks and the device's facts. The run's plumbing (main, flags, context,
+// L2 flush, copy ceiling, counter arithmetic) lives under kernelwatch/detail/.
 
-#include <kernelwatch/context.hpp>
-#include <kernelwatch/copy_ceiling.hpp>
-#include <kernelwatch/counters.hpp>
+#include <kernelwatch/cache_mode.hpp>
 #include <kernelwatch/cuda_check.hpp>
 #include <kernelwatch/cuda_event.hpp>
 #include <kernelwatch/cuda_stream.hpp>
 #include <kernelwatch/device_buffer.hpp>
 #include <kernelwatch/device_info.hpp>
-#include <kernelwatch/l2_flush.hpp>
-#include <kernelwatch/main.hpp>
 #include <kernelwatch/measurement.hpp>
 #include <kernelwatch/pinned_buffer.hpp>
 #include <kernelwatch/random.hpp>
 #include <kernelwatch/registration.hpp>
-#include <kernelwatch/run_options.hpp>
 #include <kernelwatch/verify.hpp>

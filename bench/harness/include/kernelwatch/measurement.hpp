@@ -9,8 +9,8 @@
 //       .verify([&] { return kernelwatch::compare_exact(expected, out.to_host()); })
 //       .run([&](cudaStream_t stream) { my_kernel<<<grid, block, 0, stream>>>(...); });
 
-#include <kernelwatch/counters.hpp>
-#include <kernelwatch/run_options.hpp>
+#include <kernelwatch/cache_mode.hpp>
+#include <kernelwatch/detail/counters.hpp>
 #include <kernelwatch/verify.hpp>
 
 #include <benchmark/benchmark.h>
@@ -40,7 +40,7 @@ class measurement {
   /// A custom rate counter: `amount` per launch, reported per second of GPU time (e.g.
   /// "shared_bytes_per_second" for traffic that never reaches DRAM).
   measurement& rate_counter(std::string name, double amount) {
-    rate_counters_.emplace_back(std::move(name), amount);
+    work_.rates.emplace_back(std::move(name), amount);
     return *this;
   }
   /// A custom plain counter reported as is (registers per thread, occupancy, ...).
@@ -82,7 +82,7 @@ class measurement {
 
  private:
   benchmark::State& state_;
-  work_per_launch work_;
+  detail::work_per_launch work_;
   std::optional<cache_mode> cache_;
   std::optional<double> peak_bandwidth_;
   int warmup_launches_ = 2;
@@ -91,7 +91,6 @@ class measurement {
   std::optional<double> max_time_;
   std::optional<int> min_samples_;
   verify_function verify_;
-  std::vector<std::pair<std::string, double>> rate_counters_;
   std::vector<std::pair<std::string, double>> counters_;
 };
 

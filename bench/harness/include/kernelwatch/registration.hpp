@@ -18,9 +18,6 @@ using benchmark_body = std::function<void(::benchmark::State&)>;
 /// address, ...) ends the process with exit code 3 and a message naming the benchmark.
 benchmark_handle* register_gpu_benchmark(const std::string& name, benchmark_body body);
 
-/// Exit code of a benchmark binary whose CUDA context was lost to a sticky error.
-inline constexpr int exit_code_context_lost = 3;
-
 }  // namespace kernelwatch
 
 #define KW_DETAIL_CONCAT_(a, b) a##b

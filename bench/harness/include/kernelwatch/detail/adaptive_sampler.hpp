@@ -3,9 +3,9 @@
 // the median's confidence interval is narrow enough or the time budget is spent; batches run
 // while the GPU was slowed down by power or heat are set aside.
 
+#include <kernelwatch/detail/l2_flush.hpp>
+#include <kernelwatch/detail/run_options.hpp>
 #include <kernelwatch/detail/sample_statistics.hpp>
-#include <kernelwatch/l2_flush.hpp>
-#include <kernelwatch/run_options.hpp>
 
 #include <cuda_runtime_api.h>
 

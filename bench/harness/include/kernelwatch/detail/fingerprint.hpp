@@ -5,7 +5,7 @@
 // left out. Reading (read_*) and formatting (make_*) are apart so the formatting is tested on
 // canned text.
 
-#include <kernelwatch/context.hpp>
+#include <kernelwatch/detail/context.hpp>
 #include <kernelwatch/detail/nvml.hpp>
 #include <kernelwatch/device_info.hpp>
 

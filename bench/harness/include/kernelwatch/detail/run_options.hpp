@@ -2,13 +2,11 @@
 // kernelwatch's own command-line flags. They are taken out of argv before Google Benchmark
 // parses it, so both sets of flags can be given to any benchmark binary.
 
+#include <kernelwatch/cache_mode.hpp>
+
 #include <string>
 
-namespace kernelwatch {
-
-/// cold: evict L2 before each timed launch (what an application sees);
-/// hot: time back-to-back launches whose inputs may still be in L2.
-enum class cache_mode { cold, hot };
+namespace kernelwatch::detail {
 
 /// When a benchmark repetition has sampled enough (docs/measurement.md).
 struct sampling_options {
@@ -66,4 +64,4 @@ void set_current_run_options(const run_options& options);
 /// The help text for kernelwatch's own flags.
 [[nodiscard]] std::string run_options_help();
 
-}  // namespace kernelwatch
+}  // namespace kernelwatch::detail

@@ -2,14 +2,14 @@
 // The "context" block of a result file: which GPU, driver, runtime and build produced it.
 // Keys are documented in docs/results.md; tools rely on them, so renaming one is a breaking change.
 
+#include <kernelwatch/detail/run_options.hpp>
 #include <kernelwatch/device_info.hpp>
-#include <kernelwatch/run_options.hpp>
 
 #include <string>
 #include <utility>
 #include <vector>
 
-namespace kernelwatch {
+namespace kernelwatch::detail {
 
 struct build_info {
   std::string git_commit;  // of the source tree the binary was built from; "-dirty" if modified
@@ -29,4 +29,10 @@ using context_entries = std::vector<std::pair<std::string, std::string>>;
 /// Adds every entry to Google Benchmark's context (benchmark::AddCustomContext).
 void add_to_benchmark_context(const context_entries& entries);
 
-}  // namespace kernelwatch
+/// Formats the 16 bytes of a cudaUUID_t the way nvidia-smi does.
+[[nodiscard]] std::string format_gpu_uuid(const unsigned char (&bytes)[16]);
+
+/// "13.0" from 13000: the encoding of cudaDriverGetVersion and cudaRuntimeGetVersion.
+[[nodiscard]] std::string format_cuda_version(int encoded);
+
+}  // namespace kernelwatch::detail

@@ -1,10 +1,12 @@
 #pragma once
 // The main of a kernelwatch benchmark binary (linked in by kernelwatch::main).
 
-namespace kernelwatch {
+namespace kernelwatch::detail {
 
-/// Exit codes besides 0 and exit_code_context_lost (registration.hpp).
+/// Exit codes of a benchmark binary besides 0 (tools/kernelwatch reads them).
 inline constexpr int exit_code_bad_arguments = 2;
+/// A sticky CUDA error left the context unusable (registration.cpp ends the process).
+inline constexpr int exit_code_context_lost = 3;
 inline constexpr int exit_code_no_gpu = 4;
 
 /// Parses kernelwatch's and Google Benchmark's flags, writes the GPU context, and runs the
@@ -12,4 +14,4 @@ inline constexpr int exit_code_no_gpu = 4;
 /// one it prints one line and returns exit_code_no_gpu.
 int benchmark_main(int argc, char** argv);
 
-}  // namespace kernelwatch
+}  // namespace kernelwatch::detail

@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-namespace kernelwatch {
+namespace kernelwatch::detail {
 
 /// Times device-to-device copies of `buffer_bytes` and returns the median bandwidth.
 [[nodiscard]] double measure_copy_ceiling(std::size_t buffer_bytes);
@@ -14,4 +14,4 @@ namespace kernelwatch {
 /// The current device's ceiling, measured on first use (copies of max(512 MiB, 8 x L2)).
 [[nodiscard]] double current_copy_ceiling();
 
-}  // namespace kernelwatch
+}  // namespace kernelwatch::detail

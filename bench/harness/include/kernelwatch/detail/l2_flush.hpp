@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-namespace kernelwatch {
+namespace kernelwatch::detail {
 
 class l2_flusher {
  public:
@@ -21,4 +21,4 @@ class l2_flusher {
   device_buffer<unsigned char> buffer_;
 };
 
-}  // namespace kernelwatch
+}  // namespace kernelwatch::detail

@@ -4,7 +4,6 @@
 #include <kernelwatch/detail/nvml.hpp>
 #include <kernelwatch/device_info.hpp>
 
-
 namespace kernelwatch {
 namespace {
 

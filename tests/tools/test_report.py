@@ -581,7 +581,7 @@ def test_partial_family_draws_what_is_there() -> None:
         isinstance(coalescing, lessons.Drawn)
         and "out[i] = in[i + offset]" not in coalescing.caption
     )
-    assert sum(isinstance(d, lessons.Omitted) for d in drawn) == 7
+    assert sum(isinstance(d, lessons.Omitted) for d in drawn) == len(drawn) - 1
     assert all(isinstance(d, lessons.Omitted) for d in lessons.draw_all(RunData({})))
 
 
@@ -733,7 +733,11 @@ def test_inline_svg_prefixes_every_id_and_reference() -> None:
 @needs_matplotlib
 def test_lesson_figures_of_the_real_run(suite_report) -> None:
     drawn = suite_report[1].lessons
-    assert [type(d) for d in drawn] == [lessons.Drawn] * 8
+    # Every figure of a family in the run is drawn (all 8 of this run); a figure added with a
+    # new family, which this run predates, is left out with its reason.
+    in_run = {name.split("/", 1)[0] for name in load(SUITE).names}
+    expected = [lessons.Drawn if n in in_run else lessons.Omitted for n, _ in lessons.figures()]
+    assert [type(d) for d in drawn] == expected and expected.count(lessons.Drawn) >= 8
     for figure in drawn:
         ids = re.findall(r'\bid="([^"]+)"', figure.svg)
         assert ids and all(i.startswith(figure.key + "-") for i in ids), figure.key

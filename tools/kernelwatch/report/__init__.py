@@ -2,7 +2,8 @@
 
     build.py     gathers the data: run, comparison with the baseline, history, lessons (a Page)
     page.py      the Page as HTML (inline CSS and SVG, no script, no external URL)
-    lessons.py   the classic CUDA memory-lesson figures, redrawn from the run
+    lessons/     the classic CUDA memory-lesson figures, redrawn from the run: one module
+                 per kernel family (its benchmark names and figure), found by listing
     trends.py    which benchmarks get a trend plot, and the plots with their change points
     rundata.py   a run's medians, addressed by the suite's benchmark names
     svg.py       matplotlib (no pyplot) to SVG fragments that can share one page

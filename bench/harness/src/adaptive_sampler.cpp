@@ -46,6 +46,7 @@ class sampler {
     }
   }
 
+  // spin_cycles < 0: no spin kernel at all (the kernel's own time, for the calibration).
   batch run(std::size_t count, long long spin_cycles) {
     while (events_.size() < 2 * count) {
       events_.emplace_back();
@@ -61,7 +62,7 @@ class sampler {
       try {
         events_[2 * i].record(stream_);
         launch_(stream_);
-        if (inject_) {
+        if (inject_ && spin_cycles >= 0) {
           launch_spin(stream_, spin_cycles);
         }
         events_[2 * i + 1].record(stream_);
@@ -132,17 +133,25 @@ sampling_outcome sample_adaptively(const std::function<void(cudaStream_t)>& laun
   const auto give_up = started + std::chrono::duration_cast<wall_clock::duration>(
                                      budget * throttle_patience);
 
-  // A first sample sizes the batches; with an injected slowdown, a few spin-free samples
-  // first give the median the spin is a fraction of (and are not kept: they lack the spin).
+  // A first sample sizes the batches. With an injected slowdown, spin-free samples first give
+  // the median the spin is a fraction of, and samples with an empty spin the cost of launching
+  // it (about 1.5 us on an H200; without subtracting it, "2 %" slowed a 100 us kernel by 3.7 %,
+  // seen on GPU-54f59374). Neither is kept. The slowdown cannot be smaller than that launch.
   long long spin_cycles = 0;
-  batch first = sample.run(1, 0);
+  batch first = sample.run(1, plan.injected_fraction ? -1 : 0);
   if (plan.injected_fraction) {
-    batch calibration = sample.run(std::max<std::size_t>(fewest_samples, 5), 0);
-    const double clock_hz = calibration.clock.sm_clock_hz > 0.0
-                                ? calibration.clock.sm_clock_hz
+    const std::size_t count = std::max<std::size_t>(fewest_samples, 5);
+    const double bare = summarize_samples(sample.run(count, -1).seconds).median;
+    batch empty_spin = sample.run(count, 0);
+    const double launch_cost = summarize_samples(empty_spin.seconds).median - bare;
+    const double clock_hz = empty_spin.clock.sm_clock_hz > 0.0
+                                ? empty_spin.clock.sm_clock_hz
                                 : current_device_info().sm_clock_khz * 1e3;
-    spin_cycles = std::llround(*plan.injected_fraction *
-                               summarize_samples(calibration.seconds).median * clock_hz);
+    const double spin_seconds = *plan.injected_fraction * bare - std::max(launch_cost, 0.0);
+    // Fraction 0 (selftest's control) launches no spin: the control is a plain run.
+    spin_cycles = *plan.injected_fraction > 0.0
+                      ? std::llround(std::max(spin_seconds, 0.0) * clock_hz)
+                      : -1;
     first = sample.run(1, spin_cycles);
   }
 

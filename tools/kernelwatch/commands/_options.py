@@ -8,10 +8,14 @@ The leading underscore keeps this module out of command discovery.
 from __future__ import annotations
 
 import argparse
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 from dataclasses import dataclass
 
 from kernelwatch import ab, runner
 from kernelwatch.compare import DEFAULT_ALPHA, DEFAULT_NOISE_MULTIPLIER, DEFAULT_THRESHOLD
+from kernelwatch.config import parse_fraction
 from kernelwatch.errors import InputError
 from kernelwatch.outputs import Outputs
 from kernelwatch.results import Metric, resolve_metric
@@ -259,6 +263,40 @@ def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
 
 
 # ------------------------------------------------------------- typed values, at the edge
+
+
+def first_given(
+    args: argparse.Namespace, flags: Mapping[str, str], defaults: Mapping[str, Any]
+) -> str | None:
+    """The first of `flags` ({dest: flag}) given a value other than its default."""
+    given = (f for k, f in flags.items() if vars(args)[k] not in (None, False, [], defaults.get(k)))
+    return next(given, None)
+
+
+def slowdowns(text: str | None, default: Sequence[float]) -> list[float]:
+    """--slowdowns: fractions or percentages, comma-separated (selftest)."""
+    if text is None:
+        return list(default)
+    levels: list[float] = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        level = parse_fraction(part.strip(), "--slowdowns")
+        if level <= 0:
+            raise InputError(f"--slowdowns {part.strip()}: a slowdown must be above 0")
+        if any(abs(level - other) < 1e-12 for other in levels):
+            raise InputError(f"--slowdowns {part.strip()}: given twice")
+        levels.append(level)
+    if not levels:
+        raise InputError(f"--slowdowns {text!r}: no level")
+    return sorted(levels)
+
+
+def regex(text: str, option: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise InputError(f"{option} {text!r}: bad regex: {exc}") from None
 
 
 def metric(args: argparse.Namespace) -> Metric:

@@ -19,7 +19,7 @@ from kernelwatch import selftest_render as views
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.compare import Settings
-from kernelwatch.config import Config, parse_fraction
+from kernelwatch.config import Config
 from kernelwatch.errors import InputError
 from kernelwatch.files import check_writable, write_atomic, write_output
 
@@ -200,13 +200,7 @@ class SelftestCommand:
 def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
     root = Path(args.baselines) if args.baselines else None
     config = verdict.suite_config(args.config, root)
-    # bad compare options fail before anything runs
-    compare_with = verdict.settings(options.given(args), config)
-    given = [
-        flag
-        for key, flag in _RUN_ONLY.items()
-        if vars(args)[key] not in (None, False, [], run_only_defaults.get(key))
-    ]
+    compare_with = verdict.settings(options.given(args), config)  # bad ones fail before a run
     return run(
         SelftestCommand(
             run=options.run_options(args, args.processes),
@@ -223,7 +217,7 @@ def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
             resume=args.resume,
             time_budget=args.time_budget,
             from_dir=args.from_dir,
-            run_only_given=given[0] if given else None,
+            run_only_given=options.first_given(args, _RUN_ONLY, run_only_defaults),
             gpus=args.gpus,
             markdown=args.markdown,
             json=args.json,
@@ -247,7 +241,7 @@ def run(command: SelftestCommand) -> int:
                 f"--from re-analyses saved runs and runs nothing: {command.run_only_given} does "
                 "not apply"
             )
-        only = _python_regex(command.run.filter, "--filter") if command.run.filter else None
+        only = options.regex(command.run.filter, "--filter") if command.run.filter else None
         return _report(command, selftest.load_runs(Path(command.from_dir)), 0, settings, only)
     if not command.gpus:
         collected = _measure(command)
@@ -353,13 +347,13 @@ def _measure(
         raise InputError(f"--aa-runs {aa_runs}: must be 0 (no A/A) or at least 2 (one pair)")
     if trials < 0:
         raise InputError(f"--trials {trials}: must be 0 (no injection) or more")
-    levels = _levels(command.slowdowns)
+    levels = options.slowdowns(command.slowdowns, selftest.DEFAULT_LEVELS)
     if aa_runs == 0 and (trials == 0 or not levels):
         raise InputError("--aa-runs 0 and no injected slowdowns: nothing to measure")
     inject = command.inject if command.inject is not None else selftest.DEFAULT_INJECT
     if not inject.strip():
         raise InputError("--inject: empty regex")
-    _python_regex(inject, "--inject")  # the analysis matches it against the names too
+    options.regex(inject, "--inject")  # the analysis matches it against the names too
     if command.resume and not command.out:
         raise InputError("--resume needs the --out folder of the selftest to finish")
     if command.time_budget is not None and not command.time_budget > 0:
@@ -404,28 +398,3 @@ def _measure(
         },
         time_budget=command.time_budget,
     )
-
-
-def _levels(text: str | None) -> list[float]:
-    if text is None:
-        return list(selftest.DEFAULT_LEVELS)
-    levels: list[float] = []
-    for part in text.split(","):
-        if not part.strip():
-            continue
-        level = parse_fraction(part.strip(), "--slowdowns")
-        if level <= 0:
-            raise InputError(f"--slowdowns {part.strip()}: a slowdown must be above 0")
-        if any(abs(level - other) < 1e-12 for other in levels):
-            raise InputError(f"--slowdowns {part.strip()}: given twice")
-        levels.append(level)
-    if not levels:
-        raise InputError(f"--slowdowns {text!r}: no level")
-    return sorted(levels)
-
-
-def _python_regex(text: str, option: str) -> re.Pattern[str]:
-    try:
-        return re.compile(text)
-    except re.error as exc:
-        raise InputError(f"{option} {text!r}: bad regex: {exc}") from None

@@ -106,11 +106,20 @@ def decide(given: Given, config: Config, defaults: Settings = Settings()) -> Dec
     )
 
 
+@dataclass(frozen=True)
+class Gates:
+    """What may differ or fail without failing the comparison, as the command has them."""
+
+    allow_missing: bool = False
+    allow_errors: bool = False
+    allow_gpu_mismatch: bool = False
+    strict: bool = False
+
+
 def settings(
-    given: Given, config: Config, defaults: Settings = Settings(), **gates: bool
+    given: Given, config: Config, gates: Gates = Gates(), defaults: Settings = Settings()
 ) -> Settings:
-    """Compare's settings: command line over config file over `defaults`; `gates`
-    (allow_missing, allow_errors, allow_gpu_mismatch, strict) as the command has them."""
+    """Compare's settings: command line over config file over `defaults`."""
     decision = decide(given, config, defaults)
     return Settings(
         alpha=decision.alpha,
@@ -118,7 +127,10 @@ def settings(
         min_repetitions=decision.min_repetitions,
         noise_multiplier=decision.noise_multiplier,
         rules=decision.rules,
-        **gates,
+        allow_missing=gates.allow_missing,
+        allow_errors=gates.allow_errors,
+        allow_gpu_mismatch=gates.allow_gpu_mismatch,
+        strict=gates.strict,
     )
 
 

@@ -19,7 +19,7 @@ from kernelwatch.config import parse_fraction
 from kernelwatch.errors import InputError
 from kernelwatch.outputs import Outputs
 from kernelwatch.results import Metric, resolve_metric
-from kernelwatch.verdict import Given
+from kernelwatch.verdict import Gates, Given
 
 
 def add_compare_options(parser: argparse.ArgumentParser) -> None:
@@ -309,13 +309,14 @@ def given(args: argparse.Namespace) -> Given:
     return Given(args.threshold, args.alpha, args.min_repetitions, args.noise_multiplier)
 
 
-def gates(args: argparse.Namespace) -> dict[str, bool]:
+def gates(args: argparse.Namespace, allow_gpu_mismatch: bool = False) -> Gates:
     """What may fail without failing the command, from add_output_options."""
-    return {
-        "allow_missing": args.allow_missing,
-        "allow_errors": args.allow_errors,
-        "strict": args.strict,
-    }
+    return Gates(
+        allow_missing=args.allow_missing,
+        allow_errors=args.allow_errors,
+        allow_gpu_mismatch=allow_gpu_mismatch,
+        strict=args.strict,
+    )
 
 
 def outputs(args: argparse.Namespace) -> Outputs:

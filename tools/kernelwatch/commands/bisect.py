@@ -79,7 +79,7 @@ def main(args: argparse.Namespace) -> int:
     judging = verdict.Judging(
         options.metric(args),
         verdict.settings(
-            options.given(args), verdict.suite_config(args.config), **options.gates(args)
+            options.given(args), verdict.suite_config(args.config), options.gates(args)
         ),
     )
     plan = bisect.Plan(

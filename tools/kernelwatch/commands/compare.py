@@ -98,8 +98,7 @@ def main(args: argparse.Namespace) -> int:
     compare_with = verdict.settings(
         options.given(args),
         config,
-        **options.gates(args),
-        allow_gpu_mismatch=args.allow_gpu_mismatch,
+        options.gates(args, allow_gpu_mismatch=args.allow_gpu_mismatch),
     )
     return run(
         CompareSettings(

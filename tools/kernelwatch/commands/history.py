@@ -290,7 +290,7 @@ def changes_main(args: argparse.Namespace) -> int:
     decision = verdict.decide(
         verdict.Given(args.threshold, args.alpha),
         verdict.suite_config(args.config),
-        CHANGES_DEFAULTS,
+        defaults=CHANGES_DEFAULTS,
     )
     metric = resolve_metric(args.metric)
     return run_changes(

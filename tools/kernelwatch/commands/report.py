@@ -118,7 +118,9 @@ def main(args: argparse.Namespace) -> int:
     config = verdict.suite_config(args.config, root)
     judging = Judging(
         options.metric(args),
-        verdict.settings(options.given(args), config, allow_gpu_mismatch=args.allow_gpu_mismatch),
+        verdict.settings(
+            options.given(args), config, verdict.Gates(allow_gpu_mismatch=args.allow_gpu_mismatch)
+        ),
     )
     return run(
         ReportCommand(

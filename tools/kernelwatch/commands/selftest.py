@@ -247,7 +247,7 @@ def run(command: SelftestCommand) -> int:
         collected = _measure(command)
         return _report(command, collected.runs, collected.missing, settings, None)
     statuses = []
-    for gpu, outcome in _measure_gpus(command):
+    for gpu, outcome in _measure_gpus(command, command.gpus):
         print(f"== {gpu.label} ==", flush=True)
         if isinstance(outcome, InputError):
             print(f"kernelwatch: {gpu.label}: {outcome.prefix}{outcome}", file=sys.stderr)
@@ -310,11 +310,11 @@ def _report(
 
 
 def _measure_gpus(
-    command: SelftestCommand,
+    command: SelftestCommand, which: str
 ) -> list[tuple[gpus.Gpu, selftest.Collected | InputError]]:
     """The selftest on every chosen GPU at once, each into OUT/gpu<index>; host-bound
     benchmarks one GPU at a time, as `run --gpus` measures them."""
-    chosen = gpus.select(gpus.discover(), command.gpus)
+    chosen = gpus.select(gpus.discover(), which)
     out = Path(command.out) if command.out else Path("results") / f"selftest-{runner.timestamp()}"
     if not suite.find_binaries(command.build_dir, command.bench):
         extra_args = command.run.settings().extra_args

@@ -102,9 +102,9 @@ def build_page(
     """Everything the report shows; tests replace `find_changes`."""
     document, run = history.load_run(options.result)
     svg.require_matplotlib()
-    base, info, found, no_baseline = _baseline(options, run)
+    base, info, against, no_baseline = _baseline(options, run)
     judging = verdict.Judging(options.metric, options.settings)
-    report = verdict.judge(base, run, judging, found) if base is not None else None
+    report = verdict.judge(base, run, judging, against) if base is not None else None
     if report is not None:
         report = explain.explain(report)  # kernel changes, from the results' kernel records
         if options.explanations is not None:

@@ -375,7 +375,13 @@ def test_suite_config_in_the_baselines_folder_is_used_unless_config_is_given(
 ) -> None:
     import argparse
 
+    from kernelwatch import verdict
+    from kernelwatch.commands import _options
     from kernelwatch.commands import run as run_command
+
+    def compare_settings(args: argparse.Namespace) -> verdict.Settings:
+        config = verdict.suite_config(args.config, Path(args.baselines))
+        return verdict.settings(_options.given(args), config, _options.gates(args))
 
     (tmp_path / "kernelwatch.toml").write_text(
         '[[compare.thresholds]]\nmatch = "^transfers/"\nthreshold = "40%"\n'
@@ -383,13 +389,13 @@ def test_suite_config_in_the_baselines_folder_is_used_unless_config_is_given(
     parser = argparse.ArgumentParser()
     run_command.register(parser.add_subparsers())
     args = parser.parse_args(["run", "--baselines", str(tmp_path)])
-    settings, _ = run_command.compare_settings(args)
+    settings = compare_settings(args)
     assert [rule.threshold for rule in settings.rules] == [0.40]
 
     other = tmp_path / "other.toml"
     other.write_text("[compare]\nthreshold = \"7%\"\n")
     args = parser.parse_args(["run", "--baselines", str(tmp_path), "--config", str(other)])
-    settings, _ = run_command.compare_settings(args)
+    settings = compare_settings(args)
     assert settings.rules == () and settings.threshold == 0.07
 
 

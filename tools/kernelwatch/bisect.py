@@ -3,8 +3,8 @@
 The bisection runs in a temporary detached worktree of its own (the user's checkout, HEAD,
 index and any bisection of theirs are untouched; bisect refs are per worktree) and the
 worktree is removed however it ends, Ctrl-C included. At each step git runs this package
-again (kernelwatch.commands.bisect.step, with a state file) in a fresh process, which builds the candidate
-in ab's cached worktree (<repo>/.kernelwatch/worktrees/<sha>) and compares it with GOOD as
+again (kernelwatch.bisect.step, with a state file holding the settings as JSON) in a fresh
+process, which builds the candidate in ab's cached worktree (<repo>/.kernelwatch/worktrees/<sha>) and compares it with GOOD as
 `ab` does: a REGRESSION is bad (exit 1), none is good (0), a commit that cannot be built or
 lacks the benchmarks is skipped (125), and anything else (no GPU, a crash, even bad arguments)
 aborts the bisection (255, git's "abort" range) after writing the error for the parent to
@@ -14,6 +14,8 @@ raise.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import json
 import os
 import re
@@ -22,24 +24,84 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kernelwatch import ab, runner
-from kernelwatch.compare import Report, Settings, Verdict, compare
+from kernelwatch.compare import Report, Verdict
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_atomic, write_json_atomic
 from kernelwatch import explain
 from kernelwatch.render import render_table
-from kernelwatch.results import Metric, load_all
+from kernelwatch.results import load_all
+from kernelwatch.verdict import Judging
+from kernelwatch.verdict import judge as judge_with
 
 # `git bisect run` exit codes of the oracle.
 GOOD, BAD, SKIP, ABORT = 0, 1, 125, 255
 
 _FIRST_BAD = re.compile(r"^([0-9a-f]{40}) is the first bad commit", re.MULTILINE)
 _ONLY_SKIPPED = "only 'skip'ped commits left to test"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How every commit is judged: the bisect command's settings, saved as JSON in the state
+    file when the bisection starts (each step is a process of its own and reads them back)."""
+
+    filter: str
+    bench: tuple[str, ...]
+    rounds: int
+    settings: runner.RunSettings
+    judging: Judging
+    cmake_args: tuple[str, ...]
+    targets: tuple[str, ...]
+    command_line: str
+
+    def to_json(self) -> dict[str, Any]:
+        document = dataclasses.asdict(self)
+        document["judging"] = self.judging.to_json()
+        return document
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, Any]) -> Plan:
+        run = {k: _tuples(v) for k, v in document["settings"].items()}
+        return cls(
+            filter=document["filter"],
+            bench=tuple(document["bench"]),
+            rounds=document["rounds"],
+            settings=runner.RunSettings(**run),
+            judging=Judging.from_json(document["judging"]),
+            cmake_args=tuple(document["cmake_args"]),
+            targets=tuple(document["targets"]),
+            command_line=document["command_line"],
+        )
+
+
+def _tuples(value: Any) -> Any:
+    """JSON's lists back to the tuples of the settings (extra_args, environment)."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def oracle(plan: Plan, repo: Path, good: ab.Side, out: Path) -> Oracle:
+    return Oracle(
+        repo=repo,
+        good=good,
+        filter=plan.filter,
+        bench=plan.bench,
+        rounds=plan.rounds,
+        settings=plan.settings,
+        judging=plan.judging,
+        out=out,
+        # Looked up now, not at import: tests replace ab.cmake_build.
+        build=functools.partial(
+            ab.cmake_build, cmake_args=list(plan.cmake_args), targets=list(plan.targets)
+        ),
+        progress=runner.Progress(enabled=None if not plan.settings.verbose else False),
+        command_line=plan.command_line,
+    )
 
 
 @dataclass(frozen=True)
@@ -52,8 +114,7 @@ class Oracle:
     bench: tuple[str, ...]
     rounds: int
     settings: runner.RunSettings
-    compare_with: Settings
-    metric: Metric
+    judging: Judging
     out: Path  # each judged commit writes under out/<sha12>/
     build: ab.BuildStep
     progress: runner.Progress
@@ -117,7 +178,7 @@ def judge(oracle: Oracle, sha: str) -> Judgement:
         filter=oracle.filter,
     )
     base, contender = load_all(folders)
-    report = compare(base, contender, oracle.metric, oracle.compare_with)
+    report = judge_with(base, contender, oracle.judging)  # as `ab` judges
     report = explain.explain(report)  # kernel code changed / launch changed / identical
     table = write_atomic(
         out / "compare.txt", render_table(report, color=False, command="ab"), make_parents=True
@@ -280,13 +341,46 @@ def forget_bisect_repository() -> None:
         os.environ.pop(name, None)
 
 
-def state_document(**values: Any) -> dict[str, Any]:
-    return {key: str(value) if isinstance(value, Path) else value for key, value in values.items()}
+def state_document(plan: Plan, **values: Any) -> dict[str, Any]:
+    """What a step reads: the plan, and where things are (Paths as strings)."""
+    document = {k: str(v) if isinstance(v, Path) else v for k, v in values.items()}
+    return {"plan": plan.to_json(), **document}
 
 
 def oracle_command(state: Path) -> list[str]:
     """The step git runs: this Python, this kernelwatch, the state file (which holds the
-    bisect command's arguments). Not `kernelwatch bisect ...`: a usage error there would exit
+    bisect command's settings). Not `kernelwatch bisect ...`: a usage error there would exit
     2, which git would take for "bad"; the step maps every failure to ABORT itself."""
-    code = "import sys; from kernelwatch.commands.bisect import step; sys.exit(step(sys.argv[1]))"
+    code = "import sys; from kernelwatch.bisect import step; sys.exit(step(sys.argv[1]))"
     return [sys.executable, "-c", code, str(state)]
+
+
+def step(state_path: str) -> int:
+    """One `git bisect run` step: judge the worktree's HEAD (git runs the step there). Never
+    raises: git reads any status from 1 to 127 as "bad", so every failure is written down for
+    the parent and aborts the bisection (255)."""
+    state: dict[str, Any] = {}
+    try:
+        state = json.loads(Path(state_path).read_text(encoding="utf-8"))
+        sha = ab.git(Path.cwd(), "rev-parse", "HEAD")
+        forget_bisect_repository()  # the builds and ab's worktrees are other folders
+        os.chdir(state["cwd"])  # the user's folder: relative paths as typed
+        repo = Path(state["repo"])
+        judge_by = oracle(
+            Plan.from_json(state["plan"]),
+            repo,
+            ab.prepare_side(repo, "A", state["good"]),
+            Path(state["out"]),
+        )
+        verdict = judge(judge_by, sha)
+        print(
+            f"kernelwatch bisect: {sha[:12]} {subject(repo, sha)}: {verdict.verdict} "
+            f"({verdict.detail})",
+            flush=True,
+        )
+        return verdict.exit_code
+    except BaseException as exc:  # noqa: BLE001 - every failure must reach the parent
+        if "error_file" in state:
+            write_error(Path(state["error_file"]), exc)
+        print(f"kernelwatch bisect: step aborted: {exc}", file=sys.stderr, flush=True)
+        return ABORT

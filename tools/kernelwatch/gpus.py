@@ -4,7 +4,6 @@ CUDA's device order, which is not nvidia-smi's unless CUDA_DEVICE_ORDER=PCI_BUS_
 
 from __future__ import annotations
 
-import argparse
 import os
 import concurrent.futures
 import dataclasses
@@ -19,6 +18,7 @@ from kernelwatch import runner
 from kernelwatch.baseline import gpu_slug
 from kernelwatch.errors import InputError, NoGpuError
 from kernelwatch.merge import GPU_INDEX_KEY
+from kernelwatch.outputs import Outputs
 
 QUERY = "index,uuid,name,compute_cap"
 
@@ -114,14 +114,18 @@ def out_for(path: Path, gpu: Gpu) -> Path:
     return path.with_name(f"{path.stem}-gpu{gpu.index}{path.suffix or '.json'}")
 
 
-def args_for(args: argparse.Namespace, gpu: Gpu) -> argparse.Namespace:
-    """The options with each report file (--markdown, --junit, --json) named per GPU."""
-    copy = argparse.Namespace(**vars(args))
-    for key in ("markdown", "junit", "json"):
-        value = getattr(copy, key, None)
-        if value:
-            setattr(copy, key, str(out_for(Path(value), gpu)))
-    return copy
+def outputs_for(outputs: Outputs, gpu: Gpu) -> Outputs:
+    """The report files (--markdown, --junit, --json) named per GPU."""
+
+    def named(value: str | None) -> str | None:
+        return str(out_for(Path(value), gpu)) if value else value
+
+    return dataclasses.replace(
+        outputs,
+        junit=named(outputs.junit),
+        markdown=named(outputs.markdown),
+        json=named(outputs.json),
+    )
 
 
 def measure_all(

@@ -1,8 +1,14 @@
 """Subcommands. Every module here is one subcommand and provides:
 
-    register(subparsers) -> None   adds its parser, with set_defaults(handler=run)
-    run(args) -> int               does the work, returns the exit status
+    register(subparsers) -> None   adds its parser (options shared with other commands come
+                                   from _options), with set_defaults(handler=main)
+    main(args) -> int              the edge: turns the namespace into the command's frozen
+                                   settings dataclass and calls run
+    run(settings) -> int           does the work, returns the exit status
 
+A command imports no other command and not kernelwatch.cli; what two commands share lives in
+_options (flags and their typed values) or in a module outside this package (verdict: a run
+against its baseline; outputs: a report's files). tests/tools/test_architecture.py checks it.
 Modules are found by listing this package, so a new command is one new file.
 """
 

@@ -7,16 +7,17 @@ import argparse
 import dataclasses
 import functools
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import ab, explain, gpus, runner
+from kernelwatch import ab, explain, gpus, runner, verdict
+from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
-from kernelwatch.commands.compare import add_compare_options, write_report
-from kernelwatch.commands.run import add_run_options, compare_settings, run_settings
-from kernelwatch.compare import compare
 from kernelwatch.errors import InputError
+from kernelwatch.outputs import Outputs, write_report
 from kernelwatch.results import load_all
+from kernelwatch.verdict import Judging
 
 DESCRIPTION = """\
 Build two commits in their own git worktrees (<repo>/.kernelwatch/worktrees/<sha>, each with
@@ -51,8 +52,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("rev_a", metavar="REV_A", help="the reference commit (A)")
     parser.add_argument("rev_b", metavar="REV_B", help="the commit judged (B)")
-    add_ab_options(parser, out_help="where the runs go, as DIR/A/round-K.json and DIR/B/round-K.json "
-        "(default: results/ab-<A>-<B>-<time>)")
+    options.add_ab_options(
+        parser,
+        out_help="where the runs go, as DIR/A/round-K.json and DIR/B/round-K.json "
+        "(default: results/ab-<A>-<B>-<time>)",
+    )
     steps = parser.add_mutually_exclusive_group()
     steps.add_argument(
         "--no-build",
@@ -67,13 +71,13 @@ def register(subparsers: Any) -> None:
         help="build B before measuring anything (default: B builds while A's first round is "
         "measured; host-bound benchmarks wait for the build)",
     )
-    add_compare_options(parser)
-    parser.set_defaults(handler=run)
+    options.add_compare_options(parser)
+    parser.set_defaults(handler=main)
 
 
 def add_explain_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
-        "explaining changes (after all timing; docs/running.md, \"Explaining a regression\")"
+        'explaining changes (after all timing; docs/running.md, "Explaining a regression")'
     )
     group.add_argument(
         "--explain",
@@ -91,92 +95,101 @@ def add_explain_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
-    """How two commits are built and run; `bisect` shares them."""
-    add_run_options(
-        parser,
-        repetitions=ab.DEFAULT_REPETITIONS,
-        repetitions_help="--benchmark_repetitions of each round's process",
-    )
-    parser.add_argument(
-        "--rounds",
-        type=int,
-        default=ab.DEFAULT_ROUNDS,
-        metavar="K",
-        help=f"runs of each side, alternating A B A B ... (default {ab.DEFAULT_ROUNDS})",
-    )
-    parser.add_argument(
-        "--repo", metavar="DIR", default=".", help="the git repository (default: the current one)"
-    )
-    parser.add_argument(
-        "--bench",
-        metavar="PATH",
-        action="append",
-        default=[],
-        help="a binary to run, relative to each side's build folder (repeatable; default: "
-        "bench/kernelwatch_bench_*)",
-    )
-    parser.add_argument("--out", metavar="DIR", help=out_help)
-    parser.add_argument(
-        "--cmake-arg",
-        metavar="ARG",
-        action="append",
-        default=[],
-        help="an extra CMake configure argument, e.g. --cmake-arg=-DKERNELWATCH_BUILD_TESTS=OFF "
-        "(repeatable)",
-    )
-    parser.add_argument(
-        "--target",
-        metavar="NAME",
-        action="append",
-        default=[],
-        help="build only this target, e.g. kernelwatch_bench_transpose (repeatable; default: all)",
-    )
+@dataclass(frozen=True)
+class AbCommand:
+    """What `kernelwatch ab` was asked to do."""
+
+    rev_a: str
+    rev_b: str
+    settings: runner.RunSettings
+    filter: str | None
+    rounds: int
+    repo: Path
+    bench: tuple[str, ...]
+    out: Path | None
+    cmake_args: tuple[str, ...]
+    targets: tuple[str, ...]
+    no_build: bool
+    build_only: bool
+    overlap: bool  # B builds while A's first round is measured
+    explain: re.Pattern[str] | None
+    explain_budget: float
+    judging: Judging
+    outputs: Outputs
+    command_line: str
 
 
-def overlap(args: argparse.Namespace) -> bool:
-    return not (args.no_overlap or args.build_only)
-
-
-def run(args: argparse.Namespace, build: ab.BuildStep | None = None) -> int:
-    settings = run_settings(args)
+def main(args: argparse.Namespace) -> int:
+    settings = options.run_settings(args)
     pattern = _explain_pattern(args.explain)
     if args.explain_budget < 0:
         raise InputError(f"--explain-budget {args.explain_budget:g}: must be 0 or more")
     if args.rounds < 1:
         raise InputError(f"--rounds {args.rounds}: must be at least 1")
-    compare_with, metric = compare_settings(args)
+    config = verdict.suite_config(args.config)
+    judging = Judging(
+        options.metric(args),
+        verdict.settings(options.given(args), config, options.gates(args)),
+    )
+    return run(
+        AbCommand(
+            rev_a=args.rev_a,
+            rev_b=args.rev_b,
+            settings=settings,
+            filter=args.filter,
+            rounds=args.rounds,
+            repo=Path(args.repo),
+            bench=tuple(args.bench),
+            out=Path(args.out) if args.out else None,
+            cmake_args=tuple(args.cmake_arg),
+            targets=tuple(args.target),
+            no_build=args.no_build,
+            build_only=args.build_only,
+            overlap=not (args.no_overlap or args.build_only),
+            explain=pattern,
+            explain_budget=args.explain_budget,
+            judging=judging,
+            outputs=options.outputs(args),
+            command_line=args.command_line,
+        )
+    )
+
+
+def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
+    settings = command.settings
     if build is None:
-        build = functools.partial(ab.cmake_build, cmake_args=args.cmake_arg, targets=args.target)
+        build = functools.partial(
+            ab.cmake_build, cmake_args=list(command.cmake_args), targets=list(command.targets)
+        )
     progress = runner.Progress(enabled=None if not settings.verbose else False)
 
-    repo = ab.repo_root(Path(args.repo), needed=not args.no_build)
+    repo = ab.repo_root(command.repo, needed=not command.no_build)
     sides = [
-        ab.prepare_side(repo, "A", args.rev_a, use_git=not args.no_build),
-        ab.prepare_side(repo, "B", args.rev_b, use_git=not args.no_build),
+        ab.prepare_side(repo, "A", command.rev_a, use_git=not command.no_build),
+        ab.prepare_side(repo, "B", command.rev_b, use_git=not command.no_build),
     ]
     ahead: ab.BuildAhead | None = None
-    if not args.no_build:
+    if not command.no_build:
         for side in sides:
             if side is sides[1] and side.sha == sides[0].sha:
                 continue  # the same commit: one build
             progress.say(
                 f"kernelwatch: building {side.name} ({side.rev}, {side.short}) in {side.build_dir}"
-                + (" while A is measured" if side is sides[1] and overlap(args) else "")
+                + (" while A is measured" if side is sides[1] and command.overlap else "")
             )
-            if side is sides[1] and overlap(args):
+            if side is sides[1] and command.overlap:
                 ahead = ab.BuildAhead(build, side)
             else:
                 build(side, ab.build_log(side))
-    if args.build_only:
+    if command.build_only:
         for side in sides:
             progress.say(f"kernelwatch: {side.name} ({side.rev}) built in {side.build_dir}")
         return 0
 
-    binaries = {"A": ab.binaries_of(sides[0], args.bench)}
+    binaries = {"A": ab.binaries_of(sides[0], command.bench)}
     runner.require_gpu(binaries["A"][0], settings.extra_args)
     settings = dataclasses.replace(settings, gpu_uuid=gpus.visible_uuid(settings.extra_args))
-    jobs = {"A": runner.plan(binaries["A"], args.filter, settings.extra_args)}
+    jobs = {"A": runner.plan(binaries["A"], command.filter, settings.extra_args)}
 
     def before(side: ab.Side) -> None:
         nonlocal ahead
@@ -185,14 +198,14 @@ def run(args: argparse.Namespace, build: ab.BuildStep | None = None) -> int:
         if ahead is not None:
             ahead.result()  # B's build: its failure is the command's
             ahead = None
-        binaries[side.name] = ab.binaries_of(side, args.bench)
-        jobs[side.name] = runner.plan(binaries[side.name], args.filter, settings.extra_args)
+        binaries[side.name] = ab.binaries_of(side, command.bench)
+        jobs[side.name] = runner.plan(binaries[side.name], command.filter, settings.extra_args)
 
     if ahead is None:
         before(sides[1])  # no build running: B's jobs are known now
     out = (
-        Path(args.out)
-        if args.out
+        command.out
+        if command.out
         else Path("results") / (f"ab-{sides[0].short}-{sides[1].short}-{runner.timestamp()}")
     )
     try:
@@ -200,19 +213,19 @@ def run(args: argparse.Namespace, build: ab.BuildStep | None = None) -> int:
             sides,
             jobs,
             settings,
-            args.rounds,
+            command.rounds,
             out,
             progress=progress,
-            command_line=args.command_line,
-            filter=args.filter,
+            command_line=command.command_line,
+            filter=command.filter,
             before=before,
         )
     finally:
         if ahead is not None:
             ahead.wait()
-    progress.say(f"kernelwatch: wrote {args.rounds} run(s) of each side to {out}")
+    progress.say(f"kernelwatch: wrote {command.rounds} run(s) of each side to {out}")
     base, contender = load_all(folders)
-    report = compare(base, contender, metric, compare_with)
+    report = verdict.judge(base, contender, command.judging)
     builds = {
         side.name: explain.Build({b.name: b for b in binaries[side.name]}, settings.extra_args)
         for side in sides
@@ -220,14 +233,14 @@ def run(args: argparse.Namespace, build: ab.BuildStep | None = None) -> int:
     report = explain.explain(
         report,
         builds,
-        pattern=pattern,
-        budget=args.explain_budget,
+        pattern=command.explain,
+        budget=command.explain_budget,
         say=progress.say,
-        ncu_path=False if args.explain_budget == 0 else None,
+        ncu_path=False if command.explain_budget == 0 else None,
     )
     if report.explanations:
         explain.write_explanations(report, out / explain.EXPLANATIONS_FILE)
-    return write_report(report, args, command="ab")
+    return write_report(report, command.outputs, command="ab")
 
 
 def _explain_pattern(text: str | None) -> re.Pattern[str] | None:

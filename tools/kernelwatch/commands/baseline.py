@@ -6,6 +6,7 @@ import argparse
 import collections
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    parser.set_defaults(handler=_no_action, parser=parser)
+    parser.set_defaults(handler=lambda args: _no_action(parser))
     actions = parser.add_subparsers(title="actions", metavar="ACTION")
 
     update = add_parser(
@@ -90,7 +91,7 @@ def register(subparsers: Any) -> None:
         "--dry-run", action="store_true", help="check and show what would move; write nothing"
     )
     _add_root(update)
-    update.set_defaults(handler=run_update)
+    update.set_defaults(handler=update_main)
 
     listing = add_parser(
         actions,
@@ -100,7 +101,7 @@ def register(subparsers: Any) -> None:
         epilog=EPILOG,
     )
     _add_root(listing)
-    listing.set_defaults(handler=run_list)
+    listing.set_defaults(handler=lambda args: run_list(_root(args)))
 
     show = add_parser(
         actions,
@@ -118,7 +119,7 @@ def register(subparsers: Any) -> None:
         help="list the stored noise of every benchmark, noisiest first",
     )
     _add_root(show)
-    show.set_defaults(handler=run_show)
+    show.set_defaults(handler=lambda args: run_show(args.which, args.noise, _root(args)))
 
 
 def _add_root(parser: argparse.ArgumentParser) -> None:
@@ -133,20 +134,45 @@ def _root(args: argparse.Namespace) -> Path:
     return Path(args.baselines) if args.baselines else baselines.default_root()
 
 
-def _no_action(args: argparse.Namespace) -> int:
-    args.parser.print_help(sys.stderr)
+def _no_action(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
     return 2
 
 
-def run_update(args: argparse.Namespace) -> int:
-    if args.min_repetitions < 1:
-        raise InputError(f"--min-repetitions {args.min_repetitions}: must be at least 1")
+@dataclass(frozen=True)
+class UpdateCommand:
+    """What `kernelwatch baseline update` was asked to do."""
+
+    results: tuple[str, ...]
+    root: Path
+    filter: str | None
+    min_repetitions: int
+    dry_run: bool
+    command_line: str
+
+
+def update_main(args: argparse.Namespace) -> int:
+    return run_update(
+        UpdateCommand(
+            tuple(args.result),
+            _root(args),
+            args.filter,
+            args.min_repetitions,
+            args.dry_run,
+            args.command_line,
+        )
+    )
+
+
+def run_update(command: UpdateCommand) -> int:
+    if command.min_repetitions < 1:
+        raise InputError(f"--min-repetitions {command.min_repetitions}: must be at least 1")
     update = baselines.prepare_update(
-        _root(args),
-        [Path(r) for r in args.result],
-        filter=args.filter,
-        min_repetitions=args.min_repetitions,
-        command=args.command_line,
+        command.root,
+        [Path(r) for r in command.results],
+        filter=command.filter,
+        min_repetitions=command.min_repetitions,
+        command=command.command_line,
     )
     for warning in update.warnings:
         print(f"kernelwatch: warning: {warning}", file=sys.stderr)
@@ -155,13 +181,13 @@ def run_update(args: argparse.Namespace) -> int:
     gpu = baselines.Entry(update.entry.slug, update.entry.directory, manifest).gpu
     print(
         f"baseline {update.entry.slug} ({gpu}): "
-        f"{taken} benchmark(s) from {', '.join(args.result)} (commit {_short(manifest['commit'])}, "
+        f"{taken} benchmark(s) from {', '.join(command.results)} (commit {_short(manifest['commit'])}, "
         f"{manifest['history'][-1]['repetitions']} repetitions); {manifest['benchmarks']} in all"
     )
-    _print_moves(update, args)
+    _print_moves(update, command)
     for note in update.notes:
         print(f"note: {note}")
-    if args.dry_run:
+    if command.dry_run:
         print("dry run: nothing written")
         return 0
     for note in baselines.write(update):
@@ -173,13 +199,13 @@ def run_update(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_moves(update: baselines.Update, args: argparse.Namespace) -> None:
+def _print_moves(update: baselines.Update, command: UpdateCommand) -> None:
     if update.previous is None:
         print("new baseline: there was none for this GPU")
         return
     old_commit = _short((update.previous.get("context") or {}).get("kernelwatch_git_commit"))
     previous = update.previous
-    if args.filter:
+    if command.filter:
         names = set(baselines.groups(update.replaced["benchmarks"]))
         previous = baselines.restrict(previous, names)
         if not previous["benchmarks"]:
@@ -187,7 +213,7 @@ def _print_moves(update: baselines.Update, args: argparse.Namespace) -> None:
             return
     report = compare(
         from_documents(str(update.entry.result), [previous]),
-        from_documents(str(args.result), [update.replaced]),
+        from_documents(str(list(command.results)), [update.replaced]),
         resolve_metric("time"),
         Settings(allow_missing=True, allow_errors=True, allow_gpu_mismatch=True),
     )
@@ -212,8 +238,7 @@ def _short(commit: Any) -> str:
     return text[:12] + ("-dirty" if text.endswith("-dirty") and len(text) > 18 else "")
 
 
-def run_list(args: argparse.Namespace) -> int:
-    root = _root(args)
+def run_list(root: Path) -> int:
     found = baselines.entries(root)
     if not found:
         print(f"no baselines in {root}; {baselines.HOW_TO_CREATE}")
@@ -236,9 +261,8 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_show(args: argparse.Namespace) -> int:
-    root = _root(args)
-    which = Path(args.which)
+def run_show(name: str, every_noise: bool, root: Path) -> int:
+    which = Path(name)
     if which.is_file():
         document = read_json(which)
         context = document.get("context") if isinstance(document, dict) else None
@@ -246,7 +270,7 @@ def run_show(args: argparse.Namespace) -> int:
         if slug is None:
             raise InputError(f"{which}: the result records no GPU, so it has no baseline")
     else:
-        slug = args.which
+        slug = name
     entry = baselines.find(root, slug)
     if entry is None:
         raise InputError(f"no baseline {slug}: {baselines.available_text(root)}")
@@ -278,7 +302,7 @@ def run_show(args: argparse.Namespace) -> int:
             )
     if not m:
         lines.append("  (no manifest.json: written by hand? use kernelwatch baseline update)")
-    lines += _noise_lines(entry, parsed.names, every=args.noise)
+    lines += _noise_lines(entry, parsed.names, every=every_noise)
     print("\n".join(lines))
     return 0
 

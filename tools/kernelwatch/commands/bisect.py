@@ -4,19 +4,13 @@
 from __future__ import annotations
 
 import argparse
-import functools
-import json
-import os
-import shlex
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import ab, bisect, runner
+from kernelwatch import ab, bisect, runner, verdict
+from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
-from kernelwatch.commands.ab import add_ab_options
-from kernelwatch.commands.compare import add_compare_options
-from kernelwatch.commands.run import compare_settings, run_settings
 from kernelwatch.errors import InputError
 from kernelwatch.files import write_atomic, write_json_atomic
 
@@ -56,76 +50,87 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("good", metavar="GOOD", help="a commit without the regression")
     parser.add_argument("bad", metavar="BAD", help="a later commit with it (GOOD is its ancestor)")
-    add_ab_options(
+    options.add_ab_options(
         parser,
         out_help="where the runs go: DIR/<sha>/A and B, one folder per commit judged, and "
         "DIR/bisect.log (default: results/bisect-<GOOD>-<BAD>-<time>)",
     )
-    add_compare_options(parser)
-    parser.set_defaults(handler=run)
+    options.add_compare_options(parser)
+    parser.set_defaults(handler=main)
 
 
-def _oracle(args: argparse.Namespace, repo: Path, good: ab.Side, out: Path) -> bisect.Oracle:
-    settings = run_settings(args)
-    compare_with, metric = compare_settings(args)
-    return bisect.Oracle(
-        repo=repo,
-        good=good,
-        filter=args.filter,
-        bench=tuple(args.bench),
-        rounds=args.rounds,
-        settings=settings,
-        compare_with=compare_with,
-        metric=metric,
-        out=out,
-        # Looked up now, not at import: tests replace ab.cmake_build.
-        build=functools.partial(ab.cmake_build, cmake_args=args.cmake_arg, targets=args.target),
-        progress=runner.Progress(enabled=None if not settings.verbose else False),
-        command_line=args.command_line,
-    )
+@dataclass(frozen=True)
+class BisectCommand:
+    """What `kernelwatch bisect` was asked to do."""
+
+    good: str
+    bad: str
+    repo: Path
+    out: str | None
+    plan: bisect.Plan  # how each commit is judged (saved for the steps)
 
 
-def run(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace) -> int:
     if not args.filter:
         raise InputError("--filter REGEX is required: name the benchmarks that regressed")
     if args.rounds < 1:
         raise InputError(f"--rounds {args.rounds}: must be at least 1")
-    run_settings(args)  # bad options fail before anything is built
-    compare_settings(args)
-    repo = ab.repo_root(Path(args.repo))
-    good = ab.resolve_rev(repo, args.good)
-    bad = ab.resolve_rev(repo, args.bad)
+    settings = options.run_settings(args)  # bad options fail before anything is built
+    judging = verdict.Judging(
+        options.metric(args),
+        verdict.settings(
+            options.given(args), verdict.suite_config(args.config), options.gates(args)
+        ),
+    )
+    plan = bisect.Plan(
+        filter=args.filter,
+        bench=tuple(args.bench),
+        rounds=args.rounds,
+        settings=settings,
+        judging=judging,
+        cmake_args=tuple(args.cmake_arg),
+        targets=tuple(args.target),
+        command_line=args.command_line,
+    )
+    return run(BisectCommand(args.good, args.bad, Path(args.repo), args.out, plan))
+
+
+def run(command: BisectCommand) -> int:
+    plan = command.plan
+    repo = ab.repo_root(command.repo)
+    good = ab.resolve_rev(repo, command.good)
+    bad = ab.resolve_rev(repo, command.bad)
     if good == bad:
-        raise InputError(f"{args.good} and {args.bad} are the same commit ({good[:12]})")
+        raise InputError(f"{command.good} and {command.bad} are the same commit ({good[:12]})")
     if not bisect.is_ancestor(repo, good, bad):
         raise InputError(
-            f"{args.good} ({good[:12]}) is not an ancestor of {args.bad} ({bad[:12]}): "
+            f"{command.good} ({good[:12]}) is not an ancestor of {command.bad} ({bad[:12]}): "
             "give GOOD first, then the later BAD"
         )
     out = Path(
-        args.out or Path("results") / f"bisect-{good[:12]}-{bad[:12]}-{runner.timestamp()}"
+        command.out or Path("results") / f"bisect-{good[:12]}-{bad[:12]}-{runner.timestamp()}"
     ).resolve()
     good_side = ab.prepare_side(repo, "A", good)
-    oracle = _oracle(args, repo, good_side, out)
+    oracle = bisect.oracle(plan, repo, good_side, out)
     say = oracle.progress.say
 
-    say(f"kernelwatch bisect: building GOOD ({args.good}, {good_side.short})")
+    say(f"kernelwatch bisect: building GOOD ({command.good}, {good_side.short})")
     try:
         oracle.build(good_side, ab.build_log(good_side))
     except InputError as exc:
-        raise InputError(f"GOOD ({args.good}) cannot be built: {exc}") from None
-    binaries = ab.binaries_of(good_side, args.bench)
+        raise InputError(f"GOOD ({command.good}) cannot be built: {exc}") from None
+    binaries = ab.binaries_of(good_side, plan.bench)
     runner.require_gpu(binaries[0], oracle.settings.extra_args)
-    runner.plan(binaries, args.filter, oracle.settings.extra_args)  # the filter matches in GOOD
+    runner.plan(binaries, plan.filter, oracle.settings.extra_args)  # the filter matches in GOOD
 
-    say(f"kernelwatch bisect: measuring BAD ({args.bad}, {bad[:12]}) against GOOD")
+    say(f"kernelwatch bisect: measuring BAD ({command.bad}, {bad[:12]}) against GOOD")
     verdict = bisect.judge(oracle, bad)
     if verdict.verdict == "skip":
-        raise InputError(f"BAD ({args.bad}) cannot be measured: {verdict.detail}")
+        raise InputError(f"BAD ({command.bad}) cannot be measured: {verdict.detail}")
     if verdict.verdict == "good":
         print(
-            f"kernelwatch bisect: {args.bad} ({bad[:12]}) shows no regression against "
-            f"{args.good} ({good[:12]}) on {args.filter!r}: nothing to bisect "
+            f"kernelwatch bisect: {command.bad} ({bad[:12]}) shows no regression against "
+            f"{command.good} ({good[:12]}) on {plan.filter!r}: nothing to bisect "
             f"(the comparison: {verdict.report})"
         )
         return 1
@@ -141,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         write_json_atomic(
             state_file,
             bisect.state_document(
-                argv=shlex.split(args.command_line)[1:],  # "bisect GOOD BAD ..." as typed
+                plan,
                 cwd=Path.cwd(),
                 repo=repo,
                 good=good,
@@ -164,37 +169,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"first bad commit: {first_bad} {bisect.subject(repo, first_bad)}")
     report = out / first_bad[:12] / "compare.txt"
     if report.is_file():
-        print(f"its comparison with {args.good} ({good[:12]}): {report}")
+        print(f"its comparison with {command.good} ({good[:12]}): {report}")
     return 0
-
-
-def step(state_path: str) -> int:
-    """One `git bisect run` step: judge the worktree's HEAD (git runs the step there). Never
-    raises: git reads any status from 1 to 127 as "bad", so every failure, bad arguments
-    included, is written down for the parent and aborts the bisection (255)."""
-    state: dict[str, Any] = {}
-    try:
-        state = json.loads(Path(state_path).read_text(encoding="utf-8"))
-        sha = ab.git(Path.cwd(), "rev-parse", "HEAD")
-        bisect.forget_bisect_repository()  # the builds and ab's worktrees are other folders
-        from kernelwatch import cli  # here, not at the top: cli imports every command
-
-        args = cli.build_parser().parse_args(state["argv"])
-        args.command_line = shlex.join(["kernelwatch", *state["argv"]])
-        os.chdir(state["cwd"])  # the user's folder: relative --config as typed
-        repo = Path(state["repo"])
-        oracle = _oracle(args, repo, ab.prepare_side(repo, "A", state["good"]), Path(state["out"]))
-        verdict = bisect.judge(oracle, sha)
-        print(
-            f"kernelwatch bisect: {sha[:12]} {bisect.subject(repo, sha)}: {verdict.verdict} "
-            f"({verdict.detail})",
-            flush=True,
-        )
-        return verdict.exit_code
-    except BaseException as exc:  # noqa: BLE001 - every failure must reach the parent
-        if isinstance(exc, SystemExit):  # argparse said why on stderr already
-            exc = InputError(f"the bisect step refused its arguments {state.get('argv')}")
-        if "error_file" in state:
-            bisect.write_error(Path(state["error_file"]), exc)
-        print(f"kernelwatch bisect: step aborted: {exc}", file=sys.stderr, flush=True)
-        return bisect.ABORT

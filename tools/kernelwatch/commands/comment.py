@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,36 +52,61 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--marker-only", action="store_true", help="print only the marker line (to find it)"
     )
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=main)
 
 
-def run(args: argparse.Namespace) -> int:
-    key, title = _gpu(args)
-    if args.marker_only:
+@dataclass(frozen=True)
+class CommentCommand:
+    report: str
+    result: str | None
+    gpu: str | None
+    commit: str | None
+    run_url: str | None
+    out: str | None
+    marker_only: bool
+
+
+def main(args: argparse.Namespace) -> int:
+    return run(
+        CommentCommand(
+            args.report,
+            args.result,
+            args.gpu,
+            args.commit,
+            args.run_url,
+            args.out,
+            args.marker_only,
+        )
+    )
+
+
+def run(command: CommentCommand) -> int:
+    key, title = _gpu(command)
+    if command.marker_only:
         text = marker(key) + "\n"
     else:
         try:
-            markdown = Path(args.report).read_text(encoding="utf-8")
+            markdown = Path(command.report).read_text(encoding="utf-8")
         except OSError as exc:
-            raise InputError(f"{args.report}: cannot read: {exc.strerror or exc}") from None
+            raise InputError(f"{command.report}: cannot read: {exc.strerror or exc}") from None
         except UnicodeDecodeError:
-            raise InputError(f"{args.report}: not a UTF-8 text file") from None
-        text = body(markdown, key, title, args.commit, args.run_url)
-    if args.out:
-        write_atomic(args.out, text)
+            raise InputError(f"{command.report}: not a UTF-8 text file") from None
+        text = body(markdown, key, title, command.commit, command.run_url)
+    if command.out:
+        write_atomic(command.out, text)
     else:
         sys.stdout.write(text)
     return 0
 
 
-def _gpu(args: argparse.Namespace) -> tuple[str, str]:
+def _gpu(command: CommentCommand) -> tuple[str, str]:
     """(marker key, heading) of the GPU model."""
-    if args.result:
-        document = read_json(args.result)
+    if command.result:
+        document = read_json(command.result)
         context = document.get("context") if isinstance(document, dict) else None
         if not isinstance(context, dict) or not gpu_model(context):
-            raise InputError(f"{args.result}: its context names no GPU; pass --gpu NAME")
+            raise InputError(f"{command.result}: its context names no GPU; pass --gpu NAME")
         return context_slug(context) or str(context["gpu_name"]), str(gpu_model(context))
-    if args.gpu:
-        return args.gpu, args.gpu
+    if command.gpu:
+        return command.gpu, command.gpu
     raise InputError("comment: name the GPU: --result RESULT.json or --gpu NAME")

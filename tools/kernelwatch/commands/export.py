@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from typing import Any
 
+from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
-from kernelwatch.commands.compare import add_metric_options
 from kernelwatch.export import FORMATS, export, github_tool
 from kernelwatch.files import json_text, write_atomic
-from kernelwatch.results import load, resolve_metric
+from kernelwatch.results import Metric, load
 
 DESCRIPTION = """\
 Write a result (a Google Benchmark or nvbench JSON file, or a folder of them, merged) as the
@@ -49,18 +50,30 @@ def register(subparsers: Any) -> None:
     parser.add_argument("result", metavar="RESULT", help="result file or directory")
     parser.add_argument("--format", required=True, choices=FORMATS, help="the format to write")
     parser.add_argument("-o", "--out", metavar="FILE", help="write here (default: stdout)")
-    add_metric_options(parser, "export")
-    parser.set_defaults(handler=run)
+    options.add_metric_options(parser, "export")
+    parser.set_defaults(handler=main)
 
 
-def run(args: argparse.Namespace) -> int:
-    metric = resolve_metric(args.metric, args.higher_is_better)
-    result = load(args.result)
-    text = json_text(export(result, metric, args.format))
-    if args.format == "github-action-benchmark":
+@dataclass(frozen=True)
+class ExportCommand:
+    result: str
+    format: str
+    out: str | None
+    metric: Metric
+
+
+def main(args: argparse.Namespace) -> int:
+    return run(ExportCommand(args.result, args.format, args.out, options.metric(args)))
+
+
+def run(command: ExportCommand) -> int:
+    metric = command.metric
+    result = load(command.result)
+    text = json_text(export(result, metric, command.format))
+    if command.format == "github-action-benchmark":
         print(f"kernelwatch: github-action-benchmark tool: {github_tool(metric)}", file=sys.stderr)
-    if args.out:
-        write_atomic(args.out, text)
+    if command.out:
+        write_atomic(command.out, text)
     else:
         sys.stdout.write(text)
     return 0

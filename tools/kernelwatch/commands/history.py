@@ -6,14 +6,15 @@ import argparse
 import dataclasses
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import baseline as baselines
 from kernelwatch import changes as change_points
-from kernelwatch import history
+from kernelwatch import history, verdict
+from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
-from kernelwatch.config import Config, load_config, parse_fraction
+from kernelwatch.compare import Settings
 from kernelwatch.files import check_writable, write_json_atomic
 from kernelwatch.render import format_value
 from kernelwatch.results import Metric, resolve_metric
@@ -87,7 +88,7 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=HISTORY_EPILOG,
     )
-    parser.set_defaults(handler=_no_action, parser=parser)
+    parser.set_defaults(handler=lambda args: _no_action(parser))
     actions = parser.add_subparsers(title="actions", metavar="ACTION")
 
     ingest = add_parser(
@@ -97,11 +98,9 @@ def register(subparsers: Any) -> None:
         description=INGEST_DESCRIPTION,
         epilog=EPILOG,
     )
-    ingest.add_argument(
-        "result", metavar="RESULT.json", help="a Google Benchmark result file"
-    )
+    ingest.add_argument("result", metavar="RESULT.json", help="a Google Benchmark result file")
     _add_db(ingest)
-    ingest.set_defaults(handler=run_ingest)
+    ingest.set_defaults(handler=lambda args: run_ingest(args.result, _db(args)))
 
     listing = add_parser(
         actions,
@@ -111,7 +110,7 @@ def register(subparsers: Any) -> None:
         epilog=EPILOG,
     )
     _add_db(listing)
-    listing.set_defaults(handler=run_list)
+    listing.set_defaults(handler=lambda args: run_list(_db(args)))
 
     show = add_parser(
         actions,
@@ -120,20 +119,18 @@ def register(subparsers: Any) -> None:
         description=SHOW_DESCRIPTION,
         epilog=EPILOG,
     )
-    show.add_argument(
-        "benchmark", metavar="BENCHMARK", help="the benchmark's full name"
-    )
+    show.add_argument("benchmark", metavar="BENCHMARK", help="the benchmark's full name")
     show.add_argument(
         "--metric",
         default="time",
         help="time (= real_time, the manual/GPU time; default), cpu_time, or a counter such as "
         "bytes_per_second",
     )
-    show.add_argument(
-        "--gpu", metavar="SLUG", help="only runs on this GPU (a baseline slug)"
-    )
+    show.add_argument("--gpu", metavar="SLUG", help="only runs on this GPU (a baseline slug)")
     _add_db(show)
-    show.set_defaults(handler=run_show)
+    show.set_defaults(
+        handler=lambda args: run_show(args.benchmark, args.metric, args.gpu, _db(args))
+    )
 
     found = add_parser(
         actions,
@@ -149,35 +146,26 @@ def register(subparsers: Any) -> None:
         "a time and zone; without a zone: UTC); the runs before still count as history",
     )
     found.add_argument("--gpu", metavar="SLUG", help="only this GPU's series (a baseline slug)")
-    found.add_argument(
-        "--filter", metavar="REGEX", help="only benchmarks whose full name matches"
-    )
-    found.add_argument(
-        "--metric",
-        default="time",
-        help="time (= real_time, the manual/GPU time; default), cpu_time, or a counter such as "
+    found.add_argument("--filter", metavar="REGEX", help="only benchmarks whose full name matches")
+    options.add_metric_option(
+        found,
+        "time (= real_time, the manual/GPU time; default), cpu_time, or a counter such as "
         "bytes_per_second (lower or higher is better as compare decides from the name)",
     )
-    found.add_argument(
-        "--threshold",
-        metavar="T",
-        help="smallest change that counts, as 0.05 or 5%% (default 5%%, as compare); the "
-        "config's per-benchmark thresholds win",
+    options.add_threshold_options(
+        found,
+        threshold_help="smallest change that counts, as 0.05 or 5%% (default 5%%, as compare); "
+        "the config's per-benchmark thresholds win",
+        alpha_help="significance level of a change (default 0.05)",
     )
-    found.add_argument(
-        "--alpha", type=float, help="significance level of a change (default 0.05)"
+    options.add_config_option(
+        found,
+        "compare's TOML settings file, for its thresholds (default: baselines/kernelwatch.toml, "
+        "when there is one)",
     )
-    found.add_argument(
-        "--config",
-        metavar="FILE",
-        help="compare's TOML settings file, for its thresholds (default: "
-        "baselines/kernelwatch.toml, when there is one)",
-    )
-    found.add_argument(
-        "--json", metavar="FILE", help="also write the changes as JSON to FILE"
-    )
+    found.add_argument("--json", metavar="FILE", help="also write the changes as JSON to FILE")
     _add_db(found)
-    found.set_defaults(handler=run_changes)
+    found.set_defaults(handler=changes_main)
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
@@ -188,28 +176,27 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _db(args: argparse.Namespace) -> Any:
+def _db(args: argparse.Namespace) -> str | Path:
     return args.db if args.db else history.default_path()
 
 
-def _no_action(args: argparse.Namespace) -> int:
-    args.parser.print_help(sys.stderr)
+def _no_action(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
     return 2
 
 
-def run_ingest(args: argparse.Namespace) -> int:
-    db = _db(args)
-    done = history.ingest(args.result, db)
+def run_ingest(result: str, db: str | Path) -> int:
+    done = history.ingest(result, db)
     if done.new:
         print(
-            f"ingested {args.result} as run {done.run_id}: {done.benchmarks} benchmark(s), "
+            f"ingested {result} as run {done.run_id}: {done.benchmarks} benchmark(s), "
             f"{done.samples} value(s), into {db}"
         )
     else:
-        print(f"{args.result}: already in {db} as run {done.run_id}; nothing written")
+        print(f"{result}: already in {db} as run {done.run_id}; nothing written")
     if done.slowed:
         print(
-            f"kernelwatch: warning: {args.result}: {done.slowed}: slowed down on purpose; "
+            f"kernelwatch: warning: {result}: {done.slowed}: slowed down on purpose; "
             "`history list` marks it",
             file=sys.stderr,
         )
@@ -230,14 +217,11 @@ def _table(rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) -
         print("  ".join(cells).rstrip())
 
 
-def run_list(args: argparse.Namespace) -> int:
-    db_path = _db(args)
+def run_list(db_path: str | Path) -> int:
     with history.database(db_path) as db:
         found = history.runs(db)
     if not found:
-        print(
-            f"no runs in {db_path}; add one with: kernelwatch history ingest RESULT.json"
-        )
+        print(f"no runs in {db_path}; add one with: kernelwatch history ingest RESULT.json")
         return 0
     rows = [("ID", "DATE", "COMMIT", "GPU", "BENCHMARKS", "")]
     for run in found:
@@ -255,12 +239,12 @@ def run_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_show(args: argparse.Namespace) -> int:
-    with history.database(_db(args)) as db:
-        points = history.series(db, args.benchmark, args.metric, args.gpu)
-    key = history.metric_key(args.metric)
+def run_show(benchmark: str, metric_name: str, gpu: str | None, db_path: str | Path) -> int:
+    with history.database(db_path) as db:
+        points = history.series(db, benchmark, metric_name, gpu)
+    key = history.metric_key(metric_name)
     metric = Metric(key, False)
-    print(f"{args.benchmark}  ({key}, {len(points)} run(s))")
+    print(f"{benchmark}  ({key}, {len(points)} run(s))")
     rows = [("DATE", "COMMIT", "GPU", "N", "MEDIAN", "MIN", "MAX")]
     for point in points:
         median, low, high, n = history.summary(point.values)
@@ -282,47 +266,74 @@ def run_show(args: argparse.Namespace) -> int:
 CHANGES_FORMAT = "kernelwatch-history-changes"
 
 
-def run_changes(args: argparse.Namespace) -> int:
-    path = args.config
-    if path is None:
-        suite_config = baselines.default_root() / "kernelwatch.toml"
-        path = suite_config if suite_config.is_file() else None
-    config = load_config(path) if path else Config()
-    threshold = parse_fraction(args.threshold, "--threshold") if args.threshold else None
-    if threshold is None:
-        threshold = (
-            config.threshold if config.threshold is not None else change_points.DEFAULT_THRESHOLD
-        )
-    alpha = args.alpha if args.alpha is not None else config.alpha
-    if alpha is None:
-        alpha = change_points.DEFAULT_ALPHA
+@dataclass(frozen=True)
+class ChangesCommand:
+    """What `kernelwatch history changes` was asked to do."""
+
+    db: str | Path
+    since: str | None  # normalised (changes.parse_since)
+    gpu: str | None
+    filter: str | None
+    metric: Metric
+    decision: verdict.Decision  # threshold, alpha, the config's rules: as compare reads them
+    json: str | None
+
+
+# The defaults of `history changes` (changes.py); the precedence is compare's.
+CHANGES_DEFAULTS = Settings(
+    threshold=change_points.DEFAULT_THRESHOLD, alpha=change_points.DEFAULT_ALPHA
+)
+
+
+def changes_main(args: argparse.Namespace) -> int:
+    # The options, the suite's config and their precedence as compare reads them.
+    decision = verdict.decide(
+        verdict.Given(args.threshold, args.alpha),
+        verdict.suite_config(args.config),
+        defaults=CHANGES_DEFAULTS,
+    )
     metric = resolve_metric(args.metric)
-    since = change_points.parse_since(args.since)
-    if args.json:
-        check_writable(args.json)
+    return run_changes(
+        ChangesCommand(
+            db=_db(args),
+            since=change_points.parse_since(args.since),
+            gpu=args.gpu,
+            filter=args.filter,
+            metric=metric,
+            decision=decision,
+            json=args.json,
+        )
+    )
+
+
+def run_changes(command: ChangesCommand) -> int:
+    metric, since = command.metric, command.since
+    threshold, alpha = command.decision.threshold, command.decision.alpha
+    if command.json:
+        check_writable(command.json)
     change_points.otava_analysis()  # missing: say what to install before opening anything
-    with history.database(_db(args)) as db:
+    with history.database(command.db) as db:
         found = change_points.find_changes(
             db,
-            gpu=args.gpu,
-            benchmark_filter=args.filter,
+            gpu=command.gpu,
+            benchmark_filter=command.filter,
             metric=metric.key,
             since=since,
             threshold=threshold,
             alpha=alpha,
-            rules=config.rules,
+            rules=command.decision.rules,
         )
-    if args.json:
+    if command.json:
         write_json_atomic(
-            Path(args.json),
+            Path(command.json),
             {
                 "format": CHANGES_FORMAT,
                 "version": 1,
                 "metric": metric.key,
                 "higher_is_better": metric.higher_is_better,
                 "since": since,
-                "gpu": args.gpu,
-                "filter": args.filter,
+                "gpu": command.gpu,
+                "filter": command.filter,
                 "threshold": threshold,
                 "alpha": alpha,
                 "changes": [dataclasses.asdict(change) for change in found],

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,19 +46,30 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="merge the parts given even when some of the N are missing",
     )
-    parser.set_defaults(handler=run)
+    parser.set_defaults(
+        handler=lambda args: run(
+            MergeCommand(tuple(args.results), Path(args.out), args.allow_partial)
+        )
+    )
 
 
-def run(args: argparse.Namespace) -> int:
-    out = Path(args.out)
+@dataclass(frozen=True)
+class MergeCommand:
+    results: tuple[str, ...]
+    out: Path
+    allow_partial: bool
+
+
+def run(command: MergeCommand) -> int:
+    out = command.out
     if out.is_dir():
         raise InputError(f"--out {out}: is a directory; name the merged result file")
     inputs = []
-    for name in args.results:
+    for name in command.results:
         document = read_json(name)
         read_document(name, document)  # validates; one line
         inputs.append((name, document))
-    merged = merge_results(inputs, allow_partial=args.allow_partial)
+    merged = merge_results(inputs, allow_partial=command.allow_partial)
     write_json_atomic(out, merged)
     print(
         f"kernelwatch: merged {len(inputs)} result(s), {len(merged['benchmarks'])} rows, into {out}",

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernelwatch import baseline as baselines
+from kernelwatch import verdict
+from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
-from kernelwatch.commands.compare import add_decision_options, add_metric_options
-from kernelwatch.commands.run import compare_settings
 from kernelwatch.errors import InputError
 from kernelwatch.files import check_writable
 from kernelwatch.report import Options, write_report
+from kernelwatch.verdict import Judging
 from kernelwatch.report.trends import DEFAULT_LIMIT
 
 DESCRIPTION = """\
@@ -84,18 +87,24 @@ def register(subparsers: Any) -> None:
         help="the explanations.json that kernelwatch ab wrote beside its runs: ncu counters and "
         "SASS diffs shown next to the verdicts",
     )
-    add_metric_options(parser, "compare and plot over time")
+    options.add_metric_options(parser, "compare and plot over time")
     # --config defaults to kernelwatch.toml in the baselines folder, as kernelwatch run reads it.
-    add_decision_options(parser)
+    options.add_decision_options(parser)
     parser.add_argument(
         "--allow-gpu-mismatch",
         action="store_true",
         help="compare with a --baseline from another GPU model (only a warning)",
     )
-    parser.set_defaults(handler=run, allow_missing=False, allow_errors=False)
+    parser.set_defaults(handler=main)
 
 
-def run(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class ReportCommand:
+    options: Options  # what the page is built from
+    out: Path
+
+
+def main(args: argparse.Namespace) -> int:
     if args.max_trends < 0:
         raise InputError(f"--max-trends {args.max_trends}: must be 0 or more")
     out = Path(args.out)
@@ -104,18 +113,35 @@ def run(args: argparse.Namespace) -> int:
     if args.explanations and not Path(args.explanations).is_file():
         raise InputError(f"--explanations {args.explanations}: no such file")
     check_writable(out)  # before the work: a bad -o fails fast
-    settings, metric = compare_settings(args)
-    options = Options(
-        result=Path(args.result),
-        metric=metric,
-        settings=settings,
-        baseline=Path(args.baseline) if args.baseline else None,
-        baselines=Path(args.baselines) if args.baselines else None,
-        db=Path(args.db) if args.db else None,
-        max_trends=args.max_trends,
-        explanations=Path(args.explanations) if args.explanations else None,
+    # --config defaults to kernelwatch.toml in the baselines folder, as `run` reads it.
+    root = Path(args.baselines) if args.baselines else baselines.default_root()
+    config = verdict.suite_config(args.config, root)
+    judging = Judging(
+        options.metric(args),
+        verdict.settings(
+            options.given(args), config, verdict.Gates(allow_gpu_mismatch=args.allow_gpu_mismatch)
+        ),
     )
-    page = write_report(options, out)
+    return run(
+        ReportCommand(
+            Options(
+                result=Path(args.result),
+                metric=judging.metric,
+                settings=judging.settings,
+                baseline=Path(args.baseline) if args.baseline else None,
+                baselines=Path(args.baselines) if args.baselines else None,
+                db=Path(args.db) if args.db else None,
+                max_trends=args.max_trends,
+                explanations=Path(args.explanations) if args.explanations else None,
+            ),
+            out,
+        )
+    )
+
+
+def run(command: ReportCommand) -> int:
+    out = command.out
+    page = write_report(command.options, out)
     report = page.comparison
     verdicts = ""
     if report is not None:

@@ -4,25 +4,24 @@ baseline, and confirm regressions by re-running them."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch.commands._parsers import add_parser
 from kernelwatch import baseline as baselines
-from kernelwatch import gpus, hostbound, runner
+from kernelwatch import gpus, hostbound, runner, suite, verdict
 from kernelwatch import shard as shards
-from kernelwatch.merge import SHARD_KEY
-from kernelwatch.commands.compare import add_compare_options, settings_from, write_report
-from kernelwatch.compare import Report, Settings, compare
-from kernelwatch.config import Config, load_config
-from kernelwatch.confirm import confirm_regressions
+from kernelwatch.commands import _options as options
+from kernelwatch.commands._parsers import add_parser
+from kernelwatch.config import Config
 from kernelwatch.errors import InputError
 from kernelwatch.files import write_json_atomic
-from kernelwatch.gbench import read_json
-from kernelwatch.results import Metric, ResultSet, from_documents, resolve_metric
+from kernelwatch.merge import SHARD_KEY
+from kernelwatch.outputs import Outputs, write_report
+from kernelwatch.results import ResultSet, from_documents
+from kernelwatch.verdict import SUITE_CONFIG, Judging
 
 DESCRIPTION = """\
 Run the built benchmark binaries, merge their outputs into one result file, and compare it
@@ -66,9 +65,9 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
-    add_processes_option(parser)
-    add_binary_options(
+    options.add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
+    options.add_processes_option(parser)
+    options.add_binary_options(
         parser, "a Google Benchmark binary to run instead (repeatable; any project's)"
     )
     parser.add_argument(
@@ -99,7 +98,7 @@ def register(subparsers: Any) -> None:
         metavar="PATH",
         help="compare with this result file or folder instead of the GPU's baseline",
     )
-    add_gpus_option(parser)
+    options.add_gpus_option(parser)
     parser.add_argument(
         "--shard",
         metavar="K/N",
@@ -107,154 +106,94 @@ def register(subparsers: Any) -> None:
         "of about equal time (the same split on every machine); join the N results with "
         "kernelwatch merge",
     )
-    add_compare_options(parser)
-    parser.set_defaults(handler=run)
+    options.add_compare_options(parser)
+    parser.set_defaults(handler=main)
 
 
-def add_gpus_option(parser: argparse.ArgumentParser) -> None:
-    """--gpus; `selftest` shares it."""
-    parser.add_argument(
-        "--gpus",
-        metavar="all|LIST",
-        help="measure on these GPUs at once (all, or nvidia-smi indices or UUIDs, comma-"
-        "separated), one process per GPU, each with its own result file (OUT-gpu<index>.json) "
-        "and report; host-bound benchmarks measure one GPU at a time; the exit status is the "
-        "worst GPU's",
-    )
+@dataclass(frozen=True)
+class RunCommand:
+    """What `kernelwatch run` was asked to do."""
+
+    settings: runner.RunSettings
+    filter: str | None
+    build_dir: str | None
+    bench: tuple[str, ...]
+    out: Path | None
+    confirm: int
+    judging: Judging | None  # None: --no-compare
+    config: Config  # --config, else the suite's kernelwatch.toml
+    root: Path  # the baselines folder
+    baseline: Path | None  # --baseline
+    shard: str | None
+    gpus: str | None
+    outputs: Outputs
+    command_line: str
 
 
-def add_run_options(
-    parser: argparse.ArgumentParser,
-    repetitions: int,
-    repetitions_help: str = "repetitions of each benchmark, split between the --processes",
-) -> None:
-    """Options of how benchmarks run; `ab` and `selftest` share them."""
-    parser.add_argument(
-        "--filter",
-        metavar="REGEX",
-        help="only benchmarks whose full name matches (Google Benchmark's --benchmark_filter)",
-    )
-    parser.add_argument(
-        "--repetitions",
-        type=int,
-        default=repetitions,
-        metavar="N",
-        help=f"{repetitions_help} (default {repetitions})",
-    )
-    parser.add_argument(
-        "--max-time",
-        type=float,
-        default=runner.DEFAULT_MAX_TIME,
-        metavar="S",
-        help="seconds of sampling per repetition at most (--kernelwatch_max_time; default "
-        f"{runner.DEFAULT_MAX_TIME:g})",
-    )
-    parser.add_argument(
-        "--no-interleave",
-        action="store_true",
-        help="turn off --benchmark_enable_random_interleaving (on by default)",
-    )
-    parser.add_argument(
-        "--bench-arg",
-        metavar="ARG",
-        action="append",
-        default=[],
-        help="an extra argument for every binary, e.g. --bench-arg=--kernelwatch_device=1 "
-        "(repeatable)",
-    )
-    parser.add_argument(
-        "--verbose",
-        action="store_true",
-        help="show the binaries' own output on stderr (instead of the progress line)",
-    )
-
-
-def add_binary_options(parser: argparse.ArgumentParser, bench_help: str) -> None:
-    """--build-dir and --bench: which binaries run; `selftest` shares them."""
-    parser.add_argument(
-        "--build-dir",
-        metavar="DIR",
-        help="the CMake build folder whose bench/kernelwatch_bench_* binaries run "
-        "(default: build, in the checkout)",
-    )
-    parser.add_argument("--bench", metavar="PATH", action="append", default=[], help=bench_help)
-
-
-def add_processes_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--processes",
-        type=int,
-        default=runner.DEFAULT_PROCESSES,
-        metavar="K",
-        help="run each binary as K separate processes, interleaved across binaries, the "
-        f"repetitions split between them (default {runner.DEFAULT_PROCESSES}): the spread "
-        "between processes is the noise that matters",
-    )
-
-
-SUITE_CONFIG = "kernelwatch.toml"
-
-
-def run_settings(args: argparse.Namespace) -> runner.RunSettings:
-    if args.filter is not None and not args.filter.strip():
-        raise InputError("--filter: empty regex")
-    return runner.RunSettings(
-        repetitions=args.repetitions,
-        max_time=args.max_time,
-        interleave=not args.no_interleave,
-        extra_args=tuple(args.bench_arg),
-        verbose=args.verbose,
-        processes=getattr(args, "processes", 1),
-    )
-
-
-def compare_settings(args: argparse.Namespace) -> tuple[Settings, Metric]:
-    """Settings from the options over the config file (suite_config)."""
-    return settings_from(args, suite_config(args)), resolve_metric(
-        args.metric, args.higher_is_better
-    )
-
-
-def run(args: argparse.Namespace) -> int:
-    settings = run_settings(args)
+def main(args: argparse.Namespace) -> int:
+    settings = options.run_settings(args, args.processes)
     if args.confirm < 0:
         raise InputError(f"--confirm {args.confirm}: must be 0 or more")
-    judge = None
-    if not args.no_compare:
-        judge = compare_settings(args)  # bad options fail before any run
-    config = suite_config(args)
     root = Path(args.baselines) if args.baselines else baselines.default_root()
-    if args.out and Path(args.out).is_dir():
-        raise InputError(f"--out {args.out}: is a directory; name the result file")
-    if args.baseline and not Path(args.baseline).exists():
-        raise InputError(f"--baseline {args.baseline}: no such file or directory")
-    shard = shards.parse(args.shard) if args.shard else None
-    chosen_gpus = gpus.select(gpus.discover(), args.gpus) if args.gpus else None
+    config = verdict.suite_config(args.config, root)
+    judging = None
+    if not args.no_compare:  # bad options fail before any run
+        judging = Judging(
+            options.metric(args),
+            verdict.settings(options.given(args), config, options.gates(args)),
+        )
+    return run(
+        RunCommand(
+            settings=settings,
+            filter=args.filter,
+            build_dir=args.build_dir,
+            bench=tuple(args.bench),
+            out=Path(args.out) if args.out else None,
+            confirm=args.confirm,
+            judging=judging,
+            config=config,
+            root=root,
+            baseline=Path(args.baseline) if args.baseline else None,
+            shard=args.shard,
+            gpus=args.gpus,
+            outputs=options.outputs(args),
+            command_line=args.command_line,
+        )
+    )
+
+
+def run(command: RunCommand) -> int:
+    settings = command.settings
+    if command.out and command.out.is_dir():
+        raise InputError(f"--out {command.out}: is a directory; name the result file")
+    if command.baseline and not command.baseline.exists():
+        raise InputError(f"--baseline {command.baseline}: no such file or directory")
+    shard = shards.parse(command.shard) if command.shard else None
+    chosen_gpus = gpus.select(gpus.discover(), command.gpus) if command.gpus else None
 
     progress = runner.Progress(enabled=None if not settings.verbose else False)
-    binaries = find_binaries(args) if chosen_gpus else usable_binaries(args, settings)
+    if chosen_gpus:
+        binaries = suite.find_binaries(command.build_dir, command.bench)
+    else:
+        binaries = suite.usable_binaries(command.build_dir, command.bench, settings.extra_args)
     if not binaries:
-        usable_binaries(args, settings)  # says there are none
+        suite.usable_binaries(command.build_dir, command.bench, settings.extra_args)  # says why
     jobs = schedule(
-        args,
-        runner.plan(binaries, args.filter, settings.extra_args),
-        config,
-        root,
+        command,
+        runner.plan(binaries, command.filter, settings.extra_args),
         shard,
         progress,
         several=bool(chosen_gpus and len(chosen_gpus) > 1),
     )
     context = {
-        "kernelwatch_run_command": args.command_line,
+        "kernelwatch_run_command": command.command_line,
         "kernelwatch_run_purpose": "run",
-        "kernelwatch_filter": args.filter or "",
+        "kernelwatch_filter": command.filter or "",
         **({SHARD_KEY: str(shard)} if shard else {}),
     }
     if chosen_gpus is None:
-        suite = runner.run_suite(jobs, settings, progress=progress, context=context)
-        return _finish(
-            args, jobs, settings, suite, Path(args.out) if args.out else None, progress, judge, root
-        )
+        result = runner.run_suite(jobs, settings, progress=progress, context=context)
+        return _finish(command, jobs, settings, result, command.out, progress, command.outputs)
 
     progress.say(
         f"kernelwatch: measuring on {len(chosen_gpus)} GPU(s) at once, one process per GPU: "
@@ -270,8 +209,8 @@ def run(args: argparse.Namespace) -> int:
             statuses.append((gpu, outcome.exit_status, "no result"))
             continue
         out = (
-            gpus.out_for(Path(args.out), gpu)
-            if args.out
+            gpus.out_for(command.out, gpu)
+            if command.out
             else default_out(
                 baselines.context_slug(outcome.document["context"]), f"gpu{gpu.index}-{stamp}"
             )
@@ -279,7 +218,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"== {gpu.label} ==", flush=True)
         try:
             status = _finish(
-                gpus.args_for(args, gpu), jobs, on_gpu, outcome, out, progress, judge, root
+                command,
+                jobs,
+                on_gpu,
+                outcome,
+                out,
+                progress,
+                gpus.outputs_for(command.outputs, gpu),
             )
         except InputError as exc:  # this GPU's own trouble (no baseline for its model, ...)
             print(f"kernelwatch: {gpu.label}: {exc.prefix}{exc}", file=sys.stderr)
@@ -302,34 +247,9 @@ EXIT_MEANING = {
 }
 
 
-def suite_config(args: argparse.Namespace) -> Config:
-    """--config, else the suite's own kernelwatch.toml in the baselines folder when there is
-    one (its per-benchmark thresholds and host-bound list belong to the benchmarks, as the
-    baselines do)."""
-    path = getattr(args, "config", None)
-    if path is None:
-        root = (
-            Path(args.baselines) if getattr(args, "baselines", None) else baselines.default_root()
-        )
-        suite_config = root / SUITE_CONFIG
-        path = suite_config if suite_config.is_file() else None
-    return load_config(path) if path else Config()
-
-
-def planning_documents(args: argparse.Namespace, root: Path) -> list[Any]:
-    """What the schedule reads the benchmarks' durations and host_bound counters from:
-    --baseline, else every baseline in the folder. Not this GPU's alone: every shard job of
-    every model must compute the same split from the same checkout."""
-    if getattr(args, "baseline", None):
-        return baselines.result_documents(Path(args.baseline))
-    return [read_json(entry.result) for entry in baselines.entries(root)]
-
-
 def schedule(
-    args: argparse.Namespace,
+    command: RunCommand,
     jobs: list[runner.Job],
-    config: Config,
-    root: Path,
     shard: shards.Shard | None,
     progress: runner.Progress,
     *,
@@ -338,8 +258,8 @@ def schedule(
     """The jobs of this shard, the host-bound benchmarks in jobs of their own (serial)."""
     names = [name for job in jobs for name in job.names]
     documents: list[Any] = []
-    if shard or several or config.serial:
-        documents = planning_documents(args, root)
+    if shard or several or command.config.serial:
+        documents = suite.planning_documents(command.baseline, command.root)
     if shard:
         chosen = shards.select(names, shard, shards.durations(documents))
         if not chosen:
@@ -350,7 +270,7 @@ def schedule(
         )
         jobs = runner.select_jobs(jobs, chosen)
         names = chosen
-    serial = hostbound.select(names, config.serial, documents)
+    serial = hostbound.select(names, command.config.serial, documents)
     if serial:
         jobs = runner.split_serial(jobs, serial)
         if several:
@@ -363,17 +283,16 @@ def schedule(
 
 
 def _finish(
-    args: argparse.Namespace,
+    command: RunCommand,
     jobs: list[runner.Job],
     settings: runner.RunSettings,
-    suite: runner.SuiteRun,
+    result: runner.SuiteRun,
     out: Path | None,
     progress: runner.Progress,
-    judge: tuple[Settings, Metric] | None,
-    root: Path,
+    outputs: Outputs,
 ) -> int:
-    """Write the result; compare it with its GPU's baseline and confirm the regressions."""
-    document = suite.document
+    """Write the result; judge it against its GPU's baseline (verdict: compare, confirm)."""
+    document = result.document
     context = document["context"]
     slug = baselines.context_slug(context)
     out = out or default_out(slug)
@@ -382,71 +301,44 @@ def _finish(
     each = f", {settings.processes} processes each," if settings.processes > 1 else ""
     progress.say(
         f"kernelwatch: wrote {out} ({count} benchmarks from "
-        f"{len({job.binary for job in jobs})} binaries{each} in {suite.seconds:.0f} s)"
+        f"{len({job.binary for job in jobs})} binaries{each} in {result.seconds:.0f} s)"
     )
-    if judge is None:
+    judging = command.judging
+    if judging is None:
         return 0
-    compare_with, metric = judge
 
-    names = {name for job in jobs for name in job.names}
-    part = bool(args.filter or args.bench or args.shard)  # the rest is not MISSING
-    baseline = baselines.against(
-        root,
+    found = verdict.find_baseline(
+        command.root,
         context,
         str(out),
-        given=Path(args.baseline) if args.baseline else None,
-        names=names if part else None,
+        {name for job in jobs for name in job.names},
+        given=command.baseline,
+        partial=bool(command.bench),  # --filter and --shard are in the context
     )
-    base_label, base_docs = baseline.label, baseline.documents
-    base = _side(base_label, base_docs, f"holds none of the {count} benchmarks that ran")
-    stored, stored_warning = baseline.noise, baseline.warning
-    report = compare(base, from_documents(str(out), [document]), metric, compare_with, stored)
-    report = _warn_other_settings(report, base.context, context, stored_warning)
+    base = verdict.side(
+        found.label, found.documents, f"holds none of the {count} benchmarks that ran"
+    )
+    report = verdict.judge(base, from_documents(str(out), [document]), judging, found)
 
-    def rerun(k: int, flagged: Sequence[str]) -> Report:
+    def rerun(k: int, flagged: Sequence[str]) -> ResultSet:
         again = runner.run_suite(
             runner.rerun_jobs(jobs, flagged),
             settings,
             progress=progress,
-            label=f"confirming {len(flagged)} regression(s), re-run {k}/{args.confirm}",
+            label=f"confirming {len(flagged)} regression(s), re-run {k}/{command.confirm}",
             context={
-                "kernelwatch_run_command": args.command_line,
-                "kernelwatch_run_purpose": f"confirm {k} of {args.confirm} for {out.name}",
+                "kernelwatch_run_command": command.command_line,
+                "kernelwatch_run_purpose": f"confirm {k} of {command.confirm} for {out.name}",
                 "kernelwatch_filter": runner.names_filter(flagged),
             },
         )
         path = out.with_name(f"{out.stem}.confirm-{k}{out.suffix or '.json'}")
         write_json_atomic(path, again.document, make_parents=True)
         progress.say(f"kernelwatch: re-ran {len(flagged)} flagged benchmark(s): wrote {path}")
-        chosen = set(flagged)
-        base_k = _side(base_label, [baselines.restrict(d, chosen) for d in base_docs], "")
-        return compare(
-            base_k, from_documents(str(path), [again.document]), metric, compare_with, stored
-        )
+        return from_documents(str(path), [again.document])
 
-    report = confirm_regressions(report, rerun, args.confirm)
-    return write_report(report, args, command="run")
-
-
-# How a result was run, where a difference moves medians (random interleaving shifted one
-# strided kernel by 2.4% on an H200: shared/README.md).
-RUN_SETTING_KEYS = {
-    "kernelwatch_random_interleaving": "random interleaving",
-    "kernelwatch_max_time": "max time (s)",
-}
-
-
-def _warn_other_settings(report: Report, base: Any, run: Any, extra: str | None = None) -> Report:
-    warnings = [
-        f"different {label}: baseline {base[key]}, this run {run[key]}"
-        for key, label in RUN_SETTING_KEYS.items()
-        if key in base and key in run and str(base[key]) != str(run[key])
-    ]
-    if extra:
-        warnings.append(extra)
-    if not warnings:
-        return report
-    return dataclasses.replace(report, warnings=tuple(report.warnings) + tuple(warnings))
+    report = verdict.confirm(report, found, judging, rerun, command.confirm)
+    return write_report(report, outputs, command="run")
 
 
 def default_out(slug: str | None, tail: str | None = None) -> Path:
@@ -454,41 +346,3 @@ def default_out(slug: str | None, tail: str | None = None) -> Path:
         Path("results")
         / f"kernelwatch-run-{slug or 'unknown-gpu'}-{tail or runner.timestamp()}.json"
     )
-
-
-def usable_binaries(args: argparse.Namespace, settings: runner.RunSettings) -> list[Path]:
-    """The binaries to run, once a GPU is known to be there (exit 4 first: without a GPU
-    nothing else matters); refuses when there are none."""
-    binaries = find_binaries(args)
-    runner.require_gpu(binaries[0] if binaries else None, settings.extra_args)
-    if not binaries:
-        build = args.build_dir or baselines.project_root() / "build"
-        raise InputError(
-            f"no benchmark binaries ({runner.BINARY_GLOB}) in {Path(build) / runner.BINARY_FOLDER}"
-            ": build them first (tools/kw suite, or cmake --preset release && cmake --build "
-            "--preset release), or name them with --bench"
-        )
-    return binaries
-
-
-def find_binaries(args: argparse.Namespace) -> list[Path]:
-    """The --bench binaries, else this project's in --build-dir (or the checkout's build)."""
-    if args.bench:
-        return [runner.check_binary(Path(p)) for p in args.bench]
-    if args.build_dir is not None:
-        build = Path(args.build_dir)
-        if not build.is_dir():
-            raise InputError(f"--build-dir {build}: no such directory")
-    else:
-        build = baselines.project_root() / "build"
-    return runner.find_binaries(build)
-
-
-def _side(label: str, documents: list[Any], empty: str) -> ResultSet:
-    kept = [d for d in documents if d.get("benchmarks")]
-    if not kept:
-        raise InputError(
-            f"baseline {label} {empty or 'holds none of these benchmarks'}; update it with "
-            "kernelwatch baseline update"
-        )
-    return from_documents(label, kept)

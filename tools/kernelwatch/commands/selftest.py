@@ -5,28 +5,21 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import dataclasses
+import functools
 import re
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import runner, selftest
+from kernelwatch import gpus, hostbound, runner, selftest, suite, verdict
 from kernelwatch import selftest_render as views
+from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
-from kernelwatch.commands.compare import add_decision_options
-from kernelwatch.commands.run import (
-    add_binary_options,
-    add_gpus_option,
-    add_processes_option,
-    add_run_options,
-    compare_settings,
-    find_binaries,
-    run_settings,
-    suite_config,
-    usable_binaries,
-)
-from kernelwatch import gpus, hostbound
-from kernelwatch.config import parse_fraction
+from kernelwatch.compare import Settings
+from kernelwatch.config import Config
 from kernelwatch.errors import InputError
 from kernelwatch.files import check_writable, write_atomic, write_output
 
@@ -78,9 +71,9 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
-    add_processes_option(parser)
-    add_binary_options(
+    options.add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
+    options.add_processes_option(parser)
+    options.add_binary_options(
         parser,
         "a benchmark binary to run instead (repeatable; must accept the harness's "
         "--kernelwatch_inject)",
@@ -150,13 +143,13 @@ def register(subparsers: Any) -> None:
         help="where kernelwatch.toml (the suite's threshold rules) is read from "
         "(default: baselines, in the checkout)",
     )
-    add_gpus_option(parser)
-    add_decision_options(parser)
+    options.add_gpus_option(parser)
+    options.add_decision_options(parser)
     parser.add_argument("--markdown", metavar="FILE", help="also write the report as Markdown")
     parser.add_argument("--json", metavar="FILE", help="also write the report as JSON")
-    parser.set_defaults(handler=run, metric="time", higher_is_better=None)
     # What each run-only option is when not given (--repetitions has a number, not None).
-    parser.set_defaults(run_only_defaults={key: parser.get_default(key) for key in _RUN_ONLY})
+    defaults = {key: parser.get_default(key) for key in _RUN_ONLY}
+    parser.set_defaults(handler=functools.partial(main, run_only_defaults=defaults))
 
 
 # Options that only make sense when runs are made, refused with --from.
@@ -179,71 +172,125 @@ _RUN_ONLY = {
 }
 
 
-def run(args: argparse.Namespace) -> int:
-    settings, _ = compare_settings(args)  # bad compare options fail before anything runs
-    if not args.min_time_us >= 0:
-        raise InputError(f"--min-time-us {args.min_time_us}: must be a number >= 0")
-    for path, option in ((args.markdown, "--markdown"), (args.json, "--json")):
+@dataclass(frozen=True)
+class SelftestCommand:
+    """What `kernelwatch selftest` was asked to do."""
+
+    run: options.RunOptions
+    compare_with: Settings
+    config: Config  # the suite's: its host-bound list
+    build_dir: str | None
+    bench: tuple[str, ...]
+    aa_runs: int | None
+    slowdowns: str | None
+    trials: int | None
+    inject: str | None
+    min_time_us: float
+    out: str | None
+    resume: bool
+    time_budget: float | None
+    from_dir: str | None
+    run_only_given: str | None  # the first run-only option given (refused with --from)
+    gpus: str | None
+    markdown: str | None
+    json: str | None
+    command_line: str
+
+
+def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
+    root = Path(args.baselines) if args.baselines else None
+    config = verdict.suite_config(args.config, root)
+    compare_with = verdict.settings(options.given(args), config)  # bad ones fail before a run
+    return run(
+        SelftestCommand(
+            run=options.run_options(args, args.processes),
+            compare_with=compare_with,
+            config=config,
+            build_dir=args.build_dir,
+            bench=tuple(args.bench),
+            aa_runs=args.aa_runs,
+            slowdowns=args.slowdowns,
+            trials=args.trials,
+            inject=args.inject,
+            min_time_us=args.min_time_us,
+            out=args.out,
+            resume=args.resume,
+            time_budget=args.time_budget,
+            from_dir=args.from_dir,
+            run_only_given=options.first_given(args, _RUN_ONLY, run_only_defaults),
+            gpus=args.gpus,
+            markdown=args.markdown,
+            json=args.json,
+            command_line=args.command_line,
+        )
+    )
+
+
+def run(command: SelftestCommand) -> int:
+    settings = command.compare_with
+    if not command.min_time_us >= 0:
+        raise InputError(f"--min-time-us {command.min_time_us}: must be a number >= 0")
+    for path, option in ((command.markdown, "--markdown"), (command.json, "--json")):
         if path and Path(path).is_dir():
             raise InputError(f"{option} {path}: is a directory; name the file")
         if path:
             check_writable(path)
-    if args.from_dir:
-        defaults = getattr(args, "run_only_defaults", {})
-        given = [
-            flag
-            for key, flag in _RUN_ONLY.items()
-            if getattr(args, key, None) not in (None, False, [], defaults.get(key))
-        ]
-        if given:
+    if command.from_dir:
+        if command.run_only_given:
             raise InputError(
-                f"--from re-analyses saved runs and runs nothing: {given[0]} does not apply"
+                f"--from re-analyses saved runs and runs nothing: {command.run_only_given} does "
+                "not apply"
             )
-        only = _python_regex(args.filter, "--filter") if args.filter else None
-        return _report(args, selftest.load_runs(Path(args.from_dir)), 0, settings, only)
-    if not args.gpus:
-        collected = _measure(args)
-        return _report(args, collected.runs, collected.missing, settings, None)
+        only = options.regex(command.run.filter, "--filter") if command.run.filter else None
+        return _report(command, selftest.load_runs(Path(command.from_dir)), 0, settings, only)
+    if not command.gpus:
+        collected = _measure(command)
+        return _report(command, collected.runs, collected.missing, settings, None)
     statuses = []
-    for gpu, outcome in _measure_gpus(args):
+    for gpu, outcome in _measure_gpus(command, command.gpus):
         print(f"== {gpu.label} ==", flush=True)
         if isinstance(outcome, InputError):
             print(f"kernelwatch: {gpu.label}: {outcome.prefix}{outcome}", file=sys.stderr)
             statuses.append(outcome.exit_status)
             continue
-        status = _report(gpus.args_for(args, gpu), outcome.runs, outcome.missing, settings, None)
+        mine = dataclasses.replace(
+            command,
+            markdown=str(gpus.out_for(Path(command.markdown), gpu)) if command.markdown else None,
+            json=str(gpus.out_for(Path(command.json), gpu)) if command.json else None,
+        )
+        status = _report(mine, outcome.runs, outcome.missing, settings, None)
         print(f"kernelwatch: selftest: {gpu.label}: exit {status}", file=sys.stderr)
         statuses.append(status)
     return max(statuses)
 
 
 def _report(
-    args: argparse.Namespace,
+    command: SelftestCommand,
     runs: list[selftest.SavedRun],
     missing: int,
-    settings: Any,
+    settings: Settings,
     only: re.Pattern[str] | None,
 ) -> int:
     progress = runner.Progress()
     analysis = selftest.analyse(
         runs,
         settings,
-        min_time_us=args.min_time_us,
+        min_time_us=command.min_time_us,
         only=only,
         progress=progress.status if progress.enabled else None,
     )
     progress.clear()
     measured = analysis.aa_pairs or any(d.all.total for d in analysis.detections)
     if not measured and not missing:  # (runs still to make: --resume finishes; exit 1 below)
-        where = f"--from {args.from_dir}" if args.from_dir else "the runs"
+        where = f"--from {command.from_dir}" if command.from_dir else "the runs"
         raise InputError(
             f"{where}: nothing was compared ({analysis.runs} run(s): no A/A pair, no control "
             "with slowed runs); a selftest that measured nothing does not pass"
         )
-    if args.markdown:
-        write_atomic(args.markdown, views.render_markdown(analysis))
-    if args.json:
-        write_atomic(args.json, views.render_json(analysis))
+    if command.markdown:
+        write_atomic(command.markdown, views.render_markdown(analysis))
+    if command.json:
+        write_atomic(command.json, views.render_json(analysis))
     write_output(views.render_text(analysis))
     for target in analysis.missed:
         print(
@@ -254,7 +301,7 @@ def _report(
     if missing:
         # Part of the runs cannot show that the targets hold: not a pass.
         print(
-            f"kernelwatch: selftest: incomplete: {missing} run(s) still to make in {args.out}; "
+            f"kernelwatch: selftest: incomplete: {missing} run(s) still to make in {command.out}; "
             "run the same command again with --resume",
             file=sys.stderr,
         )
@@ -263,20 +310,20 @@ def _report(
 
 
 def _measure_gpus(
-    args: argparse.Namespace,
+    command: SelftestCommand, which: str
 ) -> list[tuple[gpus.Gpu, selftest.Collected | InputError]]:
     """The selftest on every chosen GPU at once, each into OUT/gpu<index>; host-bound
     benchmarks one GPU at a time, as `run --gpus` measures them."""
-    chosen = gpus.select(gpus.discover(), args.gpus)
-    out = Path(args.out) if args.out else Path("results") / f"selftest-{runner.timestamp()}"
-    if not find_binaries(args):
-        usable_binaries(args, run_settings(args))  # says there are none
+    chosen = gpus.select(gpus.discover(), which)
+    out = Path(command.out) if command.out else Path("results") / f"selftest-{runner.timestamp()}"
+    if not suite.find_binaries(command.build_dir, command.bench):
+        extra_args = command.run.settings().extra_args
+        suite.usable_binaries(command.build_dir, command.bench, extra_args)  # says why
     progress = runner.Progress(enabled=False)
     several = len(chosen) > 1
 
     def one(gpu: gpus.Gpu) -> selftest.Collected | InputError:
-        mine = argparse.Namespace(**vars(args))
-        mine.out = str(out / f"gpu{gpu.index}")
+        mine = dataclasses.replace(command, out=str(out / f"gpu{gpu.index}"))
         try:
             return _measure(mine, gpu=gpu, several=several, progress=progress)
         except InputError as exc:
@@ -288,40 +335,44 @@ def _measure_gpus(
 
 
 def _measure(
-    args: argparse.Namespace,
+    command: SelftestCommand,
     *,
     gpu: gpus.Gpu | None = None,
     several: bool = False,
     progress: runner.Progress | None = None,
 ) -> selftest.Collected:
-    aa_runs = selftest.DEFAULT_AA_RUNS if args.aa_runs is None else args.aa_runs
-    trials = selftest.DEFAULT_TRIALS if args.trials is None else args.trials
+    aa_runs = selftest.DEFAULT_AA_RUNS if command.aa_runs is None else command.aa_runs
+    trials = selftest.DEFAULT_TRIALS if command.trials is None else command.trials
     if aa_runs < 0 or aa_runs == 1:
         raise InputError(f"--aa-runs {aa_runs}: must be 0 (no A/A) or at least 2 (one pair)")
     if trials < 0:
         raise InputError(f"--trials {trials}: must be 0 (no injection) or more")
-    levels = _levels(args.slowdowns)
+    levels = options.slowdowns(command.slowdowns, selftest.DEFAULT_LEVELS)
     if aa_runs == 0 and (trials == 0 or not levels):
         raise InputError("--aa-runs 0 and no injected slowdowns: nothing to measure")
-    inject = args.inject if args.inject is not None else selftest.DEFAULT_INJECT
+    inject = command.inject if command.inject is not None else selftest.DEFAULT_INJECT
     if not inject.strip():
         raise InputError("--inject: empty regex")
-    _python_regex(inject, "--inject")  # the analysis matches it against the names too
-    if args.resume and not args.out:
+    options.regex(inject, "--inject")  # the analysis matches it against the names too
+    if command.resume and not command.out:
         raise InputError("--resume needs the --out folder of the selftest to finish")
-    if args.time_budget is not None and not args.time_budget > 0:
+    if command.time_budget is not None and not command.time_budget > 0:
         raise InputError(
-            f"--time-budget {args.time_budget:g}: must be a positive number of seconds"
+            f"--time-budget {command.time_budget:g}: must be a positive number of seconds"
         )
-    if args.time_budget is not None and not args.out:
+    if command.time_budget is not None and not command.out:
         raise InputError("--time-budget needs --out: the runs left are made there with --resume")
-    out = Path(args.out) if args.out else Path("results") / f"selftest-{runner.timestamp()}"
+    out = Path(command.out) if command.out else Path("results") / f"selftest-{runner.timestamp()}"
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: is a file; name a folder")
-    settings = run_settings(args)
-    binaries = find_binaries(args) if gpu else usable_binaries(args, settings)
-    jobs = runner.plan(binaries, args.filter, settings.extra_args)
-    serial = hostbound.select([n for j in jobs for n in j.names], suite_config(args).serial)
+    settings = command.run.settings()
+    binaries = (
+        suite.find_binaries(command.build_dir, command.bench)
+        if gpu
+        else suite.usable_binaries(command.build_dir, command.bench, settings.extra_args)
+    )
+    jobs = runner.plan(binaries, command.run.filter, settings.extra_args)
+    serial = hostbound.select([n for j in jobs for n in j.names], command.config.serial)
     jobs = runner.split_serial(jobs, serial) if serial else jobs
     if gpu:
         settings = gpus.settings_for(settings, gpu)
@@ -339,36 +390,11 @@ def _measure(
         settings,
         out,
         inject=inject,
-        resume=args.resume,
+        resume=command.resume,
         progress=progress,
         context={
-            "kernelwatch_run_command": args.command_line,
-            "kernelwatch_filter": args.filter or "",
+            "kernelwatch_run_command": command.command_line,
+            "kernelwatch_filter": command.run.filter or "",
         },
-        time_budget=args.time_budget,
+        time_budget=command.time_budget,
     )
-
-
-def _levels(text: str | None) -> list[float]:
-    if text is None:
-        return list(selftest.DEFAULT_LEVELS)
-    levels: list[float] = []
-    for part in text.split(","):
-        if not part.strip():
-            continue
-        level = parse_fraction(part.strip(), "--slowdowns")
-        if level <= 0:
-            raise InputError(f"--slowdowns {part.strip()}: a slowdown must be above 0")
-        if any(abs(level - other) < 1e-12 for other in levels):
-            raise InputError(f"--slowdowns {part.strip()}: given twice")
-        levels.append(level)
-    if not levels:
-        raise InputError(f"--slowdowns {text!r}: no level")
-    return sorted(levels)
-
-
-def _python_regex(text: str, option: str) -> re.Pattern[str]:
-    try:
-        return re.compile(text)
-    except re.error as exc:
-        raise InputError(f"{option} {text!r}: bad regex: {exc}") from None

@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
-from kernelwatch import noise as noises
-from kernelwatch import changes, explain, history
-from kernelwatch.compare import Report, Settings, Verdict, compare
+from kernelwatch import changes, explain, history, verdict
+from kernelwatch.compare import Report, Settings, Verdict
 from kernelwatch.errors import InputError
 from kernelwatch.report import lessons, svg, trends
 from kernelwatch.report.rundata import RunData
@@ -55,20 +54,16 @@ class Page:
 
 def _baseline(
     options: Options, run: ResultSet
-) -> tuple[ResultSet | None, BaselineInfo | None, noises.LevelNoise | None, str | None]:
-    """The baseline side, what it is, its stored noise, or why there is none (only when it was
-    not named): found and restricted as `kernelwatch run` does (baselines.against)."""
+) -> tuple[ResultSet | None, BaselineInfo | None, baselines.Against | None, str | None]:
+    """The baseline side, what it is, where it was found (with its stored noise), or why there
+    is none (only when it was not named): found and restricted as `kernelwatch run` does
+    (verdict.find_baseline)."""
     if options.baselines is not None and not options.baselines.is_dir():
         raise InputError(f"--baselines {options.baselines}: no such directory")
     root = options.baselines if options.baselines is not None else baselines.default_root()
-    part = baselines.ran_a_part(run.context)
     try:
-        found = baselines.against(
-            root,
-            run.context,
-            str(options.result),
-            given=options.baseline,
-            names=set(run.names) if part else None,
+        found = verdict.find_baseline(
+            root, run.context, str(options.result), set(run.names), given=options.baseline
         )
     except InputError as exc:
         if options.baseline is not None:
@@ -83,7 +78,7 @@ def _baseline(
             f"filtered run (--filter {run.context.get('kernelwatch_filter')})",
         )
     side = from_documents(found.label, found.documents)
-    return side, BaselineInfo(found.label, found.how, dict(side.context)), found.noise, None
+    return side, BaselineInfo(found.label, found.how, dict(side.context)), found, None
 
 
 def _database(options: Options) -> tuple[Path | None, str | None]:
@@ -107,10 +102,9 @@ def build_page(
     """Everything the report shows; tests replace `find_changes`."""
     document, run = history.load_run(options.result)
     svg.require_matplotlib()
-    base, info, stored, no_baseline = _baseline(options, run)
-    report = (
-        compare(base, run, options.metric, options.settings, stored) if base is not None else None
-    )
+    base, info, against, no_baseline = _baseline(options, run)
+    judging = verdict.Judging(options.metric, options.settings)
+    report = verdict.judge(base, run, judging, against) if base is not None else None
     if report is not None:
         report = explain.explain(report)  # kernel changes, from the results' kernel records
         if options.explanations is not None:

@@ -1,0 +1,373 @@
+"""The options that several commands share, and the typed values each command builds from
+them at its edge (asv's common_args). A command module adds the groups it has and turns its
+namespace into its own settings right away; nothing past the edge sees argparse.
+
+The leading underscore keeps this module out of command discovery.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+from dataclasses import dataclass
+
+from kernelwatch import ab, runner
+from kernelwatch.compare import DEFAULT_ALPHA, DEFAULT_NOISE_MULTIPLIER, DEFAULT_THRESHOLD
+from kernelwatch.config import parse_fraction
+from kernelwatch.errors import InputError
+from kernelwatch.outputs import Outputs
+from kernelwatch.results import Metric, resolve_metric
+from kernelwatch.verdict import Gates, Given
+
+
+def add_compare_options(parser: argparse.ArgumentParser) -> None:
+    """The options that decide and show verdicts; `run` and `ab` share them."""
+    add_metric_options(parser)
+    add_decision_options(parser)
+    add_output_options(parser)
+
+
+def add_metric_options(parser: argparse.ArgumentParser, what: str = "compare") -> None:
+    """--metric and its direction; `report` and `export` share them (what: "compare and plot")."""
+    add_metric_option(
+        parser,
+        f"what to {what}: time (= real_time, the manual/GPU time; default), cpu_time, "
+        "or a counter such as bytes_per_second, or ceiling_fraction (bandwidth as a fraction "
+        "of the run's own measured copy ceiling: compares two cards of one model evenly)",
+    )
+    direction = parser.add_mutually_exclusive_group()
+    direction.add_argument(
+        "--higher-is-better",
+        dest="higher_is_better",
+        action="store_true",
+        default=None,
+        help="the counter is better when larger (default for *_per_second and *_fraction)",
+    )
+    direction.add_argument(
+        "--lower-is-better",
+        dest="higher_is_better",
+        action="store_false",
+        help="the counter is better when smaller (default for times)",
+    )
+
+
+def add_metric_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """--metric alone (`history`: the direction follows from the name)."""
+    parser.add_argument("--metric", default="time", help=help)
+
+
+def add_decision_options(parser: argparse.ArgumentParser) -> None:
+    """The options that set each benchmark's limit and the test; `report` and `selftest` share
+    them."""
+    add_threshold_options(parser)
+    parser.add_argument(
+        "--min-repetitions",
+        type=int,
+        metavar="N",
+        help="fewer values on a side gives UNSURE (default 3)",
+    )
+    parser.add_argument(
+        "--noise-multiplier",
+        type=float,
+        metavar="K",
+        help=f"noise floor = K x the benchmark's relative noise (default "
+        f"{DEFAULT_NOISE_MULTIPLIER:g})",
+    )
+    add_config_option(parser)
+
+
+def add_threshold_options(
+    parser: argparse.ArgumentParser,
+    threshold_help: str = "smallest change that counts, as 0.01 or 1%% (default "
+    f"{DEFAULT_THRESHOLD * 100:g}%%); config rules override it per benchmark; never below the "
+    "noise floor",
+    alpha_help: str = f"false discovery rate (default {DEFAULT_ALPHA:g})",
+) -> None:
+    """--threshold and --alpha; `history changes` has them with its own defaults."""
+    parser.add_argument("--threshold", metavar="T", help=threshold_help)
+    parser.add_argument("--alpha", type=float, help=alpha_help)
+
+
+def add_config_option(
+    parser: argparse.ArgumentParser,
+    help: str = "TOML settings file (format: docs/compare.md)",
+) -> None:
+    """--config; read with verdict.suite_config (default: the suite's kernelwatch.toml)."""
+    parser.add_argument("--config", metavar="FILE", help=help)
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format",
+        choices=("table", "markdown", "json"),
+        default="table",
+        help="what to print on stdout (default table)",
+    )
+    parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
+    parser.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="also write the Markdown report to FILE (for $GITHUB_STEP_SUMMARY)",
+    )
+    parser.add_argument(
+        "--json", metavar="FILE", help="also write the JSON report to FILE (docs/compare.md)"
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the table (auto: only on a terminal, and not with NO_COLOR set)",
+    )
+    parser.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="a benchmark missing from the contender does not fail",
+    )
+    parser.add_argument(
+        "--allow-errors",
+        action="store_true",
+        help="a benchmark erroring in the contender does not fail",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="an unverified REGRESSION (too few repetitions to test) fails at any size, not "
+        "only from 2x slower",
+    )
+
+
+def add_gpus_option(parser: argparse.ArgumentParser) -> None:
+    """--gpus; `selftest` shares it."""
+    parser.add_argument(
+        "--gpus",
+        metavar="all|LIST",
+        help="measure on these GPUs at once (all, or nvidia-smi indices or UUIDs, comma-"
+        "separated), one process per GPU, each with its own result file (OUT-gpu<index>.json) "
+        "and report; host-bound benchmarks measure one GPU at a time; the exit status is the "
+        "worst GPU's",
+    )
+
+
+def add_run_options(
+    parser: argparse.ArgumentParser,
+    repetitions: int,
+    repetitions_help: str = "repetitions of each benchmark, split between the --processes",
+) -> None:
+    """Options of how benchmarks run; `ab` and `selftest` share them."""
+    parser.add_argument(
+        "--filter",
+        metavar="REGEX",
+        help="only benchmarks whose full name matches (Google Benchmark's --benchmark_filter)",
+    )
+    parser.add_argument(
+        "--repetitions",
+        type=int,
+        default=repetitions,
+        metavar="N",
+        help=f"{repetitions_help} (default {repetitions})",
+    )
+    parser.add_argument(
+        "--max-time",
+        type=float,
+        default=runner.DEFAULT_MAX_TIME,
+        metavar="S",
+        help="seconds of sampling per repetition at most (--kernelwatch_max_time; default "
+        f"{runner.DEFAULT_MAX_TIME:g})",
+    )
+    parser.add_argument(
+        "--no-interleave",
+        action="store_true",
+        help="turn off --benchmark_enable_random_interleaving (on by default)",
+    )
+    parser.add_argument(
+        "--bench-arg",
+        metavar="ARG",
+        action="append",
+        default=[],
+        help="an extra argument for every binary, e.g. --bench-arg=--kernelwatch_device=1 "
+        "(repeatable)",
+    )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show the binaries' own output on stderr (instead of the progress line)",
+    )
+
+
+def add_binary_options(parser: argparse.ArgumentParser, bench_help: str) -> None:
+    """--build-dir and --bench: which binaries run; `selftest` shares them."""
+    parser.add_argument(
+        "--build-dir",
+        metavar="DIR",
+        help="the CMake build folder whose bench/kernelwatch_bench_* binaries run "
+        "(default: build, in the checkout)",
+    )
+    parser.add_argument("--bench", metavar="PATH", action="append", default=[], help=bench_help)
+
+
+def add_processes_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=runner.DEFAULT_PROCESSES,
+        metavar="K",
+        help="run each binary as K separate processes, interleaved across binaries, the "
+        f"repetitions split between them (default {runner.DEFAULT_PROCESSES}): the spread "
+        "between processes is the noise that matters",
+    )
+
+
+def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
+    """How two commits are built and run; `bisect` shares them."""
+    add_run_options(
+        parser,
+        repetitions=ab.DEFAULT_REPETITIONS,
+        repetitions_help="--benchmark_repetitions of each round's process",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=ab.DEFAULT_ROUNDS,
+        metavar="K",
+        help=f"runs of each side, alternating A B A B ... (default {ab.DEFAULT_ROUNDS})",
+    )
+    parser.add_argument(
+        "--repo", metavar="DIR", default=".", help="the git repository (default: the current one)"
+    )
+    parser.add_argument(
+        "--bench",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="a binary to run, relative to each side's build folder (repeatable; default: "
+        "bench/kernelwatch_bench_*)",
+    )
+    parser.add_argument("--out", metavar="DIR", help=out_help)
+    parser.add_argument(
+        "--cmake-arg",
+        metavar="ARG",
+        action="append",
+        default=[],
+        help="an extra CMake configure argument, e.g. --cmake-arg=-DKERNELWATCH_BUILD_TESTS=OFF "
+        "(repeatable)",
+    )
+    parser.add_argument(
+        "--target",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="build only this target, e.g. kernelwatch_bench_transpose (repeatable; default: all)",
+    )
+
+
+# ------------------------------------------------------------- typed values, at the edge
+
+
+def first_given(
+    args: argparse.Namespace, flags: Mapping[str, str], defaults: Mapping[str, Any]
+) -> str | None:
+    """The first of `flags` ({dest: flag}) given a value other than its default."""
+    given = (f for k, f in flags.items() if vars(args)[k] not in (None, False, [], defaults.get(k)))
+    return next(given, None)
+
+
+def slowdowns(text: str | None, default: Sequence[float]) -> list[float]:
+    """--slowdowns: fractions or percentages, comma-separated (selftest)."""
+    if text is None:
+        return list(default)
+    levels: list[float] = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        level = parse_fraction(part.strip(), "--slowdowns")
+        if level <= 0:
+            raise InputError(f"--slowdowns {part.strip()}: a slowdown must be above 0")
+        if any(abs(level - other) < 1e-12 for other in levels):
+            raise InputError(f"--slowdowns {part.strip()}: given twice")
+        levels.append(level)
+    if not levels:
+        raise InputError(f"--slowdowns {text!r}: no level")
+    return sorted(levels)
+
+
+def regex(text: str, option: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise InputError(f"{option} {text!r}: bad regex: {exc}") from None
+
+
+def metric(args: argparse.Namespace) -> Metric:
+    """From add_metric_options."""
+    return resolve_metric(args.metric, args.higher_is_better)
+
+
+def given(args: argparse.Namespace) -> Given:
+    """From add_decision_options."""
+    return Given(args.threshold, args.alpha, args.min_repetitions, args.noise_multiplier)
+
+
+def gates(args: argparse.Namespace, allow_gpu_mismatch: bool = False) -> Gates:
+    """What may fail without failing the command, from add_output_options."""
+    return Gates(
+        allow_missing=args.allow_missing,
+        allow_errors=args.allow_errors,
+        allow_gpu_mismatch=allow_gpu_mismatch,
+        strict=args.strict,
+    )
+
+
+def outputs(args: argparse.Namespace) -> Outputs:
+    """From add_output_options."""
+    return Outputs(
+        format=args.format,
+        junit=args.junit,
+        markdown=args.markdown,
+        json=args.json,
+        color=args.color,
+    )
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """add_run_options as typed; checked when made into RunSettings (`selftest --from` runs
+    nothing and checks none of them)."""
+
+    filter: str | None
+    repetitions: int
+    max_time: float
+    interleave: bool
+    extra_args: tuple[str, ...]
+    verbose: bool
+    processes: int
+
+    def settings(self) -> runner.RunSettings:
+        if self.filter is not None and not self.filter.strip():
+            raise InputError("--filter: empty regex")
+        return runner.RunSettings(
+            repetitions=self.repetitions,
+            max_time=self.max_time,
+            interleave=self.interleave,
+            extra_args=self.extra_args,
+            verbose=self.verbose,
+            processes=self.processes,
+        )
+
+
+def run_options(args: argparse.Namespace, processes: int = 1) -> RunOptions:
+    """From add_run_options (and --processes, where the command has it)."""
+    return RunOptions(
+        filter=args.filter,
+        repetitions=args.repetitions,
+        max_time=args.max_time,
+        interleave=not args.no_interleave,
+        extra_args=tuple(args.bench_arg),
+        verbose=args.verbose,
+        processes=processes,
+    )
+
+
+def run_settings(args: argparse.Namespace, processes: int = 1) -> runner.RunSettings:
+    return run_options(args, processes).settings()

@@ -1,0 +1,52 @@
+"""Which benchmark binaries a command runs (`run`, `selftest`): the --bench binaries, else this
+project's in the build folder; and what a schedule reads the benchmarks' durations from."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import baseline as baselines
+from kernelwatch import runner
+from kernelwatch.errors import InputError
+from kernelwatch.gbench import read_json
+
+
+def find_binaries(build_dir: str | None, bench: Sequence[str]) -> list[Path]:
+    """The --bench binaries, else this project's in --build-dir (or the checkout's build)."""
+    if bench:
+        return [runner.check_binary(Path(p)) for p in bench]
+    if build_dir is not None:
+        build = Path(build_dir)
+        if not build.is_dir():
+            raise InputError(f"--build-dir {build}: no such directory")
+    else:
+        build = baselines.project_root() / "build"
+    return runner.find_binaries(build)
+
+
+def usable_binaries(
+    build_dir: str | None, bench: Sequence[str], extra_args: Sequence[str]
+) -> list[Path]:
+    """The binaries to run, once a GPU is known to be there (exit 4 first: without a GPU
+    nothing else matters); refuses when there are none."""
+    binaries = find_binaries(build_dir, bench)
+    runner.require_gpu(binaries[0] if binaries else None, tuple(extra_args))
+    if not binaries:
+        build = build_dir or baselines.project_root() / "build"
+        raise InputError(
+            f"no benchmark binaries ({runner.BINARY_GLOB}) in {Path(build) / runner.BINARY_FOLDER}"
+            ": build them first (tools/kw suite, or cmake --preset release && cmake --build "
+            "--preset release), or name them with --bench"
+        )
+    return binaries
+
+
+def planning_documents(given: Path | None, root: Path) -> list[Any]:
+    """What the schedule reads the benchmarks' durations and host_bound counters from:
+    --baseline, else every baseline in the folder. Not this GPU's alone: every shard job of
+    every model must compute the same split from the same checkout."""
+    if given is not None:
+        return baselines.result_documents(given)
+    return [read_json(entry.result) for entry in baselines.entries(root)]

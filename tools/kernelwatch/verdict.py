@@ -1,0 +1,215 @@
+"""One path from a run to its verdicts: the settings (options over the config file over the
+defaults), the run's baseline (given, or its GPU model's committed one) restricted to the
+benchmarks that ran when only a part of the suite ran, with the baseline's stored noise; the
+comparison; the re-runs that confirm its regressions.
+
+`run` and `report` judge a run against its baseline through here, so the page shows exactly the
+verdicts `run` gives (docs/report.md); `ab` judges B against A's runs with the same comparison,
+and `history changes` resolves its settings here, as compare does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import baseline as baselines
+from kernelwatch.compare import Report, Settings, compare
+from kernelwatch.config import Config, ThresholdRule, load_config, parse_fraction
+from kernelwatch.confirm import confirm_regressions
+from kernelwatch.errors import InputError
+from kernelwatch.results import Metric, ResultSet, from_documents
+
+SUITE_CONFIG = "kernelwatch.toml"
+
+
+@dataclass(frozen=True)
+class Given:
+    """The decision options as typed (None: not given). `history changes` has no
+    --min-repetitions nor --noise-multiplier: they stay None there."""
+
+    threshold: str | None = None
+    alpha: float | None = None
+    min_repetitions: int | None = None
+    noise_multiplier: float | None = None
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How verdicts are decided: the metric and compare's settings."""
+
+    metric: Metric
+    settings: Settings
+
+    def to_json(self) -> dict[str, Any]:
+        """As JSON (`bisect` hands it to its steps, which are processes of their own)."""
+        fields = dataclasses.asdict(self.settings)
+        fields["rules"] = [
+            {"match": r.pattern.pattern, "flags": int(r.pattern.flags), "threshold": r.threshold}
+            for r in self.settings.rules
+        ]
+        return {"metric": dataclasses.asdict(self.metric), "settings": fields}
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, Any]) -> Judging:
+        fields = dict(document["settings"])
+        fields["rules"] = tuple(
+            ThresholdRule(re.compile(r["match"], r["flags"]), r["threshold"])
+            for r in fields["rules"]
+        )
+        return cls(Metric(**document["metric"]), Settings(**fields))
+
+
+def suite_config(path: str | Path | None, root: Path | None = None) -> Config:
+    """--config, else the suite's own kernelwatch.toml in the baselines folder (`root`, default
+    baselines/ in the checkout) when there is one: its per-benchmark thresholds and host-bound
+    list belong to the benchmarks, as the baselines do."""
+    if path is None:
+        found = (root if root is not None else baselines.default_root()) / SUITE_CONFIG
+        path = found if found.is_file() else None
+    return load_config(path) if path else Config()
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Compare's numbers after the precedence, not yet checked (`history changes` checks its
+    own alpha as find_changes words it)."""
+
+    threshold: float
+    alpha: float
+    min_repetitions: int
+    noise_multiplier: float
+    rules: tuple[ThresholdRule, ...]
+
+
+def decide(given: Given, config: Config, defaults: Settings = Settings()) -> Decision:
+    """Command line over config file over `defaults`."""
+
+    def pick(cli: Any, file: Any, default: Any) -> Any:
+        return cli if cli is not None else file if file is not None else default
+
+    threshold = parse_fraction(given.threshold, "--threshold") if given.threshold else None
+    return Decision(
+        threshold=pick(threshold, config.threshold, defaults.threshold),
+        alpha=pick(given.alpha, config.alpha, defaults.alpha),
+        min_repetitions=pick(
+            given.min_repetitions, config.min_repetitions, defaults.min_repetitions
+        ),
+        noise_multiplier=pick(
+            given.noise_multiplier, config.noise_multiplier, defaults.noise_multiplier
+        ),
+        rules=config.rules,
+    )
+
+
+@dataclass(frozen=True)
+class Gates:
+    """What may differ or fail without failing the comparison, as the command has them."""
+
+    allow_missing: bool = False
+    allow_errors: bool = False
+    allow_gpu_mismatch: bool = False
+    strict: bool = False
+
+
+def settings(
+    given: Given, config: Config, gates: Gates = Gates(), defaults: Settings = Settings()
+) -> Settings:
+    """Compare's settings: command line over config file over `defaults`."""
+    decision = decide(given, config, defaults)
+    return Settings(
+        alpha=decision.alpha,
+        threshold=decision.threshold,
+        min_repetitions=decision.min_repetitions,
+        noise_multiplier=decision.noise_multiplier,
+        rules=decision.rules,
+        allow_missing=gates.allow_missing,
+        allow_errors=gates.allow_errors,
+        allow_gpu_mismatch=gates.allow_gpu_mismatch,
+        strict=gates.strict,
+    )
+
+
+def find_baseline(
+    root: Path,
+    context: Mapping[str, Any],
+    result_label: str,
+    names: set[str],
+    *,
+    given: Path | None = None,
+    partial: bool = False,
+) -> baselines.Against:
+    """The run's baseline (baselines.against), restricted to `names` when the run covered a
+    part of the suite: its context says so (--filter, --shard), or `partial` (--bench, which
+    the context does not record)."""
+    part = partial or baselines.ran_a_part(context)
+    return baselines.against(
+        root, context, result_label, given=given, names=names if part else None
+    )
+
+
+def side(label: str, documents: Sequence[Any], empty: str = "") -> ResultSet:
+    """The baseline's documents that hold benchmarks, as one side; refuses when none does."""
+    kept = [d for d in documents if d.get("benchmarks")]
+    if not kept:
+        raise InputError(
+            f"baseline {label} {empty or 'holds none of these benchmarks'}; update it with "
+            "kernelwatch baseline update"
+        )
+    return from_documents(label, kept)
+
+
+# How a result was run, where a difference moves medians (random interleaving shifted one
+# strided kernel by 2.4% on an H200: shared/README.md).
+RUN_SETTING_KEYS = {
+    "kernelwatch_random_interleaving": "random interleaving",
+    "kernelwatch_max_time": "max time (s)",
+}
+
+
+def judge(
+    base: ResultSet,
+    run: ResultSet,
+    judging: Judging,
+    found: baselines.Against | None = None,
+) -> Report:
+    """Compare `run` with `base` (with the stored noise of `found`, the baseline it came from);
+    warn where the two were run differently, and where the stored noise is not the baseline's."""
+    report = compare(
+        base, run, judging.metric, judging.settings, found.noise if found is not None else None
+    )
+    warnings = [
+        f"different {label}: baseline {base.context[key]}, this run {run.context[key]}"
+        for key, label in RUN_SETTING_KEYS.items()
+        if key in base.context
+        and key in run.context
+        and str(base.context[key]) != str(run.context[key])
+    ]
+    if found is not None and found.warning:
+        warnings.append(found.warning)
+    if not warnings:
+        return report
+    return dataclasses.replace(report, warnings=tuple(report.warnings) + tuple(warnings))
+
+
+# rerun(k, names) -> re-run k (1-based) of `names`, as a result.
+Rerun = Callable[[int, Sequence[str]], ResultSet]
+
+
+def confirm(
+    report: Report, found: baselines.Against, judging: Judging, rerun: Rerun, times: int
+) -> Report:
+    """Every REGRESSION re-run up to `times` times against the same baseline (restricted to the
+    flagged benchmarks, with its stored noise): confirmed only when it regresses every time."""
+
+    def again(k: int, flagged: Sequence[str]) -> Report:
+        contender = rerun(k, flagged)
+        chosen = set(flagged)
+        base = side(found.label, [baselines.restrict(d, chosen) for d in found.documents])
+        return compare(base, contender, judging.metric, judging.settings, found.noise)
+
+    return confirm_regressions(report, again, times)

@@ -8,17 +8,17 @@ import os
 import concurrent.futures
 import dataclasses
 import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import runner
+from kernelwatch import runner, tool
 from kernelwatch.baseline import gpu_slug
 from kernelwatch.errors import InputError, NoGpuError
 from kernelwatch.merge import GPU_INDEX_KEY
 from kernelwatch.outputs import Outputs
+from kernelwatch.runner import probe
 
 QUERY = "index,uuid,name,compute_cap"
 
@@ -57,26 +57,22 @@ def parse(text: str) -> list[Gpu]:
 
 def discover() -> list[Gpu]:
     """Every GPU nvidia-smi lists; exit 4 (one line) when there is none or no nvidia-smi."""
-    smi = shutil.which(runner.NVIDIA_SMI)
+    smi = shutil.which(probe.NVIDIA_SMI)
     if smi is None:
         raise NoGpuError("--gpus: no nvidia-smi to list the GPUs; nothing to measure")
     said = ""
     for query in (QUERY, QUERY.rsplit(",", 1)[0]):  # old drivers lack compute_cap
+        command = [smi, f"--query-gpu={query}", "--format=csv,noheader"]
         try:
-            done = subprocess.run(
-                [smi, f"--query-gpu={query}", "--format=csv,noheader"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise NoGpuError(f"--gpus: nvidia-smi failed: {exc}; nothing to measure") from None
-        found = parse(done.stdout) if done.returncode == 0 else []
+            done = tool.run(command, timeout=60, check=False)
+        except tool.ToolError as exc:
+            raise NoGpuError(
+                f"--gpus: nvidia-smi failed: {exc.exception}; nothing to measure"
+            ) from None
+        found = parse(done.stdout) if done.status == 0 else []
         if found:
             return found
-        said = runner._last_line(done.stderr + "\n" + done.stdout)
+        said = tool.last_line(done.stderr + "\n" + done.stdout)
     raise NoGpuError(
         f"no CUDA GPU is visible (nvidia-smi: {said or 'no GPU listed'}); nothing to measure"
     )

@@ -1,7 +1,7 @@
 """Joining the results of shards (`run --shard K/N`) of one GPU model into one result, which
 `compare`, `baseline update` and `history ingest` take like any other.
 
-The rows are joined by runner.merge (the same code that joins a run's binaries); here only
+The rows are joined by runner.join_outputs (the same code that joins a run's binaries); here only
 what makes the shards one measurement is checked: one commit, one GPU model, the same harness
 and run settings (every `kernelwatch_*` context key except those that describe one process or
 one job), one N, each part once. Shards may have run on different cards of the model: the
@@ -118,7 +118,7 @@ def merge_results(
         inputs = sorted(inputs, key=lambda item: order[item[0]])
     contexts = [document.get("context") or {} for _, document in inputs]
     outputs = [(Path(label), document) for label, document in inputs]
-    document = runner.merge(outputs, _merged_context(contexts), several_cards=True)
+    document = runner.join_outputs(outputs, _merged_context(contexts))
     if count is not None:
         document["context"].pop(SHARD_KEY, None)
     return document

@@ -1,0 +1,74 @@
+"""Running Google Benchmark binaries and merging their outputs into one result.
+
+Used by `kernelwatch run`, `ab` and `selftest`. Nothing here parses terminal output: each
+binary writes its result with --benchmark_out (JSON), and the benchmarks it will run are
+known beforehand from --benchmark_list_tests.
+
+A binary may run as several processes (RunSettings.processes), its repetitions split between
+them: repetitions inside one process understate the variation between runs, and the spread
+of the per-process medians measures it. The processes are interleaved across binaries (every
+binary's first process, then every binary's second, ...) so that they are minutes apart.
+Every row of the merged result names its process (`kernelwatch_process`, 1-based).
+
+The modules, one concern each: settings (RunSettings, Job), discovery (binaries, listing,
+plan), probe (is there a GPU), jobs (filters, reruns, shards, host-bound jobs), progress (the
+status line), process (one benchmark process), suite (run_suite), merging (joining outputs).
+"""
+
+from kernelwatch.runner.discovery import (
+    BINARY_FOLDER,
+    BINARY_GLOB,
+    check_binary,
+    find_binaries,
+    list_benchmarks,
+    plan,
+)
+from kernelwatch.runner.jobs import ere_escape, names_filter, rerun_jobs, select_jobs, split_serial
+from kernelwatch.runner.merging import join_outputs, join_processes, merge
+from kernelwatch.runner.probe import gpu_absent_reason, require_gpu
+from kernelwatch.runner.process import benchmark_command
+from kernelwatch.runner.progress import Progress, _duration
+from kernelwatch.runner.settings import (
+    DEFAULT_MAX_TIME,
+    DEFAULT_PROCESSES,
+    DEFAULT_REPETITIONS,
+    EXIT_BAD_ARGUMENTS,
+    EXIT_CONTEXT_LOST,
+    EXIT_NO_GPU,
+    Job,
+    RunSettings,
+)
+from kernelwatch.runner.suite import SuiteRun, run_suite, timestamp
+
+__all__ = [
+    "BINARY_FOLDER",
+    "BINARY_GLOB",
+    "DEFAULT_MAX_TIME",
+    "DEFAULT_PROCESSES",
+    "DEFAULT_REPETITIONS",
+    "EXIT_BAD_ARGUMENTS",
+    "EXIT_CONTEXT_LOST",
+    "EXIT_NO_GPU",
+    "Job",
+    "Progress",
+    "RunSettings",
+    "SuiteRun",
+    "_duration",
+    "benchmark_command",
+    "check_binary",
+    "ere_escape",
+    "find_binaries",
+    "gpu_absent_reason",
+    "join_outputs",
+    "join_processes",
+    "list_benchmarks",
+    "merge",
+    "names_filter",
+    "plan",
+    "require_gpu",
+    "rerun_jobs",
+    "run_suite",
+    "select_jobs",
+    "split_serial",
+    "timestamp",
+]

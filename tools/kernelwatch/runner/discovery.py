@@ -1,0 +1,83 @@
+"""Finding this project's benchmark binaries and the benchmarks each will run (as listed by
+--benchmark_list_tests, which needs no GPU)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from kernelwatch import tool
+from kernelwatch.errors import InputError
+from kernelwatch.runner.settings import Job
+
+# This project's binaries: BUILD/bench/kernelwatch_bench_<family>.
+BINARY_GLOB = "kernelwatch_bench_*"
+BINARY_FOLDER = "bench"
+LIST_TIMEOUT_S = 300
+
+
+def find_binaries(build_dir: Path) -> list[Path]:
+    """This project's benchmark binaries in BUILD/bench, in name order."""
+    folder = build_dir / BINARY_FOLDER
+    found = []
+    for path in sorted(folder.glob(BINARY_GLOB)):
+        if path.is_file() and os.access(path, os.X_OK) and "." not in path.name:
+            found.append(path)
+    return found
+
+
+def check_binary(path: Path) -> Path:
+    """A binary named with --bench: must be an executable file."""
+    if not path.exists():
+        raise InputError(f"--bench {path}: no such file")
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise InputError(f"--bench {path}: not an executable file")
+    return path
+
+
+def list_benchmarks(binary: Path, filter: str | None, extra_args: Sequence[str] = ()) -> list[str]:
+    """The benchmarks `binary` would run with `filter` (--benchmark_list_tests; needs no GPU)."""
+    command = [str(binary), "--benchmark_list_tests=true", *filter_args(filter), *extra_args]
+    try:
+        done = tool.run(command, timeout=LIST_TIMEOUT_S)
+    except tool.ToolError as exc:
+        if exc.failure == "cannot-run":
+            raise InputError(f"{binary}: cannot run: {exc.reason}") from None
+        if exc.failure == "timeout":
+            raise InputError(
+                f"{binary}: --benchmark_list_tests did not finish in {LIST_TIMEOUT_S} s"
+            ) from None
+        raise InputError(
+            f"{binary}: listing its benchmarks failed (exit status {exc.status}): "
+            f"{exc.said or 'no message'}; is it a Google Benchmark binary?"
+        ) from None
+    return [line.strip() for line in done.stdout.splitlines() if line.strip()]
+
+
+def plan(binaries: Sequence[Path], filter: str | None, extra_args: Sequence[str] = ()) -> list[Job]:
+    """One job per binary that has benchmarks matching `filter`; refuses when none has."""
+    jobs = []
+    seen: dict[str, Path] = {}
+    for binary in binaries:
+        names = list_benchmarks(binary, filter, extra_args)
+        for name in names:
+            other = seen.setdefault(name, binary)
+            if other != binary:
+                raise InputError(
+                    f"benchmark {name!r} is in both {other} and {binary}: "
+                    "one result needs unique names"
+                )
+        if names:
+            jobs.append(Job(binary, filter, tuple(names)))
+    if not jobs:
+        where = f"{len(binaries)} benchmark binar{'y' if len(binaries) == 1 else 'ies'}"
+        if filter:
+            raise InputError(f"--filter {filter!r} matches no benchmark in {where}")
+        raise InputError(f"{where} list no benchmarks")
+    return jobs
+
+
+
+def filter_args(filter: str | None) -> list[str]:
+    return [f"--benchmark_filter={filter}"] if filter else []

@@ -1,0 +1,66 @@
+"""How benchmark binaries are run (RunSettings) and what one binary will run (Job)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kernelwatch.errors import InputError
+
+# Why these defaults: docs/running.md.
+DEFAULT_REPETITIONS = 10
+DEFAULT_MAX_TIME = 0.25  # the harness's own default
+DEFAULT_PROCESSES = 2  # `kernelwatch run`: 2 processes of 5 repetitions each
+
+# Exit codes of this project's benchmark binaries (docs/results.md).
+EXIT_BAD_ARGUMENTS = 2
+EXIT_CONTEXT_LOST = 3
+EXIT_NO_GPU = 4
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How each benchmark binary is run."""
+
+    repetitions: int = DEFAULT_REPETITIONS
+    max_time: float = DEFAULT_MAX_TIME  # seconds of sampling per repetition (--kernelwatch_max_time)
+    interleave: bool = True  # --benchmark_enable_random_interleaving
+    extra_args: tuple[str, ...] = ()  # appended to every command (--kernelwatch_device=1, ...)
+    verbose: bool = False  # show the binaries' own output on stderr
+    processes: int = 1  # processes per binary; `repetitions` is split between them
+    record_kernels: bool = True  # kernel records in the context (kernels.py)
+    # `run --gpus`: the one GPU this run measures on (its UUID, for the per-GPU lock and
+    # CUDA_VISIBLE_DEVICES, which `environment` sets for every benchmark process)
+    gpu_uuid: str | None = None
+    environment: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.repetitions < 1:
+            raise InputError(f"--repetitions {self.repetitions}: must be at least 1")
+        if not (self.max_time > 0 and self.max_time <= 3600):
+            raise InputError(
+                f"--max-time {self.max_time:g}: must be a positive number of seconds (at most 3600)"
+            )
+        if self.processes < 1:
+            raise InputError(f"--processes {self.processes}: must be at least 1")
+        if self.processes > self.repetitions:
+            raise InputError(
+                f"--processes {self.processes}: more processes than --repetitions "
+                f"{self.repetitions}; each process needs at least one repetition"
+            )
+
+    def split(self) -> list[int]:
+        """Repetitions of each process: as even as possible, the first ones get the rest."""
+        share, rest = divmod(self.repetitions, self.processes)
+        return [share + (1 if k < rest else 0) for k in range(self.processes)]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One binary and the benchmarks it will run (as listed with the same filter)."""
+
+    binary: Path
+    filter: str | None
+    names: tuple[str, ...]
+    serial: bool = False  # host-bound: runs with the host to itself (locks.host_exclusive)
+

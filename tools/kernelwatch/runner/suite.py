@@ -1,0 +1,116 @@
+"""Running a suite: every job's binary in several processes, interleaved across binaries, under
+the host and GPU locks, and the outputs merged into one result."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import os
+import shlex
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import kernels, locks
+from kernelwatch.runner.merging import join_processes, merge
+from kernelwatch.runner.process import benchmark_command, run_one
+from kernelwatch.runner.progress import Progress
+from kernelwatch.runner.settings import Job, RunSettings
+
+
+@dataclass
+class SuiteRun:
+    """What run_suite produced: the merged document and how it was made."""
+
+    document: dict[str, Any]
+    commands: list[list[str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def run_suite(
+    jobs: Sequence[Job],
+    settings: RunSettings,
+    *,
+    progress: Progress | None = None,
+    label: str = "",
+    context: Mapping[str, Any] | None = None,
+) -> SuiteRun:
+    """Run every job's binary in `settings.processes` processes, one after the other (all
+    binaries' first process, then all binaries' second, ...), and merge the outputs into one
+    result (context of the first, plus `context` and the run's settings)."""
+    progress = progress or Progress(enabled=False)
+    shares = settings.split()
+    per_process = sum(len(job.names) for job in jobs)
+    total = per_process * len(shares)
+    started = time.monotonic()
+    started_at = datetime.datetime.now(datetime.UTC)
+    runs: dict[int, list[dict[str, Any]]] = {index: [] for index in range(len(jobs))}
+    records: dict[Path, list[dict[str, Any]]] = {}
+    commands: list[list[str]] = []
+    done = 0
+    prefix = f"{label}: " if label else ""
+    with contextlib.ExitStack() as held, tempfile.TemporaryDirectory(
+        prefix="kernelwatch-run-"
+    ) as tmp:
+        if settings.gpu_uuid:
+            held.enter_context(locks.gpu_lock(settings.gpu_uuid, _waiting(progress, prefix)))
+        for process, share in enumerate(shares, 1):
+            which = f"process {process}/{len(shares)}, " if len(shares) > 1 else ""
+            for index, job in enumerate(jobs):
+                out = Path(tmp, f"{process}-{index:03d}-{job.binary.name}.json")
+                # The first process of each binary records its kernels (the others would
+                # write the same).
+                record = Path(tmp, f"{index:03d}.kernels") if process == 1 else None
+                command = benchmark_command(job.binary, job.filter, settings, out, share)
+                commands.append(command)
+                progress.status(
+                    f"{prefix}[{which}{index + 1}/{len(jobs)}] {job.binary.name}: "
+                    f"{len(job.names)} benchmark(s); {done} of {total} done, {total - done} left"
+                )
+                env = None
+                if record is not None and settings.record_kernels:
+                    env = dict(os.environ, **{kernels.ENV: str(record)})
+                host = locks.host_exclusive if job.serial else locks.host_shared
+                with host(_waiting(progress, prefix)):
+                    runs[index].append(
+                        run_one(job.binary, command, out, settings, progress, env)
+                    )
+                if env is not None and record is not None:
+                    records[job.binary] = kernels.read_records(record)
+                done += len(job.names)
+    progress.clear()
+    seconds = time.monotonic() - started
+    extra = {
+        "kernelwatch_repetitions": str(settings.repetitions),
+        "kernelwatch_processes": str(settings.processes),
+        "kernelwatch_max_time": f"{settings.max_time:g}",
+        "kernelwatch_random_interleaving": "true" if settings.interleave else "false",
+        "kernelwatch_run_started": started_at.isoformat(timespec="seconds"),
+        "kernelwatch_run_seconds": f"{seconds:.1f}",
+        "kernelwatch_benchmark_commands": [shlex.join(c) for c in commands],
+        **(
+            {"kernelwatch_serial": sorted({n for job in jobs if job.serial for n in job.names})}
+            if any(job.serial for job in jobs)
+            else {}
+        ),
+        **(context or {}),
+    }
+    outputs = [(job.binary, join_processes(job.binary, runs[i])) for i, job in enumerate(jobs)]
+    document = merge(outputs, extra)
+    if any(records.values()):
+        capability = document["context"].get("gpu_compute_capability")
+        document["context"][kernels.CONTEXT_KEY] = kernels.context_entry(records, capability)
+    return SuiteRun(document, commands, seconds)
+
+
+def _waiting(progress: Progress, prefix: str) -> locks.Waiting:
+    return lambda why: progress.say(f"kernelwatch: {prefix}{why}")
+
+
+
+def timestamp() -> str:
+    """UTC, for file names: 20261121T054057Z."""
+    return datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")

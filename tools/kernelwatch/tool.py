@@ -1,0 +1,211 @@
+"""Running an external tool (git, cmake, nvidia-smi, cuobjdump, ncu, a benchmark binary).
+
+One place decides how a tool that cannot start, runs too long or exits non-zero is reported:
+as a ToolError, one line, with what the caller needs to word its own message. stdin is
+always closed: no tool here may wait for a terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from kernelwatch.errors import InputError
+
+Failure = Literal["cannot-run", "timeout", "status"]
+
+
+class ToolError(InputError):
+    """A tool could not run (`cannot-run`: `reason` is the system's word for it), did not
+    finish in `timeout` seconds, or exited with a non-zero `status` (`check`). Its message is
+    one line; `exception` is what subprocess raised (its text, for messages that quote it)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        command: Sequence[str],
+        failure: Failure,
+        reason: str = "",
+        status: int | None = None,
+        stdout: str = "",
+        stderr: str = "",
+        timeout: float | None = None,
+        exception: BaseException | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.command = tuple(command)
+        self.failure = failure
+        self.reason = reason
+        self.status = status
+        self.stdout = stdout
+        self.stderr = stderr
+        self.timeout = timeout
+        self.exception = exception
+
+    @property
+    def said(self) -> str:
+        """The tool's last non-blank line: stderr's, else stdout's ("" if none)."""
+        return last_line(self.stderr) or last_line(self.stdout)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A tool that ran to its end: its exit status (negative: the signal that ended it) and
+    what it wrote ("" where it went elsewhere)."""
+
+    command: tuple[str, ...]
+    status: int
+    stdout: str = ""
+    stderr: str = ""
+
+
+def run(
+    command: Sequence[str],
+    *,
+    timeout: float | None = None,
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+    log: IO[Any] | None = None,
+    discard_stdout: bool = False,
+    tick: Callable[[], None] | None = None,
+    tick_seconds: float = 1.0,
+) -> Finished:
+    """Run `command` to its end and capture its output as text (`log`: both streams go to that
+    file instead; `discard_stdout`: stdout is thrown away). `tick` is called about every
+    `tick_seconds` while it runs. A tool still running when this is interrupted is killed.
+    ToolError when it cannot start, runs past `timeout`, or (`check`) exits non-zero."""
+    argv = [str(part) for part in command]
+    stdout: Any = log if log is not None else subprocess.PIPE
+    if discard_stdout:
+        stdout = subprocess.DEVNULL
+    stderr: Any = log if log is not None else subprocess.PIPE
+    try:
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            text=True,
+            errors="replace",
+            env=None if env is None else dict(env),
+        )
+    except OSError as exc:
+        raise _cannot_run(argv, exc) from None
+    try:
+        out, err = _wait(process, timeout, tick, tick_seconds)
+    except subprocess.TimeoutExpired as exc:
+        raise ToolError(
+            f"`{shlex.join(argv)}` did not finish in {timeout:g} s",
+            command=argv,
+            failure="timeout",
+            timeout=timeout,
+            exception=exc,
+        ) from None
+    finally:
+        if process.poll() is None:  # interrupted, or past its time: take the tool down too
+            process.kill()
+            process.wait()
+    done = Finished(tuple(argv), process.returncode, out or "", err or "")
+    if check and done.status != 0:
+        said = last_line(done.stderr) or last_line(done.stdout)
+        raise ToolError(
+            f"`{shlex.join(argv)}` failed (exit status {done.status}): {said or 'no message'}",
+            command=argv,
+            failure="status",
+            status=done.status,
+            stdout=done.stdout,
+            stderr=done.stderr,
+        )
+    return done
+
+
+def _wait(
+    process: subprocess.Popen[str],
+    timeout: float | None,
+    tick: Callable[[], None] | None,
+    tick_seconds: float,
+) -> tuple[str | None, str | None]:
+    if tick is None:
+        return process.communicate(timeout=timeout)
+    # communicate() may be called again after its timeout without losing output.
+    waited = 0.0
+    while True:
+        step = tick_seconds if timeout is None else min(tick_seconds, timeout - waited)
+        try:
+            return process.communicate(timeout=max(step, 0.0))
+        except subprocess.TimeoutExpired:
+            waited += step
+            if timeout is not None and waited >= timeout:
+                raise
+            tick()
+
+
+def stream(
+    command: Sequence[str],
+    show: Callable[[str], None],
+    *,
+    env: Mapping[str, str] | None = None,
+) -> Finished:
+    """Run `command` in a session of its own, stdout and stderr merged, each line given to
+    `show` as it comes; on an interrupt (or any exception in `show`) the whole process group
+    is ended. The output is returned in `stdout`; ToolError only when it cannot start."""
+    argv = [str(part) for part in command]
+    try:
+        process = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=None if env is None else dict(env),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise _cannot_run(argv, exc) from None
+    lines: list[str] = []
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            show(line)
+        status = process.wait()
+    finally:
+        if process.poll() is None:
+            _end_group(process)
+    return Finished(tuple(argv), status, "".join(lines))
+
+
+def _end_group(process: subprocess.Popen[str]) -> None:
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 30)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _cannot_run(argv: Sequence[str], exc: OSError) -> ToolError:
+    reason = exc.strerror or str(exc)
+    return ToolError(
+        f"{Path(argv[0]).name}: cannot run: {reason}",
+        command=argv,
+        failure="cannot-run",
+        reason=reason,
+        exception=exc,
+    )
+
+
+def last_line(text: str) -> str:
+    """The last non-blank line of `text`, stripped ("" if none)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""

@@ -28,9 +28,7 @@ TIME_SUFFIXES = frozenset({"manual_time", "real_time", "process_time"})
 OPTION_PREFIXES = ("min_time:", "min_warmup_time:", "repeats:", "iterations:", "threads:")
 
 # A part that is a parameter (a number, `key:value`) or a time suffix, not the kernel variant.
-_PARAMETER = re.compile(
-    r"^(\d+(\.\d+)?|[^/]*:[^/]*|" + "|".join(sorted(TIME_SUFFIXES)) + r")$"
-)
+_PARAMETER = re.compile(r"^(\d+(\.\d+)?|[^/]*:[^/]*|" + "|".join(sorted(TIME_SUFFIXES)) + r")$")
 
 SHORT_COMMIT = 12  # characters of a commit id shown
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import gpus, hostbound, runner, selftest, suite, verdict
-from kernelwatch import selftest_render as views
+from kernelwatch.selftest import render as views
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.compare import Settings

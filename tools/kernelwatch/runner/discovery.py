@@ -78,6 +78,5 @@ def plan(binaries: Sequence[Path], filter: str | None, extra_args: Sequence[str]
     return jobs
 
 
-
 def filter_args(filter: str | None) -> list[str]:
     return [f"--benchmark_filter={filter}"] if filter else []

@@ -23,7 +23,6 @@ def names_filter(names: Iterable[str]) -> str:
     return "^(" + "|".join(ere_escape(n) for n in sorted(set(names))) + ")$"
 
 
-
 def rerun_jobs(jobs: Sequence[Job], names: Iterable[str]) -> list[Job]:
     """Jobs that run exactly `names` again, each in its own binary (in the jobs' order), with
     an anchored filter."""
@@ -68,4 +67,3 @@ def split_serial(jobs: Sequence[Job], serial: Iterable[str]) -> list[Job]:
             together.append(Job(job.binary, names_filter(rest), tuple(rest)))
             alone.append(Job(job.binary, names_filter(mine), tuple(mine), serial=True))
     return together + alone
-

@@ -56,7 +56,6 @@ def join_processes(binary: Path, documents: Sequence[Mapping[str, Any]]) -> dict
     return {**first, "benchmarks": rows}
 
 
-
 def _repetition_names(document: Mapping[str, Any]) -> Iterable[str]:
     for row in document.get("benchmarks", []):
         if isinstance(row, dict) and row.get("run_type") != "aggregate":

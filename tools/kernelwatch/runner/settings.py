@@ -23,7 +23,9 @@ class RunSettings:
     """How each benchmark binary is run."""
 
     repetitions: int = DEFAULT_REPETITIONS
-    max_time: float = DEFAULT_MAX_TIME  # seconds of sampling per repetition (--kernelwatch_max_time)
+    max_time: float = (
+        DEFAULT_MAX_TIME  # seconds of sampling per repetition (--kernelwatch_max_time)
+    )
     interleave: bool = True  # --benchmark_enable_random_interleaving
     extra_args: tuple[str, ...] = ()  # appended to every command (--kernelwatch_device=1, ...)
     verbose: bool = False  # show the binaries' own output on stderr
@@ -63,4 +65,3 @@ class Job:
     filter: str | None
     names: tuple[str, ...]
     serial: bool = False  # host-bound: runs with the host to itself (locks.host_exclusive)
-

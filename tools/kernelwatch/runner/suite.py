@@ -75,9 +75,7 @@ def run_suite(
                     env = dict(os.environ, **{kernels.ENV: str(record)})
                 host = locks.host_exclusive if job.serial else locks.host_shared
                 with host(_waiting(progress, prefix)):
-                    runs[index].append(
-                        run_one(job.binary, command, out, settings, progress, env)
-                    )
+                    runs[index].append(run_one(job.binary, command, out, settings, progress, env))
                 if env is not None and record is not None:
                     records[job.binary] = kernels.read_records(record)
                 done += len(job.names)
@@ -108,7 +106,6 @@ def run_suite(
 
 def _waiting(progress: Progress, prefix: str) -> locks.Waiting:
     return lambda why: progress.say(f"kernelwatch: {prefix}{why}")
-
 
 
 def timestamp() -> str:

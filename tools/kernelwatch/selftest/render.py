@@ -1,4 +1,4 @@
-"""Views of a selftest Analysis: a plain-text table, Markdown, JSON. Deciding is selftest.py's."""
+"""Views of a selftest Analysis: a plain-text table, Markdown, JSON. Deciding is analysis.py's."""
 
 from __future__ import annotations
 
@@ -6,14 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from kernelwatch.files import json_text
-from kernelwatch.selftest import (
-    Analysis,
-    Detection,
-    Example,
-    Rate,
-    TargetCheck,
-    level_text,
-)
+from kernelwatch.selftest.results import Analysis, Detection, Example, Rate, TargetCheck
+from kernelwatch.selftest.runs import level_text
 
 
 def _pct(value: float | None, digits: int = 2) -> str:

@@ -1,0 +1,352 @@
+"""The selftest's figures from saved runs: false alarms of the A/A pairs, detections of the
+injected slowdowns, the runs' own figures, and the targets they are held to."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kernelwatch.baseline import restrict
+from kernelwatch.compare import Comparison, Settings, Verdict, compare
+from kernelwatch.config import ThresholdRule, threshold_for
+from kernelwatch.errors import InputError
+from kernelwatch.names import family as family_of
+from kernelwatch.names import row_name
+from kernelwatch.results import Metric, ResultSet, from_documents
+from kernelwatch.selftest.results import (
+    Analysis,
+    Detection,
+    Example,
+    FamilyFigures,
+    Rate,
+    RunTime,
+    TargetCheck,
+)
+from kernelwatch.selftest.runs import DEFAULT_INJECT, DEFAULT_MIN_TIME_US, SavedRun, level_text
+
+# The targets of issue 6 (docs/measurement.md).
+TARGET_FALSE_ALARMS = 0.01  # at most, of all A/A benchmark comparisons
+TARGET_DETECTION: Mapping[float, float] = {0.05: 0.99, 0.02: 0.90}  # at least, >= min time
+TARGET_MEDIAN_CV = 0.005  # at most
+
+TIME = Metric("real_time", higher_is_better=False)
+MEASURED = frozenset({Verdict.REGRESSION, Verdict.IMPROVEMENT, Verdict.SAME, Verdict.UNSURE})
+FLAGGED = frozenset({Verdict.REGRESSION, Verdict.IMPROVEMENT})
+EXAMPLES = 10  # false alarms and misses listed by name
+
+
+def analyse(
+    runs: Sequence[SavedRun],
+    settings: Settings,
+    *,
+    min_time_us: float = DEFAULT_MIN_TIME_US,
+    only: re.Pattern[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> Analysis:
+    """The selftest's figures from saved runs; `only` restricts every comparison to the
+    benchmarks whose names it matches (as if only those had run)."""
+    notes: list[str] = []
+    sides: dict[Path, ResultSet] = {}
+
+    def side(run: SavedRun) -> ResultSet:
+        found = sides.get(run.path)
+        if found is None:
+            document = run.document
+            if only is not None:
+                names = {row_name(r) for r in document.get("benchmarks", [])}
+                document = restrict(document, {n for n in names if only.search(n)})
+                if not document["benchmarks"]:
+                    raise InputError(f"{run.path}: --filter {only.pattern!r} matches none of it")
+            found = sides[run.path] = from_documents(str(run.path), [document])
+        return found
+
+    def judged(base: SavedRun, cont: SavedRun) -> list[Comparison]:
+        if progress:
+            progress(f"comparing {base.path.name} with {cont.path.name}")
+        report = compare(side(base), side(cont), TIME, settings)
+        skipped = [c for c in report.comparisons if c.verdict not in MEASURED]
+        if skipped:
+            notes.append(
+                f"{base.path.name} vs {cont.path.name}: {len(skipped)} benchmark(s) not "
+                f"measured on both sides (first: {skipped[0].name}, {skipped[0].verdict.value})"
+            )
+        return [c for c in report.comparisons if c.verdict in MEASURED]
+
+    min_ns = min_time_us * 1e3
+    aa = sorted((r for r in runs if r.role == "aa"), key=lambda r: r.index)
+    false_all, false_long, unsure = Rate(), Rate(), Rate()
+    by_family: dict[str, Rate] = defaultdict(Rate)
+    examples: list[Example] = []
+    pairs = 0
+    for i, base in enumerate(aa):
+        for cont in aa[i + 1 :]:
+            pairs += 1
+            where = f"{base.path.name} vs {cont.path.name}"
+            for c in judged(base, cont):
+                flagged = c.verdict in FLAGGED
+                one = Rate(int(flagged), 1)
+                false_all += one
+                unsure += Rate(int(c.verdict is Verdict.UNSURE), 1)
+                median = c.baseline.median if c.baseline else None
+                if median is not None and median >= min_ns:
+                    false_long += one
+                by_family[family_of(c.name)] += one
+                if flagged and len(examples) < EXAMPLES:
+                    examples.append(_example(where, c))
+
+    detections = _detections(runs, judged, min_ns, settings.rules, notes)
+    figure_runs = aa or [r for r in runs if r.role == "control"]
+    figures, cvs, cvs_long = _figures([side(r) for r in figure_runs], min_ns)
+    times = tuple(
+        RunTime(
+            r.path.name,
+            r.role,
+            r.seconds,
+            r.benchmarks,
+            _int((r.document.get("context") or {}).get("kernelwatch_processes"), 1),
+        )
+        for r in sorted(runs, key=lambda r: r.path.name)
+    )
+    median_cv = float(np.median(cvs)) if cvs else None
+    median_cv_long = float(np.median(cvs_long)) if cvs_long else None
+    targets = _targets(false_all, pairs, detections, median_cv, min_time_us)
+    return Analysis(
+        settings=settings,
+        min_time_us=min_time_us,
+        runs=len(runs),
+        aa_runs=len(aa),
+        aa_pairs=pairs,
+        false_alarms=false_all,
+        false_alarms_long=false_long,
+        false_alarms_by_family=dict(sorted(by_family.items())),
+        unsure=unsure,
+        false_alarm_examples=tuple(examples),
+        detections=detections,
+        figures=figures,
+        median_cv=median_cv,
+        median_cv_long=median_cv_long,
+        times=times,
+        targets=targets,
+        notes=tuple(notes),
+    )
+
+
+def _example(where: str, c: Comparison) -> Example:
+    median = c.baseline.median if c.baseline else None
+    return Example(
+        where, c.name, c.verdict.value, c.reason, None if median is None else median / 1e3
+    )
+
+
+def _detections(
+    runs: Sequence[SavedRun],
+    judged: Callable[[SavedRun, SavedRun], list[Comparison]],
+    min_ns: float,
+    rules: tuple[ThresholdRule, ...],
+    notes: list[str],
+) -> tuple[Detection, ...]:
+    """Per level: how many injected benchmarks were called REGRESSION. A benchmark that a
+    threshold rule (kernelwatch.toml) holds above the level is left out and counted: the suite
+    says on purpose that such a change is not to be flagged there (pageable transfers, 40%).
+    The default threshold leaves nothing out: a default too high for a level is a miss."""
+    controls = {r.index: r for r in runs if r.role == "control"}
+    slowed = sorted((r for r in runs if r.role == "inject"), key=lambda r: (r.level, r.index))
+    by_level: dict[float, list[SavedRun]] = defaultdict(list)
+    for run in slowed:
+        if run.index not in controls:
+            notes.append(f"{run.path.name}: no control run of trial {run.index}: not analysed")
+            continue
+        by_level[run.level or 0.0].append(run)
+    out = []
+    for level, trials in sorted(by_level.items()):
+        every, long, excluded = Rate(), Rate(), 0
+        families: dict[str, Rate] = defaultdict(Rate)
+        misses: list[Example] = []
+        for run in trials:
+            control = controls[run.index]
+            pattern = _inject_pattern(run)
+            where = f"{control.path.name} vs {run.path.name}"
+            for c in judged(control, run):
+                if not pattern.search(c.name):
+                    continue
+                if threshold_for(c.name, rules, 0.0) > level + 1e-12:
+                    excluded += 1  # a rule holds it to a looser threshold on purpose
+                    continue
+                hit = Rate(int(c.verdict is Verdict.REGRESSION), 1)
+                every += hit
+                median = c.baseline.median if c.baseline else None
+                if median is not None and median >= min_ns:
+                    long += hit
+                    families[family_of(c.name)] += hit
+                    if not hit.hits and len(misses) < EXAMPLES:
+                        misses.append(_example(where, c))
+        out.append(
+            Detection(
+                level,
+                len(trials),
+                every,
+                long,
+                excluded,
+                dict(sorted(families.items())),
+                tuple(misses),
+            )
+        )
+    return tuple(out)
+
+
+def _inject_pattern(run: SavedRun) -> re.Pattern[str]:
+    """Which benchmarks the run slowed: the harness matched the regex against the names."""
+    regex = run.inject or DEFAULT_INJECT
+    try:
+        return re.compile(regex)
+    except re.error as exc:
+        raise InputError(
+            f"{run.path}: injection regex {regex!r} is not a Python regex: {exc}"
+        ) from None
+
+
+def _figures(
+    sides: Sequence[ResultSet], min_ns: float
+) -> tuple[tuple[FamilyFigures, ...], list[float], list[float]]:
+    """Per family, over every benchmark of every run given; and every benchmark's CV (all, and
+    those at or above the minimum time)."""
+    per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    names: dict[str, set[str]] = defaultdict(set)
+    cvs: list[float] = []
+    cvs_long: list[float] = []
+    for result in sides:
+        times = result.columns.get("real_time")
+        if times is None:
+            continue
+        for k, name in enumerate(result.names):
+            count = int(result.counts[k])
+            if not count or result.from_aggregates[k]:
+                continue
+            rows = slice(int(result.starts[k]), int(result.starts[k]) + count)
+            values = times[rows]
+            family = family_of(name)
+            figures = per[family]
+            names[family].add(name)
+            median = float(np.median(values))
+            figures["time"].append(median)
+            if count >= 2:
+                cv = float(np.std(values, ddof=1) / np.mean(values))
+                figures["cv"].append(cv)
+                cvs.append(cv)
+                if median >= min_ns:
+                    cvs_long.append(cv)
+            counter = _counters(result, rows)
+            for key in ("noise", "samples", "sample_cv", "sm_clock_mhz"):
+                if key in counter:
+                    figures[key].append(float(np.median(counter[key])))
+            if "gpu_temperature_c" in counter:
+                figures["temperature"].append(float(np.max(counter["gpu_temperature_c"])))
+            if "samples" in counter:
+                kept = float(np.sum(counter["samples"]))
+                thrown = float(np.sum(counter.get("samples_throttled", np.zeros(1))))
+                figures["kept"].append(kept)
+                figures["throttled"].append(thrown)
+                figures["timed_ms"].append(float(np.median(counter["samples"] * values)) / 1e6)
+    out = []
+    for family in sorted(per):
+        f = per[family]
+        kept, thrown = sum(f["kept"]), sum(f["throttled"])
+        out.append(
+            FamilyFigures(
+                family=family,
+                benchmarks=len(names[family]),
+                median_time_us=_median(f["time"], 1e-3),
+                median_cv=_median(f["cv"]),
+                median_noise=_median(f["noise"]),
+                median_samples=_median(f["samples"]),
+                median_sample_cv=_median(f["sample_cv"]),
+                throttled_fraction=thrown / (kept + thrown) if kept + thrown else None,
+                median_timed_ms=_median(f["timed_ms"]),
+                median_clock_mhz=_median(f["sm_clock_mhz"]),
+                max_temperature_c=max(f["temperature"]) if f["temperature"] else None,
+            )
+        )
+    return tuple(out), cvs, cvs_long
+
+
+def _counters(result: ResultSet, rows: slice) -> dict[str, np.ndarray]:
+    """The harness's counters of these rows, where every row has them."""
+    found = {}
+    for key in (
+        "noise",
+        "samples",
+        "samples_throttled",
+        "sample_cv",
+        "sm_clock_mhz",
+        "gpu_temperature_c",
+    ):
+        column = result.columns.get(key)
+        if column is None:
+            continue
+        gap = result.gaps.get(key)
+        if gap is not None and gap[rows].any():
+            continue
+        found[key] = column[rows]
+    return found
+
+
+def _median(values: Iterable[float], scale: float = 1.0) -> float | None:
+    kept = [v for v in values if math.isfinite(v)]
+    return float(np.median(kept)) * scale if kept else None
+
+
+def _int(value: Any, default: int) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _targets(
+    false_alarms: Rate,
+    pairs: int,
+    detections: Sequence[Detection],
+    median_cv: float | None,
+    min_time_us: float,
+) -> tuple[TargetCheck, ...]:
+    checks = [
+        TargetCheck(
+            "A/A false alarms",
+            false_alarms.rate if pairs else None,
+            TARGET_FALSE_ALARMS,
+            at_most=True,
+            detail=f"{false_alarms.hits} of {false_alarms.total}" if pairs else "no A/A pair",
+        )
+    ]
+    for level, needed in sorted(TARGET_DETECTION.items(), reverse=True):
+        found = next((d for d in detections if abs(d.level - level) < 1e-9), None)
+        rate = found.long.rate if found else None
+        checks.append(
+            TargetCheck(
+                f"{level_text(level, percent=True)} slowdown detected (>= {min_time_us:g} us)",
+                rate,
+                needed,
+                at_most=False,
+                detail=(
+                    f"{found.long.hits} of {found.long.total}"
+                    if found and found.long.total
+                    else "not injected" if not found else "no injected benchmark that long"
+                ),
+            )
+        )
+    checks.append(
+        TargetCheck(
+            "median CV of repetitions",
+            median_cv,
+            TARGET_MEDIAN_CV,
+            at_most=True,
+            detail="" if median_cv is not None else "no runs with repetitions",
+        )
+    )
+    return tuple(checks)

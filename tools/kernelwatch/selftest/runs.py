@@ -1,0 +1,263 @@
+"""Planning the selftest's runs, making them (each saved as soon as it is done), and reading
+saved runs back (their role is in their context)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import runner
+from kernelwatch.errors import InputError
+from kernelwatch.files import write_json_atomic
+from kernelwatch.gbench import read_json
+from kernelwatch.names import row_name
+
+DEFAULT_AA_RUNS = 4
+DEFAULT_TRIALS = 2
+DEFAULT_LEVELS = (0.01, 0.02, 0.05)
+DEFAULT_MIN_TIME_US = 50.0
+DEFAULT_INJECT = "."  # every benchmark that runs
+
+# Context keys that say what a saved run was for.
+ROLE_KEY = "kernelwatch_selftest_role"  # "aa", "control" or "inject"
+INDEX_KEY = "kernelwatch_selftest_index"  # the A/A run's number, or the trial's
+LEVEL_KEY = "kernelwatch_selftest_level"  # "0.02" (inject runs)
+INJECT_KEY = "kernelwatch_selftest_inject"  # the regex (control and inject runs)
+ROLES = ("aa", "control", "inject")
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One collection of the selftest: an A/A run, a control, or a slowed run."""
+
+    role: str
+    index: int  # A/A: the run's number; control and inject: the trial's
+    level: float | None = None  # inject: the slowdown
+
+    @property
+    def file_name(self) -> str:
+        if self.role == "inject":
+            return f"inject-{level_text(self.level or 0.0)}-{self.index}.json"
+        return f"{self.role}-{self.index}.json"
+
+    def inject_arg(self, regex: str) -> str | None:
+        """The harness flag of this run (None for A/A: a run exactly as `run` makes it)."""
+        if self.role == "aa":
+            return None
+        fraction = "0" if self.role == "control" else level_text(self.level or 0.0)
+        return f"--kernelwatch_inject={regex}:{fraction}"
+
+    def context(self, regex: str) -> dict[str, str]:
+        keys = {ROLE_KEY: self.role, INDEX_KEY: str(self.index)}
+        if self.role != "aa":
+            keys[INJECT_KEY] = regex
+        if self.role == "inject":
+            keys[LEVEL_KEY] = level_text(self.level or 0.0)
+        return keys
+
+    @property
+    def label(self) -> str:
+        if self.role == "aa":
+            return f"A/A run {self.index}"
+        if self.role == "control":
+            return f"trial {self.index}: control"
+        return f"trial {self.index}: {level_text(self.level or 0.0, percent=True)} slower"
+
+
+def level_text(level: float, percent: bool = False) -> str:
+    """0.02 -> "0.02" (or "2%"): short and exact enough for file names and flags."""
+    return f"{level * 100:g}%" if percent else f"{level:g}"
+
+
+def plan(aa_runs: int, trials: int, levels: Sequence[float]) -> list[PlannedRun]:
+    """The runs, interleaved (A/A run k, then trial k's control and slowed runs) so that drift
+    of the machine falls on all of them alike."""
+    runs: list[PlannedRun] = []
+    for k in range(1, max(aa_runs, trials) + 1):
+        if k <= aa_runs:
+            runs.append(PlannedRun("aa", k))
+        if k <= trials:
+            runs.append(PlannedRun("control", k))
+            runs += [PlannedRun("inject", k, level) for level in levels]
+    return runs
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """A run of the selftest as saved: its role and its result document."""
+
+    role: str
+    index: int
+    level: float | None
+    inject: str | None
+    path: Path
+    document: Mapping[str, Any]
+
+    @property
+    def seconds(self) -> float | None:
+        text = (self.document.get("context") or {}).get("kernelwatch_run_seconds")
+        try:
+            return float(str(text))
+        except ValueError:
+            return None
+
+    @property
+    def benchmarks(self) -> int:
+        return len({row_name(r) for r in self.document.get("benchmarks", [])})
+
+
+def classify(path: Path, document: Any) -> SavedRun | None:
+    """The selftest run a result document is, from its context; None for any other file."""
+    if not isinstance(document, dict) or not isinstance(document.get("benchmarks"), list):
+        return None
+    context = document.get("context")
+    if not isinstance(context, dict) or context.get(ROLE_KEY) is None:
+        return None
+    role = context.get(ROLE_KEY)
+    try:
+        index = int(context.get(INDEX_KEY, ""))
+        level = float(context[LEVEL_KEY]) if role == "inject" else None
+    except (KeyError, TypeError, ValueError):
+        raise InputError(
+            f"{path}: a selftest run with a damaged {INDEX_KEY} or {LEVEL_KEY}"
+        ) from None
+    if role not in ROLES:
+        raise InputError(f"{path}: unknown selftest role {role!r} ({ROLE_KEY})")
+    if index < 1:
+        raise InputError(f"{path}: bad selftest index {index} ({INDEX_KEY}; must be 1 or more)")
+    if level is not None and not 0 < level < 10:
+        raise InputError(
+            f"{path}: bad slowdown level {context[LEVEL_KEY]!r} ({LEVEL_KEY}; must be a "
+            "fraction above 0 and below 10)"
+        )
+    inject = context.get(INJECT_KEY)
+    return SavedRun(role, index, level, str(inject) if inject else None, path, document)
+
+
+def load_runs(folder: Path) -> list[SavedRun]:
+    """Every selftest run saved in `folder` (its *.json files; others are passed over)."""
+    if not folder.is_dir():
+        raise InputError(f"--from {folder}: no such directory")
+    runs: list[SavedRun] = []
+    seen: dict[tuple[str, int, float | None], Path] = {}
+    for path in sorted(folder.glob("*.json")):
+        found = classify(path, read_json(path))
+        if found is None:
+            continue
+        key = (found.role, found.index, found.level)
+        if key in seen:
+            raise InputError(f"{path}: the same selftest run as {seen[key]}")
+        seen[key] = path
+        runs.append(found)
+    if not runs:
+        raise InputError(
+            f"--from {folder}: holds no selftest runs (result files whose context has "
+            f"{ROLE_KEY}); make them with kernelwatch selftest --out {folder}"
+        )
+    return runs
+
+
+@dataclass(frozen=True)
+class Collected:
+    """What run_all left in the folder: the saved runs, and how many planned runs are still
+    to be made (a --time-budget ran out)."""
+
+    runs: list[SavedRun]
+    missing: int = 0
+
+
+def run_all(
+    planned: Sequence[PlannedRun],
+    jobs: Sequence[runner.Job],
+    settings: runner.RunSettings,
+    out_dir: Path,
+    *,
+    inject: str,
+    resume: bool,
+    progress: runner.Progress,
+    context: Mapping[str, str],
+    time_budget: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Collected:
+    """Make the planned runs, each saved to out_dir as soon as it is done (a run interrupted
+    later loses nothing); with `resume`, runs already saved there are kept. With a
+    `time_budget` (seconds), no run is started that would likely end past it (judged by the
+    longest run so far); at least one is always made."""
+    earlier = {p.name for p in out_dir.glob("*.json")} if out_dir.is_dir() else set()
+    ours = {p.file_name for p in planned}
+    if earlier & ours and not resume:
+        raise InputError(
+            f"--out {out_dir}: already holds selftest runs ({min(earlier & ours)}, ...): "
+            "pass --resume to finish that selftest, or name another --out"
+        )
+    started = clock()
+    longest = 0.0
+    made = 0
+    saved: list[SavedRun] = []
+    for number, run in enumerate(planned, 1):
+        path = out_dir / run.file_name
+        if path.name in earlier:
+            saved.append(_resumed(path, run, inject, context))
+            progress.say(f"kernelwatch: selftest: kept {path} ({run.label})")
+            continue
+        if time_budget is not None and made and clock() - started + longest > time_budget:
+            missing = sum(1 for p in planned[number - 1 :] if p.file_name not in earlier)
+            progress.say(
+                f"kernelwatch: selftest: --time-budget {time_budget:g} s: {missing} run(s) "
+                f"left (about {longest:.0f} s each); run again with --resume"
+            )
+            return Collected(saved, missing)
+        flag = run.inject_arg(inject)
+        run_settings = settings
+        if flag is not None:
+            run_settings = _with_args(settings, flag)
+        before = clock()
+        suite = runner.run_suite(
+            jobs,
+            run_settings,
+            progress=progress,
+            label=f"selftest {number}/{len(planned)}, {run.label}",
+            context={
+                **context,
+                "kernelwatch_run_purpose": f"selftest {run.label}",
+                **run.context(inject),
+            },
+        )
+        write_json_atomic(path, suite.document, make_parents=True)
+        made += 1
+        longest = max(longest, clock() - before)
+        progress.say(
+            f"kernelwatch: selftest {number}/{len(planned)}: wrote {path} ({run.label}, "
+            f"{suite.seconds:.0f} s)"
+        )
+        saved.append(classify(path, suite.document) or _impossible(path))
+    return Collected(saved)
+
+
+def _with_args(settings: runner.RunSettings, flag: str) -> runner.RunSettings:
+    return dataclasses.replace(settings, extra_args=(*settings.extra_args, flag))
+
+
+def _resumed(path: Path, run: PlannedRun, inject: str, context: Mapping[str, str]) -> SavedRun:
+    found = classify(path, read_json(path))
+    if found is None or (found.role, found.index, found.level) != (run.role, run.index, run.level):
+        raise InputError(
+            f"{path}: not the selftest run {run.label}; remove it or use another --out"
+        )
+    theirs = found.document.get("context") or {}
+    if run.role != "aa" and found.inject != inject:
+        raise InputError(f"{path}: made with --inject {found.inject!r}, not {inject!r}")
+    if theirs.get("kernelwatch_filter", "") != context.get("kernelwatch_filter", ""):
+        raise InputError(
+            f"{path}: made with --filter {theirs.get('kernelwatch_filter')!r}, not "
+            f"{context.get('kernelwatch_filter')!r}"
+        )
+    return found
+
+
+def _impossible(path: Path) -> SavedRun:
+    raise InputError(f"{path}: the run just written carries no selftest role")

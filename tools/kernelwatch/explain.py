@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import kernels, ncu, sass
+from kernelwatch import kernels, names, ncu, sass
 from kernelwatch.compare import Report, Verdict
 from kernelwatch.errors import InputError
 from kernelwatch.files import write_json_atomic
@@ -193,7 +193,7 @@ def _side_record(report: Report, side: str, name: str) -> Mapping[str, Any] | No
     entry = context.get(kernels.CONTEXT_KEY)
     if not isinstance(entry, Mapping):
         return None
-    found = (entry.get("benchmarks") or {}).get(kernels.instance_key(name))
+    found = (entry.get("benchmarks") or {}).get(names.instance_key(name))
     return found if isinstance(found, Mapping) else None
 
 

@@ -22,7 +22,6 @@ import functools
 import json
 import re
 import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,32 +29,16 @@ from typing import Any
 
 from kernelwatch import sass
 from kernelwatch.errors import InputError
+from kernelwatch.names import instance_key
+from kernelwatch.tool import ToolError
+from kernelwatch.tool import run as run_tool
 
 CONTEXT_KEY = "kernelwatch_kernels"
 ENV = "KERNELWATCH_KERNELS_OUT"  # the harness's kernel_record_env
 VERSION = 1
 
-# Name components Google Benchmark appends to a family's name and arguments (run_name).
-_SUFFIXES = ("manual_time", "real_time", "process_time", "measure_process_cpu_time")
-_SUFFIX_PREFIXES = ("min_time:", "min_warmup_time:", "repeats:", "iterations:", "threads:")
 _LAUNCH_KEYS = ("grid", "block", "dynamic_shared_bytes")
 _CODE_KEYS = ("registers", "static_shared_bytes", "local_bytes", "stack_bytes")
-
-
-def instance_key(run_name: str) -> str:
-    """The harness's instance key of a run_name: Google Benchmark's suffixes dropped, named
-    arguments (`offset:1`) as their values."""
-    parts = []
-    for part in run_name.split("/"):
-        if part in _SUFFIXES or part.startswith(_SUFFIX_PREFIXES):
-            continue
-        name, colon, value = part.partition(":")
-        parts.append(value if colon and name and _is_int(value) else part)
-    return "/".join(parts)
-
-
-def _is_int(text: str) -> bool:
-    return text.lstrip("-").isdigit()
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -313,10 +296,8 @@ def short_name(mangled: str) -> str:
     if tool is None or not mangled.startswith("_Z"):
         return mangled
     try:
-        done = subprocess.run(
-            [tool, mangled], capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = run_tool([tool, mangled], timeout=10, check=False)
+    except ToolError:
         return mangled
     text = done.stdout.strip() or mangled
     return _without_parameters(text)

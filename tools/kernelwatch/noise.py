@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import datetime
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from kernelwatch import levels
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
 from kernelwatch.levels import Level
+from kernelwatch.names import variant as group_of  # a benchmark's group: its variant
 from kernelwatch.results import NOISE_COUNTER, Metric, ResultSet
 from kernelwatch.stats import MAD_TO_SIGMA
 
@@ -48,9 +48,6 @@ MIN_GROUP = 3
 # The counter is a 95 % interval's width; a standard deviation is that over 2 x 1.96.
 COUNTER_TO_SIGMA = 1.0 / (2.0 * NormalDist().inv_cdf(0.975))
 TIME = Metric("real_time", higher_is_better=False)
-
-# Name components that are parameters or Google Benchmark's suffixes, not the kernel variant.
-_PARAMETER = re.compile(r"^(\d+(\.\d+)?|[^/]*:[^/]*|manual_time|real_time|process_time)$")
 
 
 @dataclass(frozen=True)
@@ -129,13 +126,6 @@ class LevelNoise:
             wider = np.fmax(self.host, np.fmax(self.card, self.process))
             out = np.where(np.isfinite(self.host), wider, np.nan)
         return out
-
-
-def group_of(name: str) -> str:
-    """The benchmark's variant: its name without parameters (`key:value`, numbers) and without
-    Google Benchmark's time suffixes."""
-    kept = [part for part in name.split("/") if not _PARAMETER.match(part)]
-    return "/".join(kept) or name
 
 
 def measure(

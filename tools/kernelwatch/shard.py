@@ -18,6 +18,7 @@ from typing import Any
 
 from kernelwatch.errors import InputError
 from kernelwatch.levels import RUNS_KEY
+from kernelwatch.names import row_name
 
 # Seconds a repetition costs outside its timed samples (warm-up, L2 flush, sampling set-up,
 # process start, the transfers' host buffers): the two H200 runs of the baseline took 417 s and
@@ -60,7 +61,7 @@ def durations(documents: Iterable[Mapping[str, Any]]) -> dict[str, float]:
         for row in document.get("benchmarks", []):
             if not isinstance(row, dict) or row.get("run_type") == "aggregate":
                 continue
-            name = str(row.get("run_name") or row.get("name"))
+            name = row_name(row)
             unit = _UNIT_SECONDS.get(str(row.get("time_unit", "ns")), 1e-9)
             cpu = row.get("cpu_time")
             cpu_s = float(cpu) * unit if isinstance(cpu, (int, float)) and cpu > 0 else 0.0

@@ -13,6 +13,7 @@ from typing import Any
 from kernelwatch import __version__
 from kernelwatch.compare import Comparison, Verdict
 from kernelwatch.explain import Explanation
+from kernelwatch.names import short_commit
 from kernelwatch.ncu import format_number as ncu_fmt
 from kernelwatch.render import format_value, summary_line
 from kernelwatch.report import lessons, trends
@@ -100,10 +101,6 @@ def _svg_with_width(svg: str) -> str:
         return svg
     width = float(match.group(1)) * 4 / 3
     return svg.replace("<svg ", f'<svg style="max-width: {width:.0f}px" ', 1)
-
-
-def _short(commit: Any) -> str:
-    return str(commit)[:12] if commit else "unknown"
 
 
 def when(value: Any) -> str:
@@ -313,7 +310,7 @@ def _comparison_section(page: Page) -> str:
     base_context = page.baseline.context
     out.append(
         f"<p>Baseline: <code>{_e(page.baseline.label)}</code> ({_e(page.baseline.how)}; commit "
-        f"<code>{_e(_short(base_context.get('kernelwatch_git_commit')))}</code>, "
+        f"<code>{_e(short_commit(base_context.get('kernelwatch_git_commit')))}</code>, "
         f"{_e(when(base_context.get('date')) or 'date not recorded')}). Metric "
         f"<code>{_e(metric.key)}</code> ({direction}); alpha {report.settings.alpha:g} "
         f"(Benjamini–Hochberg), threshold {report.settings.threshold:.1%}, raised per benchmark "
@@ -370,7 +367,7 @@ def _changes_table(changes: Sequence[trends.ChangeLike], metric: Metric) -> str:
         rows.append(
             f'<tr class="{kind}"><td><span class="badge {kind}">{trends.direction_word(metric, c.regression)}</span></td>'
             f'<td class="name"><code>{_e(c.benchmark)}</code></td><td class="num">{_e(when(c.date))}</td>'
-            f"<td><code>{_e(_short(c.commit))}</code></td>"
+            f"<td><code>{_e(short_commit(c.commit))}</code></td>"
             f'<td class="num">{_e(format_value(c.before, metric))}</td>'
             f'<td class="num">{_e(format_value(c.after, metric))}</td>'
             f'<td class="num change">{(c.ratio - 1) * 100:+.1f}%</td>'
@@ -528,7 +525,7 @@ def glance(page: Page, metric: Metric) -> list[tuple[str, str, str]]:
 def render_html(page: Page, metric: Metric) -> str:
     context = page.context
     gpu = gpu_model(context) or "unknown GPU"
-    commit = _short(context.get("kernelwatch_git_commit"))
+    commit = short_commit(context.get("kernelwatch_git_commit"))
     date = when(context.get("date") or context.get("kernelwatch_run_started"))
     title = f"kernelwatch report: {gpu}, {commit}, {date[:10]}"
     nav = "".join(

@@ -15,27 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from kernelwatch.names import path_and_parameters as parse_name
 from kernelwatch.results import ResultSet
-
-# The last part Google Benchmark appends for the time measured (manual = GPU time here).
-_TIME_SUFFIXES = frozenset({"manual_time", "real_time", "process_time"})
-
-
-def parse_name(name: str) -> tuple[str, dict[str, str]]:
-    """`coalescing/offset/float/offset:6/manual_time` -> (`coalescing/offset/float`,
-    {"offset": "6"})."""
-    parts = name.split("/")
-    if len(parts) > 1 and parts[-1] in _TIME_SUFFIXES:
-        parts = parts[:-1]
-    path: list[str] = []
-    params: dict[str, str] = {}
-    for part in parts:
-        key, colon, value = part.partition(":")
-        if colon:
-            params[key] = value
-        else:
-            path.append(part)
-    return "/".join(path), params
 
 
 def number(text: str) -> float | None:

@@ -14,12 +14,11 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelwatch import locks, runner
+from kernelwatch import locks, runner, tool
 from kernelwatch.errors import InputError
 from kernelwatch.files import write_json_atomic
 
@@ -53,26 +52,16 @@ BuildStep = Callable[[Side, Path], None]
 
 def git(repo: Path, *args: str) -> str:
     """Run git in `repo`; its output, stripped. Failure is one InputError line."""
-    command = ["git", "-C", str(repo), *args]
     try:
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            timeout=600,
-            check=False,
-        )
-    except OSError as exc:
-        raise InputError(f"cannot run git: {exc.strerror or exc}") from None
-    except subprocess.TimeoutExpired:
-        raise InputError(f"`{shlex.join(command)}` did not finish in 600 s") from None
-    if done.returncode != 0:
-        said = [line for line in done.stderr.splitlines() if line.strip()]
+        return tool.run(["git", "-C", str(repo), *args], timeout=600).stdout.strip()
+    except tool.ToolError as exc:
+        if exc.failure == "cannot-run":
+            raise InputError(f"cannot run git: {exc.reason}") from None
+        if exc.failure == "timeout":
+            raise  # `git -C REPO ...` did not finish in 600 s
         raise InputError(
-            f"`git {' '.join(args)}` failed in {repo}: {said[-1] if said else done.returncode}"
-        )
-    return done.stdout.strip()
+            f"`git {' '.join(args)}` failed in {repo}: {tool.last_line(exc.stderr) or exc.status}"
+        ) from None
 
 
 def repo_root(start: Path, needed: bool = True) -> Path:
@@ -142,14 +131,7 @@ def cmake_build(
         for command in commands:
             out.write(f"$ {shlex.join(command)}\n")
             out.flush()
-            status = subprocess.run(
-                command,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            ).returncode
+            status = tool.run(command, check=False, env=env, log=out).status
             if status != 0:
                 raise InputError(
                     f"building {side.name} ({side.rev}, {side.short}) failed: "

@@ -20,8 +20,6 @@ import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import ab, runner
+from kernelwatch import ab, runner, tool
 from kernelwatch.compare import Report, Verdict
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_atomic, write_json_atomic
@@ -138,13 +136,8 @@ def subject(repo: Path, sha: str) -> str:
 
 
 def is_ancestor(repo: Path, older: str, newer: str) -> bool:
-    done = subprocess.run(
-        ["git", "-C", str(repo), "merge-base", "--is-ancestor", older, newer],
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    return done.returncode == 0
+    command = ["git", "-C", str(repo), "merge-base", "--is-ancestor", older, newer]
+    return tool.run(command, check=False).status == 0
 
 
 def judge(oracle: Oracle, sha: str) -> Judgement:
@@ -239,19 +232,11 @@ def bisect_worktree(repo: Path, bad: str) -> Iterator[Path]:
         ab.git(repo, "worktree", "add", "--detach", str(worktree), bad)
         yield worktree
     finally:
-        subprocess.run(
-            ["git", "-C", str(repo), "worktree", "remove", "--force", str(worktree)],
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            check=False,
+        tool.run(
+            ["git", "-C", str(repo), "worktree", "remove", "--force", str(worktree)], check=False
         )
         shutil.rmtree(folder, ignore_errors=True)
-        subprocess.run(
-            ["git", "-C", str(repo), "worktree", "prune"],
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
+        tool.run(["git", "-C", str(repo), "worktree", "prune"], check=False)
 
 
 def step_environment() -> dict[str, str]:
@@ -275,29 +260,16 @@ def run_bisect(
     with bisect_worktree(repo, bad) as worktree:
         ab.git(worktree, "bisect", "start", bad, good)
         command = ["git", "-C", str(worktree), "bisect", "run", *step(worktree)]
-        lines: list[str] = []
+
+        def shown(line: str) -> None:
+            if line.startswith(("kernelwatch", "Bisecting:")):
+                show(line.rstrip("\n"))
+
         # A session of its own: on Ctrl-C (or any exception here) the whole group, git, the
         # step and its benchmark binaries, is ended before the worktree is removed.
-        process = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=step_environment(),
-            start_new_session=True,
-        )
-        try:
-            assert process.stdout is not None
-            for line in process.stdout:
-                lines.append(line)
-                if line.startswith(("kernelwatch", "Bisecting:")):
-                    show(line.rstrip("\n"))
-            status = process.wait()
-        finally:
-            if process.poll() is None:
-                _end_group(process)
-        log = "".join(lines)
+        done = tool.stream(command, shown, env=step_environment())
+        log, status = done.stdout, done.status
+        lines = log.splitlines(keepends=True)
         error = read_error(error_file)
         if error is not None:
             raise error
@@ -311,17 +283,6 @@ def run_bisect(
             f"git bisect run ended without a first bad commit (exit {status}): "
             f"{said[-1].strip() if said else 'no output'}"
         )
-
-
-def _end_group(process: subprocess.Popen[str]) -> None:
-    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 30)):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sig)
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 # What `git bisect run` sets for its command in a linked worktree (GIT_DIR=<its gitdir>):

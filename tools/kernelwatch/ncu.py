@@ -14,14 +14,13 @@ from __future__ import annotations
 import csv
 import io
 import math
-import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelwatch import runner
+from kernelwatch import runner, tool
 from kernelwatch.sass import find_tool
 
 # The fixed metric set (Hopper names; docs/running.md, "Explaining a regression").
@@ -282,13 +281,13 @@ def profile(ncu: str, target: Target, timeout: float) -> Profile:
         export = Path(tmp, "profile.ncu-rep")
         done = _run(command(ncu, target, export), timeout)
         said = done.stdout + "\n" + done.stderr
-        if "ERR_NVGPUCTRPERM" in said or "permission" in said.lower() and done.returncode != 0:
+        if "ERR_NVGPUCTRPERM" in said or "permission" in said.lower() and done.status != 0:
             raise NcuUnavailable(
                 "ncu is not permitted to read the GPU's performance counters here "
                 "(ERR_NVGPUCTRPERM: needs root or NVreg_RestrictProfilingToAdminUsers=0)"
             )
         if not export.is_file():
-            line = _last(said, "==ERROR==") or _last(said) or f"exit status {done.returncode}"
+            line = _last(said, "==ERROR==") or _last(said) or f"exit status {done.status}"
             raise RuntimeError(f"ncu wrote no report: {line}")
         raw = _run(
             [ncu, "--import", str(export), "--csv", "--page", "raw", "--print-units", "base"],
@@ -304,19 +303,12 @@ def profile(ncu: str, target: Target, timeout: float) -> Profile:
     )
 
 
-def _run(argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+def _run(argv: list[str], timeout: float) -> tool.Finished:
     try:
-        return subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=max(1.0, timeout),
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except OSError as exc:
-        raise NcuUnavailable(f"cannot run ncu: {exc.strerror or exc}") from None
-    except subprocess.TimeoutExpired:
+        return tool.run(argv, timeout=max(1.0, timeout), check=False)
+    except tool.ToolError as exc:
+        if exc.failure == "cannot-run":
+            raise NcuUnavailable(f"cannot run ncu: {exc.reason}") from None
         raise RuntimeError(f"ncu did not finish in {timeout:.0f} s (the budget)") from None
 
 

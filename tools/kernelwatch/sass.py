@@ -18,12 +18,12 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernelwatch import tool
 from kernelwatch.errors import InputError
 
 # Where the CUDA binary utilities are looked for, after $PATH: the toolkit, and the pip wheels
@@ -94,24 +94,14 @@ def opcode(instruction: str) -> str:
     return _PREDICATE.sub("", instruction).split(" ", 1)[0].split(".", 1)[0]
 
 
-def _run(tool: str, *args: str) -> str:
+def _run(program: str, *args: str) -> str:
+    what = f"{Path(program).name} {' '.join(args)}"
     try:
-        done = subprocess.run(
-            [tool, *args],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise InputError(f"{Path(tool).name} {' '.join(args)}: {exc}") from None
-    if done.returncode != 0:
-        said = [line for line in done.stderr.splitlines() if line.strip()]
-        raise InputError(
-            f"{Path(tool).name} {' '.join(args)} failed: {said[-1] if said else done.returncode}"
-        )
-    return done.stdout
+        return tool.run([program, *args], timeout=300).stdout
+    except tool.ToolError as exc:
+        if exc.failure != "status":
+            raise InputError(f"{what}: {exc.exception}") from None
+        raise InputError(f"{what} failed: {tool.last_line(exc.stderr) or exc.status}") from None
 
 
 def normalise(raw: Sequence[tuple[int | None, str]]) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ import json
 import math
 import re
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ import numpy as np
 from kernelwatch import nvbench
 from kernelwatch.errors import InputError
 from kernelwatch.files import strict_json
+from kernelwatch.names import registration, without_aggregate
 
 _orjson: Any
 try:  # optional speed-up: `pip install orjson` (or kernelwatch[fast])
@@ -142,7 +144,9 @@ def _parse(path: str | Path) -> Any:
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_JSON_START = re.compile(r'\s*(\{|\[\s*($|[\[{"\-0-9tfnNI\]])|"|-?[0-9]|true|false|null|NaN|-?Infinity)')
+_JSON_START = re.compile(
+    r'\s*(\{|\[\s*($|[\[{"\-0-9tfnNI\]])|"|-?[0-9]|true|false|null|NaN|-?Infinity)'
+)
 
 
 def _looks_like_json(text: str) -> bool:
@@ -180,8 +184,10 @@ def read_file(path: str, in_directory: bool = False) -> FileColumns | None:
     """Read and validate one result file. In a directory, a JSON object without a
     "benchmarks" key (a manifest, say) is not a result: None."""
     document = read_json(path)
-    if in_directory and isinstance(document, dict) and not isinstance(
-        document.get("benchmarks"), list
+    if (
+        in_directory
+        and isinstance(document, dict)
+        and not isinstance(document.get("benchmarks"), list)
     ):  # (a manifest's "benchmarks" is a count, a noise.json's an object)
         return None
     return read_document(path, document)
@@ -307,150 +313,191 @@ class _Reader:
 
     def _read_rows(self, context: dict[str, Any], rows: list[Any]) -> FileColumns:
         """Any file, row by row; the first invalid row (in file order) is the message."""
-        fail = self.fail
-        buckets: dict[str, list[int]] = {}  # iteration rows per benchmark, first-seen order
-        central: dict[str, tuple[int, int]] = {}  # (rank, row) of its median/mean aggregate
-        units: dict[str, Any] = {}
-        seen: set[tuple[str, Any]] = set()
-        errors: dict[str, str] = {}
-        skipped: dict[str, str] = {}
-        order: dict[str, None] = {}  # every benchmark, first-seen order
-
+        taken = _Taken(self.fail)
         for i, row in enumerate(rows):
-            if type(row) is not dict:
-                raise fail(f"benchmarks[{i}] is not an object")
-            name = row.get("name")
-            if type(name) is not str or not name:
-                raise fail(f"benchmarks[{i}] has no name")
-            run_type = row.get("run_type")
-            if run_type is None:
-                run_type = "aggregate" if "aggregate_name" in row else "iteration"
-            ident = row.get("run_name")
-            if type(ident) is not str or not ident:
-                ident = _old_identity(row, name, run_type)
-
-            if run_type == "aggregate":
-                aggregate = row.get("aggregate_name")
-                # Only a central value stands in for missing repetitions; stddev, cv, BigO, RMS
-                # and user statistics are not compared.
-                if ident in buckets or (aggregate != "median" and aggregate != "mean"):
-                    continue
-                if row.get("aggregate_unit", "time") != "time":
-                    continue
-            elif run_type != "iteration":
-                raise fail(f"{name}: unknown run_type {run_type!r}")
-            if ident not in order:
-                order[ident] = None
-
-            if row.get("error_occurred"):
-                errors.setdefault(ident, str(row.get("error_message") or "error occurred"))
-                continue
-            if row.get("skipped"):
-                skipped.setdefault(ident, str(row.get("skip_message") or "skipped"))
-                continue
-
-            if run_type == "iteration":
-                # A name registered twice repeats its repetition indices.
-                repetition = row.get("repetition_index")
-                if repetition is None:  # old files: count rows instead
-                    repetition = ("row", len(buckets.get(ident, ())))
-                    limit = row.get("repetitions", 1)
-                    if isinstance(limit, int) and repetition[1] >= limit:
-                        raise fail(f"duplicate benchmark name {ident!r}")
-                key = (ident, repetition)
-                if key in seen:
-                    raise fail(
-                        f"duplicate benchmark name {ident!r} (repetition {repetition} twice)"
-                    )
-                seen.add(key)
-                bucket = buckets.get(ident)
-                if bucket is None:
-                    buckets[ident] = [i]
-                else:
-                    bucket.append(i)
-            else:
-                key = (ident, aggregate)
-                if key in seen:
-                    raise fail(f"duplicate benchmark name {ident!r} ({aggregate} given twice)")
-                seen.add(key)
-                rank = 0 if aggregate == "median" else 1
-                best = central.get(ident)
-                if best is None or rank < best[0]:
-                    central[ident] = (rank, i)
-
-            unit = row.get("time_unit", "ns")
-            first_unit = units.setdefault(ident, unit)
-            if first_unit != unit:
-                if unit not in TIME_UNITS:
-                    raise fail(f"{ident}: unknown time_unit {unit!r}")
-                raise fail(
-                    f"{ident}: mismatched time units ({first_unit} and {unit}) in one benchmark"
-                )
-            real = row.get("real_time")
-            # `0 < x < inf` is False for NaN too; type() excludes bool and strings.
-            if not ((type(real) is float or type(real) is int) and 0 < real < _INF):
-                raise fail(
-                    f"{ident}: real_time is {_show(real)} (must be a positive finite number)"
-                )
-            cpu = row.get("cpu_time")
-            if cpu is not None and not (
-                (type(cpu) is float or type(cpu) is int) and 0 <= cpu < _INF
-            ):
-                raise fail(f"{ident}: cpu_time is {_show(cpu)} (must be a finite number >= 0)")
-
-        for ident, unit in units.items():
+            taken.take(i, row)
+        for ident, unit in taken.units.items():
             if unit not in TIME_UNITS:
-                raise fail(f"{ident}: unknown time_unit {unit!r}")
+                raise self.fail(f"{ident}: unknown time_unit {unit!r}")
+        return self._file_columns(context, rows, _Layout.of(taken))
 
-        names: list[str] = []
-        counts: list[int] = []
-        from_aggregates: list[bool] = []
-        scales: list[float] = []
-        value_rows: list[int] = []
-        for ident in order:
-            bucket = buckets.get(ident)
-            if bucket:
-                value_rows.extend(bucket)
-                counts.append(len(bucket))
-                from_aggregates.append(False)
-            elif ident in central:
-                value_rows.append(central[ident][1])
-                counts.append(1)
-                from_aggregates.append(True)
-            elif ident in errors or ident in skipped:
-                counts.append(0)
-                from_aggregates.append(False)
-            else:
-                continue
-            names.append(ident)
-            scales.append(TIME_UNITS[units.get(ident, "ns")])
-
-        value_rows_data = [rows[i] for i in value_rows]
+    def _file_columns(
+        self, context: dict[str, Any], rows: list[Any], layout: _Layout
+    ) -> FileColumns:
+        """The columns of the value rows that `layout` chose."""
+        value_rows = [rows[i] for i in layout.value_rows]
         firsts, offset, measured = [], 0, []
-        for name, count in zip(names, counts):
+        for name, count in zip(layout.names, layout.counts):
             if count:
-                firsts.append(value_rows_data[offset])
+                firsts.append(value_rows[offset])
                 measured.append(name)
             offset += count
         try:
-            columns, gaps = _columns(value_rows_data, firsts)
+            columns, gaps = _columns(value_rows, firsts)
         except OverflowError:  # an integer beyond the range of a double
-            raise fail("a time or counter is too large to be a number") from None
+            raise self.fail("a time or counter is too large to be a number") from None
         except MixedCounter as exc:
-            raise fail(str(exc)) from None
+            raise self.fail(str(exc)) from None
         return FileColumns(
             self.path,
             context,
-            names,
-            counts,
-            from_aggregates,
-            array("d", scales),
+            layout.names,
+            layout.counts,
+            layout.from_aggregates,
+            array("d", layout.scales),
             columns,
             gaps,
-            errors,
-            skipped,
+            layout.errors,
+            layout.skipped,
             labels=_labels(measured, firsts),
         )
+
+
+class _Taken:
+    """What the row-by-row pass keeps of each benchmark, row after row: its repetition rows,
+    else its central aggregate, else why it has no value (an error, a skip); each row checked
+    as it comes (`fail` words the message)."""
+
+    def __init__(self, fail: Callable[[str], InputError]) -> None:
+        self.fail = fail
+        self.buckets: dict[str, list[int]] = {}  # iteration rows per benchmark, first-seen order
+        self.central: dict[str, tuple[int, int]] = {}  # (rank, row) of its median/mean aggregate
+        self.units: dict[str, Any] = {}
+        self.seen: set[tuple[str, Any]] = set()
+        self.errors: dict[str, str] = {}
+        self.skipped: dict[str, str] = {}
+        self.order: dict[str, None] = {}  # every benchmark, first-seen order
+
+    def take(self, i: int, row: Any) -> None:
+        name, run_type, ident = self._identify(i, row)
+        if run_type == "aggregate" and not self._wanted_aggregate(ident, row):
+            return
+        if ident not in self.order:
+            self.order[ident] = None
+        if row.get("error_occurred"):
+            self.errors.setdefault(ident, str(row.get("error_message") or "error occurred"))
+            return
+        if row.get("skipped"):
+            self.skipped.setdefault(ident, str(row.get("skip_message") or "skipped"))
+            return
+        if run_type == "iteration":
+            self._repetition(i, ident, row)
+        else:
+            self._aggregate(i, ident, row.get("aggregate_name"))
+        self._check_unit(ident, row)
+        self._check_times(ident, row)
+
+    def _identify(self, i: int, row: Any) -> tuple[str, str, str]:
+        """The row's name, run_type (as old files imply it) and benchmark."""
+        if type(row) is not dict:
+            raise self.fail(f"benchmarks[{i}] is not an object")
+        name = row.get("name")
+        if type(name) is not str or not name:
+            raise self.fail(f"benchmarks[{i}] has no name")
+        run_type = row.get("run_type")
+        if run_type is None:
+            run_type = "aggregate" if "aggregate_name" in row else "iteration"
+        if run_type != "aggregate" and run_type != "iteration":
+            raise self.fail(f"{name}: unknown run_type {run_type!r}")
+        ident = row.get("run_name")
+        if type(ident) is not str or not ident:
+            # Files without run_name name their aggregate rows "<run>_<aggregate>".
+            aggregated = run_type == "aggregate"
+            ident = without_aggregate(name, row.get("aggregate_name")) if aggregated else name
+        return name, run_type, ident
+
+    def _wanted_aggregate(self, ident: str, row: dict[str, Any]) -> bool:
+        """Only a central value stands in for missing repetitions; stddev, cv, BigO, RMS and
+        user statistics are not compared."""
+        aggregate = row.get("aggregate_name")
+        if ident in self.buckets or (aggregate != "median" and aggregate != "mean"):
+            return False
+        return row.get("aggregate_unit", "time") == "time"
+
+    def _repetition(self, i: int, ident: str, row: dict[str, Any]) -> None:
+        # A name registered twice repeats its repetition indices.
+        repetition = row.get("repetition_index")
+        if repetition is None:  # old files: count rows instead
+            repetition = ("row", len(self.buckets.get(ident, ())))
+            limit = row.get("repetitions", 1)
+            if isinstance(limit, int) and repetition[1] >= limit:
+                raise self.fail(f"duplicate benchmark name {ident!r}")
+        key = (ident, repetition)
+        if key in self.seen:
+            raise self.fail(f"duplicate benchmark name {ident!r} (repetition {repetition} twice)")
+        self.seen.add(key)
+        bucket = self.buckets.get(ident)
+        if bucket is None:
+            self.buckets[ident] = [i]
+        else:
+            bucket.append(i)
+
+    def _aggregate(self, i: int, ident: str, aggregate: Any) -> None:
+        key = (ident, aggregate)
+        if key in self.seen:
+            raise self.fail(f"duplicate benchmark name {ident!r} ({aggregate} given twice)")
+        self.seen.add(key)
+        rank = 0 if aggregate == "median" else 1
+        best = self.central.get(ident)
+        if best is None or rank < best[0]:
+            self.central[ident] = (rank, i)
+
+    def _check_unit(self, ident: str, row: dict[str, Any]) -> None:
+        unit = row.get("time_unit", "ns")
+        first_unit = self.units.setdefault(ident, unit)
+        if first_unit != unit:
+            if unit not in TIME_UNITS:
+                raise self.fail(f"{ident}: unknown time_unit {unit!r}")
+            raise self.fail(
+                f"{ident}: mismatched time units ({first_unit} and {unit}) in one benchmark"
+            )
+
+    def _check_times(self, ident: str, row: dict[str, Any]) -> None:
+        real = row.get("real_time")
+        # `0 < x < inf` is False for NaN too; type() excludes bool and strings.
+        if not ((type(real) is float or type(real) is int) and 0 < real < _INF):
+            raise self.fail(
+                f"{ident}: real_time is {_show(real)} (must be a positive finite number)"
+            )
+        cpu = row.get("cpu_time")
+        if cpu is not None and not ((type(cpu) is float or type(cpu) is int) and 0 <= cpu < _INF):
+            raise self.fail(f"{ident}: cpu_time is {_show(cpu)} (must be a finite number >= 0)")
+
+
+@dataclass
+class _Layout:
+    """The benchmarks of a file in first-seen order, and which rows hold their values: the
+    repetitions, else the central aggregate (one value), else none (an error or a skip)."""
+
+    names: list[str] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+    from_aggregates: list[bool] = field(default_factory=list)
+    scales: list[float] = field(default_factory=list)
+    value_rows: list[int] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, taken: _Taken) -> _Layout:
+        layout = cls(errors=taken.errors, skipped=taken.skipped)
+        for ident in taken.order:
+            bucket = taken.buckets.get(ident)
+            if bucket:
+                layout.value_rows.extend(bucket)
+                layout.counts.append(len(bucket))
+                layout.from_aggregates.append(False)
+            elif ident in taken.central:
+                layout.value_rows.append(taken.central[ident][1])
+                layout.counts.append(1)
+                layout.from_aggregates.append(True)
+            elif ident in taken.errors or ident in taken.skipped:
+                layout.counts.append(0)
+                layout.from_aggregates.append(False)
+            else:
+                continue
+            layout.names.append(ident)
+            layout.scales.append(TIME_UNITS[taken.units.get(ident, "ns")])
+        return layout
 
 
 def _labels(names: list[str], firsts: list[dict[str, Any]]) -> dict[str, str]:
@@ -485,11 +532,11 @@ def _distinguish_registrations(rows: list[Any]) -> list[Any]:
             if renamed is None:
                 renamed = list(rows)
             name = row.get("name")
-            suffix = f"#{k + 1}"
+            numbered = registration(ident, k + 1)
             renamed[i] = {
                 **row,
-                "run_name": ident + suffix,
-                "name": name.replace(ident, ident + suffix, 1) if isinstance(name, str) else name,
+                "run_name": numbered,
+                "name": name.replace(ident, numbered, 1) if isinstance(name, str) else name,
             }
     return rows if renamed is None else renamed
 
@@ -516,14 +563,6 @@ def _repeated(benchmark: np.ndarray, repetitions: list[int]) -> bool:
         return True
     by_both = np.lexsort((repetition, benchmark))
     return bool(((np.diff(benchmark[by_both]) == 0) & (np.diff(repetition[by_both]) == 0)).any())
-
-
-def _old_identity(row: dict[str, Any], name: str, run_type: str) -> str:
-    # Files without run_name name their aggregate rows "<run>_<aggregate>".
-    suffix = f"_{row.get('aggregate_name')}"
-    if run_type == "aggregate" and name.endswith(suffix):
-        return name[: -len(suffix)]
-    return name
 
 
 def _columns(

@@ -23,6 +23,7 @@ from kernelwatch import noise as noises
 from kernelwatch.errors import InputError
 from kernelwatch.files import json_text, write_folder
 from kernelwatch.gbench import FileColumns, read_document, read_json
+from kernelwatch.names import without_aggregate
 from kernelwatch.provenance import slowed_on_purpose
 from kernelwatch.results import PROCESS_KEY, from_documents, gpu_model
 
@@ -189,9 +190,7 @@ def row_identity(row: Mapping[str, Any]) -> str:
         return run_name
     name = str(row.get("name"))
     aggregate = row.get("aggregate_name")
-    if aggregate and name.endswith(f"_{aggregate}"):
-        return name[: -len(aggregate) - 1]
-    return name
+    return without_aggregate(name, aggregate) if aggregate else name
 
 
 def groups(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:

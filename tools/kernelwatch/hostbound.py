@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kernelwatch.names import row_name
+
 COUNTER = "host_bound"
 
 
@@ -20,7 +22,7 @@ def from_baseline(documents: Iterable[Mapping[str, Any]]) -> set[str]:
     for document in documents:
         for row in document.get("benchmarks", []):
             if isinstance(row, dict) and row.get(COUNTER) == 1:
-                found.add(str(row.get("run_name") or row.get("name")))
+                found.add(row_name(row))
     return found
 
 

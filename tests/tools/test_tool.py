@@ -1,0 +1,67 @@
+"""tool.run and tool.stream: the one way kernelwatch runs an external program."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from kernelwatch import tool
+from kernelwatch.errors import InputError
+
+
+def python(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def test_output_and_status() -> None:
+    done = tool.run(python("import sys; print('out'); print('err', file=sys.stderr)"))
+    assert (done.status, done.stdout, done.stderr) == (0, "out\n", "err\n")
+    assert tool.run(python("raise SystemExit(3)"), check=False).status == 3
+
+
+def test_a_non_zero_exit_is_one_line_with_the_last_thing_said() -> None:
+    with pytest.raises(tool.ToolError) as caught:
+        tool.run(python("import sys; print('first\\nlast  ', file=sys.stderr); sys.exit(5)"))
+    error = caught.value
+    assert isinstance(error, InputError) and error.exit_status == 2
+    assert (error.failure, error.status, error.said) == ("status", 5, "last")
+    assert str(error).endswith("failed (exit status 5): last") and "\n" not in str(error)
+
+
+def test_a_missing_program() -> None:
+    with pytest.raises(tool.ToolError) as caught:
+        tool.run(["kernelwatch-test-no-such-program"])
+    assert caught.value.failure == "cannot-run" and caught.value.reason
+    assert str(caught.value).startswith("kernelwatch-test-no-such-program: cannot run: ")
+
+
+@pytest.mark.parametrize("tick", [None, lambda: None])
+def test_a_timeout_ends_the_program(tick) -> None:
+    with pytest.raises(tool.ToolError) as caught:
+        tool.run(python("import time; time.sleep(30)"), timeout=0.3, tick=tick, tick_seconds=0.1)
+    assert caught.value.failure == "timeout"
+    assert str(caught.value).endswith("did not finish in 0.3 s")
+
+
+def test_tick_while_it_runs() -> None:
+    ticks: list[int] = []
+    tool.run(python("import time; time.sleep(0.5)"), tick=lambda: ticks.append(1), tick_seconds=0.1)
+    assert ticks
+
+
+def test_log_takes_both_streams(tmp_path) -> None:
+    log = tmp_path / "log"
+    with log.open("w") as out:
+        done = tool.run(python("import sys; print('a'); print('b', file=sys.stderr)"), log=out)
+    assert done.stdout == "" and sorted(log.read_text().split()) == ["a", "b"]
+
+
+def test_stream_shows_each_line() -> None:
+    shown: list[str] = []
+    done = tool.stream(python("print('one'); print('two'); raise SystemExit(1)"), shown.append)
+    assert shown == ["one\n", "two\n"] and done.status == 1 and done.stdout == "one\ntwo\n"
+
+
+def test_last_line() -> None:
+    assert tool.last_line("a\n  b  \n\n") == "b" and tool.last_line("") == ""

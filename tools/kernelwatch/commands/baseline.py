@@ -12,10 +12,12 @@ from typing import Any
 
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch import baseline as baselines
+from kernelwatch import names
 from kernelwatch import noise as noises
 from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER, Settings, Verdict, compare
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_document, read_json
+from kernelwatch.names import short_commit
 from kernelwatch.render import summary_line
 from kernelwatch.results import from_documents, resolve_metric
 
@@ -181,7 +183,7 @@ def run_update(command: UpdateCommand) -> int:
     gpu = baselines.Entry(update.entry.slug, update.entry.directory, manifest).gpu
     print(
         f"baseline {update.entry.slug} ({gpu}): "
-        f"{taken} benchmark(s) from {', '.join(command.results)} (commit {_short(manifest['commit'])}, "
+        f"{taken} benchmark(s) from {', '.join(command.results)} (commit {short_commit(manifest['commit'])}, "
         f"{manifest['history'][-1]['repetitions']} repetitions); {manifest['benchmarks']} in all"
     )
     _print_moves(update, command)
@@ -203,7 +205,7 @@ def _print_moves(update: baselines.Update, command: UpdateCommand) -> None:
     if update.previous is None:
         print("new baseline: there was none for this GPU")
         return
-    old_commit = _short((update.previous.get("context") or {}).get("kernelwatch_git_commit"))
+    old_commit = short_commit((update.previous.get("context") or {}).get("kernelwatch_git_commit"))
     previous = update.previous
     if command.filter:
         names = set(baselines.groups(update.replaced["benchmarks"]))
@@ -233,11 +235,6 @@ def _print_moves(update: baselines.Update, command: UpdateCommand) -> None:
         print(f"  note: {warning}")
 
 
-def _short(commit: Any) -> str:
-    text = str(commit or "unknown")
-    return text[:12] + ("-dirty" if text.endswith("-dirty") and len(text) > 18 else "")
-
-
 def run_list(root: Path) -> int:
     found = baselines.entries(root)
     if not found:
@@ -251,7 +248,7 @@ def run_list(root: Path) -> int:
                 entry.slug,
                 entry.gpu,
                 str(m.get("benchmarks", "?")),
-                _short(m.get("commit")) if m else "(no manifest)",
+                short_commit(m.get("commit")) if m else "(no manifest)",
                 str(m.get("date") or "?"),
             )
         )
@@ -276,7 +273,7 @@ def run_show(name: str, every_noise: bool, root: Path) -> int:
         raise InputError(f"no baseline {slug}: {baselines.available_text(root)}")
     parsed = read_document(str(entry.result), read_json(entry.result))
     m = entry.manifest
-    families = collections.Counter(name.split("/", 1)[0] for name in parsed.names)
+    families = collections.Counter(names.family(name) for name in parsed.names)
     counts = [c for c in parsed.counts if c] or [0]
     lines = [
         f"baseline {entry.slug}  ({entry.directory})",
@@ -297,7 +294,7 @@ def run_show(name: str, every_noise: bool, root: Path) -> int:
         for record in history:
             scope = f"filter {record['filter']!r}" if record.get("filter") else "whole"
             lines.append(
-                f"    {record.get('updated', '?')}  commit {_short(record.get('commit'))}  "
+                f"    {record.get('updated', '?')}  commit {short_commit(record.get('commit'))}  "
                 f"{record.get('benchmarks', '?')} benchmarks ({scope})"
             )
     if not m:
@@ -339,7 +336,7 @@ def _noise_lines(entry: baselines.Entry, names: list[str], every: bool) -> list[
     for name, e in known.items():
         for level in ("noise", "card", "host"):
             if e.get(level) is not None:
-                by_family[name.split("/", 1)[0]][level].append(float(e[level]))
+                by_family[names.family(name)][level].append(float(e[level]))
     width = max(len(f) for f in by_family)
     for family, found in sorted(by_family.items()):
         parts = []

@@ -16,6 +16,7 @@ from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.compare import Settings
 from kernelwatch.files import check_writable, write_json_atomic
+from kernelwatch.names import short_commit
 from kernelwatch.render import format_value
 from kernelwatch.results import Metric, resolve_metric
 
@@ -203,10 +204,6 @@ def run_ingest(result: str, db: str | Path) -> int:
     return 0
 
 
-def _short(commit: Any) -> str:
-    return str(commit)[:12] if commit else "unknown"
-
-
 def _table(rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
@@ -229,7 +226,7 @@ def run_list(db_path: str | Path) -> int:
             (
                 str(run.id),
                 run.date,
-                _short(run.git_commit),
+                short_commit(run.git_commit),
                 run.gpu_slug or run.gpu_name or "(no GPU)",
                 str(run.benchmarks),
                 f"SLOWED ON PURPOSE: {run.slowed}" if run.slowed else "",
@@ -251,7 +248,7 @@ def run_show(benchmark: str, metric_name: str, gpu: str | None, db_path: str | P
         rows.append(
             (
                 point.run.date,
-                _short(point.run.git_commit),
+                short_commit(point.run.git_commit),
                 point.run.gpu_slug or "(no GPU)",
                 str(n),
                 format_value(median, metric),
@@ -361,7 +358,7 @@ def run_changes(command: ChangesCommand) -> int:
                 format_value(change.before, metric),
                 format_value(change.after, metric),
                 f"{change.p_value:.2g}",
-                _short(change.commit),
+                short_commit(change.commit),
             )
         )
     _table(rows, right=frozenset({4, 5, 6, 7}))

@@ -12,11 +12,11 @@ from typing import Any
 
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch import baseline as baselines
-from kernelwatch import names
 from kernelwatch import noise as noises
 from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER, Settings, Verdict, compare
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_document, read_json
+from kernelwatch.names import family as family_of
 from kernelwatch.names import short_commit
 from kernelwatch.render import summary_line
 from kernelwatch.results import from_documents, resolve_metric
@@ -273,7 +273,7 @@ def run_show(name: str, every_noise: bool, root: Path) -> int:
         raise InputError(f"no baseline {slug}: {baselines.available_text(root)}")
     parsed = read_document(str(entry.result), read_json(entry.result))
     m = entry.manifest
-    families = collections.Counter(names.family(name) for name in parsed.names)
+    families = collections.Counter(family_of(name) for name in parsed.names)
     counts = [c for c in parsed.counts if c] or [0]
     lines = [
         f"baseline {entry.slug}  ({entry.directory})",
@@ -336,7 +336,7 @@ def _noise_lines(entry: baselines.Entry, names: list[str], every: bool) -> list[
     for name, e in known.items():
         for level in ("noise", "card", "host"):
             if e.get(level) is not None:
-                by_family[names.family(name)][level].append(float(e[level]))
+                by_family[family_of(name)][level].append(float(e[level]))
     width = max(len(f) for f in by_family)
     for family, found in sorted(by_family.items()):
         parts = []

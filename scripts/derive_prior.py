@@ -6,7 +6,8 @@ print the table of measured spreads per level and family that docs/measurement.m
 
 Each file is one `kernelwatch run` (two processes or more) on one card of one host. The process
 level is the spread of each run's per-process medians; the host level, the spread of the runs'
-medians (the runs were made on different cards of different one-GPU hosts). Host-bound
+medians (the runs were made on different cards of different one-GPU hosts); the kind level, the
+spread of the runs' medians around the mean of their kind of card (kinds.py), pooled. Host-bound
 benchmarks are left out: they do not fail against another host whatever their spread.
 A constant is the 99th percentile of the spreads it must cover, rounded up: the relative part
 from benchmarks of 100 us or more, the absolute part from the shorter ones' excess over it.
@@ -19,6 +20,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from kernelwatch import kinds
 from kernelwatch import noise as noises
 from kernelwatch.compare import HOST_BOUND_COUNTER
 from kernelwatch.results import load
@@ -70,6 +72,11 @@ def main(paths: list[str]) -> int:
     names = sorted(set.intersection(*(set(r[0]) for r in runs)) - host_bound)
     process: list[tuple[float, float]] = []
     host: list[tuple[float, float]] = []
+    kind: list[tuple[float, float]] = []
+    medians_of_run = np.array([[r[0][n] for n in names] for r in runs])
+    kind_of_run = kinds.group(medians_of_run)
+    kinds_seen = int(kind_of_run.max()) + 1
+    kind_dof = len(runs) - kinds_seen
     by_family: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for name in names:
         medians = np.array([r[0][name] for r in runs])
@@ -82,20 +89,31 @@ def main(paths: list[str]) -> int:
         spread = float(np.std(medians, ddof=1) / np.mean(medians))
         host.append((time, spread))
         by_family[_family(name)]["host"].append(spread)
+        if kind_dof > 0:  # pooled around each kind's mean
+            logs = np.log(medians)
+            centred = logs - np.array([logs[kind_of_run == k].mean() for k in kind_of_run])
+            within_kind = float(np.sqrt(np.sum(centred**2) / kind_dof))
+            kind.append((time, within_kind))
+            by_family[_family(name)]["kind"].append(within_kind)
     print(
         f"{len(names)} benchmarks in all {len(paths)} runs ({len(host_bound)} host-bound left out)"
     )
-    for level, points in (("process", process), ("host", host)):
+    print(f"kinds of card: {kind_of_run.tolist()} (kinds.py), {kind_dof} degrees of freedom")
+    for level, points in (("process", process), ("kind", kind), ("host", host)):
+        if not points:
+            continue
         relative, absolute = _fit(points)
         print(f"{level:8s} p99: relative {relative:.4%}, absolute {absolute:.0f} ns")
-    print("\n| family | benchmarks | process: median | p99 | host: median | p99 |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print(
+        "\n| family | benchmarks | process: median | p99 | kind: median | p99 | host: median | p99 |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for family, levels in sorted(by_family.items()):
-        p, h = np.array(levels["process"]), np.array(levels["host"])
-        print(
-            f"| {family} | {len(h)} | {np.median(p):.3%} | {np.quantile(p, 0.99):.3%} | "
-            f"{np.median(h):.3%} | {np.quantile(h, 0.99):.3%} |"
-        )
+        cells = []
+        for level in ("process", "kind", "host"):
+            v = np.array(levels[level])
+            cells += [f"{np.median(v):.3%}", f"{np.quantile(v, 0.99):.3%}"] if len(v) else ["", ""]
+        print(f"| {family} | {len(levels['host'])} | " + " | ".join(cells) + " |")
     return 0
 
 

@@ -140,7 +140,12 @@ def process_noise(values: dict[str, float]) -> noises.LevelNoise:
     count = len(values)
     nan = np.full(count, np.nan)
     return noises.LevelNoise(
-        tuple(values), np.array(list(values.values())), np.ones(count, bool), nan, nan.copy()
+        tuple(values),
+        np.array(list(values.values())),
+        np.ones(count, bool),
+        nan,
+        nan.copy(),
+        nan.copy(),
     )
 
 

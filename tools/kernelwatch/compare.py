@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from kernelwatch import levels
+from kernelwatch import kinds, levels
 from kernelwatch import noise as noises
 from kernelwatch import stats
 from kernelwatch.config import ThresholdRule, threshold_for
@@ -211,14 +211,8 @@ def compare(
         baseline.context, contender.context, settings.allow_gpu_mismatch, metric.key
     )
     notes = list(baseline.notes) + list(contender.notes) + notes
-    own = noises.runs_of_card(baseline, levels.unit_of(contender.context).card)
-    if own is not None:
-        # Cards of one model differ by up to 4.7 % on some kernels (docs/measurement.md): a
-        # pooled baseline that holds a run on the contender's own card is compared by it.
-        baseline = own
-        notes.append(
-            "the baseline holds a run on this card: compared with that run (process level)"
-        )
+    against = _against(baseline, contender, notes)
+    baseline = against.baseline
     comparisons: list[Comparison] = []
     # Present on both sides, without errors or skips (nearly all): measured without more checks.
     flagged = (
@@ -254,7 +248,7 @@ def compare(
     if lacking:
         notes.append(f"{lacking} benchmark(s) have no {metric.key} on either side: not compared")
     comparisons += _measured_verdicts(
-        baseline, contender, measured, metric, settings, notes, stored_noise
+        against, contender, measured, metric, settings, notes, stored_noise
     )
     labels = {**baseline.labels, **contender.labels}
     if labels:
@@ -365,8 +359,68 @@ def _metric_values(
     return measured, lacking, one_sided
 
 
+@dataclass(frozen=True)
+class _Against:
+    """What a contender is judged by: `baseline`, the runs it is compared with; `crossing`, the
+    level between them; `pooled`, the result whose spreads apply (the whole baseline where
+    `baseline` is its runs on cards of the contender's kind); `units`, how many runs measured
+    that level's spread (1 + its degrees of freedom)."""
+
+    baseline: ResultSet
+    crossing: levels.Crossing
+    pooled: ResultSet
+    units: int
+
+
+def _against(baseline: ResultSet, contender: ResultSet, notes: list[str]) -> _Against:
+    """The runs of a pooled baseline on the contender's own card (process level); else those on
+    cards of its kind (kinds.py), held to the spread between cards of one kind; else all."""
+    units = levels.units_of(baseline.context)
+    own = noises.runs_of_card(baseline, levels.unit_of(contender.context).card)
+    if own is not None:
+        # Cards of one model differ by up to 4.9 % on some kernels (docs/measurement.md): a
+        # pooled baseline that holds a run on the contender's own card is compared by it.
+        notes.append(
+            "the baseline holds a run on this card: compared with that run (process level)"
+        )
+        return _Against(own, levels.crossing(own.context, contender.context), own, 1)
+    crossing = levels.crossing(baseline.context, contender.context)
+    wide = _Against(baseline, crossing, baseline, _units_at(crossing.level, units))
+    found = noises.kind_of(baseline, contender) if crossing.level is Level.HOST else None
+    if found is None:
+        return wide
+    if found.kind is None:
+        notes.append(
+            f"this card is of none of the baseline's {found.kinds} kind(s) of card (shape "
+            f"distance {found.distance:.2%} from the nearest; one kind within "
+            f"{kinds.KIND_DISTANCE:.2%}): held to the spread between all its hosts"
+        )
+        return wide
+    mine = noises.runs_of(baseline, found.runs) or baseline
+    if int((mine.counts > 0).sum()) < int((baseline.counts > 0).sum()):
+        notes.append(
+            "this card is of a kind the baseline holds, but its runs on that kind lack "
+            "benchmarks the others have: held to the spread between all its hosts"
+        )
+        return wide
+    notes.append(
+        f"this card is of a kind the baseline holds (shape distance {found.distance:.2%}, "
+        f"within {kinds.KIND_DISTANCE:.2%}): compared with its {len(found.runs)} run(s) on "
+        "cards of that kind, held to the spread between cards of one kind (kinds.py)"
+    )
+    kind = levels.Crossing(
+        Level.KIND, "another host, a card of the same kind", crossing.other_config
+    )
+    return _Against(mine, kind, baseline, len(units) - found.kinds + 1)
+
+
+def _units_at(level: Level, units: tuple[levels.Unit, ...]) -> int:
+    """The distinct cards (hosts at the host level) a level's spread was measured over."""
+    return len({u.host if level is Level.HOST else u.card for u in units})
+
+
 def _measured_verdicts(
-    baseline: ResultSet,
+    against: _Against,
     contender: ResultSet,
     measured: _Measured,
     metric: Metric,
@@ -376,6 +430,7 @@ def _measured_verdicts(
 ) -> list[Comparison]:
     if not measured.names:
         return []
+    baseline, crossing = against.baseline, against.crossing
     b, c = measured.b, measured.c
     n, m = baseline.counts[b], contender.counts[c]
     ps = stats.pair_statistics_columns(
@@ -398,9 +453,8 @@ def _measured_verdicts(
         )
     else:
         threshold = np.full(len(b), settings.threshold)
-    crossing = levels.crossing(baseline.context, contender.context)
     b_processes, c_processes = _processes(baseline, b), _processes(contender, c)
-    spread = _noise(baseline, contender, measured, metric, stored_noise, crossing, notes)
+    spread = _noise(against, contender, measured, metric, stored_noise, notes)
     floor = settings.noise_multiplier * spread.noise
     limit = np.maximum(threshold, floor)
     b_agg, c_agg = baseline.from_aggregates[b].tolist(), contender.from_aggregates[c].tolist()
@@ -678,12 +732,11 @@ class _Spread:
 
 
 def _noise(
-    baseline: ResultSet,
+    against: _Against,
     contender: ResultSet,
     measured: _Measured,
     metric: Metric,
     stored_noise: noises.LevelNoise | None,
-    crossing: levels.Crossing,
     notes: list[str],
 ) -> _Spread:
     """Each benchmark's relative spread at the level the comparison crosses: the baseline's
@@ -691,7 +744,11 @@ def _noise(
     computed from its values (noise.py); where the level was never measured, the prior; at
     least the spread of the contender's own per-process medians, so a disturbed process of
     the judged run widens its limit instead of raising an alarm."""
-    spreads = noises.measure(baseline, metric, measured.b).levels()
+    baseline, crossing = against.baseline, against.crossing
+    if against.pooled is baseline:
+        spreads = noises.measure(baseline, metric, measured.b).levels()
+    else:  # the spread within kinds comes from every kind the pooled baseline holds
+        spreads = noises.measure(against.pooled, metric).levels().take(measured.names)
     if stored_noise is not None and metric.key == noises.TIME.key:
         kept = stored_noise.take(measured.names)
         found = np.isfinite(kept.process)
@@ -701,6 +758,7 @@ def _noise(
             np.where(found, kept.process_measured, spreads.process_measured),
             np.where(found, kept.card, spreads.card),
             np.where(found, kept.host, spreads.host),
+            np.where(found & np.isfinite(kept.kind), kept.kind, spreads.kind),
         )
         notes.append(
             f"noise: the baseline's stored noise for {int(found.sum())} of "
@@ -711,20 +769,25 @@ def _noise(
     at = spreads.at(level)
     gpu = gpu_model(baseline.context) is not None
     prior = levels.prior(level, _durations(baseline, measured), gpu=gpu)
-    units = levels.units_of(baseline.context)
-    at_level = len({u.host if level is Level.HOST else u.card for u in units})
+    units = levels.units_of(against.pooled.context)
+    at_level = against.units
     if level is not Level.PROCESS and np.isfinite(at).any():
         factor = levels.upper_bound_factor(at_level)
         at = at * factor
         few = at_level < levels.MIN_UNITS
         if few:
             at = np.fmax(at, prior)
+        measured_from = (
+            f"{len(units)} runs in kinds of card ({at_level - 1} degree(s) of freedom)"
+            if level is Level.KIND
+            else f"{at_level} {level.label}s"
+        )
         notes.append(
-            f"the {level.label}-level spread, measured from {at_level} {level.label}s, is taken "
+            f"the {level.label}-level spread, measured from {measured_from}, is taken "
             f"at its upper {levels.UPPER_BOUND_CONFIDENCE:.0%} confidence bound (x{factor:.2f})"
             + (f"; with fewer than {levels.MIN_UNITS}, at least the prior" if few else "")
         )
-    if level is Level.HOST and crossing.other_config:
+    if level >= Level.KIND and crossing.other_config:
         at = np.fmax(at, prior)  # measured between hosts, but never on one configured so
         notes.append(
             "this host is configured unlike every host of the baseline (docs/results.md, "

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from kernelwatch import levels
+from kernelwatch import kinds, levels
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
 from kernelwatch.levels import Level
@@ -68,6 +68,10 @@ class Noise:
     host: np.ndarray | None = None
     cards: int = 1  # runs on distinct cards / hosts the pooled result holds
     hosts: int = 1
+    # Within kinds of card (kinds.py): the spread of the run medians around their kind's mean,
+    # pooled over kinds; `kind_units`: 1 + its degrees of freedom (runs - kinds).
+    kind: np.ndarray | None = None
+    kind_units: int = 0
 
     def as_dict(self) -> dict[str, float]:
         return dict(zip(self.names, self.noise.tolist()))
@@ -81,6 +85,7 @@ class Noise:
             np.isfinite(self.between),
             self.card if self.card is not None else nan,
             self.host if self.host is not None else nan.copy(),
+            self.kind if self.kind is not None else nan.copy(),
         )
 
 
@@ -96,6 +101,7 @@ class LevelNoise:
     process_measured: np.ndarray
     card: np.ndarray
     host: np.ndarray
+    kind: np.ndarray
 
     def take(self, names: Sequence[str]) -> LevelNoise:
         """Aligned with `names`; NaN (not measured) for a name it does not hold."""
@@ -114,14 +120,17 @@ class LevelNoise:
             pick(self.process_measured, False),
             pick(self.card, np.nan),
             pick(self.host, np.nan),
+            pick(self.kind, np.nan),
         )
 
     def at(self, level: Level) -> np.ndarray:
         """The measured spread at `level`, at least the narrower levels'; NaN where the level
         (or, for the process level, the spread between processes) was not measured."""
         out = np.where(self.process_measured, self.process, np.nan)
-        if level >= Level.CARD:
+        if level is Level.CARD:
             out = np.where(np.isfinite(self.card), np.fmax(self.card, self.process), np.nan)
+        if level is Level.KIND:  # measured between hosts whose cards are of one kind
+            out = np.where(np.isfinite(self.kind), np.fmax(self.kind, self.process), np.nan)
         if level >= Level.HOST:
             wider = np.fmax(self.host, np.fmax(self.card, self.process))
             out = np.where(np.isfinite(self.host), wider, np.nan)
@@ -171,9 +180,10 @@ def measure(
     if units is None:
         return Noise(names, noise, between, within, counter, group, process_count, counts)
     row_unit = units[0][processes]
+    grouped = kinds.of_runs(result, units[0])
     with np.errstate(invalid="ignore", divide="ignore"):
-        between, within, card, host = _level_spreads(
-            own_values, owner, processes, row_unit, units, median
+        between, within, card, host, kind = _level_spreads(
+            own_values, owner, processes, row_unit, units, median, grouped.of_run
         )
     own = np.nan_to_num(np.fmax(np.fmax(between, within), counter), nan=0.0)
     group = _group_medians(names, own) if pool else nan.copy()
@@ -181,6 +191,7 @@ def measure(
     if pool:  # siblings guard the wider levels too: two cards give each estimate one degree
         card = np.where(np.isfinite(card), np.fmax(card, _group_medians(names, card)), np.nan)
         host = np.where(np.isfinite(host), np.fmax(host, _group_medians(names, host)), np.nan)
+        kind = np.where(np.isfinite(kind), np.fmax(kind, _group_medians(names, kind)), np.nan)
     _, unit_cards, unit_hosts = units
     return Noise(
         names,
@@ -195,6 +206,8 @@ def measure(
         host,
         len(set(unit_cards)),
         len(set(unit_hosts)),
+        kind,
+        len(unit_hosts) - grouped.count + 1,
     )
 
 
@@ -224,21 +237,36 @@ def _row_units(result: ResultSet) -> tuple[np.ndarray, list[str], list[str]] | N
     )
 
 
+def kind_of(baseline: ResultSet, contender: ResultSet) -> kinds.Match | None:
+    """The contender card's kind among a pooled baseline's runs (kinds.py); None for a result
+    of one run, or too few shared benchmarks."""
+    units = _row_units(baseline)
+    if units is None:
+        return None
+    return kinds.match(kinds.of_runs(baseline, units[0]), contender)
+
+
+def runs_of(result: ResultSet, runs: Sequence[int]) -> ResultSet | None:
+    """A pooled result cut down to the runs `runs` (indices into levels.RUNS_KEY): their
+    processes' rows, and only those runs in its context; None when that is all of them."""
+    units = _row_units(result)
+    listed = result.context.get(levels.RUNS_KEY)
+    if units is None or not isinstance(listed, list) or len(set(runs)) == len(listed):
+        return None
+    keep = np.isin(units[0][result.processes], list(runs))
+    context = {**result.context, levels.RUNS_KEY: [listed[u] for u in sorted(set(runs))]}
+    return result.subset(keep, context)
+
+
 def runs_of_card(result: ResultSet, card: str | None) -> ResultSet | None:
     """A pooled result cut down to its runs on `card` (the rows of their processes, and only
     those runs listed in its context); None when it holds no run on that card, or only such
     runs (nothing to cut)."""
     units = _row_units(result)
-    runs = result.context.get(levels.RUNS_KEY)
-    if card is None or units is None or not isinstance(runs, list):
+    if card is None or units is None:
         return None
-    unit_of_process, cards, _ = units
-    mine = [u for u, c in enumerate(cards) if c == card]
-    if not mine or len(mine) == len(cards):
-        return None
-    keep = np.isin(unit_of_process[result.processes], mine)
-    context = {**result.context, levels.RUNS_KEY: [runs[u] for u in mine]}
-    return result.subset(keep, context)
+    mine = [u for u, c in enumerate(units[1]) if c == card]
+    return runs_of(result, mine) if mine else None
 
 
 def _level_spreads(
@@ -248,11 +276,13 @@ def _level_spreads(
     row_unit: np.ndarray,
     units: tuple[np.ndarray, list[str], list[str]],
     median: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    kind_of_unit: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per benchmark, relative to its median: the spread between processes of one run pooled
     over the runs; the robust CV of the repetitions inside a run (the median over runs); the
     spread between the runs on the cards of one host (pooled over hosts); between hosts (of
-    each host's mean run median). NaN where the pooled result has no such pairs."""
+    each host's mean run median); between the runs of one kind of card (kinds.py), pooled over
+    kinds. NaN where the pooled result has no such pairs."""
     size = len(median)
     _, _, hosts = units
     host_ids = np.unique(np.array(hosts), return_inverse=True)[1].reshape(-1)
@@ -300,7 +330,8 @@ def _level_spreads(
     host_mean = np.bincount(host_cell, weights=run_median) / np.bincount(host_cell)
     host_owner = host_keys // stride
     host = pooled_sd(host_mean, host_owner * stride) / median
-    return between, within, card, host
+    kind = pooled_sd(run_median, run_owner * stride + kind_of_unit[run_unit]) / median
+    return between, within, card, host, kind
 
 
 def between_processes(
@@ -386,6 +417,7 @@ def noise_document(
     again (a partial update), kept as they were."""
     card = noise.card if noise.card is not None else np.full(len(noise.names), np.nan)
     host = noise.host if noise.host is not None else np.full(len(noise.names), np.nan)
+    kind = noise.kind if noise.kind is not None else np.full(len(noise.names), np.nan)
     benchmarks: dict[str, Any] = {}
     for i, name in enumerate(noise.names):
         benchmarks[name] = {
@@ -396,6 +428,7 @@ def noise_document(
             "group": _round(noise.group[i]),
             "card": _round(card[i]),
             "host": _round(host[i]),
+            "kind": _round(kind[i]),
             "processes": int(noise.processes[i]),
             "repetitions": int(noise.repetitions[i]),
         }
@@ -407,10 +440,12 @@ def noise_document(
         "updated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "cards": noise.cards,
         "hosts": noise.hosts,
+        "kind_units": noise.kind_units,
         "method": "noise (process level): largest of: standard deviation of per-process medians "
         "/ median (pooled over the runs); robust CV of the repetitions; noise counter / 3.92; "
         "median of its group. card: standard deviation of the run medians of the cards of one "
-        "host; host: of the hosts' mean run medians; each at least its group's median; null "
+        "host; host: of the hosts' mean run medians; kind: of the run medians around their kind of "
+        "card's mean (kinds.py), pooled over kinds; each at least its group's median; null "
         "where not measured (docs/measurement.md)",
         "benchmarks": dict(sorted(benchmarks.items())),
     }
@@ -431,7 +466,7 @@ def read_noise_file(path: Path) -> dict[str, Any]:
     for name, entry in entries.items():
         if not isinstance(entry, dict):
             raise InputError(f"{path}: {name}: not an object")
-        for key in ("noise", "card", "host"):
+        for key in ("noise", "card", "host", "kind"):
             value = entry.get(key)
             if key != "noise" and value is None:
                 continue
@@ -455,7 +490,9 @@ def levels_from_file(data: Mapping[str, Any]) -> LevelNoise:
     # an older tool) is taken at its word: measured.
     processes = np.array([entries[n].get("processes") or 0 for n in names])
     measured = (processes != 1) | np.isfinite(column("between_processes"))
-    return LevelNoise(names, column("noise"), measured, column("card"), column("host"))
+    return LevelNoise(
+        names, column("noise"), measured, column("card"), column("host"), column("kind")
+    )
 
 
 def stored(path: Path, context: Mapping[str, Any]) -> tuple[LevelNoise | None, str | None]:

@@ -1,0 +1,155 @@
+"""Kinds of card: cards of one GPU model that time alike, told apart by their measurements.
+
+H200 cards come in kinds that no context key tells apart (same name, clocks, memory, driver,
+link). Measured over the suite's 312 benchmarks that do not touch the host, on seven cards
+(docs/measurement.md, "Kinds of card"): within a kind two cards differ by a median 0.04-0.10 %
+per benchmark; across kinds by 0.6-1.0 %, up to 4.9 % on some benchmarks (double strides
+faster, offset copies slower), the same pattern on every card of the other kind. Held to the
+spread of its own kind, a card is judged 5-10x more sharply than against every card of the
+model.
+
+The distance between two runs is their *shape* distance: the median over benchmarks of
+|r - median(r)| with r = log(time ratio). Removing the median makes it blind to a change
+that moves every benchmark alike (an injected 2 % everywhere, a new driver), and the median
+makes it blind to a change of fewer than half of the benchmarks: a regression does not move a
+card to another kind. A change of about half of them can: then no kind matches and the
+comparison falls back to the spread between all hosts, which is wider, never narrower.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernelwatch import hostbound
+from kernelwatch.results import ResultSet
+
+# Within a kind the largest shape distance measured was 0.10 % (GPU-5d8b3240 against
+# GPU-e6875044), 0.24 % for a run slowed 2 % by injection; across kinds the smallest was
+# 0.58 %. The boundary sits between them.
+KIND_DISTANCE = 0.0035
+# Fewer shared benchmarks say too little about a card's pattern.
+MIN_SHARED = 20
+
+
+def shape_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """The median of |r - median(r)|, r = log(a / b) over the benchmarks both have; NaN with
+    fewer than MIN_SHARED of them."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.log(np.asarray(a, dtype=float) / np.asarray(b, dtype=float))
+    r = r[np.isfinite(r)]
+    if len(r) < MIN_SHARED:
+        return float("nan")
+    return float(np.median(np.abs(r - np.median(r))))
+
+
+def group(medians: np.ndarray) -> np.ndarray:
+    """A kind id per run (rows of `medians`: runs x benchmarks): runs closer than
+    KIND_DISTANCE are of one kind, and so is whatever is close to either (single linkage)."""
+    count = len(medians)
+    parent = list(range(count))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i in range(count):
+        for j in range(i + 1, count):
+            if shape_distance(medians[i], medians[j]) <= KIND_DISTANCE:
+                parent[root(j)] = root(i)
+    roots = [root(i) for i in range(count)]
+    return np.unique(roots, return_inverse=True)[1].reshape(-1)
+
+
+def _medians(result: ResultSet, names: list[str], processes: np.ndarray | None) -> np.ndarray:
+    """Each name's median time over the rows of `processes` (all rows when None); NaN where
+    there is none."""
+    column = result.columns.get("real_time")
+    out = np.full(len(names), np.nan)
+    if column is None:
+        return out
+    for i, name in enumerate(names):
+        k = result.index.get(name)
+        if k is None:
+            continue
+        rows = slice(result.starts[k], result.starts[k] + result.counts[k])
+        values = column[rows]
+        if processes is not None:
+            values = values[np.isin(result.processes[rows], processes)]
+        values = values[np.isfinite(values)]
+        if len(values):
+            out[i] = float(np.median(values))
+    return out
+
+
+@dataclass(frozen=True)
+class Kinds:
+    """The kinds of a pooled result's runs: `of_run[u]` for run u (levels.RUNS_KEY order)."""
+
+    of_run: np.ndarray
+    medians: np.ndarray  # runs x names
+    names: list[str]
+
+    @property
+    def count(self) -> int:
+        return int(self.of_run.max()) + 1 if len(self.of_run) else 0
+
+
+def of_runs(result: ResultSet, unit_of_process: np.ndarray) -> Kinds:
+    """Group a pooled result's runs into kinds from their medians of the benchmarks that do
+    not touch the host (a host-bound time says as much about the host as about the card)."""
+    host_bound = set(hostbound.select(result.names, [], [_document(result)]))
+    names = [n for n in result.names if n not in host_bound]
+    runs = int(unit_of_process.max()) + 1 if len(unit_of_process) else 0
+    medians = np.array(
+        [_medians(result, names, np.flatnonzero(unit_of_process == u)) for u in range(runs)]
+    ).reshape(runs, len(names))
+    return Kinds(group(medians), medians, names)
+
+
+def _document(result: ResultSet) -> dict[str, object]:
+    """The rows that carry host_bound, as hostbound.from_baseline reads them."""
+    column = result.columns.get(hostbound.COUNTER)
+    if column is None:
+        return {"benchmarks": []}
+    rows = []
+    for k, name in enumerate(result.names):
+        span = column[result.starts[k] : result.starts[k] + result.counts[k]]
+        if (np.nan_to_num(span) == 1).any():
+            rows.append({"name": name, hostbound.COUNTER: 1})
+    return {"benchmarks": rows}
+
+
+@dataclass(frozen=True)
+class Match:
+    """The kind of the baseline's runs a contender's card is of: `runs` its runs (indices
+    into levels.RUNS_KEY), `distance` the contender's shape distance from their mean;
+    `kind` None when no kind is within KIND_DISTANCE (`distance`: the nearest one's)."""
+
+    kind: int | None
+    runs: tuple[int, ...]
+    distance: float
+    kinds: int
+
+
+def match(kinds: Kinds, contender: ResultSet) -> Match | None:
+    """The contender's kind among the baseline's; None when nothing can be said (no shared
+    benchmarks enough)."""
+    mine = _medians(contender, kinds.names, None)
+    best: tuple[float, int] | None = None
+    for kind in range(kinds.count):
+        members = kinds.medians[kinds.of_run == kind]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = np.exp(np.nanmean(np.log(members), axis=0))
+        distance = shape_distance(mine, mean)
+        if np.isfinite(distance) and (best is None or distance < best[0]):
+            best = (distance, kind)
+    if best is None:
+        return None
+    distance, kind = best
+    if distance > KIND_DISTANCE:
+        return Match(None, (), distance, kinds.count)
+    runs = tuple(int(u) for u in np.flatnonzero(kinds.of_run == kind))
+    return Match(kind, runs, distance, kinds.count)

@@ -376,6 +376,9 @@ def _against(baseline: ResultSet, contender: ResultSet, notes: list[str]) -> _Ag
     """The runs of a pooled baseline on the contender's own card (process level); else those on
     cards of its kind (kinds.py), held to the spread between cards of one kind; else all."""
     units = levels.units_of(baseline.context)
+    if len(levels.units_of(contender.context)) > 1:  # a pooled contender is not one card
+        crossing = levels.crossing(baseline.context, contender.context)
+        return _Against(baseline, crossing, baseline, _units_at(crossing.level, units))
     own = noises.runs_of_card(baseline, levels.unit_of(contender.context).card)
     if own is not None:
         # Cards of one model differ by up to 4.9 % on some kernels (docs/measurement.md): a

@@ -20,9 +20,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from kernelwatch import kinds
+from kernelwatch import hostbound, kinds
 from kernelwatch import noise as noises
-from kernelwatch.compare import HOST_BOUND_COUNTER
 from kernelwatch.results import load
 
 LONG_NS = 100_000.0
@@ -33,7 +32,7 @@ def _medians(path: str) -> tuple[dict[str, float], dict[str, float], set[str]]:
     result = load(path)
     measured = noises.measure(result, pool=False)
     times = result.columns["real_time"]
-    flags = result.columns.get(HOST_BOUND_COUNTER)
+    flags = result.columns.get(hostbound.COUNTER)
     medians, spreads, host_bound = {}, {}, set()
     for k, name in enumerate(result.names):
         rows = slice(result.starts[k], result.starts[k] + result.counts[k])

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from kernelwatch import kinds, levels
+from kernelwatch import hostbound, kinds, levels
 from kernelwatch import noise as noises
 from kernelwatch import stats
 from kernelwatch.config import ThresholdRule, threshold_for
@@ -80,7 +80,6 @@ DEFAULT_THRESHOLD = 0.01
 DEFAULT_NOISE_MULTIPLIER = 2.0
 DEFAULT_ALPHA = 0.05
 # The counter a host-bound benchmark's rows carry (the harness's `kw::host_bound`).
-HOST_BOUND_COUNTER = "host_bound"
 # Sensitivity is the slowdown caught with 90 % probability: the one-sided normal quantile.
 _Z_POWER = 1.2815515655446004
 # With too few repetitions there is no test: a change past the limit is shown as an unverified
@@ -376,9 +375,10 @@ def _against(baseline: ResultSet, contender: ResultSet, notes: list[str]) -> _Ag
     """The runs of a pooled baseline on the contender's own card (process level); else those on
     cards of its kind (kinds.py), held to the spread between cards of one kind; else all."""
     units = levels.units_of(baseline.context)
+    crossing = levels.crossing(baseline.context, contender.context)
+    wide = _Against(baseline, crossing, baseline, _units_at(crossing.level, units))
     if len(levels.units_of(contender.context)) > 1:  # a pooled contender is not one card
-        crossing = levels.crossing(baseline.context, contender.context)
-        return _Against(baseline, crossing, baseline, _units_at(crossing.level, units))
+        return wide
     own = noises.runs_of_card(baseline, levels.unit_of(contender.context).card)
     if own is not None:
         # Cards of one model differ by up to 4.9 % on some kernels (docs/measurement.md): a
@@ -387,8 +387,6 @@ def _against(baseline: ResultSet, contender: ResultSet, notes: list[str]) -> _Ag
             "the baseline holds a run on this card: compared with that run (process level)"
         )
         return _Against(own, levels.crossing(own.context, contender.context), own, 1)
-    crossing = levels.crossing(baseline.context, contender.context)
-    wide = _Against(baseline, crossing, baseline, _units_at(crossing.level, units))
     found = noises.kind_of(baseline, contender) if crossing.level is Level.HOST else None
     if found is None:
         return wide
@@ -483,7 +481,7 @@ def _measured_verdicts(
         confidence=settings.confidence,
     )
     sensitivity = _sensitivity(limit, spread, crossing.level, b_processes, c_processes)
-    host_bound = _host_bound(baseline, b) | _host_bound(contender, c)
+    host_bound = hostbound.in_result(baseline, b) | hostbound.in_result(contender, c)
     lenient = host_bound & (not crossing.same_host)
     if lenient.any():
         notes.append(
@@ -535,16 +533,6 @@ def _measured_verdicts(
             )
         )
     return out
-
-
-def _host_bound(result: ResultSet, k: np.ndarray) -> np.ndarray:
-    """Benchmarks (indices k) any of whose rows carry host_bound = 1."""
-    column = result.columns.get(HOST_BOUND_COUNTER)
-    if column is None or not len(k):
-        return np.zeros(len(k), dtype=bool)
-    flagged = np.nan_to_num(column) == 1
-    cumulative = np.concatenate([[0], np.cumsum(flagged)])
-    return (cumulative[result.starts[k] + result.counts[k]] - cumulative[result.starts[k]]) > 0
 
 
 def _sensitivity(

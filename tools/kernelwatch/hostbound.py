@@ -11,7 +11,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from kernelwatch.names import row_name
+from kernelwatch.results import ResultSet
 
 COUNTER = "host_bound"
 
@@ -34,3 +37,13 @@ def select(
     """The host-bound ones among `names`, in their order."""
     counted = from_baseline(baseline_documents)
     return [n for n in names if n in counted or any(p.search(n) for p in patterns)]
+
+
+def in_result(result: ResultSet, k: np.ndarray) -> np.ndarray:
+    """Which of the benchmarks `k` (indices into result) have a row with host_bound = 1."""
+    column = result.columns.get(COUNTER)
+    if column is None or not len(k):
+        return np.zeros(len(k), dtype=bool)
+    flagged = np.nan_to_num(column) == 1
+    cumulative = np.concatenate([[0], np.cumsum(flagged)])
+    return (cumulative[result.starts[k] + result.counts[k]] - cumulative[result.starts[k]]) > 0

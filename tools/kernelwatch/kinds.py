@@ -1,8 +1,8 @@
 """Kinds of card: cards of one GPU model that time alike, told apart by their measurements.
 
 H200 cards come in kinds that no context key tells apart (same name, clocks, memory, driver,
-link). Measured over the suite's 312 benchmarks that do not touch the host, on seven cards
-(docs/measurement.md, "Kinds of card"): within a kind two cards differ by a median 0.04-0.10 %
+link). Measured over the suite's 312 benchmarks that do not touch the host, on five cards
+and two more slowed by injection (docs/measurement.md, "Kinds of card"): within a kind two cards differ by a median 0.04-0.10 %
 per benchmark; across kinds by 0.6-1.0 %, up to 4.9 % on some benchmarks (double strides
 faster, offset copies slower), the same pattern on every card of the other kind. Held to the
 spread of its own kind, a card is judged 5-10x more sharply than against every card of the
@@ -100,26 +100,13 @@ class Kinds:
 def of_runs(result: ResultSet, unit_of_process: np.ndarray) -> Kinds:
     """Group a pooled result's runs into kinds from their medians of the benchmarks that do
     not touch the host (a host-bound time says as much about the host as about the card)."""
-    host_bound = set(hostbound.select(result.names, [], [_document(result)]))
-    names = [n for n in result.names if n not in host_bound]
+    host_bound = hostbound.in_result(result, np.arange(len(result.names)))
+    names = [n for n, bound in zip(result.names, host_bound.tolist()) if not bound]
     runs = int(unit_of_process.max()) + 1 if len(unit_of_process) else 0
     medians = np.array(
         [_medians(result, names, np.flatnonzero(unit_of_process == u)) for u in range(runs)]
     ).reshape(runs, len(names))
     return Kinds(group(medians), medians, names)
-
-
-def _document(result: ResultSet) -> dict[str, object]:
-    """The rows that carry host_bound, as hostbound.from_baseline reads them."""
-    column = result.columns.get(hostbound.COUNTER)
-    if column is None:
-        return {"benchmarks": []}
-    rows = []
-    for k, name in enumerate(result.names):
-        span = column[result.starts[k] : result.starts[k] + result.counts[k]]
-        if (np.nan_to_num(span) == 1).any():
-            rows.append({"name": name, hostbound.COUNTER: 1})
-    return {"benchmarks": rows}
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kernelwatch import tool
 from kernelwatch.errors import InputError
+from kernelwatch.runner.merging import claim
 from kernelwatch.runner.settings import Job
 
 # This project's binaries: BUILD/bench/kernelwatch_bench_<family>.
@@ -62,12 +63,7 @@ def plan(binaries: Sequence[Path], filter: str | None, extra_args: Sequence[str]
     for binary in binaries:
         names = list_benchmarks(binary, filter, extra_args)
         for name in names:
-            other = seen.setdefault(name, binary)
-            if other != binary:
-                raise InputError(
-                    f"benchmark {name!r} is in both {other} and {binary}: "
-                    "one result needs unique names"
-                )
+            claim(seen, name, binary)
         if names:
             jobs.append(Job(binary, filter, tuple(names)))
     if not jobs:

@@ -83,6 +83,15 @@ def merge(
     return join_outputs(outputs, extra_context)
 
 
+def claim(owner: dict[str, Path], name: str, binary: Path) -> None:
+    """Record that `binary` holds benchmark `name`; refuses a name two binaries hold."""
+    previous = owner.setdefault(name, binary)
+    if previous != binary:
+        raise InputError(
+            f"benchmark {name!r} is in both {previous} and {binary}: one result needs unique names"
+        )
+
+
 def join_outputs(
     outputs: Sequence[tuple[Path, Mapping[str, Any]]], extra_context: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -100,11 +109,6 @@ def join_outputs(
             names.add(row_name(row))
             rows.append(row)
         for name in names:
-            previous = owner.setdefault(name, binary)
-            if previous != binary:
-                raise InputError(
-                    f"benchmark {name!r} is in both {previous} and {binary}: "
-                    "one result needs unique names"
-                )
+            claim(owner, name, binary)
     context.update(extra_context)
     return {"context": context, "benchmarks": rows}

@@ -12,8 +12,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 from dataclasses import dataclass
+from pathlib import Path
 
 from kernelwatch import ab, runner
+from kernelwatch import baseline as baselines
 from kernelwatch.compare import DEFAULT_ALPHA, DEFAULT_NOISE_MULTIPLIER, DEFAULT_THRESHOLD
 from kernelwatch.config import parse_fraction
 from kernelwatch.errors import InputError
@@ -98,6 +100,16 @@ def add_config_option(
     parser.add_argument("--config", metavar="FILE", help=help)
 
 
+def add_gpu_mismatch_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """--allow-gpu-mismatch (`compare`, `report`); `run` never compares across models."""
+    parser.add_argument("--allow-gpu-mismatch", action="store_true", help=help)
+
+
+def baselines_root(args: argparse.Namespace) -> Path:
+    """--baselines, else baselines/ in the checkout (`run`, `report`, `baseline`)."""
+    return Path(args.baselines) if args.baselines else baselines.default_root()
+
+
 def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
@@ -148,6 +160,14 @@ def add_gpus_option(parser: argparse.ArgumentParser) -> None:
         "and report; host-bound benchmarks measure one GPU at a time; the exit status is the "
         "worst GPU's",
     )
+
+
+def add_suite_options(parser: argparse.ArgumentParser, bench_help: str) -> None:
+    """How the suite's binaries run here: the run options, --processes, --build-dir and
+    --bench; `run` and `selftest` share them."""
+    add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
+    add_processes_option(parser)
+    add_binary_options(parser, bench_help)
 
 
 def add_run_options(

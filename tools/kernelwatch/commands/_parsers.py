@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 
@@ -12,3 +13,15 @@ def add_parser(subparsers: Any, name: str, **options: Any) -> argparse.ArgumentP
         name, formatter_class=argparse.RawDescriptionHelpFormatter, **options
     )
     return parser
+
+
+def add_actions(parser: argparse.ArgumentParser) -> Any:
+    """The actions of a command that does nothing alone (`baseline`, `history`): without one
+    it prints its help on stderr and exits 2."""
+    parser.set_defaults(handler=lambda args: _usage(parser))
+    return parser.add_subparsers(title="actions", metavar="ACTION")
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2

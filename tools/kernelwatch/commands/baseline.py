@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch.commands._parsers import add_parser
+from kernelwatch.commands import _options as options
+from kernelwatch.commands._parsers import add_actions, add_parser
 from kernelwatch import baseline as baselines
 from kernelwatch import noise as noises
 from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER, Settings, Verdict, compare
@@ -59,8 +60,7 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    parser.set_defaults(handler=lambda args: _no_action(parser))
-    actions = parser.add_subparsers(title="actions", metavar="ACTION")
+    actions = add_actions(parser)
 
     update = add_parser(
         actions,
@@ -103,7 +103,7 @@ def register(subparsers: Any) -> None:
         epilog=EPILOG,
     )
     _add_root(listing)
-    listing.set_defaults(handler=lambda args: run_list(_root(args)))
+    listing.set_defaults(handler=lambda args: run_list(options.baselines_root(args)))
 
     show = add_parser(
         actions,
@@ -121,7 +121,9 @@ def register(subparsers: Any) -> None:
         help="list the stored noise of every benchmark, noisiest first",
     )
     _add_root(show)
-    show.set_defaults(handler=lambda args: run_show(args.which, args.noise, _root(args)))
+    show.set_defaults(
+        handler=lambda args: run_show(args.which, args.noise, options.baselines_root(args))
+    )
 
 
 def _add_root(parser: argparse.ArgumentParser) -> None:
@@ -130,15 +132,6 @@ def _add_root(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="the baselines folder (default: baselines, in the checkout)",
     )
-
-
-def _root(args: argparse.Namespace) -> Path:
-    return Path(args.baselines) if args.baselines else baselines.default_root()
-
-
-def _no_action(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 @dataclass(frozen=True)
@@ -157,7 +150,7 @@ def update_main(args: argparse.Namespace) -> int:
     return run_update(
         UpdateCommand(
             tuple(args.result),
-            _root(args),
+            options.baselines_root(args),
             args.filter,
             args.min_repetitions,
             args.dry_run,

@@ -75,10 +75,8 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="ignore a stored noise.json: measure the baseline's noise from its values",
     )
-    parser.add_argument(
-        "--allow-gpu-mismatch",
-        action="store_true",
-        help="compare results from different GPU models (only a warning)",
+    options.add_gpu_mismatch_option(
+        parser, "compare results from different GPU models (only a warning)"
     )
     parser.set_defaults(handler=main)
 

@@ -13,7 +13,7 @@ from typing import Any
 from kernelwatch import changes as change_points
 from kernelwatch import history, verdict
 from kernelwatch.commands import _options as options
-from kernelwatch.commands._parsers import add_parser
+from kernelwatch.commands._parsers import add_actions, add_parser
 from kernelwatch.compare import Settings
 from kernelwatch.files import check_writable, write_json_atomic
 from kernelwatch.names import short_commit
@@ -89,8 +89,7 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=HISTORY_EPILOG,
     )
-    parser.set_defaults(handler=lambda args: _no_action(parser))
-    actions = parser.add_subparsers(title="actions", metavar="ACTION")
+    actions = add_actions(parser)
 
     ingest = add_parser(
         actions,
@@ -121,10 +120,9 @@ def register(subparsers: Any) -> None:
         epilog=EPILOG,
     )
     show.add_argument("benchmark", metavar="BENCHMARK", help="the benchmark's full name")
-    show.add_argument(
-        "--metric",
-        default="time",
-        help="time (= real_time, the manual/GPU time; default), cpu_time, or a counter such as "
+    options.add_metric_option(
+        show,
+        "time (= real_time, the manual/GPU time; default), cpu_time, or a counter such as "
         "bytes_per_second",
     )
     show.add_argument("--gpu", metavar="SLUG", help="only runs on this GPU (a baseline slug)")
@@ -179,11 +177,6 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 
 def _db(args: argparse.Namespace) -> str | Path:
     return args.db if args.db else history.default_path()
-
-
-def _no_action(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def run_ingest(result: str, db: str | Path) -> int:

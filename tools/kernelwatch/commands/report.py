@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import baseline as baselines
 from kernelwatch import verdict
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
@@ -90,10 +89,8 @@ def register(subparsers: Any) -> None:
     options.add_metric_options(parser, "compare and plot over time")
     # --config defaults to kernelwatch.toml in the baselines folder, as kernelwatch run reads it.
     options.add_decision_options(parser)
-    parser.add_argument(
-        "--allow-gpu-mismatch",
-        action="store_true",
-        help="compare with a --baseline from another GPU model (only a warning)",
+    options.add_gpu_mismatch_option(
+        parser, "compare with a --baseline from another GPU model (only a warning)"
     )
     parser.set_defaults(handler=main)
 
@@ -114,7 +111,7 @@ def main(args: argparse.Namespace) -> int:
         raise InputError(f"--explanations {args.explanations}: no such file")
     check_writable(out)  # before the work: a bad -o fails fast
     # --config defaults to kernelwatch.toml in the baselines folder, as `run` reads it.
-    root = Path(args.baselines) if args.baselines else baselines.default_root()
+    root = options.baselines_root(args)
     config = verdict.suite_config(args.config, root)
     judging = Judging(
         options.metric(args),

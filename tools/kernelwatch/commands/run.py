@@ -65,9 +65,7 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    options.add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
-    options.add_processes_option(parser)
-    options.add_binary_options(
+    options.add_suite_options(
         parser, "a Google Benchmark binary to run instead (repeatable; any project's)"
     )
     parser.add_argument(
@@ -134,7 +132,7 @@ def main(args: argparse.Namespace) -> int:
     settings = options.run_settings(args, args.processes)
     if args.confirm < 0:
         raise InputError(f"--confirm {args.confirm}: must be 0 or more")
-    root = Path(args.baselines) if args.baselines else baselines.default_root()
+    root = options.baselines_root(args)
     config = verdict.suite_config(args.config, root)
     judging = None
     if not args.no_compare:  # bad options fail before any run

@@ -71,9 +71,7 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    options.add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
-    options.add_processes_option(parser)
-    options.add_binary_options(
+    options.add_suite_options(
         parser,
         "a benchmark binary to run instead (repeatable; must accept the harness's "
         "--kernelwatch_inject)",

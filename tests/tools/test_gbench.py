@@ -13,6 +13,9 @@ from conftest import document, rows_for
 from hypothesis import given
 from hypothesis import strategies as st
 from kernelwatch import gbench, synthetic
+from kernelwatch.gbench import jsonfile
+from kernelwatch.gbench.fast import read_usual
+from kernelwatch.gbench.rows import read_rows
 from kernelwatch.errors import InputError
 
 
@@ -228,7 +231,7 @@ def test_non_result_json_in_a_directory_is_skipped(tmp_path: Path) -> None:
 
 
 def _read_with(monkeypatch: pytest.MonkeyPatch, parser: object, path: Path) -> object:
-    monkeypatch.setattr(gbench, "_orjson", parser)
+    monkeypatch.setattr(jsonfile, "_orjson", parser)
     return gbench.read_json(path)
 
 
@@ -295,11 +298,10 @@ def _outcome(read: Any) -> Any:
 
 def _both_ways(doc: dict) -> tuple[Any, Any, Any]:
     """(fast path, row by row, read_document) outcomes of one document."""
-    reader = gbench._Reader("mem.json")
     rows, context = doc["benchmarks"], doc["context"]
     return (
-        _outcome(lambda: reader._read_usual(context, rows)),
-        _outcome(lambda: reader._read_rows(context, rows)),
+        _outcome(lambda: read_usual("mem.json", context, rows)),
+        _outcome(lambda: read_rows("mem.json", context, rows)),
         _outcome(lambda: read(doc)),
     )
 

@@ -18,7 +18,6 @@ TOO_BIG_FOR_NOW = {
     "compare.py",
     "baseline.py",
     "report/page.py",
-    "history.py",
     "noise.py",
     "render.py",
 }

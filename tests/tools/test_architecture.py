@@ -18,7 +18,6 @@ TOO_BIG_FOR_NOW = {
     "compare.py",
     "report/page.py",
     "noise.py",
-    "render.py",
 }
 
 

@@ -276,8 +276,8 @@ def test_orjson_errors_are_explained_as_json_explains_them(
     assert lines[0] == lines[1] and message in lines[0]
 
 
-# The usual file is read by a fast path (`_read_usual`: one lean pass, checks on whole
-# columns); anything else, valid or not, goes row by row (`_read_rows`), which words every
+# The usual file is read by a fast path (`fast.read_usual`: one lean pass, checks on whole
+# columns); anything else, valid or not, goes row by row (`rows.read_rows`), which words every
 # message. Both must give the same result, so the tests compare them directly.
 
 

@@ -13,6 +13,9 @@ from conftest import document, rows_for
 from hypothesis import given
 from hypothesis import strategies as st
 from kernelwatch import gbench, synthetic
+from kernelwatch.gbench import jsonfile
+from kernelwatch.gbench.fast import read_usual
+from kernelwatch.gbench.rows import read_rows
 from kernelwatch.errors import InputError
 
 
@@ -228,7 +231,7 @@ def test_non_result_json_in_a_directory_is_skipped(tmp_path: Path) -> None:
 
 
 def _read_with(monkeypatch: pytest.MonkeyPatch, parser: object, path: Path) -> object:
-    monkeypatch.setattr(gbench, "_orjson", parser)
+    monkeypatch.setattr(jsonfile, "_orjson", parser)
     return gbench.read_json(path)
 
 
@@ -273,8 +276,8 @@ def test_orjson_errors_are_explained_as_json_explains_them(
     assert lines[0] == lines[1] and message in lines[0]
 
 
-# The usual file is read by a fast path (`_read_usual`: one lean pass, checks on whole
-# columns); anything else, valid or not, goes row by row (`_read_rows`), which words every
+# The usual file is read by a fast path (`fast.read_usual`: one lean pass, checks on whole
+# columns); anything else, valid or not, goes row by row (`rows.read_rows`), which words every
 # message. Both must give the same result, so the tests compare them directly.
 
 
@@ -295,11 +298,10 @@ def _outcome(read: Any) -> Any:
 
 def _both_ways(doc: dict) -> tuple[Any, Any, Any]:
     """(fast path, row by row, read_document) outcomes of one document."""
-    reader = gbench._Reader("mem.json")
     rows, context = doc["benchmarks"], doc["context"]
     return (
-        _outcome(lambda: reader._read_usual(context, rows)),
-        _outcome(lambda: reader._read_rows(context, rows)),
+        _outcome(lambda: read_usual("mem.json", context, rows)),
+        _outcome(lambda: read_rows("mem.json", context, rows)),
         _outcome(lambda: read(doc)),
     )
 

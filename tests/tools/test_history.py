@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import GPU_DATA, H100_CONTEXT, run_module
 from kernelwatch import history
+from kernelwatch.errors import InputError
+from kernelwatch.history import schema, store
 
 SUITE = GPU_DATA / "h200-suite-rep10.json"
 COALESCING = GPU_DATA / "h200-coalescing-rep5.json"
@@ -178,7 +180,7 @@ def test_failed_ingest_writes_nothing(run_cli, write_json, tmp_path, monkeypatch
     def boom(*args, **kwargs):
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(history, "_store_values", boom)
+    monkeypatch.setattr(store, "_store_values", boom)
     r = run_cli("history", "ingest", path, "--db", db)
     assert r.status == 2 and "disk I/O error" in one_line(r.err)
     monkeypatch.undo()
@@ -218,8 +220,8 @@ def test_migrations_run_in_order_in_one_transaction(tmp_path, monkeypatch):
     monkeypatch.setitem(
         history.MIGRATIONS, 2, ("ALTER TABLE runs ADD COLUMN note TEXT",)
     )
-    monkeypatch.setattr(history, "SCHEMA_VERSION", 2)
-    with pytest.raises(history.InputError, match="older: `kernelwatch history ingest` brings"):
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    with pytest.raises(InputError, match="older: `kernelwatch history ingest` brings"):
         history.open_db(db)  # a reading command never writes, not even a migration
     with history.database(db, create=True) as c:
         columns = {r[1] for r in c.execute("PRAGMA table_info(runs)")}
@@ -227,10 +229,10 @@ def test_migrations_run_in_order_in_one_transaction(tmp_path, monkeypatch):
         assert history.schema_version(c, db) == 2
     # A failing migration leaves the database as it was.
     monkeypatch.setitem(history.MIGRATIONS, 3, ("CREATE TABLE x (a)", "NOT SQL"))
-    monkeypatch.setattr(history, "SCHEMA_VERSION", 3)
-    with pytest.raises(history.InputError):
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
+    with pytest.raises(InputError):
         history.open_db(db, create=True)
-    monkeypatch.setattr(history, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
     with history.database(db) as c:
         assert history.schema_version(c, db) == 2
         assert not c.execute("SELECT 1 FROM sqlite_master WHERE name = 'x'").fetchone()

@@ -1,7 +1,7 @@
 """`kernelwatch report`: one self-contained HTML page about one run (docs/report.md).
 
     build.py     gathers the data: run, comparison with the baseline, history, lessons (a Page)
-    page.py      the Page as HTML (inline CSS and SVG, no script, no external URL)
+    page/        the Page as HTML (inline CSS and SVG, no script, no external URL)
     lessons/     the classic CUDA memory-lesson figures, redrawn from the run: one module
                  per kernel family (its benchmark names and figure), found by listing
     trends.py    which benchmarks get a trend plot, and the plots with their change points

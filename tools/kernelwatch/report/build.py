@@ -1,5 +1,5 @@
 """Gathering what the report shows: the run, its comparison with a baseline, the trends from the
-history, the lesson figures. Everything here is data (a Page); page.py turns it into HTML."""
+history, the lesson figures. Everything here is data (a Page); page/ turns it into HTML."""
 
 from __future__ import annotations
 

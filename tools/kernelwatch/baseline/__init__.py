@@ -1,0 +1,57 @@
+"""Baselines: one committed result per GPU model, `baselines/<gpu-slug>/`.
+
+    baselines/nvidia-h100-80gb-hbm3-sm90/result.json     the suite's result (with repetitions)
+    baselines/nvidia-h100-80gb-hbm3-sm90/noise.json      each benchmark's noise (noise.py)
+    baselines/nvidia-h100-80gb-hbm3-sm90/manifest.json   commit, date, driver, runtime, command,
+                                                         and the history of updates
+
+A run is compared with the baseline of its exact GPU model (name and compute capability), never
+with another one. Files are only written by `kernelwatch baseline update`.
+
+    store.py     the folders: slugs, listing, finding the baseline of a GPU model
+    rows.py      a result's rows by benchmark; a result restricted to some benchmarks
+    pool.py      runs of one build on several cards or hosts pooled into one result
+    update.py    `baseline update`: check, build the new files, write them as a whole
+    against.py   a run's baseline, restricted and with its stored noise, ready to compare
+"""
+
+from kernelwatch.baseline.against import Against, against, ran_a_part, result_documents
+from kernelwatch.baseline.pool import pool
+from kernelwatch.baseline.rows import groups, restrict
+from kernelwatch.baseline.store import (
+    HOW_TO_CREATE,
+    Entry,
+    available_text,
+    context_slug,
+    default_root,
+    entries,
+    find,
+    gpu_slug,
+    project_root,
+    resolve,
+)
+from kernelwatch.baseline.update import DEFAULT_MIN_REPETITIONS, Update, prepare_update, write
+
+__all__ = [
+    "DEFAULT_MIN_REPETITIONS",
+    "HOW_TO_CREATE",
+    "Against",
+    "Entry",
+    "Update",
+    "against",
+    "available_text",
+    "context_slug",
+    "default_root",
+    "entries",
+    "find",
+    "gpu_slug",
+    "groups",
+    "pool",
+    "prepare_update",
+    "project_root",
+    "ran_a_part",
+    "resolve",
+    "restrict",
+    "result_documents",
+    "write",
+]

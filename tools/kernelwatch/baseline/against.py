@@ -1,0 +1,74 @@
+"""A run's baseline, ready to compare with: the one given with --baseline, else the committed
+one of its GPU model; restricted to the benchmarks the run covered; with its stored noise."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import noise as noises
+from kernelwatch.baseline.rows import restrict
+from kernelwatch.baseline.store import resolve
+from kernelwatch.errors import InputError
+from kernelwatch.gbench import read_json
+
+
+def result_documents(path: Path) -> list[Any]:
+    """A --baseline file, or the result files of a folder (a baseline's manifest.json and
+    noise.json skipped)."""
+    if not path.exists():
+        raise InputError(f"--baseline {path}: no such file or directory")
+    if not path.is_dir():
+        return [read_json(path)]
+    documents = []
+    for file in sorted(p for p in path.glob("*.json") if p.is_file()):
+        document = read_json(file)
+        # (a baseline's manifest.json has a "benchmarks" count, not a list)
+        if isinstance(document, dict) and isinstance(document.get("benchmarks"), list):
+            documents.append(document)
+    if not documents:
+        raise InputError(f"--baseline {path}: holds no benchmark results")
+    return documents
+
+
+@dataclass(frozen=True)
+class Against:
+    """A run's baseline, ready to compare with: what `run`, `report` and `ab` all judge by."""
+
+    label: str
+    how: str  # "given with --baseline" or "this GPU's baseline (SLUG)"
+    documents: list[Any]  # restricted to the run's benchmarks when only a part of it ran
+    noise: noises.LevelNoise | None  # the stored noise per level, if the baseline has one
+    warning: str | None  # a stored noise that does not belong to the baseline, said once
+
+
+def against(
+    root: Path,
+    context: Mapping[str, Any],
+    result_label: str,
+    *,
+    given: Path | None = None,
+    names: set[str] | None = None,
+) -> Against:
+    """The baseline of a run: `given`, else the committed one of its GPU model; restricted to
+    `names` (the benchmarks of a run that covered a part of the suite: --filter, --shard,
+    --bench); with its stored noise. One path from a run to its verdict (docs/compare.md)."""
+    if given is not None:
+        path, how = given, "given with --baseline"
+        documents = result_documents(given)
+    else:
+        entry = resolve(root, context, result_label)
+        path, how = entry.result, f"this GPU's baseline ({entry.slug})"
+        documents = [read_json(entry.result)]
+    if names is not None:
+        documents = [d for d in (restrict(d, names) for d in documents) if d.get("benchmarks")]
+    first = (documents[0].get("context") or {}) if documents else {}
+    noise, warning = noises.stored_beside(path, first)
+    return Against(str(path), how, documents, noise, warning)
+
+
+def ran_a_part(context: Mapping[str, Any]) -> bool:
+    """Whether a run's context says it covered only a part of the suite."""
+    return bool(context.get("kernelwatch_filter")) or bool(context.get("kernelwatch_shard"))

@@ -1,0 +1,92 @@
+"""Pooling runs of one build on several cards or hosts of one GPU model into one baseline
+result, each run's card, host and processes listed so that the spread between them can be
+measured (noise.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import levels
+from kernelwatch.baseline.rows import row_identity
+from kernelwatch.errors import InputError
+from kernelwatch.gbench import read_document
+from kernelwatch.results import PROCESS_KEY, gpu_model
+
+# Settings that must agree between the runs pooled into one baseline: they move medians. The
+# commit may differ (a warning names each run's): a change outside the timed code does not.
+POOLED_KEYS = {
+    "kernelwatch_build_type": "build type",
+    "kernelwatch_cache_mode": "cache mode",
+    "kernelwatch_max_time": "max time",
+    "kernelwatch_noise_target": "noise target",
+    "kernelwatch_blocking_kernel": "blocking kernel",
+    "kernelwatch_random_interleaving": "random interleaving",
+}
+
+
+def pool(runs: Sequence[tuple[str, Any]], warnings: list[str] | None = None) -> Any:
+    """One result from runs of one build on several cards or hosts of one GPU model: every
+    run's rows, their processes numbered anew (1..P over all runs), and each run's card, host,
+    host configuration and processes listed in the context (levels.RUNS_KEY), so that the
+    spread between cards and between hosts can be measured (noise.py). Runs of other commits are
+    pooled with a warning in `warnings`: say in the review why their timed code is the same."""
+    if len(runs) == 1:
+        return runs[0][1]  # read_document checks it
+    for label, document in runs:
+        read_document(label, document)
+    first_label, first = runs[0]
+    first_context = first.get("context") or {}
+    pooled_rows: list[Mapping[str, Any]] = []
+    listed: list[dict[str, Any]] = []
+    offsets: dict[str, int] = {}  # repetition_index moves past earlier runs', as runner.merge
+    for label, document in runs:
+        context = document.get("context") or {}
+        if gpu_model(context) != gpu_model(first_context):
+            raise InputError(
+                f"{label}: measured on {gpu_model(context)}, {first_label} on "
+                f"{gpu_model(first_context)}; a baseline is one GPU model"
+            )
+        for key, what in POOLED_KEYS.items():
+            if str(context.get(key)) != str(first_context.get(key)):
+                raise InputError(
+                    f"{label}: {what} {context.get(key)}, {first_label}: "
+                    f"{first_context.get(key)}; the runs of one baseline must agree"
+                )
+        if any(levels.RUNS_KEY in (d.get("context") or {}) for _, d in runs):
+            raise InputError(f"{label}: already a pooled baseline; pool the runs it came from")
+        numbers: dict[Any, int] = {}
+        counts: dict[str, int] = {}
+        for row in document.get("benchmarks", []):
+            process = row.get(PROCESS_KEY, 1)
+            if process not in numbers:
+                numbers[process] = 1 + sum(len(r["processes"]) for r in listed) + len(numbers)
+            moved = {**row, PROCESS_KEY: numbers[process]}
+            name = row_identity(row)
+            if isinstance(row.get("repetition_index"), int):
+                moved["repetition_index"] = offsets.get(name, 0) + row["repetition_index"]
+                counts[name] = max(counts.get(name, 0), row["repetition_index"] + 1)
+            pooled_rows.append(moved)
+        for name, count in counts.items():
+            offsets[name] = offsets.get(name, 0) + count
+        listed.append(
+            {
+                **levels.unit_of(context).as_dict(),
+                "commit": context.get("kernelwatch_git_commit"),
+                "processes": sorted(numbers.values()),
+                "source": Path(label).name,
+                "date": context.get("date"),
+                "host_cpu_model": context.get("host_cpu_model"),
+                "host_cpu_cores": context.get("host_cpu_cores"),
+                "host_gpu_count": context.get("host_gpu_count"),
+            }
+        )
+    commits = sorted({str(r["commit"]) for r in listed})
+    if len(commits) > 1 and warnings is not None:
+        warnings.append(
+            f"the runs were built from {len(commits)} commits ({', '.join(c[:12] for c in commits)}): "
+            "pool only runs whose benchmarks and harness did not change between them"
+        )
+    context = {**first_context, levels.RUNS_KEY: listed}
+    return {"context": context, "benchmarks": pooled_rows}

@@ -1,0 +1,162 @@
+"""The committed baselines on disk: one folder per GPU model, named by its slug, found, listed
+and matched to a run's GPU (never another model's)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import noise as noises
+from kernelwatch.errors import InputError
+from kernelwatch.gbench import read_json
+from kernelwatch.results import gpu_model
+
+RESULT_FILE = "result.json"
+MANIFEST_FILE = "manifest.json"
+
+HOW_TO_CREATE = (
+    "create one on this GPU with: kernelwatch run --no-compare --out RESULT.json && "
+    "kernelwatch baseline update RESULT.json (see baselines/README.md)"
+)
+
+
+def gpu_slug(name: str, capability: str) -> str:
+    """ "NVIDIA H100 80GB HBM3", "9.0" -> "nvidia-h100-80gb-hbm3-sm90"."""
+    base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    sm = re.sub(r"[^0-9]", "", str(capability))
+    if not base or not sm:
+        raise InputError(
+            f"cannot name a baseline for GPU {name!r}, compute capability {capability!r}"
+        )
+    return f"{base}-sm{sm}"
+
+
+def context_slug(context: Mapping[str, Any]) -> str | None:
+    """The baseline slug of a result's GPU, or None when its context records no GPU."""
+    name, capability = context.get("gpu_name"), context.get("gpu_compute_capability")
+    if not name or not capability:
+        return None
+    return gpu_slug(str(name), str(capability))
+
+
+def project_root() -> Path:
+    """The checkout this package runs from (where tools/ lives), else the current folder (an
+    installed package)."""
+    package = Path(__file__).resolve().parents[1]
+    tools = package.parent
+    if tools.name == "tools" and (tools / "pyproject.toml").is_file():
+        return tools.parent
+    return Path.cwd()
+
+
+def default_root() -> Path:
+    return project_root() / "baselines"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One GPU's baseline folder."""
+
+    slug: str
+    directory: Path
+    manifest: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def result(self) -> Path:
+        return self.directory / RESULT_FILE
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.directory / MANIFEST_FILE
+
+    @property
+    def noise_path(self) -> Path:
+        return self.directory / noises.NOISE_FILE
+
+    @property
+    def gpu(self) -> str:
+        name = self.manifest.get("gpu_name")
+        if not name:
+            return "?"
+        capability = self.manifest.get("gpu_compute_capability")
+        return gpu_model({"gpu_name": name, "gpu_compute_capability": capability}) or "?"
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    path = directory / MANIFEST_FILE
+    if not path.exists():
+        return {}
+    document = read_json(path)
+    if not isinstance(document, dict):
+        raise InputError(f"{path}: not a baseline manifest (not a JSON object)")
+    return document
+
+
+def entries(root: Path) -> list[Entry]:
+    """Every baseline under `root` (folders holding a result.json), by slug."""
+    if not root.is_dir():
+        return []
+    found = []
+    # (hidden folders: what an interrupted update left, files.folder_leftovers)
+    for directory in sorted(p for p in root.iterdir() if p.is_dir() and p.name[0] != "."):
+        if (directory / RESULT_FILE).is_file():
+            found.append(Entry(directory.name, directory, read_manifest(directory)))
+    return found
+
+
+def find(root: Path, slug: str) -> Entry | None:
+    directory = root / slug
+    if (directory / RESULT_FILE).is_file():
+        return Entry(slug, directory, read_manifest(directory))
+    return None
+
+
+def available_text(root: Path) -> str:
+    found = entries(root)
+    if not found:
+        return f"there are no baselines in {root}"
+    return f"available in {root}: " + ", ".join(e.slug for e in found)
+
+
+def resolve(root: Path, context: Mapping[str, Any], result_label: str) -> Entry:
+    """The baseline of the result's exact GPU model; refuses (one line) when there is none."""
+    slug = context_slug(context)
+    if slug is None:
+        raise InputError(
+            f"{result_label}: the result records no GPU (gpu_name, gpu_compute_capability), "
+            "so it has no baseline; pass --baseline FILE, or --no-compare"
+        )
+    entry = find(root, slug)
+    if entry is None:
+        raise InputError(
+            f"no baseline for this GPU ({gpu_model(context)}, {slug}): "
+            f"{available_text(root)}; {HOW_TO_CREATE.replace('RESULT.json', result_label)}"
+        )
+    check_same_gpu(entry, context, result_label)
+    return entry
+
+
+def check_same_gpu(entry: Entry, context: Mapping[str, Any], label: str) -> None:
+    if entry.manifest.get("gpu_name") is None:
+        return
+    theirs = gpu_model(
+        {
+            "gpu_name": entry.manifest.get("gpu_name"),
+            "gpu_compute_capability": entry.manifest.get("gpu_compute_capability"),
+        }
+    )
+    refuse_other_model(label, context, f"baseline {entry.slug}", theirs)
+
+
+def refuse_other_model(
+    label: str, context: Mapping[str, Any], holder: str, theirs: str | None
+) -> None:
+    """One baseline is one GPU model: `holder` (a baseline, its result file) holds `theirs`."""
+    if theirs != gpu_model(context):
+        raise InputError(
+            f"{label}: measured on {gpu_model(context)}, but {holder} holds {theirs}; "
+            "a baseline is one GPU model"
+        )

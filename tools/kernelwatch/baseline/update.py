@@ -1,0 +1,293 @@
+"""`baseline update`: check a result (or pooled runs), build the new result, noise and
+manifest (prepare_update, which writes nothing), then write the folder as a whole (write)."""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import noise as noises
+from kernelwatch.baseline.pool import pool
+from kernelwatch.baseline.rows import groups, restrict
+from kernelwatch.baseline.store import (
+    MANIFEST_FILE,
+    RESULT_FILE,
+    Entry,
+    context_slug,
+    check_same_gpu,
+    read_manifest,
+    refuse_other_model,
+)
+from kernelwatch.errors import InputError
+from kernelwatch.files import json_text, write_folder
+from kernelwatch.gbench import FileColumns, read_document, read_json
+from kernelwatch.provenance import slowed_on_purpose
+from kernelwatch.results import from_documents, gpu_model
+
+MANIFEST_SCHEMA = 1
+DEFAULT_MIN_REPETITIONS = 10
+
+# Context keys that must agree when only part of a baseline is replaced (--filter): one
+# baseline file is one measuring environment.
+ENVIRONMENT_KEYS = {
+    "gpu_driver_version": "driver",
+    "cuda_runtime_version": "CUDA runtime",
+    "cuda_driver_api_version": "CUDA driver API",
+    "kernelwatch_cache_mode": "cache mode",
+    "kernelwatch_build_type": "build type",
+}
+
+
+@dataclass(frozen=True)
+class Update:
+    """What `baseline update` decided: the files' new contents, and what they replace."""
+
+    entry: Entry
+    document: dict[str, Any]  # the new result.json
+    noise: dict[str, Any]  # the new noise.json
+    manifest: dict[str, Any]  # the new manifest.json
+    previous: dict[str, Any] | None  # the old result.json, if there was one
+    replaced: dict[str, Any]  # the part of the new result that was taken (for "what moved")
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def prepare_update(
+    root: Path,
+    result_paths: Sequence[Path],
+    *,
+    filter: str | None = None,
+    min_repetitions: int = DEFAULT_MIN_REPETITIONS,
+    command: str = "",
+) -> Update:
+    """Check a result (or several runs of one build on other cards and hosts, pooled) and build
+    the new baseline from it; writes nothing (see `write`)."""
+    for path in result_paths:
+        if path.is_dir():
+            raise InputError(f"{path}: a baseline is made from result files, not a directory")
+        if not path.exists():
+            raise InputError(f"{path}: no such file")
+    result_path = result_paths[0]
+    pool_warnings: list[str] = []
+    document = pool([(str(p), read_json(p)) for p in result_paths], pool_warnings)
+    label = str(result_path) if len(result_paths) == 1 else f"{len(result_paths)} pooled runs"
+    parsed = read_document(label, document)
+    context = document.get("context") or {}
+
+    if not isinstance(context, dict):
+        context = {}
+    slowed = slowed_on_purpose(context)
+    if slowed:
+        raise InputError(
+            f"{label}: {slowed}, a run slowed down on purpose for the selftest; a baseline is "
+            "measured without it"
+        )
+    slug = context_slug(context)
+    if slug is None:
+        raise InputError(
+            f"{label}: the result records no GPU (gpu_name, gpu_compute_capability); "
+            "a baseline belongs to one GPU model"
+        )
+    pattern = _compile(filter)
+    chosen = [n for n in parsed.names if pattern is None or pattern.search(n)]
+    if not chosen:
+        raise InputError(f"{label}: --filter {filter!r} matches no benchmark in the result")
+    _refuse_errors(label, parsed, set(chosen))
+    _refuse_few_repetitions(label, parsed, set(chosen), min_repetitions)
+
+    entry = Entry(slug, root / slug, read_manifest(root / slug))
+    check_same_gpu(entry, context, label)
+    previous = read_json(entry.result) if entry.result.is_file() else None
+    if previous is not None:
+        read_document(str(entry.result), previous)  # a damaged baseline is not built upon
+        old_model = gpu_model(previous.get("context") or {})
+        if old_model:
+            refuse_other_model(label, context, str(entry.result), old_model)
+
+    warnings = list(pool_warnings)
+    commit = str(context.get("kernelwatch_git_commit", ""))
+    if commit.endswith("-dirty"):
+        warnings.append(f"{label}: built from a tree with uncommitted changes ({commit})")
+    build_type = context.get("kernelwatch_build_type")
+    if build_type and build_type != "Release":
+        warnings.append(f"{label}: a {build_type} build, not Release")
+
+    chosen_set = set(chosen)
+    taken = restrict(document, chosen_set)
+    notes: list[str] = []
+    if filter and previous is not None:
+        _refuse_other_environment(label, previous.get("context") or {}, context)
+        old_groups = groups(previous.get("benchmarks", []))
+        new_groups = groups(taken["benchmarks"])
+        rows: list[Mapping[str, Any]] = []
+        for name, group in old_groups.items():
+            rows += new_groups.get(name, group)
+        rows += [r for name, group in new_groups.items() if name not in old_groups for r in group]
+        pattern_kept = [
+            n for n in old_groups if pattern and pattern.search(n) and n not in new_groups
+        ]
+        if pattern_kept:
+            notes.append(
+                f"{len(pattern_kept)} benchmark(s) of the baseline match the filter but are not "
+                f"in the result; kept as they were (first: {pattern_kept[0]})"
+            )
+        new_document = {"context": dict(context), "benchmarks": rows}
+    else:
+        new_document = {"context": dict(context), "benchmarks": taken["benchmarks"]}
+
+    whole = read_document(str(entry.result), new_document)
+    noise, processes = _noise(entry, new_document, chosen_set, bool(filter), notes)
+    if min(processes.get(name, 1) for name in chosen) < 2:
+        warnings.append(
+            f"{label}: some benchmarks come from one process only, so their stored noise "
+            "covers only the spread inside that process; measure baselines with "
+            "`kernelwatch run --processes 2` (the default) or more"
+        )
+    manifest = _manifest(entry, context, parsed, chosen, filter, command, whole, result_path)
+    manifest["processes"] = min(processes.values()) if processes else 0
+    manifest["noise_file"] = noises.NOISE_FILE
+    return Update(
+        entry, new_document, noise, manifest, previous, taken, tuple(notes), tuple(warnings)
+    )
+
+
+def _noise(
+    entry: Entry,
+    document: dict[str, Any],
+    chosen: set[str],
+    partial: bool,
+    notes: list[str],
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """noise.json for the new result, and each benchmark's number of processes. A partial
+    update measures the noise of the benchmarks it replaces and keeps the stored noise of the
+    others (measured with the processes they were measured with)."""
+    result = from_documents(str(entry.result), [document])
+    measured = noises.measure(result)
+    processes = dict(zip(measured.names, measured.processes.tolist()))
+    keep: dict[str, Any] = {}
+    if partial and entry.noise_path.is_file():
+        try:
+            old = noises.read_noise_file(entry.noise_path)["benchmarks"]
+        except InputError as exc:
+            notes.append(f"the previous noise is measured again: {exc}")
+        else:
+            keep = {n: e for n, e in old.items() if n not in chosen and n in result.index}
+            for name, e in keep.items():
+                if isinstance(e.get("processes"), int):
+                    processes[name] = e["processes"]
+    return noises.noise_document(measured, document["context"], keep=keep), processes
+
+
+def write(update: Update) -> list[str]:
+    """Write the folder as a whole (files.write_folder): a reader, or a later update after a
+    kill, finds the old result, noise and manifest or the new ones, never a mix. Returns notes
+    on what an interrupted earlier update left (cleaned up)."""
+    documents = {
+        RESULT_FILE: update.document,
+        noises.NOISE_FILE: update.noise,
+        MANIFEST_FILE: update.manifest,
+    }
+    return write_folder(
+        update.entry.directory,
+        {name: json_text(document).encode("utf-8") for name, document in documents.items()},
+    )
+
+
+def _compile(filter: str | None) -> re.Pattern[str] | None:
+    if not filter:
+        return None
+    try:
+        return re.compile(filter)
+    except re.error as exc:
+        raise InputError(f"--filter {filter!r}: bad regex: {exc}") from None
+
+
+def _refuse_errors(label: str, parsed: FileColumns, chosen: set[str]) -> None:
+    bad = [(n, m) for n, m in parsed.errors.items() if n in chosen]
+    bad += [(n, f"skipped: {m}") for n, m in parsed.skipped.items() if n in chosen]
+    if bad:
+        name, message = bad[0]
+        raise InputError(
+            f"{label}: {len(bad)} benchmark(s) have errors or were skipped (first: {name}: "
+            f"{message}); a baseline needs a clean run"
+        )
+
+
+def _refuse_few_repetitions(label: str, parsed: FileColumns, chosen: set[str], need: int) -> None:
+    for name, count, aggregated in zip(parsed.names, parsed.counts, parsed.from_aggregates):
+        if name not in chosen:
+            continue
+        if aggregated:
+            raise InputError(
+                f"{label}: {name} has only aggregates (mean/median), no repetitions; "
+                "a baseline keeps the repetitions"
+            )
+        if count < need:
+            raise InputError(
+                f"{label}: {name} has {count} repetition(s); a baseline needs at least {need} "
+                "(--min-repetitions)"
+            )
+
+
+def _refuse_other_environment(label: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    for key, what in ENVIRONMENT_KEYS.items():
+        if key in old and key in new and str(old[key]) != str(new[key]):
+            raise InputError(
+                f"{label}: different {what} (baseline {old[key]}, result {new[key]}): a partial "
+                "update (--filter) must keep the baseline's environment; update it whole"
+            )
+
+
+def _manifest(
+    entry: Entry,
+    context: Mapping[str, Any],
+    parsed: FileColumns,
+    chosen: Sequence[str],
+    filter: str | None,
+    command: str,
+    whole: FileColumns,
+    source: Path,
+) -> dict[str, Any]:
+    now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    counts = [c for n, c in zip(parsed.names, parsed.counts) if n in set(chosen)]
+    produced_by = str(
+        context.get("kernelwatch_run_command") or context.get("executable") or "unknown"
+    )
+    record = {
+        "updated": now,
+        "commit": context.get("kernelwatch_git_commit"),
+        "date": context.get("date"),
+        "driver": context.get("gpu_driver_version"),
+        "cuda_runtime": context.get("cuda_runtime_version"),
+        "command": produced_by,
+        "update_command": command,
+        "filter": filter or None,
+        "benchmarks": len(chosen),
+        "repetitions": min(counts) if counts else 0,
+        "source": source.name,
+    }
+    history = list(entry.manifest.get("history") or [])
+    return {
+        "schema_version": MANIFEST_SCHEMA,
+        "slug": entry.slug,
+        "gpu_name": context.get("gpu_name"),
+        "gpu_compute_capability": context.get("gpu_compute_capability"),
+        "commit": record["commit"],
+        "date": record["date"],
+        "driver": record["driver"],
+        "cuda_runtime": record["cuda_runtime"],
+        "cuda_driver_api": context.get("cuda_driver_api_version"),
+        "build_type": context.get("kernelwatch_build_type"),
+        "cache_mode": context.get("kernelwatch_cache_mode"),
+        "command": produced_by,
+        "repetitions": min(whole.counts) if whole.counts else 0,
+        "max_time": context.get("kernelwatch_max_time"),
+        "random_interleaving": context.get("kernelwatch_random_interleaving"),
+        "benchmarks": len(whole.names),
+        "updated": now,
+        "history": history + [record],
+    }

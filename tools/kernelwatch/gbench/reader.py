@@ -1,0 +1,46 @@
+"""A result file or parsed document to validated columns: the fast path for the usual file,
+else the row-by-row path (one result, by the same rules)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from kernelwatch import nvbench
+from kernelwatch.errors import InputError
+from kernelwatch.gbench.columns import FileColumns
+from kernelwatch.gbench.fast import read_usual
+from kernelwatch.gbench.jsonfile import read_json
+from kernelwatch.gbench.rows import distinguish_registrations, read_rows
+
+
+def read_file(path: str, in_directory: bool = False) -> FileColumns | None:
+    """Read and validate one result file. In a directory, a JSON object without a
+    "benchmarks" key (a manifest, say) is not a result: None."""
+    document = read_json(path)
+    if (
+        in_directory
+        and isinstance(document, dict)
+        and not isinstance(document.get("benchmarks"), list)
+    ):  # (a manifest's "benchmarks" is a count, a noise.json's an object)
+        return None
+    return read_document(path, document)
+
+
+def read_document(path: str, document: Any) -> FileColumns:
+    """Validate a parsed result document; `path` names it in messages."""
+    if not isinstance(document, dict) or not isinstance(document.get("benchmarks"), list):
+        raise InputError(f'{path}: not a Google Benchmark result (no "benchmarks" list)')
+    context = document.get("context", {})
+    if not isinstance(context, dict):
+        raise InputError(f'{path}: not a Google Benchmark result ("context" is not an object)')
+    columns = _read(path, context, document["benchmarks"])
+    note = nvbench.summaries_note(path, context)
+    return columns if note is None else replace(columns, notes=(note,))
+
+
+def _read(path: str, context: dict[str, Any], rows: list[Any]) -> FileColumns:
+    columns = read_usual(path, context, rows)
+    if columns is None:
+        columns = read_rows(path, context, distinguish_registrations(rows))
+    return columns

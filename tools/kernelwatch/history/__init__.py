@@ -1,0 +1,52 @@
+"""The results history: every ingested run in one SQLite database (standard library only).
+
+Layout (schema version 1; docs/history.md says why it is shaped so):
+
+    meta(key PRIMARY KEY, value)                 schema_version lives here
+    runs(id, content_hash UNIQUE, source, gpu_slug, gpu_name, git_commit, run_date, date,
+         ingested_at, benchmarks, context)       one row per ingested result file
+    benchmarks(id, name UNIQUE)                  names, stored once
+    metrics(id, name UNIQUE)                     real_time, cpu_time, counters
+    run_benchmarks(run_id, benchmark_id, repetitions, from_aggregates, error, skipped)
+    samples(benchmark_id, metric_id, run_id, repetition, value)   one value per row, times in ns
+
+Opening a database applies the missing migrations (MIGRATIONS, version -> statements) in one
+transaction; a database written by a newer kernelwatch (a larger schema_version) is refused.
+An ingest is one transaction too: all of a run or nothing. A run is identified by the sha256
+of its canonical JSON (context + benchmarks), so ingesting the same file twice is a no-op.
+
+    schema.py    the migrations, and opening a database (read-only, or migrated)
+    store.py     ingesting a run: one transaction, all of it or nothing
+    queries.py   the runs, and one benchmark's series of one metric
+"""
+
+from kernelwatch.history.queries import Point, Run, metric_key, runs, series, summary
+from kernelwatch.history.schema import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    database,
+    default_path,
+    open_db,
+    schema_version,
+)
+from kernelwatch.history.store import Ingested, content_hash, ingest, load_run, normalized_date
+
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "Ingested",
+    "Point",
+    "Run",
+    "content_hash",
+    "database",
+    "default_path",
+    "ingest",
+    "load_run",
+    "metric_key",
+    "normalized_date",
+    "open_db",
+    "runs",
+    "schema_version",
+    "series",
+    "summary",
+]

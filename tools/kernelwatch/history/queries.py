@@ -1,0 +1,156 @@
+"""Reading the history: the runs, and one benchmark's series of one metric (per run, oldest
+first), with the messages that say what the history holds instead."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from kernelwatch.errors import InputError
+from kernelwatch.provenance import slowed_on_purpose
+
+
+@dataclass(frozen=True)
+class Run:
+    id: int
+    date: str
+    git_commit: str | None
+    gpu_slug: str | None
+    gpu_name: str | None
+    benchmarks: int
+    source: str
+    slowed: str | None = None  # slowed down on purpose (provenance.slowed_on_purpose)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run's values of one benchmark's metric."""
+
+    run: Run
+    values: np.ndarray
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.values))
+
+
+_RUN_COLUMNS = "r.id, r.date, r.git_commit, r.gpu_slug, r.gpu_name, r.benchmarks, r.source"
+
+
+def _run(row: Sequence[Any]) -> Run:
+    return Run(int(row[0]), row[1], row[2], row[3], row[4], int(row[5]), row[6])
+
+
+def runs(db: sqlite3.Connection) -> list[Run]:
+    """Every run, oldest first (by the date in its context, then by ingest order)."""
+    return [
+        dataclasses.replace(_run(row), slowed=_slowed(row[-1]))
+        for row in db.execute(f"SELECT {_RUN_COLUMNS}, r.context FROM runs r ORDER BY r.date, r.id")
+    ]
+
+
+def _slowed(context_json: Any) -> str | None:
+    try:
+        context = json.loads(context_json)
+    except (TypeError, ValueError):
+        return None
+    return slowed_on_purpose(context) if isinstance(context, dict) else None
+
+
+def metric_key(name: str) -> str:
+    """--metric as stored: `time` is real_time (the manual/GPU time), as in compare."""
+    return "real_time" if name in ("time", "") else name
+
+
+def series(
+    db: sqlite3.Connection, benchmark: str, metric: str, gpu: str | None = None
+) -> list[Point]:
+    """The benchmark's values of `metric` per run (runs that have them), oldest first."""
+    path = _db_path(db)
+    found = db.execute("SELECT id FROM benchmarks WHERE name = ?", (benchmark,)).fetchone()
+    if found is None:
+        raise InputError(
+            f"{path}: no benchmark {benchmark!r} in the history{_close(db, benchmark)}"
+        )
+    key = metric_key(metric)
+    metric_row = db.execute("SELECT id FROM metrics WHERE name = ?", (key,)).fetchone()
+    query = (
+        f"SELECT {_RUN_COLUMNS}, s.value FROM samples s JOIN runs r ON r.id = s.run_id "
+        "WHERE s.benchmark_id = ? AND s.metric_id = ?"
+    )
+    parameters: list[Any] = [found[0], metric_row[0] if metric_row else -1]
+    if gpu is not None:
+        query += " AND r.gpu_slug = ?"
+        parameters.append(gpu)
+    query += " ORDER BY r.date, r.id, s.repetition"
+    points: list[Point] = []
+    current: tuple[Any, ...] | None = None
+    values: list[float] = []
+    for row in db.execute(query, parameters):
+        if current is None or row[0] != current[0]:
+            if current is not None:
+                points.append(Point(_run(current), np.asarray(values)))
+            current, values = row[:7], []
+        values.append(row[7])
+    if current is not None:
+        points.append(Point(_run(current), np.asarray(values)))
+    if not points:
+        has = [
+            r[0]
+            for r in db.execute(
+                "SELECT DISTINCT m.name FROM samples s JOIN metrics m ON m.id = s.metric_id "
+                "WHERE s.benchmark_id = ? ORDER BY m.name",
+                (found[0],),
+            )
+        ]
+        gpus = [
+            r[0] or "(no GPU)"
+            for r in db.execute(
+                "SELECT DISTINCT r.gpu_slug FROM run_benchmarks b JOIN runs r ON r.id = b.run_id "
+                "WHERE b.benchmark_id = ? ORDER BY 1",
+                (found[0],),
+            )
+        ]
+        if gpu is not None and gpu not in gpus:
+            raise InputError(
+                f"--gpu {gpu}: no run of {benchmark} on that GPU; it was measured on "
+                f"{', '.join(gpus)}"
+            )
+        raise InputError(
+            f"--metric {metric}: {benchmark} has no {key} values"
+            + (f" on {gpu}" if gpu else "")
+            + (f"; it has {', '.join(has)}" if has else "")
+        )
+    return points
+
+
+def _close(db: sqlite3.Connection, name: str) -> str:
+    import difflib
+
+    names = [r[0] for r in db.execute("SELECT name FROM benchmarks")]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def _db_path(db: sqlite3.Connection) -> str:
+    row = db.execute("PRAGMA database_list").fetchone()
+    return str(row[2]) if row and row[2] else "history"
+
+
+def summary(values: np.ndarray) -> tuple[float, float, float, int]:
+    """median, min, max, n of one run's values."""
+    if not len(values):
+        return math.nan, math.nan, math.nan, 0
+    return (
+        float(np.median(values)),
+        float(values.min()),
+        float(values.max()),
+        len(values),
+    )

@@ -1,0 +1,197 @@
+"""The history database's schema and opening: the migrations, and a connection that is either
+read-only (the reading commands) or migrated to SCHEMA_VERSION (ingest).
+
+Opening a database applies the missing migrations (MIGRATIONS, version -> statements) in one
+transaction; a database written by a newer kernelwatch (a larger schema_version) is refused.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from kernelwatch.baseline import project_root
+from kernelwatch.errors import InputError
+
+SCHEMA_VERSION = 1
+
+# version -> the statements that take a database from version - 1 to version. Append only:
+# a released migration is never edited, a change of schema is a new version.
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            content_hash TEXT NOT NULL UNIQUE,
+            source TEXT NOT NULL,
+            gpu_slug TEXT,
+            gpu_name TEXT,
+            git_commit TEXT,
+            run_date TEXT,
+            date TEXT NOT NULL,
+            ingested_at TEXT NOT NULL,
+            benchmarks INTEGER NOT NULL,
+            context TEXT NOT NULL
+        )""",
+        "CREATE INDEX runs_by_gpu_date ON runs (gpu_slug, date)",
+        "CREATE TABLE benchmarks (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)",
+        "CREATE TABLE metrics (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)",
+        """CREATE TABLE run_benchmarks (
+            run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            benchmark_id INTEGER NOT NULL REFERENCES benchmarks (id),
+            repetitions INTEGER NOT NULL,
+            from_aggregates INTEGER NOT NULL,
+            error TEXT,
+            skipped TEXT,
+            PRIMARY KEY (run_id, benchmark_id)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE samples (
+            benchmark_id INTEGER NOT NULL,
+            metric_id INTEGER NOT NULL,
+            run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            repetition INTEGER NOT NULL,
+            value REAL NOT NULL,
+            PRIMARY KEY (benchmark_id, metric_id, run_id, repetition)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX samples_by_run ON samples (run_id)",
+    ),
+}
+
+
+def default_path() -> Path:
+    """results/history.sqlite in the checkout (the current folder for an installed package)."""
+    return project_root() / "results" / "history.sqlite"
+
+
+def _fail(path: Path, exc: BaseException) -> InputError:
+    return InputError(f"{path}: not a usable kernelwatch history database ({exc})")
+
+
+def open_db(path: str | Path, create: bool = False) -> sqlite3.Connection:
+    """Open (with create, make) the database and bring its schema to SCHEMA_VERSION. Without
+    create (the reading commands) it is opened read-only and never written: an empty file or
+    an older schema is refused, not migrated."""
+    db = Path(path)
+    if db.is_dir():
+        raise InputError(f"{db}: is a directory, not a history database")
+    if not create and db.exists():
+        return _open_read_only(db)
+    if not db.exists():
+        if not create:
+            raise InputError(
+                f"{db}: no history database; add a run with: kernelwatch history ingest "
+                "RESULT.json"
+            )
+        try:
+            db.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"{db}: cannot create: {exc.strerror or exc}") from None
+    try:
+        # isolation_level=None: transactions are explicit (BEGIN ... COMMIT) below.
+        connection = sqlite3.connect(str(db), timeout=30, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise _fail(db, exc) from None
+
+    def prepare() -> None:
+        connection.execute("PRAGMA foreign_keys = ON")
+        _migrate(connection, db)
+
+    return _prepared(connection, db, prepare)
+
+
+def _prepared(
+    connection: sqlite3.Connection, db: Path, prepare: Callable[[], None]
+) -> sqlite3.Connection:
+    """`connection` once `prepare` has run on it; closed, and one InputError line, if it fails."""
+    try:
+        prepare()
+    except InputError:
+        connection.close()
+        raise
+    except sqlite3.Error as exc:
+        connection.close()
+        raise _fail(db, exc) from None
+    return connection
+
+
+def _open_read_only(db: Path) -> sqlite3.Connection:
+    try:
+        connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+    except (sqlite3.Error, ValueError) as exc:
+        raise _fail(db, exc) from None
+
+    def check() -> None:
+        version = schema_version(connection, db)
+        if version == 0:
+            raise InputError(
+                f"{db}: an empty file, not a history database yet; add a run with: kernelwatch "
+                "history ingest RESULT.json"
+            )
+        if version != SCHEMA_VERSION:
+            raise InputError(
+                f"{db}: history schema version {version} is "
+                + (
+                    f"newer than this kernelwatch understands ({SCHEMA_VERSION}); use a newer "
+                    "kernelwatch"
+                    if version > SCHEMA_VERSION
+                    else "older: `kernelwatch history ingest` brings it up to date"
+                )
+            )
+
+    return _prepared(connection, db, check)
+
+
+def schema_version(connection: sqlite3.Connection, path: Path) -> int:
+    """The database's schema version: 0 for an empty database."""
+    tables = {
+        row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
+    if "meta" not in tables:
+        if tables:
+            raise InputError(
+                f"{path}: not a kernelwatch history database (tables "
+                f"{', '.join(sorted(tables))}; no meta table)"
+            )
+        return 0
+    row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    try:
+        return int(row[0]) if row else 0
+    except (TypeError, ValueError):
+        raise InputError(f"{path}: bad schema_version {row[0]!r} in its meta table") from None
+
+
+def _migrate(connection: sqlite3.Connection, path: Path) -> None:
+    connection.execute("BEGIN IMMEDIATE")  # one writer migrates; the others wait, then see it
+    try:
+        version = schema_version(connection, path)
+        if version > SCHEMA_VERSION:
+            raise InputError(
+                f"{path}: history schema version {version} is newer than this kernelwatch "
+                f"understands ({SCHEMA_VERSION}); use a newer kernelwatch"
+            )
+        if version < SCHEMA_VERSION:
+            if version == 0:
+                connection.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            for step in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[step]:
+                    connection.execute(statement)
+            connection.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+
+
+@contextmanager
+def database(path: str | Path, create: bool = False) -> Iterator[sqlite3.Connection]:
+    connection = open_db(path, create=create)
+    try:
+        yield connection
+    except sqlite3.Error as exc:
+        raise _fail(Path(path), exc) from None
+    finally:
+        connection.close()

@@ -1,0 +1,199 @@
+"""Ingesting a run into the history: one transaction, all of a run or nothing. A run is
+identified by the sha256 of its canonical JSON (context + benchmarks), so ingesting the same
+file twice is a no-op."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kernelwatch.baseline import context_slug
+from kernelwatch.errors import InputError
+from kernelwatch.files import strict_json
+from kernelwatch.gbench import read_json
+from kernelwatch.history.schema import database
+from kernelwatch.provenance import slowed_on_purpose
+from kernelwatch.results import ResultSet, from_documents
+
+
+@dataclass(frozen=True)
+class Ingested:
+    run_id: int
+    new: bool  # False: the same run was already there; nothing written
+    benchmarks: int
+    samples: int
+    slowed: str | None = None  # slowed down on purpose (provenance.slowed_on_purpose)
+
+
+def content_hash(document: Mapping[str, Any]) -> str:
+    """sha256 of the run's canonical JSON: context and benchmarks, keys sorted, no spaces.
+    The same run reformatted (indentation, key order) hashes the same. Not written anywhere:
+    plain json.dumps, so that the hashes of runs already stored (NaN and all) stay the same."""
+    canonical = json.dumps(
+        {"context": document.get("context", {}), "benchmarks": document["benchmarks"]},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def normalized_date(value: Any) -> str | None:
+    """An ISO 8601 date as UTC `YYYY-MM-DDTHH:MM:SS+00:00` (sorts as text); naive dates are
+    kept as written (no zone to convert from); None when it is not a date."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return moment.isoformat(timespec="seconds")
+    return moment.astimezone(dt.UTC).isoformat(timespec="seconds")
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def load_run(path: str | Path) -> tuple[dict[str, Any], ResultSet]:
+    """Read and validate one result file, as `compare` does (same checks and messages)."""
+    file = Path(path)
+    if file.is_dir():
+        raise InputError(f"{file}: is a directory; ingest one result file at a time")
+    if not file.exists():
+        raise InputError(f"{file}: no such file or directory")
+    document = read_json(file)
+    result = from_documents(str(file), [document])  # validates: not a result, bad values, ...
+    return document, result
+
+
+def ingest(path: str | Path, db_path: str | Path) -> Ingested:
+    """Store one result file in the history (one transaction); a run already there is a no-op."""
+    document, result = load_run(path)
+    digest = content_hash(document)
+    context = dict(result.context)
+    run_date = context.get("date") or context.get("kernelwatch_run_started")
+    if run_date is not None and normalized_date(run_date) is None:
+        key = "date" if context.get("date") else "kernelwatch_run_started"
+        raise InputError(
+            f"{path}: the context's {key} is {json.dumps(run_date)[:60]}, not an ISO 8601 date "
+            "(as Google Benchmark writes it: 2025-01-31T12:00:00+00:00); a run is stored at "
+            "the date it was measured"
+        )
+    ingested_at = _now()
+    date = normalized_date(run_date) or ingested_at
+    slowed = slowed_on_purpose(context)
+    with database(db_path, create=True) as db:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            found = db.execute(
+                "SELECT id, benchmarks FROM runs WHERE content_hash = ?", (digest,)
+            ).fetchone()
+            if found:
+                db.execute("ROLLBACK")
+                return Ingested(int(found[0]), False, int(found[1]), 0, slowed)
+            cursor = db.execute(
+                "INSERT INTO runs (content_hash, source, gpu_slug, gpu_name, git_commit, "
+                "run_date, date, ingested_at, benchmarks, context) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    digest,
+                    str(path),
+                    _slug(context),
+                    _text(context.get("gpu_name")),
+                    _text(context.get("kernelwatch_git_commit")),
+                    _text(run_date),
+                    date,
+                    ingested_at,
+                    len(result.names),
+                    strict_json(context, indent=None, sort_keys=True),
+                ),
+            )
+            run_id = int(cursor.lastrowid or 0)
+            samples = _store_values(db, run_id, result)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    return Ingested(run_id, True, len(result.names), samples, slowed)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None or value == "" else str(value)
+
+
+def _slug(context: Mapping[str, Any]) -> str | None:
+    try:
+        return context_slug(context)
+    except InputError:  # a GPU name that makes no slug: keep the run, without one
+        return None
+
+
+def _ids(db: sqlite3.Connection, table: str, names: Sequence[str]) -> dict[str, int]:
+    db.executemany(f"INSERT OR IGNORE INTO {table} (name) VALUES (?)", ((n,) for n in names))
+    ids: dict[str, int] = {}
+    wanted = list(dict.fromkeys(names))
+    for start in range(0, len(wanted), 500):  # stay under SQLite's bound-variable limit
+        chunk = wanted[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row_id, name in db.execute(
+            f"SELECT id, name FROM {table} WHERE name IN ({marks})", chunk
+        ):
+            ids[name] = int(row_id)
+    return ids
+
+
+def _store_values(db: sqlite3.Connection, run_id: int, result: ResultSet) -> int:
+    benchmark_ids = _ids(db, "benchmarks", result.names)
+    metric_ids = _ids(db, "metrics", list(result.columns))
+    db.executemany(
+        "INSERT INTO run_benchmarks (run_id, benchmark_id, repetitions, from_aggregates, "
+        "error, skipped) VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            (
+                run_id,
+                benchmark_ids[name],
+                int(result.counts[k]),
+                int(bool(result.from_aggregates[k])),
+                result.errors.get(name),
+                result.skipped.get(name),
+            )
+            for k, name in enumerate(result.names)
+        ),
+    )
+    counts = np.asarray(result.counts, dtype=np.int64)
+    starts = np.asarray(result.starts, dtype=np.int64)
+    rows = int(counts.sum())
+    owner = np.repeat(np.arange(len(counts)), counts)  # benchmark index of each row
+    repetition = np.arange(rows) - np.repeat(starts, counts)
+    bench_id = np.asarray([benchmark_ids[n] for n in result.names], dtype=np.int64)[owner]
+    stored = 0
+    for key, column in result.columns.items():
+        keep = np.isfinite(column)  # absent values are NaN (gaps); non-finite are not stored
+        gap = result.gaps.get(key)
+        if gap is not None:
+            keep &= ~gap
+        chosen = np.flatnonzero(keep)
+        metric_id = metric_ids[key]
+        db.executemany(
+            "INSERT INTO samples (benchmark_id, metric_id, run_id, repetition, value) "
+            "VALUES (?, ?, ?, ?, ?)",
+            zip(
+                bench_id[chosen].tolist(),
+                [metric_id] * len(chosen),
+                [run_id] * len(chosen),
+                repetition[chosen].tolist(),
+                column[chosen].tolist(),
+            ),
+        )
+        stored += len(chosen)
+    return stored

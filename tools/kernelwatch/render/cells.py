@@ -1,0 +1,117 @@
+"""What every view of a compare Report shows of it, worded once: values with units, changes,
+intervals, a row's cells, the summary line, the explanation line, text made safe to print."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from kernelwatch.compare import Comparison, Report, Verdict
+from kernelwatch.explain import Explanation
+from kernelwatch.results import Metric
+
+HEADERS = ("Verdict", "Benchmark", "Baseline", "Contender", "Change", "CI", "q", "Why")
+
+
+def format_value(value: float | None, metric: Metric) -> str:
+    """A time (given in ns) with a readable unit, or a counter with an SI prefix."""
+    if value is None:
+        return "-"
+    if metric.is_time:
+        if value >= 1e3:
+            for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+                if value >= scale:
+                    return f"{value / scale:#.4g} {unit}"
+        return f"{value:#.4g} ns"
+    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.4g}{prefix}"
+    return f"{value:.4g}"
+
+
+def change(ratio: float | None, absent: str = "-") -> str:
+    """A ratio as a signed change, `+1.2%`."""
+    return absent if ratio is None else f"{(ratio - 1) * 100:+.1f}%"
+
+
+def interval(c: Comparison, absent: str = "-") -> str:
+    """The comparison's confidence interval of the change, `[+0.8%, +1.6%]`."""
+    if c.ci_low is None or c.ci_high is None:
+        return absent
+    return f"[{change(c.ci_low)}, {change(c.ci_high)}]"
+
+
+def q_value(c: Comparison, absent: str = "-") -> str:
+    return absent if c.q_value is None else f"{c.q_value:.2g}"
+
+
+def cells(report: Report, c: Comparison) -> list[str]:
+    metric = report.metric
+    return [
+        c.verdict.value,
+        c.shown_name,
+        format_value(c.baseline.median if c.baseline else None, metric),
+        format_value(c.contender.median if c.contender else None, metric),
+        change(c.ratio),
+        interval(c),
+        q_value(c),
+        c.reason,
+    ]
+
+
+def catches(c: Comparison) -> str:
+    """The smallest slowdown this comparison catches with 90 % probability; marked where the
+    level's spread was never measured (the prior stood in)."""
+    if c.sensitivity is None:
+        return "-"
+    return f"{c.sensitivity * 100:+.1f}%" + ("" if c.level_measured else " (prior)")
+
+
+def direction(metric: Metric) -> str:
+    return "higher is better" if metric.higher_is_better else "lower is better"
+
+
+def summary_line(report: Report) -> str:
+    """`Geomean change +1.2% over N benchmarks: 3 REGRESSION, ...` (as under the table)."""
+    counts = ", ".join(f"{n} {v.value}" for v, n in report.counts().items() if n)
+    geomean = report.geomean_ratio()
+    if geomean is None:
+        return f"Nothing measured on both sides: {counts or 'no benchmarks'}"
+    ratio, count = geomean
+    return f"Geomean change {change(ratio)} over {count} benchmarks: {counts}"
+
+
+def worth_explaining(c: Comparison, found: Explanation | None) -> bool:
+    """Whether a row shows its explanation: a changed benchmark, a kernel that changed, or
+    counters that were profiled."""
+    if found is None:
+        return False
+    kernel = found.kernel.change.value if found.kernel is not None else ""
+    unchanged = kernel in ("kernel identical", "kernel not compared", "")
+    return not (c.verdict is Verdict.SAME and unchanged and not found.profiled)
+
+
+def explanation_line(report: Report, c: Comparison) -> str:
+    """The explanation line under a row (empty where there is none worth showing)."""
+    found = report.explanations.get(c.name)
+    return found.line() if found is not None and worth_explaining(c, found) else ""
+
+
+def kernel_summary(report: Report) -> str:
+    """`kernels: 1 kernel code changed, 354 kernel identical` (empty without kernel records)."""
+    found = Counter(
+        e.kernel.change.value for e in report.explanations.values() if e.kernel is not None
+    )
+    if not found:
+        return ""
+    return "kernels: " + ", ".join(f"{n} {kind}" for kind, n in sorted(found.items()))
+
+
+# Control characters (ESC of an ANSI sequence, BEL, CR, newlines) and the bidirectional
+# overrides would act on the terminal, not show: names and messages print them escaped.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """`text` for a terminal: control characters shown as escapes (`\\x1b`, `\\n`)."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)

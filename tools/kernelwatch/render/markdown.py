@@ -1,0 +1,127 @@
+"""The Markdown view of a compare Report, for a step summary or a PR comment: the notable rows
+in a table, the unchanged ones folded away; every name and message shown as text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from kernelwatch.compare import Comparison, Report, Verdict
+from kernelwatch.render.cells import (
+    HEADERS,
+    catches,
+    cells,
+    direction,
+    explanation_line,
+    kernel_summary,
+    summary_line,
+    visible,
+)
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~#!&])")
+
+
+def _md(text: str) -> str:
+    """Text in Markdown, shown as written: what would format, link or open HTML is escaped (a
+    name in a reason or a note is text, never markup); a pipe would end the table cell."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(visible(text).splitlines()))
+
+
+def _code(text: str) -> str:
+    """`text` as a code span that no backtick in it can end early: the fence is one backtick
+    longer than the longest run inside (CommonMark), padded when the text starts or ends with
+    one. A pipe is escaped even there (GitHub's table rule)."""
+    text = " ".join(visible(text).splitlines()).replace("|", "\\|")
+    runs = [len(run) for run in re.findall("`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def render_markdown(report: Report, command: str = "compare") -> str:
+    """GitHub-flavoured Markdown for a step summary or a PR comment: the notable rows in a table,
+    the unchanged ones folded away."""
+    regressions = [c for c in report.comparisons if c.verdict is Verdict.REGRESSION]
+    bad = sum(c.confirmed is not False for c in regressions)
+    title = f"{bad} regression{'s' * (bad != 1)}" if bad else "no regression"
+    if bad and any(c.confirmed for c in regressions):
+        title += " (confirmed by a re-run)"
+    unconfirmed = len(regressions) - bad
+    if unconfirmed:
+        title += f", {unconfirmed} not confirmed"
+    out = [
+        f"### kernelwatch {command}: {title}",
+        "",
+        f"Metric {_code(report.metric.key)} ({direction(report.metric)}); "
+        f"baseline {_code(report.baseline.label)}, contender {_code(report.contender.label)}; "
+        f"alpha {report.settings.alpha:g} (Benjamini-Hochberg), "
+        f"threshold {report.settings.threshold:.1%}.",
+        "",
+        f"**{summary_line(report)}**",
+        "",
+    ]
+    out += [f"> :warning: {_md(w)}" for w in report.warnings]
+    if report.warnings:
+        out.append("")
+
+    def table(comparisons: Sequence[Comparison]) -> list[str]:
+        headers = [*HEADERS[:-1], "Catches", HEADERS[-1]]
+        rows = [
+            "| " + " | ".join(headers) + " |",
+            "|" + "|".join([":--", ":--", "--:", "--:", "--:", ":-:", "--:", "--:", ":--"]) + "|",
+        ]
+        for c in comparisons:
+            row = [_md(cell) for cell in cells(report, c)]
+            row.insert(len(row) - 1, catches(c))
+            row[0], row[1] = f"**{row[0]}**", _code(c.shown_name)
+            why = explanation_line(report, c)
+            if why:
+                row[-1] += f" — *{_md(why)}*"
+            rows.append("| " + " | ".join(row) + " |")
+        return rows
+
+    notable = [c for c in report.comparisons if c.verdict is not Verdict.SAME]
+    same = [c for c in report.comparisons if c.verdict is Verdict.SAME]
+    if notable:
+        out += table(notable) + [""]
+    if same:
+        out += [f"<details><summary>{len(same)} unchanged (SAME)</summary>", ""]
+        out += table(same) + ["", "</details>", ""]
+    if kernel_summary(report):
+        out += [f"**{kernel_summary(report)}**", ""]
+    out += _markdown_details(report)
+    out += [f"- {_md(n)}" for n in report.notes]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _markdown_details(report: Report) -> list[str]:
+    """Per explained benchmark: the counters (both sides) and the SASS diff, folded."""
+    out: list[str] = []
+    for c in report.comparisons:
+        found = report.explanations.get(c.name)
+        if found is None or not (found.profiled or found.sass_diffs):
+            continue
+        out += [
+            f"<details><summary>Why <code>{_md(c.name)}</code> ({c.verdict.value}): "
+            f"{_md(found.kernel_text() or 'kernel not compared')}</summary>",
+            "",
+        ]
+        if found.profiled:
+            out += ["| ncu metric | baseline | contender |", "|:--|--:|--:|"]
+            moved = {m.metric for m in found.moved}
+            for metric in sorted(found.before.keys() & found.after.keys()):
+                label = f"**{metric}**" if metric in moved else metric
+                out.append(f"| {label} | {found.before[metric]:.6g} | {found.after[metric]:.6g} |")
+            out.append("")
+        for d in found.sass_diffs:
+            out.append(
+                f"SASS of `{_md(d.name)}`: {d.instructions[0]}→{d.instructions[1]} "
+                f"instructions; mix {_md(d.mix_text()) or 'unchanged'}; shared-memory ops "
+                + (", ".join(f"{op} {a}→{b}" for op, a, b in d.shared) or "none")
+            )
+            out += ["", "```diff", *d.diff]
+            if d.truncated:
+                out.append(f"... {d.truncated} more line(s)")
+            out += ["```", ""]
+        out += ["</details>", ""]
+    return out

@@ -1,0 +1,72 @@
+"""The page's stylesheet: inline (the page loads nothing), the verdicts' colors as variables."""
+
+CSS = """
+:root { --fg: #1d1d1f; --muted: #5f6368; --line: #e2e2e2; --bg: #ffffff; --panel: #f6f7f9;
+  --regression: #c62828; --improvement: #1b7f3b; --error: #8e24aa; --missing: #6a1b9a;
+  --unsure: #b26a00; --new: #00838f; --same: #6b6b6b; }
+* { box-sizing: border-box; }
+html { background: var(--bg); }
+body { margin: 0 auto; max-width: 1240px; padding: 24px 28px 48px; color: var(--fg);
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Liberation Sans", "DejaVu Sans", sans-serif; }
+h1 { font-size: 26px; margin: 0 0 4px; }
+h2 { font-size: 21px; margin: 36px 0 10px; padding-bottom: 6px; border-bottom: 2px solid var(--line); }
+h3 { font-size: 17px; margin: 0 0 6px; }
+p { margin: 6px 0 10px; }
+code { font: 13px/1.4 ui-monospace, "DejaVu Sans Mono", "Liberation Mono", monospace; }
+.sub { color: var(--muted); margin: 0 0 14px; }
+nav { background: var(--panel); border-radius: 8px; padding: 8px 14px; margin: 14px 0 0; font-size: 14px; }
+nav a { margin-right: 16px; color: #1a56b0; text-decoration: none; }
+nav a:hover { text-decoration: underline; }
+dl.context { display: grid; grid-template-columns: max-content 1fr max-content 1fr; gap: 4px 18px;
+  margin: 0; background: var(--panel); padding: 12px 16px; border-radius: 8px; font-size: 14px; }
+dl.context dt { color: var(--muted); }
+dl.context dd { margin: 0; overflow-wrap: anywhere; }
+.headline { font-size: 18px; font-weight: 600; margin: 6px 0; }
+.box { border-left: 5px solid var(--unsure); background: #fff8e6; padding: 10px 14px; border-radius: 4px;
+  margin: 10px 0; }
+.box.bad { border-color: var(--regression); background: #fdecea; }
+.box.good { border-color: var(--improvement); background: #eaf6ee; }
+.box.info { border-color: #9aa0a6; background: var(--panel); }
+.counts { display: flex; flex-wrap: wrap; gap: 8px; margin: 10px 0; }
+.badge { display: inline-block; padding: 1px 9px; border-radius: 11px; font-size: 12.5px; font-weight: 600;
+  color: #fff; background: var(--same); white-space: nowrap; }
+.badge.REGRESSION { background: var(--regression); } .badge.IMPROVEMENT { background: var(--improvement); }
+.badge.ERROR { background: var(--error); } .badge.MISSING { background: var(--missing); }
+.badge.UNSURE { background: var(--unsure); } .badge.NEW { background: var(--new); }
+.badge.tag { background: #e8eaed; color: #3c4043; font-weight: 500; }
+table { border-collapse: collapse; width: 100%; font-size: 13.5px; margin: 8px 0 14px; }
+th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { background: var(--panel); font-weight: 600; position: sticky; top: 0; }
+td.num, th.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+td.name { overflow-wrap: anywhere; min-width: 18em; }
+td.why { color: var(--muted); min-width: 14em; }
+tr.REGRESSION td.change { color: var(--regression); font-weight: 600; }
+tr.IMPROVEMENT td.change { color: var(--improvement); font-weight: 600; }
+details { margin: 8px 0 14px; }
+details > summary { cursor: pointer; color: #1a56b0; }
+ul.notes { color: var(--muted); font-size: 14px; padding-left: 20px; }
+figure.kw-figure { margin: 18px 0 28px; padding: 0; }
+figure.kw-figure .kw-svg { display: block; width: 100%; height: auto; margin: 4px 0; }
+figure.kw-figure p.caption { color: #3c4043; font-size: 14px; max-width: 1000px; }
+.trend-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(540px, 1fr)); gap: 10px 22px; }
+.trend-grid figure.kw-figure { margin: 6px 0 10px; }
+.trend-grid figcaption { font-size: 13.5px; min-height: 2.9em; }
+.trend-grid figcaption .badge { margin-right: 6px; }
+.trend-grid figcaption code { font-size: 12.5px; overflow-wrap: anywhere; }
+.glance { display: flex; flex-wrap: wrap; gap: 10px; margin: 12px 0 0; }
+.glance div { flex: 1 1 240px; border-radius: 8px; padding: 8px 12px; background: var(--panel);
+  border-left: 5px solid #9aa0a6; font-size: 14px; }
+.glance div b { display: block; font-size: 15px; }
+.glance .bad { border-color: var(--regression); } .glance .good { border-color: var(--improvement); }
+.glance .warn { border-color: var(--unsure); }
+.explain { margin-top: 6px; color: var(--fg); overflow-wrap: anywhere; }
+.explain .kchange { margin: 2px 0 4px; }
+.badge.kcode { background: var(--regression); } .badge.klaunch { background: var(--unsure); }
+.badge.ksame { background: #5f6368; }
+table.moved { width: auto; font-size: 12.5px; margin: 4px 0; }
+table.moved td, table.moved th { padding: 2px 8px; }
+table.moved td:first-child { word-break: break-all; }  /* ncu metric names are one long token */
+pre.sass { font-size: 12px; background: var(--panel); padding: 8px; overflow-x: auto; max-height: 420px; }
+.knote { color: var(--muted); font-size: 13px; }
+footer { margin-top: 40px; color: var(--muted); font-size: 13px; border-top: 1px solid var(--line); padding-top: 10px; }
+"""

@@ -9,14 +9,14 @@
 
 namespace kernelwatch::detail {
 
+// Device memory from the device's stream-ordered pool (cudaMalloc where a device has none).
+// Large-array kernels run 4.5-14 % slow in some repetitions, a whole repetition at a time: in
+// the interleaved reduction family, 37 of 420 repetitions with cudaMalloc, 33 with the
+// virtual-memory API, 8 from the pool (card GPU-bae0f339; docs/measurement.md).
 struct device_allocator {
-  static void* allocate(std::size_t bytes) {
-    void* pointer = nullptr;
-    KW_CUDA_CHECK(cudaMalloc(&pointer, bytes));
-    return pointer;
-  }
+  static void* allocate(std::size_t bytes);
   // No throw from a destructor; a sticky error shows at the next checked call.
-  static void release(void* pointer) noexcept { cudaFree(pointer); }
+  static void release(void* pointer) noexcept;
 };
 
 struct pinned_allocator {

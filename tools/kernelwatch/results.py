@@ -200,7 +200,7 @@ def from_documents(label: str, documents: Sequence[Any]) -> ResultSet:
 
 
 def _expand(root: Path) -> tuple[list[Path], bool]:
-    # A baseline folder (baseline.py: result.json, noise.json, manifest.json) is its result;
+    # A baseline folder (baseline/: result.json, noise.json, manifest.json) is its result;
     # its stored noise is found beside it (noise.stored_beside).
     if (root / "manifest.json").is_file() and (root / "result.json").is_file():
         return [root / "result.json"], False

@@ -97,7 +97,7 @@ def spread_at_level(
 ) -> Spread:
     """Each benchmark's relative spread at the level the comparison crosses: the baseline's
     stored noise where there is one (for the time metric: noise.json describes times), else
-    computed from its values (noise.py); where the level was never measured, the prior; at
+    computed from its values (noise/); where the level was never measured, the prior; at
     least the spread of the contender's own per-process medians, so a disturbed process of
     the judged run widens its limit instead of raising an alarm."""
     baseline, crossing = against.baseline, against.crossing

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 # The context key of a pooled baseline: one entry per run it was made from (see `pool` in
-# baseline.py): {"processes": [...], "card": ..., "host": ..., "config": ..., ...}.
+# baseline/pool.py): {"processes": [...], "card": ..., "host": ..., "config": ..., ...}.
 RUNS_KEY = "kernelwatch_baseline_runs"
 
 # What a time can depend on beyond the GPU model, on the host's side. Two results whose values

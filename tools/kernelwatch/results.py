@@ -19,7 +19,7 @@ from kernelwatch.errors import InputError
 from kernelwatch.gbench import TIME_KEYS, FileColumns, read_document, read_file
 
 # The harness's per-repetition counter: relative width of the 95 % confidence interval of the
-# median of that repetition's samples (0.005 = 0.5 %). kernelwatch/noise.py turns it into a noise.
+# median of that repetition's samples (0.005 = 0.5 %). kernelwatch/noise/ turns it into a noise.
 NOISE_COUNTER = "noise"
 # The row key `kernelwatch run` adds to every row of a merged result: which of the binary's
 # processes (1, 2, ...) the repetition came from. Not a counter: it groups values by process.
@@ -200,7 +200,7 @@ def from_documents(label: str, documents: Sequence[Any]) -> ResultSet:
 
 
 def _expand(root: Path) -> tuple[list[Path], bool]:
-    # A baseline folder (baseline.py: result.json, noise.json, manifest.json) is its result;
+    # A baseline folder (baseline/: result.json, noise.json, manifest.json) is its result;
     # its stored noise is found beside it (noise.stored_beside).
     if (root / "manifest.json").is_file() and (root / "result.json").is_file():
         return [root / "result.json"], False

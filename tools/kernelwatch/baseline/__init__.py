@@ -1,7 +1,7 @@
 """Baselines: one committed result per GPU model, `baselines/<gpu-slug>/`.
 
     baselines/nvidia-h100-80gb-hbm3-sm90/result.json     the suite's result (with repetitions)
-    baselines/nvidia-h100-80gb-hbm3-sm90/noise.json      each benchmark's noise (noise.py)
+    baselines/nvidia-h100-80gb-hbm3-sm90/noise.json      each benchmark's noise (noise/)
     baselines/nvidia-h100-80gb-hbm3-sm90/manifest.json   commit, date, driver, runtime, command,
                                                          and the history of updates
 

@@ -1,0 +1,58 @@
+"""Deciding a verdict per benchmark from two result sets. Verdicts are data; render/ shows them.
+
+The decision for a benchmark measured on both sides (see docs/compare.md):
+
+* limit = max(threshold, noise floor); threshold from --threshold or the first matching config
+  rule, noise floor = noise_multiplier x the benchmark's noise at the level the comparison
+  crosses (levels.py: process, card or host, from the two contexts): the baseline's stored
+  noise (baselines/<slug>/noise.json) or else computed as noise/ does; where that level was
+  never measured, the prior for it (levels.prior); and at least the spread of the
+  contender's own per-process medians.
+* UNSURE if either side has fewer than min_repetitions values; but a ratio past the limit is
+  then an unverified REGRESSION / IMPROVEMENT, and an unverified REGRESSION fails when it is
+  at least UNVERIFIED_FAIL_RATIO worse (or at all, with `strict`).
+* REGRESSION / IMPROVEMENT if the Benjamini–Hochberg-adjusted Mann–Whitney p-value is below
+  alpha and the ratio of medians is worse / better than the limit (symmetric in log space).
+* UNSURE if the confidence interval of the ratio reaches past the limit on both sides, or if the
+  ratio is past the limit without significance; SAME otherwise.
+* A host-bound benchmark (its rows carry the counter `host_bound` = 1: its time includes host
+  work) compared with a baseline measured on another host keeps its verdict but does not fail.
+* Each benchmark's sensitivity: the smallest slowdown this comparison catches with 90 %
+  probability, from its limit and the spread of the difference of the two medians.
+
+    verdicts.py    Verdict, Settings, Comparison, Report: what a comparison decides, as data
+    decision.py    the rule above: decide_many / decide, the limit's wording, what fails
+    sides.py       what each side holds: presence verdicts, the benchmarks measured on both
+    reference.py   what a contender is judged against and at which level; its spread there
+    judge.py       compare(): the verdict of every benchmark, with the report's notes
+"""
+
+from kernelwatch.compare.decision import UNVERIFIED_FAIL_RATIO, decide, decide_many
+from kernelwatch.compare.judge import compare
+from kernelwatch.compare.verdicts import (
+    DEFAULT_ALPHA,
+    DEFAULT_NOISE_MULTIPLIER,
+    DEFAULT_THRESHOLD,
+    SEVERITY,
+    Comparison,
+    Report,
+    Settings,
+    SideSummary,
+    Verdict,
+)
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "DEFAULT_NOISE_MULTIPLIER",
+    "DEFAULT_THRESHOLD",
+    "SEVERITY",
+    "UNVERIFIED_FAIL_RATIO",
+    "Comparison",
+    "Report",
+    "Settings",
+    "SideSummary",
+    "Verdict",
+    "compare",
+    "decide",
+    "decide_many",
+]

@@ -1,0 +1,239 @@
+"""compare(): every benchmark's verdict from two result sets, with the report's notes and
+warnings: presence first, then the statistics of those measured on both sides, the limit
+against the spread at the level crossed, the decision, and which verdicts fail."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+
+from kernelwatch import hostbound
+from kernelwatch import noise as noises
+from kernelwatch import stats
+from kernelwatch.compare.decision import decide_many, fails, too_few_reason
+from kernelwatch.compare.reference import Against, judged_against, sensitivity_of, spread_at_level
+from kernelwatch.compare.sides import (
+    LEAVE_OUT,
+    Measured,
+    metric_values,
+    presence_verdict,
+    process_counts,
+)
+from kernelwatch.compare.verdicts import (
+    SEVERITY,
+    Comparison,
+    Report,
+    Settings,
+    SideSummary,
+    Verdict,
+)
+from kernelwatch.config import threshold_for
+from kernelwatch.environment import check_environment
+from kernelwatch.results import Metric, ResultSet
+
+
+def compare(
+    baseline: ResultSet,
+    contender: ResultSet,
+    metric: Metric,
+    settings: Settings,
+    stored_noise: noises.LevelNoise | None = None,
+) -> Report:
+    """Verdicts for every benchmark. `stored_noise`: the baseline's noise per benchmark and
+    level as `baseline update` kept it (noise.json), used for the time metric instead of
+    computing it from the baseline's values."""
+    warnings, notes = check_environment(
+        baseline.context, contender.context, settings.allow_gpu_mismatch, metric.key
+    )
+    notes = list(baseline.notes) + list(contender.notes) + notes
+    against = judged_against(baseline, contender, notes)
+    baseline = against.baseline
+    comparisons: list[Comparison] = []
+    # Present on both sides, without errors or skips (nearly all): measured without more checks.
+    flagged = (
+        baseline.errors.keys()
+        | baseline.skipped.keys()
+        | contender.errors.keys()
+        | contender.skipped.keys()
+    )
+    both = (baseline.index.keys() & contender.index.keys()) - flagged
+    pairs = sorted(both)
+    left_out = 0
+    for name in sorted((baseline.index.keys() | contender.index.keys()) - both):
+        early = presence_verdict(name, baseline, contender, settings)
+        if early is LEAVE_OUT:
+            left_out += 1
+        elif early is not None:
+            comparisons.append(early)
+        else:
+            pairs.append(name)
+    if left_out:
+        notes.append(f"{left_out} benchmark(s) skipped or absent on both sides: not compared")
+
+    measured, lacking, one_sided = metric_values(baseline, contender, pairs, metric)
+    for name, side in one_sided:
+        comparisons.append(
+            Comparison(
+                name,
+                Verdict.ERROR,
+                f"no {metric.key} in the {side}",
+                failed=side == "contender" and not settings.allow_errors,
+            )
+        )
+    if lacking:
+        notes.append(f"{lacking} benchmark(s) have no {metric.key} on either side: not compared")
+    comparisons += _measured_verdicts(
+        against, contender, measured, metric, settings, notes, stored_noise
+    )
+    labels = {**baseline.labels, **contender.labels}
+    if labels:
+        comparisons = [c._replace(label=labels.get(c.name)) for c in comparisons]
+    comparisons.sort(
+        key=lambda c: (SEVERITY[c.verdict], -c.worse_by(metric.higher_is_better), c.name)
+    )
+    return Report(
+        metric, settings, baseline, contender, tuple(comparisons), tuple(warnings), tuple(notes)
+    )
+
+
+def _measured_verdicts(
+    against: Against,
+    contender: ResultSet,
+    measured: Measured,
+    metric: Metric,
+    settings: Settings,
+    notes: list[str],
+    stored_noise: noises.LevelNoise | None,
+) -> list[Comparison]:
+    if not measured.names:
+        return []
+    baseline, crossing = against.baseline, against.crossing
+    b, c = measured.b, measured.c
+    n, m = baseline.counts[b], contender.counts[c]
+    ps = stats.pair_statistics_columns(
+        measured.b_values,
+        baseline.starts[b],
+        n,
+        measured.c_values,
+        contender.starts[c],
+        m,
+        settings.confidence,
+    )
+    tested = (n >= settings.min_repetitions) & (m >= settings.min_repetitions)
+    q = np.full(len(b), np.nan)
+    q[tested] = stats.bh_adjust(ps.p_value[tested])
+    _note_power(n, m, tested, settings.alpha, notes)
+
+    if settings.rules:
+        threshold = np.array(
+            [threshold_for(name, settings.rules, settings.threshold) for name in measured.names]
+        )
+    else:
+        threshold = np.full(len(b), settings.threshold)
+    b_processes, c_processes = process_counts(baseline, b), process_counts(contender, c)
+    spread = spread_at_level(against, contender, measured, metric, stored_noise, notes)
+    floor = settings.noise_multiplier * spread.noise
+    limit = np.maximum(threshold, floor)
+    b_agg, c_agg = baseline.from_aggregates[b].tolist(), contender.from_aggregates[c].tolist()
+    n_list, m_list = n.tolist(), m.tolist()
+    too_few = [
+        (
+            None
+            if ok
+            else too_few_reason(
+                n_list[i], m_list[i], settings.min_repetitions, b_agg[i] or c_agg[i]
+            )
+        )
+        for i, ok in enumerate(tested.tolist())
+    ]
+    verdicts, reasons = decide_many(
+        ps.log_ratio,
+        ps.log_ci_low,
+        ps.log_ci_high,
+        q,
+        alpha=settings.alpha,
+        limit=limit,
+        higher_is_better=metric.higher_is_better,
+        floor_binds=floor > threshold,
+        too_few=too_few,
+        confidence=settings.confidence,
+    )
+    sensitivity = sensitivity_of(limit, spread, crossing.level, b_processes, c_processes)
+    host_bound = hostbound.in_result(baseline, b) | hostbound.in_result(contender, c)
+    lenient = host_bound & (not crossing.same_host)
+    if lenient.any():
+        notes.append(
+            f"{int(lenient.sum())} host-bound benchmark(s) (their time includes host work) "
+            "against a baseline not measured on this host: their changes are reported, "
+            "not failing"
+        )
+
+    failing = fails(verdicts, too_few, ps.log_ratio, metric.higher_is_better, settings.strict)
+    # Plain lists: element access on numpy arrays is slow in a 10,000-step loop.
+    ratio = np.exp(ps.log_ratio).tolist()
+    ci_low, ci_high = _optional(np.exp(ps.log_ci_low)), _optional(np.exp(ps.log_ci_high))
+    p_value, q_value = _optional(ps.p_value), _optional(q)
+    b_median, c_median = ps.baseline_median.tolist(), ps.contender_median.tolist()
+    b_cv, c_cv = _optional(ps.baseline_cv), _optional(ps.contender_cv)
+    threshold_list, floor_list, limit_list = threshold.tolist(), floor.tolist(), limit.tolist()
+    sensitivity_list = [s if ok else None for ok, s in zip(tested.tolist(), sensitivity)]
+    measured_list, lenient_list = spread.measured.tolist(), lenient.tolist()
+    host_bound_list = host_bound.tolist()
+    level = crossing.level.label
+    out = []
+    for i, name in enumerate(measured.names):
+        verdict, reason = verdicts[i], reasons[i]
+        failed = failing[i]
+        if failed and lenient_list[i]:
+            failed = False
+            reason += "; host-bound, baseline not from this host: not failing"
+        out.append(
+            Comparison(
+                name,
+                verdict,
+                reason,
+                failed,
+                SideSummary(n_list[i], b_median[i], b_cv[i], b_processes[i], b_agg[i]),
+                SideSummary(m_list[i], c_median[i], c_cv[i], c_processes[i], c_agg[i]),
+                ratio[i],
+                ci_low[i],
+                ci_high[i],
+                p_value[i],
+                q_value[i],
+                threshold_list[i],
+                floor_list[i],
+                limit_list[i],
+                None,
+                level,
+                measured_list[i],
+                sensitivity_list[i],
+                host_bound_list[i],
+            )
+        )
+    return out
+
+
+def _note_power(
+    n: np.ndarray, m: np.ndarray, tested: np.ndarray, alpha: float, notes: list[str]
+) -> None:
+    """Say so when too few repetitions make a lone change impossible to call significant."""
+    family = int(tested.sum())
+    if family == 0:
+        return
+    pairs = Counter(zip(n[tested].tolist(), m[tested].tolist()))
+    (n_common, m_common), _ = pairs.most_common(1)[0]
+    smallest = stats.min_p_value(n_common, m_common)
+    if smallest * family >= alpha:
+        notes.append(
+            f"with {n_common} and {m_common} repetitions the smallest possible p-value is "
+            f"{smallest:.2g}: a change in one benchmark alone cannot reach significance among "
+            f"{family} (Benjamini-Hochberg needs p < {alpha / family:.2g}); "
+            "record more repetitions"
+        )
+
+
+def _optional(values: np.ndarray) -> list[float | None]:
+    """A list with None where the array is not finite (NaN marks "undefined" in arrays)."""
+    return [v if math.isfinite(v) else None for v in values.tolist()]

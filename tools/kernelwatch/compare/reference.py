@@ -1,0 +1,207 @@
+"""What a contender is judged against and at which level: the baseline's runs it is compared
+with (its own card, cards of its kind, or all), the level crossed, each benchmark's spread at
+that level (stored, measured or the prior, with the notes saying which) and the sensitivity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernelwatch import kinds, levels
+from kernelwatch import noise as noises
+from kernelwatch.compare.sides import Measured
+from kernelwatch.levels import Level
+from kernelwatch.results import Metric, ResultSet, gpu_model
+
+# Sensitivity is the slowdown caught with 90 % probability: the one-sided normal quantile.
+_Z_POWER = 1.2815515655446004
+
+
+@dataclass(frozen=True)
+class Against:
+    """What a contender is judged by: `baseline`, the runs it is compared with; `crossing`, the
+    level between them; `pooled`, the result whose spreads apply (the whole baseline where
+    `baseline` is its runs on cards of the contender's kind); `units`, how many runs measured
+    that level's spread (1 + its degrees of freedom)."""
+
+    baseline: ResultSet
+    crossing: levels.Crossing
+    pooled: ResultSet
+    units: int
+
+
+def judged_against(baseline: ResultSet, contender: ResultSet, notes: list[str]) -> Against:
+    """The runs of a pooled baseline on the contender's own card (process level); else those on
+    cards of its kind (kinds.py), held to the spread between cards of one kind; else all."""
+    units = levels.units_of(baseline.context)
+    crossing = levels.crossing(baseline.context, contender.context)
+    wide = Against(baseline, crossing, baseline, _units_at(crossing.level, units))
+    if len(levels.units_of(contender.context)) > 1:  # a pooled contender is not one card
+        return wide
+    own = noises.runs_of_card(baseline, levels.unit_of(contender.context).card)
+    if own is not None:
+        # Cards of one model differ by up to 4.9 % on some kernels (docs/measurement.md): a
+        # pooled baseline that holds a run on the contender's own card is compared by it.
+        notes.append(
+            "the baseline holds a run on this card: compared with that run (process level)"
+        )
+        return Against(own, levels.crossing(own.context, contender.context), own, 1)
+    found = noises.kind_of(baseline, contender) if crossing.level is Level.HOST else None
+    if found is None:
+        return wide
+    if found.kind is None:
+        notes.append(
+            f"this card is of none of the baseline's {found.kinds} kind(s) of card (shape "
+            f"distance {found.distance:.2%} from the nearest; one kind within "
+            f"{kinds.KIND_DISTANCE:.2%}): held to the spread between all its hosts"
+        )
+        return wide
+    mine = noises.runs_of(baseline, found.runs) or baseline
+    if int((mine.counts > 0).sum()) < int((baseline.counts > 0).sum()):
+        notes.append(
+            "this card is of a kind the baseline holds, but its runs on that kind lack "
+            "benchmarks the others have: held to the spread between all its hosts"
+        )
+        return wide
+    notes.append(
+        f"this card is of a kind the baseline holds (shape distance {found.distance:.2%}, "
+        f"within {kinds.KIND_DISTANCE:.2%}): compared with its {len(found.runs)} run(s) on "
+        "cards of that kind, held to the spread between cards of one kind (kinds.py)"
+    )
+    kind = levels.Crossing(
+        Level.KIND, "another host, a card of the same kind", crossing.other_config
+    )
+    return Against(mine, kind, baseline, len(units) - found.kinds + 1)
+
+
+def _units_at(level: Level, units: tuple[levels.Unit, ...]) -> int:
+    """The distinct cards (hosts at the host level) a level's spread was measured over."""
+    return len({u.host if level is Level.HOST else u.card for u in units})
+
+
+@dataclass(frozen=True)
+class Spread:
+    noise: np.ndarray  # relative spread of each benchmark at the level crossed
+    measured: np.ndarray  # bool: measured at that level (False: the prior was used)
+    units: int  # the baseline's runs at that level (cards or hosts), for the sensitivity
+
+
+def spread_at_level(
+    against: Against,
+    contender: ResultSet,
+    measured: Measured,
+    metric: Metric,
+    stored_noise: noises.LevelNoise | None,
+    notes: list[str],
+) -> Spread:
+    """Each benchmark's relative spread at the level the comparison crosses: the baseline's
+    stored noise where there is one (for the time metric: noise.json describes times), else
+    computed from its values (noise/); where the level was never measured, the prior; at
+    least the spread of the contender's own per-process medians, so a disturbed process of
+    the judged run widens its limit instead of raising an alarm."""
+    baseline, crossing = against.baseline, against.crossing
+    if against.pooled is baseline:
+        spreads = noises.measure(baseline, metric, measured.b).levels()
+    else:  # the spread within kinds comes from every kind the pooled baseline holds
+        spreads = noises.measure(against.pooled, metric).levels().take(measured.names)
+    if stored_noise is not None and metric.key == noises.TIME.key:
+        kept = stored_noise.take(measured.names)
+        found = np.isfinite(kept.process)
+        spreads = noises.LevelNoise(
+            spreads.names,
+            np.where(found, kept.process, spreads.process),
+            np.where(found, kept.process_measured, spreads.process_measured),
+            np.where(found, kept.card, spreads.card),
+            np.where(found, kept.host, spreads.host),
+            np.where(found & np.isfinite(kept.kind), kept.kind, spreads.kind),
+        )
+        notes.append(
+            f"noise: the baseline's stored noise for {int(found.sum())} of "
+            f"{len(found)} benchmark(s)"
+            + ("" if found.all() else "; computed from its repetitions for the others")
+        )
+    level = crossing.level
+    at = spreads.at(level)
+    gpu = gpu_model(baseline.context) is not None
+    prior = levels.prior(level, _durations(baseline, measured), gpu=gpu)
+    units = levels.units_of(against.pooled.context)
+    at_level = against.units
+    if level is not Level.PROCESS and np.isfinite(at).any():
+        factor = levels.upper_bound_factor(at_level)
+        at = at * factor
+        few = at_level < levels.MIN_UNITS
+        if few:
+            at = np.fmax(at, prior)
+        measured_from = (
+            f"{len(units)} runs in kinds of card ({at_level - 1} degree(s) of freedom)"
+            if level is Level.KIND
+            else f"{at_level} {level.label}s"
+        )
+        notes.append(
+            f"the {level.label}-level spread, measured from {measured_from}, is taken "
+            f"at its upper {levels.UPPER_BOUND_CONFIDENCE:.0%} confidence bound (x{factor:.2f})"
+            + (f"; with fewer than {levels.MIN_UNITS}, at least the prior" if few else "")
+        )
+    if level >= Level.KIND and crossing.other_config:
+        at = np.fmax(at, prior)  # measured between hosts, but never on one configured so
+        notes.append(
+            "this host is configured unlike every host of the baseline (docs/results.md, "
+            "fingerprint): each spread is at least the host-level prior"
+        )
+    has = np.isfinite(at)
+    noise = np.where(has, at, np.fmax(spreads.process, prior))
+    relative, absolute = levels.PRIOR[level]
+    per_time = f" + {absolute:g} ns / time" if gpu else " (no GPU: no launch term)"
+    if has.all():
+        said = "measured for every benchmark"
+    else:
+        said = (
+            f"measured for {int(has.sum())} of {len(has)} benchmark(s); never measured for "
+            f"the others: the {level.label}-level prior {relative:.2%}{per_time} "
+            "(docs/measurement.md)"
+        )
+    notes.append(
+        f"level: {level.label} ({crossing.why}; baseline: {levels.describe(units)}); "
+        f"its spread {said}"
+    )
+    own = noises.between_processes(contender, metric, measured.c, measured.c_values)
+    return Spread(np.maximum(noise, own), has, at_level)
+
+
+def _durations(baseline: ResultSet, measured: Measured) -> np.ndarray:
+    """Each benchmark's median time in the baseline (ns), for the prior; NaN without times."""
+    column = baseline.metric_column(noises.TIME)
+    if column is None:
+        return np.full(len(measured.names), np.nan)
+    values, _ = column
+    return np.array(
+        [
+            float(np.median(values[start : start + count])) if count else np.nan
+            for start, count in zip(
+                baseline.starts[measured.b].tolist(), baseline.counts[measured.b].tolist()
+            )
+        ]
+    )
+
+
+def sensitivity_of(
+    limit: np.ndarray,
+    spread: Spread,
+    level: Level,
+    b_processes: list[int],
+    c_processes: list[int],
+) -> list[float]:
+    """The smallest slowdown caught with 90 % probability: the change must clear the limit,
+    and the observed difference of the medians falls short of the true one by more than
+    1.28 standard deviations only 10 % of the time. That standard deviation: at the process
+    level the noise (a per-process median's spread) over each side's processes; at a wider
+    level one run's offset plus the baseline's mean offset over its runs at that level."""
+    if level is Level.PROCESS:
+        b_count = np.maximum(np.asarray(b_processes, dtype=float), 1.0)
+        c_count = np.maximum(np.asarray(c_processes, dtype=float), 1.0)
+        factor = np.sqrt(1.0 / b_count + 1.0 / c_count)
+    else:
+        factor = np.full(len(limit), np.sqrt(1.0 + 1.0 / max(spread.units, 1)))
+    result: list[float] = np.expm1(np.log1p(limit) + _Z_POWER * spread.noise * factor).tolist()
+    return result

@@ -27,6 +27,8 @@ CARD_IN_BASELINE = GPU_DATA / "h200-suite-card-54f59374.json"  # one of the base
 # In the baseline since 2026-11-24 (the second card of C's kind), run without the transfers.
 SECOND_OF_KIND = GPU_DATA / "h200-suite-card-d716bf60-no-transfers.json"
 OTHER_CARD = GPU_DATA / "h200-suite-card-86422532.json"  # not in the baseline; A's and B's kind
+# GPU 0 of a two-GPU host, both GPUs measuring the suite at once (4 repetitions in 2 processes).
+TWO_GPU_HOST = GPU_DATA / "h200-x2-card-6a541b71-both-gpus.json"
 SETTINGS = Settings(rules=load_config(REPO / "baselines" / "kernelwatch.toml").rules)
 
 pytestmark = pytest.mark.skipif(
@@ -73,6 +75,23 @@ def test_another_card_of_a_held_kind_is_held_to_the_kind_spread_and_passes_uncha
     assert any("of a kind the baseline holds" in n and "2 run(s)" in n for n in report.notes)
     factor = levels.upper_bound_factor(3)  # 4 runs in 2 kinds: 2 degrees of freedom
     assert any(f"x{factor:.2f}" in n and "kinds of card" in n for n in report.notes)
+
+
+@pytest.mark.skipif(not TWO_GPU_HOST.is_file(), reason="no two-GPU host file")
+def test_a_host_configured_unlike_the_baselines_is_held_to_at_least_the_host_prior() -> None:
+    """Short kernels took 0.7-1.6 us more there than on the baseline's one-GPU hosts (the
+    empty kernel 3.65 -> 4.32 us). The card is of a kind the baseline holds, but no baseline
+    host was configured so: every limit is at least the host prior, and unchanged code passes."""
+    report = against_baseline(TWO_GPU_HOST)
+    assert any("configured unlike every host" in n for n in report.notes)
+    assert {c.level for c in report.comparisons if c.level} == {"kind"}
+    empty = next(c for c in report.comparisons if c.name.startswith("probe/empty_kernel/"))
+    assert empty.ratio is not None and empty.ratio > 1.15
+    for c in report.comparisons:
+        if c.noise_floor is not None and not c.host_bound:
+            host_prior = levels.prior(Level.HOST, np.array([c.baseline.median]))[0]
+            assert c.noise_floor >= SETTINGS.noise_multiplier * host_prior * (1 - 1e-9)
+    assert report.exit_status == 0
 
 
 def test_a_card_of_no_held_kind_falls_back_to_the_host_spread() -> None:

@@ -144,7 +144,10 @@ def spread_at_level(
             + (f"; with fewer than {levels.MIN_UNITS}, at least the prior" if few else "")
         )
     if level >= Level.KIND and crossing.other_config:
-        at = np.fmax(at, prior)  # measured between hosts, but never on one configured so
+        # Measured between hosts, but never on one configured so: at least the host prior,
+        # whatever the level (the kind level's prior covers only one-GPU hosts alike).
+        host_prior = levels.prior(Level.HOST, _durations(baseline, measured), gpu=gpu)
+        at = np.fmax(at, host_prior)
         notes.append(
             "this host is configured unlike every host of the baseline (docs/results.md, "
             "fingerprint): each spread is at least the host-level prior"

@@ -14,8 +14,8 @@
 #    that GPU's alone run (A/A: exit 0 expected). Prints wall times and a table of the
 #    benchmarks whose median moved between alone and concurrent. Short runs (REPS
 #    repetitions, default 4 in 2 processes). ALONE=0 measures only GPU 0 alone (to fit a short
-#    device budget): the others are then compared only concurrently, and "one after the other"
-#    is estimated as the number of GPUs x GPU 0's alone time.
+#    device budget; ALONE="0 1" is the default on two GPUs): GPUs not run alone are compared only
+#    concurrently, and "one after the other" is estimated from the alone times measured.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
@@ -93,7 +93,7 @@ import json, sys
 from pathlib import Path
 out, together, shipped, gpu_count, *alone = sys.argv[1:]
 alone_total = sum(int(a) for a in alone) * int(gpu_count) // len(alone)
-estimated = "" if len(alone) == int(gpu_count) else f" (estimated: {gpu_count} x GPU 0 alone)"
+estimated = "" if len(alone) == int(gpu_count) else f" (estimated from {len(alone)} GPU(s) alone)"
 print(f"\nwall time: one GPU alone {int(alone[0])} s; {gpu_count} GPUs one after the other "
       f"{alone_total} s{estimated}; at once, all concurrent {together} s "
       f"({int(together) / alone_total:.2f}x); at once as shipped {shipped} s "

@@ -4,7 +4,8 @@ The decision for a benchmark measured on both sides (see docs/compare.md):
 
 * limit = max(threshold, noise floor); threshold from --threshold or the first matching config
   rule, noise floor = noise_multiplier x the benchmark's noise at the level the comparison
-  crosses (levels.py: process, card or host, from the two contexts): the baseline's stored
+  crosses (levels.py: process, card, kind or host, from the two contexts; a host configured
+  unlike every baseline host: at least the host prior): the baseline's stored
   noise (baselines/<slug>/noise.json) or else computed as noise/ does; where that level was
   never measured, the prior for it (levels.prior); and at least the spread of the
   contender's own per-process medians.

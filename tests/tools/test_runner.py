@@ -12,6 +12,7 @@ import fakebench
 import pytest
 from kernelwatch import runner
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
+from kernelwatch.runner.progress import format_duration
 
 A = {"alpha/copy/manual_time": 100.0, "alpha/copy(2)/manual_time": 200.0}
 B = {"beta/sum/n:1/manual_time": 50.0, "beta/sum/n:2/manual_time": 60.0}
@@ -252,9 +253,9 @@ def test_progress_only_on_a_terminal(binaries: list[Path]) -> None:
 
 
 def test_durations() -> None:
-    assert runner._duration(5.9) == "5s"
-    assert runner._duration(65) == "1m05s"
-    assert runner._duration(3725) == "1h02m"
+    assert format_duration(5.9) == "5s"
+    assert format_duration(65) == "1m05s"
+    assert format_duration(3725) == "1h02m"
 
 
 # --- several processes per binary ---------------------------------------------------------------

@@ -27,7 +27,7 @@ from kernelwatch.runner.jobs import ere_escape, names_filter, rerun_jobs, select
 from kernelwatch.runner.merging import join_outputs, join_processes, merge
 from kernelwatch.runner.probe import gpu_absent_reason, require_gpu
 from kernelwatch.runner.process import benchmark_command
-from kernelwatch.runner.progress import Progress, _duration
+from kernelwatch.runner.progress import Progress
 from kernelwatch.runner.settings import (
     DEFAULT_MAX_TIME,
     DEFAULT_PROCESSES,
@@ -53,7 +53,6 @@ __all__ = [
     "Progress",
     "RunSettings",
     "SuiteRun",
-    "_duration",
     "benchmark_command",
     "check_binary",
     "ere_escape",

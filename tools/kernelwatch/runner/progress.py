@@ -27,7 +27,7 @@ class Progress:
     def tick(self) -> None:
         if not self.enabled:
             return
-        elapsed = _duration(time.monotonic() - self.started)
+        elapsed = format_duration(time.monotonic() - self.started)
         self.stream.write(f"\r\033[K{self._status}; {elapsed} elapsed")
         self.stream.flush()
         self._shown = True
@@ -45,7 +45,7 @@ class Progress:
         self.stream.flush()
 
 
-def _duration(seconds: float) -> str:
+def format_duration(seconds: float) -> str:
     seconds = int(seconds)
     if seconds < 60:
         return f"{seconds}s"

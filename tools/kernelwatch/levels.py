@@ -154,22 +154,21 @@ def crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Cross
 #
 # A level never measured for a benchmark gets sd = relative + absolute / median time. The
 # absolute part is launch and clock jitter, which weighs on short kernels; the relative part is
-# what long kernels move by. Derived with scripts/derive_prior.py from three runs of the suite
-# on three H200 cards, each on its own one-GPU host (GPU-e6875044, GPU-5d8b3240, GPU-54f59374;
-# docs/measurement.md, "The prior"): each constant is the 99th percentile of the spreads
-# measured at that level (process: 0.455 %, 143 ns; host: 1.99 %, 597 ns), rounded up. Two
-# cards of one host were never measured apart from their hosts: the card level takes the
-# host's prior, which covers it (another host is always another card too).
-# The host's launch term was then raised to 750 ns: the same derivation over eight one-GPU hosts
-# and a two-GPU host running both GPUs at once (GPU-6a541b71, whose short kernels took +0.7 to
-# +1.6 us more) gives 1.52 %, 703 ns; each constant the larger of the two derivations.
+# what long kernels move by. scripts/derive_prior.py takes each as the 99th percentile of the
+# spreads measured at that level (docs/measurement.md, "The prior"), over the H200 runs:
+#   three one-GPU hosts (GPU-e6875044, -5d8b3240, -54f59374): process 0.455 %, 143 ns; host 1.99 %,
+#     597 ns;
+#   five, in two kinds of card (and GPU-d716bf60, -86422532): kind 0.966 %, 37 ns;
+#   eight (and GPU-fcc70672, -fb021b3e, -a5b8dffa): process 0.494 %, 326 ns; kind 0.865 %, 71 ns;
+#     host 1.57 %, 767 ns; with a two-GPU host running both GPUs at once (GPU-6a541b71, its short
+#     kernels +0.7 to +1.6 us) as a ninth: host 1.52 %, 703 ns.
+# Each constant is the largest of these, rounded up. Two cards of one host were measured once
+# (0.10 % median): the card level takes the host's prior, which covers it.
 PRIOR: Mapping[Level, tuple[float, float]] = {
-    Level.PROCESS: (0.0046, 150.0),  # (relative, ns)
-    Level.CARD: (0.020, 750.0),
-    # Between hosts whose cards are of one kind (kinds.py): the same derivation over five cards
-    # of two kinds (the three above, GPU-d716bf60 and GPU-86422532): 0.966 %, 37 ns.
-    Level.KIND: (0.0097, 40.0),
-    Level.HOST: (0.020, 750.0),
+    Level.PROCESS: (0.0050, 330.0),  # (relative, ns)
+    Level.CARD: (0.020, 770.0),
+    Level.KIND: (0.0097, 75.0),
+    Level.HOST: (0.020, 770.0),
 }
 
 

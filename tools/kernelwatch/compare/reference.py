@@ -29,6 +29,10 @@ class Against:
     crossing: levels.Crossing
     pooled: ResultSet
     units: int
+    # The contender's card is of no kind the baseline holds, and the baseline holds one kind:
+    # the spread between its hosts never crossed kinds, which differ by 0.6-1.0 % (median) and
+    # up to 4.9 % (docs/measurement.md), so it says nothing of this card.
+    unseen_kind: bool = False
 
 
 def judged_against(baseline: ResultSet, contender: ResultSet, notes: list[str]) -> Against:
@@ -51,12 +55,20 @@ def judged_against(baseline: ResultSet, contender: ResultSet, notes: list[str]) 
     if found is None:
         return wide
     if found.kind is None:
+        unseen = found.kinds < 2
         notes.append(
             f"this card is of none of the baseline's {found.kinds} kind(s) of card (shape "
             f"distance {found.distance:.2%} from the nearest; one kind within "
             f"{kinds.KIND_DISTANCE:.2%}): held to the spread between all its hosts"
+            + (
+                ", at least the prior for an unseen kind (docs/measurement.md): with one kind, "
+                "that spread never crossed kinds; add a run on a card of this kind to the "
+                "baseline to judge it sharply"
+                if unseen
+                else ""
+            )
         )
-        return wide
+        return Against(wide.baseline, wide.crossing, wide.pooled, wide.units, unseen)
     mine = noises.runs_of(baseline, found.runs) or baseline
     if int((mine.counts > 0).sum()) < int((baseline.counts > 0).sum()):
         notes.append(
@@ -143,6 +155,8 @@ def spread_at_level(
             f"at its upper {levels.UPPER_BOUND_CONFIDENCE:.0%} confidence bound (x{factor:.2f})"
             + (f"; with fewer than {levels.MIN_UNITS}, at least the prior" if few else "")
         )
+    if against.unseen_kind:
+        at = np.fmax(at, levels.unseen_kind_prior(_durations(baseline, measured), gpu=gpu))
     if level >= Level.KIND and crossing.other_config:
         # Measured between hosts, but never on one configured so: at least the host prior,
         # whatever the level (the kind level's prior covers only one-GPU hosts alike).

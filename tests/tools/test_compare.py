@@ -192,8 +192,8 @@ def test_too_few_repetitions_and_aggregates_only() -> None:
     assert found["BM_two"] == (
         Verdict.REGRESSION,
         False,
-        # a 1 us "kernel", one process a side: the process-level prior 0.5 % + 330 ns / 1 us, x 2
-        "+80.0%, beyond the +67.0% limit (noise floor); unverified: too few repetitions "
+        # a 1 us "kernel", one process a side: the process-level prior 0.78 % + 330 ns / 1 us, x 2
+        "+80.0%, beyond the +67.6% limit (noise floor); unverified: too few repetitions "
         "(2 and 2; need 3)",
     )
     assert found["BM_one"][:2] == (Verdict.REGRESSION, True)

@@ -4,7 +4,7 @@ that level (stored, measured or the prior, with the notes saying which) and the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -68,7 +68,7 @@ def judged_against(baseline: ResultSet, contender: ResultSet, notes: list[str]) 
                 else ""
             )
         )
-        return Against(wide.baseline, wide.crossing, wide.pooled, wide.units, unseen)
+        return replace(wide, unseen_kind=unseen)
     mine = noises.runs_of(baseline, found.runs) or baseline
     if int((mine.counts > 0).sum()) < int((baseline.counts > 0).sum()):
         notes.append(

@@ -9,9 +9,11 @@ import shlex
 from pathlib import Path
 
 import fakebench
+import numpy as np
 import pytest
 from kernelwatch import runner
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
+from kernelwatch.runner import precision
 from kernelwatch.runner.progress import format_duration
 
 A = {"alpha/copy/manual_time": 100.0, "alpha/copy(2)/manual_time": 200.0}
@@ -166,6 +168,9 @@ def test_command_line_flags(tmp_path: Path) -> None:
         ({"max_time": 0.0}, "--max-time 0"),
         ({"processes": 0}, "--processes 0: must be at least 1"),
         ({"processes": 3, "repetitions": 2}, "--processes 3: more processes than --repetitions 2"),
+        ({"precision": 1.5}, "--precision 1.5: must be a fraction from 0 to 1"),
+        ({"precision": -0.1}, "--precision -0.1: must be a fraction"),
+        ({"top_ups": 11}, "--top-ups 11: must be from 0 to 10"),
     ],
 )
 def test_bad_run_settings(options: dict, message: str) -> None:
@@ -311,3 +316,72 @@ def test_processes_of_one_binary_must_share_the_gpu() -> None:
     other = {"context": {"gpu_uuid": "GPU-b"}, "benchmarks": []}
     with pytest.raises(InputError, match="process 2 ran on GPU-b, process 1 on GPU-a"):
         runner.join_processes(Path("bin"), [first, other])
+
+
+# --- top-ups --------------------------------------------------------------------------------
+
+
+def test_median_error_of_a_known_spread() -> None:
+    # MAD 1 of a median 100: sigma 1.4826, its median's error over 9 values sqrt(pi/2) / 3 of it
+    times = np.array([98.0, 99.0, 99.0, 100.0, 100.0, 100.0, 101.0, 101.0, 102.0])
+    assert precision.median_error(times) == pytest.approx(1.2533 * 1.4826 / 3 / 100, rel=1e-3)
+    assert np.isnan(precision.median_error(np.array([1.0, 2.0])))
+
+
+def _document(rows: list[tuple[str, float, dict]]) -> dict:
+    return {
+        "context": {},
+        "benchmarks": [
+            {"run_name": name, "run_type": "iteration", "real_time": value, **extra}
+            for name, value, extra in rows
+        ],
+    }
+
+
+def test_imprecise_names_the_wide_and_leaves_out_host_bound_and_aggregates() -> None:
+    wide = [90.0, 110.0, 95.0, 105.0, 100.0]
+    tight = [100.0, 100.1, 99.9, 100.0, 100.05]
+    document = _document(
+        [("wide", v, {}) for v in wide]
+        + [("tight", v, {}) for v in tight]
+        + [("copy", v, {"host_bound": 1}) for v in wide]
+        + [("tight", 1000.0, {"run_type": "aggregate"})]
+    )
+    assert precision.imprecise([document], 0.0025) == ["wide"]
+    # over two processes' outputs, the repetitions are pooled
+    half = _document([("wide", v, {}) for v in wide[:2]])
+    assert precision.imprecise([half], 0.0025) == []  # fewer than 3: not known to be wide
+    assert precision.imprecise([half, _document([("wide", 95.0, {})])], 0.0025) == ["wide"]
+
+
+def test_top_ups_rerun_only_the_imprecise_in_fresh_processes(
+    binaries: list[Path], tmp_path: Path
+) -> None:
+    trace = tmp_path / "trace"
+    noisy = "beta/sum/n:2/manual_time"
+    for binary in binaries:
+        fakebench.configure(binary, trace=str(trace), noisy={noisy: 20.0})
+    settings = runner.RunSettings(repetitions=4, processes=2, precision=0.0025, top_ups=2)
+    suite = runner.run_suite(runner.plan(binaries, None), settings)
+    # both binaries' two processes, then beta's alone, twice: the noisy one stays imprecise
+    assert trace.read_text().split() == [str(b) for b in binaries] * 2 + [str(binaries[1])] * 4
+    assert [c for c in suite.commands[4:] if "--benchmark_filter" not in " ".join(c)] == []
+    rows = [r for r in suite.document["benchmarks"] if r["run_name"] == noisy]
+    assert [r["kernelwatch_process"] for r in rows] == [1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6]
+    assert [r["repetition_index"] for r in rows] == list(range(12))
+    assert {r["repetitions"] for r in rows} == {12}
+    others = [r for r in suite.document["benchmarks"] if r["run_name"] != noisy]
+    assert {r["kernelwatch_process"] for r in others} == {1, 2}
+    assert {r["repetitions"] for r in others} == {4}
+    context = suite.document["context"]
+    assert context["kernelwatch_topped_up"] == [noisy]
+    assert (context["kernelwatch_precision"], context["kernelwatch_top_ups"]) == ("0.0025", "2")
+
+
+def test_no_top_up_when_every_median_is_precise(binaries: list[Path], tmp_path: Path) -> None:
+    settings = runner.RunSettings(repetitions=4, processes=2, precision=0.0025, top_ups=2)
+    suite = runner.run_suite(runner.plan(binaries, None), settings)
+    assert len(suite.commands) == 4
+    assert suite.document["context"]["kernelwatch_topped_up"] == []
+    off = runner.run_suite(runner.plan(binaries, None), runner.RunSettings(repetitions=4))
+    assert "kernelwatch_topped_up" not in off.document["context"]

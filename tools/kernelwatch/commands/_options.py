@@ -3,6 +3,8 @@ them at its edge (asv's common_args). A command module adds the groups it has an
 namespace into its own settings right away; nothing past the edge sees argparse.
 
 The leading underscore keeps this module out of command discovery.
+
+Over 400 lines: every option that two commands share lives here, in one place.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import argparse
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kernelwatch import ab, runner
@@ -237,6 +239,22 @@ def add_processes_option(parser: argparse.ArgumentParser) -> None:
         f"repetitions split between them (default {runner.DEFAULT_PROCESSES}): the spread "
         "between processes is the noise that matters",
     )
+    parser.add_argument(
+        "--precision",
+        type=float,
+        default=runner.DEFAULT_PRECISION,
+        metavar="F",
+        help="the relative standard error of each benchmark's median to aim for (default "
+        f"{runner.DEFAULT_PRECISION:g}): a benchmark above it after the processes runs again "
+        "in as many fresh processes, with as many repetitions (a top-up)",
+    )
+    parser.add_argument(
+        "--top-ups",
+        type=int,
+        default=runner.DEFAULT_TOP_UPS,
+        metavar="N",
+        help=f"top-ups at most (default {runner.DEFAULT_TOP_UPS}; 0: none)",
+    )
 
 
 def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
@@ -362,6 +380,8 @@ class RunOptions:
     extra_args: tuple[str, ...]
     verbose: bool
     processes: int
+    precision: float = 0.0
+    top_ups: int = 0
 
     def settings(self) -> runner.RunSettings:
         if self.filter is not None and not self.filter.strip():
@@ -373,11 +393,13 @@ class RunOptions:
             extra_args=self.extra_args,
             verbose=self.verbose,
             processes=self.processes,
+            precision=self.precision,
+            top_ups=self.top_ups,
         )
 
 
-def run_options(args: argparse.Namespace, processes: int = 1) -> RunOptions:
-    """From add_run_options (and --processes, where the command has it)."""
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """From add_run_options (one process, no top-ups)."""
     return RunOptions(
         filter=args.filter,
         repetitions=args.repetitions,
@@ -385,9 +407,19 @@ def run_options(args: argparse.Namespace, processes: int = 1) -> RunOptions:
         interleave=not args.no_interleave,
         extra_args=tuple(args.bench_arg),
         verbose=args.verbose,
-        processes=processes,
+        processes=1,
     )
 
 
-def run_settings(args: argparse.Namespace, processes: int = 1) -> runner.RunSettings:
-    return run_options(args, processes).settings()
+def suite_run_options(args: argparse.Namespace) -> RunOptions:
+    """From add_suite_options: the run options and add_processes_option's."""
+    return replace(
+        run_options(args),
+        processes=args.processes,
+        precision=args.precision,
+        top_ups=args.top_ups,
+    )
+
+
+def run_settings(args: argparse.Namespace) -> runner.RunSettings:
+    return run_options(args).settings()

@@ -129,7 +129,7 @@ class RunCommand:
 
 
 def main(args: argparse.Namespace) -> int:
-    settings = options.run_settings(args, args.processes)
+    settings = options.suite_run_options(args).settings()
     if args.confirm < 0:
         raise InputError(f"--confirm {args.confirm}: must be 0 or more")
     root = options.baselines_root(args)

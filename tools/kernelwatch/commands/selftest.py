@@ -201,7 +201,7 @@ def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
     compare_with = verdict.settings(options.given(args), config)  # bad ones fail before a run
     return run(
         SelftestCommand(
-            run=options.run_options(args, args.processes),
+            run=options.suite_run_options(args),
             compare_with=compare_with,
             config=config,
             build_dir=args.build_dir,

@@ -11,8 +11,9 @@ binary's first process, then every binary's second, ...) so that they are minute
 Every row of the merged result names its process (`kernelwatch_process`, 1-based).
 
 The modules, one concern each: settings (RunSettings, Job), discovery (binaries, listing,
-plan), probe (is there a GPU), jobs (filters, reruns, shards, host-bound jobs), progress (the
-status line), process (one benchmark process), suite (run_suite), merging (joining outputs).
+plan), probe (is there a GPU), jobs (filters, reruns, shards, host-bound jobs), precision
+(which medians need more repetitions), progress (the status line), process (one benchmark
+process), suite (run_suite), merging (joining outputs).
 """
 
 from kernelwatch.runner.discovery import (
@@ -30,8 +31,10 @@ from kernelwatch.runner.process import benchmark_command
 from kernelwatch.runner.progress import Progress
 from kernelwatch.runner.settings import (
     DEFAULT_MAX_TIME,
+    DEFAULT_PRECISION,
     DEFAULT_PROCESSES,
     DEFAULT_REPETITIONS,
+    DEFAULT_TOP_UPS,
     EXIT_BAD_ARGUMENTS,
     EXIT_CONTEXT_LOST,
     EXIT_NO_GPU,
@@ -44,8 +47,10 @@ __all__ = [
     "BINARY_FOLDER",
     "BINARY_GLOB",
     "DEFAULT_MAX_TIME",
+    "DEFAULT_PRECISION",
     "DEFAULT_PROCESSES",
     "DEFAULT_REPETITIONS",
+    "DEFAULT_TOP_UPS",
     "EXIT_BAD_ARGUMENTS",
     "EXIT_CONTEXT_LOST",
     "EXIT_NO_GPU",

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import kernels, locks
+from kernelwatch.runner import precision
+from kernelwatch.runner.jobs import rerun_jobs
 from kernelwatch.runner.merging import join_processes, merge
 from kernelwatch.runner.process import benchmark_command, run_one
 from kernelwatch.runner.progress import Progress
@@ -39,46 +41,68 @@ def run_suite(
     context: Mapping[str, Any] | None = None,
 ) -> SuiteRun:
     """Run every job's binary in `settings.processes` processes, one after the other (all
-    binaries' first process, then all binaries' second, ...), and merge the outputs into one
-    result (context of the first, plus `context` and the run's settings)."""
+    binaries' first process, then all binaries' second, ...), top up the imprecise benchmarks
+    (precision.py) the same way, and merge the outputs into one result (context of the first,
+    plus `context` and the run's settings)."""
     progress = progress or Progress(enabled=False)
     shares = settings.split()
-    per_process = sum(len(job.names) for job in jobs)
-    total = per_process * len(shares)
     started = time.monotonic()
     started_at = datetime.datetime.now(datetime.UTC)
     runs: dict[int, list[dict[str, Any]]] = {index: [] for index in range(len(jobs))}
     records: dict[Path, list[dict[str, Any]]] = {}
     commands: list[list[str]] = []
-    done = 0
+    topped_up: set[str] = set()
     prefix = f"{label}: " if label else ""
     with contextlib.ExitStack() as held, tempfile.TemporaryDirectory(
         prefix="kernelwatch-run-"
     ) as tmp:
         if settings.gpu_uuid:
             held.enter_context(locks.gpu_lock(settings.gpu_uuid, _waiting(progress, prefix)))
-        for process, share in enumerate(shares, 1):
-            which = f"process {process}/{len(shares)}, " if len(shares) > 1 else ""
-            for index, job in enumerate(jobs):
-                out = Path(tmp, f"{process}-{index:03d}-{job.binary.name}.json")
-                # The first process of each binary records its kernels (the others would
-                # write the same).
-                record = Path(tmp, f"{index:03d}.kernels") if process == 1 else None
-                command = benchmark_command(job.binary, job.filter, settings, out, share)
-                commands.append(command)
-                progress.status(
-                    f"{prefix}[{which}{index + 1}/{len(jobs)}] {job.binary.name}: "
-                    f"{len(job.names)} benchmark(s); {done} of {total} done, {total - done} left"
-                )
-                env = None
-                if record is not None and settings.record_kernels:
-                    env = dict(os.environ, **{kernels.ENV: str(record)})
-                host = locks.host_exclusive if job.serial else locks.host_shared
-                with host(_waiting(progress, prefix)):
-                    runs[index].append(run_one(job.binary, command, out, settings, progress, env))
-                if env is not None and record is not None:
-                    records[job.binary] = kernels.read_records(record)
-                done += len(job.names)
+
+        def run_round(chosen: Mapping[int, Job], what: str) -> None:
+            """Every chosen job's processes, interleaved across binaries."""
+            per_process = sum(len(job.names) for job in chosen.values())
+            total, done = per_process * len(shares), 0
+            for process, share in enumerate(shares, 1):
+                which = f"process {process}/{len(shares)}, " if len(shares) > 1 else ""
+                for index, job in chosen.items():
+                    first = not runs[index]
+                    out = Path(tmp, f"{len(runs[index]) + 1}-{index:03d}-{job.binary.name}.json")
+                    # The first process of each binary records its kernels (the others would
+                    # write the same).
+                    record = Path(tmp, f"{index:03d}.kernels") if first else None
+                    command = benchmark_command(job.binary, job.filter, settings, out, share)
+                    commands.append(command)
+                    progress.status(
+                        f"{prefix}{what}[{which}{index + 1}/{len(jobs)}] {job.binary.name}: "
+                        f"{len(job.names)} benchmark(s); {done} of {total} done, "
+                        f"{total - done} left"
+                    )
+                    env = None
+                    if record is not None and settings.record_kernels:
+                        env = dict(os.environ, **{kernels.ENV: str(record)})
+                    host = locks.host_exclusive if job.serial else locks.host_shared
+                    with host(_waiting(progress, prefix)):
+                        runs[index].append(
+                            run_one(job.binary, command, out, settings, progress, env)
+                        )
+                    if env is not None and record is not None:
+                        records[job.binary] = kernels.read_records(record)
+                    done += len(job.names)
+
+        run_round(dict(enumerate(jobs)), "")
+        for top_up in range(1, settings.top_ups + 1):
+            again = {
+                index: rerun_jobs([job], names)[0]
+                for index, job in enumerate(jobs)
+                if not job.serial
+                and (names := precision.imprecise(runs[index], settings.precision))
+            }
+            if not again:
+                break
+            topped_up.update(name for job in again.values() for name in job.names)
+            count = sum(len(job.names) for job in again.values())
+            run_round(again, f"top-up {top_up}/{settings.top_ups}, {count} imprecise: ")
     progress.clear()
     seconds = time.monotonic() - started
     extra = {
@@ -89,6 +113,15 @@ def run_suite(
         "kernelwatch_run_started": started_at.isoformat(timespec="seconds"),
         "kernelwatch_run_seconds": f"{seconds:.1f}",
         "kernelwatch_benchmark_commands": [shlex.join(c) for c in commands],
+        **(
+            {
+                "kernelwatch_precision": f"{settings.precision:g}",
+                "kernelwatch_top_ups": str(settings.top_ups),
+                "kernelwatch_topped_up": sorted(topped_up),
+            }
+            if settings.top_ups
+            else {}
+        ),
         **(
             {"kernelwatch_serial": sorted({n for job in jobs if job.serial for n in job.names})}
             if any(job.serial for job in jobs)

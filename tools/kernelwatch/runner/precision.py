@@ -1,0 +1,65 @@
+"""Top-ups: more repetitions for the benchmarks whose median a run has not yet pinned down.
+
+A repetition allocates its buffers anew, and where they land moves some kernels: on every H200
+card measured, the 8192² transposes' repetitions spread by about 1.2 % (standard deviation)
+while the samples inside one repetition agree to 0.1 %, so a median of 10 repetitions is
+known to only 0.3-0.75 % and their run medians moved 0.8-1.8 % between processes: the widest
+limits of the suite, and the benchmarks that a 5 % slowdown escaped (docs/measurement.md,
+"Top-ups"). More samples inside a repetition cannot help (they share its placement); more
+repetitions can. So after its processes a run measures each benchmark's standard error of
+the median from its repetitions, and runs the ones above the target again, in as many fresh
+processes with as many repetitions, at most `top_ups` times.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from kernelwatch import hostbound
+from kernelwatch.names import row_name
+from kernelwatch.stats import MAD_TO_SIGMA
+
+# The standard error of the median of n draws from a normal distribution: sqrt(pi / 2) times
+# that of the mean.
+_MEDIAN_EFFICIENCY = math.sqrt(math.pi / 2)
+
+
+def median_error(times: np.ndarray) -> float:
+    """The relative standard error of the median of `times` (robust: from their MAD); NaN
+    for fewer than 3."""
+    if len(times) < 3:
+        return math.nan
+    median = float(np.median(times))
+    if not median > 0:
+        return math.nan
+    sigma = MAD_TO_SIGMA * float(np.median(np.abs(times - median)))
+    return _MEDIAN_EFFICIENCY * sigma / math.sqrt(len(times)) / median
+
+
+def imprecise(documents: Iterable[Mapping[str, Any]], precision: float) -> list[str]:
+    """The benchmarks of these outputs (one binary's processes) whose median's relative
+    standard error is above `precision`, in their order. Host-bound ones (the harness's
+    counter) are left out: their spread is the host's, and a repetition of a pageable copy
+    costs seconds."""
+    times: dict[str, list[float]] = defaultdict(list)
+    host_bound: set[str] = set()
+    for document in documents:
+        for row in document.get("benchmarks", []):
+            if not isinstance(row, Mapping) or row.get("run_type") == "aggregate":
+                continue
+            name = row_name(row)
+            if row.get(hostbound.COUNTER) == 1:
+                host_bound.add(name)
+            value = row.get("real_time")
+            if isinstance(value, (int, float)) and not row.get("error_occurred"):
+                times[name].append(float(value))
+    return [
+        name
+        for name, values in times.items()
+        if name not in host_bound and median_error(np.array(values)) > precision
+    ]

@@ -1,5 +1,5 @@
 """Levels of variation on real files from the H200 machines (tests/data/gpu, the committed
-baseline pooled from five cards of two kinds): which level a comparison crosses, a card the
+baseline pooled from seven cards of two kinds): which level a comparison crosses, a card the
 baseline holds, a card of a kind the baseline never held, host-bound transfers, the prior for
 single-process files, the sensitivity, and that `report` judges a run exactly as `run` and
 `compare` do."""
@@ -26,10 +26,10 @@ TIME = resolve_metric("time")
 BASELINE = REPO / "baselines" / "nvidia-h200-sm90"
 # A second run on card L (GPU-a5b8dffa), whose first run is one of the baseline's five.
 CARD_IN_BASELINE = GPU_DATA / "h200-suite-card-a5b8dffa-second-run.json"
-# Card Q, not in the baseline, of the kind of its cards K and L; the same harness (the pool).
-OTHER_CARD = GPU_DATA / "h200-suite-card-958b75d6.json"
-# Card E, not in the baseline, of the kind of its cards M, N and O; an earlier harness.
-OTHER_KIND = GPU_DATA / "h200-suite-card-86422532.json"
+# Card Q, one of the baseline's seven, of the kind of its cards K and L (not of M, N, O, R).
+CARD_Q = GPU_DATA / "h200-suite-card-958b75d6.json"
+# Card E, not in the baseline, of the kind of its cards M, N, O and R; an earlier harness.
+OTHER_CARD = GPU_DATA / "h200-suite-card-86422532.json"
 # Card C, of Q's kind: a whole run of the suite, for the tests that need any.
 CARD_C = GPU_DATA / "h200-suite-card-54f59374.json"
 # GPU 0 of a two-GPU host, both GPUs measuring the suite at once (4 repetitions in 2 processes).
@@ -37,7 +37,7 @@ TWO_GPU_HOST = GPU_DATA / "h200-x2-card-6a541b71-both-gpus.json"
 SETTINGS = Settings(rules=load_config(REPO / "baselines" / "kernelwatch.toml").rules)
 
 pytestmark = pytest.mark.skipif(
-    not all(p.is_file() for p in (CARD_IN_BASELINE, OTHER_CARD, OTHER_KIND, CARD_C)),
+    not all(p.is_file() for p in (CARD_IN_BASELINE, CARD_Q, OTHER_CARD, CARD_C)),
     reason="no H200 card files",
 )
 
@@ -50,16 +50,16 @@ def against_baseline(path: Path, part: bool = False):
     return compare(from_documents(found.label, found.documents), run, TIME, SETTINGS, found.noise)
 
 
-def test_the_baseline_measured_the_host_and_kind_levels_on_five_hosts() -> None:
+def test_the_baseline_measured_the_host_and_kind_levels_on_seven_hosts() -> None:
     context = json.loads((BASELINE / "result.json").read_text())["context"]
     units = levels.units_of(context)
     assert (
-        len(units) == 5 and len({u.card for u in units}) == 5 and len({u.host for u in units}) == 5
+        len(units) == 7 and len({u.card for u in units}) == 7 and len({u.host for u in units}) == 7
     )
     stored, warning = noises.stored_beside(BASELINE / "result.json", context)
     assert warning is None and stored is not None
     assert np.isfinite(stored.host).sum() > 300 and np.isnan(stored.card).all()
-    # two kinds (three cards and two): the spread within kinds is far narrower than between hosts
+    # two kinds (four cards and three): the spread within kinds is far narrower than between hosts
     both = np.isfinite(stored.kind) & np.isfinite(stored.host)
     assert both.sum() > 300
     assert np.median(stored.kind[both]) < np.median(stored.host[both]) / 3
@@ -77,8 +77,8 @@ def test_another_card_of_a_held_kind_is_held_to_the_kind_spread_and_passes_uncha
     measured = [c for c in report.comparisons if c.level]
     assert {c.level for c in measured} == {"kind"} and all(c.level_measured for c in measured)
     assert report.exit_status == 0 and report.counts()[Verdict.SAME] == 356
-    assert any("of a kind the baseline holds" in n and "2 run(s)" in n for n in report.notes)
-    factor = levels.upper_bound_factor(4)  # 5 runs in 2 kinds: 3 degrees of freedom
+    assert any("of a kind the baseline holds" in n and "4 run(s)" in n for n in report.notes)
+    factor = levels.upper_bound_factor(6)  # 7 runs in 2 kinds: 5 degrees of freedom
     assert any(f"x{factor:.2f}" in n and "kinds of card" in n for n in report.notes)
 
 
@@ -100,7 +100,7 @@ def test_a_host_configured_unlike_the_baselines_is_held_to_at_least_the_host_pri
 
 
 def test_a_card_of_no_held_kind_falls_back_to_the_host_spread() -> None:
-    """Card Q's run with its times moved in a pattern unlike either kind (every other
+    """Card E's run with its times moved in a pattern unlike either kind (every other
     benchmark 1.5 % slower): no kind matches, the host level applies, and it is wider."""
     document = json.loads(OTHER_CARD.read_text())
     names = sorted({row["run_name"] for row in document["benchmarks"]})
@@ -108,8 +108,8 @@ def test_a_card_of_no_held_kind_falls_back_to_the_host_spread() -> None:
     for row in document["benchmarks"]:
         if row["run_name"] in slower:
             row["real_time"] *= 1.015
-    run = from_documents("Q, reshaped", [document])
-    found = baselines.against(REPO / "baselines", run.context, "Q")
+    run = from_documents("E, reshaped", [document])
+    found = baselines.against(REPO / "baselines", run.context, "E")
     report = compare(from_documents(found.label, found.documents), run, TIME, SETTINGS, found.noise)
     assert {c.level for c in report.comparisons if c.level} == {"host"}
     assert any("of none of the baseline's 2 kind(s)" in n for n in report.notes)
@@ -119,7 +119,7 @@ def test_a_card_of_no_held_kind_falls_back_to_the_host_spread() -> None:
 
 
 def _baseline_of_one_kind() -> dict:
-    """The committed baseline's runs on cards M, N and O only: one kind, Q's other."""
+    """The committed baseline's runs on cards M, N and O only: one kind, not Q's."""
     document = json.loads((BASELINE / "result.json").read_text())
     runs = document["context"][levels.RUNS_KEY]
     cards_m_n_o = (
@@ -139,7 +139,7 @@ def test_a_card_of_a_kind_a_one_kind_baseline_never_held_gets_the_unseen_kind_pr
     kind failed 87-88 benchmarks each with unchanged code: that spread never crossed kinds.
     With the unseen-kind prior card Q passes, and the notes say why and what to do."""
     report = compare(
-        from_documents("M+N+O", [_baseline_of_one_kind()]), load(OTHER_CARD), TIME, SETTINGS
+        from_documents("M+N+O", [_baseline_of_one_kind()]), load(CARD_Q), TIME, SETTINGS
     )
     assert {c.level for c in report.comparisons if c.level} == {"host"}
     assert any("none of the baseline's 1 kind(s)" in n and "unseen kind" in n for n in report.notes)
@@ -201,7 +201,8 @@ def test_sensitivity_is_stated_and_tight_on_the_baselines_own_card() -> None:
     other = [c for c in against_baseline(OTHER_CARD).comparisons if c.sensitivity]
     long = lambda cs: [c.sensitivity for c in cs if c.baseline.median >= 50_000]  # noqa: E731
     # another card of a kind the baseline holds: a 2 % slowdown caught for most (1.41 % median
-    # sensitivity on card Q; 8.7 % against a baseline of the other kind only)
+    # sensitivity on card Q against the five-card baseline; 8.7 % against one of the other kind
+    # only)
     assert np.median(long(own)) < np.median(long(other)) <= 0.02
 
 
@@ -209,8 +210,8 @@ def test_report_and_run_give_the_same_verdicts() -> None:
     """One path to a verdict: the report finds the baseline, its stored noise and the part of
     the suite that ran exactly as `run` does (baselines.against)."""
     pytest.importorskip("matplotlib")
-    report = against_baseline(OTHER_KIND, part=True)
-    shown = build_page(Options(result=OTHER_KIND, metric=TIME, settings=SETTINGS))
+    report = against_baseline(OTHER_CARD, part=True)
+    shown = build_page(Options(result=OTHER_CARD, metric=TIME, settings=SETTINGS))
     assert shown.comparison is not None
     assert [(c.name, c.verdict, c.limit) for c in shown.comparison.comparisons] == [
         (c.name, c.verdict, c.limit) for c in report.comparisons
@@ -218,9 +219,9 @@ def test_report_and_run_give_the_same_verdicts() -> None:
 
 
 def test_the_same_kernels_on_two_cards_are_kernel_identical() -> None:
-    """Cards C and D ran builds of two commits with the same kernels: nvcc's anonymous-namespace
+    """Cards C and E ran builds of two commits with the same kernels: nvcc's anonymous-namespace
     ids in the mangled names differ between the builds, the kernels do not."""
-    report = compare(load(CARD_C), load(OTHER_KIND), TIME, Settings(allow_missing=True))
+    report = compare(load(CARD_C), load(OTHER_CARD), TIME, Settings(allow_missing=True))
     found = explain.explain(report).explanations
     kinds = {e.kernel.change.value for e in found.values() if e.kernel is not None}
     assert kinds <= {"kernel identical", "kernel not compared"}

@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from kernelwatch import ab, runner
 from kernelwatch import baseline as baselines

@@ -96,11 +96,14 @@ def test_one_repetition_100x_slower_does_not_pass(run_cli, outputs: dict[str, Pa
     lines = done.out.splitlines()
     line = next(text for text in lines if f" {TARGET} " in text)
     assert line.startswith("REGRESSION") and "unverified: too few repetitions (1 and 1" in line
-    # Only the 100x slowdown fails: the others' one-sample changes are shown unverified (this
-    # machine's load moves CPU timings; a GPU kernel's noise never doubles it).
+    # One-sample changes fail only from 2x worse: the 100x slowdown does; the others' CPU times
+    # move with the machine's load (BM_steady's once took 2.3x as long, in `kw test --gpu` on
+    # an H200 machine) and are shown unverified below that.
     as_json = run_cli("compare", outputs["base"], outputs["slow"], "--format", "json").out
-    failing = [b["name"] for b in json.loads(as_json)["benchmarks"] if b.get("failed")]
-    assert failing == [TARGET], done.out
+    rows = json.loads(as_json)["benchmarks"]
+    assert TARGET in [b["name"] for b in rows if b["failed"]], done.out
+    for b in rows:
+        assert b["failed"] == (b["verdict"] == "REGRESSION" and b["ratio"] >= 2.0), b["name"]
 
 
 def test_same_files_compare_clean_and_show_the_label(

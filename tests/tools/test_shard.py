@@ -20,6 +20,8 @@ from kernelwatch.gbench import read_json
 BASELINES = REPO / "baselines"
 SUITE_BASELINE = BASELINES / "nvidia-h200-sm90" / "result.json"
 REAL_RUN = GPU_DATA / "h200-suite-rep10.json"
+# A whole run whose imprecise medians were topped up (card S, H200).
+TOPPED_UP_RUN = GPU_DATA / "h200-suite-card-5e6217f4.json"
 
 
 def suite_names() -> list[str]:
@@ -87,6 +89,10 @@ def shard_files(tmp: Path, source: Path, count: int) -> list[Path]:
         chosen = set(part)
         rows = [r for r in document["benchmarks"] if r["run_name"] in chosen]
         context = {**document["context"], "kernelwatch_shard": f"{k}/{count}"}
+        if "kernelwatch_topped_up" in context:  # each part tops up its own
+            context["kernelwatch_topped_up"] = sorted(
+                chosen & set(context["kernelwatch_topped_up"])
+            )
         path = tmp / f"shard-{k}.json"
         path.write_text(json.dumps({"context": context, "benchmarks": rows}))
         files.append(path)
@@ -105,7 +111,7 @@ def rows_key(document: dict[str, Any]) -> list[str]:
     )
 
 
-@pytest.mark.parametrize("source", [REAL_RUN, SUITE_BASELINE], ids=lambda p: p.name)
+@pytest.mark.parametrize("source", [REAL_RUN, SUITE_BASELINE, TOPPED_UP_RUN], ids=lambda p: p.name)
 def test_merging_shards_gives_the_unsharded_result(tmp_path: Path, run_cli, source: Path) -> None:
     if not source.is_file():
         pytest.skip(f"no {source}")

@@ -18,6 +18,7 @@ from typing import Any
 from kernelwatch import runner
 from kernelwatch.errors import InputError
 from kernelwatch.results import gpu_model
+from kernelwatch.runner.precision import TOPPED_UP_KEY
 
 SHARD_KEY = "kernelwatch_shard"  # "K/N", in the context of a sharded run
 SHARDS_KEY = "kernelwatch_shards"  # in a merged result: "K/N on GPU-…" for each part
@@ -35,6 +36,7 @@ PER_JOB_KEYS = frozenset(
         "kernelwatch_run_purpose",
         "kernelwatch_benchmark_commands",
         "kernelwatch_serial",
+        TOPPED_UP_KEY,  # each part tops up its own imprecise benchmarks
         # measured at each process start: differs between cards of one model by a few %
         "kernelwatch_copy_ceiling_bytes_per_second",
     }
@@ -134,6 +136,10 @@ def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             command for c in contexts for command in c.get("kernelwatch_benchmark_commands", [])
         ],
     }
+    if any(TOPPED_UP_KEY in c for c in contexts):
+        merged[TOPPED_UP_KEY] = sorted(
+            {name for c in contexts for name in c.get(TOPPED_UP_KEY, [])}
+        )
     if uuids:
         merged["gpu_uuid"] = ",".join(uuids)
     for key in ("date", "kernelwatch_run_started"):

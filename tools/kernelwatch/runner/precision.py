@@ -24,6 +24,9 @@ from kernelwatch import hostbound
 from kernelwatch.names import row_name
 from kernelwatch.stats import MAD_TO_SIGMA
 
+# The context key listing the benchmarks a run topped up.
+TOPPED_UP_KEY = "kernelwatch_topped_up"
+
 # The standard error of the median of n draws from a normal distribution: sqrt(pi / 2) times
 # that of the mean.
 _MEDIAN_EFFICIENCY = math.sqrt(math.pi / 2)

@@ -117,7 +117,7 @@ def run_suite(
             {
                 "kernelwatch_precision": f"{settings.precision:g}",
                 "kernelwatch_top_ups": str(settings.top_ups),
-                "kernelwatch_topped_up": sorted(topped_up),
+                precision.TOPPED_UP_KEY: sorted(topped_up),
             }
             if settings.top_ups
             else {}

@@ -16,6 +16,9 @@
 #    repetitions, default 4 in 2 processes). ALONE=0 measures only GPU 0 alone (to fit a short
 #    device budget; ALONE="0 1" is the default on two GPUs): GPUs not run alone are compared only
 #    concurrently, and "one after the other" is estimated from the alone times measured.
+#    FILTER=REGEX runs only those benchmarks (issue 12's short-kernel question fits in
+#    minutes: FILTER='^(probe/|reduction/sum/.*/n:1048576/|transpose/.*/rows:2048/)'); the
+#    wall times are then those of the part, not of the suite.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
@@ -41,6 +44,7 @@ mapfile -t indices < <(nvidia-smi --query-gpu=index --format=csv,noheader)
 ((${#indices[@]} >= 2)) || { echo "multi_gpu.sh: needs two GPUs, found ${#indices[@]}" >&2; exit 4; }
 
 common=(--build-dir build --no-compare --repetitions "$reps" --processes 2)
+[ -z "${FILTER:-}" ] || common+=(--filter "$FILTER")
 # No host-bound list and no baselines' counters: everything concurrent.
 empty="$out/no-serial"
 mkdir -p "$empty"

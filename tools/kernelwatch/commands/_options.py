@@ -168,7 +168,7 @@ def add_suite_options(parser: argparse.ArgumentParser, bench_help: str) -> None:
     """How the suite's binaries run here: the run options, --processes, --build-dir and
     --bench; `run` and `selftest` share them."""
     add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
-    add_processes_option(parser)
+    add_process_options(parser)
     add_binary_options(parser, bench_help)
 
 
@@ -229,7 +229,8 @@ def add_binary_options(parser: argparse.ArgumentParser, bench_help: str) -> None
     parser.add_argument("--bench", metavar="PATH", action="append", default=[], help=bench_help)
 
 
-def add_processes_option(parser: argparse.ArgumentParser) -> None:
+def add_process_options(parser: argparse.ArgumentParser) -> None:
+    """--processes, --precision and --top-ups: how many processes measure each benchmark."""
     parser.add_argument(
         "--processes",
         type=int,
@@ -412,7 +413,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
 
 
 def suite_run_options(args: argparse.Namespace) -> RunOptions:
-    """From add_suite_options: the run options and add_processes_option's."""
+    """From add_suite_options: the run options and add_process_options's."""
     return replace(
         run_options(args),
         processes=args.processes,

@@ -3,12 +3,13 @@
 A repetition allocates its buffers anew, and where they land moves some kernels: on every H200
 card measured, the 8192² transposes' repetitions spread by about 1.2 % (standard deviation)
 while the samples inside one repetition agree to 0.1 %, so a median of 10 repetitions is
-known to only 0.3-0.75 % and their run medians moved 0.8-1.8 % between processes: the widest
-limits of the suite, and the benchmarks that a 5 % slowdown escaped (docs/measurement.md,
-"Top-ups"). More samples inside a repetition cannot help (they share its placement); more
-repetitions can. So after its processes a run measures each benchmark's standard error of
-the median from its repetitions, and runs the ones above the target again, in as many fresh
-processes with as many repetitions, at most `top_ups` times.
+known to only 0.3-0.75 % and their run medians moved 0.8-1.8 % between processes. More
+samples inside a repetition cannot help (they share its placement); more repetitions can. So
+after its processes a run measures each benchmark's standard error of the median from its
+repetitions, and runs the ones above the target again, in as many fresh processes with as
+many repetitions, at most `top_ups` times. On card S (GPU-5e6217f4) that took the
+transposes' errors from 0.26-0.67 % to 0.10-0.35 %, and the worst unchanged benchmark against
+the baseline from +2.4 % to +0.8 % of its 3.2 % limit (docs/measurement.md, "Top-ups").
 """
 
 from __future__ import annotations

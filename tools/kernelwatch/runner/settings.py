@@ -12,9 +12,10 @@ DEFAULT_REPETITIONS = 10
 DEFAULT_MAX_TIME = 0.25  # the harness's own default
 DEFAULT_PROCESSES = 2  # `kernelwatch run`: 2 processes of 5 repetitions each
 # The relative standard error of a median that a run aims for (precision.py): with 10
-# repetitions, 6-10 of the 312 benchmarks that do not touch the host are above it on an H200
-# (the 8192^2 transposes, the sums of 1 Mi elements, the empty kernel), the others at a median
-# of 0.05 %. Two top-ups at most: 30 repetitions take a 1.2 % spread to 0.27 %.
+# repetitions, 6-15 of the 312 benchmarks that do not touch the host are above it on an H200
+# card (the 8192^2 transposes, the sums of 1 Mi elements, the empty kernel), the others at a
+# median of 0.05 %; topping them up made runs of 441-457 s, against 368-421 s without. Two
+# top-ups at most: 30 repetitions take a 1.2 % spread to 0.27 %.
 DEFAULT_PRECISION = 0.0025
 DEFAULT_TOP_UPS = 2
 MAX_TOP_UPS = 10

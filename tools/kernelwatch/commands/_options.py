@@ -165,8 +165,8 @@ def add_gpus_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_suite_options(parser: argparse.ArgumentParser, bench_help: str) -> None:
-    """How the suite's binaries run here: the run options, --processes, --build-dir and
-    --bench; `run` and `selftest` share them."""
+    """How the suite's binaries run here: the run options, the process options (--processes,
+    --precision, --top-ups), --build-dir and --bench; `run` and `selftest` share them."""
     add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
     add_process_options(parser)
     add_binary_options(parser, bench_help)

@@ -22,7 +22,6 @@ MODULES = {
     "yaml": "PyYAML",
     "orjson": "orjson",
     "matplotlib": "matplotlib",
-    "otava": "apache-otava",
 }
 # program -> what provides it (any one name of a tuple will do)
 PROGRAMS: dict[tuple[str, ...], str] = {

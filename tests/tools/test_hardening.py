@@ -289,8 +289,6 @@ def family(command: str) -> str:
 def test_bad_input_is_one_line_and_changes_nothing(
     command: str, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if command == "history changes":
-        pytest.importorskip("otava.analysis", reason="apache-otava is not installed")
     if command == "report":
         pytest.importorskip("matplotlib", reason="matplotlib is not installed")
     paths = prepared(tmp_path)
@@ -399,8 +397,6 @@ WRITERS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
 def test_writers_replace_only_regular_files(
     writer: str, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if writer.startswith("history changes"):
-        pytest.importorskip("otava.analysis", reason="apache-otava is not installed")
     if writer.startswith("report"):
         pytest.importorskip("matplotlib", reason="matplotlib is not installed")
     paths = prepared(tmp_path)

@@ -33,7 +33,8 @@ beside it (<binary>.json), so a test can change it between runs:
     bytes          {name: bytes}        bytes moved per launch: bytes_per_second, ceiling_fraction
     memory_speed   1.0                  this card's memory speed: byte-moving benchmarks run
                                         this much faster and the copy ceiling is this much higher
-    counters       true                 false: no harness counters, no harness context keys
+    counters       true                 false: a plain Google Benchmark binary: no harness
+                                        counters or context keys, refuses --kernelwatch_* flags
     seed           0                    changes every random draw
     log            PATH                 append each command line (JSON list) to PATH
     trace          PATH                 append the binary's path to PATH at each measuring run
@@ -74,10 +75,15 @@ from kernelwatch import synthetic
 me = os.path.abspath(__file__)
 config = json.load(open(me + ".json"))
 names = list(config["benchmarks"])
+harness = config.get("counters", True)
+if sys.argv[1:] == ["--help"]:  # the harness lists its flags before Google Benchmark's
+    print("kernelwatch flags:\n  --kernelwatch_max_time=S" if harness else "benchmark [...]")
+    sys.exit(0)
+flags = ("--benchmark_", "--kernelwatch_") if harness else ("--benchmark_",)
 args = {{}}
 for arg in sys.argv[1:]:
     key, _, value = arg.partition("=")
-    if not (key.startswith("--benchmark_") or key.startswith("--kernelwatch_")):
+    if not key.startswith(flags):
         sys.stderr.write(me + ": error: unrecognized command-line flag: " + arg + "\n")
         sys.exit(2)
     args[key] = value
@@ -129,7 +135,6 @@ repetitions = int(args.get("--benchmark_repetitions", "1"))
 slow_now = config.get("slow_runs") is None or runs < config["slow_runs"]
 noise = config.get("noise", 0.002)
 process_noise = config.get("process_noise", 0.0)
-harness = config.get("counters", True)
 target = float(args.get("--kernelwatch_noise_target", "0.005"))
 max_time = float(args.get("--kernelwatch_max_time", "0.25"))
 min_samples = int(args.get("--kernelwatch_min_samples", "10"))

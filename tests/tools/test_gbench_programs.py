@@ -136,3 +136,16 @@ def test_strict_fails_an_unverified_regression_below_2x(
     line = next(text for text in done.out.splitlines() if f" {STEADY} " in text)
     assert line.startswith("REGRESSION") and "+30.0%" in line and "unverified" in line
     assert run_cli("compare", outputs["base"], slower, "--strict").status == 1
+
+
+def test_run_measures_a_plain_google_benchmark_binary(
+    run_cli, program: Path, tmp_path: Path
+) -> None:
+    # A plain binary refuses --kernelwatch_* flags ("unrecognized command-line flag", exit 1):
+    # run sees from its --help that it is not on the harness and passes none.
+    out = tmp_path / "run.json"
+    done = run_cli("run", "--bench", program, "--no-compare", "--out", out, "--filter", STEADY)
+    assert done.status == 0, done.out
+    commands = json.loads(out.read_text())["context"]["kernelwatch_benchmark_commands"]
+    assert commands and not any("--kernelwatch_" in command for command in commands)
+    assert len(load(out).benchmark(STEADY).values["real_time"]) == 10

@@ -145,7 +145,8 @@ def test_command_line_flags(tmp_path: Path) -> None:
     settings = runner.RunSettings(
         repetitions=7, max_time=0.5, interleave=False, extra_args=("--x=1",)
     )
-    command = runner.benchmark_command(Path("/b/bin"), "^a$", settings, tmp_path / "o.json")
+    job = runner.Job(Path("/b/bin"), "^a$", ("a",))
+    command = runner.benchmark_command(job, settings, tmp_path / "o.json")
     assert command == [
         "/b/bin",
         "--benchmark_filter=^a$",
@@ -156,10 +157,17 @@ def test_command_line_flags(tmp_path: Path) -> None:
         "--benchmark_out_format=json",
         "--x=1",
     ]
-    default = runner.benchmark_command(Path("b"), None, runner.RunSettings(), Path("o"))
+    default = runner.benchmark_command(
+        runner.Job(Path("b"), None, ("a",)), runner.RunSettings(), Path("o")
+    )
     assert "--kernelwatch_max_time=0.25" in default and "--benchmark_repetitions=10" in default
     assert "--benchmark_enable_random_interleaving=true" in default
     assert not any(arg.startswith("--benchmark_filter") for arg in default)
+    plain = runner.Job(Path("b"), None, ("a",), harness=False)
+    assert not any(
+        arg.startswith("--kernelwatch_")
+        for arg in runner.benchmark_command(plain, runner.RunSettings(), Path("o"))
+    )
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,8 @@ from kernelwatch.runner.settings import Job
 BINARY_GLOB = "kernelwatch_bench_*"
 BINARY_FOLDER = "bench"
 LIST_TIMEOUT_S = 300
+# A flag only the harness takes, and `run` passes to it.
+HARNESS_FLAG = "--kernelwatch_max_time"
 
 
 def find_binaries(build_dir: Path) -> list[Path]:
@@ -56,6 +58,16 @@ def list_benchmarks(binary: Path, filter: str | None, extra_args: Sequence[str] 
     return [line.strip() for line in done.stdout.splitlines() if line.strip()]
 
 
+def runs_on_harness(binary: Path) -> bool:
+    """Whether `binary` is built on kernelwatch's harness: its --help lists the harness's
+    flags (a plain Google Benchmark binary's does not; both print help without a GPU)."""
+    try:
+        done = tool.run([str(binary), "--help"], timeout=LIST_TIMEOUT_S)
+    except tool.ToolError:
+        return False
+    return HARNESS_FLAG in done.stdout
+
+
 def plan(binaries: Sequence[Path], filter: str | None, extra_args: Sequence[str] = ()) -> list[Job]:
     """One job per binary that has benchmarks matching `filter`; refuses when none has."""
     jobs = []
@@ -65,7 +77,7 @@ def plan(binaries: Sequence[Path], filter: str | None, extra_args: Sequence[str]
         for name in names:
             claim(seen, name, binary)
         if names:
-            jobs.append(Job(binary, filter, tuple(names)))
+            jobs.append(Job(binary, filter, tuple(names), harness=runs_on_harness(binary)))
     if not jobs:
         where = f"{len(binaries)} benchmark binar{'y' if len(binaries) == 1 else 'ies'}"
         if filter:

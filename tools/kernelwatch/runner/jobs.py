@@ -4,6 +4,7 @@ host-bound part) runs. Pure functions of names."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from kernelwatch.runner.settings import Job
 
@@ -23,6 +24,11 @@ def names_filter(names: Iterable[str]) -> str:
     return "^(" + "|".join(ere_escape(n) for n in sorted(set(names))) + ")$"
 
 
+def only(job: Job, names: Sequence[str]) -> Job:
+    """`job` restricted to `names` (some of its own), with an anchored filter."""
+    return replace(job, filter=names_filter(names), names=tuple(names))
+
+
 def rerun_jobs(jobs: Sequence[Job], names: Iterable[str]) -> list[Job]:
     """Jobs that run exactly `names` again, each in its own binary (in the jobs' order), with
     an anchored filter."""
@@ -31,7 +37,7 @@ def rerun_jobs(jobs: Sequence[Job], names: Iterable[str]) -> list[Job]:
     for job in jobs:
         chosen = [name for name in job.names if name in wanted]
         if chosen:
-            again.append(Job(job.binary, names_filter(chosen), tuple(chosen), job.serial))
+            again.append(only(job, chosen))
     return again
 
 
@@ -45,7 +51,7 @@ def select_jobs(jobs: Sequence[Job], names: Iterable[str]) -> list[Job]:
         if len(kept) == len(job.names):
             chosen.append(job)
         elif kept:
-            chosen.append(Job(job.binary, names_filter(kept), tuple(kept), job.serial))
+            chosen.append(only(job, kept))
     return chosen
 
 
@@ -62,8 +68,8 @@ def split_serial(jobs: Sequence[Job], serial: Iterable[str]) -> list[Job]:
         if not mine:
             together.append(job)
         elif not rest:
-            alone.append(Job(job.binary, job.filter, job.names, serial=True))
+            alone.append(replace(job, serial=True))
         else:
-            together.append(Job(job.binary, names_filter(rest), tuple(rest)))
-            alone.append(Job(job.binary, names_filter(mine), tuple(mine), serial=True))
+            together.append(only(job, rest))
+            alone.append(replace(only(job, mine), serial=True))
     return together + alone

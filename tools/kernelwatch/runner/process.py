@@ -14,31 +14,29 @@ from typing import Any
 from kernelwatch import tool
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.gbench import read_document, read_json
-from kernelwatch.runner.discovery import filter_args
+from kernelwatch.runner.discovery import HARNESS_FLAG, filter_args
 from kernelwatch.runner.probe import no_gpu_reason
 from kernelwatch.runner.progress import Progress
 from kernelwatch.runner.settings import (
     EXIT_BAD_ARGUMENTS,
     EXIT_CONTEXT_LOST,
     EXIT_NO_GPU,
+    Job,
     RunSettings,
 )
 
 
 def benchmark_command(
-    binary: Path,
-    filter: str | None,
-    settings: RunSettings,
-    out: Path,
-    repetitions: int | None = None,
+    job: Job, settings: RunSettings, out: Path, repetitions: int | None = None
 ) -> list[str]:
     """The exact command line of one benchmark process (`repetitions`: this process's share,
     default all of them)."""
+    harness = [f"{HARNESS_FLAG}={settings.max_time:g}"] if job.harness else []
     return [
-        str(binary),
-        *filter_args(filter),
+        str(job.binary),
+        *filter_args(job.filter),
         f"--benchmark_repetitions={repetitions or settings.repetitions}",
-        f"--kernelwatch_max_time={settings.max_time:g}",
+        *harness,
         f"--benchmark_enable_random_interleaving={'true' if settings.interleave else 'false'}",
         f"--benchmark_out={out}",
         "--benchmark_out_format=json",

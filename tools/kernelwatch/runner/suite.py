@@ -71,7 +71,7 @@ def run_suite(
                     # The first process of each binary records its kernels (the others would
                     # write the same).
                     record = Path(tmp, f"{index:03d}.kernels") if first else None
-                    command = benchmark_command(job.binary, job.filter, settings, out, share)
+                    command = benchmark_command(job, settings, out, share)
                     commands.append(command)
                     progress.status(
                         f"{prefix}{what}[{which}{index + 1}/{len(jobs)}] {job.binary.name}: "

@@ -255,3 +255,14 @@ def test_nightly_shards_each_model_and_merges_it() -> None:
     uploads = [s["with"]["name"] for s in merge["steps"] if "upload-artifact" in str(s.get("uses"))]
     assert uploads == ["nightly-${{ matrix.gpu }}"]  # what `history` and `report` read
     assert jobs["report"]["needs"] == "merge"
+
+
+def test_the_baseline_workflow_pools_every_run_it_measures() -> None:
+    jobs = load(ROOT / ".github" / "workflows" / "baseline.yml")["jobs"]
+    assert jobs["measure"]["strategy"]["matrix"]["run"] == "${{ fromJSON(needs.plan.outputs.runs) }}"
+    assert "fail-fast" not in jobs["measure"]["strategy"]  # one failed run stops the others
+    pool = jobs["pool"]
+    assert pool["needs"] == "measure" and "self-hosted" not in str(pool["runs-on"])
+    updates = [str(step.get("run")) for step in pool["steps"] if "baseline update" in str(step)]
+    assert updates == ["PYTHONPATH=tools python3 -m kernelwatch baseline update results/run-*.json"]
+    assert jobs["propose"]["needs"] == "pool"

@@ -40,7 +40,7 @@ from kernelwatch.history import normalized_date
 from kernelwatch.results import Metric, resolve_metric
 
 # Larger than compare's: nights run on different processes and often different cards of one
-# model, whose medians differ by up to a few percent for small kernels (../shared/README.md);
+# model, whose medians differ by up to a few percent for small kernels (docs/measurement.md);
 # smaller steps are compare's to catch, against the baseline, with each benchmark's own noise.
 DEFAULT_THRESHOLD = 0.05
 DEFAULT_ALPHA = Settings().alpha  # as compare: 0.05

@@ -21,7 +21,7 @@ from kernelwatch.levels import RUNS_KEY
 from kernelwatch.names import row_name
 
 # Seconds a repetition costs outside its timed samples (warm-up, L2 flush, sampling set-up,
-# process start, the transfers' host buffers): the two H200 runs of the baseline took 417 s and
+# process start, the transfers' host buffers): two H200 runs of the suite took 417 s and
 # 419 s for 3560 repetition rows holding 144.3 s and 140.1 s of cpu_time, about 0.077 s each
 # beyond the timed loop.
 OVERHEAD_PER_REPETITION_S = 0.077

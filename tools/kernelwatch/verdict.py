@@ -164,7 +164,7 @@ def side(label: str, documents: Sequence[Any], empty: str = "") -> ResultSet:
 
 
 # How a result was run, where a difference moves medians (random interleaving shifted one
-# strided kernel by 2.4% on an H200: shared/README.md).
+# strided kernel by 2.4% on an H200: docs/measurement.md).
 RUN_SETTING_KEYS = {
     "kernelwatch_random_interleaving": "random interleaving",
     "kernelwatch_max_time": "max time (s)",

@@ -153,8 +153,9 @@ def register(subparsers: Any) -> None:
     )
     options.add_threshold_options(
         found,
-        threshold_help="smallest change that counts, as 0.05 or 5%% (default 5%%, as compare); "
-        "the config's per-benchmark thresholds win",
+        threshold_help="smallest change that counts, as 0.05 or 5%% (default "
+        f"{change_points.DEFAULT_THRESHOLD * 100:g}%%: wider than compare's, nights run on other "
+        "processes and cards); the config's per-benchmark thresholds win",
         alpha_help="significance level of a change (default 0.05)",
     )
     options.add_config_option(

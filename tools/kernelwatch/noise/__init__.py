@@ -4,8 +4,9 @@ The noise of a benchmark is the largest of
 
 * between processes: the standard deviation of its per-process medians over their median
   (a result of `kernelwatch run --processes K`, or a folder of runs). Repetitions inside one
-  process understate the variation between runs (shared/README.md: 0.01-0.04 % within a
-  process, up to 3.2 % between processes), so this is the estimate that matters;
+  process understate the variation between runs (0.01-0.04 % within a process, up to 3.2 %
+  between processes: docs/measurement.md, "Where the noise comes from"), so this is the
+  estimate that matters;
 * within the run: the robust coefficient of variation of its repetitions (1.4826 MAD / median);
 * the harness's `noise` counter (the relative width of the 95 % confidence interval of one
   repetition's median) converted to a standard deviation: width / (2 x 1.96);

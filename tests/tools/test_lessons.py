@@ -1,12 +1,14 @@
-"""The report's lesson figures are found by listing report/lessons/: one module per family.
-(What each figure draws is tested with the report, in test_report.py.)"""
+"""The report's lesson figures are found by listing report/lessons/: one module per family
+(what each figure draws is tested with the report, in test_report.py); and every committed
+baseline shows the lessons' effects at least as large as docs/kernels.md's floors."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
-from conftest import GPU_DATA
+from conftest import GPU_DATA, REPO
 from kernelwatch.report import lessons
 from kernelwatch.report.lessons import figure
 from kernelwatch.results import load
@@ -34,3 +36,58 @@ def test_the_references_of_the_suite_s_families_are_benchmarks_of_the_suite() ->
     families = {name.split("/", 1)[0] for name in names}
     checked = [f.reference for n, f in figure.figures() if n in families and f.reference]
     assert checked and set(checked) <= names
+
+
+BASELINES = sorted((REPO / "baselines").glob("*/result.json"))
+# The floors docs/kernels.md states for the lessons' effects: the median rate of the first
+# benchmark over the second's is at least the floor, on every GPU model with a baseline.
+FLOORS = [
+    (
+        "vectorized copy / cudaMemcpy",
+        "coalescing/vectorized_copy/manual_time",
+        "coalescing/memcpy_d2d/manual_time",
+        "bytes_per_second",
+        0.90,
+    ),
+    (
+        "sgemm_tiled / cuBLAS at 4096",
+        "matmul/sgemm_tiled/size:4096/manual_time",
+        "matmul/cublas_sgemm/size:4096/manual_time",
+        "flop_per_second",
+        0.40,
+    ),
+    (
+        "vectorized reduction / streaming read",
+        "reduction/sum/vectorized/float/n:1073741824/manual_time",
+        "reduction/sum/streaming/float/n:1073741824/manual_time",
+        "bytes_per_second",
+        0.85,
+    ),
+    (
+        "pinned / pageable, up",
+        "transfers/h2d/pinned/bytes:67108864/manual_time",
+        "transfers/h2d/pageable/bytes:67108864/manual_time",
+        "bytes_per_second",
+        1.5,
+    ),
+    (
+        "pinned / pageable, down",
+        "transfers/d2h/pinned/bytes:67108864/manual_time",
+        "transfers/d2h/pageable/bytes:67108864/manual_time",
+        "bytes_per_second",
+        1.5,
+    ),
+]
+
+
+@pytest.mark.parametrize("path", BASELINES, ids=lambda p: p.parent.name)
+@pytest.mark.parametrize("what, faster, slower, key, floor", FLOORS, ids=[f[0] for f in FLOORS])
+def test_every_committed_baseline_shows_the_lessons_effects(
+    path: Path, what: str, faster: str, slower: str, key: str, floor: float
+) -> None:
+    result = load(path)
+
+    def median(name: str) -> float:
+        return float(np.median(result.benchmark(name).values[key]))
+
+    assert median(faster) / median(slower) >= floor, what

@@ -259,7 +259,8 @@ def test_nightly_shards_each_model_and_merges_it() -> None:
 
 def test_the_baseline_workflow_pools_every_run_it_measures() -> None:
     jobs = load(ROOT / ".github" / "workflows" / "baseline.yml")["jobs"]
-    assert jobs["measure"]["strategy"]["matrix"]["run"] == "${{ fromJSON(needs.plan.outputs.runs) }}"
+    matrix = jobs["measure"]["strategy"]["matrix"]
+    assert matrix["run"] == "${{ fromJSON(needs.plan.outputs.runs) }}"
     assert "fail-fast" not in jobs["measure"]["strategy"]  # one failed run stops the others
     pool = jobs["pool"]
     assert pool["needs"] == "measure" and "self-hosted" not in str(pool["runs-on"])

@@ -72,8 +72,8 @@ def context_rows(context: Mapping[str, Any], page: Page) -> list[tuple[str, str]
     )
     add("repetitions", context.get("kernelwatch_repetitions"))
     add(
-        "min time per repetition",
-        f"{context['kernelwatch_min_time']} s" if context.get("kernelwatch_min_time") else None,
+        "max sampling time per repetition",
+        f"{context['kernelwatch_max_time']} s" if context.get("kernelwatch_max_time") else None,
     )
     add("random interleaving", context.get("kernelwatch_random_interleaving"))
     add("filter", context.get("kernelwatch_filter"))

@@ -240,7 +240,7 @@ def test_short_and_empty_histories(make_history, tmp_path, run_cli) -> None:
     [
         (["--since", "yesterday"], "--since 'yesterday': not a date"),
         (["--gpu", "nvidia-b200-sm100"], f"no run on that GPU in the history; it has {H100}"),
-        (["--filter", "("], "not a regex"),
+        (["--filter", "("], "--filter '(': bad regex"),
         (["--filter", "^nothing$"], "matches no benchmark"),
         (["--metric", "flop_per_second"], "no such values in the history; it has"),
         (["--metric", "widgets"], "unknown direction for this counter"),

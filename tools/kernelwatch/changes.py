@@ -35,7 +35,7 @@ import numpy as np
 
 from kernelwatch.compare import Settings
 from kernelwatch.config import ThresholdRule, threshold_for
-from kernelwatch.errors import InputError, missing_extra
+from kernelwatch.errors import InputError, compile_regex, missing_extra
 from kernelwatch.history import normalized_date
 from kernelwatch.results import Metric, resolve_metric
 
@@ -149,10 +149,7 @@ def _pattern(benchmark_filter: str | None) -> re.Pattern[str] | None:
         return None
     if not benchmark_filter.strip():
         raise InputError("--filter: empty regex")
-    try:
-        return re.compile(benchmark_filter)
-    except re.error as exc:
-        raise InputError(f"--filter {benchmark_filter!r}: not a regex ({exc})") from None
+    return compile_regex(benchmark_filter, "--filter")
 
 
 # ---------------------------------------------------------------------------------- loading

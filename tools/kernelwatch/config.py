@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, compile_regex
 
 _TOP_KEYS = frozenset({"threshold", "alpha", "min_repetitions", "noise_multiplier", "thresholds"})
 _RULE_KEYS = frozenset({"match", "threshold"})
@@ -91,10 +91,7 @@ def load_config(path: str | Path) -> Config:
         label = f"{where}: compare.thresholds #{number}"
         if not isinstance(rule, dict) or set(rule) != _RULE_KEYS:
             raise InputError(f"{label}: needs exactly the keys 'match' and 'threshold'")
-        try:
-            pattern = re.compile(str(rule["match"]))
-        except re.error as exc:
-            raise InputError(f"{label}: bad regex {rule['match']!r}: {exc}") from None
+        pattern = compile_regex(str(rule["match"]), f"{label}: match")
         rules.append(
             ThresholdRule(pattern, parse_fraction(rule["threshold"], f"{label}: threshold"))
         )
@@ -132,10 +129,7 @@ def _serial(section: Any, where: str) -> tuple[re.Pattern[str], ...]:
     patterns = section.get("serial", [])
     if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
         raise InputError(f"{where}: run.serial must be an array of regex strings")
-    try:
-        return tuple(re.compile(p) for p in patterns)
-    except re.error as exc:
-        raise InputError(f"{where}: run.serial: bad regex {exc.pattern!r}: {exc}") from None
+    return tuple(compile_regex(p, f"{where}: run.serial") for p in patterns)
 
 
 def threshold_for(name: str, rules: tuple[ThresholdRule, ...], default: float) -> float:

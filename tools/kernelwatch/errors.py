@@ -1,5 +1,9 @@
 """The error types the CLI turns into one line on stderr and an exit status."""
 
+from __future__ import annotations
+
+import re
+
 
 class InputError(Exception):
     """Bad input or usage that the user can fix; its message is one line, shown as is.
@@ -38,3 +42,11 @@ def missing_extra(command: str, extra: str, exc: ImportError) -> InputError:
         f"{command} needs {module}, which is not installed: "
         f"pip install 'kernelwatch[{extra}]' (in a checkout: pip install './tools[{extra}]')"
     )
+
+
+def compile_regex(text: str, what: str) -> re.Pattern[str]:
+    """`text` compiled, or the one line `WHAT 'TEXT': bad regex: WHY` (exit 2)."""
+    try:
+        return re.compile(text)
+    except re.error as exc:
+        raise InputError(f"{what} {text!r}: bad regex: {exc}") from None

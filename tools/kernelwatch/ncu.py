@@ -137,7 +137,11 @@ def parse_raw_csv(text: str) -> list[dict[str, object]]:
     the units row (its "ID" cell empty) are skipped."""
     lines = text.splitlines()
     start = next(
-        (i for i, line in enumerate(lines) if line.startswith('"ID"') or line.startswith("ID,")),
+        (
+            i
+            for i, line in enumerate(lines)
+            if line.startswith((f'"{_ID_COLUMN}"', f"{_ID_COLUMN},"))
+        ),
         None,
     )
     if start is None:

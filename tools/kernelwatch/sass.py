@@ -231,7 +231,8 @@ def binary_kernels(binary: Path, tool: str | None = None) -> dict[tuple[str, str
         stat = binary.stat()
     except OSError as exc:
         raise InputError(f"{binary}: {exc.strerror or exc}") from None
-    return _kernels_cached(str(binary.resolve()), stat.st_mtime_ns, stat.st_size, tool)
+    # A copy: the cached dict is shared by every caller.
+    return dict(_kernels_cached(str(binary.resolve()), stat.st_mtime_ns, stat.st_size, tool))
 
 
 def kernels_for_gpu(

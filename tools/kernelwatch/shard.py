@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernelwatch.errors import InputError
+from kernelwatch.gbench import TIME_UNITS
 from kernelwatch.levels import RUNS_KEY
 from kernelwatch.names import row_name
 
@@ -25,7 +26,6 @@ from kernelwatch.names import row_name
 # 419 s for 3560 repetition rows holding 144.3 s and 140.1 s of cpu_time, about 0.077 s each
 # beyond the timed loop.
 OVERHEAD_PER_REPETITION_S = 0.077
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 _SPEC = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 
 
@@ -62,7 +62,7 @@ def durations(documents: Iterable[Mapping[str, Any]]) -> dict[str, float]:
             if not isinstance(row, dict) or row.get("run_type") == "aggregate":
                 continue
             name = row_name(row)
-            unit = _UNIT_SECONDS.get(str(row.get("time_unit", "ns")), 1e-9)
+            unit = TIME_UNITS.get(str(row.get("time_unit", "ns")), 1.0) * 1e-9
             cpu = row.get("cpu_time")
             cpu_s = float(cpu) * unit if isinstance(cpu, (int, float)) and cpu > 0 else 0.0
             seconds[name] += share * (cpu_s + OVERHEAD_PER_REPETITION_S)

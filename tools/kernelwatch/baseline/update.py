@@ -22,7 +22,7 @@ from kernelwatch.baseline.store import (
     read_manifest,
     refuse_other_model,
 )
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.files import json_text, write_folder
 from kernelwatch.gbench import FileColumns, read_document, read_json
 from kernelwatch.provenance import slowed_on_purpose
@@ -198,12 +198,7 @@ def write(update: Update) -> list[str]:
 
 
 def _compile(filter: str | None) -> re.Pattern[str] | None:
-    if not filter:
-        return None
-    try:
-        return re.compile(filter)
-    except re.error as exc:
-        raise InputError(f"--filter {filter!r}: bad regex: {exc}") from None
+    return compile_regex(filter, "--filter") if filter else None
 
 
 def _refuse_errors(label: str, parsed: FileColumns, chosen: set[str]) -> None:

@@ -10,7 +10,6 @@ Over 400 lines: every option that two commands share lives here, in one place.
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -329,13 +328,6 @@ def slowdowns(text: str | None, default: Sequence[float]) -> list[float]:
     if not levels:
         raise InputError(f"--slowdowns {text!r}: no level")
     return sorted(levels)
-
-
-def regex(text: str, option: str) -> re.Pattern[str]:
-    try:
-        return re.compile(text)
-    except re.error as exc:
-        raise InputError(f"{option} {text!r}: bad regex: {exc}") from None
 
 
 def metric(args: argparse.Namespace) -> Metric:

@@ -14,7 +14,7 @@ from typing import Any
 from kernelwatch import ab, explain, gpus, runner, verdict
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.outputs import Outputs, write_report
 from kernelwatch.results import load_all
 from kernelwatch.verdict import Judging
@@ -244,9 +244,4 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
 
 
 def _explain_pattern(text: str | None) -> re.Pattern[str] | None:
-    if text is None:
-        return None
-    try:
-        return re.compile(text)
-    except re.error as exc:
-        raise InputError(f"--explain {text!r}: not a regular expression: {exc}") from None
+    return None if text is None else compile_regex(text, "--explain")

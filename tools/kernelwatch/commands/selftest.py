@@ -20,7 +20,7 @@ from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.compare import Settings
 from kernelwatch.config import Config
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.files import check_writable, write_atomic, write_output
 
 DESCRIPTION = f"""\
@@ -239,7 +239,7 @@ def run(command: SelftestCommand) -> int:
                 f"--from re-analyses saved runs and runs nothing: {command.run_only_given} does "
                 "not apply"
             )
-        only = options.regex(command.run.filter, "--filter") if command.run.filter else None
+        only = compile_regex(command.run.filter, "--filter") if command.run.filter else None
         return _report(command, selftest.load_runs(Path(command.from_dir)), 0, settings, only)
     if not command.gpus:
         collected = _measure(command)
@@ -351,7 +351,7 @@ def _measure(
     inject = command.inject if command.inject is not None else selftest.DEFAULT_INJECT
     if not inject.strip():
         raise InputError("--inject: empty regex")
-    options.regex(inject, "--inject")  # the analysis matches it against the names too
+    compile_regex(inject, "--inject")  # the analysis matches it against the names too
     if command.resume and not command.out:
         raise InputError("--resume needs the --out folder of the selftest to finish")
     if command.time_budget is not None and not command.time_budget > 0:

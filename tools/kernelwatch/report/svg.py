@@ -30,7 +30,6 @@ GREEN = "#009E73"
 RED = "#D55E00"
 PURPLE = "#CC79A7"
 SKY = "#56B4E9"
-YELLOW = "#F0E442"
 GREY = "#6b6b6b"
 LIGHT = "#b8b8b8"
 REFERENCE = "#222222"  # speed-of-light reference lines

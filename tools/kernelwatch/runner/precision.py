@@ -23,7 +23,7 @@ import numpy as np
 
 from kernelwatch import hostbound
 from kernelwatch.names import row_name
-from kernelwatch.stats import MAD_TO_SIGMA
+from kernelwatch.stats import robust_cv
 
 # The context key listing the benchmarks a run topped up.
 TOPPED_UP_KEY = "kernelwatch_topped_up"
@@ -36,13 +36,9 @@ _MEDIAN_EFFICIENCY = math.sqrt(math.pi / 2)
 def median_error(times: np.ndarray) -> float:
     """The relative standard error of the median of `times` (robust: from their MAD); NaN
     for fewer than 3."""
-    if len(times) < 3:
+    if len(times) < 3 or not np.median(times) > 0:
         return math.nan
-    median = float(np.median(times))
-    if not median > 0:
-        return math.nan
-    sigma = MAD_TO_SIGMA * float(np.median(np.abs(times - median)))
-    return _MEDIAN_EFFICIENCY * sigma / math.sqrt(len(times)) / median
+    return _MEDIAN_EFFICIENCY * float(robust_cv(times)) / math.sqrt(len(times))
 
 
 def imprecise(documents: Iterable[Mapping[str, Any]], precision: float) -> list[str]:

@@ -15,7 +15,7 @@ import numpy as np
 from kernelwatch.baseline import restrict
 from kernelwatch.compare import Comparison, Settings, Verdict, compare
 from kernelwatch.config import ThresholdRule, threshold_for
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.names import family as family_of
 from kernelwatch.names import row_name
 from kernelwatch.results import Metric, ResultSet, from_documents
@@ -202,13 +202,7 @@ def _detections(
 
 def _inject_pattern(run: SavedRun) -> re.Pattern[str]:
     """Which benchmarks the run slowed: the harness matched the regex against the names."""
-    regex = run.inject or DEFAULT_INJECT
-    try:
-        return re.compile(regex)
-    except re.error as exc:
-        raise InputError(
-            f"{run.path}: injection regex {regex!r} is not a Python regex: {exc}"
-        ) from None
+    return compile_regex(run.inject or DEFAULT_INJECT, f"{run.path}: injection")
 
 
 def _figures(

@@ -22,7 +22,11 @@ void* device_allocator::allocate(std::size_t bytes) {
   }
   // Ordered on the legacy stream and waited for, so any stream may use it at once.
   KW_CUDA_CHECK(cudaMallocAsync(&pointer, bytes, nullptr));
-  KW_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+  const cudaError_t ready = cudaStreamSynchronize(nullptr);
+  if (ready != cudaSuccess) {  // the owner is never built: give the memory back here
+    cudaFreeAsync(pointer, nullptr);
+    throw_cuda_error(ready, "cudaStreamSynchronize(nullptr)", __FILE__, __LINE__);
+  }
   return pointer;
 }
 

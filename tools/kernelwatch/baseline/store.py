@@ -85,6 +85,19 @@ class Entry:
         return gpu_model({"gpu_name": name, "gpu_compute_capability": capability}) or "?"
 
 
+def check_root(root: Path, *, may_create: bool) -> None:
+    """Refuse a baselines folder that is a file, or missing unless `may_create` (the checkout's
+    own baselines/): a mistyped --baselines must not grow a tree of folders."""
+    if root.is_dir():
+        return
+    if root.exists():
+        raise InputError(f"--baselines {root}: not a folder")
+    if not may_create:
+        raise InputError(
+            f"--baselines {root}: no such folder (to start a new set of baselines, create it)"
+        )
+
+
 def read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST_FILE
     if not path.exists():

@@ -30,7 +30,7 @@ from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.files import json_text, write_folder
 from kernelwatch.gbench import FileColumns, read_document, read_json
 from kernelwatch.provenance import slowed_on_purpose
-from kernelwatch.results import from_documents, gpu_model
+from kernelwatch.results import check_times, from_documents, gpu_model
 
 MANIFEST_SCHEMA = 1
 DEFAULT_MIN_REPETITIONS = 10
@@ -83,6 +83,8 @@ def prepare_update(
             raise InputError(f"{path}: no such file")
     _refuse_same_file(result_paths)
     runs = [(str(p), read_json(p)) for p in result_paths]
+    for run_label, run in runs:
+        check_times(from_documents(run_label, [run]))  # compare's checks, file by file
     _refuse_same_run(runs)
     if not filter:
         _refuse_partial_runs(runs)

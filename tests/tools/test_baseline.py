@@ -379,13 +379,9 @@ def test_a_missing_baselines_folder_is_refused(tmp_path: Path, write_json, run_c
 
 
 def test_only_the_checkouts_baselines_folder_may_be_made(tmp_path: Path) -> None:
-    from argparse import Namespace
-
-    from kernelwatch.commands.baseline import _may_create
-
-    assert _may_create(Namespace(baselines=None))
-    assert _may_create(Namespace(baselines=str(baselines.default_root())))
-    assert not _may_create(Namespace(baselines=str(tmp_path / "baselines")))
+    assert baselines.may_create_root(None)
+    assert baselines.may_create_root(str(baselines.default_root()))
+    assert not baselines.may_create_root(str(tmp_path / "baselines"))
 
 
 def test_a_time_infinite_in_ns_is_refused(root: Path, write_json, run_cli) -> None:

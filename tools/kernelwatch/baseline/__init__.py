@@ -28,6 +28,7 @@ from kernelwatch.baseline.store import (
     entries,
     find,
     gpu_slug,
+    may_create_root,
     project_root,
     resolve,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "find",
     "gpu_slug",
     "groups",
+    "may_create_root",
     "pool",
     "prepare_update",
     "project_root",

@@ -145,14 +145,6 @@ def _add_root(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _may_create(args: argparse.Namespace) -> bool:
-    """Whether update may create the baselines folder: only the checkout's own (given or not);
-    a mistyped --baselines must not grow a tree."""
-    if not args.baselines:
-        return True
-    return Path(args.baselines).resolve() == baselines.default_root().resolve()
-
-
 @dataclass(frozen=True)
 class UpdateCommand:
     """What `kernelwatch baseline update` was asked to do."""
@@ -177,7 +169,7 @@ def update_main(args: argparse.Namespace) -> int:
             args.dry_run,
             args.command_line,
             args.drop_missing,
-            _may_create(args),
+            baselines.may_create_root(args.baselines),
         )
     )
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -27,7 +26,7 @@ from kernelwatch.baseline.store import (
     refuse_other_model,
 )
 from kernelwatch.errors import InputError, compile_regex
-from kernelwatch.files import json_text, write_folder
+from kernelwatch.files import json_text, strict_json, write_folder
 from kernelwatch.gbench import FileColumns, read_document, read_json
 from kernelwatch.provenance import slowed_on_purpose
 from kernelwatch.results import check_times, from_documents, gpu_model
@@ -252,7 +251,9 @@ def _refuse_same_run(runs: Sequence[tuple[str, Any]]) -> None:
         if not all(identity):
             identity = (
                 "content",
-                hashlib.sha256(json.dumps(document, sort_keys=True).encode("utf-8")).hexdigest(),
+                hashlib.sha256(
+                    strict_json(document, indent=None, sort_keys=True).encode()
+                ).hexdigest(),
             )
         first = seen.setdefault(identity, label)
         if first != label:

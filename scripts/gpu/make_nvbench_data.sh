@@ -96,6 +96,7 @@ kw() { python3 -m kernelwatch "$@"; }
   echo "exit $?"
   echo "--- kernelwatch compare py-a.json py-b.json --format json"
   kw compare "$OUT/py-a.json" "$OUT/py-b.json" --format json | head -60
+  mkdir -p /tmp/nvbench-baselines  # (update refuses a --baselines folder that is not there)
   for f in py-a.json cpp.json; do
     echo "--- kernelwatch baseline update $f --dry-run"
     kw baseline update "$OUT/$f" --dry-run --baselines /tmp/nvbench-baselines

@@ -28,9 +28,11 @@ SUITE = {f"fam{i % 2}/bench/{i}/manual_time": steady(100.0 + i, seed=i) for i in
 
 def suite(slow: dict[str, float] | None = None, n: int = 10, seed: int = 0) -> dict:
     return {
-        name: steady(100.0 + i, n=n, seed=seed + i)
-        if not slow or name not in slow
-        else [t * slow[name] for t in steady(100.0 + i, n=n, seed=seed + i)]
+        name: (
+            steady(100.0 + i, n=n, seed=seed + i)
+            if not slow or name not in slow
+            else [t * slow[name] for t in steady(100.0 + i, n=n, seed=seed + i)]
+        )
         for i, name in enumerate(SUITE)
     }
 
@@ -52,7 +54,9 @@ def one_line(err: str, starts: str = "kernelwatch: error: ") -> str:
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    return tmp_path / "baselines"
+    folder = tmp_path / "baselines"
+    folder.mkdir()  # (update refuses a --baselines folder that is not there)
+    return folder
 
 
 # --- slugs and resolution ---------------------------------------------------------------------
@@ -176,7 +180,7 @@ def test_dry_run_writes_nothing(root: Path, write_json, run_cli) -> None:
     result = write_json("r.json", suite(), context=context())
     done = run_cli("baseline", "update", result, "--dry-run", "--baselines", root)
     assert done.status == 0 and "dry run: nothing written" in done.out
-    assert not root.exists()
+    assert not any(root.iterdir())
 
 
 def test_warnings_for_dirty_or_debug_builds(root: Path, write_json, run_cli) -> None:
@@ -237,7 +241,7 @@ def test_update_refuses(case: str, root: Path, write_json, run_cli) -> None:
     done = run_cli("baseline", "update", result, "--baselines", root)
     assert done.status == 2 and done.out == ""
     assert message in one_line(done.err)
-    assert not root.exists()
+    assert not any(root.iterdir())
 
 
 def test_update_refuses_another_gpu_model_than_the_folders(root: Path, write_json, run_cli) -> None:
@@ -283,6 +287,113 @@ def test_update_bad_paths(root: Path, tmp_path: Path, run_cli) -> None:
     assert done.status == 2 and "not a directory" in one_line(done.err)
 
 
+@pytest.mark.parametrize(
+    ("part", "said"),
+    [
+        ({"kernelwatch_filter": "^fam0/"}, "ran a part of the suite (run --filter '^fam0/')"),
+        ({"kernelwatch_shard": "1/2"}, "ran a part of the suite (shard 1/2); merge the shards"),
+    ],
+)
+def test_a_part_of_the_suite_needs_filter(
+    part: dict, said: str, root: Path, write_json, run_cli
+) -> None:
+    first = write_json("r1.json", suite(), context=context())
+    assert run_cli("baseline", "update", first, "--baselines", root).status == 0
+    before = (root / SLUG / "result.json").read_bytes()
+    fam0 = {n: t for n, t in suite(seed=7).items() if n.startswith("fam0/")}
+    partial = write_json("p.json", fam0, context=context(**part))
+    for extra in ([], ["--drop-missing"]):
+        done = run_cli("baseline", "update", partial, *extra, "--baselines", root)
+        assert done.status == 2 and done.out == ""
+        assert said in one_line(done.err)
+        assert (root / SLUG / "result.json").read_bytes() == before
+    done = run_cli("baseline", "update", partial, "--filter", "^fam0/", "--baselines", root)
+    assert done.status == 0, done.err
+    manifest = json.loads((root / SLUG / "manifest.json").read_text())
+    assert manifest["benchmarks"] == len(SUITE)  # the others kept
+
+
+def test_a_whole_update_that_drops_benchmarks_needs_drop_missing(
+    root: Path, write_json, run_cli
+) -> None:
+    first = write_json("r1.json", suite(), context=context())
+    assert run_cli("baseline", "update", first, "--baselines", root).status == 0
+    before = (root / SLUG / "result.json").read_bytes()
+    kept = dict(list(suite(seed=7).items())[:2])
+    fewer = write_json("f.json", kept, context=context())
+    done = run_cli("baseline", "update", fewer, "--baselines", root)
+    assert done.status == 2 and done.out == ""
+    line = one_line(done.err)
+    dropped = list(SUITE)[2:]
+    assert f"would drop {len(dropped)} benchmark(s) the baseline holds" in line
+    assert f"({', '.join(dropped[:3])}, ...)" in line and "--drop-missing" in line
+    assert (root / SLUG / "result.json").read_bytes() == before
+    done = run_cli(
+        "baseline", "update", fewer, "--drop-missing", "--filter", ".", "--baselines", root
+    )
+    assert done.status == 2 and "--drop-missing: only for a whole update" in one_line(done.err)
+    done = run_cli("baseline", "update", fewer, "--drop-missing", "--baselines", root)
+    assert done.status == 0, done.err
+    assert "REMOVED" in done.out
+    manifest = json.loads((root / SLUG / "manifest.json").read_text())
+    assert manifest["benchmarks"] == 2
+    noise = json.loads((root / SLUG / "noise.json").read_text())["benchmarks"]
+    assert sorted(noise) == sorted(kept)
+
+
+def test_a_run_given_twice_is_refused(root: Path, tmp_path: Path, write_json, run_cli) -> None:
+    result = write_json("r.json", suite(), context=context())
+    (tmp_path / "link.json").symlink_to(result)
+    (tmp_path / "sub").mkdir()
+    copy = write_json("copy.json", result.read_text())
+    started = context(kernelwatch_run_started="2026-11-21T05:40:00+00:00")
+    one = write_json("one.json", suite(), context=started)
+    reformatted = write_json("again.json", json.dumps(json.loads(one.read_text()), indent=None))
+    cases = [
+        ((result, result), f"{result}: given twice; "),
+        ((result, tmp_path / "link.json"), f"given twice (the same file as {result})"),
+        ((result, tmp_path / "sub" / ".." / "r.json"), f"given twice (the same file as {result})"),
+        ((result, copy), f"{copy}: given twice (the same run as {result})"),
+        ((one, reformatted), f"{reformatted}: given twice (the same run as {one})"),
+    ]
+    for paths, said in cases:
+        done = run_cli("baseline", "update", *paths, "--baselines", root)
+        assert done.status == 2 and said in one_line(done.err), (paths, done.err)
+    assert not any(root.iterdir())
+    other = write_json("two.json", suite(seed=3), context=context(gpu_uuid="GPU-other"))
+    done = run_cli("baseline", "update", result, other, "--baselines", root)  # two runs: pooled
+    assert done.status == 0, done.err
+
+
+def test_a_missing_baselines_folder_is_refused(tmp_path: Path, write_json, run_cli) -> None:
+    result = write_json("r.json", suite(), context=context())
+    for extra in ([], ["--dry-run"]):
+        done = run_cli("baseline", "update", result, *extra, "--baselines", tmp_path / "typo" / "b")
+        assert done.status == 2
+        assert "--baselines " + str(tmp_path / "typo" / "b") + ": no such folder" in one_line(
+            done.err
+        )
+    assert not (tmp_path / "typo").exists()
+    done = run_cli("baseline", "update", result, "--baselines", result)
+    assert done.status == 2 and f"--baselines {result}: not a folder" in one_line(done.err)
+
+
+def test_only_the_checkouts_baselines_folder_may_be_made(tmp_path: Path) -> None:
+    assert baselines.may_create_root(None)
+    assert baselines.may_create_root(str(baselines.default_root()))
+    assert not baselines.may_create_root(str(tmp_path / "baselines"))
+
+
+def test_a_time_infinite_in_ns_is_refused(root: Path, write_json, run_cli) -> None:
+    document = json.loads(write_json("r.json", suite(), context=context()).read_text())
+    next(r for r in document["benchmarks"] if r["run_type"] == "iteration")["real_time"] = 1e308
+    huge = write_json("huge.json", json.dumps(document))  # 1e308 us: finite as read
+    done = run_cli("baseline", "update", huge, "--baselines", root)
+    assert done.status == 2
+    assert f"{huge}: fam0/bench/0/manual_time: real_time is inf ns" in one_line(done.err)
+    assert not any(root.iterdir())
+
+
 def test_update_is_atomic(root: Path, write_json, run_cli, monkeypatch) -> None:
     first = write_json("r1.json", suite(), context=context())
     assert run_cli("baseline", "update", first, "--baselines", root).status == 0
@@ -306,6 +417,14 @@ def test_update_is_atomic(root: Path, write_json, run_cli, monkeypatch) -> None:
 def test_list_and_show(root: Path, write_json, run_cli) -> None:
     empty = run_cli("baseline", "list", "--baselines", root)
     assert empty.status == 0 and "no baselines in" in empty.out
+    for missing in (root / "typo", root / "typo.json"):
+        if missing.suffix:
+            missing.write_text("{}")
+        done = run_cli("baseline", "list", "--baselines", missing)
+        assert done.status == 2 and done.out == ""
+        what = "not a folder" if missing.suffix else "no such folder"
+        assert f"{missing}: {what}, so no baselines" in one_line(done.err)
+    (root / "typo.json").unlink()
     result = write_json("r.json", suite(), context=context())
     assert run_cli("baseline", "update", result, "--baselines", root).status == 0
     h200 = write_json("h.json", suite(), context=context(gpu_name="NVIDIA H200"))
@@ -475,8 +594,12 @@ def test_a_baseline_folder_reads_as_its_result_only(tmp_path: Path) -> None:
     beside the result and must not be read as results (their `benchmarks` is a count / map)."""
     folder = tmp_path / SLUG
     folder.mkdir()
-    synthetic.write(folder / "result.json", synthetic.document(
-        synthetic.benchmark_rows("BM_a/manual_time", [1.0, 1.1, 1.2]), GPU_CONTEXT))
+    synthetic.write(
+        folder / "result.json",
+        synthetic.document(
+            synthetic.benchmark_rows("BM_a/manual_time", [1.0, 1.1, 1.2]), GPU_CONTEXT
+        ),
+    )
     (folder / "manifest.json").write_text(json.dumps({"benchmarks": 1}))
     (folder / "noise.json").write_text(json.dumps({"benchmarks": {"BM_a/manual_time": {}}}))
     documents = baselines.result_documents(folder)

@@ -107,6 +107,14 @@ KINDS: dict[str, bytes | str | None] = {
     "negative time": doc_with(rows(real_time=-1.0)).encode(),
     "zero time": doc_with(rows(real_time=0)).encode(),
     "infinite time": doc_with(rows(real_time=1e400)).encode(),
+    "time infinite in ns": doc_with(rows(real_time=1e308)).encode(),  # 1e308 us: finite as read
+    "filtered run": doc_with(
+        good()["benchmarks"], {**CONTEXT, "kernelwatch_filter": "^fam/"}
+    ).encode(),
+    "one shard": doc_with(good()["benchmarks"], {**CONTEXT, "kernelwatch_shard": "1/2"}).encode(),
+    "fewer benchmarks": json.dumps(
+        document(dict(list(GOOD_SPEC.items())[:2]), context=CONTEXT)
+    ).encode(),
     "string time": doc_with(rows(real_time="fast")).encode(),
     "boolean time": doc_with(rows(real_time=True)).encode(),
     "duplicates": doc_with(duplicated()).encode(),
@@ -137,6 +145,10 @@ KINDS: dict[str, bytes | str | None] = {
 
 # Inputs that are valid for a command: it must run cleanly (exit 0 or 1), still without an
 # internal error, and change nothing but what it writes.
+# Whole results of a part of the suite: what compare, report and the history take, and what
+# `baseline update` refuses without --filter (or --drop-missing): it would drop the others.
+PARTS = ("filtered run", "one shard", "fewer benchmarks")
+
 ACCEPTED: dict[str, set[str]] = {
     "compare": {
         "error rows",
@@ -144,6 +156,7 @@ ACCEPTED: dict[str, set[str]] = {
         "date not a string",
         "slowed on purpose",
         "selftest bad level",
+        *PARTS,
     },
     "report": {
         "error rows",
@@ -151,8 +164,10 @@ ACCEPTED: dict[str, set[str]] = {
         "date not a string",
         "slowed on purpose",
         "selftest bad level",
+        *PARTS,
     },
-    "history ingest": {"error rows", "slowed on purpose", "selftest bad level"},
+    # (the history keeps every run; a part of the suite is a run like any other)
+    "history ingest": {"error rows", "slowed on purpose", "selftest bad level", *PARTS},
     "baseline update": {"malformed date", "date not a string"},
     # show reads only the context of a result file, to find its GPU's baseline
     "baseline show": {
@@ -165,6 +180,7 @@ ACCEPTED: dict[str, set[str]] = {
         "negative time",
         "zero time",
         "infinite time",
+        "time infinite in ns",
         "string time",
         "boolean time",
         "duplicates",
@@ -173,6 +189,7 @@ ACCEPTED: dict[str, set[str]] = {
         "string counter",
         "no benchmarks list",
         "row not an object",
+        *PARTS,
     },
 }
 
@@ -221,6 +238,7 @@ def prepared(tmp: Path) -> dict[str, Path]:
     good_path = tmp / "good.json"
     good_path.write_text(GOOD_TEXT)
     root = tmp / "baselines"
+    root.mkdir()  # (update refuses a --baselines folder that is not there)
     db = tmp / "history.sqlite"
     assert cli.main(["baseline", "update", str(good_path), "--baselines", str(root)]) == 0
     assert cli.main(["history", "ingest", str(good_path), "--db", str(db)]) == 0
@@ -549,6 +567,7 @@ def test_a_killed_baseline_update_leaves_old_or_new(tmp_path: Path, swap: str) -
         json.dumps(document(slower, context={**CONTEXT, "kernelwatch_git_commit": "b" * 40}))
     )
     reference = tmp_path / "reference"
+    reference.mkdir()
     assert cli.main(["baseline", "update", str(old), "--baselines", str(reference)]) == 0
     old_state = state(reference / SLUG)
     assert cli.main(["baseline", "update", str(new), "--baselines", str(reference)]) == 0
@@ -561,6 +580,7 @@ def test_a_killed_baseline_update_leaves_old_or_new(tmp_path: Path, swap: str) -
     kill_at = 1
     while True:
         root = tmp_path / f"root-{kill_at}"
+        root.mkdir()
         assert cli.main(["baseline", "update", str(old), "--baselines", str(root)]) == 0
         done = subprocess.run(
             [sys.executable, str(script), str(TOOLS), str(kill_at), swap, str(new), str(root)],

@@ -281,6 +281,39 @@ def test_list_and_show_without_a_database(run_cli, tmp_path):
     assert not db.exists()
 
 
+def test_a_db_in_a_missing_folder_is_refused(run_cli, write_json, tmp_path):
+    path = write_json("r.json", {"BM_A": [1, 2, 3]})
+    db = tmp_path / "typo" / "dir" / "h.sqlite"
+    r = run_cli("history", "ingest", path, "--db", db)
+    assert r.status == 2
+    assert f"the folder {db.parent} does not exist" in one_line(r.err)
+    assert not (tmp_path / "typo").exists()  # no tree grown from a mistyped path
+    r = run_cli("history", "ingest", path, "--db", path / "h.sqlite")
+    assert r.status == 2 and "is not a folder" in one_line(r.err)
+
+
+def test_the_default_databases_folder_is_made(run_cli, write_json, tmp_path, monkeypatch):
+    default = tmp_path / "checkout" / "results" / "history.sqlite"
+    monkeypatch.setattr(schema, "default_path", lambda: default)
+    path = write_json("r.json", {"BM_A": [1, 2, 3]})
+    r = run_cli("history", "ingest", path, "--db", default)  # (given or not: the same path)
+    assert r.status == 0, r.err
+    assert default.is_file()
+
+
+def test_a_time_infinite_in_ns_is_refused_as_compare_refuses_it(run_cli, write_json, tmp_path):
+    db = tmp_path / "h.sqlite"
+    good = write_json("good.json", {"BM_A": [1.0, 2.0, 3.0]})
+    document = json.loads(good.read_text())
+    next(r for r in document["benchmarks"] if r["run_type"] == "iteration")["real_time"] = 1e308
+    huge = write_json("huge.json", json.dumps(document))  # 1e308 us: finite as read, inf in ns
+    r = run_cli("history", "ingest", huge, "--db", db)
+    assert r.status == 2
+    assert "real_time is inf ns (must be a positive finite number)" in one_line(r.err)
+    assert run_cli("compare", good, huge).err == r.err  # the same check, the same line
+    assert not db.exists()
+
+
 def test_empty_history_and_unknown_names(run_cli, write_json, tmp_path):
     db = tmp_path / "h.sqlite"
     history.open_db(db, create=True).close()

@@ -183,6 +183,7 @@ def test_bad_nvbench_input_is_one_line(tmp_path: Path, run_cli) -> None:
 
 def test_baseline_update_and_history_ingest_take_nvbench(tmp_path: Path, run_cli) -> None:
     a = with_samples(tmp_path / "a", "r.json", {}, seed=1)
+    (tmp_path / "baselines").mkdir()
     done = run_cli("baseline", "update", a, "--baselines", tmp_path / "baselines")
     assert done.status == 0, done.err
     stored = tmp_path / "baselines" / "quadro-gv100-sm70" / "result.json"
@@ -218,6 +219,7 @@ def test_gpu_files_a_a_passes_and_a_slowed_kernel_fails(run_cli) -> None:
 @needs_gpu_files
 def test_gpu_files_go_into_baselines_history_and_report(tmp_path: Path, run_cli) -> None:
     for path in (GPU_A, CPP):
+        (tmp_path / "b" / path.stem).mkdir(parents=True)
         done = run_cli("baseline", "update", path, "--baselines", tmp_path / "b" / path.stem)
         assert done.status == 0, done.err
         done = run_cli("history", "ingest", path, "--db", tmp_path / "h.sqlite")

@@ -33,6 +33,7 @@ class Box:
         self.tmp = tmp
         self.build = tmp / "build"
         self.baselines = tmp / "baselines"
+        self.baselines.mkdir()
         self.binaries = fakebench.suite(self.build, {"alpha": ALPHA, "beta": BETA})
         self.log = tmp / "argv.log"
         for binary in self.binaries:

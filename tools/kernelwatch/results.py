@@ -177,6 +177,25 @@ class ResultSet:
         return column, present
 
 
+def check_times(result: ResultSet) -> None:
+    """What compare checks of a result it compares by time, for the commands that keep one
+    (history ingest, baseline update): real_time positive and finite once in ns (1e308 us is
+    finite in the file, inf in ns), cpu_time finite. Unchecked, the history dropped such a
+    value with no word (it keeps finite values only)."""
+    result.metric_column(resolve_metric("time"))
+    column, gap = result.columns.get("cpu_time"), result.gaps.get("cpu_time")
+    if column is None:
+        return
+    bad = ~np.isfinite(column) if gap is None else ~np.isfinite(column) & ~gap
+    if bad.any():
+        row = int(np.argmax(bad))
+        k = int(np.searchsorted(result.starts, row, side="right") - 1)
+        raise InputError(
+            f"{result.paths[result.sources[row]]}: {result.names[k]}: cpu_time is "
+            f"{float(column[row])!r} ns (must be a finite number >= 0)"
+        )
+
+
 def load(path: str | Path) -> ResultSet:
     """Load a result file, or every `*.json` result file of a directory, merged."""
     return load_all([path])[0]
@@ -272,7 +291,10 @@ def _numpy_columns(
     columns = {}
     for key, values in p.columns.items():
         column = np.frombuffer(values, dtype=float)
-        columns[key] = column * scale if key in TIME_KEYS else column
+        # (1e308 s overflows to inf in ns: metric_column refuses it in one line, so numpy's
+        # warning would only add a second)
+        with np.errstate(over="ignore"):
+            columns[key] = column * scale if key in TIME_KEYS else column
     gaps = {k: np.frombuffer(v, dtype=np.uint8).astype(bool) for k, v in p.gaps.items()}
     process_keys = columns.pop(PROCESS_KEY, None)
     if process_keys is None:

@@ -85,6 +85,25 @@ class Entry:
         return gpu_model({"gpu_name": name, "gpu_compute_capability": capability}) or "?"
 
 
+def may_create_root(given: str | None) -> bool:
+    """Whether `baseline update` may make the baselines folder: only the checkout's own
+    (--baselines not given, or naming it)."""
+    return not given or Path(given).resolve() == default_root().resolve()
+
+
+def check_root(root: Path, *, may_create: bool) -> None:
+    """Refuse a baselines folder that is a file, or missing unless `may_create` (the checkout's
+    own baselines/): a mistyped --baselines must not grow a tree of folders."""
+    if root.is_dir():
+        return
+    if root.exists():
+        raise InputError(f"--baselines {root}: not a folder")
+    if not may_create:
+        raise InputError(
+            f"--baselines {root}: no such folder (to start a new set of baselines, create it)"
+        )
+
+
 def read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST_FILE
     if not path.exists():

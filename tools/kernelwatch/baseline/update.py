@@ -4,6 +4,8 @@ manifest (prepare_update, which writes nothing), then write the folder as a whol
 from __future__ import annotations
 
 import datetime
+import hashlib
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import noise as noises
+from kernelwatch.baseline.against import ran_a_part
 from kernelwatch.baseline.pool import pool
 from kernelwatch.baseline.rows import groups, restrict
 from kernelwatch.baseline.store import (
@@ -23,10 +26,10 @@ from kernelwatch.baseline.store import (
     refuse_other_model,
 )
 from kernelwatch.errors import InputError, compile_regex
-from kernelwatch.files import json_text, write_folder
+from kernelwatch.files import json_text, strict_json, write_folder
 from kernelwatch.gbench import FileColumns, read_document, read_json
 from kernelwatch.provenance import slowed_on_purpose
-from kernelwatch.results import from_documents, gpu_model
+from kernelwatch.results import check_times, from_documents, gpu_model
 
 MANIFEST_SCHEMA = 1
 DEFAULT_MIN_REPETITIONS = 10
@@ -63,17 +66,30 @@ def prepare_update(
     filter: str | None = None,
     min_repetitions: int = DEFAULT_MIN_REPETITIONS,
     command: str = "",
+    drop_missing: bool = False,
 ) -> Update:
     """Check a result (or several runs of one build on other cards and hosts, pooled) and build
-    the new baseline from it; writes nothing (see `write`)."""
+    the new baseline from it; writes nothing (see `write`). Without `filter` the result must
+    cover the whole suite, and (unless `drop_missing`) every benchmark the baseline holds."""
+    if drop_missing and filter:
+        raise InputError(
+            "--drop-missing: only for a whole update; with --filter the other benchmarks are kept"
+        )
     for path in result_paths:
         if path.is_dir():
             raise InputError(f"{path}: a baseline is made from result files, not a directory")
         if not path.exists():
             raise InputError(f"{path}: no such file")
+    _refuse_same_file(result_paths)
+    runs = [(str(p), read_json(p)) for p in result_paths]
+    for run_label, run in runs:
+        check_times(from_documents(run_label, [run]))  # compare's checks, file by file
+    _refuse_same_run(runs)
+    if not filter:
+        _refuse_partial_runs(runs)
     result_path = result_paths[0]
     pool_warnings: list[str] = []
-    document = pool([(str(p), read_json(p)) for p in result_paths], pool_warnings)
+    document = pool(runs, pool_warnings)
     label = str(result_path) if len(result_paths) == 1 else f"{len(result_paths)} pooled runs"
     parsed = read_document(label, document)
     context = document.get("context") or {}
@@ -137,6 +153,8 @@ def prepare_update(
             )
         new_document = {"context": dict(context), "benchmarks": rows}
     else:
+        if previous is not None and not drop_missing:
+            _refuse_dropping(label, previous, set(groups(taken["benchmarks"])))
         new_document = {"context": dict(context), "benchmarks": taken["benchmarks"]}
 
     whole = read_document(str(entry.result), new_document)
@@ -199,6 +217,83 @@ def write(update: Update) -> list[str]:
 
 def _compile(filter: str | None) -> re.Pattern[str] | None:
     return compile_regex(filter, "--filter") if filter else None
+
+
+def _refuse_same_file(paths: Sequence[Path]) -> None:
+    """One file named twice (or by two paths) would be pooled as two runs with no spread
+    between them: the stored noise would be understated."""
+    seen: dict[tuple[int, int], Path] = {}
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        first = seen.setdefault((info.st_dev, info.st_ino), path)
+        if first is not path:
+            same = "" if str(first) == str(path) else f" (the same file as {first})"
+            raise InputError(f"{path}: given twice{same}; pool the runs of other cards or hosts")
+
+
+# A run's identity in its context: the moment `run` started and the card(s) it measured. Two
+# files that agree on both are copies of one run, however formatted.
+RUN_IDENTITY_KEYS = ("kernelwatch_run_started", "gpu_uuid")
+
+
+def _refuse_same_run(runs: Sequence[tuple[str, Any]]) -> None:
+    """Copies of one run (the same identity, or the same content) pooled as two."""
+    if len(runs) < 2:
+        return
+    seen: dict[Any, str] = {}
+    for label, document in runs:
+        context = document.get("context") if isinstance(document, dict) else None
+        context = context if isinstance(context, dict) else {}
+        identity = tuple(str(context.get(k) or "") for k in RUN_IDENTITY_KEYS)
+        if not all(identity):
+            identity = (
+                "content",
+                hashlib.sha256(
+                    strict_json(document, indent=None, sort_keys=True).encode()
+                ).hexdigest(),
+            )
+        first = seen.setdefault(identity, label)
+        if first != label:
+            raise InputError(
+                f"{label}: given twice (the same run as {first}); pool the runs of other cards "
+                "or hosts"
+            )
+
+
+def _refuse_partial_runs(runs: Sequence[tuple[str, Any]]) -> None:
+    """A run of a part of the suite (run --filter, --shard) taken as a whole would drop every
+    other benchmark of the baseline."""
+    for label, document in runs:
+        context = document.get("context") if isinstance(document, dict) else None
+        if isinstance(context, dict) and ran_a_part(context):
+            if context.get("kernelwatch_filter"):
+                part = f"run --filter {context['kernelwatch_filter']!r}"
+                instead = "update with --filter REGEX to replace only its benchmarks"
+            else:
+                part = f"shard {context.get('kernelwatch_shard')}"
+                instead = (
+                    "merge the shards first (kernelwatch merge), or update with --filter REGEX"
+                )
+            raise InputError(f"{label}: ran a part of the suite ({part}); {instead}")
+
+
+SHOWN_DROPPED = 3
+
+
+def _refuse_dropping(label: str, previous: Mapping[str, Any], kept: set[str]) -> None:
+    """A whole update replaces the baseline: benchmarks it lacks would be gone unnoticed."""
+    dropped = [n for n in groups(previous.get("benchmarks", [])) if n not in kept]
+    if dropped:
+        shown = ", ".join(dropped[:SHOWN_DROPPED]) + (
+            ", ..." if len(dropped) > SHOWN_DROPPED else ""
+        )
+        raise InputError(
+            f"{label}: would drop {len(dropped)} benchmark(s) the baseline holds ({shown}); "
+            "--drop-missing removes them, --filter REGEX replaces only the matching ones"
+        )
 
 
 def _refuse_errors(label: str, parsed: FileColumns, chosen: set[str]) -> None:

@@ -32,8 +32,9 @@ EPILOG = """\
 exit status:
   0  done
   2  bad input or refused (errors or skipped benchmarks, no GPU in the context, another GPU
-     model than the folder's, too few repetitions, unknown baseline): one line on stderr,
-     "kernelwatch: error: ..."
+     model than the folder's, too few repetitions, a part of the suite or benchmarks dropped
+     without --filter or --drop-missing, a run given twice, unknown baseline, no such
+     --baselines folder): one line on stderr, "kernelwatch: error: ..."
 """
 
 UPDATE_DESCRIPTION = """\
@@ -47,7 +48,10 @@ is removed by the next one). Refuses runs slowed down on purpose (--kernelwatch_
 selftest's), results with errors or skipped benchmarks,
 without GPU context, from another GPU model than the folder's, or with fewer repetitions than
 --min-repetitions. With --filter, only the matching benchmarks are replaced (or added); the
-others are kept. Prints what moved against the previous baseline."""
+others are kept. Without it the result must be a whole run: one that ran a part of the suite
+(run --filter, a shard) is refused, and so is one that lacks benchmarks the baseline holds,
+unless --drop-missing. The same file or run given twice is refused. Prints what moved against
+the previous baseline."""
 
 SHOWN_CHANGES = 40
 
@@ -90,6 +94,12 @@ def register(subparsers: Any) -> None:
         f"{baselines.DEFAULT_MIN_REPETITIONS})",
     )
     update.add_argument(
+        "--drop-missing",
+        action="store_true",
+        help="a whole update: remove the baseline's benchmarks that the result lacks (default: "
+        "refuse, naming them)",
+    )
+    update.add_argument(
         "--dry-run", action="store_true", help="check and show what would move; write nothing"
     )
     _add_root(update)
@@ -130,7 +140,8 @@ def _add_root(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--baselines",
         metavar="DIR",
-        help="the baselines folder (default: baselines, in the checkout)",
+        help="the baselines folder (default: baselines, in the checkout); update refuses "
+        "one that does not exist",
     )
 
 
@@ -144,6 +155,8 @@ class UpdateCommand:
     min_repetitions: int
     dry_run: bool
     command_line: str
+    drop_missing: bool = False
+    root_may_create: bool = True  # False for a --baselines other than the checkout's
 
 
 def update_main(args: argparse.Namespace) -> int:
@@ -155,6 +168,8 @@ def update_main(args: argparse.Namespace) -> int:
             args.min_repetitions,
             args.dry_run,
             args.command_line,
+            args.drop_missing,
+            baselines.may_create_root(args.baselines),
         )
     )
 
@@ -162,12 +177,14 @@ def update_main(args: argparse.Namespace) -> int:
 def run_update(command: UpdateCommand) -> int:
     if command.min_repetitions < 1:
         raise InputError(f"--min-repetitions {command.min_repetitions}: must be at least 1")
+    baselines.check_root(command.root, may_create=command.root_may_create)
     update = baselines.prepare_update(
         command.root,
         [Path(r) for r in command.results],
         filter=command.filter,
         min_repetitions=command.min_repetitions,
         command=command.command_line,
+        drop_missing=command.drop_missing,
     )
     for warning in update.warnings:
         print(f"kernelwatch: warning: {warning}", file=sys.stderr)
@@ -229,6 +246,9 @@ def _print_moves(update: baselines.Update, command: UpdateCommand) -> None:
 
 
 def run_list(root: Path) -> int:
+    if not root.is_dir():
+        what = "not a folder" if root.exists() else "no such folder"
+        raise InputError(f"{root}: {what}, so no baselines; {baselines.HOW_TO_CREATE}")
     found = baselines.entries(root)
     if not found:
         print(f"no baselines in {root}; {baselines.HOW_TO_CREATE}")

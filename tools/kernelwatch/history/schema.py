@@ -64,6 +64,21 @@ def default_path() -> Path:
     return project_root() / "results" / "history.sqlite"
 
 
+def _folder_for(db: Path) -> None:
+    """The folder of a new database: only the default's (results/, not in git) is made; a
+    mistyped --db must not grow a tree of folders (files.check_writable's rule)."""
+    parent = db.parent
+    if parent.is_dir():
+        return
+    if parent.exists() or db.resolve() != default_path().resolve():
+        what = "is not a folder" if parent.exists() else "does not exist"
+        raise InputError(f"{db}: cannot create: the folder {parent} {what}")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{db}: cannot create: {exc.strerror or exc}") from None
+
+
 def _fail(path: Path, exc: BaseException) -> InputError:
     return InputError(f"{path}: not a usable kernelwatch history database ({exc})")
 
@@ -71,7 +86,8 @@ def _fail(path: Path, exc: BaseException) -> InputError:
 def open_db(path: str | Path, create: bool = False) -> sqlite3.Connection:
     """Open (with create, make) the database and bring its schema to SCHEMA_VERSION. Without
     create (the reading commands) it is opened read-only and never written: an empty file or
-    an older schema is refused, not migrated."""
+    an older schema is refused, not migrated. A new database goes in an existing folder, or
+    in the checkout's results/ (made when missing)."""
     db = Path(path)
     if db.is_dir():
         raise InputError(f"{db}: is a directory, not a history database")
@@ -83,10 +99,7 @@ def open_db(path: str | Path, create: bool = False) -> sqlite3.Connection:
                 f"{db}: no history database; add a run with: kernelwatch history ingest "
                 "RESULT.json"
             )
-        try:
-            db.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InputError(f"{db}: cannot create: {exc.strerror or exc}") from None
+        _folder_for(db)
     try:
         # isolation_level=None: transactions are explicit (BEGIN ... COMMIT) below.
         connection = sqlite3.connect(str(db), timeout=30, isolation_level=None)

@@ -21,7 +21,7 @@ from kernelwatch.files import strict_json
 from kernelwatch.gbench import read_json
 from kernelwatch.history.schema import database
 from kernelwatch.provenance import slowed_on_purpose
-from kernelwatch.results import ResultSet, from_documents
+from kernelwatch.results import ResultSet, check_times, from_documents
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,7 @@ def load_run(path: str | Path) -> tuple[dict[str, Any], ResultSet]:
         raise InputError(f"{file}: no such file or directory")
     document = read_json(file)
     result = from_documents(str(file), [document])  # validates: not a result, bad values, ...
+    check_times(result)
     return document, result
 
 

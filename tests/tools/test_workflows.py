@@ -265,5 +265,7 @@ def test_the_baseline_workflow_pools_every_run_it_measures() -> None:
     pool = jobs["pool"]
     assert pool["needs"] == "measure" and "self-hosted" not in str(pool["runs-on"])
     updates = [str(step.get("run")) for step in pool["steps"] if "baseline update" in str(step)]
-    assert updates == ["PYTHONPATH=tools python3 -m kernelwatch baseline update results/run-*.json"]
+    assert updates == [
+        "PYTHONPATH=tools python3 -m kernelwatch baseline update --drop-missing results/run-*.json"
+    ]
     assert jobs["propose"]["needs"] == "pool"

@@ -37,7 +37,7 @@ def check_writable(path: str | Path, *, make_parents: bool = False) -> Path:
     target = Path(path)
     try:
         info = os.lstat(target)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # (the folder's check words the latter)
         info = None
     except OSError as exc:
         raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
@@ -124,7 +124,7 @@ def check_outputs(outputs: Iterable[Output], inputs: Iterable[Input] = ()) -> No
         for other, other_name, where in seen:
             if path == where or _same_file(name, other_name):
                 raise InputError(
-                    f"{output.option} {name}: is also the {other.option} output; name another "
+                    f"{output.option} {name}: is also written as {other.option}; name another "
                     "path"
                 )
         seen.append((output, name, path))

@@ -92,6 +92,7 @@ class Input:
 
     what: str  # "the contender", "--db", ...
     path: str | Path | None
+    folder: bool = False  # a folder even before it exists (one the command fills, then reads)
 
 
 def check_outputs(outputs: Iterable[Output], inputs: Iterable[Input] = ()) -> None:
@@ -104,22 +105,22 @@ def check_outputs(outputs: Iterable[Output], inputs: Iterable[Input] = ()) -> No
     A folder output is only checked for writability and against the other outputs: a command
     fills it with names of its own and may read it back (selftest --resume); a file output
     inside it is refused where the command passes the folder as an input too."""
-    sources = [(i.what, i.path, _resolved(i.path)) for i in inputs if i.path]
+    sources = [(i, i.path, _resolved(i.path)) for i in inputs if i.path]
     seen: list[tuple[Output, str | Path, Path]] = []
     for output in outputs:
         if not output.path:
             continue
         name, path = output.path, _resolved(output.path)
-        for what, source, where in sources if not output.folder else ():
+        for given, source, where in sources if not output.folder else ():
             if path == where or _same_file(name, source):
                 raise InputError(
-                    f"{output.option} {name}: is an input of this command ({what}); refusing "
-                    "to overwrite it"
+                    f"{output.option} {name}: is an input of this command ({given.what}); "
+                    "refusing to overwrite it"
                 )
-            if where in path.parents and Path(source).is_dir():
+            if where in path.parents and (given.folder or Path(source).is_dir()):
                 raise InputError(
                     f"{output.option} {name}: lies inside an input folder of this command "
-                    f"({what}: {source}); refusing to write there"
+                    f"({given.what}: {source}); refusing to write there"
                 )
         for other, other_name, where in seen:
             if path == where or _same_file(name, other_name):

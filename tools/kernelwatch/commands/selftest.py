@@ -21,7 +21,7 @@ from kernelwatch.commands._parsers import add_parser
 from kernelwatch.compare import Settings
 from kernelwatch.config import Config
 from kernelwatch.errors import InputError, compile_regex
-from kernelwatch.files import check_writable, write_atomic, write_output
+from kernelwatch.files import Input, Output, check_outputs, write_atomic, write_output
 
 DESCRIPTION = f"""\
 Measure how well kernelwatch measures on this GPU, from a build folder (like `run`), and say
@@ -231,8 +231,24 @@ def run(command: SelftestCommand) -> int:
     for path, option in ((command.markdown, "--markdown"), (command.json, "--json")):
         if path and Path(path).is_dir():
             raise InputError(f"{option} {path}: is a directory; name the file")
-        if path:
-            check_writable(path)
+    # Before the first run: a bad path would lose the runs' report at the end. (With --gpus the
+    # reports are FILE-gpu<index>: in the same folder, so checked alike.)
+    check_outputs(
+        [
+            Output(
+                "--out",
+                None if command.from_dir else command.out or "results",
+                folder=True,
+                make_parents=True,
+            ),
+            Output("--markdown", command.markdown),
+            Output("--json", command.json),
+        ],
+        [
+            Input("--from", command.from_dir),
+            Input("the --out folder of saved runs", command.out, folder=True),
+        ],
+    )
     if command.from_dir:
         if command.run_only_given:
             raise InputError(

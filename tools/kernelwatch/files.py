@@ -7,8 +7,14 @@ it would turn `/dev/null` into a report, or write through a link to a file nobod
 missing folder is refused too (a mistyped path should not grow a tree), unless the caller owns
 the folder (`make_parents`: a run's results/, a bisect's work folder).
 
+`check_outputs` checks all the paths a command writes before it does any work: none is one of
+its inputs, none is named twice, each can be written.
+
 `write_output` puts a command's report on stdout and words a failing write (`> /dev/full`) as
 one line.
+
+Over 400 lines: every way kernelwatch writes a file (one file, a folder as a whole) and every
+check of an output path live here, so that no command writes past them.
 """
 
 from __future__ import annotations
@@ -132,6 +138,8 @@ def check_outputs(outputs: Iterable[Output], inputs: Iterable[Input] = ()) -> No
     # Folders an owned output makes (results/ in a fresh checkout) take the other files too.
     made = {p for o, _, path in seen if o.make_parents for p in (path, *path.parents)}
     for output, name, path in seen:
+        if not output.folder and Path(name).is_dir():
+            raise InputError(f"{output.option} {name}: is a directory; name a file")
         try:
             if output.folder:
                 _check_output_folder(Path(name), output.make_parents)

@@ -228,27 +228,12 @@ def run(command: SelftestCommand) -> int:
     settings = command.compare_with
     if not command.min_time_us >= 0:
         raise InputError(f"--min-time-us {command.min_time_us}: must be a number >= 0")
-    for path, option in ((command.markdown, "--markdown"), (command.json, "--json")):
-        if path and Path(path).is_dir():
-            raise InputError(f"{option} {path}: is a directory; name the file")
-    # Before the first run: a bad path would lose the runs' report at the end. (With --gpus the
-    # reports are FILE-gpu<index>: in the same folder, so checked alike.)
-    check_outputs(
-        [
-            Output(
-                "--out",
-                None if command.from_dir else command.out or "results",
-                folder=True,
-                make_parents=True,
-            ),
-            Output("--markdown", command.markdown),
-            Output("--json", command.json),
-        ],
-        [
-            Input("--from", command.from_dir),
-            Input("the --out folder of saved runs", command.out, folder=True),
-        ],
-    )
+    # Before the first run: a bad path would lose the report at the end. (With --gpus the
+    # reports, FILE-gpu<index>, lie in the same folder: checked alike.)
+    out = None if command.from_dir else command.out or "results"
+    saved = [Input("--from", command.from_dir), Input("the --out runs", command.out, True)]
+    reports = [Output("--markdown", command.markdown), Output("--json", command.json)]
+    check_outputs([Output("--out", out, folder=True, make_parents=True), *reports], saved)
     if command.from_dir:
         if command.run_only_given:
             raise InputError(

@@ -146,3 +146,29 @@ def test_write_output_words_a_full_disk() -> None:
         InputError, match="could not write the output"
     ):
         files.write_output("x" * 100000, full)
+
+
+def test_check_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inputs and outputs compared resolved: the same file, a file in an input folder, one path
+    named twice are refused; a folder an owned output makes takes the other outputs."""
+    monkeypatch.chdir(tmp_path)
+    result, runs = tmp_path / "a.json", tmp_path / "runs"
+    result.write_text("{}")
+    runs.mkdir()
+    inputs = [files.Input("the result", result), files.Input("the runs", runs)]
+    check = files.check_outputs
+    with pytest.raises(InputError, match=r"^--json .*a.json: is an input of this command \(the"):
+        check([files.Output("--json", tmp_path / "runs" / ".." / "a.json")], inputs)
+    with pytest.raises(InputError, match="lies inside an input folder of this command"):
+        check([files.Output("--json", runs / "deep" / "r.json")], inputs)
+    with pytest.raises(InputError, match="^--markdown .*: is also written as --json;"):
+        check([files.Output("--json", tmp_path / "x"), files.Output("--markdown", "x")], inputs)
+    made = files.Output("--out", tmp_path / "new" / "r.json", make_parents=True)
+    check([made, files.Output("--json", tmp_path / "new" / "r.md")], inputs)
+    with pytest.raises(InputError, match="the folder .*/new does not exist"):
+        check([files.Output("--json", tmp_path / "new" / "r.md")], inputs)
+    with pytest.raises(InputError, match="cannot write: .*a.json is not a folder"):
+        check([files.Output("--out", result / "x" / "r.json", make_parents=True)])
+    with pytest.raises(InputError, match="not a folder .*refusing to write there"):
+        check([files.Output("--out", result, folder=True)])
+    check([files.Output("--out", runs, folder=True), files.Output("--json", None)], inputs)

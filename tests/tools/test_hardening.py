@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import fakebench
 import pytest
 from conftest import H100_CONTEXT, TOOLS, document
 from kernelwatch import cli, synthetic
@@ -365,7 +366,14 @@ def _target(tmp: Path, kind: str) -> tuple[Path, Path | None]:
     if kind == "folder":
         (tmp / "out").mkdir()
         return tmp / "out", None
+    if kind == "inside a file":  # (`--out /etc/passwd/x`)
+        return victim / "out", victim
     return tmp / "absent" / "out", None  # a missing folder
+
+
+def measuring(paths: dict[str, Path], command: str, *argv: object) -> list[str]:
+    """`run` or `selftest` of the fake binary (it counts its measuring runs)."""
+    return [command, "--bench", str(paths["bench"]), "--repetitions", "3", *map(str, argv)]
 
 
 WRITERS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
@@ -407,32 +415,178 @@ WRITERS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
         "--markdown",
         str(out),
     ],
+    # The measuring commands check their paths before building or measuring anything: a bad
+    # one would otherwise lose the run at its end.
+    "run --out": lambda out, p: measuring(p, "run", "--out", out),
+    "run --json": lambda out, p: measuring(p, "run", "--json", out),
+    "run --junit": lambda out, p: measuring(p, "run", "--junit", out),
+    "run --markdown": lambda out, p: measuring(p, "run", "--markdown", out),
+    "selftest --out": lambda out, p: measuring(p, "selftest", "--out", out),
+    "selftest --json (measuring)": lambda out, p: measuring(p, "selftest", "--json", out),
+    "ab --json": lambda out, p: ["ab", "HEAD~1", "HEAD", "--no-build", "--json", str(out)],
+    "ab --out": lambda out, p: ["ab", "HEAD~1", "HEAD", "--no-build", "--out", str(out)],
 }
+# Folders a command owns, made when missing (results/ by default), and the folders it fills.
+OWNED = {"run --out": {"missing folder"}, "selftest --out": {"missing folder", "folder"}}
+OWNED["ab --out"] = OWNED["selftest --out"]
+TARGETS = ["symlink", "fifo", "device", "folder", "missing folder", "inside a file"]
 
 
-@pytest.mark.parametrize("kind", ["symlink", "fifo", "device", "folder", "missing folder"])
-@pytest.mark.parametrize("writer", list(WRITERS))
+def writer_paths(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """prepared(), a selftest folder, and a fake benchmark binary; cwd = tmp (results/)."""
+    paths = prepared(tmp)
+    paths["st"] = tmp / "st"
+    paths["st"].mkdir()
+    paths["bench"] = fakebench.make(tmp / "build", "kernelwatch_bench_fam", {"fam/a": 1e5})
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.chdir(tmp)
+    return paths
+
+
+@pytest.mark.parametrize(
+    ("writer", "kind"),
+    [(w, k) for w in WRITERS for k in TARGETS if k not in OWNED.get(w, ())],
+)
 def test_writers_replace_only_regular_files(
-    writer: str, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    writer: str,
+    kind: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     if writer.startswith("report"):
         pytest.importorskip("matplotlib", reason="matplotlib is not installed")
-    paths = prepared(tmp_path)
-    paths["st"] = tmp_path / "st"
-    paths["st"].mkdir()
+    paths = writer_paths(tmp_path, monkeypatch)
     out, victim = _target(tmp_path, kind)
     capsys.readouterr()
     before = snapshot(tmp_path)
     status = cli.main(WRITERS[writer](out, paths))
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and err.startswith("kernelwatch: error: "), err
-    assert any(
-        w in err for w in ("refusing to replace it", "does not exist", "is a directory")
-    ), err
-    assert snapshot(tmp_path) == before
+    reasons = ("refusing to replace it", "refusing to write there", "does not exist")
+    assert any(w in err for w in (*reasons, "is a directory", "is not a folder")), err
+    assert snapshot(tmp_path) == before and fakebench.runs(paths["bench"]) == 0
     assert Path("/dev/null").is_char_device() and not (tmp_path / "absent").exists()
     if victim is not None:
-        assert victim.read_text() == "keep" and out.is_symlink()
+        assert victim.read_text() == "keep" and (kind != "symlink" or out.is_symlink())
+
+
+# command -> argv that names one of its inputs (or one output twice) as an output
+OVERWRITERS: dict[str, Callable[[dict[str, Path]], list[str]]] = {
+    "compare --json CONTENDER": lambda p: ["compare", p["a"], p["b"], "--json", p["b"]],
+    "compare --junit BASELINE": lambda p: ["compare", p["a"], p["b"], "--junit", p["a"]],
+    "compare --markdown BASELINE (a link to it)": lambda p: [
+        "compare",
+        p["a"],
+        p["b"],
+        "--markdown",
+        p["link"],
+    ],
+    "compare --json CONTENDER (a hard link)": lambda p: [
+        "compare",
+        p["a"],
+        p["b"],
+        "--json",
+        p["hard"],
+    ],
+    "compare --json in a CONTENDER folder": lambda p: [
+        "compare",
+        p["a"],
+        p["results"],
+        "--json",
+        p["results"] / "report.json",
+    ],
+    "compare --json X --markdown X": lambda p: [
+        "compare",
+        p["a"],
+        p["b"],
+        "--json",
+        p["tmp"] / "x",
+        "--markdown",
+        p["tmp"] / "x",
+    ],
+    "export -o RESULT": lambda p: ["export", p["a"], "--format", "bmf", "-o", p["a"]],
+    "merge -o SHARD": lambda p: ["merge", p["a"], p["b"], "-o", p["a"]],
+    "report -o RESULT": lambda p: ["report", p["a"], "-o", p["a"]],
+    "report -o DB": lambda p: ["report", p["a"], "-o", p["db"], "--db", p["db"]],
+    "report -o in the baselines": lambda p: [
+        "report",
+        p["a"],
+        "-o",
+        p["root"] / SLUG / "r.html",
+        "--baselines",
+        p["root"],
+    ],
+    "history changes --json DB": lambda p: [
+        "history",
+        "changes",
+        "--db",
+        p["db"],
+        "--json",
+        p["db"],
+    ],
+    "selftest --from DIR --json DIR/run": lambda p: [
+        "selftest",
+        "--from",
+        p["st"],
+        "--json",
+        p["st"] / "aa-1.json",
+    ],
+    "comment -o RESULT": lambda p: ["comment", p["md"], "--result", p["a"], "-o", p["a"]],
+    "comment -o REPORT": lambda p: ["comment", p["md"], "--gpu", "H100", "-o", p["md"]],
+    "run --out X --json X": lambda p: measuring(p, "run", "--out", p["x"], "--json", p["x"]),
+    "run --out BASELINE": lambda p: measuring(p, "run", "--baseline", p["a"], "--out", p["a"]),
+    "run --out in the baselines": lambda p: measuring(
+        p, "run", "--baselines", p["root"], "--out", p["root"] / SLUG / "result.json"
+    ),
+    "run --out BENCH": lambda p: measuring(p, "run", "--out", p["bench"]),
+    "run --json its re-run": lambda p: measuring(
+        p, "run", "--out", p["x"], "--json", p["tmp"] / "x.confirm-1.json"
+    ),
+    "selftest --out DIR --json DIR/run": lambda p: measuring(
+        p, "selftest", "--out", p["st"], "--json", p["st"] / "aa-1.json"
+    ),
+    "ab --json in A's runs": lambda p: [
+        "ab",
+        "HEAD~1",
+        "HEAD",
+        "--no-build",
+        "--out",
+        p["tmp"] / "ab",
+        "--json",
+        p["tmp"] / "ab" / "A" / "round-1.json",
+    ],
+}
+
+
+@pytest.mark.parametrize("command", list(OVERWRITERS))
+def test_an_output_that_is_an_input_is_refused_before_any_work(
+    command: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    paths = writer_paths(tmp_path, monkeypatch)
+    paths.update(tmp=tmp_path, a=paths["good"], x=tmp_path / "x.json", md=tmp_path / "rep.md")
+    paths["b"] = tmp_path / "b.json"
+    paths["b"].write_text(GOOD_TEXT)
+    paths["md"].write_text("| report |\n")
+    paths["link"] = tmp_path / "link.json"
+    paths["link"].symlink_to(paths["a"])
+    paths["hard"] = tmp_path / "hard.json"
+    os.link(paths["b"], paths["hard"])
+    paths["results"] = tmp_path / "results-b"
+    paths["results"].mkdir()
+    (paths["results"] / "run.json").write_text(GOOD_TEXT)
+    (paths["st"] / "aa-1.json").write_text(GOOD_TEXT)
+    capsys.readouterr()
+    before = snapshot(tmp_path)
+    status = cli.main([str(arg) for arg in OVERWRITERS[command](paths)])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and err.startswith("kernelwatch: error: "), err
+    reasons = ("is an input of this command", "lies inside an input folder", "is also written as")
+    assert any(reason in err for reason in reasons), err
+    assert snapshot(tmp_path) == before and fakebench.runs(paths["bench"]) == 0
 
 
 def test_output_to_a_full_device_is_one_line(tmp_path: Path) -> None:

@@ -670,7 +670,8 @@ def test_bad_input_is_one_line_and_exit_2(case: str, run_cli, write_json, tmp_pa
 def test_without_matplotlib_it_is_one_line(run_cli, write_json, tmp_path, monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     good = write_json("good.json", {"BM_a/manual_time": [1.0, 1.1, 1.2]})
-    r = run_cli("report", good, "-o", tmp_path / "r.html", "--baselines", tmp_path)
+    (tmp_path / "baselines").mkdir()  # (the page is never written inside the baselines)
+    r = run_cli("report", good, "-o", tmp_path / "r.html", "--baselines", tmp_path / "baselines")
     assert r.status == 2 and "pip install 'kernelwatch[report]'" in one_error_line(r.err)
     assert not (tmp_path / "r.html").exists()
 

@@ -142,6 +142,18 @@ def test_default_output_goes_to_results(box: Box) -> None:
     )
 
 
+def test_reports_go_into_the_results_folder_the_run_makes(box: Box) -> None:
+    """The CI's form in a fresh checkout: results/ is made by the result, before the reports;
+    the up-front check of the report paths knows that."""
+    box.make_baseline()
+    reports = ["--markdown", "results/r.md", "--junit", "results/r.xml"]
+    done = box.run("--out", "results/r.json", *reports, repetitions=3)
+    assert done.status == 0, done.err
+    assert sorted(p.name for p in (box.tmp / "results").iterdir()) == ["r.json", "r.md", "r.xml"]
+    done = box.run("--markdown", "elsewhere/r.md", repetitions=3)  # no folder makes elsewhere/
+    assert done.status == 2 and "the folder elsewhere does not exist" in one_error(done.err)
+
+
 def test_a_slower_kernel_is_confirmed_and_fails(box: Box) -> None:
     box.make_baseline()
     fakebench.configure(box.binaries[0], slow={SLOWED: 1.2})
@@ -394,7 +406,7 @@ def test_suite_config_in_the_baselines_folder_is_used_unless_config_is_given(
     assert [rule.threshold for rule in settings.rules] == [0.40]
 
     other = tmp_path / "other.toml"
-    other.write_text("[compare]\nthreshold = \"7%\"\n")
+    other.write_text('[compare]\nthreshold = "7%"\n')
     args = parser.parse_args(["run", "--baselines", str(tmp_path), "--config", str(other)])
     settings = compare_settings(args)
     assert settings.rules == () and settings.threshold == 0.07
@@ -417,7 +429,9 @@ def test_the_baselines_stored_noise_sets_each_limit(box: Box) -> None:
     report = json.loads(done.out)
     assert any("stored noise for 7 of 7" in note for note in report["notes"])
     limits = {b["name"]: b["limit"] for b in report["benchmarks"]}
-    assert limits[noisy] == pytest.approx(DEFAULT_NOISE_MULTIPLIER * stored["benchmarks"][noisy]["noise"])
+    assert limits[noisy] == pytest.approx(
+        DEFAULT_NOISE_MULTIPLIER * stored["benchmarks"][noisy]["noise"]
+    )
     assert limits["beta/sum/n:1/manual_time"] == 0.01
 
 
@@ -451,11 +465,18 @@ def test_another_card_of_the_model_compares_evenly_as_a_fraction_of_its_ceiling(
     report = json.loads(by_default.out)
     assert {b["verdict"] for b in report["benchmarks"]} == {"IMPROVEMENT"}
     assert any(n.startswith("level: host") for n in report["notes"])
-    assert any("copy ceiling +8.0%" in w and "--metric ceiling_fraction" in w
-               for w in report["warnings"])
+    assert any(
+        "copy ceiling +8.0%" in w and "--metric ceiling_fraction" in w for w in report["warnings"]
+    )
     by_ceiling = box.run(
-        "--out", box.tmp / "c.json", "--format", "json", "--filter", "^alpha/",
-        "--metric", "ceiling_fraction",
+        "--out",
+        box.tmp / "c.json",
+        "--format",
+        "json",
+        "--filter",
+        "^alpha/",
+        "--metric",
+        "ceiling_fraction",
     )
     assert by_ceiling.status == 0, by_ceiling.err
     report = json.loads(by_ceiling.out)

@@ -7,8 +7,14 @@ it would turn `/dev/null` into a report, or write through a link to a file nobod
 missing folder is refused too (a mistyped path should not grow a tree), unless the caller owns
 the folder (`make_parents`: a run's results/, a bisect's work folder).
 
+`check_outputs` checks all the paths a command writes before it does any work: none is one of
+its inputs, none is named twice, each can be written.
+
 `write_output` puts a command's report on stdout and words a failing write (`> /dev/full`) as
 one line.
+
+Over 400 lines: every way kernelwatch writes a file (one file, a folder as a whole) and every
+check of an output path live here, so that no command writes past them.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -35,7 +43,7 @@ def check_writable(path: str | Path, *, make_parents: bool = False) -> Path:
     target = Path(path)
     try:
         info = os.lstat(target)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # (the folder's check words the latter)
         info = None
     except OSError as exc:
         raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
@@ -43,12 +51,130 @@ def check_writable(path: str | Path, *, make_parents: bool = False) -> Path:
         raise InputError(
             f"{target}: not a regular file ({_kind(info.st_mode)}); refusing to replace it"
         )
-    if not make_parents:
-        parent = target.parent
-        if not parent.is_dir():
-            what = "is not a folder" if parent.exists() else "does not exist"
-            raise InputError(f"{target}: cannot write: the folder {parent} {what}")
+    if make_parents:
+        _check_makeable(target.parent, target)
+    else:
+        _check_folder_here(target.parent, target)
     return target
+
+
+def _check_folder_here(folder: Path, target: Path) -> None:
+    """`folder` exists, is a folder and takes new files."""
+    if not folder.is_dir():
+        what = (
+            f"{folder} is not a folder"
+            if folder.exists()
+            else f"the folder {folder} does not exist"
+        )
+        raise InputError(f"{target}: cannot write: {what}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"{target}: cannot write: no permission to write in {folder}")
+
+
+def _check_makeable(folder: Path, target: Path) -> None:
+    """`folder` exists or can be made: its nearest existing ancestor is a folder that takes
+    new files (`--out /etc/passwd/x` fails here, not after the measurement)."""
+    ancestor = folder
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    _check_folder_here(ancestor, target)
+
+
+@dataclass(frozen=True)
+class Output:
+    """A path a command writes, as the user named it: a file it replaces whole, or a folder it
+    fills with files of its own names. None or "" as the path: not asked for."""
+
+    option: str  # "--json", "-o", ...
+    path: str | Path | None
+    folder: bool = False
+    make_parents: bool = False  # the command owns the folder (results/): a missing one is made
+
+
+@dataclass(frozen=True)
+class Input:
+    """A path a command reads: a file, or a folder whose files it reads (results, a baselines
+    root, a selftest's runs). None or "" as the path: not read."""
+
+    what: str  # "the contender", "--db", ...
+    path: str | Path | None
+    folder: bool = False  # a folder even before it exists (one the command fills, then reads)
+
+
+def check_outputs(outputs: Iterable[Output], inputs: Iterable[Input] = ()) -> None:
+    """Every command's output paths, checked before any work is done: none is an input or lies
+    inside an input folder (`compare a.json b.json --json b.json` would destroy the contender;
+    a report in a folder of results breaks the next compare of it), none is named twice, and
+    each can be written (check_writable; a folder output is a folder or can be made). Paths
+    are compared resolved, through symbolic links, and by inode where both exist.
+
+    A folder output is only checked for writability and against the other outputs: a command
+    fills it with names of its own and may read it back (selftest --resume); a file output
+    inside it is refused where the command passes the folder as an input too."""
+    sources = [(i, i.path, _resolved(i.path)) for i in inputs if i.path]
+    seen: list[tuple[Output, str | Path, Path]] = []
+    for output in outputs:
+        if not output.path:
+            continue
+        name, path = output.path, _resolved(output.path)
+        for given, source, where in sources if not output.folder else ():
+            if path == where or _same_file(name, source):
+                raise InputError(
+                    f"{output.option} {name}: is an input of this command ({given.what}); "
+                    "refusing to overwrite it"
+                )
+            if where in path.parents and (given.folder or Path(source).is_dir()):
+                raise InputError(
+                    f"{output.option} {name}: lies inside an input folder of this command "
+                    f"({given.what}: {source}); refusing to write there"
+                )
+        for other, other_name, where in seen:
+            if path == where or _same_file(name, other_name):
+                raise InputError(
+                    f"{output.option} {name}: is also written as {other.option}; name another "
+                    "path"
+                )
+        seen.append((output, name, path))
+    # Folders an owned output makes (results/ in a fresh checkout) take the other files too.
+    made = {p for o, _, path in seen if o.make_parents for p in (path, *path.parents)}
+    for output, name, path in seen:
+        if not output.folder and Path(name).is_dir():
+            raise InputError(f"{output.option} {name}: is a directory; name a file")
+        try:
+            if output.folder:
+                _check_output_folder(Path(name), output.make_parents)
+            else:
+                check_writable(name, make_parents=output.make_parents or path.parent in made)
+        except InputError as exc:
+            raise InputError(f"{output.option} {exc}") from None
+
+
+def _check_output_folder(folder: Path, make_parents: bool) -> None:
+    if folder.is_dir():
+        _check_folder_here(folder, folder)
+    elif os.path.lexists(folder):
+        info = os.lstat(folder)
+        raise InputError(f"{folder}: not a folder ({_kind(info.st_mode)}); refusing to write there")
+    elif make_parents:
+        _check_makeable(folder.parent, folder)
+    else:
+        _check_folder_here(folder.parent, folder)
+
+
+def _resolved(path: str | Path) -> Path:
+    """`path` absolute, through its symbolic links (as far as they exist)."""
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):  # a loop of links: compared as written
+        return Path(os.path.abspath(path))
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    """Both exist and are one file (a hard link, a bind mount)."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
 
 
 def _kind(mode: int) -> str:

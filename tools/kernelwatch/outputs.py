@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from kernelwatch import explain, render
 from kernelwatch.compare import Report
 from kernelwatch.errors import InputError
-from kernelwatch.files import write_atomic, write_output
+from kernelwatch.files import Output, write_atomic, write_output
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,15 @@ class Outputs:
     markdown: str | None = None
     json: str | None = None
     color: str = "auto"  # auto, always or never
+
+
+def report_outputs(outputs: Outputs) -> list[Output]:
+    """The report files asked for, for files.check_outputs before the work."""
+    return [
+        Output("--junit", outputs.junit),
+        Output("--markdown", outputs.markdown),
+        Output("--json", outputs.json),
+    ]
 
 
 def write_report(report: Report, outputs: Outputs, command: str = "compare") -> int:

@@ -15,7 +15,8 @@ from kernelwatch import ab, explain, gpus, runner, verdict
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError, compile_regex
-from kernelwatch.outputs import Outputs, write_report
+from kernelwatch.files import Input, Output, check_outputs
+from kernelwatch.outputs import Outputs, report_outputs, write_report
 from kernelwatch.results import load_all
 from kernelwatch.verdict import Judging
 
@@ -162,6 +163,8 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
             ab.cmake_build, cmake_args=list(command.cmake_args), targets=list(command.targets)
         )
     progress = runner.Progress(enabled=None if not settings.verbose else False)
+    if not command.build_only:  # before building: a bad path would lose the runs at the end
+        check_outputs(outputs_of(command), inputs_of(command))
 
     repo = ab.repo_root(command.repo, needed=not command.no_build)
     sides = [
@@ -241,6 +244,25 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
     if report.explanations:
         explain.write_explanations(report, out / explain.EXPLANATIONS_FILE)
     return write_report(report, command.outputs, command="ab")
+
+
+def outputs_of(command: AbCommand) -> list[Output]:
+    """The runs' folder (by default in results/, made when missing), the explanations beside
+    the runs, the report files."""
+    out = command.out
+    return [
+        Output("--out", out if out else Path("results"), folder=True, make_parents=True),
+        Output(
+            f"--out's {explain.EXPLANATIONS_FILE}", out / explain.EXPLANATIONS_FILE if out else None
+        ),
+        *report_outputs(command.outputs),
+    ]
+
+
+def inputs_of(command: AbCommand) -> list[Input]:
+    """The folders of each side's runs, compared at the end (a report in one breaks that)."""
+    out = command.out
+    return [Input(f"{side}'s runs", out / side if out else None, True) for side in ("A", "B")]
 
 
 def _explain_pattern(text: str | None) -> re.Pattern[str] | None:

@@ -12,7 +12,7 @@ from kernelwatch import ab, bisect, runner, verdict
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
-from kernelwatch.files import write_atomic, write_json_atomic
+from kernelwatch.files import Output, check_outputs, write_atomic, write_json_atomic
 
 DESCRIPTION = """\
 Find the first commit between GOOD and BAD that made the --filter benchmarks slower. Runs
@@ -97,6 +97,8 @@ def main(args: argparse.Namespace) -> int:
 
 def run(command: BisectCommand) -> int:
     plan = command.plan
+    # Before anything is built: the runs' folder (by default in results/, made when missing).
+    check_outputs([Output("--out", command.out or "results", folder=True, make_parents=True)])
     repo = ab.repo_root(command.repo)
     good = ab.resolve_rev(repo, command.good)
     bad = ab.resolve_rev(repo, command.bad)

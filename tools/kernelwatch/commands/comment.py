@@ -12,7 +12,7 @@ from kernelwatch.baseline import context_slug
 from kernelwatch.comment import body, marker
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
-from kernelwatch.files import write_atomic
+from kernelwatch.files import Input, Output, check_outputs, write_atomic
 from kernelwatch.gbench import read_json
 from kernelwatch.results import gpu_model
 
@@ -81,6 +81,10 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: CommentCommand) -> int:
+    check_outputs(
+        [Output("-o", command.out)],
+        [Input("the report", command.report), Input("--result", command.result)],
+    )
     key, title = _gpu(command)
     if command.marker_only:
         text = marker(key) + "\n"

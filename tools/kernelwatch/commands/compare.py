@@ -14,8 +14,8 @@ from kernelwatch.commands._parsers import add_parser
 from kernelwatch.compare import compare
 from kernelwatch.config import Config, load_config
 from kernelwatch.errors import InputError
-from kernelwatch.files import check_writable
-from kernelwatch.outputs import Outputs, write_report
+from kernelwatch.files import Input, check_outputs
+from kernelwatch.outputs import Outputs, report_outputs, write_report
 from kernelwatch.results import load_all
 from kernelwatch import verdict
 from kernelwatch.verdict import Judging
@@ -111,9 +111,15 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(settings: CompareSettings) -> int:
-    for path in (settings.outputs.junit, settings.outputs.markdown):
-        if path:
-            check_writable(path)  # before the work: a bad path fails fast
+    check_outputs(  # before the work: a bad path fails fast
+        report_outputs(settings.outputs),
+        [
+            Input("the baseline", settings.baseline),
+            Input("the contender", settings.contender),
+            Input("--noise-file", settings.noise_file),
+            Input("the baseline's noise.json", noises.beside(Path(settings.baseline))),
+        ],
+    )
     if settings.noise_file and not settings.noise_file.is_file():
         raise InputError(f"--noise-file {settings.noise_file}: no such file")
     baseline, contender = load_all([settings.baseline, settings.contender])

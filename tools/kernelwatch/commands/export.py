@@ -10,7 +10,7 @@ from typing import Any
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.export import FORMATS, export, github_tool
-from kernelwatch.files import json_text, write_atomic
+from kernelwatch.files import Input, Output, check_outputs, json_text, write_atomic
 from kernelwatch.results import Metric, load
 
 DESCRIPTION = """\
@@ -68,6 +68,7 @@ def main(args: argparse.Namespace) -> int:
 
 def run(command: ExportCommand) -> int:
     metric = command.metric
+    check_outputs([Output("-o", command.out)], [Input("the result", command.result)])
     result = load(command.result)
     text = json_text(export(result, metric, command.format))
     if command.format == "github-action-benchmark":

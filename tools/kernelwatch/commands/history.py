@@ -15,7 +15,7 @@ from kernelwatch import history, verdict
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_actions, add_parser
 from kernelwatch.compare import Settings
-from kernelwatch.files import check_writable, write_json_atomic
+from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
 from kernelwatch.names import short_commit
 from kernelwatch.render import format_value
 from kernelwatch.results import Metric, resolve_metric
@@ -300,8 +300,7 @@ def changes_main(args: argparse.Namespace) -> int:
 def run_changes(command: ChangesCommand) -> int:
     metric, since = command.metric, command.since
     threshold, alpha = command.decision.threshold, command.decision.alpha
-    if command.json:
-        check_writable(command.json)
+    check_outputs([Output("--json", command.json)], [Input("--db", command.db)])
     change_points.otava_analysis()  # missing: say what to install before opening anything
     with history.database(command.db) as db:
         found = change_points.find_changes(

@@ -9,7 +9,7 @@ from typing import Any
 
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
-from kernelwatch.files import write_json_atomic
+from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
 from kernelwatch.gbench import read_document, read_json
 from kernelwatch.merge import merge_results
 
@@ -64,6 +64,9 @@ def run(command: MergeCommand) -> int:
     out = command.out
     if out.is_dir():
         raise InputError(f"--out {out}: is a directory; name the merged result file")
+    check_outputs(
+        [Output("-o", out)], [Input("a shard's result", name) for name in command.results]
+    )
     inputs = []
     for name in command.results:
         document = read_json(name)

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import verdict
+from kernelwatch import history, noise, verdict
+from kernelwatch import baseline as baselines
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
-from kernelwatch.files import check_writable
+from kernelwatch.files import Input, Output, check_outputs
 from kernelwatch.report import Options, write_report
 from kernelwatch.verdict import Judging
 from kernelwatch.report.trends import DEFAULT_LIMIT
@@ -109,7 +110,6 @@ def main(args: argparse.Namespace) -> int:
         raise InputError(f"-o {out}: is a directory; name the HTML file")
     if args.explanations and not Path(args.explanations).is_file():
         raise InputError(f"--explanations {args.explanations}: no such file")
-    check_writable(out)  # before the work: a bad -o fails fast
     # --config defaults to kernelwatch.toml in the baselines folder, as `run` reads it.
     root = options.baselines_root(args)
     config = verdict.suite_config(args.config, root)
@@ -138,6 +138,7 @@ def main(args: argparse.Namespace) -> int:
 
 def run(command: ReportCommand) -> int:
     out = command.out
+    check_outputs([Output("-o", out)], inputs(command.options))  # before the work
     page = write_report(command.options, out)
     report = page.comparison
     verdicts = ""
@@ -153,3 +154,17 @@ def run(command: ReportCommand) -> int:
         file=sys.stdout,
     )
     return 0
+
+
+def inputs(given: Options) -> list[Input]:
+    """What the page is built from: the result, the baseline (named, else the baselines root
+    where it is found), the history database (named, else the default one), explanations."""
+    found = [Input("the result", given.result), Input("--explanations", given.explanations)]
+    if given.baseline is not None:
+        found.append(Input("--baseline", given.baseline))
+        found.append(Input("the baseline's noise.json", noise.beside(given.baseline)))
+    else:
+        root = given.baselines if given.baselines is not None else baselines.default_root()
+        found.append(Input("the baselines folder", root))
+    found.append(Input("--db", given.db if given.db is not None else history.default_path()))
+    return found

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
-from kernelwatch import gpus, hostbound, runner, suite, verdict
+from kernelwatch import gpus, hostbound, noise, runner, suite, verdict
 from kernelwatch import shard as shards
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.config import Config
 from kernelwatch.errors import InputError
-from kernelwatch.files import write_json_atomic
+from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
 from kernelwatch.merge import SHARD_KEY
-from kernelwatch.outputs import Outputs, write_report
+from kernelwatch.outputs import Outputs, report_outputs, write_report
 from kernelwatch.results import ResultSet, from_documents
 from kernelwatch.verdict import SUITE_CONFIG, Judging
 
@@ -168,6 +168,8 @@ def run(command: RunCommand) -> int:
         raise InputError(f"--baseline {command.baseline}: no such file or directory")
     shard = shards.parse(command.shard) if command.shard else None
     chosen_gpus = gpus.select(gpus.discover(), command.gpus) if command.gpus else None
+    # Before anything is measured: a bad path would lose the whole run at its end.
+    check_outputs(outputs_of(command, chosen_gpus), inputs_of(command))
 
     progress = runner.Progress(enabled=None if not settings.verbose else False)
     if chosen_gpus:
@@ -330,13 +332,52 @@ def _finish(
                 "kernelwatch_filter": runner.names_filter(flagged),
             },
         )
-        path = out.with_name(f"{out.stem}.confirm-{k}{out.suffix or '.json'}")
+        path = confirm_path(out, k)
         write_json_atomic(path, again.document, make_parents=True)
         progress.say(f"kernelwatch: re-ran {len(flagged)} flagged benchmark(s): wrote {path}")
         return from_documents(str(path), [again.document])
 
     report = verdict.confirm(report, found, judging, rerun, command.confirm)
     return write_report(report, outputs, command="run")
+
+
+def outputs_of(command: RunCommand, chosen: list[gpus.Gpu] | None) -> list[Output]:
+    """Every path the run writes, for files.check_outputs: the result (per GPU with --gpus;
+    by default in results/, made when missing), its confirming re-runs, the report files."""
+    found = []
+    if command.out is None:
+        found.append(Output("--out", default_out(None).parent, folder=True, make_parents=True))
+    for gpu in chosen if chosen is not None else [None]:
+        out = command.out if gpu is None or command.out is None else gpus.out_for(command.out, gpu)
+        if out is not None:
+            found.append(Output("--out", out, make_parents=True))
+        if command.judging is None:
+            continue  # --no-compare: the result only
+        if out is not None:
+            found += [
+                Output(f"--out's re-run {k}", confirm_path(out, k), make_parents=True)
+                for k in range(1, command.confirm + 1)
+            ]
+        found += report_outputs(
+            command.outputs if gpu is None else gpus.outputs_for(command.outputs, gpu)
+        )
+    return found
+
+
+def inputs_of(command: RunCommand) -> list[Input]:
+    """What the run reads: the binaries named, the baselines folder (a committed baseline is
+    changed only by `baseline update`), the baseline named and its stored noise."""
+    found = [Input("--bench", bench) for bench in command.bench]
+    found.append(Input("the baselines folder", command.root))
+    if command.baseline is not None:
+        found.append(Input("--baseline", command.baseline))
+        found.append(Input("the baseline's noise.json", noise.beside(command.baseline)))
+    return found
+
+
+def confirm_path(out: Path, k: int) -> Path:
+    """Where the k-th confirming re-run of the result `out` goes."""
+    return out.with_name(f"{out.stem}.confirm-{k}{out.suffix or '.json'}")
 
 
 def default_out(slug: str | None, tail: str | None = None) -> Path:

@@ -21,7 +21,7 @@ from kernelwatch.commands._parsers import add_parser
 from kernelwatch.compare import Settings
 from kernelwatch.config import Config
 from kernelwatch.errors import InputError, compile_regex
-from kernelwatch.files import check_writable, write_atomic, write_output
+from kernelwatch.files import Input, Output, check_outputs, write_atomic, write_output
 
 DESCRIPTION = f"""\
 Measure how well kernelwatch measures on this GPU, from a build folder (like `run`), and say
@@ -228,11 +228,12 @@ def run(command: SelftestCommand) -> int:
     settings = command.compare_with
     if not command.min_time_us >= 0:
         raise InputError(f"--min-time-us {command.min_time_us}: must be a number >= 0")
-    for path, option in ((command.markdown, "--markdown"), (command.json, "--json")):
-        if path and Path(path).is_dir():
-            raise InputError(f"{option} {path}: is a directory; name the file")
-        if path:
-            check_writable(path)
+    # Before the first run: a bad path would lose the report at the end. (With --gpus the
+    # reports, FILE-gpu<index>, lie in the same folder: checked alike.)
+    out = None if command.from_dir else command.out or "results"
+    saved = [Input("--from", command.from_dir), Input("the --out runs", command.out, True)]
+    reports = [Output("--markdown", command.markdown), Output("--json", command.json)]
+    check_outputs([Output("--out", out, folder=True, make_parents=True), *reports], saved)
     if command.from_dir:
         if command.run_only_given:
             raise InputError(

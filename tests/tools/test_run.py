@@ -303,6 +303,14 @@ def test_different_gpus_in_one_run(box: Box) -> None:
         (["--out", "/"], "--out /: is a directory; name the result file"),
         (["--bench-arg=--nonsense"], "unrecognized command-line flag: --nonsense"),
         (["--processes", "0"], "--processes 0: must be at least 1"),
+        (
+            ["--repetitions", "1000000000000", "--processes", "1000000000000"],
+            "--repetitions 1000000000000: must be at most 10000",
+        ),
+        (["--repetitions", "100", "--processes", "100"], "--processes 100: must be at most 64"),
+        (["--max-time", "inf"], "--max-time inf: must be a positive number of seconds"),
+        (["--precision", "nan"], "--precision nan: must be a fraction"),
+        (["--shard", "1/100000000000"], "--shard 1/100000000000: N must be between 1 and 1000"),
         (["--processes", "11"], "--processes 11: more processes than --repetitions 10"),
     ],
 )

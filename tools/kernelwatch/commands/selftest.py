@@ -345,6 +345,12 @@ def _measure(
         raise InputError(f"--aa-runs {aa_runs}: must be 0 (no A/A) or at least 2 (one pair)")
     if trials < 0:
         raise InputError(f"--trials {trials}: must be 0 (no injection) or more")
+    for option, value, most in (
+        ("--aa-runs", aa_runs, selftest.MAX_AA_RUNS),
+        ("--trials", trials, selftest.MAX_TRIALS),
+    ):
+        if value > most:
+            raise InputError(f"{option} {value}: must be at most {most}")
     levels = options.slowdowns(command.slowdowns, selftest.DEFAULT_LEVELS)
     if aa_runs == 0 and (trials == 0 or not levels):
         raise InputError("--aa-runs 0 and no injected slowdowns: nothing to measure")

@@ -18,6 +18,10 @@ from kernelwatch.names import row_name
 
 DEFAULT_AA_RUNS = 4
 DEFAULT_TRIALS = 2
+# Sanity bounds (a typo, not a plan): each run is a whole `run` of the chosen benchmarks, and
+# the A/A runs are compared in every pair (1000 runs: about 500,000 comparisons).
+MAX_AA_RUNS = 1000
+MAX_TRIALS = 1000
 DEFAULT_LEVELS = (0.01, 0.02, 0.05)
 DEFAULT_MIN_TIME_US = 50.0
 DEFAULT_INJECT = "."  # every benchmark that runs

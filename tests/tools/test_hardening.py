@@ -119,6 +119,10 @@ KINDS: dict[str, bytes | str | None] = {
     "row not an object": doc_with([1, 2]).encode(),
     "lone surrogate": renamed("BM_\ud800").encode(),
     "nested too deeply": b"[" * 100000 + b"]" * 100000,
+    # more digits than Python's int() reads (sys.get_int_max_str_digits, 4300)
+    "huge integer": doc_with(rows(iterations=7777777))
+    .replace("7777777", "1" + "0" * 5000)
+    .encode(),
     "malformed date": doc_with(good()["benchmarks"], {**CONTEXT, "date": "yesterday"}).encode(),
     "date not a string": doc_with(good()["benchmarks"], {**CONTEXT, "date": 1700000000}).encode(),
     "slowed on purpose": doc_with(
@@ -153,6 +157,20 @@ ACCEPTED: dict[str, set[str]] = {
         "selftest bad level",
     },
     "history ingest": {"error rows", "slowed on purpose", "selftest bad level"},
+    "export": {
+        "error rows",
+        "malformed date",
+        "date not a string",
+        "slowed on purpose",
+        "selftest bad level",
+    },
+    "merge": {
+        "error rows",
+        "malformed date",
+        "date not a string",
+        "slowed on purpose",
+        "selftest bad level",
+    },
     "baseline update": {"malformed date", "date not a string"},
     # show reads only the context of a result file, to find its GPU's baseline
     "baseline show": {
@@ -267,6 +285,8 @@ COMMANDS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
         str(p["out"] / "r.html"),
     ],
     "selftest --from": lambda bad, p: ["selftest", "--from", str(bad.parent / "st")],
+    "export": lambda bad, p: ["export", str(bad), "--format", "bmf"],
+    "merge": lambda bad, p: ["merge", str(bad), "-o", str(p["out"] / "m.json")],
 }
 # What each command may change when it accepts its input.
 WRITES = {
@@ -277,6 +297,7 @@ WRITES = {
     "history ingest": {"history.sqlite", "history.sqlite-journal"},
     "report": {"outputs/r.html"},
     "compare --junit --markdown": {"outputs/j.xml", "outputs/m.md"},
+    "merge": {"outputs/m.json"},
 }
 
 

@@ -76,6 +76,8 @@ def load_config(path: str | Path) -> Config:
         raise InputError(f"{where}: cannot read: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{where}: invalid TOML: {exc}") from None
+    except ValueError:  # an integer of more digits than Python reads (sys.get_int_max_str_digits)
+        raise InputError(f"{where}: invalid TOML: an integer of too many digits") from None
     section = data.get("compare", {})
     if not isinstance(section, dict):
         raise InputError(f"{where}: [compare] must be a table")

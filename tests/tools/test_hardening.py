@@ -477,6 +477,48 @@ def test_every_usage_error_is_one_line(argv: list[str], capsys: pytest.CaptureFi
     assert "usage:" not in err
 
 
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e400"])
+@pytest.mark.parametrize(
+    "option, commands",
+    [
+        ("--noise-multiplier", ["compare", "report", "selftest --from", "run"]),
+        ("--threshold", ["compare", "report", "history changes"]),
+        ("--alpha", ["compare", "report", "history changes", "selftest --from"]),
+        ("--max-time", ["run", "selftest", "ab"]),
+        ("--precision", ["run"]),
+        ("--min-time-us", ["selftest"]),
+        ("--time-budget", ["selftest"]),
+        ("--explain-budget", ["ab"]),
+    ],
+)
+def test_non_finite_float_options_are_refused(
+    option: str, commands: list[str], value: str, tmp_path: Path, capsys
+) -> None:
+    # --noise-multiplier inf made every change SAME: a 50 % regression passed
+    paths = prepared(tmp_path)
+    (tmp_path / "st").mkdir()
+    good, db, out = str(paths["good"]), str(paths["db"]), str(tmp_path / "out.html")
+    argvs = {
+        "compare": ["compare", good, good],
+        "report": ["report", good, "--baseline", good, "-o", out],
+        "history changes": ["history", "changes", "--db", db],
+        "selftest --from": ["selftest", "--from", str(tmp_path / "st")],
+        "selftest": ["selftest", "--bench", str(tmp_path / "absent"), "--out", str(tmp_path)],
+        "run": ["run", "--bench", str(tmp_path / "absent")],
+        "ab": ["ab", "HEAD~1", "HEAD", "--repo", str(tmp_path)],
+    }
+    capsys.readouterr()
+    for command in commands:
+        before = snapshot(tmp_path)
+        status = cli.main([*argvs[command], f"{option}={value}"])
+        err = capsys.readouterr().err
+        assert status == 2 and err.count("\n") == 1, f"{command}: {err}"
+        shown = ("nan",) if value == "nan" else ("inf", value)  # 1e400 is read as inf
+        assert err.startswith("kernelwatch: error: "), f"{command}: {err}"
+        assert any(v in err for v in shown), f"{command}: {err}"
+        assert snapshot(tmp_path) == before
+
+
 def test_selftest_from_refuses_run_options_and_nothing_measured(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -7,6 +7,7 @@ import argparse
 import concurrent.futures
 import dataclasses
 import functools
+import math
 import re
 import sys
 from collections.abc import Mapping
@@ -226,7 +227,7 @@ def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
 
 def run(command: SelftestCommand) -> int:
     settings = command.compare_with
-    if not command.min_time_us >= 0:
+    if not (command.min_time_us >= 0 and math.isfinite(command.min_time_us)):
         raise InputError(f"--min-time-us {command.min_time_us}: must be a number >= 0")
     for path, option in ((command.markdown, "--markdown"), (command.json, "--json")):
         if path and Path(path).is_dir():
@@ -360,7 +361,7 @@ def _measure(
     compile_regex(inject, "--inject")  # the analysis matches it against the names too
     if command.resume and not command.out:
         raise InputError("--resume needs the --out folder of the selftest to finish")
-    if command.time_budget is not None and not command.time_budget > 0:
+    if command.time_budget is not None and not 0 < command.time_budget < math.inf:
         raise InputError(
             f"--time-budget {command.time_budget:g}: must be a positive number of seconds"
         )

@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import H100_CONTEXT, TOOLS, document
+from conftest import H100_CONTEXT, REPO, TOOLS, document
 from kernelwatch import cli, synthetic
 
 SLUG = "nvidia-h100-80gb-hbm3-sm90"
@@ -517,6 +518,55 @@ def test_non_finite_float_options_are_refused(
         assert err.startswith("kernelwatch: error: "), f"{command}: {err}"
         assert any(v in err for v in shown), f"{command}: {err}"
         assert snapshot(tmp_path) == before
+
+
+def unreadable_run(argv: list[Any]) -> subprocess.CompletedProcess[str]:
+    """kernelwatch without the right to read what chmod 000 closed: as root (this project's
+    machines), with the capabilities that bypass file modes dropped."""
+    command = [sys.executable, "-m", "kernelwatch", *map(str, argv)]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("root without setpriv: file modes cannot be enforced")
+        caps = "-dac_override,-dac_read_search"
+        command = [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}", "--", *command]
+    env = dict(os.environ, PYTHONPATH=str(TOOLS))
+    return subprocess.run(command, capture_output=True, text=True, env=env)
+
+
+@pytest.mark.parametrize(
+    "case", ["compare folder", "compare root", "baseline list", "report --baselines", "nvbench"]
+)
+def test_unreadable_files_and_folders_are_one_line(tmp_path: Path, case: str) -> None:
+    paths = prepared(tmp_path)
+    good, root = paths["good"], paths["root"]
+    closed = root / SLUG
+    if case == "compare root":
+        closed = root
+    argv: list[Any] = {
+        "compare folder": ["compare", closed, good],
+        "compare root": ["compare", root / SLUG, good],
+        "baseline list": ["baseline", "list", "--baselines", root / SLUG],
+        "report --baselines": ["report", good, "--baselines", root, "-o", tmp_path / "r.html"],
+        "nvbench": [],
+    }[case]
+    if case == "baseline list":
+        closed = root / SLUG
+    if case == "nvbench":  # a sample file of nvbench's --jsonbin
+        source = REPO / "tests" / "data" / "nvbench"
+        for name in ("py-a.json", "py-a.json-bin"):
+            copy = shutil.copy2 if name.endswith(".json") else shutil.copytree
+            copy(source / name, tmp_path / name)
+        closed = sorted((tmp_path / "py-a.json-bin").iterdir())[0]
+        argv = ["export", tmp_path / "py-a.json", "--format", "bmf"]
+    closed.chmod(0)
+    try:
+        done = unreadable_run(argv)
+    finally:
+        closed.chmod(0o755)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("kernelwatch: error: ")
+    assert "cannot read: Permission denied" in done.stderr and str(closed) in done.stderr
 
 
 def test_selftest_from_refuses_run_options_and_nothing_measured(

@@ -200,6 +200,13 @@ def from_documents(label: str, documents: Sequence[Any]) -> ResultSet:
 
 
 def _expand(root: Path) -> tuple[list[Path], bool]:
+    try:
+        return _expand_readable(root)
+    except OSError as exc:  # a folder on the way that may not be read (is_file raises EACCES)
+        raise InputError(f"{exc.filename or root}: cannot read: {exc.strerror or exc}") from None
+
+
+def _expand_readable(root: Path) -> tuple[list[Path], bool]:
     # A baseline folder (baseline/: result.json, noise.json, manifest.json) is its result;
     # its stored noise is found beside it (noise.stored_beside).
     if (root / "manifest.json").is_file() and (root / "result.json").is_file():

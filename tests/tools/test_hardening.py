@@ -569,6 +569,47 @@ def test_unreadable_files_and_folders_are_one_line(tmp_path: Path, case: str) ->
     assert "cannot read: Permission denied" in done.stderr and str(closed) in done.stderr
 
 
+@pytest.mark.parametrize(
+    "broken, content",
+    [
+        ("result.json", b"[1]"),
+        ("result.json", b'{"context": [1], "benchmarks": []}'),
+        ("noise.json", b'{"x": '),
+        ("noise.json", b"[1]"),
+    ],
+)
+def test_report_stops_on_a_broken_baseline_as_compare_does(
+    tmp_path: Path, capsys, broken: str, content: bytes
+) -> None:
+    # report said "no baseline" and exited 0 (a corrupt noise.json), or raised AttributeError
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed")
+    paths = prepared(tmp_path)
+    folder = paths["root"] / SLUG
+    (folder / broken).write_bytes(content)
+    out = tmp_path / "r.html"
+    capsys.readouterr()
+    for argv in (
+        ["report", str(paths["good"]), "--baselines", str(paths["root"]), "-o", str(out)],
+        ["compare", str(folder), str(paths["good"])],
+    ):
+        assert cli.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"kernelwatch: error: {folder / broken}")
+    assert not out.exists()
+
+
+def test_report_without_a_baseline_for_its_gpu_still_makes_the_page(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed")
+    paths = prepared(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "nvidia-a100-sxm4-80gb-sm80").mkdir()
+    (other / "nvidia-a100-sxm4-80gb-sm80" / "result.json").write_text("[1]")  # not its GPU's
+    out = tmp_path / "r.html"
+    argv = ["report", str(paths["good"]), "--baselines", str(other), "-o", str(out)]
+    assert cli.main(argv) == 0 and out.is_file()
+
+
 def test_selftest_from_refuses_run_options_and_nothing_measured(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -469,3 +469,26 @@ def test_another_card_of_the_model_compares_evenly_as_a_fraction_of_its_ceiling(
     assert {b["verdict"] for b in report["benchmarks"]} == {"SAME"}
     assert report["metric"] == {"name": "ceiling_fraction", "higher_is_better": True, "unit": None}
     assert any("fraction of each run's own ceiling" in n for n in report["notes"])
+
+
+@pytest.mark.parametrize(
+    "content", ["[1]", '{"benchmarks": 5}', '{"context": [1], "benchmarks": []}']
+)
+@pytest.mark.parametrize("mode", [[], ["--shard", "1/2"]])
+def test_a_broken_baseline_stops_only_the_run_it_judges(
+    box: Box, content: str, mode: list[str]
+) -> None:
+    # another model's broken baseline is skipped when the schedule reads them all (it stopped
+    # every run with an AttributeError); this GPU's own is exit 2, naming it
+    box.make_baseline()
+    (box.baselines / "kernelwatch.toml").write_text('[run]\nserial = ["^beta/"]\n')
+    other = box.baselines / "nvidia-a100-sxm4-80gb-sm80"
+    other.mkdir()
+    (other / "result.json").write_text(content)
+    done = box.run("--out", box.tmp / "new.json", *mode)
+    assert done.status == 0, done.err
+    own = box.baselines / "nvidia-h100-80gb-hbm3-sm90" / "result.json"
+    own.write_text(content)
+    done = box.run("--out", box.tmp / "new.json", *mode)
+    assert done.status == 2, done.err
+    assert f"{own}: not a Google Benchmark result" in one_error(done.err)

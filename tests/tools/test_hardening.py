@@ -624,6 +624,26 @@ def test_selftest_from_refuses_run_options_and_nothing_measured(
     assert "nothing was compared" in err and err.count("\n") == 1
 
 
+def test_selftest_from_runs_of_two_gpu_models_is_one_line_without_a_missing_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it suggested --allow-gpu-mismatch, which selftest does not have
+    folder = tmp_path / "st"
+    folder.mkdir()
+    for index, name in ((1, CONTEXT["gpu_name"]), (2, "NVIDIA H200")):
+        context = {
+            **CONTEXT,
+            "gpu_name": name,
+            "kernelwatch_selftest_role": "aa",
+            "kernelwatch_selftest_index": str(index),
+        }
+        (folder / f"aa-{index}.json").write_text(json.dumps(good(context)))
+    assert cli.main(["selftest", "--from", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a selftest's runs are of one GPU model" in err, err
+    assert "--allow-gpu-mismatch" not in err
+
+
 def test_a_baseline_folder_is_a_compare_input(tmp_path: Path, capsys) -> None:
     paths = prepared(tmp_path)
     folder = paths["root"] / SLUG

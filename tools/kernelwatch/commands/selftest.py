@@ -342,16 +342,7 @@ def _measure(
 ) -> selftest.Collected:
     aa_runs = selftest.DEFAULT_AA_RUNS if command.aa_runs is None else command.aa_runs
     trials = selftest.DEFAULT_TRIALS if command.trials is None else command.trials
-    if aa_runs < 0 or aa_runs == 1:
-        raise InputError(f"--aa-runs {aa_runs}: must be 0 (no A/A) or at least 2 (one pair)")
-    if trials < 0:
-        raise InputError(f"--trials {trials}: must be 0 (no injection) or more")
-    for option, value, most in (
-        ("--aa-runs", aa_runs, selftest.MAX_AA_RUNS),
-        ("--trials", trials, selftest.MAX_TRIALS),
-    ):
-        if value > most:
-            raise InputError(f"{option} {value}: must be at most {most}")
+    selftest.check_counts(aa_runs, trials)
     levels = options.slowdowns(command.slowdowns, selftest.DEFAULT_LEVELS)
     if aa_runs == 0 and (trials == 0 or not levels):
         raise InputError("--aa-runs 0 and no injected slowdowns: nothing to measure")

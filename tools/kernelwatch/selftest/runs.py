@@ -34,6 +34,20 @@ INJECT_KEY = "kernelwatch_selftest_inject"  # the regex (control and inject runs
 ROLES = ("aa", "control", "inject")
 
 
+def check_counts(aa_runs: int, trials: int) -> None:
+    """--aa-runs and --trials, refused (one line) outside what a selftest can make."""
+    if aa_runs < 0 or aa_runs == 1:
+        raise InputError(f"--aa-runs {aa_runs}: must be 0 (no A/A) or at least 2 (one pair)")
+    if trials < 0:
+        raise InputError(f"--trials {trials}: must be 0 (no injection) or more")
+    for option, value, most in (
+        ("--aa-runs", aa_runs, MAX_AA_RUNS),
+        ("--trials", trials, MAX_TRIALS),
+    ):
+        if value > most:
+            raise InputError(f"{option} {value}: must be at most {most}")
+
+
 @dataclass(frozen=True)
 class PlannedRun:
     """One collection of the selftest: an A/A run, a control, or a slowed run."""

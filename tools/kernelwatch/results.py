@@ -185,7 +185,10 @@ def load(path: str | Path) -> ResultSet:
 def load_all(paths: Sequence[str | Path]) -> list[ResultSet]:
     """Load several sides (files or directories), each merged as `load` does. Every path is
     checked to exist before any file is parsed (a typo fails at once, not after a big read)."""
-    plans = [_expand(Path(p)) for p in paths]
+    try:
+        plans = [_expand(Path(p)) for p in paths]
+    except OSError as exc:  # a folder that may not be read (is_file raises EACCES)
+        raise InputError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None
     return [
         _merge(str(path), files, [read_file(str(f), in_directory) for f in files])
         for path, (files, in_directory) in zip(paths, plans)
@@ -200,13 +203,6 @@ def from_documents(label: str, documents: Sequence[Any]) -> ResultSet:
 
 
 def _expand(root: Path) -> tuple[list[Path], bool]:
-    try:
-        return _expand_readable(root)
-    except OSError as exc:  # a folder on the way that may not be read (is_file raises EACCES)
-        raise InputError(f"{exc.filename or root}: cannot read: {exc.strerror or exc}") from None
-
-
-def _expand_readable(root: Path) -> tuple[list[Path], bool]:
     # A baseline folder (baseline/: result.json, noise.json, manifest.json) is its result;
     # its stored noise is found beside it (noise.stored_beside).
     if (root / "manifest.json").is_file() and (root / "result.json").is_file():

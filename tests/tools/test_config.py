@@ -79,6 +79,11 @@ def test_empty_config_keeps_defaults(tmp_path: Path) -> None:
         ("[[compare.thresholds]]\nmatch = '('\nthreshold = 0.1\n", "bad regex"),
         ("[[compare.thresholds]]\nmatch = 'x'\n", "exactly the keys 'match' and 'threshold'"),
         ("compare = 3\n", "\\[compare\\] must be a table"),
+        ("[[compare.thresholds]]\nmatch = 5\nthreshold = 0.1\n", "match must be a regex string"),
+        ("[compare]\nnoise_multiplier = inf\n", "noise_multiplier must be a finite number"),
+        ("[compare]\nalpha = nan\n", "alpha must be a finite number"),
+        ("[compare]\nthreshold = inf\n", "threshold inf: write a fraction"),
+        ("[compare]\nmin_repetitions = 1" + "0" * 5000 + "\n", "an integer of too many digits"),
     ],
 )
 def test_bad_config(tmp_path: Path, text: str, message: str) -> None:

@@ -113,6 +113,44 @@ def test_median_interval_order_statistics() -> None:
     assert median_interval(values) == (6.0, 15.0)
 
 
+@pytest.mark.parametrize("n", [1023, 1024, 1025, 5000, 200_000])
+def test_median_interval_of_many_values_does_not_overflow(n: int) -> None:
+    # 2.0**n overflows a float from n = 1024; the interval is the binomial one, about
+    # n/2 -+ 0.98 sqrt(n) (the normal approximation) for large n.
+    lower, upper = median_interval(np.arange(1.0, n + 1))
+    assert lower is not None and upper is not None
+    half_width = 0.98 * math.sqrt(n)
+    assert abs(lower - (n / 2 - half_width)) < 2 and abs(upper - (n / 2 + half_width)) < 3
+
+
+def test_median_interval_is_the_exact_binomial_one() -> None:
+    from fractions import Fraction
+
+    for n in range(2, 300):
+        cumulative, k = Fraction(0), 0
+        for i in range(n):
+            cumulative += Fraction(math.comb(n, i), 2**n)
+            if cumulative > Fraction(1, 40):
+                break
+            k = i + 1
+        expected = (1.0, float(n)) if k == 0 else (float(k), float(n - k + 1))
+        assert median_interval(np.arange(1.0, n + 1)) == expected, n
+
+
+NVBENCH_DATA = Path(__file__).parents[1] / "data" / "nvbench"
+
+
+@pytest.mark.parametrize("path", sorted(NVBENCH_DATA.glob("*.json")), ids=lambda p: p.name)
+def test_every_nvbench_file_exports_in_both_formats(run_cli, path: Path) -> None:
+    for form, check in (
+        ("bmf", check_bmf),
+        ("github-action-benchmark", check_github_action_benchmark),
+    ):
+        done = run_cli("export", path, "--format", form)
+        assert done.status == 0, done.err
+        check(strict(done.out))
+
+
 @pytest.mark.parametrize("path", gpu_file_params())
 def test_real_files_export_strict_json_in_both_formats(run_cli, path: Path | None) -> None:
     assert path is not None and path.parent == GPU_DATA

@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -26,7 +27,7 @@ from typing import Any
 
 import fakebench
 import pytest
-from conftest import H100_CONTEXT, TOOLS, document
+from conftest import H100_CONTEXT, REPO, TOOLS, document
 from kernelwatch import cli, synthetic
 
 SLUG = "nvidia-h100-80gb-hbm3-sm90"
@@ -128,6 +129,10 @@ KINDS: dict[str, bytes | str | None] = {
     "row not an object": doc_with([1, 2]).encode(),
     "lone surrogate": renamed("BM_\ud800").encode(),
     "nested too deeply": b"[" * 100000 + b"]" * 100000,
+    # more digits than Python's int() reads (sys.get_int_max_str_digits, 4300)
+    "huge integer": doc_with(rows(iterations=7777777))
+    .replace("7777777", "1" + "0" * 5000)
+    .encode(),
     "malformed date": doc_with(good()["benchmarks"], {**CONTEXT, "date": "yesterday"}).encode(),
     "date not a string": doc_with(good()["benchmarks"], {**CONTEXT, "date": 1700000000}).encode(),
     "slowed on purpose": doc_with(
@@ -193,6 +198,10 @@ ACCEPTED: dict[str, set[str]] = {
         *PARTS,
     },
 }
+# export reads a result as compare does; merge too, but a lone shard is a missing part, and it
+# joins the rows as written (1e308 us is finite until compare takes it to ns)
+ACCEPTED["export"] = set(ACCEPTED["compare"])
+ACCEPTED["merge"] = (ACCEPTED["compare"] - {"one shard"}) | {"time infinite in ns"}
 
 
 @dataclass
@@ -286,6 +295,8 @@ COMMANDS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
         str(p["out"] / "r.html"),
     ],
     "selftest --from": lambda bad, p: ["selftest", "--from", str(bad.parent / "st")],
+    "export": lambda bad, p: ["export", str(bad), "--format", "bmf"],
+    "merge": lambda bad, p: ["merge", str(bad), "-o", str(p["out"] / "m.json")],
 }
 # What each command may change when it accepts its input.
 WRITES = {
@@ -296,6 +307,7 @@ WRITES = {
     "history ingest": {"history.sqlite", "history.sqlite-journal"},
     "report": {"outputs/r.html"},
     "compare --junit --markdown": {"outputs/j.xml", "outputs/m.md"},
+    "merge": {"outputs/m.json"},
 }
 
 
@@ -628,6 +640,138 @@ def test_every_usage_error_is_one_line(argv: list[str], capsys: pytest.CaptureFi
     assert "usage:" not in err
 
 
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e400"])
+@pytest.mark.parametrize(
+    "option, commands",
+    [
+        ("--noise-multiplier", ["compare", "report", "selftest --from", "run"]),
+        ("--threshold", ["compare", "report", "history changes"]),
+        ("--alpha", ["compare", "report", "history changes", "selftest --from"]),
+        ("--max-time", ["run", "selftest", "ab"]),
+        ("--precision", ["run"]),
+        ("--min-time-us", ["selftest"]),
+        ("--time-budget", ["selftest"]),
+        ("--explain-budget", ["ab"]),
+    ],
+)
+def test_non_finite_float_options_are_refused(
+    option: str, commands: list[str], value: str, tmp_path: Path, capsys
+) -> None:
+    # --noise-multiplier inf made every change SAME: a 50 % regression passed
+    paths = prepared(tmp_path)
+    (tmp_path / "st").mkdir()
+    good, db, out = str(paths["good"]), str(paths["db"]), str(tmp_path / "out.html")
+    argvs = {
+        "compare": ["compare", good, good],
+        "report": ["report", good, "--baseline", good, "-o", out],
+        "history changes": ["history", "changes", "--db", db],
+        "selftest --from": ["selftest", "--from", str(tmp_path / "st")],
+        "selftest": ["selftest", "--bench", str(tmp_path / "absent"), "--out", str(tmp_path)],
+        "run": ["run", "--bench", str(tmp_path / "absent")],
+        "ab": ["ab", "HEAD~1", "HEAD", "--repo", str(tmp_path)],
+    }
+    capsys.readouterr()
+    for command in commands:
+        before = snapshot(tmp_path)
+        status = cli.main([*argvs[command], f"{option}={value}"])
+        err = capsys.readouterr().err
+        assert status == 2 and err.count("\n") == 1, f"{command}: {err}"
+        shown = ("nan",) if value == "nan" else ("inf", value)  # 1e400 is read as inf
+        assert err.startswith("kernelwatch: error: "), f"{command}: {err}"
+        assert any(v in err for v in shown), f"{command}: {err}"
+        assert snapshot(tmp_path) == before
+
+
+def unreadable_run(argv: list[Any]) -> subprocess.CompletedProcess[str]:
+    """kernelwatch without the right to read what chmod 000 closed: as root (this project's
+    machines), with the capabilities that bypass file modes dropped."""
+    command = [sys.executable, "-m", "kernelwatch", *map(str, argv)]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("root without setpriv: file modes cannot be enforced")
+        caps = "-dac_override,-dac_read_search"
+        command = [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}", "--", *command]
+    env = dict(os.environ, PYTHONPATH=str(TOOLS))
+    return subprocess.run(command, capture_output=True, text=True, env=env)
+
+
+@pytest.mark.parametrize(
+    "case", ["compare folder", "compare root", "baseline list", "report --baselines", "nvbench"]
+)
+def test_unreadable_files_and_folders_are_one_line(tmp_path: Path, case: str) -> None:
+    paths = prepared(tmp_path)
+    good, root = paths["good"], paths["root"]
+    closed = root / SLUG
+    if case == "compare root":
+        closed = root
+    argv: list[Any] = {
+        "compare folder": ["compare", closed, good],
+        "compare root": ["compare", root / SLUG, good],
+        "baseline list": ["baseline", "list", "--baselines", root / SLUG],
+        "report --baselines": ["report", good, "--baselines", root, "-o", tmp_path / "r.html"],
+        "nvbench": [],
+    }[case]
+    if case == "baseline list":
+        closed = root / SLUG
+    if case == "nvbench":  # a sample file of nvbench's --jsonbin
+        source = REPO / "tests" / "data" / "nvbench"
+        for name in ("py-a.json", "py-a.json-bin"):
+            copy = shutil.copy2 if name.endswith(".json") else shutil.copytree
+            copy(source / name, tmp_path / name)
+        closed = sorted((tmp_path / "py-a.json-bin").iterdir())[0]
+        argv = ["export", tmp_path / "py-a.json", "--format", "bmf"]
+    closed.chmod(0)
+    try:
+        done = unreadable_run(argv)
+    finally:
+        closed.chmod(0o755)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("kernelwatch: error: ")
+    assert "cannot read: Permission denied" in done.stderr and str(closed) in done.stderr
+
+
+@pytest.mark.parametrize(
+    "broken, content",
+    [
+        ("result.json", b"[1]"),
+        ("result.json", b'{"context": [1], "benchmarks": []}'),
+        ("noise.json", b'{"x": '),
+        ("noise.json", b"[1]"),
+    ],
+)
+def test_report_stops_on_a_broken_baseline_as_compare_does(
+    tmp_path: Path, capsys, broken: str, content: bytes
+) -> None:
+    # report said "no baseline" and exited 0 (a corrupt noise.json), or raised AttributeError
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed")
+    paths = prepared(tmp_path)
+    folder = paths["root"] / SLUG
+    (folder / broken).write_bytes(content)
+    out = tmp_path / "r.html"
+    capsys.readouterr()
+    for argv in (
+        ["report", str(paths["good"]), "--baselines", str(paths["root"]), "-o", str(out)],
+        ["compare", str(folder), str(paths["good"])],
+    ):
+        assert cli.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"kernelwatch: error: {folder / broken}")
+    assert not out.exists()
+
+
+def test_report_without_a_baseline_for_its_gpu_still_makes_the_page(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed")
+    paths = prepared(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "nvidia-a100-sxm4-80gb-sm80").mkdir()
+    (other / "nvidia-a100-sxm4-80gb-sm80" / "result.json").write_text("[1]")  # not its GPU's
+    out = tmp_path / "r.html"
+    argv = ["report", str(paths["good"]), "--baselines", str(other), "-o", str(out)]
+    assert cli.main(argv) == 0 and out.is_file()
+
+
 def test_selftest_from_refuses_run_options_and_nothing_measured(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -640,6 +784,26 @@ def test_selftest_from_refuses_run_options_and_nothing_measured(
     assert cli.main(["selftest", "--from", str(folder)]) == 2
     err = capsys.readouterr().err
     assert "nothing was compared" in err and err.count("\n") == 1
+
+
+def test_selftest_from_runs_of_two_gpu_models_is_one_line_without_a_missing_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it suggested --allow-gpu-mismatch, which selftest does not have
+    folder = tmp_path / "st"
+    folder.mkdir()
+    for index, name in ((1, CONTEXT["gpu_name"]), (2, "NVIDIA H200")):
+        context = {
+            **CONTEXT,
+            "gpu_name": name,
+            "kernelwatch_selftest_role": "aa",
+            "kernelwatch_selftest_index": str(index),
+        }
+        (folder / f"aa-{index}.json").write_text(json.dumps(good(context)))
+    assert cli.main(["selftest", "--from", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a selftest's runs are of one GPU model" in err, err
+    assert "--allow-gpu-mismatch" not in err
 
 
 def test_a_baseline_folder_is_a_compare_input(tmp_path: Path, capsys) -> None:

@@ -181,6 +181,47 @@ def test_bad_nvbench_input_is_one_line(tmp_path: Path, run_cli) -> None:
     assert done.status == 2 and "nv/cold/time/gpu/mean" in done.err, done.err
 
 
+def _states_five(d: dict[str, Any]) -> None:
+    d["benchmarks"][0]["states"] = 5
+
+
+def _axes_five(d: dict[str, Any]) -> None:
+    d["benchmarks"][0]["states"][0]["axis_values"] = 5
+
+
+def _data_five(d: dict[str, Any]) -> None:
+    for summary in d["benchmarks"][0]["states"][0]["summaries"]:
+        summary["data"] = 5
+
+
+def _device_list(d: dict[str, Any]) -> None:
+    d["devices"][0]["id"] = [0]
+    d["benchmarks"][0]["states"][0]["device"] = {"id": 0}
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (_states_five, "nvbench: simple: states is not a list"),
+        (_axes_five, "axis_values is not a list"),
+        (_data_five, None),  # no summary with data: a skipped row, no error
+        (_device_list, None),
+    ],
+)
+def test_malformed_nvbench_structures_are_one_line(
+    tmp_path: Path, run_cli, damage: Any, message: str | None
+) -> None:
+    document = one_device(REF)
+    damage(document)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(document))
+    for argv in (["compare", path, path], ["export", path, "--format", "bmf"]):
+        done = run_cli(*argv)
+        assert "Traceback" not in done.err and "internal error" not in done.err, done.err
+        if message is not None:
+            assert done.status == 2 and message in done.err and done.err.count("\n") == 1
+
+
 def test_baseline_update_and_history_ingest_take_nvbench(tmp_path: Path, run_cli) -> None:
     a = with_samples(tmp_path / "a", "r.json", {}, seed=1)
     (tmp_path / "baselines").mkdir()

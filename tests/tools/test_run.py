@@ -316,6 +316,14 @@ def test_different_gpus_in_one_run(box: Box) -> None:
         (["--out", "/"], "--out /: is a directory; name the result file"),
         (["--bench-arg=--nonsense"], "unrecognized command-line flag: --nonsense"),
         (["--processes", "0"], "--processes 0: must be at least 1"),
+        (
+            ["--repetitions", "1000000000000", "--processes", "1000000000000"],
+            "--repetitions 1000000000000: must be at most 10000",
+        ),
+        (["--repetitions", "100", "--processes", "100"], "--processes 100: must be at most 64"),
+        (["--max-time", "inf"], "--max-time inf: must be a positive number of seconds"),
+        (["--precision", "nan"], "--precision nan: must be a fraction"),
+        (["--shard", "1/100000000000"], "--shard 1/100000000000: N must be between 1 and 1000"),
         (["--processes", "11"], "--processes 11: more processes than --repetitions 10"),
     ],
 )
@@ -483,3 +491,26 @@ def test_another_card_of_the_model_compares_evenly_as_a_fraction_of_its_ceiling(
     assert {b["verdict"] for b in report["benchmarks"]} == {"SAME"}
     assert report["metric"] == {"name": "ceiling_fraction", "higher_is_better": True, "unit": None}
     assert any("fraction of each run's own ceiling" in n for n in report["notes"])
+
+
+@pytest.mark.parametrize(
+    "content", ["[1]", '{"benchmarks": 5}', '{"context": [1], "benchmarks": []}']
+)
+@pytest.mark.parametrize("mode", [[], ["--shard", "1/2"]])
+def test_a_broken_baseline_stops_only_the_run_it_judges(
+    box: Box, content: str, mode: list[str]
+) -> None:
+    # another model's broken baseline is skipped when the schedule reads them all (it stopped
+    # every run with an AttributeError); this GPU's own is exit 2, naming it
+    box.make_baseline()
+    (box.baselines / "kernelwatch.toml").write_text('[run]\nserial = ["^beta/"]\n')
+    other = box.baselines / "nvidia-a100-sxm4-80gb-sm80"
+    other.mkdir()
+    (other / "result.json").write_text(content)
+    done = box.run("--out", box.tmp / "new.json", *mode)
+    assert done.status == 0, done.err
+    own = box.baselines / "nvidia-h100-80gb-hbm3-sm90" / "result.json"
+    own.write_text(content)
+    done = box.run("--out", box.tmp / "new.json", *mode)
+    assert done.status == 2, done.err
+    assert f"{own}: not a Google Benchmark result" in one_error(done.err)

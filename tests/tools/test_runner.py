@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 import shlex
 from pathlib import Path
@@ -180,6 +181,16 @@ def test_command_line_flags(tmp_path: Path) -> None:
         ({"precision": 1.5}, "--precision 1.5: must be a fraction from 0 to 1"),
         ({"precision": -0.1}, "--precision -0.1: must be a fraction"),
         ({"top_ups": 11}, "--top-ups 11: must be from 0 to 10"),
+        ({"repetitions": 10**12}, "--repetitions 1000000000000: must be at most 10000"),
+        (
+            {"repetitions": 10**12, "processes": 10**12},
+            "--repetitions 1000000000000: must be at most 10000",
+        ),
+        ({"repetitions": 100, "processes": 65}, "--processes 65: must be at most 64"),
+        ({"max_time": math.inf}, "--max-time inf: must be a positive number"),
+        ({"max_time": math.nan}, "--max-time nan: must be a positive number"),
+        ({"precision": math.nan}, "--precision nan: must be a fraction"),
+        ({"precision": math.inf}, "--precision inf: must be a fraction"),
     ],
 )
 def test_bad_run_settings(options: dict, message: str) -> None:

@@ -296,6 +296,9 @@ def test_no_gpu_is_exit_4(build: Path, tmp_path: Path, run_cli) -> None:
     [
         (["--aa-runs", "1"], "--aa-runs 1: must be 0 (no A/A) or at least 2"),
         (["--trials", "-1"], "--trials -1: must be 0 (no injection) or more"),
+        (["--aa-runs", "100000000000000"], "--aa-runs 100000000000000: must be at most 1000"),
+        (["--trials", "1001"], "--trials 1001: must be at most 1000"),
+        (["--repetitions", "10001"], "--repetitions 10001: must be at most 10000"),
         (["--slowdowns", "fast"], "--slowdowns 'fast': not a number or percentage"),
         (["--slowdowns", "0"], "--slowdowns 0: a slowdown must be above 0"),
         (["--slowdowns", "2%,0.02"], "--slowdowns 0.02: given twice"),

@@ -71,10 +71,29 @@ def test_the_durations_of_the_real_baseline_are_its_run_time() -> None:
     assert 0.8 * run_seconds <= total <= 1.2 * run_seconds
 
 
-@pytest.mark.parametrize("text", ["", "2", "0/3", "4/3", "1/0", "a/b", "-1/2"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "2",
+        "0/3",
+        "4/3",
+        "1/0",
+        "0/0",
+        "a/b",
+        "-1/2",
+        "1/1001",
+        "1/100000000000",
+        "1/" + "9" * 5000,
+    ],
+)
 def test_bad_shard_specs(text: str) -> None:
     with pytest.raises(InputError, match="--shard"):
         shards.parse(text)
+
+
+def test_the_largest_shard_count() -> None:
+    assert shards.parse(f" 7 / {shards.MAX_COUNT} ") == shards.Shard(7, shards.MAX_COUNT)
 
 
 # --- merge ----------------------------------------------------------------------------------
@@ -176,6 +195,31 @@ def test_merge_refuses_what_is_not_one_run(
     done = run_cli("merge", *files, "-o", out)
     assert done.status == 2 and message in done.err, done.err
     assert done.err.count("\n") == 1 and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("3/2", "K must be between 1 and N"),
+        ("-1/2", "write K/N"),
+        ("0/0", "N must be between 1 and"),
+        ("0/2", "K must be between 1 and N"),
+        ("1/100000000000", "N must be between 1 and 1000"),
+        ("2", "write K/N"),
+    ],
+)
+@pytest.mark.parametrize("partial", [[], ["--allow-partial"]])
+def test_merge_refuses_impossible_shards(
+    tmp_path: Path, run_cli, spec: str, message: str, partial: list[str]
+) -> None:
+    files = shard_files(tmp_path, SUITE_BASELINE, 2)
+    edit(files[1], kernelwatch_shard=spec)
+    out = tmp_path / "merged.json"
+    for given in (files, files[1:]):
+        done = run_cli("merge", *given, "-o", out, *partial)
+        assert done.status == 2 and message in done.err, done.err
+        assert f"{files[1]}: kernelwatch_shard" in done.err
+        assert done.err.count("\n") == 1 and not out.exists()
 
 
 def test_merge_refuses_a_missing_shard_unless_told(tmp_path: Path, run_cli) -> None:

@@ -16,6 +16,7 @@ serial = ["^BM_Transfer/"]   # host-bound: measured one GPU at a time (run --gpu
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass
@@ -76,6 +77,8 @@ def load_config(path: str | Path) -> Config:
         raise InputError(f"{where}: cannot read: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{where}: invalid TOML: {exc}") from None
+    except ValueError:  # an integer of more digits than Python reads (sys.get_int_max_str_digits)
+        raise InputError(f"{where}: invalid TOML: an integer of too many digits") from None
     section = data.get("compare", {})
     if not isinstance(section, dict):
         raise InputError(f"{where}: [compare] must be a table")
@@ -91,7 +94,9 @@ def load_config(path: str | Path) -> Config:
         label = f"{where}: compare.thresholds #{number}"
         if not isinstance(rule, dict) or set(rule) != _RULE_KEYS:
             raise InputError(f"{label}: needs exactly the keys 'match' and 'threshold'")
-        pattern = compile_regex(str(rule["match"]), f"{label}: match")
+        if not isinstance(rule["match"], str):
+            raise InputError(f"{label}: match must be a regex string")
+        pattern = compile_regex(rule["match"], f"{label}: match")
         rules.append(
             ThresholdRule(pattern, parse_fraction(rule["threshold"], f"{label}: threshold"))
         )
@@ -105,6 +110,8 @@ def load_config(path: str | Path) -> Config:
         if kind is float:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise InputError(f"{where}: {key} must be a number >= 0")
+            if not math.isfinite(value):  # TOML has inf and nan
+                raise InputError(f"{where}: {key} must be a finite number")
             return float(value)
         return value
 

@@ -77,13 +77,13 @@ def median_interval(values: np.ndarray) -> tuple[float | None, float | None]:
     n = len(ordered)
     if n < 2:
         return None, None
-    # Largest k (1-based) with P(Binomial(n, 1/2) <= k - 1) <= (1 - CONFIDENCE) / 2.
-    tail, k, cumulative = (1 - CONFIDENCE) / 2, 0, 0.0
-    for i in range(n):
-        cumulative += math.comb(n, i) / 2.0**n
-        if cumulative > tail:
-            break
-        k = i + 1
+    # Largest k (1-based) with P(Binomial(n, 1/2) <= k - 1) <= (1 - CONFIDENCE) / 2. The
+    # probabilities in log space: 2.0**n overflows a float from n = 1024 (an nvbench file holds
+    # thousands of samples per state). log C(n, i) by running sums of log((n - i) / (i + 1)).
+    half = np.arange(n // 2 + 1, dtype=np.float64)
+    log_comb = np.concatenate(([0.0], np.cumsum(np.log((n - half[:-1]) / (half[:-1] + 1)))))
+    cumulative = np.cumsum(np.exp(log_comb - n * math.log(2.0)))
+    k = int(np.searchsorted(cumulative, (1 - CONFIDENCE) / 2, side="right"))
     if k == 0:
         return float(ordered[0]), float(ordered[-1])
     return float(ordered[k - 1]), float(ordered[n - k])

@@ -15,10 +15,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import runner
+from kernelwatch import runner, shard
 from kernelwatch.errors import InputError
 from kernelwatch.results import gpu_model
 from kernelwatch.runner.precision import TOPPED_UP_KEY
+from kernelwatch.shard import Shard
 
 SHARD_KEY = "kernelwatch_shard"  # "K/N", in the context of a sharded run
 SHARDS_KEY = "kernelwatch_shards"  # in a merged result: "K/N on GPU-…" for each part
@@ -43,15 +44,11 @@ PER_JOB_KEYS = frozenset(
 )
 
 
-def _shard_of(label: str, context: Mapping[str, Any]) -> tuple[int, int] | None:
+def _shard_of(label: str, context: Mapping[str, Any]) -> Shard | None:
     text = context.get(SHARD_KEY)
     if text is None:
         return None
-    try:
-        index, count = (int(part) for part in str(text).split("/"))
-    except ValueError:
-        raise InputError(f"{label}: {SHARD_KEY} {text!r} is not K/N") from None
-    return index, count
+    return shard.parse(str(text), f"{label}: {SHARD_KEY}")
 
 
 def _settings(context: Mapping[str, Any]) -> dict[str, str]:
@@ -94,20 +91,18 @@ def merge_results(
                     f"{label} and {first_label} differ in {what} ({other.get(key, 'unset')} vs "
                     f"{settings.get(key, 'unset')}): not parts of one run"
                 )
-        shard = _shard_of(label, context)
-        counts.add(shard[1] if shard else None)
+        part = _shard_of(label, context)
+        counts.add(part.count if part else None)
         if len(counts) > 1:
             raise InputError(
-                f"{label}: {'shard ' + context[SHARD_KEY] if shard else 'not a shard'}, unlike "
+                f"{label}: {'shard ' + str(part) if part else 'not a shard'}, unlike "
                 f"{first_label} ({first_context.get(SHARD_KEY, 'not a shard')}): merge the "
                 "shards of one split"
             )
-        if shard:
-            if shard[0] in shards:
-                raise InputError(
-                    f"{label} and {shards[shard[0]]} are both shard {shard[0]}/{shard[1]}"
-                )
-            shards[shard[0]] = label
+        if part:
+            if part.index in shards:
+                raise InputError(f"{label} and {shards[part.index]} are both shard {part}")
+            shards[part.index] = label
     count = next(iter(counts))
     if count is not None and len(shards) != count and not allow_partial:
         missing = sorted(set(range(1, count + 1)) - set(shards))

@@ -83,34 +83,33 @@ class _Converter:
             raise self.fail(
                 f"JSON format {version}: kernelwatch reads format 1 (tested with {TESTED_FORMAT})"
             )
-        devices = {d.get("id"): d for d in document["devices"] if isinstance(d, dict)}
-        used = sorted(
-            {
-                s.get("device")
-                for b in document["benchmarks"]
-                for s in (b.get("states") or [])
-                if isinstance(s, dict)
-            },
-            key=str,
-        )
-        rows: list[dict[str, Any]] = []
+        # ids as text: a hand-made file may hold a list where an id belongs (not hashable)
+        devices = {str(d.get("id")): d for d in document["devices"] if isinstance(d, dict)}
+        states: list[tuple[str, dict[str, Any]]] = []
         for benchmark in document["benchmarks"]:
             name = benchmark.get("name")
             if not isinstance(name, str) or not name:
                 raise self.fail("a benchmark has no name")
-            states = benchmark.get("states") or []
-            if not isinstance(states, list):
+            listed = benchmark.get("states") or []
+            if not isinstance(listed, list):
                 raise self.fail(f"{name}: states is not a list")
-            for state in states:
+            for state in listed:
                 if not isinstance(state, dict):
                     raise self.fail(f"{name}: a state is not an object")
-                rows += self._state_rows(name, state, len(used) > 1)
+                states.append((name, state))
+        used = sorted({str(state.get("device")) for _, state in states})
+        rows: list[dict[str, Any]] = []
+        for name, state in states:
+            rows += self._state_rows(name, state, len(used) > 1)
         context = self._context(meta, [devices[d] for d in used if d in devices])
         return {"context": context, "benchmarks": rows}
 
     def _state_rows(self, benchmark: str, state: dict[str, Any], by_device: bool) -> list[Any]:
         parts = [benchmark]
-        for axis in state.get("axis_values") or []:
+        axes = state.get("axis_values") or []
+        if not isinstance(axes, list):
+            raise self.fail(f"{benchmark}: axis_values is not a list")
+        for axis in axes:
             if isinstance(axis, dict):
                 parts.append(f"{axis.get('name')}:{_axis_value(axis)}")
         if by_device:
@@ -199,7 +198,10 @@ class _Converter:
         if file is None:
             self.lost.append(f"{name}: {filename} not found")
             return None
-        samples = np.fromfile(file, dtype="<f4").astype(float)
+        try:
+            samples = np.fromfile(file, dtype="<f4").astype(float)
+        except OSError as exc:
+            raise self.fail(f"{name}: {file}: cannot read: {exc.strerror or exc}") from None
         if size is not None and str(size) != str(len(samples)):
             self.lost.append(f"{name}: {file} holds {len(samples)} times, not {size}")
             return None
@@ -292,7 +294,8 @@ def _summaries(value: Any) -> dict[str, Mapping[str, Any]]:
 
 
 def _field(summary: Mapping[str, Any], name: str) -> Any:
-    for item in summary.get("data") or []:
+    data = summary.get("data")
+    for item in data if isinstance(data, list) else []:
         if isinstance(item, dict) and item.get("name") == name:
             return item.get("value")
     return None

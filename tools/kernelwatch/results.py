@@ -204,7 +204,10 @@ def load(path: str | Path) -> ResultSet:
 def load_all(paths: Sequence[str | Path]) -> list[ResultSet]:
     """Load several sides (files or directories), each merged as `load` does. Every path is
     checked to exist before any file is parsed (a typo fails at once, not after a big read)."""
-    plans = [_expand(Path(p)) for p in paths]
+    try:
+        plans = [_expand(Path(p)) for p in paths]
+    except OSError as exc:  # a folder that may not be read (is_file raises EACCES)
+        raise InputError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None
     return [
         _merge(str(path), files, [read_file(str(f), in_directory) for f in files])
         for path, (files, in_directory) in zip(paths, plans)

@@ -26,6 +26,9 @@ from kernelwatch.names import row_name
 # 419 s for 3560 repetition rows holding 144.3 s and 140.1 s of cpu_time, about 0.077 s each
 # beyond the timed loop.
 OVERHEAD_PER_REPETITION_S = 0.077
+# The most parts a suite splits into: beyond that a part holds one benchmark or none (the
+# suite has a few hundred), and the split's per-part lists must stay small.
+MAX_COUNT = 1000
 _SPEC = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 
 
@@ -40,13 +43,18 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
-def parse(text: str) -> Shard:
+def parse(text: str, what: str = "--shard") -> Shard:
+    """K/N with N in 1..MAX_COUNT and K in 1..N; `what` names the source in the error (an
+    option, or a result file's context key for `merge`)."""
     match = _SPEC.fullmatch(text)
     if not match:
-        raise InputError(f"--shard {text!r}: write K/N, e.g. 2/4 (part 2 of 4)")
-    index, count = int(match.group(1)), int(match.group(2))
-    if count < 1 or not 1 <= index <= count:
-        raise InputError(f"--shard {text}: K must be between 1 and N, and N at least 1")
+        raise InputError(f"{what} {text!r}: write K/N, e.g. 2/4 (part 2 of 4)")
+    # more digits than any valid N: no int() of a huge string (Python refuses > 4300 digits)
+    index, count = (int(g) if len(g) <= 9 else MAX_COUNT + 1 for g in match.groups())
+    if not 1 <= count <= MAX_COUNT:
+        raise InputError(f"{what} {text.strip()}: N must be between 1 and {MAX_COUNT}")
+    if not 1 <= index <= count:
+        raise InputError(f"{what} {text.strip()}: K must be between 1 and N")
     return Shard(index, count)
 
 

@@ -70,7 +70,10 @@ def suite_config(path: str | Path | None, root: Path | None = None) -> Config:
     list belong to the benchmarks, as the baselines do."""
     if path is None:
         found = (root if root is not None else baselines.default_root()) / SUITE_CONFIG
-        path = found if found.is_file() else None
+        try:
+            path = found if found.is_file() else None
+        except OSError:  # a folder that may not be read: load_config says so, in one line
+            path = found
     return load_config(path) if path else Config()
 
 

@@ -15,12 +15,19 @@ with another one. Files are only written by `kernelwatch baseline update`.
     against.py   a run's baseline, restricted and with its stored noise, ready to compare
 """
 
-from kernelwatch.baseline.against import Against, against, ran_a_part, result_documents
+from kernelwatch.baseline.against import (
+    Against,
+    against,
+    ran_a_part,
+    read_result,
+    result_documents,
+)
 from kernelwatch.baseline.pool import pool
 from kernelwatch.baseline.rows import groups, restrict
 from kernelwatch.baseline.store import (
     HOW_TO_CREATE,
     Entry,
+    NoBaseline,
     available_text,
     check_root,
     context_slug,
@@ -39,6 +46,7 @@ __all__ = [
     "HOW_TO_CREATE",
     "Against",
     "Entry",
+    "NoBaseline",
     "Update",
     "against",
     "available_text",
@@ -55,6 +63,7 @@ __all__ = [
     "project_root",
     "ran_a_part",
     "resolve",
+    "read_result",
     "restrict",
     "result_documents",
     "write",

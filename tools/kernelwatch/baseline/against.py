@@ -15,19 +15,37 @@ from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
 
 
+def read_result(path: Path) -> dict[str, Any]:
+    """A baseline's result document, refused (one line, naming it) unless it has the shape its
+    readers take for granted (a baseline of `[1]` stopped `run` with an AttributeError)."""
+    return _checked(read_json(path), path)
+
+
+def _checked(document: Any, path: Path) -> dict[str, Any]:
+    """An object with a "benchmarks" list of objects and, if it has one, a "context" object."""
+    benchmarks = document.get("benchmarks") if isinstance(document, dict) else None
+    if not isinstance(benchmarks, list):
+        raise InputError(f'{path}: not a Google Benchmark result (no "benchmarks" list)')
+    if not all(isinstance(row, dict) for row in benchmarks):
+        raise InputError(f"{path}: not a Google Benchmark result (a row is not an object)")
+    if not isinstance(document.get("context", {}), dict):
+        raise InputError(f"{path}: not a Google Benchmark result (context is not an object)")
+    return document
+
+
 def result_documents(path: Path) -> list[Any]:
     """A --baseline file, or the result files of a folder (a baseline's manifest.json and
     noise.json skipped)."""
     if not path.exists():
         raise InputError(f"--baseline {path}: no such file or directory")
     if not path.is_dir():
-        return [read_json(path)]
+        return [read_result(path)]
     documents = []
     for file in sorted(p for p in path.glob("*.json") if p.is_file()):
         document = read_json(file)
         # (a baseline's manifest.json has a "benchmarks" count, not a list)
         if isinstance(document, dict) and isinstance(document.get("benchmarks"), list):
-            documents.append(document)
+            documents.append(_checked(document, file))
     if not documents:
         raise InputError(f"--baseline {path}: holds no benchmark results")
     return documents
@@ -61,7 +79,7 @@ def against(
     else:
         entry = resolve(root, context, result_label)
         path, how = entry.result, f"this GPU's baseline ({entry.slug})"
-        documents = [read_json(entry.result)]
+        documents = [read_result(entry.result)]
     if names is not None:
         documents = [d for d in (restrict(d, names) for d in documents) if d.get("benchmarks")]
     first = (documents[0].get("context") or {}) if documents else {}

@@ -106,8 +106,11 @@ def check_root(root: Path, *, may_create: bool) -> None:
 
 def read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST_FILE
-    if not path.exists():
-        return {}
+    try:
+        if not path.exists():
+            return {}
+    except OSError as exc:
+        raise _unreadable(exc, path) from None
     document = read_json(path)
     if not isinstance(document, dict):
         raise InputError(f"{path}: not a baseline manifest (not a JSON object)")
@@ -116,21 +119,28 @@ def read_manifest(directory: Path) -> dict[str, Any]:
 
 def entries(root: Path) -> list[Entry]:
     """Every baseline under `root` (folders holding a result.json), by slug."""
-    if not root.is_dir():
-        return []
-    found = []
-    # (hidden folders: what an interrupted update left, files.folder_leftovers)
-    for directory in sorted(p for p in root.iterdir() if p.is_dir() and p.name[0] != "."):
-        if (directory / RESULT_FILE).is_file():
-            found.append(Entry(directory.name, directory, read_manifest(directory)))
-    return found
+    try:
+        if not root.is_dir():
+            return []
+        # (hidden folders: what an interrupted update left, files.folder_leftovers)
+        folders = sorted(p for p in root.iterdir() if p.is_dir() and p.name[0] != ".")
+        kept = [d for d in folders if (d / RESULT_FILE).is_file()]
+    except OSError as exc:  # a folder that may not be read (is_dir raises EACCES)
+        raise _unreadable(exc, root) from None
+    return [Entry(d.name, d, read_manifest(d)) for d in kept]
 
 
 def find(root: Path, slug: str) -> Entry | None:
     directory = root / slug
-    if (directory / RESULT_FILE).is_file():
-        return Entry(slug, directory, read_manifest(directory))
-    return None
+    try:
+        present = (directory / RESULT_FILE).is_file()
+    except OSError as exc:
+        raise _unreadable(exc, directory) from None
+    return Entry(slug, directory, read_manifest(directory)) if present else None
+
+
+def _unreadable(exc: OSError, where: Path) -> InputError:
+    return InputError(f"{exc.filename or where}: cannot read: {exc.strerror or exc}")
 
 
 def available_text(root: Path) -> str:
@@ -140,17 +150,22 @@ def available_text(root: Path) -> str:
     return f"available in {root}: " + ", ".join(e.slug for e in found)
 
 
+class NoBaseline(InputError):
+    """There is no baseline for the result's GPU (as opposed to one that cannot be read):
+    `report` shows the page without a comparison then, and stops (exit 2) on a broken one."""
+
+
 def resolve(root: Path, context: Mapping[str, Any], result_label: str) -> Entry:
     """The baseline of the result's exact GPU model; refuses (one line) when there is none."""
     slug = context_slug(context)
     if slug is None:
-        raise InputError(
+        raise NoBaseline(
             f"{result_label}: the result records no GPU (gpu_name, gpu_compute_capability), "
             "so it has no baseline; pass --baseline FILE, or --no-compare"
         )
     entry = find(root, slug)
     if entry is None:
-        raise InputError(
+        raise NoBaseline(
             f"no baseline for this GPU ({gpu_model(context)}, {slug}): "
             f"{available_text(root)}; {HOW_TO_CREATE.replace('RESULT.json', result_label)}"
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,8 +124,8 @@ class AbCommand:
 def main(args: argparse.Namespace) -> int:
     settings = options.run_settings(args)
     pattern = _explain_pattern(args.explain)
-    if args.explain_budget < 0:
-        raise InputError(f"--explain-budget {args.explain_budget:g}: must be 0 or more")
+    if not 0 <= args.explain_budget < math.inf:
+        raise InputError(f"--explain-budget {args.explain_budget:g}: must be 0 or more, finite")
     if args.rounds < 1:
         raise InputError(f"--rounds {args.rounds}: must be at least 1")
     config = verdict.suite_config(args.config)

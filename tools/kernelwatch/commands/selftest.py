@@ -7,6 +7,7 @@ import argparse
 import concurrent.futures
 import dataclasses
 import functools
+import math
 import re
 import sys
 from collections.abc import Mapping
@@ -226,7 +227,7 @@ def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
 
 def run(command: SelftestCommand) -> int:
     settings = command.compare_with
-    if not command.min_time_us >= 0:
+    if not (command.min_time_us >= 0 and math.isfinite(command.min_time_us)):
         raise InputError(f"--min-time-us {command.min_time_us}: must be a number >= 0")
     # Before the first run: a bad path would lose the report at the end. (With --gpus the
     # reports, FILE-gpu<index>, lie in the same folder: checked alike.)
@@ -342,10 +343,7 @@ def _measure(
 ) -> selftest.Collected:
     aa_runs = selftest.DEFAULT_AA_RUNS if command.aa_runs is None else command.aa_runs
     trials = selftest.DEFAULT_TRIALS if command.trials is None else command.trials
-    if aa_runs < 0 or aa_runs == 1:
-        raise InputError(f"--aa-runs {aa_runs}: must be 0 (no A/A) or at least 2 (one pair)")
-    if trials < 0:
-        raise InputError(f"--trials {trials}: must be 0 (no injection) or more")
+    selftest.check_counts(aa_runs, trials)
     levels = options.slowdowns(command.slowdowns, selftest.DEFAULT_LEVELS)
     if aa_runs == 0 and (trials == 0 or not levels):
         raise InputError("--aa-runs 0 and no injected slowdowns: nothing to measure")
@@ -355,7 +353,7 @@ def _measure(
     compile_regex(inject, "--inject")  # the analysis matches it against the names too
     if command.resume and not command.out:
         raise InputError("--resume needs the --out folder of the selftest to finish")
-    if command.time_budget is not None and not command.time_budget > 0:
+    if command.time_budget is not None and not 0 < command.time_budget < math.inf:
         raise InputError(
             f"--time-budget {command.time_budget:g}: must be a positive number of seconds"
         )

@@ -70,8 +70,13 @@ class Settings:
             raise InputError(f"alpha {self.alpha}: must be between 0 and 1")
         if self.min_repetitions < 1:
             raise InputError(f"min repetitions {self.min_repetitions}: must be at least 1")
-        if not (self.threshold >= 0 and self.noise_multiplier >= 0):
-            raise InputError("thresholds and noise multiplier must be >= 0")
+        # finite too: a noise multiplier of inf made every change SAME (a 50 % regression)
+        for what, value in (
+            ("threshold", self.threshold),
+            ("noise multiplier", self.noise_multiplier),
+        ):
+            if not (value >= 0 and math.isfinite(value)):
+                raise InputError(f"{what} {value:g}: must be a finite number >= 0")
 
     @property
     def confidence(self) -> float:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,10 @@ def _parse(path: str | Path) -> Any:
         raise InputError(f"{file}: invalid JSON: {what}{hint}") from None
     except RecursionError:
         raise InputError(f"{file}: invalid JSON: nested too deeply") from None
+    except ValueError:  # Python reads no integer of more digits (sys.get_int_max_str_digits)
+        raise InputError(
+            f"{file}: invalid JSON: an integer of more than {sys.get_int_max_str_digits()} digits"
+        ) from None
     if _SURROGATE_ESCAPE.search(text):  # (orjson refuses them; json lets them through)
         lone = _lone_surrogate(document)
         if lone is not None:

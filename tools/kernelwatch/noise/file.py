@@ -133,6 +133,9 @@ def stored_beside(
 
 def beside(result_path: Path) -> Path | None:
     """The noise.json of a baseline: beside its result.json, or in the folder given."""
-    folder = result_path if result_path.is_dir() else result_path.parent
-    candidate = folder / NOISE_FILE
-    return candidate if candidate.is_file() else None
+    try:
+        folder = result_path if result_path.is_dir() else result_path.parent
+        candidate = folder / NOISE_FILE
+        return candidate if candidate.is_file() else None
+    except OSError:  # a folder that may not be searched: reading its result says so, in one line
+        return None

@@ -65,7 +65,7 @@ def _baseline(
         found = verdict.find_baseline(
             root, run.context, str(options.result), set(run.names), given=options.baseline
         )
-    except InputError as exc:
+    except baselines.NoBaseline as exc:  # a broken baseline is exit 2, as in compare
         if options.baseline is not None:
             raise
         return None, None, None, str(exc)

@@ -19,6 +19,10 @@ DEFAULT_PROCESSES = 2  # `kernelwatch run`: 2 processes of 5 repetitions each
 DEFAULT_PRECISION = 0.0025
 DEFAULT_TOP_UPS = 2
 MAX_TOP_UPS = 10
+# Sanity bounds (a typo, not a measurement plan): 10,000 repetitions of the suite's fastest
+# benchmark are about an hour; a host has far fewer than 64 cores to give each process.
+MAX_REPETITIONS = 10000
+MAX_PROCESSES = 64
 
 # Exit codes of this project's benchmark binaries (docs/results.md).
 EXIT_BAD_ARGUMENTS = 2
@@ -51,12 +55,16 @@ class RunSettings:
     def __post_init__(self) -> None:
         if self.repetitions < 1:
             raise InputError(f"--repetitions {self.repetitions}: must be at least 1")
+        if self.repetitions > MAX_REPETITIONS:
+            raise InputError(f"--repetitions {self.repetitions}: must be at most {MAX_REPETITIONS}")
         if not (self.max_time > 0 and self.max_time <= 3600):
             raise InputError(
                 f"--max-time {self.max_time:g}: must be a positive number of seconds (at most 3600)"
             )
         if self.processes < 1:
             raise InputError(f"--processes {self.processes}: must be at least 1")
+        if self.processes > MAX_PROCESSES:
+            raise InputError(f"--processes {self.processes}: must be at most {MAX_PROCESSES}")
         if self.processes > self.repetitions:
             raise InputError(
                 f"--processes {self.processes}: more processes than --repetitions "

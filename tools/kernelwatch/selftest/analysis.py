@@ -18,7 +18,7 @@ from kernelwatch.config import ThresholdRule, threshold_for
 from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.names import family as family_of
 from kernelwatch.names import row_name
-from kernelwatch.results import Metric, ResultSet, from_documents
+from kernelwatch.results import Metric, ResultSet, from_documents, gpu_model
 from kernelwatch.selftest.results import (
     Analysis,
     Detection,
@@ -41,6 +41,22 @@ FLAGGED = frozenset({Verdict.REGRESSION, Verdict.IMPROVEMENT})
 EXAMPLES = 10  # false alarms and misses listed by name
 
 
+def _one_gpu_model(runs: Sequence[SavedRun]) -> None:
+    """Refuses runs of several GPU models in one line (compare's own refusal suggests
+    --allow-gpu-mismatch, which selftest has not: its figures are of one GPU)."""
+    models: dict[str, Path] = {}
+    for run in runs:
+        model = gpu_model(run.document.get("context") or {})
+        if model is not None:
+            models.setdefault(model, run.path)
+    if len(models) > 1:
+        (a, a_path), (b, b_path) = list(models.items())[:2]
+        raise InputError(
+            f"{b_path} was measured on {b}, {a_path} on {a}: a selftest's runs are of one GPU "
+            "model; keep one model's runs in the folder"
+        )
+
+
 def analyse(
     runs: Sequence[SavedRun],
     settings: Settings,
@@ -51,6 +67,7 @@ def analyse(
 ) -> Analysis:
     """The selftest's figures from saved runs; `only` restricts every comparison to the
     benchmarks whose names it matches (as if only those had run)."""
+    _one_gpu_model(runs)
     notes: list[str] = []
     sides: dict[Path, ResultSet] = {}
 

@@ -18,6 +18,10 @@ from kernelwatch.names import row_name
 
 DEFAULT_AA_RUNS = 4
 DEFAULT_TRIALS = 2
+# Sanity bounds (a typo, not a plan): each run is a whole `run` of the chosen benchmarks, and
+# the A/A runs are compared in every pair (1000 runs: about 500,000 comparisons).
+MAX_AA_RUNS = 1000
+MAX_TRIALS = 1000
 DEFAULT_LEVELS = (0.01, 0.02, 0.05)
 DEFAULT_MIN_TIME_US = 50.0
 DEFAULT_INJECT = "."  # every benchmark that runs
@@ -28,6 +32,20 @@ INDEX_KEY = "kernelwatch_selftest_index"  # the A/A run's number, or the trial's
 LEVEL_KEY = "kernelwatch_selftest_level"  # "0.02" (inject runs)
 INJECT_KEY = "kernelwatch_selftest_inject"  # the regex (control and inject runs)
 ROLES = ("aa", "control", "inject")
+
+
+def check_counts(aa_runs: int, trials: int) -> None:
+    """--aa-runs and --trials, refused (one line) outside what a selftest can make."""
+    if aa_runs < 0 or aa_runs == 1:
+        raise InputError(f"--aa-runs {aa_runs}: must be 0 (no A/A) or at least 2 (one pair)")
+    if trials < 0:
+        raise InputError(f"--trials {trials}: must be 0 (no injection) or more")
+    for option, value, most in (
+        ("--aa-runs", aa_runs, MAX_AA_RUNS),
+        ("--trials", trials, MAX_TRIALS),
+    ):
+        if value > most:
+            raise InputError(f"{option} {value}: must be at most {most}")
 
 
 @dataclass(frozen=True)

@@ -119,9 +119,9 @@ def repo(tmp_path: Path, monkeypatch) -> Repo:
     return made
 
 
-def run_ab(run_cli, repo: Repo, *argv: object, rounds: int = 3):
+def run_ab(run_cli, repo: Repo, *argv: object, rounds: int = 3, out: str = "out"):
     return run_cli(
-        "ab", *argv, "--repo", repo.root, "--rounds", rounds, "--out", repo.root.parent / "out"
+        "ab", *argv, "--repo", repo.root, "--rounds", rounds, "--out", repo.root.parent / out
     )
 
 
@@ -164,11 +164,23 @@ def test_worktrees_and_builds_are_reused(repo: Repo, run_cli) -> None:
     assert run_ab(run_cli, repo, repo.a, repo.b, rounds=2).status == 1
     worktrees = git(repo.root, "worktree", "list")
     assert (
-        run_ab(run_cli, repo, "HEAD~1", "HEAD", "--filter", "^fake/kernel/[34]/", rounds=2).status
+        run_ab(
+            run_cli, repo, "HEAD~1", "HEAD", "--filter", "^fake/kernel/[34]/", rounds=2, out="o2"
+        ).status
         == 1
     )
     assert git(repo.root, "worktree", "list") == worktrees and len(worktrees.splitlines()) == 3
     assert repo.builds == [repo.a, repo.b] * 2  # incremental builds, same folders
+
+
+def test_an_earlier_run_in_out_is_refused_and_kept(repo: Repo, run_cli) -> None:
+    assert run_ab(run_cli, repo, repo.a, repo.b, rounds=3).status == 1
+    out = repo.root.parent / "out"
+    before = {p: p.read_bytes() for p in sorted(out.rglob("round-*.json"))}
+    done = run_ab(run_cli, repo, repo.b, repo.b, rounds=1)
+    assert done.status == 2 and "already holds runs" in done.err, done.err
+    assert {p: p.read_bytes() for p in sorted(out.rglob("round-*.json"))} == before
+    assert repo.traced() == ["A", "B"] * 3  # nothing measured the second time
 
 
 def test_build_only_then_no_build_without_git(repo: Repo, run_cli, tmp_path: Path) -> None:

@@ -56,8 +56,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("rev_b", metavar="REV_B", help="the commit judged (B)")
     options.add_ab_options(
         parser,
-        out_help="where the runs go, as DIR/A/round-K.json and DIR/B/round-K.json "
-        "(default: results/ab-<A>-<B>-<time>)",
+        out_help="where the runs go, as DIR/A/round-K.json and DIR/B/round-K.json: a new or "
+        "empty folder (default: results/ab-<A>-<B>-<time>)",
     )
     steps = parser.add_mutually_exclusive_group()
     steps.add_argument(
@@ -166,6 +166,7 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
     progress = runner.Progress(enabled=None if not settings.verbose else False)
     if not command.build_only:  # before building: a bad path would lose the runs at the end
         check_outputs(outputs_of(command), inputs_of(command))
+        _refuse_earlier_runs(command.out)
 
     repo = ab.repo_root(command.repo, needed=not command.no_build)
     sides = [
@@ -264,6 +265,17 @@ def inputs_of(command: AbCommand) -> list[Input]:
     """The folders of each side's runs, compared at the end (a report in one breaks that)."""
     out = command.out
     return [Input(f"{side}'s runs", out / side if out else None, True) for side in ("A", "B")]
+
+
+def _refuse_earlier_runs(out: Path | None) -> None:
+    """An earlier ab's rounds in --out would be overwritten (its results lost), and those beyond
+    this run's --rounds judged with this run's."""
+    for side in ("A", "B"):
+        folder = out / side if out else None
+        if folder is not None and folder.is_dir() and any(folder.iterdir()):
+            raise InputError(
+                f"--out {out}: already holds runs ({folder}); name a new or empty folder"
+            )
 
 
 def _explain_pattern(text: str | None) -> re.Pattern[str] | None:

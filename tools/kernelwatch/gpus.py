@@ -8,10 +8,10 @@ import os
 import concurrent.futures
 import dataclasses
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from kernelwatch import runner, tool
 from kernelwatch.baseline import gpu_slug
@@ -19,6 +19,8 @@ from kernelwatch.errors import InputError, NoGpuError
 from kernelwatch.merge import GPU_INDEX_KEY
 from kernelwatch.outputs import Outputs
 from kernelwatch.runner import probe
+
+T = TypeVar("T")
 
 QUERY = "index,uuid,name,compute_cap"
 
@@ -135,23 +137,32 @@ def measure_all(
     GPU; the host-bound jobs take the host to themselves (locks). A GPU whose run fails gives
     its error, the others still finish."""
 
-    def one(gpu: Gpu) -> runner.SuiteRun | InputError:
-        try:
-            suite = runner.run_suite(
-                jobs,
-                settings_for(settings, gpu),
-                progress=runner.Progress(stream=progress.stream, enabled=False),
-                label=f"GPU {gpu.index}",
-                context={**context, GPU_INDEX_KEY: str(gpu.index)},
-            )
-        except InputError as exc:
-            return exc
+    def one(gpu: Gpu) -> runner.SuiteRun:
+        suite = runner.run_suite(
+            jobs,
+            settings_for(settings, gpu),
+            progress=runner.Progress(stream=progress.stream, enabled=False),
+            label=f"GPU {gpu.index}",
+            context={**context, GPU_INDEX_KEY: str(gpu.index)},
+        )
         progress.say(f"kernelwatch: {gpu.label}: measured in {suite.seconds:.0f} s")
         return suite
 
+    return on_each(chosen, one)
+
+
+def on_each(chosen: Sequence[Gpu], work: Callable[[Gpu], T]) -> list[tuple[Gpu, T | InputError]]:
+    """`work` on every chosen GPU at once, one thread per GPU; a GPU whose work fails gives its
+    error (this project's, one line), the others still finish."""
+
+    def one(gpu: Gpu) -> T | InputError:
+        try:
+            return work(gpu)
+        except InputError as exc:
+            return exc
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(chosen)) as pool:
-        outcomes = list(pool.map(one, chosen))
-    return list(zip(chosen, outcomes))
+        return list(zip(chosen, pool.map(one, chosen)))
 
 
 def visible_uuid(extra_args: Sequence[str] = ()) -> str | None:

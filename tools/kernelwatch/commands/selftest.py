@@ -4,7 +4,6 @@ this GPU, and say whether the measurement meets its targets."""
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import dataclasses
 import functools
 import math
@@ -322,16 +321,11 @@ def _measure_gpus(
     progress = runner.Progress(enabled=False)
     several = len(chosen) > 1
 
-    def one(gpu: gpus.Gpu) -> selftest.Collected | InputError:
+    def one(gpu: gpus.Gpu) -> selftest.Collected:
         mine = dataclasses.replace(command, out=str(out / f"gpu{gpu.index}"))
-        try:
-            return _measure(mine, gpu=gpu, several=several, progress=progress)
-        except InputError as exc:
-            return exc
+        return _measure(mine, gpu=gpu, several=several, progress=progress)
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=len(chosen)) as pool:
-        collected = list(pool.map(one, chosen))
-    return list(zip(chosen, collected))
+    return gpus.on_each(chosen, one)
 
 
 def _measure(

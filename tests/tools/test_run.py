@@ -265,6 +265,13 @@ def test_no_gpu_and_nothing_built(tmp_path: Path, run_cli, monkeypatch) -> None:
     )
 
 
+def test_bad_input_is_exit_2_before_the_gpu_check(tmp_path: Path, run_cli, monkeypatch) -> None:
+    fakebench.no_nvidia_smi(monkeypatch, devices=False)
+    for argv in (["--filter", "["], ["--processes", "0"], ["--out", "/etc/passwd/x"]):
+        done = run_cli("run", "--build-dir", tmp_path, *argv)
+        assert done.status == 2 and one_error(done.err).startswith("kernelwatch: error:"), argv
+
+
 def test_gpu_but_nothing_built(tmp_path: Path, run_cli, monkeypatch) -> None:
     fakebench.no_nvidia_smi(monkeypatch, devices=True)
     done = run_cli("run", "--build-dir", tmp_path)
@@ -311,6 +318,7 @@ def test_different_gpus_in_one_run(box: Box) -> None:
             "--filter '^nothing$' matches no benchmark in 2 benchmark binaries",
         ),
         (["--filter", " "], "--filter: empty regex"),
+        (["--filter", "["], "--filter '[': bad regex"),
         (["--threshold", "5"], "write a fraction (0.05) or a percentage (5%)"),
         (["--baseline", "/nonexistent.json"], "--baseline /nonexistent.json: no such file"),
         (["--out", "/"], "--out /: is a directory; name the result file"),

@@ -19,7 +19,7 @@ from kernelwatch import ab, runner
 from kernelwatch import baseline as baselines
 from kernelwatch.compare import DEFAULT_ALPHA, DEFAULT_NOISE_MULTIPLIER, DEFAULT_THRESHOLD
 from kernelwatch.config import parse_fraction
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.outputs import Outputs
 from kernelwatch.results import Metric, resolve_metric
 from kernelwatch.verdict import Gates, Given
@@ -379,6 +379,8 @@ class RunOptions:
     def settings(self) -> runner.RunSettings:
         if self.filter is not None and not self.filter.strip():
             raise InputError("--filter: empty regex")
+        if self.filter is not None:  # (a bad one would otherwise meet the GPU check first)
+            compile_regex(self.filter, "--filter")
         return runner.RunSettings(
             repetitions=self.repetitions,
             max_time=self.max_time,

@@ -12,25 +12,13 @@ from kernelwatch import noise as noises
 from kernelwatch.baseline.rows import restrict
 from kernelwatch.baseline.store import resolve
 from kernelwatch.errors import InputError
-from kernelwatch.gbench import read_json
+from kernelwatch.gbench import check_envelope, read_json
 
 
 def read_result(path: Path) -> dict[str, Any]:
     """A baseline's result document, refused (one line, naming it) unless it has the shape its
     readers take for granted (a baseline of `[1]` stopped `run` with an AttributeError)."""
-    return _checked(read_json(path), path)
-
-
-def _checked(document: Any, path: Path) -> dict[str, Any]:
-    """An object with a "benchmarks" list of objects and, if it has one, a "context" object."""
-    benchmarks = document.get("benchmarks") if isinstance(document, dict) else None
-    if not isinstance(benchmarks, list):
-        raise InputError(f'{path}: not a Google Benchmark result (no "benchmarks" list)')
-    if not all(isinstance(row, dict) for row in benchmarks):
-        raise InputError(f"{path}: not a Google Benchmark result (a row is not an object)")
-    if not isinstance(document.get("context", {}), dict):
-        raise InputError(f"{path}: not a Google Benchmark result (context is not an object)")
-    return document
+    return check_envelope(str(path), read_json(path))
 
 
 def result_documents(path: Path) -> list[Any]:
@@ -45,7 +33,7 @@ def result_documents(path: Path) -> list[Any]:
         document = read_json(file)
         # (a baseline's manifest.json has a "benchmarks" count, not a list)
         if isinstance(document, dict) and isinstance(document.get("benchmarks"), list):
-            documents.append(_checked(document, file))
+            documents.append(check_envelope(str(file), document))
     if not documents:
         raise InputError(f"--baseline {path}: holds no benchmark results")
     return documents

@@ -14,6 +14,14 @@ words the exact message.
 
 from kernelwatch.gbench.columns import TIME_KEYS, TIME_UNITS, FileColumns
 from kernelwatch.gbench.jsonfile import read_json
-from kernelwatch.gbench.reader import read_document, read_file
+from kernelwatch.gbench.reader import check_envelope, read_document, read_file
 
-__all__ = ["TIME_KEYS", "TIME_UNITS", "FileColumns", "read_document", "read_file", "read_json"]
+__all__ = [
+    "TIME_KEYS",
+    "TIME_UNITS",
+    "FileColumns",
+    "check_envelope",
+    "read_document",
+    "read_file",
+    "read_json",
+]

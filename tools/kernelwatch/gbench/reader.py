@@ -27,13 +27,22 @@ def read_file(path: str, in_directory: bool = False) -> FileColumns | None:
     return read_document(path, document)
 
 
-def read_document(path: str, document: Any) -> FileColumns:
-    """Validate a parsed result document; `path` names it in messages."""
+def check_envelope(path: str, document: Any) -> dict[str, Any]:
+    """`document` if it is shaped as a result: an object with a "benchmarks" list of objects
+    and, if it has one, a "context" object (what a reader of raw rows takes for granted)."""
     if not isinstance(document, dict) or not isinstance(document.get("benchmarks"), list):
         raise InputError(f'{path}: not a Google Benchmark result (no "benchmarks" list)')
-    context = document.get("context", {})
-    if not isinstance(context, dict):
+    if not isinstance(document.get("context", {}), dict):
         raise InputError(f'{path}: not a Google Benchmark result ("context" is not an object)')
+    for i, row in enumerate(document["benchmarks"]):
+        if not isinstance(row, dict):
+            raise InputError(f"{path}: benchmarks[{i}] is not an object")
+    return document
+
+
+def read_document(path: str, document: Any) -> FileColumns:
+    """Validate a parsed result document; `path` names it in messages."""
+    context = check_envelope(path, document).get("context", {})
     columns = _read(path, context, document["benchmarks"])
     note = nvbench.summaries_note(path, context)
     return columns if note is None else replace(columns, notes=(note,))

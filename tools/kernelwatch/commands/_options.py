@@ -106,8 +106,16 @@ def add_gpu_mismatch_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--allow-gpu-mismatch", action="store_true", help=help)
 
 
+def add_baselines_option(
+    parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup,
+    help: str = "the baselines folder (default: baselines, in the checkout)",
+) -> None:
+    """--baselines; read with baselines_root (`run`, `report`, `selftest`, `baseline`)."""
+    parser.add_argument("--baselines", metavar="DIR", help=help)
+
+
 def baselines_root(args: argparse.Namespace) -> Path:
-    """--baselines, else baselines/ in the checkout (`run`, `report`, `baseline`)."""
+    """--baselines, else baselines/ in the checkout."""
     return Path(args.baselines) if args.baselines else baselines.default_root()
 
 

@@ -102,7 +102,11 @@ def register(subparsers: Any) -> None:
     update.add_argument(
         "--dry-run", action="store_true", help="check and show what would move; write nothing"
     )
-    _add_root(update)
+    options.add_baselines_option(
+        update,
+        "the baselines folder (default: baselines, in the checkout); update refuses one that "
+        "does not exist",
+    )
     update.set_defaults(handler=update_main)
 
     listing = add_parser(
@@ -112,7 +116,7 @@ def register(subparsers: Any) -> None:
         description="One line per baseline: slug, GPU, benchmarks, commit, date.",
         epilog=EPILOG,
     )
-    _add_root(listing)
+    options.add_baselines_option(listing)
     listing.set_defaults(handler=lambda args: run_list(options.baselines_root(args)))
 
     show = add_parser(
@@ -130,18 +134,9 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="list the stored noise of every benchmark, noisiest first",
     )
-    _add_root(show)
+    options.add_baselines_option(show)
     show.set_defaults(
         handler=lambda args: run_show(args.which, args.noise, options.baselines_root(args))
-    )
-
-
-def _add_root(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--baselines",
-        metavar="DIR",
-        help="the baselines folder (default: baselines, in the checkout); update refuses "
-        "one that does not exist",
     )
 
 

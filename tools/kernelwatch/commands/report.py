@@ -62,11 +62,10 @@ def register(subparsers: Any) -> None:
         metavar="PATH",
         help="compare with this result file or folder of result files",
     )
-    where.add_argument(
-        "--baselines",
-        metavar="DIR",
-        help="the baselines folder where this GPU's baseline is found (default: baselines, in "
-        "the checkout)",
+    options.add_baselines_option(
+        where,
+        "the baselines folder where this GPU's baseline is found (default: baselines, in the "
+        "checkout)",
     )
     parser.add_argument(
         "--db",

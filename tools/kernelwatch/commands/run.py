@@ -86,11 +86,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="only run and write the result (for a new baseline)",
     )
-    parser.add_argument(
-        "--baselines",
-        metavar="DIR",
-        help="the baselines folder (default: baselines, in the checkout)",
-    )
+    options.add_baselines_option(parser)
     parser.add_argument(
         "--baseline",
         metavar="PATH",

@@ -135,11 +135,10 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="analyse the runs saved in DIR again; runs nothing, needs no GPU",
     )
-    parser.add_argument(
-        "--baselines",
-        metavar="DIR",
-        help="where kernelwatch.toml (the suite's threshold rules) is read from "
-        "(default: baselines, in the checkout)",
+    options.add_baselines_option(
+        parser,
+        "where kernelwatch.toml (the suite's threshold rules) is read from (default: baselines, "
+        "in the checkout)",
     )
     options.add_gpus_option(parser)
     options.add_decision_options(parser)
@@ -196,8 +195,7 @@ class SelftestCommand:
 
 
 def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
-    root = Path(args.baselines) if args.baselines else None
-    config = verdict.suite_config(args.config, root)
+    config = verdict.suite_config(args.config, options.baselines_root(args))
     compare_with = verdict.settings(options.given(args), config)  # bad ones fail before a run
     return run(
         SelftestCommand(

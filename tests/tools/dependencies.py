@@ -22,6 +22,7 @@ MODULES = {
     "yaml": "PyYAML",
     "orjson": "orjson",
     "matplotlib": "matplotlib",
+    "mypy": "mypy",
 }
 # program -> what provides it (any one name of a tuple will do)
 PROGRAMS: dict[tuple[str, ...], str] = {

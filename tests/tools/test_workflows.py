@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+import dependencies  # tests/tools/dependencies.py
+
 yaml = pytest.importorskip("yaml", reason="PyYAML is needed to read the workflows")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -194,6 +196,15 @@ def test_gpu_runners_install_nothing_unpinned(path: Path) -> None:
     pins = [line for line in requirements.splitlines() if line and line[0].isalpha()]
     assert pins and all("==" in line for line in pins)
     assert requirements.count("--hash=sha256:") >= len(pins)
+
+
+def test_gpu_runners_pin_every_test_dependency() -> None:
+    """gpu.yml runs the tests with CI=true, where a missing test dependency fails the run
+    (dependencies.py), and KW_PINNED=1, where pip installs only the pinned list."""
+    pinned = (ROOT / "tools" / "requirements-gpu.in").read_text()
+    names = {re.sub(r"[-_.]+", "-", line.split("==")[0]).lower() for line in pinned.splitlines()}
+    for package in dependencies.MODULES.values():
+        assert package.lower() in names, f"{package} is not in tools/requirements-gpu.in"
 
 
 def test_fork_pull_requests_need_a_maintainer_to_reach_a_gpu() -> None:

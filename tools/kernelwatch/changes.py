@@ -49,6 +49,7 @@ MIN_RUNS = 2  # runs on each side of a change: one run alone may be an odd proce
 WINDOW_POINTS = 50  # Otava's default sliding window ...
 WINDOW_RUNS = 5  # ... widened to hold at least this many runs
 
+
 @dataclass(frozen=True)
 class Change:
     gpu_slug: str

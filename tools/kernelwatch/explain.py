@@ -307,9 +307,9 @@ def read_explanations(path: Path) -> dict[str, Explanation]:
                 str(d.get("kernel", "")),
                 str(d.get("baseline", "")),
                 str(d.get("contender", "")),
-                tuple(d.get("instructions", (0, 0)))[:2],  # type: ignore[arg-type]
-                tuple(tuple(m) for m in d.get("mix", [])),  # type: ignore[misc]
-                tuple(tuple(m) for m in d.get("shared_ops", [])),  # type: ignore[misc]
+                tuple(d.get("instructions", (0, 0)))[:2],
+                tuple(tuple(m) for m in d.get("mix", [])),
+                tuple(tuple(m) for m in d.get("shared_ops", [])),
                 tuple(map(str, d.get("diff", []))),
                 int(d.get("diff_lines_left_out", 0)),
             )

@@ -46,4 +46,7 @@ def in_result(result: ResultSet, k: np.ndarray) -> np.ndarray:
         return np.zeros(len(k), dtype=bool)
     flagged = np.nan_to_num(column) == 1
     cumulative = np.concatenate([[0], np.cumsum(flagged)])
-    return (cumulative[result.starts[k] + result.counts[k]] - cumulative[result.starts[k]]) > 0
+    found: np.ndarray = (
+        cumulative[result.starts[k] + result.counts[k]] - cumulative[result.starts[k]]
+    ) > 0
+    return found

@@ -190,9 +190,10 @@ def prior(level: Level, median_ns: np.ndarray, *, gpu: bool = True) -> np.ndarra
 
 def unseen_kind_prior(median_ns: np.ndarray, *, gpu: bool = True) -> np.ndarray:
     """The spread a card of a kind the baseline never held is held to, at least."""
-    return np.fmax(
+    spread: np.ndarray = np.fmax(
         _spread(UNSEEN_KIND_PRIOR, median_ns, gpu), prior(Level.HOST, median_ns, gpu=gpu)
     )
+    return spread
 
 
 def _spread(constants: tuple[float, float], median_ns: np.ndarray, gpu: bool) -> np.ndarray:

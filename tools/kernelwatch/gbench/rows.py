@@ -128,7 +128,7 @@ class _Taken:
         aggregate = row.get("aggregate_name")
         if ident in self.buckets or (aggregate != "median" and aggregate != "mean"):
             return False
-        return row.get("aggregate_unit", "time") == "time"
+        return bool(row.get("aggregate_unit", "time") == "time")
 
     def _repetition(self, i: int, ident: str, row: dict[str, Any]) -> None:
         # A name registered twice repeats its repetition indices.

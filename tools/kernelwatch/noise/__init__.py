@@ -38,11 +38,11 @@ from kernelwatch.noise.file import (
     stored_beside,
 )
 from kernelwatch.noise.runs import kind_of, runs_of, runs_of_card
+from kernelwatch.names import variant as group_of  # a benchmark's group: its variant
 from kernelwatch.noise.spread import (
     COUNTER_TO_SIGMA,
     MIN_GROUP,
     between_processes,
-    group_of,
     measure,
 )
 

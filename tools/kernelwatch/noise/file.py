@@ -72,7 +72,11 @@ def read_noise_file(path: Path) -> dict[str, Any]:
     """A noise.json, checked; one InputError line when it is not one."""
     data = read_json(path)
     entries = data.get("benchmarks") if isinstance(data, dict) else None
-    if not isinstance(entries, dict) or data.get("schema_version") not in READABLE_SCHEMAS:
+    if (
+        not isinstance(data, dict)
+        or not isinstance(entries, dict)
+        or data.get("schema_version") not in READABLE_SCHEMAS
+    ):
         raise InputError(f"{path}: not a kernelwatch noise file (schema {NOISE_SCHEMA})")
     for name, entry in entries.items():
         if not isinstance(entry, dict):

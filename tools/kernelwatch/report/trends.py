@@ -199,6 +199,166 @@ def _tick_label(point: history.Point) -> str:
     return f"{date[5:]}\n{commit}" if commit else date[5:]
 
 
+@dataclass(frozen=True)
+class _Levels:
+    """What a trend plot shows, before anything is drawn (values in the metric's own unit)."""
+
+    medians: list[float]  # of each run
+    lows: list[float]
+    highs: list[float]
+    extra: float | None  # this run's median when it is not in the history: drawn after the last
+    every: list[float]  # all of the above: what the y axis must hold
+    scale: float  # divide by this for the axis unit
+    label: str  # the y axis label
+
+    @property
+    def count(self) -> int:
+        """Positions on the x axis: the runs, and this run after them when it is not one."""
+        return len(self.medians) + (1 if self.extra is not None else 0)
+
+
+@dataclass(frozen=True)
+class _Step:
+    """A change point placed on the x axis: its line at `x`, the level before it drawn from
+    `start` and the level after it to `stop` (the neighbouring change points or the ends)."""
+
+    x: float
+    start: float
+    stop: float
+    change: ChangeLike
+
+
+def _levels(points: Sequence[history.Point], metric: Metric, extra: float | None) -> _Levels:
+    medians = [float(np.median(p.values)) for p in points]
+    lows = [float(np.min(p.values)) for p in points]
+    highs = [float(np.max(p.values)) for p in points]
+    every = medians + lows + highs + ([extra] if extra is not None else [])
+    scale, label = axis_unit(metric, every)
+    return _Levels(medians, lows, highs, extra, every, scale, label)
+
+
+def _place_changes(
+    changes: Sequence[ChangeLike], points: Sequence[history.Point], count: int
+) -> list[_Step]:
+    # Where each one falls in this series (by run id; else its index).
+    positions = {p.run.id: i for i, p in enumerate(points)}
+    located = sorted(
+        ((positions.get(c.run_id, c.index), c) for c in changes), key=lambda item: item[0]
+    )
+    located = [(i, c) for i, c in located if 0 < i < count]
+    bounds = [-0.5] + [i - 0.5 for i, _ in located] + [count - 0.5]
+    return [_Step(i - 0.5, bounds[k], bounds[k + 2], c) for k, (i, c) in enumerate(located)]
+
+
+def _y_limits(levels: _Levels) -> tuple[float, float]:
+    # A y range of at least ±2 % of the level: noise of 0.05 % must not look like a cliff.
+    low, high = min(levels.every) / levels.scale, max(levels.every) / levels.scale
+    middle = float(np.median(levels.medians)) / levels.scale
+    if high - low < 0.04 * abs(middle):
+        low, high = min(low, middle * 0.98), max(high, middle * 1.02)
+    pad = (high - low) * 0.12
+    return low - pad, high + pad * 2.2
+
+
+def _tick_positions(count: int) -> list[int]:
+    step = max(1, math.ceil((count - 1) / 5))  # at most 6 evenly spaced labels, the last run's too
+    ticks = sorted(set(range(0, count, step)) | {count - 1})
+    if len(ticks) > 1 and ticks[-1] - ticks[-2] < step:  # no two labels side by side
+        ticks.pop(-2)
+    return ticks
+
+
+def _draw_runs(ax: Any, levels: _Levels) -> None:
+    x = np.arange(len(levels.medians))
+    ax.vlines(
+        x,
+        np.array(levels.lows) / levels.scale,
+        np.array(levels.highs) / levels.scale,
+        color=svg.LIGHT,
+        linewidth=2.2,
+        label="min–max of a run",
+    )
+    ax.plot(
+        x,
+        np.array(levels.medians) / levels.scale,
+        color=svg.BLUE,
+        marker="o",
+        markersize=3.5,
+        linewidth=1.2,
+        label="median of a run",
+    )
+
+
+def _mark_this_run(
+    ax: Any, levels: _Levels, points: Sequence[history.Point], this_run: int | None
+) -> None:
+    for i, p in enumerate(points):
+        if p.run.id == this_run:
+            ax.plot(
+                [i],
+                [levels.medians[i] / levels.scale],
+                linestyle="none",
+                marker="o",
+                markersize=9,
+                markerfacecolor="none",
+                markeredgecolor=svg.REFERENCE,
+                markeredgewidth=1.4,
+                label="this run",
+            )
+    if levels.extra is not None:
+        ax.plot(
+            [len(points)],
+            [levels.extra / levels.scale],
+            linestyle="none",
+            marker="D",
+            markersize=6,
+            markerfacecolor="white",
+            markeredgecolor=svg.REFERENCE,
+            markeredgewidth=1.4,
+            label="this run (not in history)",
+        )
+
+
+def _draw_changes(ax: Any, steps: Sequence[_Step], scale: float, metric: Metric) -> None:
+    for step in steps:
+        change = step.change
+        color = svg.RED if change.regression else svg.GREEN
+        ax.axvline(
+            step.x,
+            color=color,
+            linestyle="--",
+            linewidth=1.3,
+            label=f"change: {direction_word(metric, change.regression)}",
+        )
+        ax.hlines(change.before / scale, step.start, step.x, color=color, linewidth=1.0, alpha=0.8)
+        ax.hlines(change.after / scale, step.x, step.stop, color=color, linewidth=1.0, alpha=0.8)
+        ax.annotate(
+            f"{(change.ratio - 1) * 100:+.1f}%",
+            (step.x, 1.0),
+            xycoords=ax.get_xaxis_transform(),
+            xytext=(3, -3),
+            textcoords="offset points",
+            ha="left",
+            va="top",
+            fontsize=8,
+            fontweight="bold",
+            color=color,
+        )
+
+
+def _draw_axes(ax: Any, levels: _Levels, points: Sequence[history.Point]) -> None:
+    from matplotlib.ticker import FixedLocator
+
+    ax.set_ylim(*_y_limits(levels))
+    ticks = _tick_positions(levels.count)
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    labels = [_tick_label(points[t]) if t < len(points) else "this run" for t in ticks]
+    ax.set_xticklabels(labels)
+    ax.set_xlim(-0.6, levels.count - 0.4)
+    ax.set_ylabel(levels.label)
+    ax.set_xlabel("runs, oldest first (date, commit)")
+
+
 def plot(
     name: str,
     points: Sequence[history.Point],
@@ -211,109 +371,13 @@ def plot(
 ) -> str:
     """One benchmark's series: the median of each run with its min-max range, change points
     as vertical lines with the levels before and after, and this run marked."""
-    from matplotlib.ticker import FixedLocator
-
-    medians = [float(np.median(p.values)) for p in points]
-    lows = [float(np.min(p.values)) for p in points]
-    highs = [float(np.max(p.values)) for p in points]
-    extra = current is not None and this_run is None
-    every = medians + lows + highs + ([current] if extra and current is not None else [])
-    scale, label = axis_unit(metric, every)
+    levels = _levels(points, metric, current if this_run is None else None)
+    steps = _place_changes(changes, points, levels.count)
     figure, ax = svg.new_figure(5.8, 2.7)
-    x = np.arange(len(points))
-    ax.vlines(
-        x,
-        np.array(lows) / scale,
-        np.array(highs) / scale,
-        color=svg.LIGHT,
-        linewidth=2.2,
-        label="min–max of a run",
-    )
-    ax.plot(
-        x,
-        np.array(medians) / scale,
-        color=svg.BLUE,
-        marker="o",
-        markersize=3.5,
-        linewidth=1.2,
-        label="median of a run",
-    )
-    positions = {p.run.id: i for i, p in enumerate(points)}
-    for i, p in enumerate(points):
-        if p.run.id == this_run:
-            ax.plot(
-                [i],
-                [medians[i] / scale],
-                linestyle="none",
-                marker="o",
-                markersize=9,
-                markerfacecolor="none",
-                markeredgecolor=svg.REFERENCE,
-                markeredgewidth=1.4,
-                label="this run",
-            )
-    if extra and current is not None:
-        ax.plot(
-            [len(points)],
-            [current / scale],
-            linestyle="none",
-            marker="D",
-            markersize=6,
-            markerfacecolor="white",
-            markeredgecolor=svg.REFERENCE,
-            markeredgewidth=1.4,
-            label="this run (not in history)",
-        )
-    # Change points: where each one falls in this series (by run id; else its index).
-    located = sorted(
-        ((positions.get(c.run_id, c.index), c) for c in changes), key=lambda item: item[0]
-    )
-    located = [(i, c) for i, c in located if 0 < i < len(points) + (1 if extra else 0)]
-    end = len(points) - 0.5 + (1 if extra else 0)
-    bounds = [-0.5] + [i - 0.5 for i, _ in located] + [end]
-    for k, (i, change) in enumerate(located):
-        color = svg.RED if change.regression else svg.GREEN
-        ax.axvline(
-            i - 0.5,
-            color=color,
-            linestyle="--",
-            linewidth=1.3,
-            label=f"change: {direction_word(metric, change.regression)}",
-        )
-        ax.hlines(change.before / scale, bounds[k], i - 0.5, color=color, linewidth=1.0, alpha=0.8)
-        ax.hlines(
-            change.after / scale, i - 0.5, bounds[k + 2], color=color, linewidth=1.0, alpha=0.8
-        )
-        ax.annotate(
-            f"{(change.ratio - 1) * 100:+.1f}%",
-            (i - 0.5, 1.0),
-            xycoords=ax.get_xaxis_transform(),
-            xytext=(3, -3),
-            textcoords="offset points",
-            ha="left",
-            va="top",
-            fontsize=8,
-            fontweight="bold",
-            color=color,
-        )
-    # A y range of at least ±2 % of the level: noise of 0.05 % must not look like a cliff.
-    low, high = min(every) / scale, max(every) / scale
-    middle = float(np.median(medians)) / scale
-    if high - low < 0.04 * abs(middle):
-        low, high = min(low, middle * 0.98), max(high, middle * 1.02)
-    pad = (high - low) * 0.12
-    ax.set_ylim(low - pad, high + pad * 2.2)
-    count = len(points) + (1 if extra else 0)
-    step = max(1, math.ceil((count - 1) / 5))  # at most 6 evenly spaced labels, the last run's too
-    ticks = sorted(set(range(0, count, step)) | {count - 1})
-    if len(ticks) > 1 and ticks[-1] - ticks[-2] < step:  # no two labels side by side
-        ticks.pop(-2)
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
-    labels = [_tick_label(points[t]) if t < len(points) else "this run" for t in ticks]
-    ax.set_xticklabels(labels)
-    ax.set_xlim(-0.6, count - 0.4)
-    ax.set_ylabel(label)
-    ax.set_xlabel("runs, oldest first (date, commit)")
+    _draw_runs(ax, levels)
+    _mark_this_run(ax, levels, points, this_run)
+    _draw_changes(ax, steps, levels.scale, metric)
+    _draw_axes(ax, levels, points)
     svg.legend_below(figure, ax, ncol=3)
     try:
         return svg.to_svg(figure, key, name)

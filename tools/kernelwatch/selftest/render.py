@@ -62,108 +62,128 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "
     return out
 
 
-def _sections(a: Analysis) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, header, rows) of every table, shared by the text and Markdown views."""
-    sections: list[tuple[str, list[str], list[list[str]]]] = []
-    sections.append(
-        (
-            "targets",
-            ["", "target", "measured", "", "needed"],
-            [[_status(t), t.name, target_value(t), t.detail, limit_text(t)] for t in a.targets],
-        )
+# (title, header, rows) of one table.
+_Section = tuple[str, list[str], list[list[str]]]
+
+
+def _sections(a: Analysis) -> list[_Section]:
+    """(title, header, rows) of every table, shared by the text and Markdown views; a table
+    with nothing to show is left out."""
+    sections = [
+        _targets_section(a),
+        _false_alarms_section(a),
+        _detection_section(a),
+        _family_detection_section(a),
+        _measurement_section(a),
+        _wall_time_section(a),
+    ]
+    return [s for s in sections if s is not None]
+
+
+def _targets_section(a: Analysis) -> _Section:
+    return (
+        "targets",
+        ["", "target", "measured", "", "needed"],
+        [[_status(t), t.name, target_value(t), t.detail, limit_text(t)] for t in a.targets],
     )
-    if a.aa_pairs:
-        rows = [
-            ["all", _rate(a.false_alarms, 2)],
-            [f">= {a.min_time_us:g} us", _rate(a.false_alarms_long, 2)],
-            ["UNSURE (not alarms)", _rate(a.unsure, 2)],
-        ]
-        rows += [[family, _rate(r, 2)] for family, r in a.false_alarms_by_family.items()]
-        sections.append(
-            (f"A/A false alarms ({a.aa_pairs} pairs of runs)", ["benchmarks", "flagged"], rows)
-        )
-    if a.detections:
-        sections.append(
-            (
-                "injected slowdowns: REGRESSION verdicts",
-                ["slower by", "trials", "all", f">= {a.min_time_us:g} us", "left out (rule above)"],
-                [
-                    [
-                        level_text(d.level, percent=True),
-                        str(d.trials),
-                        _rate(d.all),
-                        _rate(d.long),
-                        str(d.excluded),
-                    ]
-                    for d in a.detections
-                ],
-            )
-        )
-        families = sorted({f for d in a.detections for f in d.by_family})
-        if families:
-            sections.append(
-                (
-                    f"detection per family (>= {a.min_time_us:g} us)",
-                    ["family", *(level_text(d.level, percent=True) for d in a.detections)],
-                    [
-                        [f, *(_rate(d.by_family.get(f, Rate())) for d in a.detections)]
-                        for f in families
-                    ],
-                )
-            )
-    if a.figures:
-        sections.append(
-            (
-                "measurement per family" + (" (A/A runs)" if a.aa_runs else " (control runs)"),
-                [
-                    "family",
-                    "benchmarks",
-                    "median time",
-                    "median CV",
-                    "noise",
-                    "samples",
-                    "sample CV",
-                    "timed/rep",
-                    "throttled",
-                    "SM clock",
-                    "max temp",
-                ],
-                [
-                    [
-                        f.family,
-                        str(f.benchmarks),
-                        _num(f.median_time_us, ".1f") + " us",
-                        _pct(f.median_cv, 3),
-                        _pct(f.median_noise, 3),
-                        _num(f.median_samples),
-                        _pct(f.median_sample_cv, 2),
-                        _num(f.median_timed_ms, ".1f") + " ms",
-                        _pct(f.throttled_fraction, 2),
-                        _num(f.median_clock_mhz) + " MHz",
-                        _num(f.max_temperature_c) + " C",
-                    ]
-                    for f in a.figures
-                ],
-            )
-        )
-    if a.times:
-        sections.append(
-            (
-                "wall time",
-                ["run", "seconds", "benchmarks", "processes", "per benchmark"],
-                [
-                    [
-                        t.file,
-                        _num(t.seconds, ".1f"),
-                        str(t.benchmarks),
-                        str(t.processes),
-                        _num(t.per_benchmark, ".2f") + " s",
-                    ]
-                    for t in a.times
-                ],
-            )
-        )
-    return sections
+
+
+def _false_alarms_section(a: Analysis) -> _Section | None:
+    if not a.aa_pairs:
+        return None
+    rows = [
+        ["all", _rate(a.false_alarms, 2)],
+        [f">= {a.min_time_us:g} us", _rate(a.false_alarms_long, 2)],
+        ["UNSURE (not alarms)", _rate(a.unsure, 2)],
+    ]
+    rows += [[family, _rate(r, 2)] for family, r in a.false_alarms_by_family.items()]
+    return (f"A/A false alarms ({a.aa_pairs} pairs of runs)", ["benchmarks", "flagged"], rows)
+
+
+def _detection_section(a: Analysis) -> _Section | None:
+    if not a.detections:
+        return None
+    return (
+        "injected slowdowns: REGRESSION verdicts",
+        ["slower by", "trials", "all", f">= {a.min_time_us:g} us", "left out (rule above)"],
+        [
+            [
+                level_text(d.level, percent=True),
+                str(d.trials),
+                _rate(d.all),
+                _rate(d.long),
+                str(d.excluded),
+            ]
+            for d in a.detections
+        ],
+    )
+
+
+def _family_detection_section(a: Analysis) -> _Section | None:
+    families = sorted({f for d in a.detections for f in d.by_family})
+    if not families:
+        return None
+    return (
+        f"detection per family (>= {a.min_time_us:g} us)",
+        ["family", *(level_text(d.level, percent=True) for d in a.detections)],
+        [[f, *(_rate(d.by_family.get(f, Rate())) for d in a.detections)] for f in families],
+    )
+
+
+def _measurement_section(a: Analysis) -> _Section | None:
+    if not a.figures:
+        return None
+    return (
+        "measurement per family" + (" (A/A runs)" if a.aa_runs else " (control runs)"),
+        [
+            "family",
+            "benchmarks",
+            "median time",
+            "median CV",
+            "noise",
+            "samples",
+            "sample CV",
+            "timed/rep",
+            "throttled",
+            "SM clock",
+            "max temp",
+        ],
+        [
+            [
+                f.family,
+                str(f.benchmarks),
+                _num(f.median_time_us, ".1f") + " us",
+                _pct(f.median_cv, 3),
+                _pct(f.median_noise, 3),
+                _num(f.median_samples),
+                _pct(f.median_sample_cv, 2),
+                _num(f.median_timed_ms, ".1f") + " ms",
+                _pct(f.throttled_fraction, 2),
+                _num(f.median_clock_mhz) + " MHz",
+                _num(f.max_temperature_c) + " C",
+            ]
+            for f in a.figures
+        ],
+    )
+
+
+def _wall_time_section(a: Analysis) -> _Section | None:
+    if not a.times:
+        return None
+    return (
+        "wall time",
+        ["run", "seconds", "benchmarks", "processes", "per benchmark"],
+        [
+            [
+                t.file,
+                _num(t.seconds, ".1f"),
+                str(t.benchmarks),
+                str(t.processes),
+                _num(t.per_benchmark, ".2f") + " s",
+            ]
+            for t in a.times
+        ],
+    )
 
 
 def _examples(a: Analysis) -> list[tuple[str, Sequence[Example]]]:

@@ -75,6 +75,35 @@ def prepare_update(
         raise InputError(
             "--drop-missing: only for a whole update; with --filter the other benchmarks are kept"
         )
+    runs = _read_runs(result_paths, filter)
+    pooled = _pooled(runs)
+    pattern, chosen = _choose(pooled, filter, min_repetitions)
+    entry, previous = _previous(root, pooled)
+
+    chosen_set = set(chosen)
+    taken = restrict(pooled.document, chosen_set)
+    notes: list[str] = []
+    new_document = _new_document(pooled, previous, taken, pattern, drop_missing, notes)
+    whole = read_document(str(entry.result), new_document)
+    noise, processes = _noise(entry, new_document, chosen_set, bool(filter), notes)
+    warnings = [
+        *pooled.warnings,
+        *_build_warnings(pooled.label, pooled.context),
+        *_one_process_warning(pooled.label, processes, chosen),
+    ]
+    manifest = _manifest(
+        entry, pooled.context, pooled.parsed, chosen, filter, command, whole, result_paths[0]
+    )
+    manifest["processes"] = min(processes.values()) if processes else 0
+    manifest["noise_file"] = noises.NOISE_FILE
+    return Update(
+        entry, new_document, noise, manifest, previous, taken, tuple(notes), tuple(warnings)
+    )
+
+
+def _read_runs(result_paths: Sequence[Path], filter: str | None) -> list[tuple[str, Any]]:
+    """Each result file read and checked as compare checks it, and the files as a set: no file
+    or run given twice, and (without `filter`) no run of a part of the suite."""
     for path in result_paths:
         if path.is_dir():
             raise InputError(f"{path}: a baseline is made from result files, not a directory")
@@ -87,13 +116,29 @@ def prepare_update(
     _refuse_same_run(runs)
     if not filter:
         _refuse_partial_runs(runs)
-    result_path = result_paths[0]
+    return runs
+
+
+@dataclass(frozen=True)
+class _Pooled:
+    """The result a baseline is made from: one run, or several pooled."""
+
+    label: str  # names it in messages
+    document: dict[str, Any]
+    parsed: FileColumns
+    context: dict[str, Any]
+    slug: str  # its GPU model's baseline folder
+    warnings: tuple[str, ...]  # pooling's
+
+
+def _pooled(runs: Sequence[tuple[str, Any]]) -> _Pooled:
+    """The runs pooled into one result, checked to be measured as a baseline is: not slowed on
+    purpose, on a GPU it records."""
     pool_warnings: list[str] = []
     document = pool(runs, pool_warnings)
-    label = str(result_path) if len(result_paths) == 1 else f"{len(result_paths)} pooled runs"
+    label = runs[0][0] if len(runs) == 1 else f"{len(runs)} pooled runs"
     parsed = read_document(label, document)
     context = document.get("context") or {}
-
     if not isinstance(context, dict):
         context = {}
     slowed = slowed_on_purpose(context)
@@ -108,69 +153,103 @@ def prepare_update(
             f"{label}: the result records no GPU (gpu_name, gpu_compute_capability); "
             "a baseline belongs to one GPU model"
         )
+    return _Pooled(label, document, parsed, context, slug, tuple(pool_warnings))
+
+
+def _choose(
+    pooled: _Pooled, filter: str | None, min_repetitions: int
+) -> tuple[re.Pattern[str] | None, list[str]]:
+    """The benchmarks taken from the result (those `filter` matches, or all), each checked to be
+    a clean run with enough repetitions; and the compiled filter."""
+    label, parsed = pooled.label, pooled.parsed
     pattern = _compile(filter)
     chosen = [n for n in parsed.names if pattern is None or pattern.search(n)]
     if not chosen:
         raise InputError(f"{label}: --filter {filter!r} matches no benchmark in the result")
     _refuse_errors(label, parsed, set(chosen))
     _refuse_few_repetitions(label, parsed, set(chosen), min_repetitions)
+    return pattern, chosen
 
-    entry = Entry(slug, root / slug, read_manifest(root / slug))
-    check_same_gpu(entry, context, label)
+
+def _previous(root: Path, pooled: _Pooled) -> tuple[Entry, dict[str, Any] | None]:
+    """The baseline folder of the result's GPU model, and the result it holds (None if none),
+    checked to be of the same GPU model."""
+    entry = Entry(pooled.slug, root / pooled.slug, read_manifest(root / pooled.slug))
+    check_same_gpu(entry, pooled.context, pooled.label)
     previous = read_json(entry.result) if entry.result.is_file() else None
     if previous is not None:
         read_document(str(entry.result), previous)  # a damaged baseline is not built upon
         old_model = gpu_model(previous.get("context") or {})
         if old_model:
-            refuse_other_model(label, context, str(entry.result), old_model)
+            refuse_other_model(pooled.label, pooled.context, str(entry.result), old_model)
+    return entry, previous
 
-    warnings = list(pool_warnings)
+
+def _build_warnings(label: str, context: Mapping[str, Any]) -> list[str]:
+    """What of the build makes a doubtful baseline (uncommitted changes, not Release)."""
+    warnings: list[str] = []
     commit = str(context.get("kernelwatch_git_commit", ""))
     if commit.endswith("-dirty"):
         warnings.append(f"{label}: built from a tree with uncommitted changes ({commit})")
     build_type = context.get("kernelwatch_build_type")
     if build_type and build_type != "Release":
         warnings.append(f"{label}: a {build_type} build, not Release")
+    return warnings
 
-    chosen_set = set(chosen)
-    taken = restrict(document, chosen_set)
-    notes: list[str] = []
-    if filter and previous is not None:
-        _refuse_other_environment(label, previous.get("context") or {}, context)
-        old_groups = groups(previous.get("benchmarks", []))
-        new_groups = groups(taken["benchmarks"])
-        rows: list[Mapping[str, Any]] = []
-        for name, group in old_groups.items():
-            rows += new_groups.get(name, group)
-        rows += [r for name, group in new_groups.items() if name not in old_groups for r in group]
-        pattern_kept = [
-            n for n in old_groups if pattern and pattern.search(n) and n not in new_groups
-        ]
-        if pattern_kept:
-            notes.append(
-                f"{len(pattern_kept)} benchmark(s) of the baseline match the filter but are not "
-                f"in the result; kept as they were (first: {pattern_kept[0]})"
-            )
-        new_document = {"context": dict(context), "benchmarks": rows}
+
+def _new_document(
+    pooled: _Pooled,
+    previous: Mapping[str, Any] | None,
+    taken: Mapping[str, Any],
+    pattern: re.Pattern[str] | None,
+    drop_missing: bool,
+    notes: list[str],
+) -> dict[str, Any]:
+    """The new result.json: a partial update (--filter) replaces the benchmarks `taken` in the
+    baseline and keeps the others; a whole update is `taken`."""
+    if pattern is not None and previous is not None:
+        _refuse_other_environment(pooled.label, previous.get("context") or {}, pooled.context)
+        rows = _replaced_rows(previous, taken, pattern, notes)
     else:
         if previous is not None and not drop_missing:
-            _refuse_dropping(label, previous, set(groups(taken["benchmarks"])))
-        new_document = {"context": dict(context), "benchmarks": taken["benchmarks"]}
+            _refuse_dropping(pooled.label, previous, set(groups(taken["benchmarks"])))
+        rows = taken["benchmarks"]
+    return {"context": dict(pooled.context), "benchmarks": rows}
 
-    whole = read_document(str(entry.result), new_document)
-    noise, processes = _noise(entry, new_document, chosen_set, bool(filter), notes)
+
+def _replaced_rows(
+    previous: Mapping[str, Any],
+    taken: Mapping[str, Any],
+    pattern: re.Pattern[str],
+    notes: list[str],
+) -> list[Mapping[str, Any]]:
+    """The baseline's rows in their order, each benchmark's replaced by the result's where it
+    has it, then the result's new benchmarks."""
+    old_groups = groups(previous.get("benchmarks", []))
+    new_groups = groups(taken["benchmarks"])
+    rows: list[Mapping[str, Any]] = []
+    for name, group in old_groups.items():
+        rows += new_groups.get(name, group)
+    rows += [r for name, group in new_groups.items() if name not in old_groups for r in group]
+    pattern_kept = [n for n in old_groups if pattern.search(n) and n not in new_groups]
+    if pattern_kept:
+        notes.append(
+            f"{len(pattern_kept)} benchmark(s) of the baseline match the filter but are not "
+            f"in the result; kept as they were (first: {pattern_kept[0]})"
+        )
+    return rows
+
+
+def _one_process_warning(
+    label: str, processes: Mapping[str, int], chosen: Sequence[str]
+) -> list[str]:
     if min(processes.get(name, 1) for name in chosen) < 2:
-        warnings.append(
+        return [
             f"{label}: some benchmarks come from one process only, so their stored noise "
             "covers only the spread inside that process; measure baselines with "
             "`kernelwatch run --processes 2` (the default) or more"
-        )
-    manifest = _manifest(entry, context, parsed, chosen, filter, command, whole, result_path)
-    manifest["processes"] = min(processes.values()) if processes else 0
-    manifest["noise_file"] = noises.NOISE_FILE
-    return Update(
-        entry, new_document, noise, manifest, previous, taken, tuple(notes), tuple(warnings)
-    )
+        ]
+    return []
 
 
 def _noise(

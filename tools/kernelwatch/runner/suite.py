@@ -48,71 +48,114 @@ def run_suite(
     shares = settings.split()
     started = time.monotonic()
     started_at = datetime.datetime.now(datetime.UTC)
-    runs: dict[int, list[dict[str, Any]]] = {index: [] for index in range(len(jobs))}
-    records: dict[Path, list[dict[str, Any]]] = {}
-    commands: list[list[str]] = []
-    topped_up: set[str] = set()
     prefix = f"{label}: " if label else ""
     with contextlib.ExitStack() as held, tempfile.TemporaryDirectory(
         prefix="kernelwatch-run-"
     ) as tmp:
         if settings.gpu_uuid:
             held.enter_context(locks.gpu_lock(settings.gpu_uuid, _waiting(progress, prefix)))
-
-        def run_round(chosen: Mapping[int, Job], what: str) -> None:
-            """Every chosen job's processes, interleaved across binaries."""
-            per_process = sum(len(job.names) for job in chosen.values())
-            total, done = per_process * len(shares), 0
-            for process, share in enumerate(shares, 1):
-                which = f"process {process}/{len(shares)}, " if len(shares) > 1 else ""
-                for index, job in chosen.items():
-                    first = not runs[index]
-                    out = Path(tmp, f"{len(runs[index]) + 1}-{index:03d}-{job.binary.name}.json")
-                    # The first process of each binary records its kernels (the others would
-                    # write the same).
-                    record = Path(tmp, f"{index:03d}.kernels") if first else None
-                    command = benchmark_command(job, settings, out, share)
-                    commands.append(command)
-                    progress.status(
-                        f"{prefix}{what}[{which}{index + 1}/{len(jobs)}] {job.binary.name}: "
-                        f"{len(job.names)} benchmark(s); {done} of {total} done, "
-                        f"{total - done} left"
-                    )
-                    env = None
-                    if record is not None and settings.record_kernels:
-                        env = dict(os.environ, **{kernels.ENV: str(record)})
-                    host = locks.host_exclusive if job.serial else locks.host_shared
-                    with host(_waiting(progress, prefix)):
-                        runs[index].append(
-                            run_one(job.binary, command, out, settings, progress, env)
-                        )
-                    if env is not None and record is not None:
-                        records[job.binary] = kernels.read_records(record)
-                    done += len(job.names)
-
-        run_round(dict(enumerate(jobs)), "")
-        for top_up in range(1, settings.top_ups + 1):
-            again = {
-                index: rerun_jobs([job], names)[0]
-                for index, job in enumerate(jobs)
-                if not job.serial
-                and (names := precision.imprecise(runs[index], settings.precision))
-            }
-            if not again:
-                break
-            topped_up.update(name for job in again.values() for name in job.names)
-            count = sum(len(job.names) for job in again.values())
-            run_round(again, f"top-up {top_up}/{settings.top_ups}, {count} imprecise: ")
+        processes = _Processes(jobs, settings, shares, progress, prefix, Path(tmp))
+        processes.run_round(dict(enumerate(jobs)), "")
+        topped_up = _top_up(processes)
     progress.clear()
     seconds = time.monotonic() - started
-    extra = {
+    extra = _run_context(processes, started_at, seconds, topped_up, context)
+    document = _merged(processes, extra)
+    return SuiteRun(document, processes.commands, seconds)
+
+
+@dataclass
+class _Processes:
+    """A suite's processes as they run: each job's outputs (in order), the kernels each binary
+    recorded, and every command line."""
+
+    jobs: Sequence[Job]
+    settings: RunSettings
+    shares: list[int]  # each process's repetitions
+    progress: Progress
+    prefix: str
+    tmp: Path
+    runs: dict[int, list[dict[str, Any]]] = field(init=False)
+    records: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)
+    commands: list[list[str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.runs = {index: [] for index in range(len(self.jobs))}
+
+    def run_round(self, chosen: Mapping[int, Job], what: str) -> None:
+        """Every chosen job's processes, interleaved across binaries."""
+        shares = self.shares
+        per_process = sum(len(job.names) for job in chosen.values())
+        total, done = per_process * len(shares), 0
+        for process, share in enumerate(shares, 1):
+            which = f"process {process}/{len(shares)}, " if len(shares) > 1 else ""
+            for index, job in chosen.items():
+                out = self.tmp / f"{len(self.runs[index]) + 1}-{index:03d}-{job.binary.name}.json"
+                command = benchmark_command(job, self.settings, out, share)
+                self.commands.append(command)
+                self.progress.status(
+                    f"{self.prefix}{what}[{which}{index + 1}/{len(self.jobs)}] "
+                    f"{job.binary.name}: {len(job.names)} benchmark(s); {done} of {total} done, "
+                    f"{total - done} left"
+                )
+                self._run_process(index, job, command, out)
+                done += len(job.names)
+
+    def _run_process(self, index: int, job: Job, command: list[str], out: Path) -> None:
+        """One process of one job's binary, under the host lock (exclusive for a serial job)."""
+        # The first process of each binary records its kernels (the others would write the same).
+        record = self.tmp / f"{index:03d}.kernels" if not self.runs[index] else None
+        env = None
+        if record is not None and self.settings.record_kernels:
+            env = dict(os.environ, **{kernels.ENV: str(record)})
+        host = locks.host_exclusive if job.serial else locks.host_shared
+        with host(_waiting(self.progress, self.prefix)):
+            self.runs[index].append(
+                run_one(job.binary, command, out, self.settings, self.progress, env)
+            )
+        if env is not None and record is not None:
+            self.records[job.binary] = kernels.read_records(record)
+
+
+def _top_up(processes: _Processes) -> set[str]:
+    """Run the imprecise benchmarks (precision.py) of the jobs that are not serial again, round
+    after round, until none is left or `settings.top_ups` rounds have run; returns the names
+    topped up."""
+    settings = processes.settings
+    topped_up: set[str] = set()
+    for top_up in range(1, settings.top_ups + 1):
+        again = {
+            index: rerun_jobs([job], names)[0]
+            for index, job in enumerate(processes.jobs)
+            if not job.serial
+            and (names := precision.imprecise(processes.runs[index], settings.precision))
+        }
+        if not again:
+            break
+        topped_up.update(name for job in again.values() for name in job.names)
+        count = sum(len(job.names) for job in again.values())
+        processes.run_round(again, f"top-up {top_up}/{settings.top_ups}, {count} imprecise: ")
+    return topped_up
+
+
+def _run_context(
+    processes: _Processes,
+    started_at: datetime.datetime,
+    seconds: float,
+    topped_up: set[str],
+    context: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The context keys the run adds to the merged result: its settings, when it ran and how
+    long, its commands, then the caller's `context` (which wins)."""
+    jobs, settings = processes.jobs, processes.settings
+    return {
         "kernelwatch_repetitions": str(settings.repetitions),
         "kernelwatch_processes": str(settings.processes),
         "kernelwatch_max_time": f"{settings.max_time:g}",
         "kernelwatch_random_interleaving": "true" if settings.interleave else "false",
         "kernelwatch_run_started": started_at.isoformat(timespec="seconds"),
         "kernelwatch_run_seconds": f"{seconds:.1f}",
-        "kernelwatch_benchmark_commands": [shlex.join(c) for c in commands],
+        "kernelwatch_benchmark_commands": [shlex.join(c) for c in processes.commands],
         **(
             {
                 "kernelwatch_precision": f"{settings.precision:g}",
@@ -129,12 +172,17 @@ def run_suite(
         ),
         **(context or {}),
     }
+
+
+def _merged(processes: _Processes, extra: Mapping[str, Any]) -> dict[str, Any]:
+    """One result from each binary's processes joined, with the kernels they recorded."""
+    jobs, runs, records = processes.jobs, processes.runs, processes.records
     outputs = [(job.binary, join_processes(job.binary, runs[i])) for i, job in enumerate(jobs)]
     document = merge(outputs, extra)
     if any(records.values()):
         capability = document["context"].get("gpu_compute_capability")
         document["context"][kernels.CONTEXT_KEY] = kernels.context_entry(records, capability)
-    return SuiteRun(document, commands, seconds)
+    return document
 
 
 def _waiting(progress: Progress, prefix: str) -> locks.Waiting:

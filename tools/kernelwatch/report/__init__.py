@@ -4,7 +4,8 @@
     page/        the Page as HTML (inline CSS and SVG, no script, no external URL)
     lessons/     the classic CUDA memory-lesson figures, redrawn from the run: one module
                  per kernel family (its benchmark names and figure), found by listing
-    trends.py    which benchmarks get a trend plot, and the plots with their change points
+    trends.py    which benchmarks get a trend plot, with their change points
+    trend_plot.py  one benchmark's trend plot
     rundata.py   a run's medians, addressed by the suite's benchmark names
     svg.py       matplotlib (no pyplot) to SVG fragments that can share one page
 

@@ -16,7 +16,7 @@ from html import escape as _e
 from kernelwatch import __version__
 from kernelwatch.compare import Verdict
 from kernelwatch.names import short_commit
-from kernelwatch.report import lessons, trends
+from kernelwatch.report import lessons, trend_plot
 from kernelwatch.report.build import Page
 from kernelwatch.report.page.comparison_section import comparison_section
 from kernelwatch.report.page.lessons_section import lessons_section
@@ -51,7 +51,7 @@ def glance(page: Page, metric: Metric) -> list[tuple[str, str, str]]:
     else:
         slower = sum(bool(c.regression) for c in section.changes)
         kind = "warn" if slower else "good"  # (history: not necessarily this run's doing)
-        word = trends.direction_word(metric, True)
+        word = trend_plot.direction_word(metric, True)
         headline = f"{len(section.changes)} change point{'s' * (len(section.changes) != 1)}"
         found.append(
             (kind, headline, f"{slower} {word}, over {section.runs} run(s) in the history")

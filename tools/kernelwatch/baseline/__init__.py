@@ -12,6 +12,7 @@ with another one. Files are only written by `kernelwatch baseline update`.
     rows.py      a result's rows by benchmark; a result restricted to some benchmarks
     pool.py      runs of one build on several cards or hosts pooled into one result
     update.py    `baseline update`: check, build the new files, write them as a whole
+    refusals.py  what `baseline update` refuses (a file twice, a part for the whole, ...)
     against.py   a run's baseline, restricted and with its stored noise, ready to compare
 """
 

@@ -4,8 +4,6 @@ manifest (prepare_update, which writes nothing), then write the folder as a whol
 from __future__ import annotations
 
 import datetime
-import hashlib
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -13,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import noise as noises
-from kernelwatch.baseline.against import ran_a_part
+from kernelwatch.baseline import refusals
 from kernelwatch.baseline.pool import pool
 from kernelwatch.baseline.rows import groups, restrict
 from kernelwatch.baseline.store import (
@@ -26,23 +24,13 @@ from kernelwatch.baseline.store import (
     refuse_other_model,
 )
 from kernelwatch.errors import InputError, compile_regex
-from kernelwatch.files import json_text, strict_json, write_folder
+from kernelwatch.files import json_text, write_folder
 from kernelwatch.gbench import FileColumns, read_document, read_json
 from kernelwatch.provenance import slowed_on_purpose
 from kernelwatch.results import check_times, from_documents, gpu_model
 
 MANIFEST_SCHEMA = 1
 DEFAULT_MIN_REPETITIONS = 10
-
-# Context keys that must agree when only part of a baseline is replaced (--filter): one
-# baseline file is one measuring environment.
-ENVIRONMENT_KEYS = {
-    "gpu_driver_version": "driver",
-    "cuda_runtime_version": "CUDA runtime",
-    "cuda_driver_api_version": "CUDA driver API",
-    "kernelwatch_cache_mode": "cache mode",
-    "kernelwatch_build_type": "build type",
-}
 
 
 @dataclass(frozen=True)
@@ -109,13 +97,13 @@ def _read_runs(result_paths: Sequence[Path], filter: str | None) -> list[tuple[s
             raise InputError(f"{path}: a baseline is made from result files, not a directory")
         if not path.exists():
             raise InputError(f"{path}: no such file")
-    _refuse_same_file(result_paths)
+    refusals.same_file(result_paths)
     runs = [(str(p), read_json(p)) for p in result_paths]
     for run_label, run in runs:
         check_times(from_documents(run_label, [run]))  # compare's checks, file by file
-    _refuse_same_run(runs)
+    refusals.same_run(runs)
     if not filter:
-        _refuse_partial_runs(runs)
+        refusals.partial_runs(runs)
     return runs
 
 
@@ -166,8 +154,8 @@ def _choose(
     chosen = [n for n in parsed.names if pattern is None or pattern.search(n)]
     if not chosen:
         raise InputError(f"{label}: --filter {filter!r} matches no benchmark in the result")
-    _refuse_errors(label, parsed, set(chosen))
-    _refuse_few_repetitions(label, parsed, set(chosen), min_repetitions)
+    refusals.errors(label, parsed, set(chosen))
+    refusals.few_repetitions(label, parsed, set(chosen), min_repetitions)
     return pattern, chosen
 
 
@@ -208,11 +196,11 @@ def _new_document(
     """The new result.json: a partial update (--filter) replaces the benchmarks `taken` in the
     baseline and keeps the others; a whole update is `taken`."""
     if pattern is not None and previous is not None:
-        _refuse_other_environment(pooled.label, previous.get("context") or {}, pooled.context)
+        refusals.other_environment(pooled.label, previous.get("context") or {}, pooled.context)
         rows = _replaced_rows(previous, taken, pattern, notes)
     else:
         if previous is not None and not drop_missing:
-            _refuse_dropping(pooled.label, previous, set(groups(taken["benchmarks"])))
+            refusals.dropping(pooled.label, previous, set(groups(taken["benchmarks"])))
         rows = taken["benchmarks"]
     return {"context": dict(pooled.context), "benchmarks": rows}
 
@@ -296,119 +284,6 @@ def write(update: Update) -> list[str]:
 
 def _compile(filter: str | None) -> re.Pattern[str] | None:
     return compile_regex(filter, "--filter") if filter else None
-
-
-def _refuse_same_file(paths: Sequence[Path]) -> None:
-    """One file named twice (or by two paths) would be pooled as two runs with no spread
-    between them: the stored noise would be understated."""
-    seen: dict[tuple[int, int], Path] = {}
-    for path in paths:
-        try:
-            info = os.stat(path)
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        first = seen.setdefault((info.st_dev, info.st_ino), path)
-        if first is not path:
-            same = "" if str(first) == str(path) else f" (the same file as {first})"
-            raise InputError(f"{path}: given twice{same}; pool the runs of other cards or hosts")
-
-
-# A run's identity in its context: the moment `run` started and the card(s) it measured. Two
-# files that agree on both are copies of one run, however formatted.
-RUN_IDENTITY_KEYS = ("kernelwatch_run_started", "gpu_uuid")
-
-
-def _refuse_same_run(runs: Sequence[tuple[str, Any]]) -> None:
-    """Copies of one run (the same identity, or the same content) pooled as two."""
-    if len(runs) < 2:
-        return
-    seen: dict[Any, str] = {}
-    for label, document in runs:
-        context = document.get("context") if isinstance(document, dict) else None
-        context = context if isinstance(context, dict) else {}
-        identity = tuple(str(context.get(k) or "") for k in RUN_IDENTITY_KEYS)
-        if not all(identity):
-            identity = (
-                "content",
-                hashlib.sha256(
-                    strict_json(document, indent=None, sort_keys=True).encode()
-                ).hexdigest(),
-            )
-        first = seen.setdefault(identity, label)
-        if first != label:
-            raise InputError(
-                f"{label}: given twice (the same run as {first}); pool the runs of other cards "
-                "or hosts"
-            )
-
-
-def _refuse_partial_runs(runs: Sequence[tuple[str, Any]]) -> None:
-    """A run of a part of the suite (run --filter, --shard) taken as a whole would drop every
-    other benchmark of the baseline."""
-    for label, document in runs:
-        context = document.get("context") if isinstance(document, dict) else None
-        if isinstance(context, dict) and ran_a_part(context):
-            if context.get("kernelwatch_filter"):
-                part = f"run --filter {context['kernelwatch_filter']!r}"
-                instead = "update with --filter REGEX to replace only its benchmarks"
-            else:
-                part = f"shard {context.get('kernelwatch_shard')}"
-                instead = (
-                    "merge the shards first (kernelwatch merge), or update with --filter REGEX"
-                )
-            raise InputError(f"{label}: ran a part of the suite ({part}); {instead}")
-
-
-SHOWN_DROPPED = 3
-
-
-def _refuse_dropping(label: str, previous: Mapping[str, Any], kept: set[str]) -> None:
-    """A whole update replaces the baseline: benchmarks it lacks would be gone unnoticed."""
-    dropped = [n for n in groups(previous.get("benchmarks", [])) if n not in kept]
-    if dropped:
-        shown = ", ".join(dropped[:SHOWN_DROPPED]) + (
-            ", ..." if len(dropped) > SHOWN_DROPPED else ""
-        )
-        raise InputError(
-            f"{label}: would drop {len(dropped)} benchmark(s) the baseline holds ({shown}); "
-            "--drop-missing removes them, --filter REGEX replaces only the matching ones"
-        )
-
-
-def _refuse_errors(label: str, parsed: FileColumns, chosen: set[str]) -> None:
-    bad = [(n, m) for n, m in parsed.errors.items() if n in chosen]
-    bad += [(n, f"skipped: {m}") for n, m in parsed.skipped.items() if n in chosen]
-    if bad:
-        name, message = bad[0]
-        raise InputError(
-            f"{label}: {len(bad)} benchmark(s) have errors or were skipped (first: {name}: "
-            f"{message}); a baseline needs a clean run"
-        )
-
-
-def _refuse_few_repetitions(label: str, parsed: FileColumns, chosen: set[str], need: int) -> None:
-    for name, count, aggregated in zip(parsed.names, parsed.counts, parsed.from_aggregates):
-        if name not in chosen:
-            continue
-        if aggregated:
-            raise InputError(
-                f"{label}: {name} has only aggregates (mean/median), no repetitions; "
-                "a baseline keeps the repetitions"
-            )
-        if count < need:
-            raise InputError(
-                f"{label}: {name} has {count} repetition(s); a baseline needs at least {need} "
-                "(--min-repetitions)"
-            )
-
-
-def _refuse_other_environment(label: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-    for key, what in ENVIRONMENT_KEYS.items():
-        if key in old and key in new and str(old[key]) != str(new[key]):
-            raise InputError(
-                f"{label}: different {what} (baseline {old[key]}, result {new[key]}): a partial "
-                "update (--filter) must keep the baseline's environment; update it whole"
-            )
 
 
 def _manifest(

@@ -169,6 +169,27 @@ def build_log(side: Side) -> Path:
     return side.worktree / f".{BUILD_LOG}"
 
 
+def build_sides(
+    sides: Sequence[Side], build: BuildStep, *, overlap: bool, say: Callable[[str], None]
+) -> BuildAhead | None:
+    """Build A, then B unless it is A's commit. With `overlap`, B's build is started in the
+    background and returned still running, for A to be measured meanwhile; else both are built
+    when this returns (None). `say` gets a line before each build."""
+    ahead: BuildAhead | None = None
+    for side in sides:
+        if side is sides[1] and side.sha == sides[0].sha:
+            continue  # the same commit: one build
+        say(
+            f"kernelwatch: building {side.name} ({side.rev}, {side.short}) in {side.build_dir}"
+            + (" while A is measured" if side is sides[1] and overlap else "")
+        )
+        if side is sides[1] and overlap:
+            ahead = BuildAhead(build, side)
+        else:
+            build(side, build_log(side))
+    return ahead
+
+
 def binaries_of(side: Side, bench: Sequence[str]) -> list[Path]:
     """The side's benchmark binaries: --bench paths relative to its build folder, else this
     project's kernelwatch_bench_* binaries."""
@@ -181,6 +202,48 @@ def binaries_of(side: Side, bench: Sequence[str]) -> list[Path]:
             f"{side.build_dir / runner.BINARY_FOLDER}"
         )
     return found
+
+
+class SidePlans:
+    """Each side's binaries and jobs. A's are found at once, its first binary probing for a GPU
+    before anything is listed; B's too unless its build is still running (`ahead`): then only
+    when B is first measured, `before` (run_rounds' hook) waiting there for that build."""
+
+    def __init__(
+        self,
+        sides: Sequence[Side],
+        bench: Sequence[str],
+        filter: str | None,
+        extra_args: Sequence[str],
+        ahead: BuildAhead | None,
+    ) -> None:
+        self._bench = bench
+        self._filter = filter
+        self._extra_args = extra_args
+        self._ahead = ahead
+        first = sides[0]
+        self.binaries: dict[str, list[Path]] = {first.name: binaries_of(first, bench)}
+        runner.require_gpu(self.binaries[first.name][0], extra_args)
+        self.jobs: dict[str, list[runner.Job]] = {
+            first.name: runner.plan(self.binaries[first.name], filter, extra_args)
+        }
+        if ahead is None:
+            self.before(sides[1])  # no build running: B's jobs are known now
+
+    def before(self, side: Side) -> None:
+        if side.name in self.jobs:
+            return
+        if self._ahead is not None:
+            self._ahead.result()  # B's build: its failure is the command's
+            self._ahead = None
+        self.binaries[side.name] = binaries_of(side, self._bench)
+        self.jobs[side.name] = runner.plan(self.binaries[side.name], self._filter, self._extra_args)
+
+    def wait(self) -> None:
+        """Let a build still running end (the measurement failed: its error is the one to
+        report)."""
+        if self._ahead is not None:
+            self._ahead.wait()
 
 
 def run_rounds(

@@ -173,41 +173,16 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         ab.prepare_side(repo, "A", command.rev_a, use_git=not command.no_build),
         ab.prepare_side(repo, "B", command.rev_b, use_git=not command.no_build),
     ]
-    ahead: ab.BuildAhead | None = None
+    ahead: ab.BuildAhead | None = None  # B's build, running on while A is measured
     if not command.no_build:
-        for side in sides:
-            if side is sides[1] and side.sha == sides[0].sha:
-                continue  # the same commit: one build
-            progress.say(
-                f"kernelwatch: building {side.name} ({side.rev}, {side.short}) in {side.build_dir}"
-                + (" while A is measured" if side is sides[1] and command.overlap else "")
-            )
-            if side is sides[1] and command.overlap:
-                ahead = ab.BuildAhead(build, side)
-            else:
-                build(side, ab.build_log(side))
+        ahead = ab.build_sides(sides, build, overlap=command.overlap, say=progress.say)
     if command.build_only:
         for side in sides:
             progress.say(f"kernelwatch: {side.name} ({side.rev}) built in {side.build_dir}")
         return 0
 
-    binaries = {"A": ab.binaries_of(sides[0], command.bench)}
-    runner.require_gpu(binaries["A"][0], settings.extra_args)
+    plans = ab.SidePlans(sides, command.bench, command.filter, settings.extra_args, ahead)
     settings = dataclasses.replace(settings, gpu_uuid=gpus.visible_uuid(settings.extra_args))
-    jobs = {"A": runner.plan(binaries["A"], command.filter, settings.extra_args)}
-
-    def before(side: ab.Side) -> None:
-        nonlocal ahead
-        if side.name in jobs:
-            return
-        if ahead is not None:
-            ahead.result()  # B's build: its failure is the command's
-            ahead = None
-        binaries[side.name] = ab.binaries_of(side, command.bench)
-        jobs[side.name] = runner.plan(binaries[side.name], command.filter, settings.extra_args)
-
-    if ahead is None:
-        before(sides[1])  # no build running: B's jobs are known now
     out = (
         command.out
         if command.out
@@ -216,23 +191,24 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
     try:
         folders = ab.run_rounds(
             sides,
-            jobs,
+            plans.jobs,
             settings,
             command.rounds,
             out,
             progress=progress,
             command_line=command.command_line,
             filter=command.filter,
-            before=before,
+            before=plans.before,
         )
     finally:
-        if ahead is not None:
-            ahead.wait()
+        plans.wait()
     progress.say(f"kernelwatch: wrote {command.rounds} run(s) of each side to {out}")
     base, contender = load_all(folders)
     report = verdict.judge(base, contender, command.judging)
     builds = {
-        side.name: explain.Build({b.name: b for b in binaries[side.name]}, settings.extra_args)
+        side.name: explain.Build(
+            {b.name: b for b in plans.binaries[side.name]}, settings.extra_args
+        )
         for side in sides
     }
     report = explain.explain(

@@ -42,6 +42,7 @@ GOOD, BAD, SKIP, ABORT = 0, 1, 125, 255
 
 _FIRST_BAD = re.compile(r"^([0-9a-f]{40}) is the first bad commit", re.MULTILINE)
 _ONLY_SKIPPED = "only 'skip'ped commits left to test"
+LOG_FILE = "bisect.log"  # git bisect's output, in the runs' folder
 
 
 @dataclass(frozen=True)
@@ -283,6 +284,29 @@ def run_bisect(
             f"git bisect run ended without a first bad commit (exit {status}): "
             f"{said[-1].strip() if said else 'no output'}"
         )
+
+
+def find_first_bad(
+    plan: Plan, repo: Path, good: str, bad: str, out: Path, show: Callable[[str], None]
+) -> Outcome:
+    """The first bad commit after GOOD up to BAD, which regresses against it (measured
+    already). Bisects unless BAD's parent is GOOD, with the state file the steps read in `out`
+    and git's output written to out/LOG_FILE; `show` as for run_bisect."""
+    if int(ab.git(repo, "rev-list", "--count", f"{good}..{bad}")) == 1:
+        return Outcome(bad, "")  # BAD's parent is GOOD: nothing between them
+    state_file = out / ".bisect-state.json"
+    error_file = out / ".bisect-error.json"
+    error_file.unlink(missing_ok=True)
+    write_json_atomic(
+        state_file,
+        state_document(plan, cwd=Path.cwd(), repo=repo, good=good, out=out, error_file=error_file),
+        make_parents=True,
+    )
+    outcome = run_bisect(
+        repo, good, bad, lambda worktree: oracle_command(state_file), error_file, show
+    )
+    write_atomic(out / LOG_FILE, outcome.log, make_parents=True)
+    return outcome
 
 
 # What `git bisect run` sets for its command in a linked worktree (GIT_DIR=<its gitdir>):

@@ -12,7 +12,7 @@ from kernelwatch import ab, bisect, runner, verdict
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
-from kernelwatch.files import Output, check_outputs, write_atomic, write_json_atomic
+from kernelwatch.files import Output, check_outputs
 
 DESCRIPTION = """\
 Find the first commit between GOOD and BAD that made the --filter benchmarks slower. Runs
@@ -138,34 +138,11 @@ def run(command: BisectCommand) -> int:
         return 1
     say(f"kernelwatch bisect: BAD regresses ({verdict.detail}); bisecting")
 
-    if int(ab.git(repo, "rev-list", "--count", f"{good}..{bad}")) == 1:
-        first_bad: str | None = bad  # BAD's parent is GOOD: nothing between them
-        log = ""
-    else:
-        state_file = out / ".bisect-state.json"
-        error_file = out / ".bisect-error.json"
-        error_file.unlink(missing_ok=True)
-        write_json_atomic(
-            state_file,
-            bisect.state_document(
-                plan,
-                cwd=Path.cwd(),
-                repo=repo,
-                good=good,
-                out=out,
-                error_file=error_file,
-            ),
-            make_parents=True,
-        )
-        outcome = bisect.run_bisect(
-            repo, good, bad, lambda worktree: bisect.oracle_command(state_file), error_file, say
-        )
-        first_bad, log = outcome.first_bad, outcome.log
-        write_atomic(out / "bisect.log", log, make_parents=True)
+    first_bad = bisect.find_first_bad(plan, repo, good, bad, out, say).first_bad
     if first_bad is None:
         print(
             "kernelwatch bisect: only commits that could not be measured are left; the first "
-            f"bad commit is one of them (see {out / 'bisect.log'})"
+            f"bad commit is one of them (see {out / bisect.LOG_FILE})"
         )
         return 1
     print(f"first bad commit: {first_bad} {bisect.subject(repo, first_bad)}")

@@ -112,62 +112,104 @@ def spread_at_level(
     computed from its values (noise/); where the level was never measured, the prior; at
     least the spread of the contender's own per-process medians, so a disturbed process of
     the judged run widens its limit instead of raising an alarm."""
-    baseline, crossing = against.baseline, against.crossing
-    if against.pooled is baseline:
-        spreads = noises.measure(baseline, metric, measured.b).levels()
-    else:  # the spread within kinds comes from every kind the pooled baseline holds
-        spreads = noises.measure(against.pooled, metric).levels().take(measured.names)
+    spreads = _computed_spreads(against, metric, measured)
     if stored_noise is not None and metric.key == noises.TIME.key:
-        kept = stored_noise.take(measured.names)
-        found = np.isfinite(kept.process)
-        spreads = noises.LevelNoise(
-            spreads.names,
-            np.where(found, kept.process, spreads.process),
-            np.where(found, kept.process_measured, spreads.process_measured),
-            np.where(found, kept.card, spreads.card),
-            np.where(found, kept.host, spreads.host),
-            np.where(found & np.isfinite(kept.kind), kept.kind, spreads.kind),
-        )
-        notes.append(
-            f"noise: the baseline's stored noise for {int(found.sum())} of "
-            f"{len(found)} benchmark(s)"
-            + ("" if found.all() else "; computed from its repetitions for the others")
-        )
-    level = crossing.level
-    at = spreads.at(level)
-    gpu = gpu_model(baseline.context) is not None
-    prior = levels.prior(level, _durations(baseline, measured), gpu=gpu)
+        spreads = _stored_first(spreads, stored_noise.take(measured.names), notes)
+    level = against.crossing.level
+    durations = _durations(against.baseline, measured)
+    gpu = gpu_model(against.baseline.context) is not None
+    prior = levels.prior(level, durations, gpu=gpu)
     units = levels.units_of(against.pooled.context)
-    at_level = against.units
-    if level is not Level.PROCESS and np.isfinite(at).any():
-        factor = levels.upper_bound_factor(at_level)
-        at = at * factor
-        few = at_level < levels.MIN_UNITS
-        if few:
-            at = np.fmax(at, prior)
-        measured_from = (
-            f"{len(units)} runs in kinds of card ({at_level - 1} degree(s) of freedom)"
-            if level is Level.KIND
-            else f"{at_level} {level.label}s"
-        )
-        notes.append(
-            f"the {level.label}-level spread, measured from {measured_from}, is taken "
-            f"at its upper {levels.UPPER_BOUND_CONFIDENCE:.0%} confidence bound (x{factor:.2f})"
-            + (f"; with fewer than {levels.MIN_UNITS}, at least the prior" if few else "")
-        )
+    at = _upper_bound(spreads.at(level), against, units, prior, notes)
+    at = _floored_where_unmeasured(at, against, durations, gpu, notes)
+    has = np.isfinite(at)
+    noise = np.where(has, at, np.fmax(spreads.process, prior))
+    notes.append(_level_note(against.crossing, units, has, gpu))
+    own = noises.between_processes(contender, metric, measured.c, measured.c_values)
+    return Spread(np.maximum(noise, own), has, against.units)
+
+
+def _computed_spreads(against: Against, metric: Metric, measured: Measured) -> noises.LevelNoise:
+    """Each benchmark's spreads computed from the baseline's values (noise/)."""
+    if against.pooled is against.baseline:
+        return noises.measure(against.baseline, metric, measured.b).levels()
+    # the spread within kinds comes from every kind the pooled baseline holds
+    return noises.measure(against.pooled, metric).levels().take(measured.names)
+
+
+def _stored_first(
+    spreads: noises.LevelNoise, kept: noises.LevelNoise, notes: list[str]
+) -> noises.LevelNoise:
+    """The stored noise `kept` (aligned with `spreads`) where it holds the benchmark."""
+    found = np.isfinite(kept.process)
+    notes.append(
+        f"noise: the baseline's stored noise for {int(found.sum())} of "
+        f"{len(found)} benchmark(s)"
+        + ("" if found.all() else "; computed from its repetitions for the others")
+    )
+    return noises.LevelNoise(
+        spreads.names,
+        np.where(found, kept.process, spreads.process),
+        np.where(found, kept.process_measured, spreads.process_measured),
+        np.where(found, kept.card, spreads.card),
+        np.where(found, kept.host, spreads.host),
+        np.where(found & np.isfinite(kept.kind), kept.kind, spreads.kind),
+    )
+
+
+def _upper_bound(
+    at: np.ndarray,
+    against: Against,
+    units: tuple[levels.Unit, ...],
+    prior: np.ndarray,
+    notes: list[str],
+) -> np.ndarray:
+    """A spread measured above the process level, at the upper bound of its confidence interval;
+    with too few of them, at least the prior."""
+    level, at_level = against.crossing.level, against.units
+    if level is Level.PROCESS or not np.isfinite(at).any():
+        return at
+    factor = levels.upper_bound_factor(at_level)
+    at = at * factor
+    few = at_level < levels.MIN_UNITS
+    if few:
+        at = np.fmax(at, prior)
+    measured_from = (
+        f"{len(units)} runs in kinds of card ({at_level - 1} degree(s) of freedom)"
+        if level is Level.KIND
+        else f"{at_level} {level.label}s"
+    )
+    notes.append(
+        f"the {level.label}-level spread, measured from {measured_from}, is taken "
+        f"at its upper {levels.UPPER_BOUND_CONFIDENCE:.0%} confidence bound (x{factor:.2f})"
+        + (f"; with fewer than {levels.MIN_UNITS}, at least the prior" if few else "")
+    )
+    return at
+
+
+def _floored_where_unmeasured(
+    at: np.ndarray, against: Against, durations: np.ndarray, gpu: bool, notes: list[str]
+) -> np.ndarray:
+    """At least the prior where the baseline never measured a spread like this contender's:
+    a card of an unseen kind, a host configured unlike all of the baseline's."""
     if against.unseen_kind:
-        at = np.fmax(at, levels.unseen_kind_prior(_durations(baseline, measured), gpu=gpu))
-    if level >= Level.KIND and crossing.other_config:
+        at = np.fmax(at, levels.unseen_kind_prior(durations, gpu=gpu))
+    if against.crossing.level >= Level.KIND and against.crossing.other_config:
         # Measured between hosts, but never on one configured so: at least the host prior,
         # whatever the level (the kind level's prior covers only one-GPU hosts alike).
-        host_prior = levels.prior(Level.HOST, _durations(baseline, measured), gpu=gpu)
-        at = np.fmax(at, host_prior)
+        at = np.fmax(at, levels.prior(Level.HOST, durations, gpu=gpu))
         notes.append(
             "this host is configured unlike every host of the baseline (docs/results.md, "
             "fingerprint): each spread is at least the host-level prior"
         )
-    has = np.isfinite(at)
-    noise = np.where(has, at, np.fmax(spreads.process, prior))
+    return at
+
+
+def _level_note(
+    crossing: levels.Crossing, units: tuple[levels.Unit, ...], has: np.ndarray, gpu: bool
+) -> str:
+    """Which level is crossed, and where its spread was measured or is the prior."""
+    level = crossing.level
     relative, absolute = levels.PRIOR[level]
     per_time = f" + {absolute:g} ns / time" if gpu else " (no GPU: no launch term)"
     if has.all():
@@ -178,12 +220,10 @@ def spread_at_level(
             f"the others: the {level.label}-level prior {relative:.2%}{per_time} "
             "(docs/measurement.md)"
         )
-    notes.append(
+    return (
         f"level: {level.label} ({crossing.why}; baseline: {levels.describe(units)}); "
         f"its spread {said}"
     )
-    own = noises.between_processes(contender, metric, measured.c, measured.c_values)
-    return Spread(np.maximum(noise, own), has, at_level)
 
 
 def _durations(baseline: ResultSet, measured: Measured) -> np.ndarray:

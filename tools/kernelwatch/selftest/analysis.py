@@ -7,6 +7,7 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -69,35 +70,91 @@ def analyse(
     benchmarks whose names it matches (as if only those had run)."""
     _one_gpu_model(runs)
     notes: list[str] = []
-    sides: dict[Path, ResultSet] = {}
+    judge = _Judge(settings, only, progress, notes)
+    min_ns = min_time_us * 1e3
+    aa = sorted((r for r in runs if r.role == "aa"), key=lambda r: r.index)
+    alarms = _false_alarms(aa, judge.judged, min_ns)
+    detections = _detections(runs, judge.judged, min_ns, settings.rules, notes)
+    figure_runs = aa or [r for r in runs if r.role == "control"]
+    figures, cvs, cvs_long = _figures([judge.side(r) for r in figure_runs], min_ns)
+    median_cv = float(np.median(cvs)) if cvs else None
+    median_cv_long = float(np.median(cvs_long)) if cvs_long else None
+    return Analysis(
+        settings=settings,
+        min_time_us=min_time_us,
+        runs=len(runs),
+        aa_runs=len(aa),
+        aa_pairs=alarms.pairs,
+        false_alarms=alarms.every,
+        false_alarms_long=alarms.long,
+        false_alarms_by_family=dict(sorted(alarms.families.items())),
+        unsure=alarms.unsure,
+        false_alarm_examples=alarms.examples,
+        detections=detections,
+        figures=figures,
+        median_cv=median_cv,
+        median_cv_long=median_cv_long,
+        times=_run_times(runs),
+        targets=_targets(alarms.every, alarms.pairs, detections, median_cv, min_time_us),
+        notes=tuple(notes),
+    )
 
-    def side(run: SavedRun) -> ResultSet:
-        found = sides.get(run.path)
+
+@dataclass
+class _Judge:
+    """Compares saved runs by time: each run is read (and restricted to `only`) once, and the
+    benchmarks of a pair not measured on both sides are left out with a note."""
+
+    settings: Settings
+    only: re.Pattern[str] | None
+    progress: Callable[[str], None] | None
+    notes: list[str]
+    sides: dict[Path, ResultSet] = field(default_factory=dict)
+
+    def side(self, run: SavedRun) -> ResultSet:
+        found = self.sides.get(run.path)
         if found is None:
             document = run.document
-            if only is not None:
+            if self.only is not None:
                 names = {row_name(r) for r in document.get("benchmarks", [])}
-                document = restrict(document, {n for n in names if only.search(n)})
+                document = restrict(document, {n for n in names if self.only.search(n)})
                 if not document["benchmarks"]:
-                    raise InputError(f"{run.path}: --filter {only.pattern!r} matches none of it")
-            found = sides[run.path] = from_documents(str(run.path), [document])
+                    raise InputError(
+                        f"{run.path}: --filter {self.only.pattern!r} matches none of it"
+                    )
+            found = self.sides[run.path] = from_documents(str(run.path), [document])
         return found
 
-    def judged(base: SavedRun, cont: SavedRun) -> list[Comparison]:
-        if progress:
-            progress(f"comparing {base.path.name} with {cont.path.name}")
-        report = compare(side(base), side(cont), TIME, settings)
+    def judged(self, base: SavedRun, cont: SavedRun) -> list[Comparison]:
+        if self.progress:
+            self.progress(f"comparing {base.path.name} with {cont.path.name}")
+        report = compare(self.side(base), self.side(cont), TIME, self.settings)
         skipped = [c for c in report.comparisons if c.verdict not in MEASURED]
         if skipped:
-            notes.append(
+            self.notes.append(
                 f"{base.path.name} vs {cont.path.name}: {len(skipped)} benchmark(s) not "
                 f"measured on both sides (first: {skipped[0].name}, {skipped[0].verdict.value})"
             )
         return [c for c in report.comparisons if c.verdict in MEASURED]
 
-    min_ns = min_time_us * 1e3
-    aa = sorted((r for r in runs if r.role == "aa"), key=lambda r: r.index)
-    false_all, false_long, unsure = Rate(), Rate(), Rate()
+
+@dataclass(frozen=True)
+class _FalseAlarms:
+    pairs: int
+    every: Rate
+    long: Rate  # of the benchmarks at or above the minimum time
+    unsure: Rate
+    families: dict[str, Rate]
+    examples: tuple[Example, ...]
+
+
+def _false_alarms(
+    aa: Sequence[SavedRun],
+    judged: Callable[[SavedRun, SavedRun], list[Comparison]],
+    min_ns: float,
+) -> _FalseAlarms:
+    """Every pair of A/A runs compared: any REGRESSION or IMPROVEMENT between them is false."""
+    every, long, unsure = Rate(), Rate(), Rate()
     by_family: dict[str, Rate] = defaultdict(Rate)
     examples: list[Example] = []
     pairs = 0
@@ -108,19 +165,19 @@ def analyse(
             for c in judged(base, cont):
                 flagged = c.verdict in FLAGGED
                 one = Rate(int(flagged), 1)
-                false_all += one
+                every += one
                 unsure += Rate(int(c.verdict is Verdict.UNSURE), 1)
                 median = c.baseline.median if c.baseline else None
                 if median is not None and median >= min_ns:
-                    false_long += one
+                    long += one
                 by_family[family_of(c.name)] += one
                 if flagged and len(examples) < EXAMPLES:
                     examples.append(_example(where, c))
+    return _FalseAlarms(pairs, every, long, unsure, by_family, tuple(examples))
 
-    detections = _detections(runs, judged, min_ns, settings.rules, notes)
-    figure_runs = aa or [r for r in runs if r.role == "control"]
-    figures, cvs, cvs_long = _figures([side(r) for r in figure_runs], min_ns)
-    times = tuple(
+
+def _run_times(runs: Sequence[SavedRun]) -> tuple[RunTime, ...]:
+    return tuple(
         RunTime(
             r.path.name,
             r.role,
@@ -129,28 +186,6 @@ def analyse(
             _int((r.document.get("context") or {}).get("kernelwatch_processes"), 1),
         )
         for r in sorted(runs, key=lambda r: r.path.name)
-    )
-    median_cv = float(np.median(cvs)) if cvs else None
-    median_cv_long = float(np.median(cvs_long)) if cvs_long else None
-    targets = _targets(false_all, pairs, detections, median_cv, min_time_us)
-    return Analysis(
-        settings=settings,
-        min_time_us=min_time_us,
-        runs=len(runs),
-        aa_runs=len(aa),
-        aa_pairs=pairs,
-        false_alarms=false_all,
-        false_alarms_long=false_long,
-        false_alarms_by_family=dict(sorted(by_family.items())),
-        unsure=unsure,
-        false_alarm_examples=tuple(examples),
-        detections=detections,
-        figures=figures,
-        median_cv=median_cv,
-        median_cv_long=median_cv_long,
-        times=times,
-        targets=targets,
-        notes=tuple(notes),
     )
 
 

@@ -84,8 +84,18 @@ def history(tmp_path: Path, monkeypatch, temporary: Path) -> History:
 
 def run_bisect(run_cli, repo: History, good: str, bad: str, *argv: object):
     return run_cli(
-        "bisect", good, bad, "--filter", "^fake/", "--repo", repo.root, "--rounds", 2,
-        "--out", repo.root.parent / "out", *argv,
+        "bisect",
+        good,
+        bad,
+        "--filter",
+        "^fake/",
+        "--repo",
+        repo.root,
+        "--rounds",
+        2,
+        "--out",
+        repo.root.parent / "out",
+        *argv,
     )
 
 
@@ -204,7 +214,11 @@ def test_filter_is_required_and_checked(history, run_cli) -> None:
 
 def test_interrupted_bisection_removes_its_worktree(history, temporary) -> None:
     before = history.checkout_state()
-    step = [sys.executable, "-c", "import time; print('kernelwatch step', flush=True); time.sleep(60)"]
+    step = [
+        sys.executable,
+        "-c",
+        "import time; print('kernelwatch step', flush=True); time.sleep(60)",
+    ]
 
     def interrupt(line: str) -> None:
         raise KeyboardInterrupt

@@ -67,7 +67,9 @@ def make_history(tmp_path: Path, write_json, run_cli) -> Callable[..., Path]:
         rng = np.random.default_rng(seed)
         runs = len(next(iter(medians.values())))
         for k in range(runs):
-            spec = {name: noisy(values[k], rng, run_noise, within) for name, values in medians.items()}
+            spec = {
+                name: noisy(values[k], rng, run_noise, within) for name, values in medians.items()
+            }
             extra = {}
             if counters:
                 extra = {
@@ -193,9 +195,7 @@ def test_per_gpu_series_and_filter(make_history, run_cli) -> None:
 
 def test_higher_is_better_counter(make_history) -> None:
     # bytes_per_second down is the regression; the time is flat.
-    db = make_history(
-        {STEP: [100.0] * 6}, counters={STEP: [1e12] * 3 + [0.8e12] * 3}
-    )
+    db = make_history({STEP: [100.0] * 6}, counters={STEP: [1e12] * 3 + [0.8e12] * 3})
     with history.database(db) as connection:
         found = changes.find_changes(connection, metric="bytes_per_second")
         assert changes.find_changes(connection) == []
@@ -284,9 +284,7 @@ def test_without_scipy_in_a_fresh_interpreter(tmp_path) -> None:
     shadow = tmp_path / "shadow" / "scipy"
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text("")
-    done = run_module(
-        "history", "changes", "--db", tmp_path / "x.sqlite", cwd=tmp_path / "shadow"
-    )
+    done = run_module("history", "changes", "--db", tmp_path / "x.sqlite", cwd=tmp_path / "shadow")
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and "kernelwatch[history]" in one_line(done.stderr)
 
@@ -294,7 +292,13 @@ def test_without_scipy_in_a_fresh_interpreter(tmp_path) -> None:
 def test_help() -> None:
     done = run_module("history", "changes", "--help")
     assert done.returncode == 0, done.stderr
-    for text in ("--since DATE", "--json FILE", "1  a regression", "kernelwatch[history]", "exit status"):
+    for text in (
+        "--since DATE",
+        "--json FILE",
+        "1  a regression",
+        "kernelwatch[history]",
+        "exit status",
+    ):
         assert text in done.stdout
 
 
@@ -303,6 +307,8 @@ def test_a_run_without_a_gpu_is_in_no_series(make_history, write_json, run_cli) 
     path = write_json("cpu.json", {STEP: [500.0] * 10}, context={"date": date_of(20)})
     assert run_cli("history", "ingest", path, "--db", db).status == 0
     with sqlite3.connect(db) as connection:
-        assert connection.execute("SELECT count(*) FROM runs WHERE gpu_slug IS NULL").fetchone() == (1,)
+        assert connection.execute(
+            "SELECT count(*) FROM runs WHERE gpu_slug IS NULL"
+        ).fetchone() == (1,)
     with history.database(db) as connection:
         assert [c.index for c in changes.find_changes(connection)] == [3]

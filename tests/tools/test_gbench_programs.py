@@ -145,7 +145,16 @@ def test_run_measures_a_plain_google_benchmark_binary(
     # run sees from its --help that it is not on the harness and passes none.
     out = tmp_path / "run.json"
     done = run_cli(
-        "run", "--bench", program, "--no-compare", "--out", out, "--filter", STEADY, "--top-ups", "0"
+        "run",
+        "--bench",
+        program,
+        "--no-compare",
+        "--out",
+        out,
+        "--filter",
+        STEADY,
+        "--top-ups",
+        "0",
     )  # (a CPU benchmark's spread on a busy machine would top it up)
     assert done.status == 0, done.out
     commands = json.loads(out.read_text())["context"]["kernelwatch_benchmark_commands"]

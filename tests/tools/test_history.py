@@ -39,9 +39,7 @@ def test_ingest_real_file_stores_every_repetition(run_cli, tmp_path):
             "SELECT count(*) FROM samples s JOIN metrics m ON m.id = s.metric_id "
             "WHERE m.name = 'real_time'"
         ).fetchone()
-        commit, slug, date = c.execute(
-            "SELECT git_commit, gpu_slug, date FROM runs"
-        ).fetchone()
+        commit, slug, date = c.execute("SELECT git_commit, gpu_slug, date FROM runs").fetchone()
         context = json.loads(c.execute("SELECT context FROM runs").fetchone()[0])
         (counters,) = c.execute(
             "SELECT count(*) FROM samples s JOIN metrics m ON m.id = s.metric_id "
@@ -196,12 +194,8 @@ def test_migration_from_an_empty_database(run_cli, write_json, tmp_path):
     path = write_json("r.json", {"BM_A": [1, 2, 3]})
     assert run_cli("history", "ingest", path, "--db", db).status == 0
     with sqlite3.connect(db) as c:
-        version = c.execute(
-            "SELECT value FROM meta WHERE key = 'schema_version'"
-        ).fetchone()
-        tables = {
-            r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")
-        }
+        version = c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert version == (str(history.SCHEMA_VERSION),)
     assert {
         "meta",
@@ -217,9 +211,7 @@ def test_migrations_run_in_order_in_one_transaction(tmp_path, monkeypatch):
     db = tmp_path / "h.sqlite"
     history.open_db(db, create=True).close()
     # A future version 2 migrates a version-1 database on open.
-    monkeypatch.setitem(
-        history.MIGRATIONS, 2, ("ALTER TABLE runs ADD COLUMN note TEXT",)
-    )
+    monkeypatch.setitem(history.MIGRATIONS, 2, ("ALTER TABLE runs ADD COLUMN note TEXT",))
     monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
     with pytest.raises(InputError, match="older: `kernelwatch history ingest` brings"):
         history.open_db(db)  # a reading command never writes, not even a migration
@@ -323,9 +315,7 @@ def test_empty_history_and_unknown_names(run_cli, write_json, tmp_path):
     assert run_cli("history", "ingest", path, "--db", db).status == 0
     r = run_cli("history", "show", "BM_Alpah", "--db", db)
     assert r.status == 2 and "did you mean BM_Alpha" in one_line(r.err)
-    r = run_cli(
-        "history", "show", "BM_Alpha", "--metric", "bytes_per_second", "--db", db
-    )
+    r = run_cli("history", "show", "BM_Alpha", "--metric", "bytes_per_second", "--db", db)
     assert r.status == 2 and "has no bytes_per_second" in one_line(r.err)
     r = run_cli("history", "show", "BM_Alpha", "--gpu", "nvidia-b200-sm100", "--db", db)
     assert r.status == 2 and "no run of BM_Alpha on that GPU" in one_line(r.err)

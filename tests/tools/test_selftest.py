@@ -391,8 +391,21 @@ def test_an_injection_regex_with_colons_slows_only_its_benchmarks(
     analysis counts only the benchmarks the regex matches."""
     out = tmp_path / "st"
     done = run_cli(
-        "selftest", "--build-dir", build, "--aa-runs", "0", "--trials", "1",
-        "--slowdowns", "5%", "--inject", "n:[01]/", "--out", out, "--json", tmp_path / "r.json",
+        "selftest",
+        "--build-dir",
+        build,
+        "--aa-runs",
+        "0",
+        "--trials",
+        "1",
+        "--slowdowns",
+        "5%",
+        "--inject",
+        "n:[01]/",
+        "--out",
+        out,
+        "--json",
+        tmp_path / "r.json",
     )
     assert done.status == 0, done.out + done.err
     slowed = json.loads((out / "inject-0.05-1.json").read_text())

@@ -58,9 +58,9 @@ def test_least_privilege(path: Path) -> None:
         assert "permissions" in job, f"{path.name}: job {name} must declare its permissions"
         writes = {scope for scope, level in job["permissions"].items() if level == "write"}
         if writes:
-            assert "self-hosted" not in str(job["runs-on"]), (
-                f"{path.name}: job {name} writes {writes} on a self-hosted runner"
-            )
+            assert "self-hosted" not in str(
+                job["runs-on"]
+            ), f"{path.name}: job {name} writes {writes} on a self-hosted runner"
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
@@ -101,7 +101,9 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
 def test_secrets_reach_scripts_only_through_env(path: Path) -> None:
     for name, job in load(path)["jobs"].items():
         for step in job["steps"]:
-            assert "secrets." not in step.get("run", ""), f"{path.name}: {name} interpolates a secret"
+            assert "secrets." not in step.get(
+                "run", ""
+            ), f"{path.name}: {name} interpolates a secret"
 
 
 def nightly_steps(job: dict[str, Any]) -> str:
@@ -159,8 +161,12 @@ def test_every_action_is_pinned_to_a_commit(path: Path) -> None:
             continue
         found += 1
         action, rest = match.groups()
-        assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", action), f"{path.name}: {line.strip()}"
-        assert re.fullmatch(r"\s*# v\d+(\.\d+)*", rest), f"{path.name}: no tag comment: {line.strip()}"
+        assert re.fullmatch(
+            r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", action
+        ), f"{path.name}: {line.strip()}"
+        assert re.fullmatch(
+            r"\s*# v\d+(\.\d+)*", rest
+        ), f"{path.name}: no tag comment: {line.strip()}"
     assert found
 
 

@@ -38,11 +38,7 @@ def memcpy_d2d(state: bench.State) -> None:
     del spacer
 
 
-(
-    bench.register(memcpy_d2d)
-    .add_string_axis("data", ["unit"])
-    .add_int64_axis("spacer_mib", [0])
-)
+(bench.register(memcpy_d2d).add_string_axis("data", ["unit"]).add_int64_axis("spacer_mib", [0]))
 
 if __name__ == "__main__":
     bench.run_all_benchmarks(sys.argv)

@@ -23,6 +23,7 @@ MODULES = {
     "orjson": "orjson",
     "matplotlib": "matplotlib",
     "mypy": "mypy",
+    "black": "black",
 }
 # program -> what provides it (any one name of a tuple will do)
 PROGRAMS: dict[tuple[str, ...], str] = {

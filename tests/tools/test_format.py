@@ -1,0 +1,27 @@
+"""The Python code is formatted as black formats it at 100 columns (the vendored Otava kept as
+upstream wrote it)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+pytest.importorskip("black", reason="black is needed for the format check")
+
+FORMATTED = ["tools/kernelwatch", "tools/bench_compare_speed.py", "tests", "scripts"]
+
+
+def test_python_is_black_formatted() -> None:
+    checked = subprocess.run(
+        [sys.executable, "-m", "black", "--check", "--line-length", "100"]
+        + ["--extend-exclude", "/_vendor/", *FORMATTED],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr

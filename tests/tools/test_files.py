@@ -142,8 +142,9 @@ def test_write_folder_refuses_a_file_or_link(tmp_path: Path) -> None:
 
 
 def test_write_output_words_a_full_disk() -> None:
-    with open("/dev/full", "w") as full, pytest.raises(
-        InputError, match="could not write the output"
+    with (
+        open("/dev/full", "w") as full,
+        pytest.raises(InputError, match="could not write the output"),
     ):
         files.write_output("x" * 100000, full)
 

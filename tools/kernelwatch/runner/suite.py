@@ -49,9 +49,10 @@ def run_suite(
     started = time.monotonic()
     started_at = datetime.datetime.now(datetime.UTC)
     prefix = f"{label}: " if label else ""
-    with contextlib.ExitStack() as held, tempfile.TemporaryDirectory(
-        prefix="kernelwatch-run-"
-    ) as tmp:
+    with (
+        contextlib.ExitStack() as held,
+        tempfile.TemporaryDirectory(prefix="kernelwatch-run-") as tmp,
+    ):
         if settings.gpu_uuid:
             held.enter_context(locks.gpu_lock(settings.gpu_uuid, _waiting(progress, prefix)))
         processes = _Processes(jobs, settings, shares, progress, prefix, Path(tmp))

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import GPU_DATA, gpu_file_params
+from conftest import gpu_file_params
 from kernelwatch.export import median_interval
 
 

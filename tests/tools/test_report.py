@@ -464,6 +464,40 @@ def test_max_trends_bounds_the_plots_and_the_page_says_so(
 
 @needs_gpu_data
 @needs_matplotlib
+def test_trend_counts_are_of_the_plots_drawn(run_cli, history_db, tmp_path, monkeypatch) -> None:
+    """Most family references have no flop_per_second: the page counted all 8 as drawn beside
+    1 plot, and each took one of the --max-trends places."""
+    monkeypatch.setattr(lessons, "draw_all", lambda data: [])  # (not what this test is about)
+    out = tmp_path / "r.html"
+    r = run_cli("report", SUITE, "--db", history_db, "--metric", "flop_per_second", "-o", out)
+    assert r.status == 0, r.err
+    text = out.read_text(encoding="utf-8")
+    drawn = text.count('class="kw-figure trend"')
+    assert 0 < drawn < len(lessons.REFERENCES)
+    assert (
+        f"{drawn} trend plot(s) of the run's 355 benchmarks</b>: {drawn} family reference(s)"
+        in (text)
+    )
+    # The places go to benchmarks with the metric: changes first, then references that have it.
+    r = run_cli("report", SUITE, "--db", history_db, "--metric", "bytes_per_second", "-o", out)
+    with_bandwidth = out.read_text(encoding="utf-8").count('class="kw-figure trend"')
+    r = run_cli(
+        "report",
+        SUITE,
+        "--db",
+        history_db,
+        "--metric",
+        "bytes_per_second",
+        "--max-trends",
+        with_bandwidth - 1,
+        "-o",
+        out,
+    )
+    assert r.status == 0 and out.read_text().count('class="kw-figure trend"') == with_bandwidth - 1
+
+
+@needs_gpu_data
+@needs_matplotlib
 def test_no_history_database_is_said_on_the_page(run_cli, tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(history, "default_path", lambda: tmp_path / "none" / "history.sqlite")
     out = tmp_path / "r.html"

@@ -16,7 +16,7 @@ import inspect
 import math
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kernelwatch import history
@@ -196,18 +196,26 @@ def build(
         notes.append(f"change points were not computed: {exc}")
     names = set(run_names)
     changes = tuple(c for c in found if c.benchmark in names)
-    choice = choose(run_names, changes, regressed, references, available, limit)
+    # Every candidate in order, then the first `limit` with values of the metric: a family
+    # reference without it (transfers have no flop_per_second) neither takes a plot's place
+    # nor is counted on the page as drawn.
+    choice = choose(run_names, changes, regressed, references, available, len(available))
     plots: list[Trend] = []
-    for k, (name, reasons) in enumerate(choice.chosen):
+    kept: list[tuple[str, tuple[str, ...]]] = []
+    for name, reasons in choice.chosen:
+        if len(plots) >= max(limit, 0):
+            break
         try:
             points = history.series(db, name, metric.key, gpu)
         except InputError:
             continue  # no values of this metric on this GPU after all
         own = tuple(c for c in changes if c.benchmark == name)
-        key = f"trend-{k + 1}"
+        key = f"trend-{len(plots) + 1}"
         with svg.style(key):
             drawn = plot(
                 name, points, own, metric, key, this_run=this_run, current=medians.get(name)
             )
         plots.append(Trend(name, reasons, key, drawn, len(points), own))
+        kept.append((name, reasons))
+    choice = replace(choice, chosen=tuple(kept), limit=limit)
     return Trends(tuple(plots), changes, choice, total, this_run, None, tuple(notes))

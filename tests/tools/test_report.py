@@ -474,10 +474,8 @@ def test_trend_counts_are_of_the_plots_drawn(run_cli, history_db, tmp_path, monk
     text = out.read_text(encoding="utf-8")
     drawn = text.count('class="kw-figure trend"')
     assert 0 < drawn < len(lessons.REFERENCES)
-    assert (
-        f"{drawn} trend plot(s) of the run's 355 benchmarks</b>: {drawn} family reference(s)"
-        in (text)
-    )
+    said = f"{drawn} trend plot(s) of the run's 355 benchmarks</b>: {drawn} family reference(s)"
+    assert said in text
     # The places go to benchmarks with the metric: changes first, then references that have it.
     r = run_cli("report", SUITE, "--db", history_db, "--metric", "bytes_per_second", "-o", out)
     with_bandwidth = out.read_text(encoding="utf-8").count('class="kw-figure trend"')

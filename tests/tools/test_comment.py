@@ -50,3 +50,19 @@ def test_bad_input_is_one_line(run_cli, tmp_path: Path) -> None:
     assert done.status == 2 and done.err.startswith("kernelwatch: error:")
     done = run_cli("comment", tmp_path / "none.md")
     assert done.status == 2 and "--gpu" in done.err
+
+
+def test_gpu_names_the_marker_that_result_gives(run_cli, write_json, tmp_path: Path) -> None:
+    """--help's example was `--gpu "NVIDIA H200" --marker-only`: nvidia-h200, a marker no comment
+    made with --result carries (nvidia-h200-sm90), so the workflow would never find it."""
+    new = write_json("new.json", {"BM_a": [1.0, 1.0, 1.0]}, context=H100_CONTEXT)
+    report = tmp_path / "h100.md"
+    report.write_text("### kernelwatch compare: no regression\n")
+    from_result = run_cli("comment", report, "--result", new, "--marker-only").out
+    slug = run_cli("comment", report, "--gpu", "nvidia-h100-80gb-hbm3-sm90", "--marker-only")
+    assert slug.status == 0 and slug.out == from_result and slug.err == ""
+    name = run_cli("comment", report, "--gpu", "NVIDIA H100 80GB HBM3", "--marker-only")
+    assert name.status == 0 and name.out != from_result
+    assert "not a baseline slug" in name.err and "kernelwatch baseline list" in name.err
+    both = run_cli("comment", report, "--gpu", "x", "--result", new)
+    assert both.status == 2 and both.err.startswith("kernelwatch: error:") and "--gpu" in both.err

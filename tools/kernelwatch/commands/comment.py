@@ -31,7 +31,7 @@ exit status:
 
 examples:
   kernelwatch comment results/h200.md --result results/h200.json --commit "$SHA" -o body.md
-  kernelwatch comment results/h200.md --gpu "NVIDIA H200" --marker-only
+  kernelwatch comment results/h200.md --gpu nvidia-h200-sm90 --marker-only
 """
 
 
@@ -44,8 +44,14 @@ def register(subparsers: Any) -> None:
         epilog=EPILOG,
     )
     parser.add_argument("report", metavar="REPORT.md", help="the Markdown report (--markdown)")
-    parser.add_argument("--result", metavar="RESULT.json", help="the run's result: its GPU")
-    parser.add_argument("--gpu", metavar="NAME", help="the GPU model, without --result")
+    gpu = parser.add_mutually_exclusive_group()
+    gpu.add_argument("--result", metavar="RESULT.json", help="the run's result: its GPU")
+    gpu.add_argument(
+        "--gpu",
+        metavar="SLUG",
+        help="the GPU model's baseline slug, as `kernelwatch baseline list` prints it "
+        "(nvidia-h200-sm90): the marker --result gives for that model",
+    )
     parser.add_argument("--commit", metavar="SHA", help="the commit the report is about")
     parser.add_argument("--run-url", metavar="URL", help="the workflow run to link to")
     parser.add_argument("-o", "--out", metavar="FILE", help="write here (default: stdout)")
@@ -109,8 +115,17 @@ def _gpu(command: CommentCommand) -> tuple[str, str]:
         document = read_json(command.result)
         context = document.get("context") if isinstance(document, dict) else None
         if not isinstance(context, dict) or not gpu_model(context):
-            raise InputError(f"{command.result}: its context names no GPU; pass --gpu NAME")
+            raise InputError(f"{command.result}: its context names no GPU; pass --gpu SLUG")
         return context_slug(context) or str(context["gpu_name"]), str(gpu_model(context))
     if command.gpu:
+        if marker(command.gpu) != f"<!-- kernelwatch:{command.gpu} -->":
+            # "NVIDIA H200" gave nvidia-h200, which no comment made with --result carries
+            # (nvidia-h200-sm90): a marker-only lookup would never find the comment.
+            print(
+                f"kernelwatch: warning: --gpu {command.gpu!r} is not a baseline slug (as "
+                "`kernelwatch baseline list` prints it); the marker is "
+                f"{marker(command.gpu)}, unlike that of a comment made with --result",
+                file=sys.stderr,
+            )
         return command.gpu, command.gpu
-    raise InputError("comment: name the GPU: --result RESULT.json or --gpu NAME")
+    raise InputError("comment: name the GPU: --result RESULT.json or --gpu SLUG")

@@ -96,6 +96,28 @@ def test_github_action_benchmark_directions(run_cli, write_json, tmp_path: Path)
     assert strict(done.out)[0]["value"] == 2.0
 
 
+def test_benchmarks_without_the_metric_are_counted_on_stderr(run_cli, write_json) -> None:
+    """A real H200 run exported with --metric bytes_per_second gave 289 of its 356 benchmarks,
+    silently (compare says so in a note)."""
+    path = write_json(
+        "r.json",
+        {"BM_copy": [10.0, 11.0, 12.0], "BM_empty": [1.0, 1.0, 1.0]},
+        counters={"BM_copy": {"bytes_per_second": [3.0, 2.0, 1.0]}},
+    )
+    done = run_cli("export", path, "--format", "bmf", "--metric", "bytes_per_second")
+    assert done.status == 0 and list(strict(done.out)) == ["BM_copy"]
+    assert "note: 1 of 2 benchmark(s) have no values of bytes_per_second" in done.err
+    done = run_cli("export", path, "--format", "github-action-benchmark")
+    assert done.status == 0 and len(strict(done.out)) == 2 and "note:" not in done.err
+
+
+def test_range_covers_a_lopsided_interval(run_cli, write_json) -> None:
+    """docs/results.md: `range` is the larger distance from the median to a bound."""
+    path = write_json("r.json", {"BM_a": [10.0, 11.0, 15.0]}, time_unit="ns")
+    row = strict(run_cli("export", path, "--format", "github-action-benchmark").out)[0]
+    assert row["value"] == 11.0 and row["range"] == "± 4"  # not the half-width, 2.5
+
+
 def test_one_value_has_no_bounds(run_cli, write_json) -> None:
     path = write_json("r.json", {"BM_a": [10.0]}, time_unit="ns")
     document = strict(run_cli("export", path, "--format", "bmf").out)

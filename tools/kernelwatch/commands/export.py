@@ -70,7 +70,16 @@ def run(command: ExportCommand) -> int:
     metric = command.metric
     check_outputs([Output("-o", command.out)], [Input("the result", command.result)])
     result = load(command.result)
-    text = json_text(export(result, metric, command.format))
+    document = export(result, metric, command.format)
+    left_out = len(result.names) - len(document)  # one entry per benchmark in either format
+    if left_out:
+        # As compare says it: a dashboard fed 289 of 356 benchmarks should know why.
+        print(
+            f"kernelwatch: note: {left_out} of {len(result.names)} benchmark(s) have no values "
+            f"of {metric.key} (not a counter of theirs, or an error or skipped row): left out",
+            file=sys.stderr,
+        )
+    text = json_text(document)
     if command.format == "github-action-benchmark":
         print(f"kernelwatch: github-action-benchmark tool: {github_tool(metric)}", file=sys.stderr)
     if command.out:

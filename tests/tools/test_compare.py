@@ -489,3 +489,19 @@ def test_a_baseline_from_another_card_is_held_to_its_levels_prior_not_a_blanket_
     short = verdict(5.0, "GPU-2").comparisons[0]
     assert short.noise_floor == pytest.approx(2 * (relative + absolute / 5000), rel=0.05)
     assert short.noise_floor > found.noise_floor
+
+
+def test_a_compare_report_beside_the_result_is_not_a_result(run_cli, write_json, tmp_path) -> None:
+    """`run --out d/suite.json --json d/verdict.json` leaves both in one folder; comparing, or
+    exporting, that folder failed on the report: 'verdict.json: ...: real_time is missing'."""
+    base = write_json("base.json", {"BM_a": [1.0, 1.0, 1.01, 0.99, 1.0]}, context=H100_CONTEXT)
+    new = write_json("run/new.json", {"BM_a": [1.0, 1.0, 1.01, 0.99, 1.0]}, context=H100_CONTEXT)
+    report = tmp_path / "run" / "verdict.json"
+    assert run_cli("compare", base, new, "--json", report).status == 0
+    folder = run_cli("compare", base, new.parent)
+    assert folder.status == 0, folder.err
+    assert "verdict.json: skipped, not a benchmark result" in folder.out
+    assert run_cli("export", new.parent, "--format", "bmf").status == 0
+    alone = run_cli("compare", base, report)
+    assert alone.status == 2 and alone.err.count("\n") == 1
+    assert "the JSON report of kernelwatch compare" in alone.err and "real_time" not in alone.err

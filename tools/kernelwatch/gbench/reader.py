@@ -18,13 +18,21 @@ def read_file(path: str, in_directory: bool = False) -> FileColumns | None:
     """Read and validate one result file. In a directory, a JSON object without a
     "benchmarks" key (a manifest, say) is not a result: None."""
     document = read_json(path)
-    if (
-        in_directory
-        and isinstance(document, dict)
-        and not isinstance(document.get("benchmarks"), list)
-    ):  # (a manifest's "benchmarks" is a count, a noise.json's an object)
-        return None
+    if in_directory and isinstance(document, dict):
+        # (a manifest's "benchmarks" is a count, a noise.json's an object; a compare report's
+        # a list of verdicts, beside the result in the folder `run --out --json` wrote)
+        if not isinstance(document.get("benchmarks"), list) or _report_of(document):
+            return None
     return read_document(path, document)
+
+
+def _report_of(document: dict[str, Any]) -> str | None:
+    """The command whose JSON report (compare's --json, schema_version 1) this is, if any."""
+    tool = document.get("tool")
+    if "schema_version" in document and isinstance(tool, dict):
+        if tool.get("name") == "kernelwatch":
+            return str(tool.get("command") or "compare")
+    return None
 
 
 def check_envelope(path: str, document: Any) -> dict[str, Any]:
@@ -32,6 +40,12 @@ def check_envelope(path: str, document: Any) -> dict[str, Any]:
     and, if it has one, a "context" object (what a reader of raw rows takes for granted)."""
     if not isinstance(document, dict) or not isinstance(document.get("benchmarks"), list):
         raise InputError(f'{path}: not a Google Benchmark result (no "benchmarks" list)')
+    command = _report_of(document)
+    if command is not None:
+        raise InputError(
+            f"{path}: the JSON report of kernelwatch {command} (its verdicts), not a benchmark "
+            "result: give the result file it compared"
+        )
     if not isinstance(document.get("context", {}), dict):
         raise InputError(f'{path}: not a Google Benchmark result ("context" is not an object)')
     for i, row in enumerate(document["benchmarks"]):

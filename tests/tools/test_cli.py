@@ -68,6 +68,8 @@ def test_help_of_every_command_runs(argv: list[str], run_cli) -> None:
     result = run_cli(*argv)
     assert result.status == 0 and "usage: kernelwatch" in result.out
     assert "exit status" in result.out
+    # Descriptions and epilogs are laid out by hand (RawDescriptionHelpFormatter): 100 columns.
+    assert [line for line in result.out.splitlines() if len(line) > 100] == []
 
 
 def test_compare_help_documents_exit_statuses(run_cli) -> None:

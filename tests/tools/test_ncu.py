@@ -143,7 +143,7 @@ def test_explain_profiles_the_regression_and_renders_it(tmp_path: Path) -> None:
     assert re.search(
         r"-> kernel code changed: .*SASS aaaa→bbbb.*smem bank conflicts \(ld\) 0→4.2M", table
     )
-    assert "kernels: 1 kernel code changed, 1 kernel identical" in table
+    assert "kernels of the benchmarks: 1 code changed, 1 identical" in table
     markdown = render.render_markdown(explained)
     assert "*kernel code changed" in markdown and "<details><summary>Why" in markdown
     document = json.loads(render.render_json(explained))

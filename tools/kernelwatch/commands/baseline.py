@@ -25,8 +25,9 @@ from kernelwatch.results import from_documents, resolve_metric
 DESCRIPTION = """\
 The baselines: one result per GPU model in baselines/<gpu-slug>/ (result.json with the
 repetitions, noise.json with each benchmark's measured noise, manifest.json with commit, date,
-driver, CUDA runtime, the producing command and the history of updates). `kernelwatch run` compares with the baseline of its exact GPU model,
-never with another one. See baselines/README.md and docs/running.md."""
+driver, CUDA runtime, the producing command and the history of updates). `kernelwatch run`
+compares with the baseline of its exact GPU model, never with another one. See
+baselines/README.md and docs/running.md."""
 
 EPILOG = """\
 exit status:
@@ -123,8 +124,8 @@ def register(subparsers: Any) -> None:
         actions,
         "show",
         help="one baseline's manifest and summary",
-        description="Show a baseline, named by its slug or by a result file measured on its GPU: "
-        "its manifest, its benchmarks per family, its stored noise per family (and the noisiest "
+        description="Show a baseline, named by its slug or by a result file measured on its GPU:\n"
+        "its manifest, its benchmarks per family, its stored noise per family (and the noisiest\n"
         "benchmarks), and its history.",
         epilog=EPILOG,
     )

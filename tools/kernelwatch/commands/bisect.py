@@ -36,7 +36,8 @@ exit status:
 
 examples:
   kernelwatch bisect v1.2 main --filter '^transpose/naive'
-  kernelwatch bisect HEAD~20 HEAD --filter '^reduction/' --rounds 2 --target kernelwatch_bench_reduction
+  kernelwatch bisect HEAD~20 HEAD --filter '^reduction/' --rounds 2 \\
+    --target kernelwatch_bench_reduction
 """
 
 

@@ -29,14 +29,17 @@ See docs/history.md."""
 
 EPILOG = """\
 exit status:
-  0  done (also: the run was already in the history, nothing written)
+  0  done
   2  bad input or usage (an invalid result file, no such benchmark or metric, no or a
      damaged database, a database from a newer kernelwatch): one line on stderr,
      "kernelwatch: error: ..."
 """
 
+INGEST_EPILOG = EPILOG.replace(
+    "  0  done\n", "  0  done (also: the run was already in the history, nothing written)\n"
+)
 # The command's own help names every action's statuses; `changes` adds exit 1.
-HISTORY_EPILOG = EPILOG.replace(
+HISTORY_EPILOG = INGEST_EPILOG.replace(
     "nothing written)\n",
     "nothing written)\n  1  changes: a regression at or after --since (see history changes --help)\n",
 )
@@ -96,7 +99,7 @@ def register(subparsers: Any) -> None:
         "ingest",
         help="store a result file in the history",
         description=INGEST_DESCRIPTION,
-        epilog=EPILOG,
+        epilog=INGEST_EPILOG,
     )
     ingest.add_argument("result", metavar="RESULT.json", help="a Google Benchmark result file")
     _add_db(ingest)

@@ -98,13 +98,15 @@ def explanation_line(report: Report, c: Comparison) -> str:
 
 
 def kernel_summary(report: Report) -> str:
-    """`kernels: 1 kernel code changed, 354 kernel identical` (empty without kernel records)."""
+    """`kernels of the benchmarks: 1 code changed, 354 identical` (empty without kernel
+    records)."""
     found = Counter(
         e.kernel.change.value for e in report.explanations.values() if e.kernel is not None
     )
     if not found:
         return ""
-    return "kernels: " + ", ".join(f"{n} {kind}" for kind, n in sorted(found.items()))
+    counts = (f"{n} {kind.removeprefix('kernel ')}" for kind, n in sorted(found.items()))
+    return "kernels of the benchmarks: " + ", ".join(counts)
 
 
 # Control characters (ESC of an ANSI sequence, BEL, CR, newlines) and the bidirectional

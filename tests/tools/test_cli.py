@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -59,11 +60,26 @@ def command_names() -> list[str]:
     return [module.__name__.rsplit(".", 1)[-1] for module in commands.discover()]
 
 
+def help_invocations() -> list[list[str]]:
+    """`--help` of the program, of every command and of every action (`baseline show`...)."""
+    found: list[list[str]] = [["--help"]]
+
+    def visit(parser: argparse.ArgumentParser, path: list[str]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    found.append([*path, name, "--help"])
+                    visit(child, [*path, name])
+
+    visit(cli.build_parser(), [])
+    return found
+
+
 def test_commands_are_discovered() -> None:
     assert "compare" in command_names()
 
 
-@pytest.mark.parametrize("argv", [["--help"]] + [[name, "--help"] for name in command_names()])
+@pytest.mark.parametrize("argv", help_invocations(), ids=" ".join)
 def test_help_of_every_command_runs(argv: list[str], run_cli) -> None:
     result = run_cli(*argv)
     assert result.status == 0 and "usage: kernelwatch" in result.out

@@ -606,3 +606,20 @@ def test_a_baseline_folder_reads_as_its_result_only(tmp_path: Path) -> None:
     assert len(documents) == 1 and documents[0]["benchmarks"][0]["name"].startswith("BM_a")
     with pytest.raises(InputError, match="holds no benchmark results"):
         baselines.result_documents(tmp_path)
+
+
+def test_an_update_from_fewer_cards_than_the_pool_warns(root: Path, write_json, run_cli) -> None:
+    pool = [
+        write_json(f"r{i}.json", suite(seed=i), context=context(gpu_uuid=f"GPU-card-{i}"))
+        for i in range(3)
+    ]
+    assert run_cli("baseline", "update", *pool, "--baselines", root).status == 0
+    one = write_json("one.json", suite(seed=9), context=context(gpu_uuid="GPU-card-9"))
+    done = run_cli("baseline", "update", one, "--baselines", root, "--dry-run")
+    assert done.status == 0, done.err
+    assert (
+        f"warning: {one}: the baseline was pooled from 3 run(s) on 3 card(s) of 1 host(s), this "
+        "update from 1 run(s) on 1 card(s) of 1 host(s)"
+    ) in done.err
+    again = run_cli("baseline", "update", *pool, "--baselines", root, "--dry-run")
+    assert again.status == 0 and "pooled from" not in again.err

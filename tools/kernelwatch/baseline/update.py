@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernelwatch import levels
 from kernelwatch import noise as noises
 from kernelwatch.baseline import refusals
 from kernelwatch.baseline.pool import pool
@@ -78,6 +79,7 @@ def prepare_update(
         *pooled.warnings,
         *_build_warnings(pooled.label, pooled.context),
         *_one_process_warning(pooled.label, processes, chosen),
+        *_fewer_units_warning(pooled.label, previous, pooled.context, bool(filter)),
     ]
     manifest = _manifest(
         entry, pooled.context, pooled.parsed, chosen, filter, command, whole, result_paths[0]
@@ -238,6 +240,29 @@ def _one_process_warning(
             "`kernelwatch run --processes 2` (the default) or more"
         ]
     return []
+
+
+def _fewer_units_warning(
+    label: str, previous: Mapping[str, Any] | None, context: Mapping[str, Any], partial: bool
+) -> list[str]:
+    """A baseline pooled from several cards or hosts replaced by runs on fewer: the spreads it
+    measured between them are gone (a pool of seven H200 cards by one run: every later
+    comparison at the card, kind or host level falls back on the priors, docs/measurement.md)."""
+    if previous is None:
+        return []
+    old = levels.units_of(previous.get("context") or {})
+    new = levels.units_of(context)
+    old_cards, new_cards = ({u.card for u in units} for units in (old, new))
+    old_hosts, new_hosts = ({u.host for u in units} for units in (old, new))
+    if len(new_cards) >= len(old_cards) and len(new_hosts) >= len(old_hosts):
+        return []
+    replaced = "the benchmarks it replaces" if partial else "the baseline"
+    return [
+        f"{label}: the baseline was pooled from {levels.describe(old)}, this update from "
+        f"{levels.describe(new)}: for {replaced}, the spread between cards and hosts is measured "
+        "from fewer of them or not at all (then the prior); pool runs of several cards "
+        "(baseline update RUN1 RUN2 ..., docs/ci.md)"
+    ]
 
 
 def _noise(

@@ -64,6 +64,15 @@ def test_ingest_real_file_stores_every_repetition(run_cli, tmp_path):
 
 
 @needs_gpu_data
+def test_a_pooled_baseline_is_not_one_run(run_cli, tmp_path):
+    pooled = GPU_DATA.parents[2] / "baselines" / "nvidia-h200-sm90" / "result.json"
+    db = tmp_path / "h.sqlite"
+    done = run_cli("history", "ingest", pooled, "--db", db)
+    assert done.status == 2 and done.err.count("\n") == 1
+    assert "a baseline pooled from " in done.err and "ingest the runs it was made from" in done.err
+    assert not db.exists()
+
+
 def test_second_ingest_is_a_no_op(run_cli, tmp_path):
     db = tmp_path / "h.sqlite"
     assert run_cli("history", "ingest", SUITE, "--db", db).status == 0

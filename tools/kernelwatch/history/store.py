@@ -20,6 +20,7 @@ from kernelwatch.errors import InputError
 from kernelwatch.files import strict_json
 from kernelwatch.gbench import read_json
 from kernelwatch.history.schema import database
+from kernelwatch.levels import RUNS_KEY
 from kernelwatch.provenance import slowed_on_purpose
 from kernelwatch.results import ResultSet, check_times, from_documents
 
@@ -89,6 +90,13 @@ def ingest(path: str | Path, db_path: str | Path) -> Ingested:
             f"{path}: the context's {key} is {json.dumps(run_date)[:60]}, not an ISO 8601 date "
             "(as Google Benchmark writes it: 2025-01-31T12:00:00+00:00); a run is stored at "
             "the date it was measured"
+        )
+    pooled = context.get(RUNS_KEY)
+    if isinstance(pooled, list) and len(pooled) > 1:
+        # One point of a series is one run at one commit; a pool's rows come from several.
+        raise InputError(
+            f"{path}: a baseline pooled from {len(pooled)} runs (baseline update RUN1 RUN2 ...), "
+            "not one run: ingest the runs it was made from"
         )
     ingested_at = _now()
     date = normalized_date(run_date) or ingested_at

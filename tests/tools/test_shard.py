@@ -158,7 +158,7 @@ def test_merging_shards_gives_the_unsharded_result(tmp_path: Path, run_cli, sour
 
 
 def test_merged_shards_go_into_the_history(tmp_path: Path, run_cli) -> None:
-    files = shard_files(tmp_path, SUITE_BASELINE, 2)
+    files = shard_files(tmp_path, TOPPED_UP_RUN, 2)  # a run (the baseline is a pool of runs)
     merged = tmp_path / "merged.json"
     assert run_cli("merge", *files, "-o", merged).status == 0
     done = run_cli("history", "ingest", merged, "--db", tmp_path / "h.sqlite")

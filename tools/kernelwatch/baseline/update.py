@@ -79,7 +79,7 @@ def prepare_update(
         *pooled.warnings,
         *_build_warnings(pooled.label, pooled.context),
         *_one_process_warning(pooled.label, processes, chosen),
-        *_fewer_units_warning(pooled.label, previous, pooled.context, bool(filter)),
+        *_fewer_units_warning(pooled.label, previous, pooled.context),
     ]
     manifest = _manifest(
         entry, pooled.context, pooled.parsed, chosen, filter, command, whole, result_paths[0]
@@ -243,7 +243,7 @@ def _one_process_warning(
 
 
 def _fewer_units_warning(
-    label: str, previous: Mapping[str, Any] | None, context: Mapping[str, Any], partial: bool
+    label: str, previous: Mapping[str, Any] | None, context: Mapping[str, Any]
 ) -> list[str]:
     """A baseline pooled from several cards or hosts replaced by runs on fewer: the spreads it
     measured between them are gone (a pool of seven H200 cards by one run: every later
@@ -256,11 +256,10 @@ def _fewer_units_warning(
     old_hosts, new_hosts = ({u.host for u in units} for units in (old, new))
     if len(new_cards) >= len(old_cards) and len(new_hosts) >= len(old_hosts):
         return []
-    replaced = "the benchmarks it replaces" if partial else "the baseline"
     return [
         f"{label}: the baseline was pooled from {levels.describe(old)}, this update from "
-        f"{levels.describe(new)}: for {replaced}, the spread between cards and hosts is measured "
-        "from fewer of them or not at all (then the prior); pool runs of several cards "
+        f"{levels.describe(new)}: the spreads between cards, kinds and hosts are measured from "
+        "fewer of them, or not at all (then the priors); pool runs of several cards "
         "(baseline update RUN1 RUN2 ..., docs/ci.md)"
     ]
 

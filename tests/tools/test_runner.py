@@ -72,6 +72,16 @@ def test_check_binary(tmp_path: Path, binaries: list[Path]) -> None:
         runner.check_binary(tmp_path / "text")
 
 
+def test_bench_in_the_current_folder_runs(
+    binaries: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --bench ./my_benchmarks: a bare name is looked up on PATH by exec, and was not found.
+    monkeypatch.chdir(binaries[0].parent)
+    checked = runner.check_binary(Path("./" + binaries[0].name))
+    assert checked == binaries[0]
+    assert set(runner.list_benchmarks(checked, None)) == set(A)
+
+
 def test_gpu_found_by_nvidia_smi(tmp_path: Path, monkeypatch) -> None:
     fakebench.fake_nvidia_smi(tmp_path, monkeypatch, "GPU 0: NVIDIA H200 (UUID: GPU-1234)")
     assert runner.gpu_absent_reason(None) is None

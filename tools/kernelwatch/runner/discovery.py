@@ -36,7 +36,8 @@ def check_binary(path: Path) -> Path:
         raise InputError(f"--bench {path}: no such file")
     if not path.is_file() or not os.access(path, os.X_OK):
         raise InputError(f"--bench {path}: not an executable file")
-    return path
+    # Path("./my_benchmarks") is "my_benchmarks", which exec looks up on PATH, not here.
+    return path if len(path.parts) > 1 else path.absolute()
 
 
 def list_benchmarks(binary: Path, filter: str | None, extra_args: Sequence[str] = ()) -> list[str]:

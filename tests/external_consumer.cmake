@@ -35,8 +35,10 @@ if(MODE STREQUAL "package")
 else()
   list(APPEND how "-DKERNELWATCH_SOURCE_DIR=${SOURCE_DIR}")
 endif()
+# CUDA standard 14: the targets must carry the C++17 their headers need into the consumer's .cu
 run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/external" -B "${WORK_DIR}/build" ${how}
-    "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}" -DCMAKE_BUILD_TYPE=Release)
+    "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}" -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_CUDA_STANDARD=14)
 run("${CMAKE_COMMAND}" --build "${WORK_DIR}/build" --target saxpy_bench -j 2)
 run("${WORK_DIR}/build/saxpy_bench" --benchmark_list_tests)
 message("${output}")

@@ -1,7 +1,9 @@
 # cmake -DMODE=package|subdirectory|fetchcontent -DKERNELWATCH_BUILD_DIR=... -DSOURCE_DIR=...
 #       -DWORK_DIR=... -DCUDA_ARCHITECTURES=... -P external_consumer.cmake
 # Builds examples/external the way another project would get kernelwatch (package: installed
-# to WORK_DIR/prefix first, and nothing of the source tree is visible) and prints its list.
+# to WORK_DIR/prefix first, and nothing of the source tree is visible), checks what its binary
+# does without a GPU (--help, the listing, which it prints, and a run's exit 0 or 4), and that
+# the example is docs/usage.md's snippet.
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT status EQUAL 0)
@@ -11,6 +13,20 @@ function(run)
 endfunction()
 
 file(REMOVE_RECURSE "${WORK_DIR}")
+# docs/usage.md's my_bench.cu is examples/external/saxpy_bench.cu (comments and spacing aside),
+# so the snippet the docs show is the one this test compiles.
+file(READ "${SOURCE_DIR}/docs/usage.md" usage)
+string(REGEX MATCH "```cpp\n// my_bench[.]cu\n[^`]*```" snippet "${usage}")
+file(READ "${SOURCE_DIR}/examples/external/saxpy_bench.cu" example)
+foreach(code IN ITEMS snippet example)
+  string(REGEX REPLACE "```(cpp)?" "" ${code} "${${code}}")
+  string(REGEX REPLACE "//[^\n]*" "" ${code} "${${code}}")
+  string(REGEX REPLACE "[ \t\r\n]+" "" ${code} "${${code}}")
+endforeach()
+if(NOT snippet OR NOT snippet STREQUAL example)
+  message(FATAL_ERROR "docs/usage.md's my_bench.cu differs from examples/external/saxpy_bench.cu")
+endif()
+
 set(how "-DKERNELWATCH_FROM=${MODE}")
 if(MODE STREQUAL "package")
   run("${CMAKE_COMMAND}" --install "${KERNELWATCH_BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
@@ -40,5 +56,18 @@ run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/external" -B "${WORK_DIR}/buil
     "-DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCHITECTURES}" -DCMAKE_BUILD_TYPE=Release
     -DCMAKE_CUDA_STANDARD=14)
 run("${CMAKE_COMMAND}" --build "${WORK_DIR}/build" --target saxpy_bench -j 2)
+# What needs no GPU: --help (with the harness's flags) and the listing.
+run("${WORK_DIR}/build/saxpy_bench" --help)
+if(NOT output MATCHES "--kernelwatch_cache")
+  message(FATAL_ERROR "saxpy_bench --help does not list the harness's flags:\n${output}")
+endif()
 run("${WORK_DIR}/build/saxpy_bench" --benchmark_list_tests)
 message("${output}")
+# A filter that matches nothing opens the GPU and measures nothing: 0 with a GPU; without one,
+# exit 4 and the one line docs/usage.md promises.
+execute_process(COMMAND "${WORK_DIR}/build/saxpy_bench" "--benchmark_filter=^$"
+                RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT status EQUAL 0 AND NOT (status EQUAL 4 AND err MATCHES
+   "^kernelwatch: no CUDA GPU is visible \\([^\n]*\\); nothing to measure\n$"))
+  message(FATAL_ERROR "saxpy_bench without work: exit ${status}, not 0 or 4 with one line:\n${err}")
+endif()

@@ -14,7 +14,6 @@ import re
 import shutil
 import sqlite3
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ import numpy as np
 import pytest
 from conftest import GPU_DATA, REPO, synthetic
 from kernelwatch import history
+from kernelwatch.changes import Change
 from kernelwatch.compare import Settings, Verdict
 from kernelwatch.config import load_config
 from kernelwatch.errors import InputError
@@ -60,24 +60,6 @@ STEP = "transpose/tiled_padded/rows:8192/cols:8192/block_rows:8/manual_time"
 FASTER = "reduction/sum/vectorized/float/n:67108864/manual_time"
 STEP_AT, FASTER_AT = 5, 3
 SYNTHETIC_RUNS = 8
-
-
-@dataclass(frozen=True)
-class Change:
-    """Stand-in for kernelwatch.changes.Change (written in parallel): the same fields."""
-
-    gpu_slug: str
-    benchmark: str
-    metric: str
-    run_id: int
-    commit: str | None
-    date: str
-    index: int
-    before: float
-    after: float
-    ratio: float
-    p_value: float
-    regression: bool
 
 
 def known_steps(

@@ -11,11 +11,15 @@ MAX_BODY = 65_536
 _MARKER_KEY = re.compile(r"[^a-z0-9._]+")
 
 
+def marker_key(gpu: str) -> str:
+    """The GPU as the marker names it: a slug (lowercase, no spaces, no `--`)."""
+    return _MARKER_KEY.sub("-", gpu.lower()).strip("-") or "gpu"
+
+
 def marker(gpu: str) -> str:
     """The hidden first line that identifies the comment of one GPU model:
-    `<!-- kernelwatch:<gpu> -->`, the GPU as a slug (lowercase, no spaces, no `--`)."""
-    key = _MARKER_KEY.sub("-", gpu.lower()).strip("-")
-    return f"<!-- kernelwatch:{key or 'gpu'} -->"
+    `<!-- kernelwatch:<gpu> -->`."""
+    return f"<!-- kernelwatch:{marker_key(gpu)} -->"
 
 
 def body(

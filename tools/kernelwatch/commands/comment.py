@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch.baseline import context_slug
-from kernelwatch.comment import body, marker
+from kernelwatch.comment import body, marker, marker_key
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs, write_atomic
@@ -118,7 +118,7 @@ def _gpu(command: CommentCommand) -> tuple[str, str]:
             raise InputError(f"{command.result}: its context names no GPU; pass --gpu SLUG")
         return context_slug(context) or str(context["gpu_name"]), str(gpu_model(context))
     if command.gpu:
-        if marker(command.gpu) != f"<!-- kernelwatch:{command.gpu} -->":
+        if marker_key(command.gpu) != command.gpu:
             # "NVIDIA H200" gave nvidia-h200, which no comment made with --result carries
             # (nvidia-h200-sm90): a marker-only lookup would never find the comment.
             print(

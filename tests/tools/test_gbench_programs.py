@@ -160,3 +160,37 @@ def test_run_measures_a_plain_google_benchmark_binary(
     commands = json.loads(out.read_text())["context"]["kernelwatch_benchmark_commands"]
     assert commands and not any("--kernelwatch_" in command for command in commands)
     assert len(load(out).benchmark(STEADY).values["real_time"]) == 10
+
+
+@pytest.mark.parametrize("format", ["console", "csv"])
+def test_console_or_csv_output_is_named_and_the_fix_given(
+    run_cli, program: Path, tmp_path: Path, format: str
+) -> None:
+    # Both start with the date line, which json reads as the number 2026 followed by "extra
+    # data": it was called invalid JSON that "ends early (truncated?)".
+    out = run(program, tmp_path / "out.json", False, f"--benchmark_out_format={format}")
+    for argv in (["compare", out, out], ["history", "ingest", out, "--db", tmp_path / "h.db"]):
+        done = run_cli(*argv)
+        assert done.status == 2 and done.err.count("\n") == 1, done.err
+        assert "not JSON" in done.err and "truncated" not in done.err, done.err
+        assert "console or CSV output" in done.err and "--benchmark_out_format=json" in done.err
+    assert not (tmp_path / "h.db").exists()
+
+
+def test_a_filter_that_matches_nothing_leaves_an_empty_file_and_says_why(
+    run_cli, program: Path, tmp_path: Path
+) -> None:
+    out = run(program, tmp_path / "none.json", False, "--benchmark_filter=^no_such_benchmark$")
+    assert out.read_bytes() == b""  # exit 0 and an empty file: Google Benchmark 1.7 and 1.8
+    done = run_cli("compare", out, out)
+    assert done.status == 2 and "empty file" in done.err and "--benchmark_filter" in done.err
+
+
+def test_two_results_in_one_file_are_named(
+    run_cli, outputs: dict[str, Path], tmp_path: Path
+) -> None:
+    both = tmp_path / "both.json"  # `>>` onto an old result
+    both.write_bytes(outputs["base"].read_bytes() + outputs["slow"].read_bytes())
+    done = run_cli("compare", both, outputs["base"])
+    assert done.status == 2 and "two results in one file" in done.err, done.err
+    assert "truncated" not in done.err

@@ -41,7 +41,11 @@ def _parse(path: str | Path) -> Any:
     except OSError as exc:
         raise InputError(f"{file}: cannot read: {exc.strerror or exc}") from None
     if not data or data.isspace():  # (isspace stops at the first other byte; strip copies)
-        raise InputError(f"{file}: empty file")
+        # Google Benchmark opens --benchmark_out before it looks for benchmarks (1.7, 1.8).
+        raise InputError(
+            f"{file}: empty file (Google Benchmark leaves its --benchmark_out empty when "
+            "--benchmark_filter matches no benchmark)"
+        )
     if _orjson is not None:
         try:
             return _orjson.loads(data)
@@ -57,11 +61,14 @@ def _parse(path: str | Path) -> Any:
     except json.JSONDecodeError as exc:
         if not _looks_like_json(text):
             start = text.lstrip()[:20].splitlines()[0]
-            raise InputError(f"{file}: not JSON (it starts with {start!r})") from None
+            hint = _gbench_text_hint(text)
+            raise InputError(f"{file}: not JSON (it starts with {start!r}){hint}") from None
         where = f"line {exc.lineno} column {exc.colno}"
         what = f"{exc.msg} {where}" if exc.msg.endswith(" at") else f"{exc.msg} at {where}"
         ends_early = exc.pos >= len(text.rstrip()) or not text.rstrip().endswith(("}", "]"))
         hint = "; the file ends early (truncated?)" if ends_early else ""
+        if exc.msg == "Extra data":  # a whole document, then more: `>>` onto an old result
+            hint = "; more follows the first JSON document (two results in one file?)"
         raise InputError(f"{file}: invalid JSON: {what}{hint}") from None
     except RecursionError:
         raise InputError(f"{file}: invalid JSON: nested too deeply") from None
@@ -87,8 +94,28 @@ _JSON_START = re.compile(
 
 def _looks_like_json(text: str) -> bool:
     """Whether a text that failed to parse starts as JSON does (a truncated or damaged JSON
-    file), or as something else (TOML's `[section]`, CSV, HTML): then it is "not JSON"."""
-    return _JSON_START.match(text) is not None
+    file), or as something else (TOML's `[section]`, CSV, HTML): then it is "not JSON". A
+    number or word followed by more text is something else too: Google Benchmark's console and
+    CSV files start with the date, `2026-11-24T17:18:44+00:00`, which json reads as 2026."""
+    if _JSON_START.match(text) is None:
+        return False
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text.lstrip())
+    except json.JSONDecodeError:
+        return True  # an object or list that breaks off or is damaged
+    return isinstance(value, (dict, list))
+
+
+def _gbench_text_hint(text: str) -> str:
+    """What to do when the file is Google Benchmark's console or CSV output (the date, then
+    `Running <binary>`, in both): written with the wrong --benchmark_out_format, or stdout."""
+    lines = text.lstrip().splitlines()[:2]
+    if len(lines) == 2 and lines[1].startswith("Running "):
+        return (
+            "; it is Google Benchmark's console or CSV output: write the result with "
+            "--benchmark_out=FILE --benchmark_out_format=json"
+        )
+    return ""
 
 
 def _lone_surrogate(value: Any) -> str | None:

@@ -277,3 +277,17 @@ def test_gpu_files_go_into_baselines_history_and_report(tmp_path: Path, run_cli)
         tmp_path / "h.sqlite",
     )
     assert done.status == 0, done.err
+
+
+@needs_gpu_files
+def test_baseline_show_of_an_nvbench_baseline_says_unknown_not_none(
+    tmp_path: Path, run_cli
+) -> None:
+    # nvbench records no commit, date, driver or build: the manifest holds null for them, which
+    # `baseline show` printed as "None".
+    (tmp_path / "b").mkdir()
+    assert run_cli("baseline", "update", GPU_A, GPU_B, "--baselines", tmp_path / "b").status == 0
+    done = run_cli("baseline", "show", GPU_A, "--baselines", tmp_path / "b")
+    assert done.status == 0, done.err
+    assert "None" not in done.out, done.out
+    assert "  commit        unknown" in done.out and "  driver        unknown" in done.out

@@ -284,15 +284,20 @@ def run_show(name: str, every_noise: bool, root: Path) -> int:
     m = entry.manifest
     families = collections.Counter(family_of(name) for name in parsed.names)
     counts = [c for c in parsed.counts if c] or [0]
+
+    def known(key: str) -> Any:  # (a baseline from nvbench records null for most: no "None")
+        value = m.get(key)
+        return "unknown" if value is None else value
+
     lines = [
         f"baseline {entry.slug}  ({entry.directory})",
         f"  GPU           {entry.gpu}",
-        f"  commit        {m.get('commit', '?')}",
-        f"  date          {m.get('date', '?')}",
-        f"  driver        {m.get('driver', '?')}",
-        f"  CUDA runtime  {m.get('cuda_runtime', '?')}",
-        f"  build, cache  {m.get('build_type', '?')}, {m.get('cache_mode', '?')}",
-        f"  command       {m.get('command', '?')}",
+        f"  commit        {known('commit')}",
+        f"  date          {known('date')}",
+        f"  driver        {known('driver')}",
+        f"  CUDA runtime  {known('cuda_runtime')}",
+        f"  build, cache  {known('build_type')}, {known('cache_mode')}",
+        f"  command       {known('command')}",
         f"  benchmarks    {len(parsed.names)}, repetitions {min(counts)}"
         + (f" to {max(counts)}" if max(counts) != min(counts) else ""),
         "  families      " + ", ".join(f"{f} {n}" for f, n in sorted(families.items())),

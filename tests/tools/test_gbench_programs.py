@@ -194,3 +194,18 @@ def test_two_results_in_one_file_are_named(
     done = run_cli("compare", both, outputs["base"])
     assert done.status == 2 and "two results in one file" in done.err, done.err
     assert "truncated" not in done.err
+
+
+def test_comment_refuses_a_result_given_as_the_report(
+    run_cli, outputs: dict[str, Path], tmp_path: Path
+) -> None:
+    # Every other command takes the result first; `comment RESULT.json --gpu G` posted the
+    # whole JSON file (up to 64 KB) as the pull-request comment.
+    body = tmp_path / "body.md"
+    done = run_cli("comment", outputs["base"], "--gpu", "nvidia-h200-sm90", "-o", body)
+    assert done.status == 2 and "not the Markdown report" in done.err, done.out + done.err
+    assert not body.exists()
+    markdown = tmp_path / "report.md"
+    assert run_cli("compare", outputs["base"], outputs["base"], "--markdown", markdown).status == 0
+    done = run_cli("comment", markdown, "--gpu", "nvidia-h200-sm90", "-o", body)
+    assert done.status == 0 and "### kernelwatch compare" in body.read_text()

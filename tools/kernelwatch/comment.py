@@ -4,6 +4,7 @@ found again by a hidden marker on its first line and updated in place on every p
 
 from __future__ import annotations
 
+import json
 import re
 
 # GitHub refuses comment bodies over 65,536 characters; room is kept for the head and foot.
@@ -49,3 +50,16 @@ def body(
             "all of it)*"
         )
     return head + report + footer
+
+
+def json_instead(markdown: str) -> bool:
+    """Whether the text given as the report is a JSON document: a result (which every other
+    command takes first) or compare's --json, which would be posted as the comment."""
+    text = markdown.lstrip()
+    if not text.startswith(("{", "[")):
+        return False
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True

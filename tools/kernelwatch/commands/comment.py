@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch.baseline import context_slug
-from kernelwatch.comment import body, marker, marker_key
+from kernelwatch.comment import body, json_instead, marker, marker_key
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs, write_atomic
@@ -101,6 +101,11 @@ def run(command: CommentCommand) -> int:
             raise InputError(f"{command.report}: cannot read: {exc.strerror or exc}") from None
         except UnicodeDecodeError:
             raise InputError(f"{command.report}: not a UTF-8 text file") from None
+        if json_instead(markdown):
+            raise InputError(
+                f"{command.report}: a JSON file, not the Markdown report: give the file that "
+                "compare or run wrote with --markdown"
+            )
         text = body(markdown, key, title, command.commit, command.run_url)
     if command.out:
         write_atomic(command.out, text)

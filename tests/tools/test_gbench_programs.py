@@ -209,3 +209,27 @@ def test_comment_refuses_a_result_given_as_the_report(
     assert run_cli("compare", outputs["base"], outputs["base"], "--markdown", markdown).status == 0
     done = run_cli("comment", markdown, "--gpu", "nvidia-h200-sm90", "-o", body)
     assert done.status == 0 and "### kernelwatch compare" in body.read_text()
+
+
+def test_a_folder_says_when_an_aggregates_only_file_is_left_out(
+    run_cli, program: Path, tmp_path: Path
+) -> None:
+    # Repetitions beat aggregates in a folder; the aggregates-only file's medians were dropped
+    # without a word.
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    filter_ = f"--benchmark_filter=^{STEADY}$"
+    run(program, folder / "a.json", False, filter_, "--benchmark_repetitions=3")
+    run(
+        program,
+        folder / "b.json",
+        False,
+        filter_,
+        "--benchmark_repetitions=3",
+        "--benchmark_report_aggregates_only=true",
+    )
+    result = load(folder)
+    assert len(result.benchmark(STEADY).values["real_time"]) == 3
+    assert any("b.json: aggregates only for 1 benchmark(s)" in n for n in result.notes)
+    done = run_cli("compare", folder, folder)
+    assert "left out (a median does not pool with repetitions)" in done.out, done.out

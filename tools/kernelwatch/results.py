@@ -355,10 +355,14 @@ def _merge_files(
     gap_parts: dict[str, list[np.ndarray]] = {k: [] for k in keys}
     names, counts, aggregated, sources, process_parts = [], [], [], [], []
     arrays, gaps, process_keys = zip(*(_numpy_columns(p) for p in files))
+    left_out: dict[int, int] = {}  # file -> its benchmarks whose aggregates were left out
     for name, segs in segments.items():
         # Repetitions beat aggregates: use per-file aggregates only where no file has repetitions.
         full = [s for s in segs if s[2] and not s[3]]
         use = full or [s for s in segs if s[2]]
+        for f, _, count, agg in segs if full else ():
+            if agg and count:
+                left_out[f] = left_out.get(f, 0) + 1
         names.append(name)
         counts.append(sum(s[2] for s in use))
         aggregated.append(not full and bool(use))
@@ -375,6 +379,11 @@ def _merge_files(
                     parts[k].append(column[rows])
                     gap = gaps[f].get(k)
                     gap_parts[k].append(gap[rows] if gap is not None else np.zeros(count, bool))
+    notes += [
+        f"{files[f].path}: aggregates only for {n} benchmark(s) whose repetitions other files "
+        "hold: left out (a median does not pool with repetitions)"
+        for f, n in sorted(left_out.items())
+    ]
     counts_array = np.asarray(counts, dtype=np.int64)
 
     def joined(chunks: list[np.ndarray], dtype: Any) -> np.ndarray:

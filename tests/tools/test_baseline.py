@@ -213,7 +213,7 @@ REFUSED = {
     ),
     "no GPU context": (
         lambda: document(suite(), context={"host_name": "ci"}),
-        "the result records no GPU (gpu_name, gpu_compute_capability)",
+        "the result records no GPU (gpu_name and gpu_compute_capability",
     ),
     "few repetitions": (
         lambda: document(suite(n=5), context=context()),

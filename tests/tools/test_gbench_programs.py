@@ -13,12 +13,18 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
+from kernelwatch import changes, history
 from kernelwatch.results import load
 
 SOURCE = REPO / "tests" / "tools" / "programs" / "gbench_cases.cc"
 # The names as Google Benchmark writes them (fixed iteration counts keep the runs short).
 TARGET, STEADY = "BM_target/iterations:2000", "BM_steady/iterations:20000"
 TWICE, LABELLED = "BM_twice/iterations:20000", "BM_labelled/iterations:20000"
+# How a binary without the harness names its GPU (the flag exists in Google Benchmark 1.7 and 1.8).
+ON_H200 = (
+    "--benchmark_context=gpu_name=NVIDIA H200",
+    "--benchmark_context=gpu_compute_capability=9.0",
+)
 
 
 def _unavailable(reason: str) -> None:
@@ -52,8 +58,8 @@ def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return binary
 
 
-def run(program: Path, out: Path, slow: bool = False, *flags: str) -> Path:
-    env = dict(os.environ, KW_SLOW="1" if slow else "0")
+def run(program: Path, out: Path, slow: bool = False, *flags: str, fail_once: bool = False) -> Path:
+    env = dict(os.environ, KW_SLOW="1" if slow else "0", KW_FAIL_ONCE="1" if fail_once else "0")
     done = subprocess.run(
         [str(program), f"--benchmark_out={out}", "--benchmark_out_format=json", *flags],
         capture_output=True,
@@ -233,3 +239,48 @@ def test_a_folder_says_when_an_aggregates_only_file_is_left_out(
     assert any("b.json: aggregates only for 1 benchmark(s)" in n for n in result.notes)
     done = run_cli("compare", folder, folder)
     assert "left out (a median does not pool with repetitions)" in done.out, done.out
+
+
+def test_a_result_without_a_gpu_is_told_how_to_record_it(
+    run_cli, program: Path, outputs: dict[str, Path], tmp_path: Path
+) -> None:
+    # Baselines and history series are per GPU model. A plain history's `history changes`
+    # said "no change in the whole history" without having analysed a run.
+    db = tmp_path / "h.db"
+    for k in range(2):
+        assert (
+            run_cli("history", "ingest", outputs["base" if k else "slow"], "--db", db).status == 0
+        )
+    done = run_cli("history", "changes", "--db", db)
+    assert done.status == 2 and done.err.count("\n") == 1, done.out + done.err
+    assert "no run of the history records its GPU" in done.err
+    assert "--benchmark_context=gpu_name=NAME" in done.err
+    named = run(program, tmp_path / "named.json", False, *ON_H200)
+    assert load(named).context["gpu_name"] == "NVIDIA H200"  # the flag does what the hint says
+    assert run_cli("history", "ingest", named, "--db", db).status == 0
+    done = run_cli("history", "changes", "--db", db)
+    assert done.status == 0, done.out + done.err
+    assert "note: 2 run(s) record no GPU" in done.out and "not analysed" in done.out
+    (tmp_path / "baselines").mkdir()
+    done = run_cli("baseline", "update", outputs["base"], "--baselines", tmp_path / "baselines")
+    assert done.status == 2 and "--benchmark_context=gpu_compute_capability=X.Y" in done.err
+
+
+def test_a_run_where_a_repetition_failed_is_no_point_of_the_series(
+    run_cli, program: Path, tmp_path: Path
+) -> None:
+    # compare calls it ERROR; history show and changes used its other repetitions unmarked.
+    db, flags = tmp_path / "h.db", (f"--benchmark_filter=^{STEADY}$", "--benchmark_repetitions=3")
+    good = run(program, tmp_path / "good.json", False, *flags, *ON_H200)
+    failed = run(program, tmp_path / "failed.json", False, *flags, *ON_H200, fail_once=True)
+    assert load(failed).errors == {STEADY: "failed on purpose"}
+    done = run_cli("compare", good, failed)
+    assert done.status == 1 and f"ERROR    {STEADY}" in done.out, done.out
+    for out in (good, failed):
+        assert run_cli("history", "ingest", out, "--db", db).status == 0
+    done = run_cli("history", "show", STEADY, "--db", db)
+    assert done.status == 0, done.err
+    assert "a repetition failed (failed on purpose); N counts the others" in done.out
+    with history.database(db) as connection:
+        (series,) = changes.load_series(connection, "real_time")
+    assert [run.id for run in series.runs] == [1] and len(series.values) == 3

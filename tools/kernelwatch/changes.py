@@ -33,10 +33,11 @@ from typing import Any
 
 import numpy as np
 
+from kernelwatch.baseline import GPU_KEYS
 from kernelwatch.compare import Settings
 from kernelwatch.config import ThresholdRule, threshold_for
 from kernelwatch.errors import InputError, compile_regex, missing_extra
-from kernelwatch.history import normalized_date
+from kernelwatch.history import failed_runs, normalized_date
 from kernelwatch.results import Metric, resolve_metric
 
 # Larger than compare's: nights run on different processes and often different cards of one
@@ -168,6 +169,11 @@ def load_series(
     if db.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is None:
         return
     slugs = [r[0] for r in db.execute("SELECT DISTINCT gpu_slug FROM runs ORDER BY 1") if r[0]]
+    if not slugs:
+        raise InputError(
+            f"no run of the history records its GPU ({GPU_KEYS}), and a series is one GPU "
+            "model's: there is nothing to analyse"
+        )
     if gpu is not None and gpu not in slugs:
         raise InputError(
             f"--gpu {gpu}: no run on that GPU in the history; it has "
@@ -201,8 +207,9 @@ def load_series(
     values: list[float] = []
     offsets: list[int] = []
     emitted = 0
+    failed = failed_runs(db)  # a run where the benchmark failed is compare's ERROR: no point
     for slug, benchmark_id, run_id, date, commit, value in db.execute(query, parameters):
-        if benchmark_id not in names:
+        if benchmark_id not in names or (run_id, benchmark_id) in failed:
             continue
         if (slug, benchmark_id) != key:
             if key is not None:

@@ -1,7 +1,7 @@
 // Google Benchmark program for tests/tools/test_gbench_programs.py: the file shapes that
 // Google Benchmark users have and kernelwatch must read (built by the test with g++).
 //   BM_target        ~100x slower when KW_SLOW=1 (a gross regression with one repetition)
-//   BM_steady        never changes
+//   BM_steady        never changes; with KW_FAIL_ONCE=1 its second repetition fails
 //   BM_twice         registered twice under one name (as Google Benchmark's complexity_test)
 //   BM_complexity    a range with Complexity(oN): BigO and RMS aggregate rows
 //   BM_labelled      SetLabel("fp32")
@@ -21,14 +21,22 @@ std::int64_t work(std::int64_t n) {
   return sum;
 }
 
-const char* slow = std::getenv("KW_SLOW");
-const std::int64_t target_work = (slow != nullptr && std::strcmp(slow, "1") == 0) ? 100000 : 1000;
+bool env_is_1(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && std::strcmp(value, "1") == 0;
+}
+
+const std::int64_t target_work = env_is_1("KW_SLOW") ? 100000 : 1000;
 
 void BM_target(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(work(target_work));
 }
 void BM_steady(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(work(1000));
+  // After the loop: before it, the failed repetition reports 0 iterations, and Google
+  // Benchmark 1.7.1's debug build aborts on repetitions of unequal iterations (statistics.cc).
+  static int calls = 0;  // fixed iterations: one call per repetition
+  if (++calls == 2 && env_is_1("KW_FAIL_ONCE")) state.SkipWithError("failed on purpose");
 }
 void BM_twice(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(work(500));

@@ -26,7 +26,9 @@ from kernelwatch.baseline.against import (
 from kernelwatch.baseline.pool import pool
 from kernelwatch.baseline.rows import groups, restrict
 from kernelwatch.baseline.store import (
+    GPU_KEYS,
     HOW_TO_CREATE,
+    NO_GPU,
     Entry,
     NoBaseline,
     available_text,
@@ -44,7 +46,9 @@ from kernelwatch.baseline.update import DEFAULT_MIN_REPETITIONS, Update, prepare
 
 __all__ = [
     "DEFAULT_MIN_REPETITIONS",
+    "GPU_KEYS",
     "HOW_TO_CREATE",
+    "NO_GPU",
     "Against",
     "Entry",
     "NoBaseline",

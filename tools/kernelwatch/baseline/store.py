@@ -23,6 +23,16 @@ HOW_TO_CREATE = (
 )
 
 
+# The context keys that name a result's GPU, and how a binary without the harness records them
+# (Google Benchmark 1.7 and 1.8 copy each --benchmark_context=KEY=VALUE into the JSON's context).
+GPU_KEYS = (
+    "gpu_name and gpu_compute_capability; a Google Benchmark binary without kernelwatch's "
+    "harness records them with --benchmark_context=gpu_name=NAME "
+    "--benchmark_context=gpu_compute_capability=X.Y"
+)
+NO_GPU = f"the result records no GPU ({GPU_KEYS})"
+
+
 def gpu_slug(name: str, capability: str) -> str:
     """ "NVIDIA H100 80GB HBM3", "9.0" -> "nvidia-h100-80gb-hbm3-sm90"."""
     base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
@@ -160,8 +170,8 @@ def resolve(root: Path, context: Mapping[str, Any], result_label: str) -> Entry:
     slug = context_slug(context)
     if slug is None:
         raise NoBaseline(
-            f"{result_label}: the result records no GPU (gpu_name, gpu_compute_capability), "
-            "so it has no baseline; pass --baseline FILE, or --no-compare"
+            f"{result_label}: {NO_GPU}, so it has no baseline; pass --baseline FILE, or "
+            "--no-compare"
         )
     entry = find(root, slug)
     if entry is None:

@@ -17,6 +17,7 @@ from kernelwatch.baseline.pool import pool
 from kernelwatch.baseline.rows import groups, restrict
 from kernelwatch.baseline.store import (
     MANIFEST_FILE,
+    NO_GPU,
     RESULT_FILE,
     Entry,
     context_slug,
@@ -139,10 +140,7 @@ def _pooled(runs: Sequence[tuple[str, Any]]) -> _Pooled:
         )
     slug = context_slug(context)
     if slug is None:
-        raise InputError(
-            f"{label}: the result records no GPU (gpu_name, gpu_compute_capability); "
-            "a baseline belongs to one GPU model"
-        )
+        raise InputError(f"{label}: {NO_GPU}; a baseline belongs to one GPU model")
     return _Pooled(label, document, parsed, context, slug, tuple(pool_warnings))
 
 

@@ -274,7 +274,7 @@ def run_show(name: str, every_noise: bool, root: Path) -> int:
         context = document.get("context") if isinstance(document, dict) else None
         slug = baselines.context_slug(context) if isinstance(context, dict) else None
         if slug is None:
-            raise InputError(f"{which}: the result records no GPU, so it has no baseline")
+            raise InputError(f"{which}: {baselines.NO_GPU}, so it has no baseline")
     else:
         slug = name
     entry = baselines.find(root, slug)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import changes as change_points
+from kernelwatch import baseline as baselines
 from kernelwatch import history, verdict
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_actions, add_parser
@@ -254,6 +255,13 @@ def run_show(benchmark: str, metric_name: str, gpu: str | None, db_path: str | P
             )
         )
     _table(rows, right=frozenset({3, 4, 5, 6}))
+    for point in points:
+        if point.error is not None:
+            print(
+                f"note: {point.run.date}: a repetition failed ({point.error}); N counts the "
+                "others. compare calls such a run ERROR; history changes and report's trends "
+                "leave it out"
+            )
     return 0
 
 
@@ -306,6 +314,7 @@ def run_changes(command: ChangesCommand) -> int:
     check_outputs([Output("--json", command.json)], [Input("--db", command.db)])
     change_points.otava_analysis()  # missing: say what to install before opening anything
     with history.database(command.db) as db:
+        without_gpu = history.runs_without_gpu(db) if command.gpu is None else 0
         found = change_points.find_changes(
             db,
             gpu=command.gpu,
@@ -335,8 +344,14 @@ def run_changes(command: ChangesCommand) -> int:
     regressions = sum(change.regression for change in found)
     scope = f"since {since}" if since else "in the whole history"
     settings = f"threshold {threshold * 100:g}% (config rules per benchmark win), alpha {alpha:g}"
+    note = (
+        f"note: {without_gpu} run(s) record no GPU ({baselines.GPU_KEYS}): they are in no "
+        "series and were not analysed"
+    )
     if not found:
         print(f"kernelwatch history changes: {metric.key}: no change {scope} ({settings})")
+        if without_gpu:
+            print(note)
         return 0
     print(
         f"kernelwatch history changes: {metric.key}: {len(found)} change(s), "
@@ -358,4 +373,6 @@ def run_changes(command: ChangesCommand) -> int:
             )
         )
     _table(rows, right=frozenset({4, 5, 6, 7}))
+    if without_gpu:
+        print(note)
     return 1 if regressions else 0

@@ -20,7 +20,16 @@ of its canonical JSON (context + benchmarks), so ingesting the same file twice i
     queries.py   the runs, and one benchmark's series of one metric
 """
 
-from kernelwatch.history.queries import Point, Run, metric_key, runs, series, summary
+from kernelwatch.history.queries import (
+    Point,
+    Run,
+    failed_runs,
+    metric_key,
+    runs,
+    runs_without_gpu,
+    series,
+    summary,
+)
 from kernelwatch.history.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -39,6 +48,7 @@ __all__ = [
     "Run",
     "content_hash",
     "database",
+    "failed_runs",
     "default_path",
     "ingest",
     "load_run",
@@ -46,6 +56,7 @@ __all__ = [
     "normalized_date",
     "open_db",
     "runs",
+    "runs_without_gpu",
     "schema_version",
     "series",
     "summary",

@@ -31,10 +31,12 @@ class Run:
 
 @dataclass(frozen=True)
 class Point:
-    """One run's values of one benchmark's metric."""
+    """One run's values of one benchmark's metric. `error`: a repetition of it failed in that run
+    (compare's ERROR); the values are the repetitions that did not."""
 
     run: Run
     values: np.ndarray
+    error: str | None = None
 
     @property
     def median(self) -> float:
@@ -90,18 +92,24 @@ def series(
         query += " AND r.gpu_slug = ?"
         parameters.append(gpu)
     query += " ORDER BY r.date, r.id, s.repetition"
+    errors = {run: e for (run, benchmark), e in failed_runs(db).items() if benchmark == found[0]}
     points: list[Point] = []
     current: tuple[Any, ...] | None = None
     values: list[float] = []
     for row in db.execute(query, parameters):
         if current is None or row[0] != current[0]:
             if current is not None:
-                points.append(Point(_run(current), np.asarray(values)))
+                points.append(Point(_run(current), np.asarray(values), errors.get(current[0])))
             current, values = row[:7], []
         values.append(row[7])
     if current is not None:
-        points.append(Point(_run(current), np.asarray(values)))
+        points.append(Point(_run(current), np.asarray(values), errors.get(current[0])))
     if not points:
+        if errors:
+            raise InputError(
+                f"{benchmark} has no {key} values: it failed in the {len(errors)} run(s) that "
+                f"hold it: {next(iter(errors.values()))}"
+            )
         has = [
             r[0]
             for r in db.execute(
@@ -129,6 +137,20 @@ def series(
             + (f"; it has {', '.join(has)}" if has else "")
         )
     return points
+
+
+def failed_runs(db: sqlite3.Connection) -> dict[tuple[int, int], str]:
+    """(run id, benchmark id) -> the error, where a benchmark failed in a run (in any repetition:
+    compare's ERROR). Few: read whole."""
+    rows = db.execute(
+        "SELECT run_id, benchmark_id, error FROM run_benchmarks WHERE error IS NOT NULL"
+    )
+    return {(int(run), int(benchmark)): str(error) for run, benchmark, error in rows}
+
+
+def runs_without_gpu(db: sqlite3.Connection) -> int:
+    """How many runs record no GPU (no slug): they are in no series."""
+    return int(db.execute("SELECT COUNT(*) FROM runs WHERE gpu_slug IS NULL").fetchone()[0])
 
 
 def _close(db: sqlite3.Connection, name: str) -> str:

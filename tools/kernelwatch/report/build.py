@@ -123,8 +123,7 @@ def build_page(
         with history.database(db_path):
             pass  # a named database must still be one (exit 2 otherwise)
         section = trends.Trends(
-            unavailable="the result records no GPU (gpu_name, gpu_compute_capability): a trend "
-            "is a series of one GPU model"
+            unavailable=f"{baselines.NO_GPU}: a trend is a series of one GPU model"
         )
     else:
         with history.database(db_path) as db:

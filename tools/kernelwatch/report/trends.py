@@ -209,6 +209,9 @@ def build(
             points = history.series(db, name, metric.key, gpu)
         except InputError:
             continue  # no values of this metric on this GPU after all
+        points = [p for p in points if p.error is None]  # failed runs: as history changes
+        if not points:
+            continue
         own = tuple(c for c in changes if c.benchmark == name)
         key = f"trend-{len(plots) + 1}"
         with svg.style(key):

@@ -119,6 +119,31 @@ def test_the_spread_between_hosts_is_measured_from_a_pooled_baseline() -> None:
     assert found.at(Level.HOST) == pytest.approx(found.host)
 
 
+def test_a_card_run_twice_is_one_card_and_unnamed_runs_measure_no_level() -> None:
+    """The card spread is between cards' means: one card run twice (1 % apart, the process
+    level's business) beside a second card of that host 3 % off gives about 2.3 %, not the pool
+    of three runs. Runs whose contexts name no card or host (nvbench's) measure neither level;
+    they were one card and one host, "card: measured (1 cards)"."""
+    host = "GPU-a,GPU-b"
+    runs = [
+        ("a1.json", run(where("GPU-a", host), SUITE, 1)),
+        ("a2.json", run(where("GPU-a", host), {n: t * 1.01 for n, t in SUITE.items()}, 2)),
+        ("b.json", run(where("GPU-b", host), {n: t * 1.035 for n, t in SUITE.items()}, 3)),
+    ]
+    found = noises.measure(from_documents("pooled", [pool(runs)]))
+    assert found.cards == 2 and found.hosts == 1
+    # Card means 1.005 and 1.035: sd 0.03 / sqrt(2), over the pool's median (1.01).
+    assert found.card == pytest.approx(np.full(4, 0.03 / np.sqrt(2) / 1.01), rel=0.01)
+    assert np.isnan(found.host).all()
+    unnamed = [
+        (f"{k}.json", run(UNNAMED, {n: t * (1 + k / 100) for n, t in SUITE.items()}, k))
+        for k in range(2)
+    ]
+    found = noises.measure(from_documents("pooled", [pool(unnamed)]))
+    assert (found.cards, found.hosts) == (0, 0)
+    assert np.isnan(found.card).all() and np.isnan(found.host).all()
+
+
 def test_a_run_on_a_fourth_host_is_held_to_the_measured_host_spread() -> None:
     """Three hosts: the host spread (0.2 %) at its 90 % upper bound for 2 degrees of freedom
     (x3.08), times the multiplier 2: a 1.2 % limit, which 3 % clears and 0.1 % does not."""

@@ -11,10 +11,12 @@ from kernelwatch import kinds, levels
 from kernelwatch.results import ResultSet
 
 
-def row_units(result: ResultSet) -> tuple[np.ndarray, list[str], list[str]] | None:
+def row_units(
+    result: ResultSet,
+) -> tuple[np.ndarray, list[str | None], list[str | None]] | None:
     """For a result pooled from several runs (levels.RUNS_KEY): the run of each process id,
-    and each run's card and host; None for a result of one run (or a list that does not match
-    the result's processes)."""
+    and each run's card and host (None where its context did not name them); None for a result
+    of one run (or a list that does not match the result's processes)."""
     runs = result.context.get(levels.RUNS_KEY)
     if not isinstance(runs, list) or len(runs) < 2:
         return None
@@ -32,8 +34,8 @@ def row_units(result: ResultSet) -> tuple[np.ndarray, list[str], list[str]] | No
     unit_of_process = np.array([u for _, u in keys], dtype=np.int64)
     return (
         unit_of_process,
-        [str(u.card) for u in units],
-        [str(u.host) for u in units],
+        [u.card for u in units],
+        [u.host for u in units],
     )
 
 

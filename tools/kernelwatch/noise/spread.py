@@ -89,8 +89,8 @@ def measure(
         counts,
         card,
         host,
-        len(set(unit_cards)),
-        len(set(unit_hosts)),
+        len(set(unit_cards) - {None}),
+        len(set(unit_hosts) - {None}),
         kind,
         len(unit_hosts) - grouped.count + 1,
     )
@@ -101,18 +101,23 @@ def _level_spreads(
     owner: np.ndarray,
     processes: np.ndarray,
     row_unit: np.ndarray,
-    units: tuple[np.ndarray, list[str], list[str]],
+    units: tuple[np.ndarray, list[str | None], list[str | None]],
     median: np.ndarray,
     kind_of_unit: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per benchmark, relative to its median: the spread between processes of one run pooled
     over the runs; the robust CV of the repetitions inside a run (the median over runs); the
-    spread between the runs on the cards of one host (pooled over hosts); between hosts (of
-    each host's mean run median); between the runs of one kind of card (kinds.py), pooled over
-    kinds. NaN where the pooled result has no such pairs."""
+    spread between the cards of one host (of each card's mean run median, pooled over hosts);
+    between hosts (of each host's mean run median); between the runs of one kind of card
+    (kinds.py), pooled over kinds. NaN where the pooled result has no such pairs. Runs whose
+    context does not name their card (host) measure no card (host) spread: two of them may be
+    one card run twice, whose spread is the process level's."""
     size = len(median)
-    _, _, hosts = units
-    host_ids = np.unique(np.array(hosts), return_inverse=True)[1].reshape(-1)
+    _, cards, hosts = units
+    host_ids = _ids(hosts)
+    card_ids = _ids(
+        [(h, c) if h is not None and c is not None else None for h, c in zip(hosts, cards)]
+    )
     stride = int(max(processes.max(initial=0), row_unit.max(initial=0), len(hosts))) + 1
 
     def pooled_sd(cell_values: np.ndarray, cell_group: np.ndarray) -> np.ndarray:
@@ -148,17 +153,33 @@ def _level_spreads(
     run_cv = np.where(np.bincount(run_cell, minlength=len(run_keys)) >= 3, run_cv, np.nan)
     has_cv = np.isfinite(run_cv)
     within = _grouped_median(run_cv[has_cv], run_owner[has_cv], size)
-    run_host = host_ids[run_unit]
-    card = pooled_sd(run_median, run_owner * stride + run_host) / median
 
-    # Per (benchmark, host): the mean of its runs' medians; their spread across hosts.
-    host_keys, host_cell = np.unique(run_owner * stride + run_host, return_inverse=True)
-    host_cell = host_cell.reshape(-1)
-    host_mean = np.bincount(host_cell, weights=run_median) / np.bincount(host_cell)
-    host_owner = host_keys // stride
+    def means(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per (benchmark, id >= 0): the mean of its runs' medians; the benchmark; a run of it."""
+        known = ids[run_unit] >= 0
+        keys, cell = np.unique(
+            run_owner[known] * stride + ids[run_unit][known], return_inverse=True
+        )
+        cell = cell.reshape(-1)
+        mean = np.bincount(cell, weights=run_median[known]) / np.bincount(cell)
+        first = np.zeros(len(keys), dtype=np.int64)
+        first[cell[::-1]] = np.flatnonzero(known)[::-1]
+        return mean, keys // stride, run_unit[first]
+
+    card_mean, card_owner, card_unit = means(card_ids)
+    card = pooled_sd(card_mean, card_owner * stride + host_ids[card_unit]) / median
+    host_mean, host_owner, _ = means(host_ids)
     host = pooled_sd(host_mean, host_owner * stride) / median
     kind = pooled_sd(run_median, run_owner * stride + kind_of_unit[run_unit]) / median
     return between, within, card, host, kind
+
+
+def _ids(names: Sequence[object]) -> np.ndarray:
+    """0, 1, ... per distinct name (in first-seen order); -1 for None."""
+    seen: dict[object, int] = {}
+    return np.array(
+        [-1 if n is None else seen.setdefault(n, len(seen)) for n in names], dtype=np.int64
+    )
 
 
 def between_processes(

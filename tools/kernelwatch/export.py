@@ -105,7 +105,11 @@ def github_action_benchmark(found: list[Entry], metric: Metric) -> list[dict[str
     rows = []
     for e in found:
         extra = [
-            f"median of {e.n} {'aggregates' if e.from_aggregates else 'repetitions'}"
+            (
+                f"from aggregates only ({e.n} value(s): a median or a mean each)"
+                if e.from_aggregates
+                else f"median of {e.n} repetitions"
+            )
             + (
                 f"; {CONFIDENCE:.0%} interval [{e.lower:.6g}, {e.upper:.6g}] {unit}"
                 if e.lower is not None and e.upper is not None

@@ -78,7 +78,7 @@ def summary_line(report: Report) -> str:
     if geomean is None:
         return f"Nothing measured on both sides: {counts or 'no benchmarks'}"
     ratio, count = geomean
-    return f"Geomean change {change(ratio)} over {count} benchmarks: {counts}"
+    return f"Geomean change {change(ratio)} over {count} benchmark{'s' * (count != 1)}: {counts}"
 
 
 def worth_explaining(c: Comparison, found: Explanation | None) -> bool:

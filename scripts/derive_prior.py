@@ -25,7 +25,7 @@ import numpy as np
 
 from kernelwatch import hostbound, kinds
 from kernelwatch import noise as noises
-from kernelwatch.results import load
+from kernelwatch.loading import load
 
 LONG_NS = 100_000.0
 

@@ -25,7 +25,8 @@ sys.path.insert(0, str(TOOLS))
 
 import dependencies  # noqa: E402  (tests/tools/dependencies.py)
 from kernelwatch import cli, synthetic  # noqa: E402
-from kernelwatch.results import PROCESS_KEY, ResultSet, from_documents  # noqa: E402
+from kernelwatch.loading import from_documents  # noqa: E402
+from kernelwatch.results import PROCESS_KEY, ResultSet  # noqa: E402
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -24,7 +24,7 @@ from conftest import (
 )
 from kernelwatch import cli, commands, stats, synthetic
 from kernelwatch.compare import Settings
-from kernelwatch.results import load
+from kernelwatch.loading import load
 
 
 def steady(median: float, n: int = 10, seed: int = 0) -> list[float]:

@@ -15,7 +15,8 @@ from kernelwatch.config import ThresholdRule
 from kernelwatch import levels
 from kernelwatch.errors import InputError
 from kernelwatch.levels import Level
-from kernelwatch.results import from_documents, resolve_metric
+from kernelwatch.loading import from_documents
+from kernelwatch.results import resolve_metric
 
 TIME = resolve_metric("time")
 BPS = resolve_metric("bytes_per_second")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 from kernelwatch import changes, history
-from kernelwatch.results import load
+from kernelwatch.loading import load
 
 SOURCE = REPO / "tests" / "tools" / "programs" / "gbench_cases.cc"
 # The names as Google Benchmark writes them (fixed iteration counts keep the runs short).

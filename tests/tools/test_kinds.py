@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import GPU_DATA
 from kernelwatch import kinds
-from kernelwatch.results import load
+from kernelwatch.loading import load
 
 CARD_C = GPU_DATA / "h200-suite-card-54f59374.json"
 CARD_D = GPU_DATA / "h200-suite-card-d716bf60-no-transfers.json"

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import GPU_DATA, REPO
+from kernelwatch.loading import load
 from kernelwatch.report import lessons
 from kernelwatch.report.lessons import figure
-from kernelwatch.results import load
 
 SUITE = GPU_DATA / "h200-suite-rep10.json"
 

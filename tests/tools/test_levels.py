@@ -14,7 +14,8 @@ from kernelwatch.baseline import pool
 from kernelwatch.compare import Settings, Verdict, compare
 from kernelwatch.errors import InputError
 from kernelwatch.levels import Level
-from kernelwatch.results import PROCESS_KEY, from_documents, resolve_metric
+from kernelwatch.loading import from_documents
+from kernelwatch.results import PROCESS_KEY, resolve_metric
 
 TIME = resolve_metric("time")
 CONFIG = {"host_cpu_model": "Xeon", "host_cpu_cores": "16", "host_gpu_count": "1"}

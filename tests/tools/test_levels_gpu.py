@@ -19,8 +19,9 @@ from kernelwatch import noise as noises
 from kernelwatch.compare import Settings, Verdict, compare
 from kernelwatch.config import load_config
 from kernelwatch.levels import Level
+from kernelwatch.loading import from_documents, load
 from kernelwatch.report.build import Options, build_page
-from kernelwatch.results import from_documents, load, resolve_metric
+from kernelwatch.results import resolve_metric
 
 TIME = resolve_metric("time")
 BASELINE = REPO / "baselines" / "nvidia-h200-sm90"

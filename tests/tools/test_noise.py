@@ -14,7 +14,8 @@ from kernelwatch import noise as noises
 from kernelwatch.compare import Settings, Verdict, compare
 from kernelwatch.errors import InputError
 from kernelwatch.levels import Level
-from kernelwatch.results import from_documents, resolve_metric
+from kernelwatch.loading import from_documents
+from kernelwatch.results import resolve_metric
 
 TIME = resolve_metric("time")
 

@@ -19,7 +19,7 @@ import pytest
 from conftest import REPO
 from kernelwatch import nvbench
 from kernelwatch.gbench import read_json
-from kernelwatch.results import load
+from kernelwatch.loading import load
 
 DATA = REPO / "tests" / "data" / "nvbench"
 REF, CMP = DATA / "test_ref.json", DATA / "test_cmp.json"

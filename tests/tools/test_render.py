@@ -10,7 +10,8 @@ import pytest
 from conftest import document, result_set
 from kernelwatch import render, synthetic
 from kernelwatch.compare import Settings, compare
-from kernelwatch.results import Metric, from_documents, resolve_metric
+from kernelwatch.loading import from_documents
+from kernelwatch.results import Metric, resolve_metric
 
 TIME = resolve_metric("time")
 

@@ -26,9 +26,10 @@ from kernelwatch.changes import Change
 from kernelwatch.compare import Settings, Verdict
 from kernelwatch.config import load_config
 from kernelwatch.errors import InputError
+from kernelwatch.loading import load
 from kernelwatch.report import Options, lessons, svg, trends, write_report
 from kernelwatch.report.rundata import RunData, parse_name
-from kernelwatch.results import load, resolve_metric
+from kernelwatch.results import resolve_metric
 
 SUITE = GPU_DATA / "h200-suite-rep10.json"
 COALESCING = GPU_DATA / "h200-coalescing-rep5.json"

@@ -11,7 +11,8 @@ import pytest
 from conftest import H100_CONTEXT, document, gpu_file_params, result_set, rows_for
 from kernelwatch import results, synthetic
 from kernelwatch.errors import InputError
-from kernelwatch.results import Metric, gpu_model, load, load_all, resolve_metric
+from kernelwatch.loading import load, load_all
+from kernelwatch.results import Metric, gpu_model, resolve_metric
 
 
 def test_times_are_in_nanoseconds_whatever_the_unit(write_json) -> None:

@@ -32,8 +32,8 @@ from kernelwatch.compare import Report, Verdict
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_atomic, write_json_atomic
 from kernelwatch import explain
+from kernelwatch.loading import load_all
 from kernelwatch.render import render_table
-from kernelwatch.results import load_all
 from kernelwatch.verdict import Judging
 from kernelwatch.verdict import judge as judge_with
 

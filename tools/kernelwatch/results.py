@@ -1,22 +1,21 @@
-"""Google Benchmark results as typed, columnar data; merging directories.
+"""Google Benchmark results as typed, columnar data (loading.py reads them from files).
 
 A benchmark is identified by its `run_name` (its `name` in files too old to have one), which
-groups its repetitions. A directory stands for all of its `*.json` result files, merged: a
-benchmark found in several files gets the repetitions of all of them, and remembers which file
-(process) each came from, because the spread between processes is the noise that matters.
+groups its repetitions; each repetition remembers which file (process) it came from, because
+the spread between processes is the noise that matters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kernelwatch.errors import InputError
-from kernelwatch.gbench import TIME_KEYS, FileColumns, read_document, read_file
+from kernelwatch.gbench import TIME_KEYS
 
 # The harness's per-repetition counter: relative width of the 95 % confidence interval of the
 # median of that repetition's samples (0.005 = 0.5 %). kernelwatch/noise/ turns it into a noise.
@@ -194,216 +193,3 @@ def check_times(result: ResultSet) -> None:
             f"{result.paths[result.sources[row]]}: {result.names[k]}: cpu_time is "
             f"{float(column[row])!r} ns (must be a finite number >= 0)"
         )
-
-
-def load(path: str | Path) -> ResultSet:
-    """Load a result file, or every `*.json` result file of a directory, merged."""
-    return load_all([path])[0]
-
-
-def load_all(paths: Sequence[str | Path]) -> list[ResultSet]:
-    """Load several sides (files or directories), each merged as `load` does. Every path is
-    checked to exist before any file is parsed (a typo fails at once, not after a big read)."""
-    try:
-        plans = [_expand(Path(p)) for p in paths]
-    except OSError as exc:  # a folder that may not be read (is_file raises EACCES)
-        raise InputError(f"{exc.filename}: cannot read: {exc.strerror or exc}") from None
-    return [
-        _merge(str(path), files, [read_file(str(f), in_directory) for f in files])
-        for path, (files, in_directory) in zip(paths, plans)
-    ]
-
-
-def from_documents(label: str, documents: Sequence[Any]) -> ResultSet:
-    """A side from already parsed result documents (merged as a directory's files are)."""
-    names = [f"{label}[{i}]" if len(documents) > 1 else label for i in range(len(documents))]
-    parsed: list[FileColumns | None] = [read_document(n, d) for n, d in zip(names, documents)]
-    return _merge(label, [Path(n) for n in names], parsed)
-
-
-def _expand(root: Path) -> tuple[list[Path], bool]:
-    # A baseline folder (baseline/: result.json, noise.json, manifest.json) is its result;
-    # its stored noise is found beside it (noise.stored_beside).
-    if (root / "manifest.json").is_file() and (root / "result.json").is_file():
-        return [root / "result.json"], False
-    if root.is_dir():
-        files = sorted(p for p in root.glob("*.json") if p.is_file())
-        if not files:
-            raise InputError(f"{root}: directory holds no .json files")
-        return files, True
-    if not root.exists():
-        raise InputError(f"{root}: no such file or directory")
-    return [root], False
-
-
-def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> ResultSet:
-    """One side from its files: a single file is used as is; several are merged by name."""
-    notes = [f"{f}: skipped, not a benchmark result" for f, p in zip(files, parsed) if p is None]
-    kept = [p for p in parsed if p is not None]
-    notes += [note for p in kept for note in p.notes]
-    if not kept:
-        raise InputError(f"{label}: holds no benchmark results")
-    _check_same_gpu(kept)
-    errors: dict[str, str] = {}
-    skipped: dict[str, str] = {}
-    for p in kept:
-        for name, message in p.errors.items():
-            errors.setdefault(name, message)
-        for name, message in p.skipped.items():
-            skipped.setdefault(name, message)
-
-    labels: dict[str, str] = {}
-    for p in kept:
-        for name, text in p.labels.items():
-            labels.setdefault(name, text)
-
-    if len(kept) == 1:
-        p = kept[0]
-        counts = np.asarray(p.counts, dtype=np.int64)
-        columns, gaps, process_keys = _numpy_columns(p)
-        sources = np.zeros(int(counts.sum()), dtype=np.int64)
-        result = ResultSet(
-            label,
-            (Path(p.path),),
-            p.context,
-            tuple(p.names),
-            np.cumsum(counts) - counts,
-            counts,
-            np.asarray(p.from_aggregates, dtype=bool),
-            sources,
-            _process_ids(sources, process_keys),
-            columns,
-            gaps,
-            errors,
-            skipped,
-            tuple(notes),
-        )
-    else:
-        result = _merge_files(label, kept, errors, skipped, notes)
-    if not len(result):
-        raise InputError(f"{label}: holds no benchmark results")
-    return replace(result, labels=labels) if labels else result
-
-
-def _numpy_columns(
-    p: FileColumns,
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], np.ndarray]:
-    """A file's columns as numpy arrays, times scaled to ns; and each row's process key
-    (NaN where the row has none), which is not a metric."""
-    scale = np.repeat(np.frombuffer(p.time_scales, dtype=float), p.counts)
-    columns = {}
-    for key, values in p.columns.items():
-        column = np.frombuffer(values, dtype=float)
-        # (1e308 s overflows to inf in ns: metric_column refuses it in one line, so numpy's
-        # warning would only add a second)
-        with np.errstate(over="ignore"):
-            columns[key] = column * scale if key in TIME_KEYS else column
-    gaps = {k: np.frombuffer(v, dtype=np.uint8).astype(bool) for k, v in p.gaps.items()}
-    process_keys = columns.pop(PROCESS_KEY, None)
-    if process_keys is None:
-        process_keys = np.full(len(scale), np.nan)
-    elif PROCESS_KEY in gaps:
-        process_keys = np.where(gaps.pop(PROCESS_KEY), np.nan, process_keys)
-    return columns, gaps, process_keys
-
-
-def _process_ids(sources: np.ndarray, process_keys: np.ndarray) -> np.ndarray:
-    """One number per distinct (file, process key) pair; rows without a key share their
-    file's."""
-    known = np.isfinite(process_keys)
-    if not known.any():  # the usual file: one process per file
-        return sources.astype(np.int64, copy=True)
-    keys = np.where(known, process_keys, -1.0)
-    whole = keys == np.round(keys)
-    if whole.all() and keys.min() >= -1 and keys.max() < 2**20:  # small integers: one int key
-        code = sources.astype(np.int64) * (2**21) + keys.astype(np.int64) + 1
-        _, ids = np.unique(code, return_inverse=True)
-    else:
-        _, ids = np.unique(np.stack([sources.astype(float), keys]), axis=1, return_inverse=True)
-    return np.asarray(ids, dtype=np.int64).reshape(-1)
-
-
-def _check_same_gpu(files: list[FileColumns]) -> None:
-    first = gpu_model(files[0].context)
-    for p in files[1:]:
-        if gpu_model(p.context) != first:
-            raise InputError(
-                f"{p.path}: measured on {gpu_model(p.context) or 'an unnamed GPU'}, but "
-                f"{files[0].path} on {first or 'an unnamed GPU'}; one side must be one GPU model"
-            )
-
-
-def _merge_files(
-    label: str,
-    files: list[FileColumns],
-    errors: dict[str, str],
-    skipped: dict[str, str],
-    notes: list[str],
-) -> ResultSet:
-    # Per benchmark, the (file, first row, count, from_aggregates) segments that hold it.
-    segments: dict[str, list[tuple[int, int, int, bool]]] = {}
-    for f, p in enumerate(files):
-        row = 0
-        for name, count, agg in zip(p.names, p.counts, p.from_aggregates):
-            segments.setdefault(name, []).append((f, row, count, agg))
-            row += count
-    keys = sorted(
-        set().union(*(p.columns for p in files)) - {PROCESS_KEY},
-        key=lambda k: (k not in TIME_KEYS, k),
-    )
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in keys}
-    gap_parts: dict[str, list[np.ndarray]] = {k: [] for k in keys}
-    names, counts, aggregated, sources, process_parts = [], [], [], [], []
-    arrays, gaps, process_keys = zip(*(_numpy_columns(p) for p in files))
-    left_out: dict[int, int] = {}  # file -> its benchmarks whose aggregates were left out
-    for name, segs in segments.items():
-        # Repetitions beat aggregates: use per-file aggregates only where no file has repetitions.
-        full = [s for s in segs if s[2] and not s[3]]
-        use = full or [s for s in segs if s[2]]
-        for f, _, count, agg in segs if full else ():
-            if agg and count:
-                left_out[f] = left_out.get(f, 0) + 1
-        names.append(name)
-        counts.append(sum(s[2] for s in use))
-        aggregated.append(not full and bool(use))
-        for f, start, count, _ in use:
-            sources.append(np.full(count, f))
-            rows = slice(start, start + count)
-            process_parts.append(process_keys[f][rows])
-            for k in keys:
-                column = arrays[f].get(k)
-                if column is None:
-                    parts[k].append(np.full(count, np.nan))
-                    gap_parts[k].append(np.ones(count, dtype=bool))
-                else:
-                    parts[k].append(column[rows])
-                    gap = gaps[f].get(k)
-                    gap_parts[k].append(gap[rows] if gap is not None else np.zeros(count, bool))
-    notes += [
-        f"{files[f].path}: aggregates only for {n} benchmark(s) whose repetitions other files "
-        "hold: left out (a median does not pool with repetitions)"
-        for f, n in sorted(left_out.items())
-    ]
-    counts_array = np.asarray(counts, dtype=np.int64)
-
-    def joined(chunks: list[np.ndarray], dtype: Any) -> np.ndarray:
-        return np.concatenate(chunks) if chunks else np.zeros(0, dtype=dtype)
-
-    gap_columns = {k: joined(g, bool) for k, g in gap_parts.items()}
-    source_column = joined(sources, np.int64)
-    return ResultSet(
-        label,
-        tuple(Path(p.path) for p in files),
-        files[0].context,
-        tuple(names),
-        np.cumsum(counts_array) - counts_array,
-        counts_array,
-        np.asarray(aggregated, dtype=bool),
-        source_column,
-        _process_ids(source_column, joined(process_parts, float)),
-        {k: joined(v, float) for k, v in parts.items()},
-        {k: g for k, g in gap_columns.items() if g.any()},
-        errors,
-        skipped,
-        tuple(notes),
-    )

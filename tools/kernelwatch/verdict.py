@@ -22,7 +22,8 @@ from kernelwatch.compare import Report, Settings, compare
 from kernelwatch.config import Config, ThresholdRule, load_config, parse_fraction
 from kernelwatch.confirm import confirm_regressions
 from kernelwatch.errors import InputError
-from kernelwatch.results import Metric, ResultSet, from_documents
+from kernelwatch.loading import from_documents
+from kernelwatch.results import Metric, ResultSet
 
 SUITE_CONFIG = "kernelwatch.toml"
 

@@ -28,8 +28,9 @@ from kernelwatch.baseline.store import (
 from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.files import json_text, write_folder
 from kernelwatch.gbench import FileColumns, read_document, read_json
+from kernelwatch.loading import from_documents
 from kernelwatch.provenance import slowed_on_purpose
-from kernelwatch.results import check_times, from_documents, gpu_model
+from kernelwatch.results import check_times, gpu_model
 
 MANIFEST_SCHEMA = 1
 DEFAULT_MIN_REPETITIONS = 10

@@ -17,8 +17,8 @@ from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.files import Input, Output, check_outputs
+from kernelwatch.loading import load_all
 from kernelwatch.outputs import Outputs, report_outputs, write_report
-from kernelwatch.results import load_all
 from kernelwatch.verdict import Judging
 
 DESCRIPTION = """\

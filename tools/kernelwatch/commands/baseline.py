@@ -17,10 +17,11 @@ from kernelwatch import noise as noises
 from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER, Settings, Verdict, compare
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_document, read_json
+from kernelwatch.loading import from_documents
 from kernelwatch.names import family as family_of
 from kernelwatch.names import short_commit
 from kernelwatch.render import summary_line
-from kernelwatch.results import from_documents, resolve_metric
+from kernelwatch.results import resolve_metric
 
 DESCRIPTION = """\
 The baselines: one result per GPU model in baselines/<gpu-slug>/ (result.json with the

@@ -15,8 +15,8 @@ from kernelwatch.compare import compare
 from kernelwatch.config import Config, load_config
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, check_outputs
+from kernelwatch.loading import load_all
 from kernelwatch.outputs import Outputs, report_outputs, write_report
-from kernelwatch.results import load_all
 from kernelwatch import verdict
 from kernelwatch.verdict import Judging
 

@@ -11,7 +11,8 @@ from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.export import FORMATS, export, github_tool
 from kernelwatch.files import Input, Output, check_outputs, json_text, write_atomic
-from kernelwatch.results import Metric, load
+from kernelwatch.loading import load
+from kernelwatch.results import Metric
 
 DESCRIPTION = """\
 Write a result (a Google Benchmark or nvbench JSON file, or a folder of them, merged) as the

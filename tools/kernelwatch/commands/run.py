@@ -18,9 +18,10 @@ from kernelwatch.commands._parsers import add_parser
 from kernelwatch.config import Config
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
+from kernelwatch.loading import from_documents
 from kernelwatch.merge import SHARD_KEY
 from kernelwatch.outputs import Outputs, report_outputs, write_report
-from kernelwatch.results import ResultSet, from_documents
+from kernelwatch.results import ResultSet
 from kernelwatch.verdict import SUITE_CONFIG, Judging
 
 DESCRIPTION = """\

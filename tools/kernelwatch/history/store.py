@@ -21,8 +21,9 @@ from kernelwatch.files import strict_json
 from kernelwatch.gbench import read_json
 from kernelwatch.history.schema import database
 from kernelwatch.levels import RUNS_KEY
+from kernelwatch.loading import from_documents
 from kernelwatch.provenance import slowed_on_purpose
-from kernelwatch.results import ResultSet, check_times, from_documents
+from kernelwatch.results import ResultSet, check_times
 
 
 @dataclass(frozen=True)

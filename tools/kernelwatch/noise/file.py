@@ -54,10 +54,11 @@ def noise_document(
         "kind_units": noise.kind_units,
         "method": "noise (process level): largest of: standard deviation of per-process medians "
         "/ median (pooled over the runs); robust CV of the repetitions; noise counter / 3.92; "
-        "median of its group. card: standard deviation of the run medians of the cards of one "
-        "host; host: of the hosts' mean run medians; kind: of the run medians around their kind of "
-        "card's mean (kinds.py), pooled over kinds; each at least its group's median; null "
-        "where not measured (docs/measurement.md)",
+        "median of its group. card: standard deviation of the cards' mean run medians within "
+        "one host; host: of the hosts' mean run medians; kind: of the run medians around their "
+        "kind of card's mean (kinds.py), pooled over kinds; each at least its group's median; "
+        "null where not measured or where the runs do not name their card or host "
+        "(docs/measurement.md)",
         "benchmarks": dict(sorted(benchmarks.items())),
     }
 

@@ -13,9 +13,10 @@ from kernelwatch import baseline as baselines
 from kernelwatch import changes, explain, history, verdict
 from kernelwatch.compare import Report, Settings, Verdict
 from kernelwatch.errors import InputError
+from kernelwatch.loading import from_documents
 from kernelwatch.report import lessons, svg, trends
 from kernelwatch.report.rundata import RunData
-from kernelwatch.results import Metric, ResultSet, from_documents
+from kernelwatch.results import Metric, ResultSet
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,10 @@ from kernelwatch.baseline import restrict
 from kernelwatch.compare import Comparison, Settings, Verdict, compare
 from kernelwatch.config import ThresholdRule, threshold_for
 from kernelwatch.errors import InputError, compile_regex
+from kernelwatch.loading import from_documents
 from kernelwatch.names import family as family_of
 from kernelwatch.names import row_name
-from kernelwatch.results import Metric, ResultSet, from_documents, gpu_model
+from kernelwatch.results import Metric, ResultSet, gpu_model
 from kernelwatch.selftest.results import (
     Analysis,
     Detection,

@@ -173,3 +173,19 @@ def test_check_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(InputError, match="not a folder .*refusing to write there"):
         check([files.Output("--out", result, folder=True)])
     check([files.Output("--out", runs, folder=True), files.Output("--json", None)], inputs)
+
+
+def test_a_file_name_that_is_not_utf8_is_written_as_escaped_bytes(tmp_path: Path) -> None:
+    # A name with the byte 0xff reaches Python as the lone surrogate \udcff: it failed to
+    # encode (an internal error), or went into JSON as "\udcff", which the reader refuses.
+    name = os.fsdecode(b"r\xffx.json")
+    assert files.printable(name) == "r\\xffx.json" and files.printable("é ✓") == "é ✓"
+    assert files.printable("a\ud800") == "a\\ud800"  # (no byte decodes to it)
+    text = files.strict_json({name: [name, "😀"]}, indent=None)
+    assert json.loads(text) == {"r\\xffx.json": ["r\\xffx.json", "😀"]}
+    files.write_atomic(tmp_path / "r.md", f"baseline `{name}`\n")
+    assert (tmp_path / "r.md").read_text(encoding="utf-8") == "baseline `r\\xffx.json`\n"
+    out = tmp_path / "stdout"
+    with open(out, "w", encoding="utf-8", errors="strict") as stream:
+        files.write_output(name, stream)
+    assert out.read_text() == "r\\xffx.json"

@@ -831,6 +831,38 @@ def test_slowed_runs_are_marked_in_the_history(tmp_path: Path, capsys) -> None:
     assert "SLOWED ON PURPOSE: made with --kernelwatch_inject=fam:0.05" in capsys.readouterr().out
 
 
+def test_a_result_whose_name_is_not_utf8_damages_no_baseline(tmp_path: Path) -> None:
+    # Its name went into the manifest's command line as "\\udcff", which the reader refuses:
+    # the baseline could not be listed or updated again. compare --markdown, report and
+    # history ingest failed with an internal error (UnicodeEncodeError).
+    name = tmp_path / os.fsdecode(b"r\xffx.json")
+    try:
+        name.write_text(GOOD_TEXT)
+    except (OSError, UnicodeEncodeError):
+        pytest.skip("this file system takes only UTF-8 names")
+    root = tmp_path / "baselines"
+    root.mkdir()
+    good = tmp_path / "good.json"
+    good.write_text(GOOD_TEXT)
+    markdown = tmp_path / "r.md"
+    commands = [
+        ["baseline", "update", name, "--baselines", root],
+        ["baseline", "update", good, "--baselines", root],
+        ["baseline", "list", "--baselines", root],
+        ["compare", name, good, "--markdown", markdown],
+        ["history", "ingest", name, "--db", tmp_path / "h.sqlite"],
+    ]
+    env = dict(os.environ, PYTHONPATH=str(TOOLS))
+    for argv in commands:  # (a process's stderr words the name; pytest's capture refuses it)
+        command = [sys.executable, "-m", "kernelwatch", *map(os.fsencode, map(str, argv))]
+        done = subprocess.run(command, capture_output=True, env=env)
+        err = done.stderr.decode()
+        assert done.returncode == 0 and "error" not in err, f"{argv[:2]}: {err}"
+    manifest = json.loads((root / SLUG / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["history"][0]["source"].endswith("r\\xffx.json")
+    assert "r\\xffx.json" in markdown.read_text()
+
+
 # --- kills ----------------------------------------------------------------------------------
 
 KILLER = textwrap.dedent("""

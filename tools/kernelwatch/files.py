@@ -25,6 +25,7 @@ import errno
 import json
 import math
 import os
+import re
 import shutil
 import stat
 import sys
@@ -195,7 +196,7 @@ def write_atomic(path: str | Path, data: str | bytes, *, make_parents: bool = Fa
     """Write `data` to a temporary file beside `path`, then rename it over `path` (a regular
     file or nothing; see the module's docstring)."""
     target = check_writable(path, make_parents=make_parents)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    payload = _utf8(data) if isinstance(data, str) else data
     try:
         if make_parents:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -239,19 +240,54 @@ def strict_json(
     if separators is not None:
         options["separators"] = separators
     try:
-        return json.dumps(document, **options)
+        text = json.dumps(document, **options)
     except ValueError:  # a non-finite float somewhere (the rare case: mapped only then)
-        return json.dumps(_finite(document), **options)
+        return json.dumps(_writable(document), **options)
+    if _SURROGATE_ESCAPE.search(text):  # a lone surrogate, or an escaped pair (an emoji)
+        return json.dumps(_writable(document), **options)
+    return text
 
 
-def _finite(value: Any) -> Any:
+# How json.dumps writes a surrogate code point: a lone one (see `printable`) makes a file that
+# kernelwatch's reader, and every strict parser, refuses.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _writable(value: Any) -> Any:
+    """`value` with non-finite floats as None and every string `printable`."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        return printable(value)
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {printable(k) if isinstance(k, str) else k: _writable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
+        return [_writable(v) for v in value]
     return value
+
+
+def printable(text: str) -> str:
+    """`text` as Unicode that UTF-8 can hold. A file name that is not UTF-8 (r$'\\xff'.json)
+    reaches Python as lone surrogates (surrogateescape); written as they are they fail to
+    encode (an internal error) or, escaped in JSON, make a file kernelwatch's reader refuses:
+    a baseline whose manifest records such a command line could not be updated again. Its
+    bytes are shown as \\xNN instead, as Python's own messages show them."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no byte decodes to: \\udXXX
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return printable(text).encode("utf-8")
 
 
 def json_text(document: Any) -> str:
@@ -268,7 +304,10 @@ def write_output(text: str, stream: TextIO | None = None) -> None:
     (A reader that went away, `| head`, stays a BrokenPipeError for the CLI to end quietly.)"""
     out = stream if stream is not None else sys.stdout
     try:
-        out.write(text)
+        try:
+            out.write(text)
+        except UnicodeEncodeError:  # (encoded whole before any of it is written)
+            out.write(printable(text))
         out.flush()
     except BrokenPipeError:
         raise

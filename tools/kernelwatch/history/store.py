@@ -17,7 +17,7 @@ import numpy as np
 
 from kernelwatch.baseline import context_slug
 from kernelwatch.errors import InputError
-from kernelwatch.files import strict_json
+from kernelwatch.files import printable, strict_json
 from kernelwatch.gbench import read_json
 from kernelwatch.history.schema import database
 from kernelwatch.levels import RUNS_KEY
@@ -117,7 +117,7 @@ def ingest(path: str | Path, db_path: str | Path) -> Ingested:
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     digest,
-                    str(path),
+                    printable(str(path)),  # (a name that is not UTF-8)
                     _slug(context),
                     _text(context.get("gpu_name")),
                     _text(context.get("kernelwatch_git_commit")),

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import Any
 import fakebench
 import pytest
 from conftest import H100_CONTEXT, REPO, TOOLS, document
-from kernelwatch import cli, synthetic
+from kernelwatch import cli, files, synthetic
 
 SLUG = "nvidia-h100-80gb-hbm3-sm90"
 CONTEXT = {**H100_CONTEXT, "date": "2026-11-21T05:40:57+00:00", "kernelwatch_git_commit": "a" * 40}
@@ -964,6 +965,54 @@ def test_a_killed_baseline_update_leaves_old_or_new(tmp_path: Path, swap: str) -
     if swap == "exchange":
         assert seen["missing"] == 0  # a reader always finds a whole folder
     assert seen["old"] and seen["new"]
+
+
+def test_two_baseline_updates_at_once_both_land(tmp_path: Path) -> None:
+    # Each built on the old baseline and the later one dropped the other's benchmarks, both
+    # exiting 0; or one removed the other's staging folder as a leftover and failed.
+    root = tmp_path / "baselines"
+    root.mkdir()
+    (tmp_path / "good.json").write_text(GOOD_TEXT)
+    assert (
+        cli.main(["baseline", "update", str(tmp_path / "good.json"), "--baselines", str(root)]) == 0
+    )
+    env = dict(os.environ, PYTHONPATH=str(TOOLS))
+    updates = []
+    with files.one_writer(root):  # both start while a third writer holds the folder
+        for index in (0, 1):
+            spec = {
+                n: [t * 1.5 for t in ts] if n.startswith(f"fam/bench/{index}/") else ts
+                for n, ts in GOOD_SPEC.items()
+            }
+            result = tmp_path / f"slower-{index}.json"
+            result.write_text(json.dumps(document(spec, context=CONTEXT)))
+            argv = ["baseline", "update", result, "--baselines", root, "--filter"]
+            argv.append(f"^fam/bench/{index}/")
+            err = open(tmp_path / f"err-{index}", "w+")
+            command = [sys.executable, "-m", "kernelwatch", *map(str, argv)]
+            updates.append(
+                (subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, env=env), err)
+            )
+        for _, err in updates:
+            for _ in range(600):
+                if "waiting for another kernelwatch command" in Path(err.name).read_text():
+                    break
+                time.sleep(0.1)
+            else:
+                pytest.fail(f"an update did not wait: {Path(err.name).read_text()}")
+    for update, err in updates:
+        assert update.wait(timeout=120) == 0, Path(err.name).read_text()
+        err.close()
+    stored = json.loads((root / SLUG / "result.json").read_text())
+    for index in (0, 1):
+        times = [
+            row["real_time"]
+            for row in stored["benchmarks"]
+            if row["run_name"] == f"fam/bench/{index}/manual_time"
+            and row.get("run_type") == "iteration"
+        ]
+        assert min(times) > 1.4 * (100.0 + index), f"fam/bench/{index}: the update was lost"
+    assert sorted(os.listdir(root)) == [SLUG]
 
 
 # --- the counts, last -----------------------------------------------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import fcntl
 import json
 import math
 import os
@@ -30,7 +31,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -390,6 +391,39 @@ def write_folder(folder: str | Path, files: dict[str, bytes]) -> list[str]:
             _remove(staging)
         raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
     return notes
+
+
+@contextlib.contextmanager
+def one_writer(folder: Path) -> Iterator[None]:
+    """Held while a command reads what it then replaces in `folder` (baseline update: the old
+    baseline it builds on, then write_folder): a second writer waits. Without it two updates
+    of one baselines folder each built on the old baseline and the later one dropped the
+    other's benchmarks, exit 0 both; or one removed the other's staging folder as a leftover.
+    An flock of the folder itself (of its nearest existing ancestor while it is missing), so
+    that no lock file is left in a folder kept in git. Where the file system has no locks, it
+    goes on without one, as before."""
+    held = folder
+    while not held.is_dir() and held != held.parent:
+        held = held.parent
+    try:
+        fd = os.open(held, os.O_RDONLY)
+    except OSError as exc:
+        raise InputError(f"{folder}: cannot open: {exc.strerror or exc}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(
+                f"kernelwatch: waiting for another kernelwatch command writing in {held}",
+                file=sys.stderr,
+                flush=True,
+            )
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass  # (ENOLCK, EOPNOTSUPP: no locks on this file system)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _recover(target: Path) -> list[str]:

@@ -16,6 +16,7 @@ from kernelwatch import baseline as baselines
 from kernelwatch import noise as noises
 from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER, Settings, Verdict, compare
 from kernelwatch.errors import InputError
+from kernelwatch.files import one_writer
 from kernelwatch.gbench import read_document, read_json
 from kernelwatch.loading import from_documents
 from kernelwatch.names import family as family_of
@@ -46,14 +47,14 @@ the robust CV of its repetitions, the harness's noise counter, its group's media
 of its limit in every later comparison) and manifest.json, as a whole: the new folder is
 written beside the old one and swapped in with one atomic rename, so a reader or a killed
 update finds the old baseline or the new one, never a mix (what a killed update left beside it
-is removed by the next one). Refuses runs slowed down on purpose (--kernelwatch_inject, the
-selftest's), results with errors or skipped benchmarks,
-without GPU context, from another GPU model than the folder's, or with fewer repetitions than
---min-repetitions. With --filter, only the matching benchmarks are replaced (or added); the
-others are kept. Without it the result must be a whole run: one that ran a part of the suite
-(run --filter, a shard) is refused, and so is one that lacks benchmarks the baseline holds,
-unless --drop-missing. The same file or run given twice is refused. Prints what moved against
-the previous baseline."""
+is removed by the next one; a second update of the folder waits for the first). Refuses runs
+slowed down on purpose (--kernelwatch_inject, the selftest's), results with errors or skipped
+benchmarks, without GPU context, from another GPU model than the folder's, or with fewer
+repetitions than --min-repetitions. With --filter, only the matching benchmarks are replaced
+(or added); the others are kept. Without it the result must be a whole run: one that ran a part
+of the suite (run --filter, a shard) is refused, and so is one that lacks benchmarks the
+baseline holds, unless --drop-missing. The same file or run given twice is refused. Prints what
+moved against the previous baseline."""
 
 SHOWN_CHANGES = 40
 
@@ -175,6 +176,11 @@ def run_update(command: UpdateCommand) -> int:
     if command.min_repetitions < 1:
         raise InputError(f"--min-repetitions {command.min_repetitions}: must be at least 1")
     baselines.check_root(command.root, may_create=command.root_may_create)
+    with one_writer(command.root):  # each update builds on the baseline it replaces
+        return _update(command)
+
+
+def _update(command: UpdateCommand) -> int:
     update = baselines.prepare_update(
         command.root,
         [Path(r) for r in command.results],

@@ -196,6 +196,34 @@ def test_failed_ingest_writes_nothing(run_cli, write_json, tmp_path, monkeypatch
     assert run_cli("history", "ingest", path, "--db", db).out.startswith("ingested")
 
 
+def test_a_full_disk_is_worded_as_such_and_keeps_the_database(
+    run_cli, write_json, tmp_path, monkeypatch
+):
+    # SQLite rolls back by itself on a full disk; our ROLLBACK then failed, and the line read
+    # "not a usable kernelwatch history database (cannot rollback - no transaction is
+    # active)": the user was sent to a sound database. max_page_count is a real SQLITE_FULL.
+    db = tmp_path / "h.sqlite"
+    first = write_json("a.json", {"BM_A": [1, 2, 3]})
+    assert run_cli("history", "ingest", first, "--db", db).status == 0
+    before = db.read_bytes()
+    opened = schema.open_db
+
+    def full(path, create=False):
+        connection = opened(path, create)
+        pages = connection.execute("PRAGMA page_count").fetchone()[0]
+        connection.execute(f"PRAGMA max_page_count = {pages}")
+        return connection
+
+    monkeypatch.setattr(schema, "open_db", full)
+    many = {f"BM_{k}": [float(v) for v in range(1, 51)] for k in range(200)}
+    r = run_cli("history", "ingest", write_json("b.json", many), "--db", db)
+    assert r.status == 2
+    assert one_line(r.err).endswith("h.sqlite: cannot write: database or disk is full\n"), r.err
+    monkeypatch.undo()
+    assert db.read_bytes() == before
+    assert run_cli("history", "list", "--db", db).out.count("\n") == 2  # header + the first run
+
+
 def test_migration_from_an_empty_database(run_cli, write_json, tmp_path):
     db = tmp_path / "empty.sqlite"
     sqlite3.connect(db).close()  # an empty (0-byte) SQLite file: version 0

@@ -79,8 +79,31 @@ def _folder_for(db: Path) -> None:
         raise InputError(f"{db}: cannot create: {exc.strerror or exc}") from None
 
 
+# SQLite's errors of a database that is sound but cannot be used now (a full disk, a read-only
+# folder): worded as such, not as "not a usable database", which sends the user to a sound file.
+_CANNOT = {
+    sqlite3.SQLITE_BUSY: "busy",
+    sqlite3.SQLITE_LOCKED: "busy",
+    sqlite3.SQLITE_READONLY: "cannot write",
+    sqlite3.SQLITE_IOERR: "cannot read or write",
+    sqlite3.SQLITE_FULL: "cannot write",
+    sqlite3.SQLITE_CANTOPEN: "cannot open",
+    sqlite3.SQLITE_PERM: "cannot open",
+}
+
+
 def _fail(path: Path, exc: BaseException) -> InputError:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in _CANNOT:  # (extended codes: the low byte)
+        return InputError(f"{path}: {_CANNOT[code & 0xFF]}: {exc}")
     return InputError(f"{path}: not a usable kernelwatch history database ({exc})")
+
+
+def rollback(connection: sqlite3.Connection) -> None:
+    """End a failed transaction, if SQLite has not: it rolls back by itself on some errors (a
+    full disk), and a ROLLBACK then fails, hiding the error that ended it."""
+    if connection.in_transaction:
+        connection.execute("ROLLBACK")
 
 
 def open_db(path: str | Path, create: bool = False) -> sqlite3.Connection:
@@ -195,7 +218,7 @@ def _migrate(connection: sqlite3.Connection, path: Path) -> None:
             )
         connection.execute("COMMIT")
     except BaseException:
-        connection.execute("ROLLBACK")
+        rollback(connection)
         raise
 
 

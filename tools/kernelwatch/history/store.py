@@ -19,7 +19,7 @@ from kernelwatch.baseline import context_slug
 from kernelwatch.errors import InputError
 from kernelwatch.files import printable, strict_json
 from kernelwatch.gbench import read_json
-from kernelwatch.history.schema import database
+from kernelwatch.history.schema import database, rollback
 from kernelwatch.levels import RUNS_KEY
 from kernelwatch.loading import from_documents
 from kernelwatch.provenance import slowed_on_purpose
@@ -132,7 +132,7 @@ def ingest(path: str | Path, db_path: str | Path) -> Ingested:
             samples = _store_values(db, run_id, result)
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            rollback(db)
             raise
     return Ingested(run_id, True, len(result.names), samples, slowed)
 

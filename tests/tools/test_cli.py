@@ -409,6 +409,17 @@ def test_interrupt_and_internal_error_are_one_line(monkeypatch, write_json, run_
     assert result.err.startswith("kernelwatch: internal error: RuntimeError: bug")
 
 
+def test_an_interrupt_while_the_commands_are_imported_is_one_line(monkeypatch, run_cli) -> None:
+    # Ctrl-C in the first ~0.3 s (importing every command, numpy) printed a traceback: the
+    # parser was built outside main's handlers.
+    def interrupted() -> list[object]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, "discover", interrupted)
+    result = run_cli("compare", "a.json", "b.json")
+    assert result.status == 130 and result.err == "kernelwatch: interrupted\n"
+
+
 class _ClosedPipe:
     def write(self, text: str) -> int:
         raise BrokenPipeError(32, "Broken pipe")

@@ -2,6 +2,10 @@
 
 import sys
 
-from kernelwatch.cli import main
+try:
+    from kernelwatch.cli import main
+except KeyboardInterrupt:  # Ctrl-C while Python imports: one line, as in main
+    print("kernelwatch: interrupted", file=sys.stderr)
+    sys.exit(130)
 
 sys.exit(main())

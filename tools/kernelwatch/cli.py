@@ -65,8 +65,8 @@ _WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (the console script passes it to sys.exit)."""
-    parser = build_parser()
     try:
+        parser = build_parser()  # (imports every command: a Ctrl-C lands here most often)
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # --help, --version, or a usage error (already printed)

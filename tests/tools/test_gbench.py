@@ -217,6 +217,20 @@ def test_unreadable_files(tmp_path: Path, content: bytes, message: str) -> None:
         gbench.read_file(str(path))
 
 
+@pytest.mark.parametrize("parser", ["orjson", "json"])
+def test_a_byte_order_mark_is_read_past(tmp_path: Path, monkeypatch, parser: str) -> None:
+    # A result saved by a Windows editor or PowerShell 5 starts with one: "not JSON (it
+    # starts with '\\ufeff{')", of a file that is JSON. RFC 8259 8.1 lets a parser ignore it.
+    fast = pytest.importorskip("orjson") if parser == "orjson" else None
+    path = tmp_path / "a.json"
+    text = '{"benchmarks": [{"name": "BM_a", "real_time": 1.5, "x": NaN}]}'
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert json.dumps(_read_with(monkeypatch, fast, path)) == json.dumps(json.loads(text))
+    path.write_bytes(b"\xef\xbb\xbf \n")
+    with pytest.raises(InputError, match="empty file"):
+        _read_with(monkeypatch, fast, path)
+
+
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read: No such file"):
         gbench.read_file(str(tmp_path / "absent.json"))

@@ -40,6 +40,8 @@ def _parse(path: str | Path) -> Any:
         data = file.read_bytes()
     except OSError as exc:
         raise InputError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    if data.startswith(_BOM):  # (Windows editors and PowerShell 5 write one; RFC 8259 8.1)
+        data = data[len(_BOM) :]
     if not data or data.isspace():  # (isspace stops at the first other byte; strip copies)
         # Google Benchmark opens --benchmark_out before it looks for benchmarks (1.7, 1.8).
         raise InputError(
@@ -86,6 +88,7 @@ def _parse(path: str | Path) -> Any:
     return document
 
 
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _JSON_START = re.compile(
     r'\s*(\{|\[\s*($|[\[{"\-0-9tfnNI\]])|"|-?[0-9]|true|false|null|NaN|-?Infinity)'

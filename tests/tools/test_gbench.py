@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -229,6 +231,18 @@ def test_a_byte_order_mark_is_read_past(tmp_path: Path, monkeypatch, parser: str
     path.write_bytes(b"\xef\xbb\xbf \n")
     with pytest.raises(InputError, match="empty file"):
         _read_with(monkeypatch, fast, path)
+
+
+def test_a_device_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    # `compare /dev/zero b.json` read without end, memory growing, until killed.
+    with pytest.raises(InputError, match="^/dev/zero: a character device, not a result file$"):
+        gbench.read_json("/dev/zero")
+    pipe = tmp_path / "fifo"  # a pipe (`compare <(gunzip -c a.json.gz) b.json`) is read
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=lambda: pipe.write_text('{"benchmarks": []}'))
+    writer.start()
+    assert gbench.read_json(pipe) == {"benchmarks": []}
+    writer.join()
 
 
 def test_missing_file(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,11 @@ def read_json(path: str | Path) -> Any:
 def _parse(path: str | Path) -> Any:
     file = Path(path)
     try:
+        mode = file.stat().st_mode
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # (a pipe, `<(...)`, is read as a file)
+            # /dev/zero, /dev/sda: read whole into memory until it runs out, never an error
+            kind = "character" if stat.S_ISCHR(mode) else "block"
+            raise InputError(f"{file}: a {kind} device, not a result file")
         data = file.read_bytes()
     except OSError as exc:
         raise InputError(f"{file}: cannot read: {exc.strerror or exc}") from None

@@ -244,14 +244,14 @@ def strict_json(
         text = json.dumps(document, **options)
     except ValueError:  # a non-finite float somewhere (the rare case: mapped only then)
         return json.dumps(_writable(document), **options)
-    if _SURROGATE_ESCAPE.search(text):  # a lone surrogate, or an escaped pair (an emoji)
+    if SURROGATE_ESCAPE.search(text):  # a lone surrogate, or an escaped pair (an emoji)
         return json.dumps(_writable(document), **options)
     return text
 
 
 # How json.dumps writes a surrogate code point: a lone one (see `printable`) makes a file that
 # kernelwatch's reader, and every strict parser, refuses.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _writable(value: Any) -> Any:

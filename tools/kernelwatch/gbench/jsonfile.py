@@ -17,6 +17,7 @@ from typing import Any
 
 from kernelwatch import nvbench
 from kernelwatch.errors import InputError
+from kernelwatch.files import SURROGATE_ESCAPE
 
 _orjson: Any
 try:  # optional speed-up: `pip install orjson` (or kernelwatch[fast])
@@ -84,7 +85,7 @@ def _parse(path: str | Path) -> Any:
         raise InputError(
             f"{file}: invalid JSON: an integer of more than {sys.get_int_max_str_digits()} digits"
         ) from None
-    if _SURROGATE_ESCAPE.search(text):  # (orjson refuses them; json lets them through)
+    if SURROGATE_ESCAPE.search(text):  # (orjson refuses them; json lets them through)
         lone = _lone_surrogate(document)
         if lone is not None:
             raise InputError(
@@ -95,7 +96,6 @@ def _parse(path: str | Path) -> Any:
 
 
 _BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _JSON_START = re.compile(
     r'\s*(\{|\[\s*($|[\[{"\-0-9tfnNI\]])|"|-?[0-9]|true|false|null|NaN|-?Infinity)'
 )

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import document, rows_for
+from conftest import GPU_DATA, document, rows_for
 from hypothesis import given
 from hypothesis import strategies as st
 from kernelwatch import gbench, synthetic
 from kernelwatch.gbench import jsonfile
 from kernelwatch.gbench.fast import read_usual
-from kernelwatch.gbench.rows import read_rows
+from kernelwatch.gbench.rows import distinguish_registrations, read_rows
 from kernelwatch.errors import InputError
 
 
@@ -178,6 +178,47 @@ def test_mixed_units_across_benchmarks_are_fine() -> None:
     )
     cols = read(doc)
     assert list(cols.time_scales) == [1e6, 1e3]
+
+
+def test_top_up_processes_are_not_second_registrations() -> None:
+    """A run's top-up processes run with an anchored filter, so Google Benchmark numbers their
+    families and instances anew (an H200 run's 15 topped-up benchmarks, 13 with other indices
+    there): the row-by-row path, which any error or skipped row selects, must still read them
+    as the benchmark's repetitions, as the fast path does, not as a `#2` registration."""
+    path = GPU_DATA / "h200-suite-card-5e6217f4.json"
+    doc = json.loads(path.read_text())
+    rows, context = doc["benchmarks"], doc["context"]
+    shifted = {
+        r["run_name"]
+        for r in rows
+        if r.get("kernelwatch_process", 0) > 2
+        and (r["family_index"], r["per_family_instance_index"])
+        != next(
+            (o["family_index"], o["per_family_instance_index"])
+            for o in rows
+            if o["run_name"] == r["run_name"] and o.get("kernelwatch_process") == 1
+        )
+    }
+    assert len(shifted) == 13  # the shape under test
+    fast = read_usual(str(path), context, rows)
+    slow = read_rows(str(path), context, distinguish_registrations(rows))
+    assert fast is not None and slow.names == fast.names and slow.counts == fast.counts
+    assert not [n for n in slow.names if "#" in n]
+
+
+def test_registrations_are_numbered_in_registration_order() -> None:
+    """Random interleaving writes the second registration's rows first; the names follow
+    family_index, so every run of the program gives the same names."""
+    rows = [
+        {"name": "BM_a", "run_name": "BM_a", "family_index": f, "per_family_instance_index": 0}
+        for f in (3, 1, 3, 1)
+    ]
+    assert [r["run_name"] for r in distinguish_registrations(rows)] == [
+        "BM_a#2",
+        "BM_a",
+        "BM_a#2",
+        "BM_a",
+    ]
 
 
 @pytest.mark.parametrize("repetitions", [1, 3])

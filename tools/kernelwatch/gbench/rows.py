@@ -220,31 +220,62 @@ class _Layout:
 
 def distinguish_registrations(rows: list[Any]) -> list[Any]:
     """Rows of a benchmark name registered more than once (Google Benchmark allows it: its own
-    complexity_test does) renamed `<name>#2`, `#3`, ... in the order the registrations first
-    appear. Google Benchmark tells them apart by `family_index` and
-    `per_family_instance_index`; files without those keep their names (and a name given twice
-    is refused as a duplicate)."""
-    seen: dict[str, list[tuple[Any, Any]]] = {}
-    renamed: list[Any] | None = None
+    complexity_test does) renamed `<name>#2`, `#3`, ... in registration order. Google Benchmark
+    tells them apart by `family_index` and `per_family_instance_index`; files without those keep
+    their names (and a name given twice is refused as a duplicate).
+
+    The registrations are numbered within each process (`kernelwatch_process`): Google Benchmark
+    numbers families and instances among those its filter selects, so a top-up or confirmation
+    process, run with an anchored filter, gives the same benchmark other indices than the run's
+    first processes (transpose/naive_rows/rows:8192/cols:8192/block_rows:8 was instance 2 of
+    its family in an H200 run's two processes, instance 0 in its four top-up processes); only a name with two keys in one process is two
+    registrations. Their order is that of the keys, which is registration order; the order the
+    rows come in is not, under random interleaving."""
+    keys: dict[tuple[str, Any], set[tuple[Any, Any]]] = {}
+    for row in rows:
+        key = _registration_key(row)
+        if key is not None:
+            keys.setdefault(key[0], set()).add(key[1])
+    numbers: dict[tuple[str, Any], dict[tuple[Any, Any], int]] = {}
+    for name_process, found in keys.items():
+        if len(found) > 1:
+            try:
+                ordered = sorted(found)
+            except TypeError:  # indices of mixed types: not Google Benchmark's; file order
+                ordered = [k for k in _first_seen(rows, name_process) if k in found]
+            numbers[name_process] = {key: k + 1 for k, key in enumerate(ordered)}
+    if not numbers:
+        return rows
+    renamed = list(rows)
     for i, row in enumerate(rows):
-        if type(row) is not dict:
-            continue
-        ident, family = row.get("run_name"), row.get("family_index")
-        if type(ident) is not str or family is None:
-            continue
-        key = (family, row.get("per_family_instance_index"))
-        keys = seen.setdefault(ident, [key])
-        if key not in keys:
-            keys.append(key)
-        k = keys.index(key)
-        if k:
-            if renamed is None:
-                renamed = list(rows)
-            name = row.get("name")
-            numbered = registration(ident, k + 1)
+        key = _registration_key(row)
+        number = numbers.get(key[0], {}).get(key[1], 1) if key is not None else 1
+        if number > 1:
+            ident, name = row["run_name"], row.get("name")
+            numbered = registration(ident, number)
             renamed[i] = {
                 **row,
                 "run_name": numbered,
                 "name": name.replace(ident, numbered, 1) if isinstance(name, str) else name,
             }
-    return rows if renamed is None else renamed
+    return renamed
+
+
+def _registration_key(row: Any) -> tuple[tuple[str, Any], tuple[Any, Any]] | None:
+    """((run_name, process), (family_index, per_family_instance_index)) of a row that has them."""
+    if type(row) is not dict:
+        return None
+    ident, family = row.get("run_name"), row.get("family_index")
+    if type(ident) is not str or family is None:
+        return None
+    process = row.get("kernelwatch_process")
+    return (ident, repr(process)), (family, row.get("per_family_instance_index"))
+
+
+def _first_seen(rows: list[Any], name_process: tuple[str, Any]) -> list[tuple[Any, Any]]:
+    seen: list[tuple[Any, Any]] = []
+    for row in rows:
+        key = _registration_key(row)
+        if key is not None and key[0] == name_process and key[1] not in seen:
+            seen.append(key[1])
+    return seen

@@ -137,6 +137,16 @@ def test_no_gpu_listed_exits_4(run_cli, host: Path, monkeypatch) -> None:
     assert done.status == 4 and "no CUDA GPU is visible" in done.err
 
 
+def test_no_nvidia_smi_exits_4_with_the_no_gpu_line(run_cli, host: Path, monkeypatch) -> None:
+    """The exit-4 line is always the one docs/running.md gives (CI scripts match on it)."""
+    fakebench.no_nvidia_smi(monkeypatch)
+    done = run(run_cli, host, "--gpus", "all")
+    assert done.status == 4 and done.err == (
+        "kernelwatch: no CUDA GPU is visible (--gpus: no nvidia-smi to list the GPUs); "
+        "nothing to measure\n"
+    )
+
+
 def test_parse_and_select() -> None:
     found = gpus.parse(SMI + "\n\n")
     assert [g.index for g in found] == [0, 1] and found[1].slug == "nvidia-h200-sm90"

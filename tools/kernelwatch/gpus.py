@@ -61,7 +61,9 @@ def discover() -> list[Gpu]:
     """Every GPU nvidia-smi lists; exit 4 (one line) when there is none or no nvidia-smi."""
     smi = shutil.which(probe.NVIDIA_SMI)
     if smi is None:
-        raise NoGpuError("--gpus: no nvidia-smi to list the GPUs; nothing to measure")
+        raise NoGpuError(
+            "no CUDA GPU is visible (--gpus: no nvidia-smi to list the GPUs); nothing to measure"
+        )
     said = ""
     for query in (QUERY, QUERY.rsplit(",", 1)[0]):  # old drivers lack compute_cap
         command = [smi, f"--query-gpu={query}", "--format=csv,noheader"]
@@ -69,7 +71,8 @@ def discover() -> list[Gpu]:
             done = tool.run(command, timeout=60, check=False)
         except tool.ToolError as exc:
             raise NoGpuError(
-                f"--gpus: nvidia-smi failed: {exc.exception}; nothing to measure"
+                f"no CUDA GPU is visible (--gpus: nvidia-smi failed: {exc.exception}); "
+                "nothing to measure"
             ) from None
         found = parse(done.stdout) if done.status == 0 else []
         if found:

@@ -195,12 +195,14 @@ def test_too_few_repetitions_and_aggregates_only() -> None:
         False,
         # a 1 us "kernel", one process a side: the process-level prior 0.78 % + 330 ns / 1 us, x 2
         "+80.0%, beyond the +67.6% limit (noise floor); unverified: too few repetitions "
-        "(2 and 2; need 3)",
+        "(2 and 2; need 3); under 2x worse: not failing (--strict fails it)",
     )
     assert found["BM_one"][:2] == (Verdict.REGRESSION, True)
+    assert "not failing" not in found["BM_one"][2]
     assert found["BM_flat"] == (Verdict.UNSURE, False, "too few repetitions (1 and 1; need 3)")
     strict = compare(base, cont, TIME, Settings(strict=True))
     assert {c.name for c in strict.comparisons if c.failed} == {"BM_two", "BM_one"}
+    assert not [c.reason for c in strict.comparisons if "not failing" in c.reason]
 
     aggregates = from_documents(
         "a",

@@ -69,11 +69,27 @@ def test_table_colour_only_when_asked(report) -> None:
 
 def test_markdown(report) -> None:
     text = render.render_markdown(report)
-    assert text.startswith("### kernelwatch compare: 1 regression\n")
+    # the failing MISSING and ERROR rows are in the heading too: it never says less than fails
+    assert text.startswith("### kernelwatch compare: 1 regression, 1 MISSING, 1 ERROR\n")
     assert "`BM_slow\\|pipe`" in text  # a pipe in a name must not split the table
     assert "<details><summary>1 unchanged (SAME)</summary>" in text
     notable = text.split("<details>")[0]
     assert "BM_same" not in notable and "**REGRESSION**" in notable
+
+
+def test_markdown_heading_counts_what_fails() -> None:
+    """A passing comparison's heading does not say "N regressions" for REGRESSION rows that do
+    not fail (unverified under 2x, host-bound against another host), and a failing one does not
+    say only "no regression" when a MISSING benchmark fails it."""
+    base = result_set({"BM_a": [1.0], "BM_b": [1.0], "BM_gone": steady(5.0)})
+    cont = result_set({"BM_a": [1.9], "BM_b": [3.0]})
+    heading = render.render_markdown(compare(base, cont, TIME, Settings())).splitlines()[0]
+    assert heading == "### kernelwatch compare: 1 regression, 1 not failing, 1 MISSING"
+    small = result_set({"BM_a": [1.9]})
+    passing = compare(base, small, TIME, Settings(allow_missing=True))
+    assert passing.exit_status == 0
+    heading = render.render_markdown(passing).splitlines()[0]
+    assert heading == "### kernelwatch compare: no regression, 1 not failing"
 
 
 BENCHMARK_KEYS = {

@@ -12,7 +12,7 @@ import numpy as np
 from kernelwatch import hostbound
 from kernelwatch import noise as noises
 from kernelwatch import stats
-from kernelwatch.compare.decision import decide_many, fails, too_few_reason
+from kernelwatch.compare.decision import UNVERIFIED_FAIL_RATIO, decide_many, fails, too_few_reason
 from kernelwatch.compare.reference import Against, judged_against, sensitivity_of, spread_at_level
 from kernelwatch.compare.sides import (
     LEAVE_OUT,
@@ -172,6 +172,8 @@ def _measured_verdicts(
         if failed and lenient_list[i]:
             failed = False
             reason += "; host-bound, baseline not from this host: not failing"
+        elif verdict is Verdict.REGRESSION and not failed:  # unverified, under 2x
+            reason += f"; under {UNVERIFIED_FAIL_RATIO:g}x worse: not failing (--strict fails it)"
         out.append(
             Comparison(
                 name,

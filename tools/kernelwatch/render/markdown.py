@@ -38,19 +38,34 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def headline(report: Report) -> str:
+    """What the heading says: the failing regressions, those shown but not failing (not
+    confirmed by a re-run; host-bound against another host; unverified under 2x), and the
+    failing MISSING and ERROR benchmarks, so that the heading of a failed comparison never
+    reads "no regression" alone, nor that of a passing one "8 regressions"."""
+    regressions = [c for c in report.comparisons if c.verdict is Verdict.REGRESSION]
+    bad = [c for c in regressions if c.failed]
+    title = f"{len(bad)} regression{'s' * (len(bad) != 1)}" if bad else "no regression"
+    if any(c.confirmed for c in bad):
+        title += " (confirmed by a re-run)"
+    unconfirmed = sum(c.confirmed is False for c in regressions)
+    if unconfirmed:
+        title += f", {unconfirmed} not confirmed"
+    shown = len(regressions) - len(bad) - unconfirmed
+    if shown:
+        title += f", {shown} not failing"
+    for verdict in (Verdict.MISSING, Verdict.ERROR):
+        failing = sum(c.failed for c in report.comparisons if c.verdict is verdict)
+        if failing:
+            title += f", {failing} {verdict.value}"
+    return title
+
+
 def render_markdown(report: Report, command: str = "compare") -> str:
     """GitHub-flavoured Markdown for a step summary or a PR comment: the notable rows in a table,
     the unchanged ones folded away."""
-    regressions = [c for c in report.comparisons if c.verdict is Verdict.REGRESSION]
-    bad = sum(c.confirmed is not False for c in regressions)
-    title = f"{bad} regression{'s' * (bad != 1)}" if bad else "no regression"
-    if bad and any(c.confirmed for c in regressions):
-        title += " (confirmed by a re-run)"
-    unconfirmed = len(regressions) - bad
-    if unconfirmed:
-        title += f", {unconfirmed} not confirmed"
     out = [
-        f"### kernelwatch {command}: {title}",
+        f"### kernelwatch {command}: {headline(report)}",
         "",
         f"Metric {_code(report.metric.key)} ({direction(report.metric)}); "
         f"baseline {_code(report.baseline.label)}, contender {_code(report.contender.label)}; "

@@ -291,6 +291,36 @@ def test_no_gpu_is_exit_4(build: Path, tmp_path: Path, run_cli) -> None:
     assert not (tmp_path / "st").exists()
 
 
+def test_a_plain_google_benchmark_binary_is_refused_injections(
+    build: Path, run_cli, tmp_path: Path
+) -> None:
+    """A binary not on the harness exits 1 on --kernelwatch_inject (Google Benchmark 1.7.1:
+    "unrecognized command-line flag"), which read as a crash (exit 3) after the A/A runs."""
+    binaries = sorted((build / "bench").glob("kernelwatch_bench_*"))
+    for binary in binaries:
+        fakebench.configure(binary, counters=False)
+    done = run_cli("selftest", "--build-dir", build, "--out", tmp_path / "st")
+    assert done.status == 2 and done.out == ""
+    assert done.err == (
+        f"kernelwatch: error: {binaries[0]}: not built on kernelwatch's harness, so it cannot "
+        "slow its benchmarks on purpose (--kernelwatch_inject); --trials 0 measures the A/A "
+        "false alarms only\n"
+    )
+    assert fakebench.runs(binaries[0]) == 0
+    aa = run_cli(
+        "selftest",
+        "--build-dir",
+        build,
+        "--out",
+        tmp_path / "aa",
+        "--trials",
+        "0",
+        "--aa-runs",
+        "2",
+    )
+    assert aa.status in (0, 1) and (tmp_path / "aa" / "aa-2.json").is_file(), aa.err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

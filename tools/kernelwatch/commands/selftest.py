@@ -361,6 +361,12 @@ def _measure(
         else suite.usable_binaries(command.build_dir, command.bench, settings.extra_args)
     )
     jobs = runner.plan(binaries, command.run.filter, settings.extra_args)
+    plain = [j.binary for j in jobs if not j.harness]
+    if trials and levels and plain:  # it would exit 1 on the flag after the A/A runs: refuse now
+        raise InputError(
+            f"{plain[0]}: not built on kernelwatch's harness, so it cannot slow its benchmarks "
+            "on purpose (--kernelwatch_inject); --trials 0 measures the A/A false alarms only"
+        )
     serial = hostbound.select([n for j in jobs for n in j.names], command.config.serial)
     jobs = runner.split_serial(jobs, serial) if serial else jobs
     if gpu:

@@ -295,6 +295,28 @@ def test_usage_errors_exit_2(run_cli) -> None:
     assert run_cli("frobnicate").status == 2
 
 
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["compare", "a.json", "b.json", "c.json"], "compare"),
+        (["history", "ingest", "a.json", "b.json"], "history ingest"),
+        (["history", "list", "--nope"], "history list"),
+        (["--nope"], ""),
+    ],
+)
+def test_unrecognized_arguments_point_to_their_commands_help(
+    run_cli, argv: list[str], command: str
+) -> None:
+    """An argument no (sub)command takes is named with the help of the command given, not of
+    kernelwatch as a whole ("history ingest A B": ingest takes one file)."""
+    done = run_cli(*argv)
+    where = f"{command}: " if command else ""
+    hint = f"kernelwatch {command} --help".replace("  ", " ")
+    assert done.status == 2 and done.err == (
+        f"kernelwatch: error: {where}unrecognized arguments: {argv[-1]} (see {hint})\n"
+    )
+
+
 # --- options --------------------------------------------------------------------------------
 
 

@@ -45,6 +45,19 @@ class Parser(argparse.ArgumentParser):
         )
         sys.exit(2)
 
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """Also remember the innermost (sub)command that left arguments it does not know, so
+        that the message points to that command's --help, not to kernelwatch's."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and not hasattr(parsed, _UNKNOWN_TO):
+            setattr(parsed, _UNKNOWN_TO, self)
+        return parsed, extras
+
+
+_UNKNOWN_TO = "_kernelwatch_unknown_to"
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
@@ -68,7 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()  # (imports every command: a Ctrl-C lands here most often)
         try:
-            args = parser.parse_args(argv)
+            args, unknown = parser.parse_known_args(argv)
+            if unknown:
+                owner = getattr(args, _UNKNOWN_TO, parser)
+                owner.error(f"unrecognized arguments: {' '.join(unknown)}")
         except SystemExit as exc:  # --help, --version, or a usage error (already printed)
             return exc.code if isinstance(exc.code, int) else 0
         handler = getattr(args, "handler", None)

@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import GPU_DATA, H100_CONTEXT, run_module
-from kernelwatch import history
+from conftest import GPU_DATA, H100_CONTEXT, document, run_module
+from kernelwatch import history, synthetic
 from kernelwatch.errors import InputError
 from kernelwatch.history import schema, store
 
@@ -356,6 +356,20 @@ def test_empty_history_and_unknown_names(run_cli, write_json, tmp_path):
     assert r.status == 2 and "has no bytes_per_second" in one_line(r.err)
     r = run_cli("history", "show", "BM_Alpha", "--gpu", "nvidia-b200-sm100", "--db", db)
     assert r.status == 2 and "no run of BM_Alpha on that GPU" in one_line(r.err)
+
+
+def test_show_of_a_benchmark_that_always_failed_says_so(run_cli, write_json, tmp_path):
+    """Not "--metric time: ... has no real_time values" when no --metric was given: the
+    benchmark has no value of any metric, and its error says why."""
+    db = tmp_path / "h.sqlite"
+    failed = document({"BM_A": [1.0, 2.0, 3.0]}, rows=[synthetic.failed_row("BM_E", "boom")])
+    path = write_json("r.json", json.dumps(failed))
+    assert run_cli("history", "ingest", path, "--db", db).status == 0
+    r = run_cli("history", "show", "BM_E", "--db", db)
+    assert r.status == 2
+    assert one_line(r.err) == (
+        "kernelwatch: error: BM_E has no values in any run (the latest: error: boom)\n"
+    )
 
 
 def test_default_database_is_in_the_checkout():

@@ -131,10 +131,19 @@ def series(
                 f"--gpu {gpu}: no run of {benchmark} on that GPU; it was measured on "
                 f"{', '.join(gpus)}"
             )
+        if not has:  # every run of it failed or was skipped: say so, not "--metric time"
+            why = db.execute(
+                "SELECT b.error, b.skipped FROM run_benchmarks b JOIN runs r ON r.id = b.run_id "
+                "WHERE b.benchmark_id = ? ORDER BY r.date DESC, r.id DESC LIMIT 1",
+                (found[0],),
+            ).fetchone()
+            error, skipped = why if why is not None else (None, None)
+            said = f"error: {error}" if error else f"skipped: {skipped}" if skipped else "none"
+            raise InputError(f"{benchmark} has no values in any run (the latest: {said})")
         raise InputError(
             f"--metric {metric}: {benchmark} has no {key} values"
             + (f" on {gpu}" if gpu else "")
-            + (f"; it has {', '.join(has)}" if has else "")
+            + f"; it has {', '.join(has)}"
         )
     return points
 

@@ -109,6 +109,10 @@ def test_summaries_only_are_aggregates_and_a_note_says_so(run_cli) -> None:
     done = run_cli("compare", REF, CMP)
     assert done.status == 0, done.err
     assert "nvbench summaries only" in done.out
+    # each row's advice is nvbench's --jsonbin, not Google Benchmark's repetitions
+    row = next(line for line in done.out.splitlines() if " simple/device:0 " in line)
+    assert row.endswith("nvbench summaries only (1 and 1 values; need 3): run it with --jsonbin")
+    assert "keep the repetitions in the JSON file" not in done.out
 
 
 def test_two_gpu_models_in_one_file_name_no_gpu() -> None:

@@ -132,7 +132,9 @@ def decide(
     return verdicts[0], reasons[0]
 
 
-def too_few_reason(n: int, m: int, need: int, aggregates: bool) -> str:
+def too_few_reason(n: int, m: int, need: int, aggregates: bool, nvbench: bool = False) -> str:
+    if aggregates and nvbench:  # its summaries: the samples are in --jsonbin's files
+        return f"nvbench summaries only ({n} and {m} values; need {need}): run it with --jsonbin"
     if aggregates:
         return (
             f"aggregates only ({n} and {m} values; need {need}): "

@@ -11,6 +11,7 @@ import numpy as np
 
 from kernelwatch import hostbound
 from kernelwatch import noise as noises
+from kernelwatch import nvbench as nvbench_format
 from kernelwatch import stats
 from kernelwatch.compare.decision import UNVERIFIED_FAIL_RATIO, decide_many, fails, too_few_reason
 from kernelwatch.compare.reference import Against, judged_against, sensitivity_of, spread_at_level
@@ -133,8 +134,9 @@ def _measured_verdicts(
     limit = np.maximum(threshold, floor)
     b_agg, c_agg = baseline.from_aggregates[b].tolist(), contender.from_aggregates[c].tolist()
     n_list, m_list = n.tolist(), m.tolist()
+    nvbench = any(nvbench_format.SAMPLES_KEY in side.context for side in (baseline, contender))
     too_few = [
-        None if ok else too_few_reason(n_i, m_i, settings.min_repetitions, b_ag or c_ag)
+        None if ok else too_few_reason(n_i, m_i, settings.min_repetitions, b_ag or c_ag, nvbench)
         for ok, n_i, m_i, b_ag, c_ag in zip(tested.tolist(), n_list, m_list, b_agg, c_agg)
     ]
     verdicts, reasons = decide_many(

@@ -552,6 +552,26 @@ def test_explicit_baseline_with_a_slower_benchmark(run_cli, tmp_path) -> None:
 
 @needs_gpu_data
 @needs_matplotlib
+def test_headline_counts_what_fails_as_the_markdown_does(run_cli, tmp_path) -> None:
+    """Two H200 cards' suites without the suite's thresholds: 8 pageable copies are
+    REGRESSIONs, host-bound against another host, so nothing fails; the page said
+    "8 regressions" in red where compare's Markdown and exit status say the run passes."""
+    config, out = tmp_path / "none.toml", tmp_path / "r.html"
+    config.write_text("")
+    base, run = (
+        GPU_DATA / "h200-suite-card-54f59374.json",
+        GPU_DATA / "h200-suite-card-86422532.json",
+    )
+    r = run_cli("report", run, "--baseline", base, "--config", config, "-o", out)
+    assert r.status == 0 and "8 REGRESSION" in r.out, r.err
+    text = out.read_text(encoding="utf-8")
+    assert '<div class="box good"><div class="headline">no regression, 8 not failing</div>' in text
+    markdown = run_cli("compare", base, run, "--format", "markdown").out
+    assert markdown.startswith("### kernelwatch compare: no regression, 8 not failing\n")
+
+
+@needs_gpu_data
+@needs_matplotlib
 def test_baseline_folder_with_a_manifest(run_cli, tmp_path) -> None:
     out = tmp_path / "r.html"
     folder = REPO / "baselines" / "nvidia-h200-sm90"

@@ -389,6 +389,8 @@ def _levels_text(document: Mapping[str, Any], known: Mapping[str, Any]) -> str:
             said.append(f"{level}: measured ({count} {count_key})")
         else:
             said.append(f"{level}: never measured, the prior applies (docs/measurement.md)")
+    if any(e.get("kind") is not None for e in known.values()):  # kinds of card (kinds.py)
+        said.insert(1, "kind: measured (between the cards of one kind)")
     return "process: measured; " + "; ".join(said)
 
 

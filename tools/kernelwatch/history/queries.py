@@ -105,11 +105,6 @@ def series(
     if current is not None:
         points.append(Point(_run(current), np.asarray(values), errors.get(current[0])))
     if not points:
-        if errors:
-            raise InputError(
-                f"{benchmark} has no {key} values: it failed in the {len(errors)} run(s) that "
-                f"hold it: {next(iter(errors.values()))}"
-            )
         has = [
             r[0]
             for r in db.execute(

@@ -228,9 +228,9 @@ def distinguish_registrations(rows: list[Any]) -> list[Any]:
     numbers families and instances among those its filter selects, so a top-up or confirmation
     process, run with an anchored filter, gives the same benchmark other indices than the run's
     first processes (transpose/naive_rows/rows:8192/cols:8192/block_rows:8 was instance 2 of
-    its family in an H200 run's two processes, instance 0 in its four top-up processes); only a name with two keys in one process is two
-    registrations. Their order is that of the keys, which is registration order; the order the
-    rows come in is not, under random interleaving."""
+    its family in an H200 run's two processes, instance 0 in its four top-up processes); only a
+    name with two keys in one process is two registrations. Their order is that of the keys,
+    which is registration order; the order the rows come in is not, under random interleaving."""
     keys: dict[tuple[str, Any], set[tuple[Any, Any]]] = {}
     for row in rows:
         key = _registration_key(row)

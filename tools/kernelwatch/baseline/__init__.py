@@ -14,6 +14,7 @@ with another one. Files are only written by `kernelwatch baseline update`.
     update.py    `baseline update`: check, build the new files, write them as a whole
     refusals.py  what `baseline update` refuses (a file twice, a part for the whole, ...)
     against.py   a run's baseline, restricted and with its stored noise, ready to compare
+    show.py      `baseline show`'s text: provenance, updates, the stored noise per level
 """
 
 from kernelwatch.baseline.against import (
@@ -25,6 +26,7 @@ from kernelwatch.baseline.against import (
 )
 from kernelwatch.baseline.pool import pool
 from kernelwatch.baseline.rows import groups, restrict
+from kernelwatch.baseline.show import describe
 from kernelwatch.baseline.store import (
     GPU_KEYS,
     HOW_TO_CREATE,
@@ -58,6 +60,7 @@ __all__ = [
     "check_root",
     "context_slug",
     "default_root",
+    "describe",
     "entries",
     "find",
     "gpu_slug",

@@ -163,8 +163,10 @@ def test_run_measures_a_plain_google_benchmark_binary(
         "0",
     )  # (a CPU benchmark's spread on a busy machine would top it up)
     assert done.status == 0, done.out
-    commands = json.loads(out.read_text())["context"]["kernelwatch_benchmark_commands"]
+    context = json.loads(out.read_text())["context"]
+    commands = context["kernelwatch_benchmark_commands"]
     assert commands and not any("--kernelwatch_" in command for command in commands)
+    assert "kernelwatch_max_time" not in context  # (a setting it was never given)
     assert len(load(out).benchmark(STEADY).values["real_time"]) == 10
 
 

@@ -282,3 +282,17 @@ def test_run_shards_then_merge_is_the_whole_suite(tmp_path: Path, run_cli, monke
     rows = read_json(merged)["benchmarks"]
     repetitions = Counter(r["run_name"] for r in rows if r["run_type"] == "iteration")
     assert repetitions == Counter({n: 2 for n in names})
+
+
+def test_an_empty_shard_merges_but_nothing_at_all_is_refused(tmp_path: Path, run_cli) -> None:
+    # More shards than benchmarks leave some empty, which merge with the others; but a merge of
+    # nothing wrote an empty result with exit 0, which compare then refused.
+    files = shard_files(tmp_path, SUITE_BASELINE, 2)
+    empty = tmp_path / "empty.json"
+    document = read_json(files[0])
+    context = {k: v for k, v in document["context"].items() if k != "kernelwatch_shard"}
+    empty.write_text(json.dumps({"context": context, "benchmarks": []}))
+    out = tmp_path / "merged.json"
+    done = run_cli("merge", empty, "-o", out)
+    assert done.status == 2 and "no benchmark results to merge" in done.err and not out.exists()
+    assert run_cli("merge", files[0], files[1], "-o", out).status == 0

@@ -116,6 +116,10 @@ def merge_results(
     contexts = [document.get("context") or {} for _, document in inputs]
     outputs = [(Path(label), document) for label, document in inputs]
     document = runner.join_outputs(outputs, _merged_context(contexts))
+    if not document.get("benchmarks"):  # (one empty shard is fine; all of them are no result)
+        raise InputError(
+            f"{', '.join(labels)}: no benchmark results to merge (compare would refuse the file)"
+        )
     if count is not None:
         document["context"].pop(SHARD_KEY, None)
     return document

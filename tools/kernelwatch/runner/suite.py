@@ -152,11 +152,16 @@ def _run_context(
     return {
         "kernelwatch_repetitions": str(settings.repetitions),
         "kernelwatch_processes": str(settings.processes),
-        "kernelwatch_max_time": f"{settings.max_time:g}",
         "kernelwatch_random_interleaving": "true" if settings.interleave else "false",
         "kernelwatch_run_started": started_at.isoformat(timespec="seconds"),
         "kernelwatch_run_seconds": f"{seconds:.1f}",
         "kernelwatch_benchmark_commands": [shlex.join(c) for c in processes.commands],
+        # Passed only to binaries on the harness (a plain Google Benchmark binary has no such flag).
+        **(
+            {"kernelwatch_max_time": f"{settings.max_time:g}"}
+            if any(j.harness for j in jobs)
+            else {}
+        ),
         **(
             {
                 "kernelwatch_precision": f"{settings.precision:g}",

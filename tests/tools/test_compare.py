@@ -508,3 +508,29 @@ def test_a_compare_report_beside_the_result_is_not_a_result(run_cli, write_json,
     alone = run_cli("compare", base, report)
     assert alone.status == 2 and alone.err.count("\n") == 1
     assert "the JSON report of kernelwatch compare" in alone.err and "real_time" not in alone.err
+
+
+def test_quantised_times_do_not_change_the_verdict() -> None:
+    """A runner whose timer quantises 3 repetitions to one value a side must judge as one that
+    does not: with the normal approximation, 500/500/500 us against 600/600/600 us was a failing
+    REGRESSION (q=0.047) while 500/501/502 against 600/601/602 was UNSURE (q=0.1)."""
+    quantised = compare(
+        result_set({"BM_a": [500.0] * 3}), result_set({"BM_a": [600.0] * 3}), TIME, Settings()
+    ).comparisons[0]
+    distinct = compare(
+        result_set({"BM_a": [500.0, 501.0, 502.0]}),
+        result_set({"BM_a": [600.0, 601.0, 602.0]}),
+        TIME,
+        Settings(),
+    ).comparisons[0]
+    assert quantised.verdict is distinct.verdict is Verdict.UNSURE
+    assert quantised.p_value == pytest.approx(0.1) and not quantised.failed
+    # a lone 5 % slowdown among 356 benchmarks with 10 repetitions a side, one tie in it
+    spec = {f"BM_{i}": steady(100.0 + i, seed=i) for i in range(356)}
+    slower = dict(spec, BM_7=[t * 1.05 for t in spec["BM_7"]])
+    spec["BM_7"] = [spec["BM_7"][0]] + spec["BM_7"][:-1]  # one value twice
+    found = {
+        c.name: c
+        for c in compare(result_set(spec), result_set(slower), TIME, Settings()).comparisons
+    }
+    assert found["BM_7"].verdict is Verdict.REGRESSION, found["BM_7"].reason

@@ -163,7 +163,12 @@ def _measured_verdicts(
     b_median, c_median = ps.baseline_median.tolist(), ps.contender_median.tolist()
     b_cv, c_cv = _optional(ps.baseline_cv), _optional(ps.contender_cv)
     threshold_list, floor_list, limit_list = threshold.tolist(), floor.tolist(), limit.tolist()
-    sensitivity_list = [s if ok else None for ok, s in zip(tested.tolist(), sensitivity)]
+    # None too where no p-value can reach alpha (3 and 3: at least 0.1): nothing is caught.
+    reachable = [
+        ok and stats.min_p_value(n_i, m_i) < settings.alpha
+        for ok, n_i, m_i in zip(tested.tolist(), n_list, m_list)
+    ]
+    sensitivity_list = [s if ok else None for ok, s in zip(reachable, sensitivity)]
     measured_list, lenient_list = spread.measured.tolist(), lenient.tolist()
     host_bound_list = host_bound.tolist()
     level = crossing.level.label

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -16,6 +17,7 @@ from kernelwatch import levels
 from kernelwatch.errors import InputError
 from kernelwatch.levels import Level
 from kernelwatch.loading import from_documents
+from kernelwatch.render import render_json, render_markdown, render_table
 from kernelwatch.results import resolve_metric
 
 TIME = resolve_metric("time")
@@ -540,3 +542,78 @@ def test_no_sensitivity_where_no_p_value_can_reach_alpha() -> None:
         result_set({"BM_a": times[:3]}), result_set({"BM_a": times[:3]}), TIME, Settings(alpha=0.2)
     ).comparisons[0]
     assert loose.sensitivity is not None
+
+
+# --- invariances a runner must not change (stats audit) -----------------------------------
+
+
+def _spec(rng: np.random.Generator, count: int, n: int, sigma: float, ties: bool) -> dict:
+    values = {f"BM_g{i}/x": 1000 * rng.lognormal(i * 0.3, sigma, n) for i in range(count)}
+    return {k: (np.round(v) if ties else v).tolist() for k, v in values.items()}
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 12),
+    sigma=st.floats(0.0, 0.1),
+    ties=st.booleans(),
+    k=st.sampled_from([2.0**-20, 0.5, 4.0, 2.0**30]),
+)
+def test_property_order_and_scale_do_not_change_anything(seed, n, sigma, ties, k) -> None:
+    """Reordering benchmarks and repetitions, or scaling both sides by a power of two (no GPU
+    context: the prior has no launch term), leaves every verdict and number as it was; the CI
+    contains the ratio; no NaN reaches a report."""
+    rng = np.random.default_rng(seed)
+    a, b = _spec(rng, 5, n, sigma, ties), _spec(rng, 5, n, sigma, ties)
+    b["BM_g2/x"] = [v * 1.3 for v in b["BM_g2/x"]]
+    plain = compare(result_set(a, context={}), result_set(b, context={}), TIME, Settings())
+    shuffled = {name: list(reversed(a[name])) for name in reversed(list(a))}
+    scaled_b = {name: [v * k for v in values] for name, values in b.items()}
+    scaled_a = {name: [v * k for v in values] for name, values in shuffled.items()}
+    other = compare(
+        result_set(scaled_a, context={}), result_set(scaled_b, context={}), TIME, Settings()
+    )
+    first = {c.name: c for c in plain.comparisons}
+    for c in other.comparisons:
+        was = first[c.name]
+        assert (c.verdict, c.failed) == (was.verdict, was.failed), (c.reason, was.reason)
+        assert c.ratio == pytest.approx(was.ratio, rel=1e-9)
+        assert c.p_value == was.p_value and c.q_value == was.q_value
+        assert c.limit == pytest.approx(was.limit, rel=1e-9)
+        assert c.ci_low <= c.ratio * (1 + 1e-12) and c.ratio <= c.ci_high * (1 + 1e-12)
+    assert "NaN" not in render_json(other) and "nan" not in render_table(other).lower()
+
+
+def test_views_show_the_numbers_of_the_json_report() -> None:
+    """Table, Markdown and JSON of one comparison state the same change, interval, q and
+    sensitivity."""
+    base = result_set({f"BM_{i}": steady(100.0 + i, seed=i) for i in range(6)})
+    cont = result_set(
+        {
+            f"BM_{i}": [t * (1.1 if i == 2 else 1.0) for t in steady(100.0 + i, seed=i + 9)]
+            for i in range(6)
+        }
+    )
+    report = compare(base, cont, TIME, Settings())
+    table, markdown = render_table(report), render_markdown(report)
+    for row in json.loads(render_json(report))["benchmarks"]:
+        change = f"{(row['ratio'] - 1) * 100:+.1f}%"
+        ci = f"[{(row['ci_low'] - 1) * 100:+.1f}%, {(row['ci_high'] - 1) * 100:+.1f}%]"
+        q = f"{row['q_value']:.2g}"
+        line = next(x for x in table.splitlines() if f" {row['name']} " in x)
+        assert change in line and ci in line and q in line, line
+        md = next(x for x in markdown.splitlines() if f"`{row['name']}`" in x).replace("\\", "")
+        catches = f"{row['sensitivity'] * 100:+.1f}%"
+        assert change in md and ci in md and catches in md, md
+
+
+def test_ten_thousand_benchmarks_a_a_is_all_same_and_one_slowdown_is_found() -> None:
+    spec = {f"BM_{i}/n:{i}": steady(50.0 + i % 997, n=12, seed=i) for i in range(10_000)}
+    same = compare(result_set(spec), result_set(spec), TIME, Settings())
+    assert same.counts()[Verdict.SAME] == 10_000 and same.exit_status == 0
+    slower = dict(spec, **{"BM_5/n:5": [t * 1.05 for t in spec["BM_5/n:5"]]})
+    found = {
+        c.name: c
+        for c in compare(result_set(spec), result_set(slower), TIME, Settings()).comparisons
+    }
+    assert found["BM_5/n:5"].verdict is Verdict.REGRESSION, found["BM_5/n:5"].reason

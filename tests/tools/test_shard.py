@@ -230,6 +230,28 @@ def test_merge_refuses_a_missing_shard_unless_told(tmp_path: Path, run_cli) -> N
     assert run_cli("merge", files[0], files[2], "-o", out, "--allow-partial").status == 0
 
 
+def test_merge_leaves_out_a_regressions_re_run_beside_a_shard(tmp_path: Path, run_cli) -> None:
+    """`run --shard 2/2 --out s-2.json` re-runs a flagged benchmark into s-2.confirm-1.json (same
+    commit and model, its own --filter, no shard key), which the glob of `merge s-*.json` names
+    too: it was refused as "not parts of one run", so a night with a regression had no result."""
+    files = shard_files(tmp_path, SUITE_BASELINE, 2)
+    document = read_json(files[1])
+    name = document["benchmarks"][0]["run_name"]
+    context = {k: v for k, v in document["context"].items() if k != "kernelwatch_shard"}
+    context["kernelwatch_filter"] = f"^({name})$"
+    context["kernelwatch_run_purpose"] = f"confirm 1 of 1 for {files[1].name}"
+    rerun = files[1].with_name(f"{files[1].stem}.confirm-1.json")
+    rows = [row for row in document["benchmarks"] if row["run_name"] == name]
+    rerun.write_text(json.dumps({"context": context, "benchmarks": rows}))
+    out = tmp_path / "merged.json"
+    done = run_cli("merge", *sorted(tmp_path.glob("shard-*.json")), "-o", out)
+    assert done.status == 0, done.err
+    assert f"{rerun}: a regression's re-run, not a shard: left out" in done.err
+    unsharded = tmp_path / "whole.json"
+    assert run_cli("merge", *files, "-o", unsharded).status == 0
+    assert rows_key(read_json(out)) == rows_key(read_json(unsharded))
+
+
 def test_merge_refuses_a_benchmark_in_two_files(tmp_path: Path, run_cli) -> None:
     files = shard_files(tmp_path, SUITE_BASELINE, 2)
     for path in files:

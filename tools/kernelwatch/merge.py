@@ -24,6 +24,10 @@ from kernelwatch.shard import Shard
 SHARD_KEY = "kernelwatch_shard"  # "K/N", in the context of a sharded run
 SHARDS_KEY = "kernelwatch_shards"  # in a merged result: "K/N on GPU-…" for each part
 GPU_INDEX_KEY = "kernelwatch_gpu_index"  # `run --gpus`: nvidia-smi's index of the GPU
+PURPOSE_KEY = "kernelwatch_run_purpose"
+# `run` writes a flagged benchmark's re-run beside its result (s2.json: s2.confirm-1.json), with
+# this purpose: a glob over the shards' results (s*.json) also names it, but it is no part.
+CONFIRM_PURPOSE = "confirm "
 
 # Context keys that describe one job, one process or one card rather than how it measured:
 # allowed to differ between the parts.
@@ -34,7 +38,7 @@ PER_JOB_KEYS = frozenset(
         "kernelwatch_run_started",
         "kernelwatch_run_seconds",
         "kernelwatch_run_command",
-        "kernelwatch_run_purpose",
+        PURPOSE_KEY,
         "kernelwatch_benchmark_commands",
         "kernelwatch_serial",
         TOPPED_UP_KEY,  # each part tops up its own imprecise benchmarks
@@ -57,6 +61,11 @@ def _settings(context: Mapping[str, Any]) -> dict[str, str]:
         for key, value in context.items()
         if key.startswith("kernelwatch_") and key not in PER_JOB_KEYS
     }
+
+
+def is_confirming_rerun(document: Mapping[str, Any]) -> bool:
+    """A regression's re-run by `run --confirm`, not a result of its own."""
+    return str((document.get("context") or {}).get(PURPOSE_KEY, "")).startswith(CONFIRM_PURPOSE)
 
 
 def merge_results(

@@ -11,14 +11,16 @@ from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
 from kernelwatch.gbench import read_document, read_json
-from kernelwatch.merge import merge_results
+from kernelwatch.merge import is_confirming_rerun, merge_results
 
 DESCRIPTION = """\
 Join the results of `kernelwatch run --shard K/N` (one file per part, any cards of one GPU
 model) into one result file, which compare, baseline update and history ingest take like an
 unsharded run. Refuses results of different commits, GPU models or harness and run settings
 (the kernelwatch_* context keys), a part given twice, a benchmark in two parts, and a missing
-part (unless --allow-partial). See docs/running.md."""
+part (unless --allow-partial). A regression's re-run that `run` wrote beside a part
+(K.confirm-1.json, which a glob over the parts also names) is set aside with a note. See
+docs/running.md."""
 
 EPILOG = """\
 exit status:
@@ -71,6 +73,12 @@ def run(command: MergeCommand) -> int:
     for name in command.results:
         document = read_json(name)
         read_document(name, document)  # validates; one line
+        if is_confirming_rerun(document):
+            print(
+                f"kernelwatch: {name}: a regression's re-run, not a shard: left out",
+                file=sys.stderr,
+            )
+            continue
         inputs.append((name, document))
     merged = merge_results(inputs, allow_partial=command.allow_partial)
     write_json_atomic(out, merged)

@@ -20,7 +20,8 @@ WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 ALLOWED_COMMANDS = re.compile(
     r"^(tools/kw|bash \.ci/run|PYTHONPATH=tools python3 -m kernelwatch|python3 -m kernelwatch|"
     r"gh |git |cat |echo |printf |status=|\[ |title=|body=|number=|branch=|if |else|fi|exit |"
-    r"wget |sudo |--|\"|for |done|since=|run_id=|file=|\{ )"
+    r"wget |sudo |--|\"|for |done|since=|run_id=|file=|\{ |mkdir -p |parts=|shard=|regressed=|"
+    r"runs=|newest=|kept=)"
 )
 
 
@@ -266,7 +267,16 @@ def test_nightly_shards_each_model_and_merges_it() -> None:
         assert (ROOT / "baselines" / baseline / "result.json").is_file(), baseline
     script = nightly_steps(merge)
     assert "python3 -m kernelwatch merge" in script and "python3 -m kernelwatch compare" in script
-    assert set(merge["outputs"]) == set(gpus)
+    # The parts by name from SHARDS, never a glob: `run` writes a regression's re-run beside
+    # its part (h200-shard-2.confirm-1.json), and a missing part must be named.
+    assert 'seq -f "shards/$GPU-shard-%g.json" 1 "$SHARDS"' in script
+    assert "shard-*.json" not in script and "shard-*.status" not in script
+    # The issue's text: the reports of the shards that confirmed a regression, cut by
+    # `kernelwatch comment` to GitHub's 65,536 characters; report posts it as a file.
+    assert "python3 -m kernelwatch comment" in script and '-o "results/$GPU-issue.md"' in script
+    report = nightly_steps(jobs["report"])
+    assert '[ -f "results/$GPU-issue.md" ] || exit 0' in report
+    assert '--body-file "results/$GPU-issue.md"' in report and "--body " not in report
     downloads = [s["with"] for s in merge["steps"] if "download-artifact" in str(s.get("uses"))]
     assert downloads[0]["pattern"] == "shard-${{ matrix.gpu }}-*" and downloads[0]["merge-multiple"]
     uploads = [s["with"]["name"] for s in merge["steps"] if "upload-artifact" in str(s.get("uses"))]

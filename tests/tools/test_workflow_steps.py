@@ -1,0 +1,308 @@
+"""The nightly's steps run as GitHub runs them (`bash -e`, the step's env, $GITHUB_OUTPUT), on real
+result files, in a scratch workspace: what actionlint cannot see (which files a step reads and
+writes, its exit status, what a re-run does). `gh` is a stand-in that answers from fixtures."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import GPU_DATA, REPO
+from kernelwatch import shard as shards
+from kernelwatch.gbench import read_json
+
+yaml = pytest.importorskip("yaml", reason="PyYAML is needed to read the workflows")
+
+NIGHTLY = REPO / ".github" / "workflows" / "nightly.yml"
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+RUN_URL = "https://github.com/o/r/actions/runs/7"
+CONTEXTS = {
+    "github.server_url": "https://github.com",
+    "github.repository": "o/r",
+    "github.run_id": "7",
+    "secrets.GITHUB_TOKEN": "token",
+}
+
+
+def workspace(tmp_path: Path) -> Path:
+    """A checkout, as far as the hosted jobs read it: tools/ and baselines/ (read-only use)."""
+    root = tmp_path / "checkout"
+    root.mkdir(parents=True)
+    for name in ("tools", "baselines"):
+        (root / name).symlink_to(REPO / name)
+    return root
+
+
+def run_step(
+    job: str,
+    name: str,
+    cwd: Path,
+    matrix: dict[str, str] | None = None,
+    path: str | None = None,
+) -> tuple[int, str, str]:
+    """Run one step of nightly.yml: (exit status, $GITHUB_OUTPUT, stdout + stderr)."""
+    document = yaml.safe_load(NIGHTLY.read_text())
+    step = next(s for s in document["jobs"][job]["steps"] if s.get("name") == name)
+    values = {**CONTEXTS, **{f"matrix.{k}": v for k, v in (matrix or {}).items()}}
+
+    def expand(text: Any) -> str:
+        return EXPRESSION.sub(lambda m: values[m.group(1)], str(text))  # unknown: KeyError
+
+    env = dict(os.environ, GITHUB_SHA="0" * 40)
+    for scope in (document.get("env"), document["jobs"][job].get("env"), step.get("env")):
+        env.update({k: expand(v) for k, v in (scope or {}).items()})
+    for key in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV"):
+        env[key] = str(cwd / f".{key.lower()}")
+        Path(env[key]).write_text("")
+    if path:
+        env["PATH"] = f"{path}{os.pathsep}{env['PATH']}"
+    script = cwd / ".step.sh"
+    script.write_text(expand(step["run"]))
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-e", str(script)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    return done.returncode, Path(env["GITHUB_OUTPUT"]).read_text(), done.stdout + done.stderr
+
+
+# --- merge ----------------------------------------------------------------------------------
+
+
+def shard_artifacts(folder: Path, gpu: str, statuses: dict[int, int], count: int) -> None:
+    """What the suite jobs upload: results/<gpu>-shard-K.{json,md,status} for each K given,
+    cut from a real H200 run as `run --shard K/count` would; a shard that regressed also
+    has its confirming re-run beside it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    document = read_json(GPU_DATA / "h200-suite-rep10.json")
+    names = list(dict.fromkeys(r["run_name"] for r in document["benchmarks"]))
+    parts = shards.split(names, count, shards.durations([document]))
+    for k, status in statuses.items():
+        chosen = set(parts[k - 1])
+        rows = [r for r in document["benchmarks"] if r["run_name"] in chosen]
+        context = {**document["context"], "kernelwatch_shard": f"{k}/{count}"}
+        stem = folder / f"{gpu}-shard-{k}"
+        stem.with_suffix(".json").write_text(json.dumps({"context": context, "benchmarks": rows}))
+        stem.with_suffix(".status").write_text(f"{status}\n")
+        # a full suite's report is about 70,000 characters: more than an issue may hold
+        table = "".join(f"| SAME | `{name}` |\n" for name in sorted(chosen) * 4)
+        verdict = "1 REGRESSION" if status == 1 else "no regression"
+        stem.with_suffix(".md").write_text(f"### shard {k}: {verdict}\n\n{table}")
+        if status == 1:
+            rerun = {k: v for k, v in context.items() if k != "kernelwatch_shard"}
+            rerun["kernelwatch_filter"] = f"^({parts[k - 1][0]})$"
+            rerun["kernelwatch_run_purpose"] = f"confirm 1 of 1 for {stem.name}.json"
+            first = [r for r in rows if r["run_name"] == parts[k - 1][0]]
+            (folder / f"{stem.name}.confirm-1.json").write_text(
+                json.dumps({"context": rerun, "benchmarks": first})
+            )
+
+
+def shard_count() -> int:
+    count: int = yaml.safe_load(NIGHTLY.read_text())["env"]["SHARDS"]
+    return count
+
+
+MERGE = "Merge the shards, compare with this GPU's baseline"
+H200 = {"gpu": "h200", "baseline": "nvidia-h200-sm90"}
+
+
+def test_merge_joins_the_shards_and_keeps_the_confirmed_regression(tmp_path: Path) -> None:
+    """A shard that confirmed a regression fails the job (1) and gives the issue its text,
+    cut to what GitHub takes; its re-run beside it is no part of the merge."""
+    count = shard_count()
+    root = workspace(tmp_path)
+    shard_artifacts(
+        root / "shards", "h200", {k: int(k == count) for k in range(1, count + 1)}, count
+    )
+    status, _, log = run_step("merge", MERGE, root, H200)
+    assert status == 1, log
+    merged = read_json(root / "results" / "h200.json")
+    source = read_json(GPU_DATA / "h200-suite-rep10.json")
+    assert len(merged["benchmarks"]) == len(source["benchmarks"])  # the re-run's rows left out
+    assert (root / "results" / "h200.md").is_file() and (root / "results" / "h200.xml").is_file()
+    issue = (root / "results" / "h200-issue.md").read_text()
+    assert issue.startswith("<!-- kernelwatch:nvidia-h200-sm90 -->")
+    assert f"shard {count}: 1 REGRESSION" in issue and RUN_URL in issue
+    assert len(issue) <= 65536  # GitHub refuses a longer issue body
+
+
+def test_a_dead_shard_fails_the_merge_but_a_regression_still_opens_the_issue(
+    tmp_path: Path,
+) -> None:
+    count = max(shard_count(), 2)
+    if count != shard_count():
+        pytest.skip("SHARDS is 1: no shard can die beside another")
+    root = workspace(tmp_path)
+    shard_artifacts(root / "shards", "h200", {1: 1}, count)  # shard 2's runner died
+    status, _, log = run_step("merge", MERGE, root, H200)
+    assert status == 2 and "h200-shard-2.json: cannot read" in log, log
+    assert not (root / "results" / "h200.json").exists()  # no partial result passes on
+    assert "shard 1: 1 REGRESSION" in (root / "results" / "h200-issue.md").read_text()
+
+
+def test_a_clean_night_passes_and_opens_no_issue(tmp_path: Path) -> None:
+    count = shard_count()
+    root = workspace(tmp_path)
+    shard_artifacts(root / "shards", "h200", {k: 0 for k in range(1, count + 1)}, count)
+    status, _, log = run_step("merge", MERGE, root, H200)
+    assert status == 0, log
+    assert (root / "results" / "h200.json").is_file()
+    assert not (root / "results" / "h200-issue.md").exists()
+
+
+# --- history --------------------------------------------------------------------------------
+
+
+def nightly_artifact(root: Path) -> None:
+    """What history downloads: nightly/nightly-<gpu>/<gpu>.json, the merge job's result."""
+    folder = root / "nightly" / "nightly-h200"
+    folder.mkdir(parents=True)
+    shutil.copy(GPU_DATA / "h200-suite-rep10.json", folder / "h200.json")
+
+
+def test_ingest_twice_a_re_run_stores_the_night_once(tmp_path: Path) -> None:
+    root = workspace(tmp_path)
+    nightly_artifact(root)
+    for _ in range(2):  # the job, then a re-run of it on the database it uploaded
+        status, _, log = run_step("history", "Ingest tonight's runs", root)
+        assert status == 0 and "could not be ingested" not in log, log
+    with sqlite3.connect(root / "results" / "history.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM runs").fetchone() == (1,)
+
+
+def test_the_report_step_writes_one_report_per_gpu(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="kernelwatch report draws with matplotlib")
+    root = workspace(tmp_path)
+    nightly_artifact(root)
+    assert run_step("history", "Ingest tonight's runs", root)[0] == 0
+    name = "One HTML report per GPU (comparison, trends with change points, lesson figures)"
+    status, _, log = run_step("history", name, root)
+    assert status == 0 and "warning" not in log, log
+    assert (root / "reports" / "h200.html").stat().st_size > 0
+
+
+FAKE_GH = """\
+#!{python}
+import json, os, subprocess, sys
+args = sys.argv[1:]
+fixtures = json.load(open(os.environ["GH_FIXTURES"]))
+with open(os.environ["GH_LOG"], "a") as log:
+    log.write(" ".join(args) + "\\n")
+if args[:2] == ["run", "download"]:
+    folder = args[args.index("--dir") + 1]
+    os.makedirs(folder, exist_ok=True)
+    open(os.path.join(folder, "history.sqlite"), "w").write("database of run " + args[2])
+    sys.exit(0)
+path = next(a for a in args[1:] if not a.startswith("-") and a != args[args.index("--jq") + 1])
+# "KEY$": this path only; else every path that starts with KEY
+answer = next((v for k, v in fixtures.items() if path == k[:-1] or path.startswith(k) and not k.endswith("$")), None)
+if answer is None:
+    print("gh: HTTP 502: Bad Gateway (" + path + ")", file=sys.stderr)
+    sys.exit(1)
+jq = args[args.index("--jq") + 1]
+sys.exit(subprocess.run(["jq", "-r", jq], input=json.dumps(answer), text=True).returncode)
+"""
+FETCH = "Fetch the history database of the latest nightly run that kept one"
+WORKFLOW = ".github/workflows/nightly.yml"
+
+
+def nightly_run(run_id: int, event: str, repo: str = "o/r") -> dict[str, Any]:
+    return {
+        "id": run_id,
+        "event": event,
+        "head_branch": "main",
+        "path": WORKFLOW,
+        "head_repository": {"full_name": repo},
+    }
+
+
+def history_artifact(run_id: int, created: str) -> dict[str, Any]:
+    return {
+        "artifacts": [{"created_at": created, "expired": False, "workflow_run": {"id": run_id}}]
+    }
+
+
+def fetch(tmp_path: Path, fixtures: dict[str, Any]) -> tuple[int, str, list[str]]:
+    if shutil.which("jq") is None:
+        pytest.skip("jq is needed to stand in for gh's --jq")
+    root = workspace(tmp_path)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()  # (workspace made tmp_path)
+    gh = bin_dir / "gh"
+    gh.write_text(FAKE_GH.replace("{python}", sys.executable))
+    gh.chmod(0o755)
+    (tmp_path / "fixtures.json").write_text(json.dumps(fixtures))
+    os.environ["GH_FIXTURES"] = str(tmp_path / "fixtures.json")
+    os.environ["GH_LOG"] = str(tmp_path / "gh.log")
+    try:
+        status, _, log = run_step("history", FETCH, root, path=str(bin_dir))
+    finally:
+        del os.environ["GH_FIXTURES"], os.environ["GH_LOG"]
+    database = root / "results" / "history.sqlite"
+    calls = (tmp_path / "gh.log").read_text().splitlines()
+    return status, database.read_text() if database.exists() else "", calls + [log]
+
+
+RUNS = "repos/o/r/actions/workflows/nightly.yml/runs?branch=main"
+
+
+def test_history_comes_from_the_newest_upload_of_the_nightly_itself(tmp_path: Path) -> None:
+    """Run 30 is the newest night; run 10's history job was re-run after it and uploaded
+    last (its database holds run 30's nights too); run 20, a pull request's, is never read."""
+    fixtures = {
+        "repos/o/r/actions/runs/30/": history_artifact(30, "2026-11-22T03:40:00Z"),
+        "repos/o/r/actions/runs/20/": history_artifact(20, "2026-11-23T09:00:00Z"),
+        "repos/o/r/actions/runs/10/": history_artifact(10, "2026-11-22T11:00:00Z"),
+        RUNS: {
+            "workflow_runs": [
+                nightly_run(31, "schedule"),  # tonight: nothing uploaded yet
+                nightly_run(30, "schedule"),
+                nightly_run(20, "pull_request"),
+                nightly_run(15, "workflow_dispatch", repo="fork/r"),
+                nightly_run(10, "workflow_dispatch"),
+            ]
+        },
+        "repos/o/r/actions/runs/31/": {"artifacts": []},
+        "repos/o/r$": {"default_branch": "main"},
+    }
+    status, database, calls = fetch(tmp_path, fixtures)
+    assert status == 0, calls
+    assert database == "database of run 10"
+    assert not any("runs/20/" in call or "runs/15/" in call for call in calls)
+
+
+def test_an_api_error_fails_the_job_instead_of_starting_a_new_history(tmp_path: Path) -> None:
+    fixtures = {
+        "repos/o/r/actions/runs/30/": history_artifact(30, "2026-11-22T03:40:00Z"),
+        RUNS: {"workflow_runs": [nightly_run(31, "schedule"), nightly_run(30, "schedule")]},
+        "repos/o/r$": {"default_branch": "main"},
+    }  # runs/31/artifacts: HTTP 502
+    status, database, calls = fetch(tmp_path, fixtures)
+    assert status != 0 and database == "", calls
+    assert "starting a new history database" not in calls[-1]
+    del fixtures[RUNS]
+    status, database, calls = fetch(tmp_path / "again", fixtures)
+    assert status != 0 and database == "", calls
+
+
+def test_the_first_night_starts_a_new_history(tmp_path: Path) -> None:
+    fixtures = {
+        RUNS: {"workflow_runs": [nightly_run(31, "schedule")]},
+        "repos/o/r/actions/runs/31/": {"artifacts": []},
+        "repos/o/r$": {"default_branch": "main"},
+    }
+    status, database, calls = fetch(tmp_path, fixtures)
+    assert status == 0 and database == "", calls
+    assert "::warning::no kernelwatch-history artifact" in calls[-1]

@@ -296,3 +296,75 @@ def test_the_baseline_workflow_pools_every_run_it_measures() -> None:
         "PYTHONPATH=tools python3 -m kernelwatch baseline update --drop-missing results/run-*.json"
     ]
     assert jobs["propose"]["needs"] == "pool"
+
+
+def uploads(document: dict[Any, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (name, step.get("with", {}))
+        for name, job in document["jobs"].items()
+        for step in job["steps"]
+        if str(step.get("uses", "")).startswith("actions/upload-artifact@")
+    ]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_a_re_run_job_can_upload_again(path: Path) -> None:
+    """upload-artifact v4 refuses a name the run already has (409), and a re-run job is the same
+    run: without overwrite, re-running a failed shard or the history job fails at its upload."""
+    for name, upload in uploads(load(path)):
+        assert upload.get("overwrite") is True, f"{path.name}: {name}: {upload['name']}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_every_job_has_a_timeout(path: Path) -> None:
+    """The default is 6 hours: a hung job would hold a GPU runner, or the history's
+    concurrency group, that long."""
+    for name, job in load(path)["jobs"].items():
+        assert 0 < job.get("timeout-minutes", 0) <= 90, f"{path.name}: {name}"
+
+
+def test_the_issue_writers_make_their_label_and_post_files() -> None:
+    """`gh issue create --label` fails in a repository without the label (a fork, a new
+    adopter); a body over 65,536 characters is refused."""
+    jobs = load(ROOT / ".github" / "workflows" / "nightly.yml")["jobs"]
+    for name in ("report", "changes-report"):
+        script = nightly_steps(jobs[name])
+        assert script.index("gh label create performance-regression") < script.index(
+            "gh issue create"
+        ), name
+        assert "--body-file" in script and "--body " not in script, name
+
+
+def test_other_labels_do_not_cancel_a_pull_requests_gpu_run() -> None:
+    """Adding any label starts a run of gpu.yml (types: labeled) whose jobs skip; in the pull
+    request's concurrency group it would cancel the suite that is measuring."""
+    document = load(ROOT / ".github" / "workflows" / "gpu.yml")
+    group = " ".join(document["concurrency"]["group"].split())
+    assert group.startswith("gpu-${{ github.event.pull_request.number || github.run_id }}${{")
+    assert (
+        "github.event.action == 'labeled' && github.event.label.name != 'gpu-run' && "
+        "format('-label-{0}', github.run_id) || ''" in group
+    )
+    assert "needs.suite.result != 'skipped'" in document["jobs"]["comment"]["if"]
+
+
+def test_ci_cancels_only_a_pull_requests_older_run() -> None:
+    concurrency = load(ROOT / ".github" / "workflows" / "ci.yml")["concurrency"]
+    assert concurrency["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
+
+
+def test_the_baseline_pull_request_targets_the_default_branch() -> None:
+    propose = load(ROOT / ".github" / "workflows" / "baseline.yml")["jobs"]["propose"]
+    step = next(s for s in propose["steps"] if "gh pr create" in str(s.get("run")))
+    assert step["env"]["BASE"] == "${{ github.event.repository.default_branch }}"
+    assert '--base "$BASE"' in step["run"]
+
+
+def test_the_nightly_shard_keeps_kws_own_status() -> None:
+    """tools/kw exits 3 or 4 before anything makes results/: the status file must still be
+    written, or `echo > results/...` fails the step with 1, the status of a regression."""
+    suite = load(ROOT / ".github" / "workflows" / "nightly.yml")["jobs"]["suite"]
+    script = next(s["run"] for s in suite["steps"] if "tools/kw suite" in str(s.get("run")))
+    assert script.index("mkdir -p results") < script.index(
+        'echo "$status" > "results/$PART.status"'
+    )

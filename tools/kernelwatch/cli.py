@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import io
 import os
 import shlex
 import sys
@@ -76,8 +77,18 @@ def build_parser() -> argparse.ArgumentParser:
 _WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS, errno.EBADF}
 
 
+def _printable_output() -> None:
+    """A file name that is not UTF-8 (r$'\\xff'.json) reaches Python as a lone surrogate, and
+    print() of it was an internal error where stdout is strict (a UTF-8 locale other than
+    C.UTF-8, as on the H200 machine; C.UTF-8 escapes it): it is written as \\udcff instead."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (the console script passes it to sys.exit)."""
+    _printable_output()
     try:
         parser = build_parser()  # (imports every command: a Ctrl-C lands here most often)
         try:

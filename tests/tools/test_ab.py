@@ -316,3 +316,28 @@ def test_b_builds_while_a_is_measured(
     assert repo.traced() == ["A", "B"] * 3
     first = json.loads(spans.read_text().splitlines()[0])
     assert (first["start"] < built["B"]) is not no_overlap
+
+
+def test_plain_binaries_wait_for_bs_build(repo: Repo, run_cli, monkeypatch, tmp_path: Path) -> None:
+    """A plain Google Benchmark binary times the host: B's build beside A's first round would
+    slow A (and hide B's slowdown), so B is built before anything is measured."""
+    import time
+
+    monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
+    spans = tmp_path / "spans.log"
+    repo.extra = {"spans": str(spans), "counters": False}
+    built: dict[str, float] = {}
+
+    def slow_build(side: ab.Side, log: Path, **options: object) -> None:
+        if side.name == "B":
+            time.sleep(1.0)
+        repo.build(side, log, **options)
+        built[side.name] = time.time()
+
+    monkeypatch.setattr(ab, "cmake_build", slow_build)
+    done = run_ab(run_cli, repo, repo.a, repo.b)
+    assert done.status == 1, done.err
+    assert "plain Google Benchmark binary (host-timed): waiting for B's build" in done.err
+    first = json.loads(spans.read_text().splitlines()[0])
+    assert first["start"] >= built["B"]
+    assert repo.traced() == ["A", "B"] * 3

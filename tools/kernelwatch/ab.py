@@ -207,7 +207,9 @@ def binaries_of(side: Side, bench: Sequence[str]) -> list[Path]:
 class SidePlans:
     """Each side's binaries and jobs. A's are found at once, its first binary probing for a GPU
     before anything is listed; B's too unless its build is still running (`ahead`): then only
-    when B is first measured, `before` (run_rounds' hook) waiting there for that build."""
+    when B is first measured, `before` (run_rounds' hook) waiting there for that build. A plain
+    Google Benchmark binary (not on the harness) times the host, which a build beside it
+    disturbs: then B's build is waited for before anything is measured (`say` tells why)."""
 
     def __init__(
         self,
@@ -216,6 +218,7 @@ class SidePlans:
         filter: str | None,
         extra_args: Sequence[str],
         ahead: BuildAhead | None,
+        say: Callable[[str], None] = lambda line: None,
     ) -> None:
         self._bench = bench
         self._filter = filter
@@ -227,8 +230,16 @@ class SidePlans:
         self.jobs: dict[str, list[runner.Job]] = {
             first.name: runner.plan(self.binaries[first.name], filter, extra_args)
         }
-        if ahead is None:
-            self.before(sides[1])  # no build running: B's jobs are known now
+        plain = [job.binary.name for job in self.jobs[first.name] if not job.harness]
+        if ahead is not None and plain:
+            # On a 2-core host, A's first round of a plain CPU benchmark beside B's build ran
+            # 1.3x slower than its later rounds and hid a 50% slowdown of B.
+            say(
+                f"kernelwatch: {plain[0]} is a plain Google Benchmark binary (host-timed): "
+                "waiting for B's build before measuring"
+            )
+        if ahead is None or plain:
+            self.before(sides[1])  # no build running (or waited for): B's jobs are known now
 
     def before(self, side: Side) -> None:
         if side.name in self.jobs:

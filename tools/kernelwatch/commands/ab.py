@@ -181,7 +181,9 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
             progress.say(f"kernelwatch: {side.name} ({side.rev}) built in {side.build_dir}")
         return 0
 
-    plans = ab.SidePlans(sides, command.bench, command.filter, settings.extra_args, ahead)
+    plans = ab.SidePlans(
+        sides, command.bench, command.filter, settings.extra_args, ahead, say=progress.say
+    )
     settings = dataclasses.replace(settings, gpu_uuid=gpus.visible_uuid(settings.extra_args))
     out = (
         command.out

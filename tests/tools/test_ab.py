@@ -341,3 +341,12 @@ def test_plain_binaries_wait_for_bs_build(repo: Repo, run_cli, monkeypatch, tmp_
     first = json.loads(spans.read_text().splitlines()[0])
     assert first["start"] >= built["B"]
     assert repo.traced() == ["A", "B"] * 3
+
+
+def test_the_worktree_cache_is_ignored_by_git(repo: Repo, run_cli) -> None:
+    """Other projects do not ignore .kernelwatch/: `git add -A` would add the worktrees."""
+    (repo.root / ".kernelwatch").mkdir()  # made by an earlier kernelwatch, without the file
+    run_ab(run_cli, repo, repo.a, repo.b, "--build-only")
+    assert git(repo.root, "status", "--porcelain", "--untracked-files=all") == ""
+    git(repo.root, "add", "-A")
+    assert git(repo.root, "diff", "--cached", "--name-only") == ""

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kernelwatch import locks, runner, tool
 from kernelwatch.errors import InputError
-from kernelwatch.files import write_json_atomic
+from kernelwatch.files import write_atomic, write_json_atomic
 
 WORKTREES = Path(".kernelwatch") / "worktrees"
 BUILD_FOLDER = "build"
@@ -108,7 +108,17 @@ def prepare_side(repo: Path, name: str, rev: str, *, use_git: bool = True) -> Si
         git(repo, "worktree", "add", "--detach", str(worktree), sha)
     else:
         raise InputError(f"{rev} ({sha[:12]}): no worktree {worktree} to use with --no-build")
+    if use_git:
+        ignore_cache(repo / WORKTREES.parent)
     return Side(name, rev, sha, worktree, worktree / BUILD_FOLDER)
+
+
+def ignore_cache(folder: Path) -> None:
+    """A `.gitignore` of `*` in .kernelwatch/: other projects do not ignore it, and there
+    `git status` listed it and `git add -A` added each worktree as an embedded repository."""
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        write_atomic(ignore, "# kernelwatch ab's worktrees and builds\n*\n")
 
 
 def cmake_build(

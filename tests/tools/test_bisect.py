@@ -247,3 +247,16 @@ def test_help() -> None:
     for text in ("GOOD", "--filter REGEX", "--rounds", "first bad commit", "4  no CUDA GPU"):
         assert text in done.stdout
     assert "--oracle" not in done.stdout
+
+
+def test_an_earlier_bisections_folder_is_refused(history, run_cli, temporary) -> None:
+    """Each commit's comparison reads every round in its folder: a re-run there with fewer
+    --rounds judged the earlier run's later rounds too."""
+    done = run_bisect(run_cli, history, history.shas[1], history.shas[6], "--rounds", 3)
+    assert done.status == 0, done.out + done.err
+    before = history.checkout_state()
+    done = run_bisect(run_cli, history, history.shas[1], history.shas[6])
+    assert done.status == 2
+    assert "already holds an earlier bisection's runs" in one_error(done.err)
+    assert "measuring BAD" not in done.err  # refused before anything was built or run
+    assert_left_alone(history, before, temporary)

@@ -43,6 +43,7 @@ GOOD, BAD, SKIP, ABORT = 0, 1, 125, 255
 _FIRST_BAD = re.compile(r"^([0-9a-f]{40}) is the first bad commit", re.MULTILINE)
 _ONLY_SKIPPED = "only 'skip'ped commits left to test"
 LOG_FILE = "bisect.log"  # git bisect's output, in the runs' folder
+STATE_FILE = ".bisect-state.json"  # the settings the steps read, in the runs' folder
 
 
 @dataclass(frozen=True)
@@ -286,6 +287,18 @@ def run_bisect(
         )
 
 
+def refuse_earlier_runs(out: Path) -> None:
+    """Each judged commit's comparison reads every round in out/<sha12>/A and B: a re-run
+    into an earlier bisection's folder with fewer --rounds judged that run's later rounds too."""
+    earlier = [out / name for name in (LOG_FILE, STATE_FILE) if (out / name).exists()]
+    earlier += sorted(out.glob("*/[AB]/round-*.json"))[:1]
+    if earlier:
+        raise InputError(
+            f"--out {out}: already holds an earlier bisection's runs ({earlier[0]}); name a new "
+            "or empty folder"
+        )
+
+
 def find_first_bad(
     plan: Plan, repo: Path, good: str, bad: str, out: Path, show: Callable[[str], None]
 ) -> Outcome:
@@ -294,7 +307,7 @@ def find_first_bad(
     and git's output written to out/LOG_FILE; `show` as for run_bisect."""
     if int(ab.git(repo, "rev-list", "--count", f"{good}..{bad}")) == 1:
         return Outcome(bad, "")  # BAD's parent is GOOD: nothing between them
-    state_file = out / ".bisect-state.json"
+    state_file = out / STATE_FILE
     error_file = out / ".bisect-error.json"
     error_file.unlink(missing_ok=True)
     write_json_atomic(

@@ -100,6 +100,8 @@ def run(command: BisectCommand) -> int:
     plan = command.plan
     # Before anything is built: the runs' folder (by default in results/, made when missing).
     check_outputs([Output("--out", command.out or "results", folder=True, make_parents=True)])
+    if command.out:
+        bisect.refuse_earlier_runs(Path(command.out))
     repo = ab.repo_root(command.repo)
     good = ab.resolve_rev(repo, command.good)
     bad = ab.resolve_rev(repo, command.bad)

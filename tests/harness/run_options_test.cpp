@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -57,6 +58,39 @@ TEST(ParseRunOptions, NoticesListingInEverySpelling) {
   }
   arguments off({"bench", "--benchmark_list_tests=false"});
   EXPECT_FALSE(kw::detail::parse_run_options(off.argc, off.pointers.data()).list_only);
+}
+
+// Whether a run only lists must be decided as Google Benchmark decides it (IsTruthyFlagValue,
+// 1.7 and 1.8): where the two disagreed, Google Benchmark listed while kernelwatch prepared a
+// GPU (exit 4 without one), or ran the benchmarks with no GPU context written.
+TEST(ParseRunOptions, ReadsListingAsGoogleBenchmarkDoes) {
+  const auto list_only = [](std::vector<std::string> values) {
+    values.insert(values.begin(), "bench");
+    arguments args(std::move(values));
+    return kw::detail::parse_run_options(args.argc, args.pointers.data()).list_only;
+  };
+  for (const char* flag : {"--benchmark_list_tests=True", "--benchmark_list_tests=TRUE",
+                           "--benchmark_list_tests=on", "--benchmark_list_tests=y",
+                           "--benchmark_list_tests=t", "--benchmark_list_tests=2"}) {
+    EXPECT_TRUE(list_only({flag})) << flag;
+  }
+  for (const char* flag : {"--benchmark_list_tests=False", "--benchmark_list_tests=NO",
+                           "--benchmark_list_tests=off", "--benchmark_list_tests=f",
+                           "--benchmark_list_tests=n", "--benchmark_list_tests=0",
+                           "--benchmark_list_tests=-", "--benchmark_list_testsx"}) {
+    EXPECT_FALSE(list_only({flag})) << flag;
+  }
+  // The last occurrence wins.
+  EXPECT_FALSE(list_only({"--benchmark_list_tests", "--benchmark_list_tests=false"}));
+  EXPECT_TRUE(list_only({"--benchmark_list_tests=false", "--benchmark_list_tests"}));
+  // The environment variable is the flag's default.
+  ASSERT_EQ(setenv("BENCHMARK_LIST_TESTS", "true", 1), 0);
+  EXPECT_TRUE(list_only({}));
+  EXPECT_FALSE(list_only({"--benchmark_list_tests=false"}));
+  ASSERT_EQ(setenv("BENCHMARK_LIST_TESTS", "off", 1), 0);
+  EXPECT_FALSE(list_only({}));
+  ASSERT_EQ(unsetenv("BENCHMARK_LIST_TESTS"), 0);
+  EXPECT_FALSE(list_only({}));
 }
 
 TEST(ParseRunOptions, RejectsBadValuesWithOneLineMessages) {

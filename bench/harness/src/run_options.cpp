@@ -1,9 +1,11 @@
 #include <kernelwatch/detail/run_options.hpp>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -15,13 +17,38 @@ namespace {
 constexpr std::string_view kernelwatch_prefix = "--kernelwatch_";
 constexpr std::string_view min_time_prefix = "--benchmark_min_time";
 
-// Google Benchmark's boolean flag syntax: "--flag", "--flag=true|1|yes", "--flag=false|0|no".
-bool is_true_flag(std::string_view argument, std::string_view name) {
+// How Google Benchmark (1.7 and 1.8 alike: IsTruthyFlagValue) reads a boolean flag's value, so
+// that kernelwatch agrees with it on whether a run only lists: empty (the bare flag) is true;
+// one character is true unless it is 0, f, F, n, N or not alphanumeric; a longer value is true
+// unless it is false, no or off in any case. "--benchmark_list_tests=on" once listed while
+// kernelwatch prepared a GPU (exit 4 on a GPU-less runner).
+bool google_benchmark_truthy(std::string_view value) {
+  if (value.size() == 1) {
+    const char c = value[0];
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 && c != '0' && c != 'f' &&
+           c != 'F' && c != 'n' && c != 'N';
+  }
+  std::string lower(value);
+  for (char& c : lower) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return lower != "false" && lower != "no" && lower != "off";
+}
+
+// The value Google Benchmark gives boolean flag `name` ("--flag" or "--flag=VALUE") if
+// `argument` sets it.
+std::optional<bool> google_benchmark_bool(std::string_view argument, std::string_view name) {
   if (argument.substr(0, name.size()) != name) {
-    return false;
+    return std::nullopt;
   }
   const std::string_view rest = argument.substr(name.size());
-  return rest.empty() || rest == "=true" || rest == "=1" || rest == "=yes";
+  if (rest.empty()) {
+    return true;
+  }
+  if (rest[0] != '=') {
+    return std::nullopt;
+  }
+  return google_benchmark_truthy(rest.substr(1));
 }
 
 int parse_device(std::string_view text) {
@@ -92,6 +119,11 @@ run_options current_options;
 
 run_options parse_run_options(int& argc, char** argv) {
   run_options options;
+  // Google Benchmark takes a flag's default from its upper-case environment variable, and the
+  // last occurrence on the command line wins.
+  if (const char* listing = std::getenv("BENCHMARK_LIST_TESTS")) {
+    options.list_only = google_benchmark_truthy(listing);
+  }
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string_view argument = argv[i];
@@ -100,7 +132,9 @@ run_options parse_run_options(int& argc, char** argv) {
       continue;
     }
     if (argument.substr(0, kernelwatch_prefix.size()) != kernelwatch_prefix) {
-      options.list_only = options.list_only || is_true_flag(argument, "--benchmark_list_tests");
+      if (const auto listing = google_benchmark_bool(argument, "--benchmark_list_tests")) {
+        options.list_only = *listing;
+      }
       options.help = options.help || argument == "--help" || argument == "-h";
       argv[kept++] = argv[i];
       continue;

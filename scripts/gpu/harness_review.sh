@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The harness review's questions that need a GPU (branch harness-review; the lead's report lists
+# what each answers). About 3 minutes after the build. Writes probe.txt, reps.txt, the result
+# files and summary.txt to $OUT.
+#
+#   OUT=/tmp/out scripts/gpu/harness_review.sh        (on the device machine $OUT is set)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT="${OUT:-$PWD/review-out}"
+mkdir -p "$OUT"
+exec > >(tee "$OUT/summary.txt") 2>&1
+
+echo "== build (Release)"
+cmake --preset release > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+cmake --build --preset release -j > "$OUT/build.log" 2>&1 || { tail -60 "$OUT/build.log"; exit 1; }
+nvidia-smi -L || true
+
+echo "== harness tests (GPU ones included)"
+build/tests/kernelwatch_harness_tests > "$OUT/harness_tests.log" 2>&1 && tail -3 "$OUT/harness_tests.log" ||
+  { grep -E "FAILED|Failure" "$OUT/harness_tests.log" | head -20; echo "harness tests FAILED"; }
+
+echo "== listing needs no GPU in every spelling Google Benchmark takes (expect exit 0 each)"
+for flag in --benchmark_list_tests=on --benchmark_list_tests=True; do
+  status=0
+  CUDA_VISIBLE_DEVICES= build/bench/kernelwatch_bench_probe "$flag" > /dev/null 2>&1 || status=$?
+  echo "$flag without a visible GPU: exit $status"
+done
+
+echo "== standalone probe: zero-time events, cudaFreeHost with pending work, %smid"
+nvcc -std=c++17 -arch=native -o "$OUT/probe" scripts/gpu/harness_review_probe.cu
+"$OUT/probe" | tee "$OUT/probe.txt"
+
+echo "== per repetition: does the first repetition of an instance run at a lower clock?"
+# Each instance is verified (host work, the GPU idles) right before its first repetition.
+timeout 300 build/bench/kernelwatch_bench_reduction \
+  --benchmark_filter='^reduction/sum/.*/n:1048576/' --benchmark_repetitions=10 \
+  --benchmark_out="$OUT/reduction.json" --benchmark_out_format=json > "$OUT/reduction.log" 2>&1
+timeout 300 build/bench/kernelwatch_bench_probe --benchmark_repetitions=10 \
+  --benchmark_out="$OUT/probe_bench.json" --benchmark_out_format=json > "$OUT/probe_bench.log" 2>&1
+python3 - "$OUT/reduction.json" "$OUT/probe_bench.json" <<'EOF' | tee "$OUT/reps.txt"
+import json, sys
+for path in sys.argv[1:]:
+    rows = [r for r in json.load(open(path))["benchmarks"] if r.get("run_type") == "iteration"]
+    by = {}
+    for r in rows:
+        by.setdefault(r["run_name"], []).append(r)
+    for name, reps in by.items():
+        first, rest = reps[0], reps[1:]
+        med = sorted(r["real_time"] for r in rest)[len(rest) // 2]
+        print(f"{name}: rep0 {first['real_time']:.3f} us at {first.get('sm_clock_mhz', 0):.0f} MHz, "
+              f"{first.get('samples', 0):.0f} samples, {first.get('samples_throttled', 0):.0f} set aside; "
+              f"reps 1-9 median {med:.3f} us ({100 * (first['real_time'] / med - 1):+.2f} %), clocks "
+              f"{min(r.get('sm_clock_mhz', 0) for r in rest):.0f}-{max(r.get('sm_clock_mhz', 0) for r in rest):.0f} MHz")
+EOF

@@ -28,15 +28,15 @@ done
 
 echo "== standalone probe: zero-time events, cudaFreeHost with pending work, %smid"
 nvcc -std=c++17 -arch=native -o "$OUT/probe" scripts/gpu/harness_review_probe.cu
-"$OUT/probe" | tee "$OUT/probe.txt"
+"$OUT/probe" | tee "$OUT/probe.txt" || echo "!! probe failed"
 
 echo "== per repetition: does the first repetition of an instance run at a lower clock?"
 # Each instance is verified (host work, the GPU idles) right before its first repetition.
 timeout 300 build/bench/kernelwatch_bench_reduction \
   --benchmark_filter='^reduction/sum/.*/n:1048576/' --benchmark_repetitions=10 \
-  --benchmark_out="$OUT/reduction.json" --benchmark_out_format=json > "$OUT/reduction.log" 2>&1
+  --benchmark_out="$OUT/reduction.json" --benchmark_out_format=json > "$OUT/reduction.log" 2>&1 || echo "!! reduction run failed (reduction.log)"
 timeout 300 build/bench/kernelwatch_bench_probe --benchmark_repetitions=10 \
-  --benchmark_out="$OUT/probe_bench.json" --benchmark_out_format=json > "$OUT/probe_bench.log" 2>&1
+  --benchmark_out="$OUT/probe_bench.json" --benchmark_out_format=json > "$OUT/probe_bench.log" 2>&1 || echo "!! probe run failed (probe_bench.log)"
 python3 - "$OUT/reduction.json" "$OUT/probe_bench.json" <<'EOF' | tee "$OUT/reps.txt"
 import json, sys
 for path in sys.argv[1:]:

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The harness review's questions that need a GPU (branch harness-review; the lead's report lists
-# what each answers). About 3 minutes after the build. Writes probe.txt, reps.txt, the result
-# files and summary.txt to $OUT.
+# Edge cases of the harness's timing that only a GPU answers (docs/measurement.md, "Edge cases of
+# the timing"): do back-to-back events ever read 0 ms, does cudaFreeHost wait for queued work, is
+# %smid below the SM count, does an instance's first repetition run at a lower clock; and the
+# harness tests, and listing without a GPU. About a minute with the build on an H200. Writes
+# probe.txt, reps.txt, the result files and summary.txt to $OUT.
 #
 #   OUT=/tmp/out scripts/gpu/harness_review.sh        (on the device machine $OUT is set)
 set -euo pipefail

@@ -853,8 +853,8 @@ def test_a_result_whose_name_is_not_utf8_damages_no_baseline(tmp_path: Path) -> 
         ["compare", name, good, "--markdown", markdown],
         ["history", "ingest", name, "--db", tmp_path / "h.sqlite"],
     ]
-    # A strict stdout, as a UTF-8 locale other than C.UTF-8 gives (the H200 machine's did): with
-    # C.UTF-8's surrogateescape this test passed here and failed there.
+    # A strict stdout, as the H200 machine's Python has (under LANG=C.UTF-8, where this machine's
+    # uses surrogateescape): this test passed here and failed there.
     env = dict(os.environ, PYTHONPATH=str(TOOLS), PYTHONIOENCODING="utf-8:strict")
     for argv in commands:  # (a process's stderr words the name; pytest's capture refuses it)
         command = [sys.executable, "-m", "kernelwatch", *map(os.fsencode, map(str, argv))]

@@ -79,8 +79,8 @@ _WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS
 
 def _printable_output() -> None:
     """A file name that is not UTF-8 (r$'\\xff'.json) reaches Python as a lone surrogate, and
-    print() of it was an internal error where stdout is strict (a UTF-8 locale other than
-    C.UTF-8, as on the H200 machine; C.UTF-8 escapes it): it is written as \\udcff instead."""
+    print() of it was an internal error where stdout is strict: the H200 machine's Python has a
+    strict one under LANG=C.UTF-8, where this machine's escapes. It is written as \\udcff."""
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
             stream.reconfigure(errors="backslashreplace")

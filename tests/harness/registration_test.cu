@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <vector>
 
 namespace kw = kernelwatch;
@@ -104,8 +105,26 @@ void counted_verification(benchmark::State& state) {
       });
 }
 
+std::atomic<int> devices_seen_wrong{0};
+std::atomic<int> threads_run{0};
+
+// The current device is per host thread: Google Benchmark runs ->Threads(n) bodies on threads
+// of its own, which main()'s cudaSetDevice never reached.
+void device_on_each_thread(benchmark::State& state) {
+  int device = -1;
+  KW_CUDA_CHECK(cudaGetDevice(&device));
+  if (device != kw::detail::current_run_options().device) {
+    ++devices_seen_wrong;
+  }
+  ++threads_run;
+  for (auto _ : state) {
+  }
+}
+
 }  // namespace
 
+KW_GPU_BENCHMARK("registration_test/device_on_each_thread", device_on_each_thread)
+    ->Threads(2)->Iterations(1);
 KW_GPU_BENCHMARK("registration_test/counted_verification", counted_verification)
     ->Arg(1)->Arg(2)->Repetitions(3)->Iterations(1);
 KW_GPU_BENCHMARK("registration_test/allocation_failure", allocation_failure)->Iterations(3);
@@ -193,6 +212,24 @@ TEST(GpuBenchmark, VerifiesEachInstanceOnceHoweverOftenItIsCalled) {
   ASSERT_FALSE(runs.empty());
   EXPECT_EQ(counted_calls, 6);  // 2 instances x 3 repetitions, one iteration each
   EXPECT_EQ(counted_verifications, 2);
+}
+
+TEST(GpuBenchmark, EveryThreadOfABenchmarkUsesTheChosenDevice) {
+  KW_REQUIRE_GPU();
+  int devices = 0;
+  KW_CUDA_CHECK(cudaGetDeviceCount(&devices));
+  // The last GPU: on a host of several (the two-GPU machine) not the worker threads' default.
+  kw::detail::run_options options = kw::detail::current_run_options();
+  const kw::detail::run_options saved = options;
+  options.device = devices - 1;
+  kw::detail::set_current_run_options(options);
+  KW_CUDA_CHECK(cudaSetDevice(options.device));
+  const auto runs = run_benchmarks("^registration_test/device_on_each_thread");
+  kw::detail::set_current_run_options(saved);
+  KW_CUDA_CHECK(cudaSetDevice(saved.device));
+  ASSERT_FALSE(runs.empty());
+  EXPECT_EQ(threads_run.load(), 2);
+  EXPECT_EQ(devices_seen_wrong.load(), 0);
 }
 
 TEST(GpuBenchmarkDeathTest, StickyErrorStopsTheRunWithExitCode3) {

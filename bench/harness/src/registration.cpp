@@ -2,6 +2,7 @@
 #include <kernelwatch/detail/cuda_context.hpp>
 #include <kernelwatch/detail/instance.hpp>
 #include <kernelwatch/detail/main.hpp>
+#include <kernelwatch/detail/run_options.hpp>
 #include <kernelwatch/registration.hpp>
 
 #include <cstdio>
@@ -21,6 +22,11 @@ class gpu_benchmark_family final : public benchmark::internal::Benchmark {
   void Run(benchmark::State& state) override {
     const detail::instance_scope scope(instance_key(state));
     try {
+      // The current device is per host thread: main() set it on the main thread, where thread
+      // 0 runs; a family with ->Threads(n) runs the others on Google Benchmark's own threads.
+      if (state.thread_index() != 0) {
+        KW_CUDA_CHECK(cudaSetDevice(detail::current_run_options().device));
+      }
       body_(state);
     } catch (const cuda_error& error) {
       if (detail::cuda_context_lost()) {

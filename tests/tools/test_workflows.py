@@ -360,6 +360,16 @@ def test_the_baseline_pull_request_targets_the_default_branch() -> None:
     assert '--base "$BASE"' in step["run"]
 
 
+def test_a_re_run_of_the_baseline_proposal_reuses_its_branch_and_pull_request() -> None:
+    """The branch is the run's own (baseline/<gpu>-<run id>): a re-run's plain push was refused
+    as not a fast-forward of its first attempt's commit, and a second pull request would be
+    opened for it."""
+    propose = load(ROOT / ".github" / "workflows" / "baseline.yml")["jobs"]["propose"]
+    script = next(s for s in propose["steps"] if "gh pr create" in str(s.get("run")))["run"]
+    assert 'git push --force origin "$branch"' in script
+    assert script.index('gh pr view "$branch"') < script.index("gh pr create")
+
+
 def test_the_nightly_shard_keeps_kws_own_status() -> None:
     """tools/kw exits 3 or 4 before anything makes results/: the status file must still be
     written, or `echo > results/...` fails the step with 1, the status of a regression."""

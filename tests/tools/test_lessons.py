@@ -4,6 +4,7 @@ baseline shows the lessons' effects at least as large as docs/kernels.md's floor
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,20 +102,24 @@ def test_every_committed_baseline_shows_the_lessons_effects(
 H200 = REPO / "baselines" / "nvidia-h200-sm90"
 KERNELS_MD = REPO / "docs" / "kernels.md"
 SUFFIX = "/manual_time"
-# The reference each "of reference" column is taken against, per family (docs/kernels.md).
-REFERENCE = {
-    "coalescing": lambda name: "coalescing/memcpy_d2d",
-    "transpose": lambda name: "transpose/copy_rows/rows:8192/cols:8192/block_rows:8",
-    "reduction": lambda name: re.sub(r"/sum/\w+/|/dot/\w+/", _streaming, name),
-    "shared_banks": lambda name: re.sub(r"/(read|padded)/(u\d+)/.*", r"/read/\2/stride:1", name),
-    "local_memory": lambda name: re.sub(r"/(local_array|register_capped)/", "/registers/", name),
-    "transfers": lambda name: re.sub(r"/(pageable|pinned)/", "/pinned/", name),
-    "occupancy": lambda name: "occupancy/copy/block:256",
-}
 
 
-def _streaming(match: re.Match[str]) -> str:
-    return match.group(0).split("/")[0] + "/" + match.group(0).split("/")[1] + "/streaming/"
+def _reference(section: str, name: str) -> str:
+    """The benchmark an "of reference" column is taken against (docs/kernels.md, per family)."""
+    if section == "reduction":  # the streaming read of the same operation, type and size
+        return re.sub(r"/(sum|dot)/\w+/", r"/\1/streaming/", name)
+    if section == "shared_banks":  # stride 1 of the same word size
+        return re.sub(r"/(read|padded)/(u\d+)/.*", r"/read/\2/stride:1", name)
+    if section == "local_memory":
+        return re.sub(r"/(local_array|register_capped)/", "/registers/", name)
+    if section == "transfers":  # pinned at the same size and direction
+        return name.replace("/pageable/", "/pinned/")
+    fixed = {
+        "coalescing": "coalescing/memcpy_d2d",
+        "transpose": "transpose/copy_rows/rows:8192/cols:8192/block_rows:8",
+        "occupancy": "occupancy/copy/block:256",
+    }
+    return fixed[section]
 
 
 @dataclass(frozen=True)
@@ -179,7 +184,7 @@ def _recompute(result: ResultSet, cell: Cell) -> float:
             name, "real_time"
         )
     if column.startswith("of ") and cell.section == "local_memory":  # a time: reference / it
-        return median(REFERENCE["local_memory"](name), "real_time") / median(name, "real_time")
+        return median(_reference("local_memory", name), "real_time") / median(name, "real_time")
     if column.startswith("of ") and cell.section == "matmul":
         if "memcpy" in cell.text:
             bps = "bytes_per_second"
@@ -187,13 +192,15 @@ def _recompute(result: ResultSet, cell: Cell) -> float:
         size = name.rpartition("/")[2]
         return median(name, key) / median(f"matmul/cublas_sgemm/{size}", key)
     if column.startswith("of "):
-        return median(name, key) / median(REFERENCE[cell.section](name), key)
+        return median(name, key) / median(_reference(cell.section, name), key)
     counters = {
         "conflict ways": "bank_conflict_ways",
         "registers": "registers_per_thread",
         "local bytes": "local_bytes_per_thread",
         "occupancy": "occupancy",
-        "blocks/SM": "resident_blocks_per_sm" if cell.section == "local_memory" else "blocks_per_sm",
+        "blocks/SM": (
+            "resident_blocks_per_sm" if cell.section == "local_memory" else "blocks_per_sm"
+        ),
     }
     return median(name, counters[column])
 
@@ -224,3 +231,146 @@ def test_the_kernels_page_names_only_benchmarks_of_the_baseline_and_every_family
     for quoted in re.findall(r"`([a-z_]+/[^`\s']*)`", text):
         if quoted.split("/")[0] in families:  # a benchmark, or the start of several
             assert any(n == quoted or n.startswith(quoted.rstrip("/") + "/") for n in names), quoted
+
+
+# The lessons' effects as docs/kernels.md states them, on the baseline and on every whole-suite
+# H200 run of tests/data/gpu (other cards): (what, slower, faster, low, high) bounds the ratio
+# of the medians of the times, slower / faster; `/` expands over `{}`'s values.
+T8 = "transpose/{}/rows:8192/cols:8192/block_rows:8"
+T32 = "transpose/{}/rows:8192/cols:8192/block_rows:32"
+M = "matmul/{}/m:8192/n:8192"
+R = "reduction/sum/{}/float/n:67108864"
+LM = "local_memory/{}/n:16777216/rounds:"
+U32 = "shared_banks/read/u32/stride:{}"
+EFFECTS = [
+    (
+        "float offset 1 costs 3%",
+        "coalescing/offset/float/offset:1",
+        "coalescing/offset/float/offset:0",
+        1.025,
+        1.035,
+    ),
+    (
+        "double offset 1 costs 2%",
+        "coalescing/offset/double/offset:1",
+        "coalescing/offset/double/offset:0",
+        1.015,
+        1.025,
+    ),
+    (
+        "stride 2 to 8: flat time",
+        "coalescing/stride/float/stride:2",
+        "coalescing/stride/float/stride:8",
+        0.99,
+        1.01,
+    ),
+    (
+        "naive_columns 3.4x naive_rows",
+        T8.format("naive_rows"),
+        T8.format("naive_columns"),
+        3.35,
+        3.5,
+    ),
+    ("padding 2.0x", T8.format("tiled"), T8.format("tiled_padded"), 1.95, 2.1),
+    (
+        "coalesced stores: 32x32 trails by 28-50%",
+        T32.format("naive_columns"),
+        T8.format("naive_columns"),
+        1.38,
+        2.0,
+    ),
+    ("tiled 32x32 trails", T32.format("tiled"), T8.format("tiled"), 1.38, 2.0),
+    ("tiled_padded 32x32 trails", T32.format("tiled_padded"), T8.format("tiled_padded"), 1.38, 2.0),
+    (
+        "strided stores: 32x32 within 4%",
+        T32.format("naive_rows"),
+        T8.format("naive_rows"),
+        0.96,
+        1.04,
+    ),
+    (
+        "diagonal_rows 32x32 within 4%",
+        T32.format("diagonal_rows"),
+        T8.format("diagonal_rows"),
+        0.96,
+        1.04,
+    ),
+    (
+        "unrolled_rows 32x32 within 4%",
+        T32.format("unrolled_rows"),
+        T8.format("unrolled_rows"),
+        0.96,
+        1.04,
+    ),
+    ("coalesced_a 2.7% slower", M.format("coalesced_a"), M.format("simple"), 1.025, 1.03),
+    ("shared_ab +24%", M.format("simple"), M.format("shared_ab"), 1.235, 1.245),
+    ("sequential 2x interleaved", R.format("interleaved"), R.format("sequential"), 1.95, 2.05),
+    ("naive beats sequential", R.format("sequential"), R.format("naive"), 1.25, 1.3),
+    ("vectorized 3.2x warp_shuffle", R.format("warp_shuffle"), R.format("vectorized"), 3.15, 3.35),
+    ("stride 32 30.7x", U32.format(32), U32.format(1), 30.3, 30.8),
+    ("padding restores full speed", "shared_banks/padded/u32/stride:32", U32.format(1), 0.99, 1.01),
+    ("local array 7.7x", LM.format("local_array") + "2", LM.format("registers") + "2", 7.4, 7.85),
+    (
+        "local array 7.7x, 8 rounds",
+        LM.format("local_array") + "8",
+        LM.format("registers") + "8",
+        7.4,
+        7.85,
+    ),
+    (
+        "register cap 2.2x",
+        LM.format("register_capped") + "2",
+        LM.format("registers") + "2",
+        2.2,
+        2.35,
+    ),
+    (
+        "register cap 2.2x, 8 rounds",
+        LM.format("register_capped") + "8",
+        LM.format("registers") + "8",
+        2.2,
+        2.35,
+    ),
+    (
+        "8 streams 2.18x",
+        "transfers/overlap/streams:1/bytes:67108864",
+        "transfers/overlap/streams:8/bytes:67108864",
+        2.1,
+        2.2,
+    ),
+    (
+        "64-thread blocks 32% of 256",
+        "occupancy/copy/block:64",
+        "occupancy/copy/block:256",
+        3.05,
+        3.2,
+    ),
+]
+RUNS = [H200] + sorted(GPU_DATA.glob("h200-suite-*.json")) + sorted(GPU_DATA.glob("h200-x2-*.json"))
+
+
+@pytest.mark.parametrize("path", RUNS, ids=lambda p: p.stem if p.suffix else p.name)
+def test_every_card_shows_the_lessons_effects_at_the_stated_size(path: Path) -> None:
+    if not path.exists():
+        pytest.skip(f"{path.name}: not in this checkout")
+    result = load(path)
+
+    def time(name: str) -> float:
+        return float(np.median(result.benchmark(name + SUFFIX).values["real_time"]))
+
+    wrong = []
+    for what, slower, faster, low, high in EFFECTS:
+        if slower + SUFFIX in result and faster + SUFFIX in result:
+            ratio = time(slower) / time(faster)
+            if not low <= ratio <= high:
+                wrong.append(f"{what}: {ratio:.4g} not in [{low}, {high}]")
+    # Bank conflicts: a 32-bit stride's time is gcd(stride, 32) times stride 1's, within 5%; a
+    # 64-bit one's gcd(stride, 16) times.
+    for width, banks in (("u32", 32), ("u64", 16)):
+        first = f"shared_banks/read/{width}/stride:"
+        if first + "1" + SUFFIX in result:
+            for stride in range(2, 33):
+                ratio = time(f"{first}{stride}") / time(f"{first}1") / math.gcd(stride, banks)
+                if not 0.95 <= ratio <= 1.01:
+                    wrong.append(f"{width} stride {stride}: {ratio:.4g} of gcd × stride 1")
+    assert not wrong, "\n".join(wrong)

@@ -566,6 +566,9 @@ def test_headline_counts_what_fails_as_the_markdown_does(run_cli, tmp_path) -> N
     assert r.status == 0 and "8 REGRESSION" in r.out, r.err
     text = out.read_text(encoding="utf-8")
     assert '<div class="box good"><div class="headline">no regression, 8 not failing</div>' in text
+    # The summary at the top of the page said "8 regressions" in red all the same.
+    glance = re.search(r'<div class="glance"><div class="(\w*)"><b>([^<]*)</b>', text)
+    assert glance and glance.groups() == ("good", "No regression, 8 not failing")
     markdown = run_cli("compare", base, run, "--format", "markdown").out
     assert markdown.startswith("### kernelwatch compare: no regression, 8 not failing\n")
 
@@ -811,7 +814,8 @@ def test_failed_benchmarks_are_listed_and_compared_as_errors(run_cli, write_json
     text = out.read_text(encoding="utf-8")
     assert "1 benchmark(s) failed in this run" in text
     assert "wrong output at &lt;index 7&gt;" in text and "<index 7>" not in text  # escaped
-    assert '<tr class="ERROR">' in text and "Failing benchmarks" in text
+    assert '<tr class="ERROR">' in text
+    assert '<div class="glance"><div class="bad"><b>No regression, 1 ERROR</b>' in text
 
 
 @needs_gpu_data

@@ -636,6 +636,45 @@ def test_partial_family_draws_what_is_there() -> None:
     assert all(isinstance(d, lessons.Omitted) for d in lessons.draw_all(RunData({})))
 
 
+@needs_gpu_data
+@needs_matplotlib
+def test_failed_benchmarks_are_not_said_to_be_absent(tmp_path) -> None:
+    """The real run with the local_memory family and the transpose's copy reference failed (an
+    illegal address, as a broken kernel gives): the page said "left out, the run has no
+    local_memory benchmarks" and "tiled ? → tiled_padded ? of the copy, best ?"."""
+    document = json.loads(SUITE.read_text())
+    reference = "transpose/copy_rows/rows:8192/cols:8192/block_rows:8/manual_time"
+    broken = {
+        b["run_name"]
+        for b in document["benchmarks"]
+        if b["run_name"].startswith("local_memory/") or b["run_name"] == reference
+    }
+    document["benchmarks"] = [b for b in document["benchmarks"] if b["run_name"] not in broken]
+    document["benchmarks"] += [
+        synthetic.failed_row(name, "an illegal memory access was encountered")
+        for name in sorted(broken)
+    ]
+    path = tmp_path / "failed.json"
+    synthetic.write(path, document)
+    drawn = {d.key: d for d in lessons.draw_all(RunData.from_result(load(path)))}
+    local = drawn["lesson-local-memory"]
+    assert isinstance(local, lessons.Omitted)
+    assert local.reason == (
+        f"its benchmarks have no value in this run: {len(broken) - 1} failed (see The run)"
+    )
+    transpose = drawn["lesson-transpose"]
+    assert isinstance(transpose, lessons.Drawn) and "?" not in transpose.caption
+    assert "The copy reference was not measured in this run: no reference line." in (
+        transpose.caption
+    )
+    assert transpose.caption.endswith(
+        "Not drawn, without a value in this run: 1 failed (see The run)."
+    )
+    # The other families are as in the whole run.
+    assert "tiled 43% → tiled_padded 88% of the copy" not in transpose.caption
+    assert "stride 32 is 30.4× slower" in drawn["lesson-shared-banks"].caption  # type: ignore[union-attr]
+
+
 # ---------------------------------------------------------------------------------- bad input
 
 

@@ -39,6 +39,8 @@ class RunData:
 
     medians: Mapping[str, Mapping[str, float]]
     context: Mapping[str, Any] = field(default_factory=dict)
+    # Benchmarks of the run without a value: failed (an error) or skipped, with which.
+    unmeasured: Mapping[str, str] = field(default_factory=dict)
     _by_path: Mapping[str, tuple[Entry, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -66,7 +68,9 @@ class RunData:
                     own[key] = float(np.median(values))
             if own:
                 medians[name] = own
-        return cls(medians, dict(result.context))
+        unmeasured = {n: "skipped" for n in result.skipped}
+        unmeasured.update({n: "failed" for n in result.errors})
+        return cls(medians, dict(result.context), unmeasured)
 
     def __len__(self) -> int:
         return len(self.medians)

@@ -9,6 +9,9 @@ Omitted with the reason when the run holds none of the benchmarks it needs.
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
+
 from kernelwatch.report import svg
 from kernelwatch.report.lessons.figure import Drawn, Figure, Lesson, Omitted, figures
 from kernelwatch.report.rundata import RunData
@@ -19,10 +22,27 @@ __all__ = ["REFERENCES", "Drawn", "Figure", "Lesson", "Omitted", "draw_all", "fi
 REFERENCES: tuple[str, ...] = tuple(f.reference for _, f in figures() if f.reference)
 
 
+def unmeasured(data: RunData, family: str) -> str:
+    """How many of the family's benchmarks have no value in the run: `6 failed`,
+    `2 failed, 1 skipped`, or ""."""
+    found = Counter(how for name, how in data.unmeasured.items() if name.startswith(family + "/"))
+    return ", ".join(f"{n} {how}" for how, n in sorted(found.items()))
+
+
 def draw_all(data: RunData) -> list[Lesson]:
-    """Every family's figure, in page order."""
+    """Every family's figure, in page order. A benchmark that failed or was skipped has no
+    value to draw: the figure says so (listed under the run), rather than that the run does
+    not have it."""
     found: list[Lesson] = []
     for name, figure in figures():
         with svg.style(name):  # the module's name: the SVG's hash salt, as before the split
-            found.append(figure.draw(data))
+            lesson = figure.draw(data)
+        failed = unmeasured(data, name)
+        if failed and isinstance(lesson, Omitted):
+            why = f"its benchmarks have no value in this run: {failed} (see The run)"
+            lesson = replace(lesson, reason=why)
+        elif failed and isinstance(lesson, Drawn):
+            why = f"Not drawn, without a value in this run: {failed} (see The run)."
+            lesson = replace(lesson, caption=f"{lesson.caption} {why}")
+        found.append(lesson)
     return found

@@ -94,7 +94,7 @@ def draw(data: RunData) -> Lesson:
             ax.text(
                 value / GB + 30,
                 i + offset,
-                f"{value / GB:,.0f}  ({pct(value, copy)})",
+                f"{value / GB:,.0f}" + (f"  ({pct(value, copy)})" if copy else ""),
                 va="center",
                 fontsize=7.5,
                 color="#333333",
@@ -128,14 +128,14 @@ def draw(data: RunData) -> Lesson:
         "padding removes its 32-way bank conflict."
     )
     facts = []
-    if tiled is not None and padded is not None:
+    if copy is None:  # (the percentages are of the copy: none without it)
+        caption += " The copy reference was not measured in this run: no reference line."
+    elif tiled is not None and padded is not None:
         facts.append(f"tiled {pct(tiled, copy)} → tiled_padded {pct(padded, copy)} of the copy")
-    if best is not None:
+    if copy is not None and best is not None:
         facts.append(f"best {pct(best, copy)}")
     if facts:
         caption += " This run: " + ", ".join(facts) + "."
-    if copy is None:
-        caption += " (The copy reference is not in this run: no reference line.)"
     return finish(key, title, caption, figure)
 
 

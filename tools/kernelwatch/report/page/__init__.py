@@ -60,7 +60,7 @@ def glance(page: Page, metric: Metric) -> list[tuple[str, str, str]]:
             "",
             f"{drawn} lesson figure{'s' * (drawn != 1)}, {len(section.plots)} trend plot"
             f"{'s' * (len(section.plots) != 1)}",
-            f"{left} left out (not in this run)" if left else "every lesson of the suite",
+            f"{left} left out (why: under the lessons)" if left else "every lesson of the suite",
         )
     )
     return found

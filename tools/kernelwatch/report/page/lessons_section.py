@@ -29,9 +29,6 @@ def lessons_section(drawn: Iterable[lessons.Lesson]) -> str:
         items = "".join(
             f"<li><b>{_e(o.title)}</b>: left out, {_e(o.reason)}.</li>" for o in omitted
         )
-        out.append(
-            f'<div class="box info">Figures not drawn (their benchmarks are not in this run):'
-            f"<ul>{items}</ul></div>"
-        )
+        out.append(f'<div class="box info">Figures not drawn:' f"<ul>{items}</ul></div>")
     out.append("</section>")
     return "".join(out)

@@ -527,6 +527,28 @@ def test_no_baseline_is_said_on_the_page(run_cli, tmp_path) -> None:
     assert "no baseline for this GPU (NVIDIA H200 (sm 9.0), nvidia-h200-sm90)" in text
 
 
+@needs_matplotlib
+def test_this_gpus_baseline_without_a_benchmark_of_the_run_is_no_baseline(
+    run_cli, tmp_path
+) -> None:
+    """An nvbench file of another project, measured on an H200: it was compared with the
+    suite's H200 baseline, 2 NEW and 356 MISSING, under "Failing benchmarks" in red."""
+    nvbench = REPO / "tests" / "data" / "nvbench" / "cpp.json"
+    out = tmp_path / "r.html"
+    r = run_cli("report", nvbench, "-o", out)
+    assert r.status == 0 and "; no baseline;" in r.out, (r.out, r.err)
+    text = out.read_text(encoding="utf-8")
+    assert "No baseline: nothing was compared." in text and '<tr class="MISSING">' not in text
+    assert (
+        "this GPU&#x27;s baseline (nvidia-h200-sm90), " in text
+        and "holds none of the 2 benchmarks of this run: nothing to compare" in text
+    )
+    # Named, it is compared, as compare does.
+    baseline = REPO / "baselines" / "nvidia-h200-sm90" / "result.json"
+    r = run_cli("report", nvbench, "--baseline", baseline, "-o", out)
+    assert r.status == 0 and "2 NEW, 356 MISSING" in r.out, (r.out, r.err)
+
+
 @needs_gpu_data
 @needs_matplotlib
 def test_explicit_baseline_with_a_slower_benchmark(run_cli, tmp_path) -> None:

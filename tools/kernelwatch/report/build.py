@@ -79,6 +79,16 @@ def _baseline(
             f"filtered run (--filter {run.context.get('kernelwatch_filter')})",
         )
     side = from_documents(found.label, found.documents)
+    if options.baseline is None and not set(side.names) & set(run.names):
+        # Another project's run on a GPU the suite has a baseline of (an nvbench file): every
+        # benchmark NEW, the suite's MISSING, and a page in red about nothing it measured.
+        return (
+            None,
+            None,
+            None,
+            f"{found.how}, {found.label}, holds none of the {len(run.names)} benchmarks of "
+            "this run: nothing to compare (name a baseline with --baseline)",
+        )
     return side, BaselineInfo(found.label, found.how, dict(side.context)), found, None
 
 

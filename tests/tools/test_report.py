@@ -504,6 +504,23 @@ def test_history_without_this_gpu(history_db, tmp_path) -> None:
     )
 
 
+@needs_matplotlib
+def test_history_without_a_benchmark_of_the_run(run_cli, history_db, tmp_path) -> None:
+    """An nvbench file measured on an H200, with the suite's H200 history: the page said
+    "0 change points, 0 slower, over 9 run(s) in the history" in green, and that this run was
+    drawn as ◇ in plots it did not have."""
+    nvbench = REPO / "tests" / "data" / "nvbench" / "cpp.json"
+    out = tmp_path / "r.html"
+    r = run_cli("report", nvbench, "--db", history_db, "-o", out)
+    assert r.status == 0, r.err
+    text = out.read_text(encoding="utf-8")
+    assert (
+        "No trend plots: none of this run&#x27;s 2 benchmarks is in the history&#x27;s "
+        f"{SYNTHETIC_RUNS + 1} run(s) of this GPU (nvidia-h200-sm90)" in text
+    )
+    assert "<b>No trends</b>why: under Trends" in text and "change point" not in text
+
+
 # ---------------------------------------------------------------------------------- baselines
 
 

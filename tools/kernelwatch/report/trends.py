@@ -188,6 +188,12 @@ def build(
         return Trends(unavailable=f"the history holds no run of this GPU ({gpu})")
     this_run = run_id_of(db, document)
     available = benchmarks_in_history(db, gpu)
+    if not available & set(run_names):  # (else: "0 change points" over runs of other benchmarks)
+        return Trends(
+            runs=total,
+            unavailable=f"none of this run's {len(run_names)} benchmarks is in the history's "
+            f"{total} run(s) of this GPU ({gpu})",
+        )
     notes: list[str] = []
     found: Sequence[ChangeLike] = ()
     try:

@@ -42,7 +42,7 @@ def glance(page: Page, metric: Metric) -> list[tuple[str, str, str]]:
         found.append(("bad" if report.failed else "good", head[:1].upper() + head[1:], detail))
     section = page.trends
     if section.unavailable:
-        found.append(("", "No trends", "no history of this GPU" if page.database else "no history"))
+        found.append(("", "No trends", "why: under Trends" if page.database else "no history"))
     elif section.notes and not section.changes:
         found.append(("warn", "History without change points", "see the note under Trends"))
     else:

@@ -737,6 +737,7 @@ def one_error_line(err: str) -> str:
         "baseline missing",
         "baselines missing",
         "out is a directory",
+        "out ends with a slash",
         "bad max",
         "both baselines",
     ],
@@ -767,6 +768,8 @@ def test_bad_input_is_one_line_and_exit_2(case: str, run_cli, write_json, tmp_pa
         extra = ["--baselines", tmp_path / "nope"]
     elif case == "out is a directory":
         extra = ["-o", tmp_path]
+    elif case == "out ends with a slash":  # a folder not made yet: it wrote a file named "new"
+        extra = ["-o", f"{tmp_path / 'new'}/"]
     elif case == "bad max":
         extra = ["--max-trends", "-1"]
     elif case == "both baselines":
@@ -774,13 +777,13 @@ def test_bad_input_is_one_line_and_exit_2(case: str, run_cli, write_json, tmp_pa
     r = run_cli(
         "report",
         result,
-        *(["-o", tmp_path / "r.html"] if case != "out is a directory" else []),
+        *(["-o", tmp_path / "r.html"] if not case.startswith("out ") else []),
         *extra,
     )
     assert r.status == 2, (r.status, r.err)
     if case != "both baselines":  # argparse's own usage message
         one_error_line(r.err)
-    assert not (tmp_path / "r.html").exists()
+    assert not (tmp_path / "r.html").exists() and not (tmp_path / "new").exists()
 
 
 def test_without_matplotlib_it_is_one_line(run_cli, write_json, tmp_path, monkeypatch) -> None:

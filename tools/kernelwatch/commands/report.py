@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,8 +106,9 @@ def main(args: argparse.Namespace) -> int:
     if args.max_trends < 0:
         raise InputError(f"--max-trends {args.max_trends}: must be 0 or more")
     out = Path(args.out)
-    if out.is_dir():
-        raise InputError(f"-o {out}: is a directory; name the HTML file")
+    # (Path drops a trailing slash: `-o pages/` would write a file named pages.)
+    if out.is_dir() or args.out.endswith(("/", os.sep)):
+        raise InputError(f"-o {args.out}: is a directory; name the HTML file")
     if args.explanations and not Path(args.explanations).is_file():
         raise InputError(f"--explanations {args.explanations}: no such file")
     # --config defaults to kernelwatch.toml in the baselines folder, as `run` reads it.

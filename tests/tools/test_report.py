@@ -805,6 +805,15 @@ def test_any_benchmark_file_gives_a_page(run_cli, write_json, tmp_path) -> None:
     assert r.status == 0, r.err
     text = out.read_text(encoding="utf-8")
     assert "No baseline" in text and "records no GPU" in text
+    assert "<title>kernelwatch report: unknown GPU, unknown, 20" in text
+    # No date recorded either: no empty slot in the title or under the heading (", </title>").
+    document = json.loads(path.read_text())
+    document["context"] = {}
+    path.write_text(json.dumps(document))
+    assert run_cli("report", path, "-o", out).status == 0
+    text = out.read_text(encoding="utf-8")
+    assert "<title>kernelwatch report: unknown GPU, unknown</title>" in text
+    assert '<p class="sub">unknown GPU · commit <code>unknown</code> · 1 benchmarks</p>' in text
     assert "Figures not drawn" in text and 'class="kw-figure' not in text
 
 

@@ -71,7 +71,18 @@ def render_html(page: Page, metric: Metric) -> str:
     gpu = gpu_model(context) or "unknown GPU"
     commit = short_commit(context.get("kernelwatch_git_commit"))
     date = when(context.get("date") or context.get("kernelwatch_run_started"))
-    title = f"kernelwatch report: {gpu}, {commit}, {date[:10]}"
+    # (A result of another tool may record neither date nor commit: no empty slot for them.)
+    title = "kernelwatch report: " + ", ".join(p for p in (gpu, commit, date[:10]) if p)
+    subtitle = " · ".join(
+        part
+        for part in (
+            _e(gpu),
+            f"commit <code>{_e(commit)}</code>",
+            _e(date),
+            f"{page.benchmarks} benchmarks",
+        )
+        if part
+    )
     nav = "".join(
         f'<a href="#{key}">{_e(label)}</a>'
         for key, label in (
@@ -82,8 +93,7 @@ def render_html(page: Page, metric: Metric) -> str:
         )
     )
     body = [
-        f'<header><h1>kernelwatch report</h1><p class="sub">{_e(gpu)} · commit '
-        f"<code>{_e(commit)}</code> · {_e(date)} · {page.benchmarks} benchmarks</p>"
+        f'<header><h1>kernelwatch report</h1><p class="sub">{subtitle}</p>'
         f"<nav>{nav}</nav>"
         + '<div class="glance">'
         + "".join(

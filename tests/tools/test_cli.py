@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import (
+    GPU_DATA,
     H100_CONTEXT,
     REPO,
     document,
@@ -23,6 +24,7 @@ from conftest import (
     run_module,
 )
 from kernelwatch import cli, commands, stats, synthetic
+from kernelwatch.commands import _options as options
 from kernelwatch.compare import Settings
 from kernelwatch.loading import load
 
@@ -73,6 +75,39 @@ def help_invocations() -> list[list[str]]:
 
     visit(cli.build_parser(), [])
     return found
+
+
+def file_outputs() -> list[tuple[str, argparse.Action]]:
+    """Every option of every command and action that names a FILE the command writes."""
+    found: list[tuple[str, argparse.Action]] = []
+
+    def visit(parser: argparse.ArgumentParser, path: list[str]) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    visit(child, [*path, name])
+            elif action.metavar == "FILE" and {
+                "-o",
+                "--out",
+                "--json",
+                "--markdown",
+                "--junit",
+            } & set(action.option_strings):
+                found.append((" ".join(path), action))
+
+    visit(cli.build_parser(), [])
+    return found
+
+
+def test_every_output_file_option_refuses_a_folder_path(run_cli, tmp_path: Path) -> None:
+    # Path drops a trailing slash: `report -o pages/` wrote a file named pages, exit 0.
+    found = file_outputs()
+    assert len(found) >= 12, found
+    for where, action in found:
+        assert action.type is options.output_file, f"{where} {action.option_strings}"
+    done = run_cli("merge", GPU_DATA / "h200-coalescing-rep5.json", "-o", f"{tmp_path}/new/")
+    assert done.status == 2 and "a folder (it ends with /)" in done.err, done.err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_commands_are_discovered() -> None:

@@ -10,6 +10,7 @@ Over 400 lines: every option that two commands share lives here, in one place.
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -119,6 +120,14 @@ def baselines_root(args: argparse.Namespace) -> Path:
     return Path(args.baselines) if args.baselines else baselines.default_root()
 
 
+def output_file(value: str) -> str:
+    """argparse's type of every output FILE: a trailing slash names a folder, which Path drops
+    (`-o pages/` wrote a file named pages, `--json out/` one named out)."""
+    if value.endswith(("/", os.sep)):
+        raise argparse.ArgumentTypeError(f"{value}: a folder (it ends with /); name the file")
+    return value
+
+
 def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
@@ -126,14 +135,20 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         default="table",
         help="what to print on stdout (default table)",
     )
-    parser.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
+    parser.add_argument(
+        "--junit", metavar="FILE", type=output_file, help="also write a JUnit XML report to FILE"
+    )
     parser.add_argument(
         "--markdown",
         metavar="FILE",
+        type=output_file,
         help="also write the Markdown report to FILE (for $GITHUB_STEP_SUMMARY)",
     )
     parser.add_argument(
-        "--json", metavar="FILE", help="also write the JSON report to FILE (docs/compare.md)"
+        "--json",
+        metavar="FILE",
+        type=output_file,
+        help="also write the JSON report to FILE (docs/compare.md)",
     )
     parser.add_argument(
         "--color",

@@ -10,6 +10,7 @@ from typing import Any
 
 from kernelwatch.baseline import context_slug
 from kernelwatch.comment import body, json_instead, marker, marker_key
+from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs, write_atomic
@@ -54,7 +55,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--commit", metavar="SHA", help="the commit the report is about")
     parser.add_argument("--run-url", metavar="URL", help="the workflow run to link to")
-    parser.add_argument("-o", "--out", metavar="FILE", help="write here (default: stdout)")
+    parser.add_argument(
+        "-o", "--out", metavar="FILE", type=options.output_file, help="write here (default: stdout)"
+    )
     parser.add_argument(
         "--marker-only", action="store_true", help="print only the marker line (to find it)"
     )

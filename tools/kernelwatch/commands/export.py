@@ -50,7 +50,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("result", metavar="RESULT", help="result file or directory")
     parser.add_argument("--format", required=True, choices=FORMATS, help="the format to write")
-    parser.add_argument("-o", "--out", metavar="FILE", help="write here (default: stdout)")
+    parser.add_argument(
+        "-o", "--out", metavar="FILE", type=options.output_file, help="write here (default: stdout)"
+    )
     options.add_metric_options(parser, "export")
     parser.set_defaults(handler=main)
 

@@ -167,7 +167,12 @@ def register(subparsers: Any) -> None:
         "compare's TOML settings file, for its thresholds (default: baselines/kernelwatch.toml, "
         "when there is one)",
     )
-    found.add_argument("--json", metavar="FILE", help="also write the changes as JSON to FILE")
+    found.add_argument(
+        "--json",
+        metavar="FILE",
+        type=options.output_file,
+        help="also write the changes as JSON to FILE",
+    )
     _add_db(found)
     found.set_defaults(handler=changes_main)
 

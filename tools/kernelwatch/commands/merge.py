@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
@@ -42,7 +43,14 @@ def register(subparsers: Any) -> None:
         epilog=EPILOG,
     )
     parser.add_argument("results", nargs="+", metavar="RESULT.json", help="the shards' results")
-    parser.add_argument("-o", "--out", required=True, metavar="FILE", help="the merged result")
+    parser.add_argument(
+        "-o",
+        "--out",
+        required=True,
+        metavar="FILE",
+        type=options.output_file,
+        help="the merged result",
+    )
     parser.add_argument(
         "--allow-partial",
         action="store_true",

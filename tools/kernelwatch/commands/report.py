@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,7 +55,14 @@ def register(subparsers: Any) -> None:
         epilog=EPILOG,
     )
     parser.add_argument("result", metavar="RESULT.json", help="the run's result file")
-    parser.add_argument("-o", "--out", metavar="FILE", required=True, help="the HTML file to write")
+    parser.add_argument(
+        "-o",
+        "--out",
+        metavar="FILE",
+        required=True,
+        type=options.output_file,
+        help="the HTML file to write",
+    )
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--baseline",
@@ -106,9 +112,8 @@ def main(args: argparse.Namespace) -> int:
     if args.max_trends < 0:
         raise InputError(f"--max-trends {args.max_trends}: must be 0 or more")
     out = Path(args.out)
-    # (Path drops a trailing slash: `-o pages/` would write a file named pages.)
-    if out.is_dir() or args.out.endswith(("/", os.sep)):
-        raise InputError(f"-o {args.out}: is a directory; name the HTML file")
+    if out.is_dir():
+        raise InputError(f"-o {out}: is a directory; name the HTML file")
     if args.explanations and not Path(args.explanations).is_file():
         raise InputError(f"--explanations {args.explanations}: no such file")
     # --config defaults to kernelwatch.toml in the baselines folder, as `run` reads it.

@@ -72,6 +72,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--out",
         metavar="FILE",
+        type=options.output_file,
         help="where the merged result goes (default: results/kernelwatch-run-<gpu>-<time>.json)",
     )
     parser.add_argument(

@@ -321,7 +321,8 @@ def test_different_gpus_in_one_run(box: Box) -> None:
         (["--filter", "["], "--filter '[': bad regex"),
         (["--threshold", "5"], "write a fraction (0.05) or a percentage (5%)"),
         (["--baseline", "/nonexistent.json"], "--baseline /nonexistent.json: no such file"),
-        (["--out", "/"], "--out /: is a directory; name the result file"),
+        (["--out", "/tmp"], "--out /tmp: is a directory; name the result file"),
+        (["--out", "results/"], "--out: results/: a folder (it ends with /); name the file"),
         (["--bench-arg=--nonsense"], "unrecognized command-line flag: --nonsense"),
         (["--processes", "0"], "--processes 0: must be at least 1"),
         (

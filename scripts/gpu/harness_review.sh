@@ -7,15 +7,7 @@
 #
 #   OUT=/tmp/out scripts/gpu/harness_review.sh        (on the device machine $OUT is set)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-OUT="${OUT:-$PWD/review-out}"
-mkdir -p "$OUT"
-exec > >(tee "$OUT/summary.txt") 2>&1
-
-echo "== build (Release)"
-cmake --preset release > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-cmake --build --preset release -j > "$OUT/build.log" 2>&1 || { tail -60 "$OUT/build.log"; exit 1; }
-nvidia-smi -L || true
+source "$(dirname "$0")/start.sh" review-out
 
 echo "== harness tests (GPU ones included)"
 build/tests/kernelwatch_harness_tests > "$OUT/harness_tests.log" 2>&1 && tail -3 "$OUT/harness_tests.log" ||

@@ -6,15 +6,7 @@
 #
 #   OUT=/tmp/out scripts/gpu/verify_counters.sh        (on the device machine $OUT is set)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-OUT="${OUT:-$PWD/verify-out}"
-mkdir -p "$OUT"
-exec > >(tee "$OUT/summary.txt") 2>&1
-
-echo "== build (Release)"
-cmake --preset release > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-cmake --build --preset release -j > "$OUT/build.log" 2>&1 || { tail -60 "$OUT/build.log"; exit 1; }
-nvidia-smi -L || true
+source "$(dirname "$0")/start.sh" verify-out
 
 echo "== C++ tests (harness on the GPU, and the consumer of the installed package)"
 if ctest --test-dir build -E "external_consumer[.](subdirectory|fetchcontent)" -j 8 \

@@ -6,16 +6,8 @@
 #
 #   OUT=/tmp/out scripts/gpu/verify_harness.sh        (on the device machine $OUT is set)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-OUT="${OUT:-$PWD/verify-out}"
-mkdir -p "$OUT"
+source "$(dirname "$0")/start.sh" verify-out
 rm -f "$OUT/wall.txt"
-exec > >(tee "$OUT/summary.txt") 2>&1
-
-echo "== build (Release)"
-cmake --preset release > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-cmake --build --preset release -j > "$OUT/build.log" 2>&1 || { tail -60 "$OUT/build.log"; exit 1; }
-nvidia-smi -L || true
 git rev-parse HEAD 2>/dev/null || true
 
 echo "== C++ tests (the external-consumer builds left out: minutes of CPU, no GPU)"

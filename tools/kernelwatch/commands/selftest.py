@@ -142,15 +142,9 @@ def register(subparsers: Any) -> None:
     )
     options.add_gpus_option(parser)
     options.add_decision_options(parser)
-    parser.add_argument(
-        "--markdown",
-        metavar="FILE",
-        type=options.output_file,
-        help="also write the report as Markdown",
-    )
-    parser.add_argument(
-        "--json", metavar="FILE", type=options.output_file, help="also write the report as JSON"
-    )
+    for flag, kind in (("--markdown", "Markdown"), ("--json", "JSON")):
+        what = f"also write the report as {kind}"
+        parser.add_argument(flag, metavar="FILE", type=options.output_file, help=what)
     # What each run-only option is when not given (--repetitions has a number, not None).
     defaults = {key: parser.get_default(key) for key in _RUN_ONLY}
     parser.set_defaults(handler=functools.partial(main, run_only_defaults=defaults))

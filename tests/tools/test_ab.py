@@ -293,24 +293,33 @@ def test_a_foreign_folder_in_the_worktree_place(repo: Repo, run_cli) -> None:
     assert done.status == 2 and "exists but is not a worktree" in one_error(done.err)
 
 
-@pytest.mark.parametrize("no_overlap", [False, True])
-def test_b_builds_while_a_is_measured(
-    repo: Repo, run_cli, monkeypatch, tmp_path: Path, no_overlap: bool
-) -> None:
+def slow_b_build(
+    repo: Repo, monkeypatch, tmp_path: Path, seconds: float, extra: dict[str, object]
+) -> tuple[Path, dict[str, float]]:
+    """B's build made `seconds` slower; the fake binaries log their spans. Returns the span log
+    and, filled as the builds end, each side's build end time."""
     import time
 
     monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
     spans = tmp_path / "spans.log"
-    repo.extra = {"spans": str(spans), "sleep": 0.2}
+    repo.extra = {"spans": str(spans), **extra}
     built: dict[str, float] = {}
 
     def slow_build(side: ab.Side, log: Path, **options: object) -> None:
         if side.name == "B":
-            time.sleep(1.5)
+            time.sleep(seconds)
         repo.build(side, log, **options)
         built[side.name] = time.time()
 
     monkeypatch.setattr(ab, "cmake_build", slow_build)
+    return spans, built
+
+
+@pytest.mark.parametrize("no_overlap", [False, True])
+def test_b_builds_while_a_is_measured(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path, no_overlap: bool
+) -> None:
+    spans, built = slow_b_build(repo, monkeypatch, tmp_path, 1.5, {"sleep": 0.2})
     done = run_ab(run_cli, repo, repo.a, repo.b, *(["--no-overlap"] if no_overlap else []))
     assert done.status == 1, done.err  # B's slower kernel is still found
     assert repo.traced() == ["A", "B"] * 3
@@ -321,20 +330,7 @@ def test_b_builds_while_a_is_measured(
 def test_plain_binaries_wait_for_bs_build(repo: Repo, run_cli, monkeypatch, tmp_path: Path) -> None:
     """A plain Google Benchmark binary times the host: B's build beside A's first round would
     slow A (and hide B's slowdown), so B is built before anything is measured."""
-    import time
-
-    monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
-    spans = tmp_path / "spans.log"
-    repo.extra = {"spans": str(spans), "counters": False}
-    built: dict[str, float] = {}
-
-    def slow_build(side: ab.Side, log: Path, **options: object) -> None:
-        if side.name == "B":
-            time.sleep(1.0)
-        repo.build(side, log, **options)
-        built[side.name] = time.time()
-
-    monkeypatch.setattr(ab, "cmake_build", slow_build)
+    spans, built = slow_b_build(repo, monkeypatch, tmp_path, 1.0, {"counters": False})
     done = run_ab(run_cli, repo, repo.a, repo.b)
     assert done.status == 1, done.err
     assert "plain Google Benchmark binary (host-timed): waiting for B's build" in done.err

@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import fakebench
 import pytest
-from kernelwatch import ab
+from kernelwatch import ab, tool
 from kernelwatch.errors import InputError
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -298,8 +301,6 @@ def slow_b_build(
 ) -> tuple[Path, dict[str, float]]:
     """B's build made `seconds` slower; the fake binaries log their spans. Returns the span log
     and, filled as the builds end, each side's build end time."""
-    import time
-
     monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
     spans = tmp_path / "spans.log"
     repo.extra = {"spans": str(spans), **extra}
@@ -346,3 +347,22 @@ def test_the_worktree_cache_is_ignored_by_git(repo: Repo, run_cli) -> None:
     assert git(repo.root, "status", "--porcelain", "--untracked-files=all") == ""
     git(repo.root, "add", "-A")
     assert git(repo.root, "diff", "--cached", "--name-only") == ""
+
+
+def test_a_failed_measurement_ends_bs_build_at_once(repo: Repo, run_cli, monkeypatch) -> None:
+    """A crashes while B builds in the background: the crash is reported now, not after B's
+    build, and the build's processes do not run on."""
+    started = threading.Event()
+
+    def endless_b_build(side: ab.Side, log: Path, **options: Any) -> None:
+        repo.build(side, log)
+        if side.name == "B":
+            started.set()
+            tool.run(["sleep", "300"], cancel=options.get("cancel"))
+
+    monkeypatch.setattr(ab, "cmake_build", endless_b_build)
+    repo.extra = {"exit": 3}
+    began = time.monotonic()
+    done = run_ab(run_cli, repo, repo.a, repo.b)
+    assert done.status == 3 and "lost its CUDA context" in one_error(done.err)
+    assert started.is_set() and time.monotonic() - began < 60

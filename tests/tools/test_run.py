@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import fakebench
@@ -523,3 +528,42 @@ def test_a_broken_baseline_stops_only_the_run_it_judges(
     done = box.run("--out", box.tmp / "new.json", *mode)
     assert done.status == 2, done.err
     assert f"{own}: not a Google Benchmark result" in one_error(done.err)
+
+
+def test_sigterm_ends_the_run_and_its_benchmark_process(tmp_path: Path) -> None:
+    """A cancelled CI job sends SIGTERM: kernelwatch says so in one line and the benchmark
+    process it started (in a session of its own) does not run on alone."""
+    log = tmp_path / "commands.log"
+    binary = fakebench.make(
+        tmp_path / "build" / "bench",
+        "kernelwatch_bench_fake",
+        {"a": 1000.0},
+        sleep=60,
+        log=str(log),
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kernelwatch", "run", "--bench", str(binary), "--no-compare"],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(fakebench.TOOLS)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while "--benchmark_out" not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline and process.poll() is None, "no benchmark started"
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 143 and err.strip().splitlines()[-1] == "kernelwatch: terminated"
+    assert not [command for command in running_commands() if str(binary) in command]
+
+
+def running_commands() -> list[str]:
+    commands = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            commands.append(cmdline.read_bytes().decode(errors="replace"))
+        except OSError:
+            continue  # ended meanwhile
+    return commands

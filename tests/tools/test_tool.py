@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +69,53 @@ def test_stream_shows_each_line() -> None:
 
 def test_last_line() -> None:
     assert tool.last_line("a\n  b  \n\n") == "b" and tool.last_line("") == ""
+
+
+# A program that starts a grandchild (as cmake starts ninja and nvcc), writes the grandchild's
+# pid and waits for it.
+PARENT_OF_SLEEPER = (
+    "import subprocess, sys, time; "
+    "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+    "open(sys.argv[1], 'w').write(str(child.pid)); child.wait()"
+)
+
+
+def gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        # a killed grandchild is a zombie until init reaps it: not running any more
+        state = Path(f"/proc/{pid}/stat")
+        if state.is_file() and state.read_text().split(") ")[-1].startswith("Z"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def started_pid(path: Path) -> int:
+    deadline = time.monotonic() + 10
+    while not (path.is_file() and path.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return int(path.read_text())
+
+
+def test_a_timeout_ends_what_the_tool_started(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    with pytest.raises(tool.ToolError) as caught:
+        tool.run([*python(PARENT_OF_SLEEPER), str(pid_file)], timeout=2)
+    assert caught.value.failure == "timeout"
+    assert gone(started_pid(pid_file))
+
+
+def test_cancel_from_another_thread_ends_the_tool_and_what_it_started(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    cancel = threading.Event()
+    threading.Thread(target=lambda: (started_pid(pid_file), cancel.set()), daemon=True).start()
+    began = time.monotonic()
+    with pytest.raises(tool.ToolError) as caught:
+        tool.run([*python(PARENT_OF_SLEEPER), str(pid_file)], cancel=cancel)
+    assert caught.value.failure == "cancelled" and time.monotonic() - began < 20
+    assert gone(started_pid(pid_file))

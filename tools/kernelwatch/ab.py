@@ -14,9 +14,11 @@ import os
 import re
 import shlex
 import shutil
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from kernelwatch import locks, runner, tool
 from kernelwatch.errors import InputError
@@ -46,8 +48,11 @@ class Side:
         return self.sha[:12]
 
 
-# build(side, log) builds side.worktree into side.build_dir; raises InputError on failure.
-BuildStep = Callable[[Side, Path], None]
+class BuildStep(Protocol):
+    """Builds side.worktree into side.build_dir, its output in `log`; InputError on failure.
+    `cancel` set (from another thread) ends the build early."""
+
+    def __call__(self, side: Side, log: Path, *, cancel: threading.Event | None = None) -> None: ...
 
 
 def git(repo: Path, *args: str) -> str:
@@ -122,7 +127,12 @@ def ignore_cache(folder: Path) -> None:
 
 
 def cmake_build(
-    side: Side, log: Path, *, cmake_args: Sequence[str] = (), targets: Sequence[str] = ()
+    side: Side,
+    log: Path,
+    *,
+    cmake_args: Sequence[str] = (),
+    targets: Sequence[str] = (),
+    cancel: threading.Event | None = None,
 ) -> None:
     """Configure (Release, plus `cmake_args`) and build (`targets`, else all) incrementally,
     KERNELWATCH_GIT_COMMIT set to the commit; the output goes to `log`."""
@@ -141,7 +151,7 @@ def cmake_build(
         for command in commands:
             out.write(f"$ {shlex.join(command)}\n")
             out.flush()
-            status = tool.run(command, check=False, env=env, log=out).status
+            status = tool.run(command, check=False, env=env, log=out, cancel=cancel).status
             if status != 0:
                 raise InputError(
                     f"building {side.name} ({side.rev}, {side.short}) failed: "
@@ -153,16 +163,17 @@ class BuildAhead:
     """A side's build made in the background while the other side is measured: CCCL's tuning
     tools gained about 4x on two GPUs from building while measuring. The build holds the host
     lock shared, so host-bound benchmarks (transfers) wait for it to end; GPU-timed kernels
-    measure on meanwhile. `result()` waits for it and raises its error."""
+    measure on meanwhile. `result()` waits for it and raises its error; `stop()` ends it."""
 
     def __init__(self, build: BuildStep, side: Side) -> None:
+        self._cancel = threading.Event()
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        self._future = self._pool.submit(self._build, build, side)
+        self._future = self._pool.submit(self._build, build, side, self._cancel)
 
     @staticmethod
-    def _build(build: BuildStep, side: Side) -> None:
+    def _build(build: BuildStep, side: Side, cancel: threading.Event) -> None:
         with locks.host_shared():
-            build(side, build_log(side))
+            build(side, build_log(side), cancel=cancel)
 
     def result(self) -> None:
         try:
@@ -170,8 +181,10 @@ class BuildAhead:
         finally:
             self._pool.shutdown(wait=True)
 
-    def wait(self) -> None:
-        """Let the build end (the measurement failed: its error is the one to report)."""
+    def stop(self) -> None:
+        """End the build if it still runs (the measurement failed or was interrupted: that is
+        the error to report, at once; Python's exit would otherwise wait for the build)."""
+        self._cancel.set()
         self._pool.shutdown(wait=True)
 
 
@@ -259,12 +272,6 @@ class SidePlans:
             self._ahead = None
         self.binaries[side.name] = binaries_of(side, self._bench)
         self.jobs[side.name] = runner.plan(self.binaries[side.name], self._filter, self._extra_args)
-
-    def wait(self) -> None:
-        """Let a build still running end (the measurement failed: its error is the one to
-        report)."""
-        if self._ahead is not None:
-            self._ahead.wait()
 
 
 def run_rounds(

@@ -12,8 +12,10 @@ import errno
 import io
 import os
 import shlex
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
 from kernelwatch import __version__, commands
@@ -28,7 +30,8 @@ exit status (each command's --help says more):
   2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
   3  a benchmark binary crashed or lost its CUDA context (run, ab, bisect, selftest)
   4  no CUDA GPU is visible: nothing to measure (run, ab, bisect, selftest)
-  130  interrupted
+  130  interrupted (Ctrl-C)
+  143  terminated (SIGTERM: a cancelled CI job, `timeout`); the tools it started end with it
 """
 
 
@@ -86,9 +89,35 @@ def _printable_output() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C: every `finally` runs, so the benchmark processes and builds
+    kernelwatch started (each in a session of its own) are ended with it, not left running."""
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler (a caller's thread runs main as is)
+        return
+
+    def terminate(signum: int, frame: object) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (the console script passes it to sys.exit)."""
     _printable_output()
+    with _sigterm_raises():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         parser = build_parser()  # (imports every command: a Ctrl-C lands here most often)
         try:
@@ -117,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             _silence_stdout()
         print(f"kernelwatch: {exc.prefix}{exc}", file=sys.stderr)
         return exc.exit_status
+    except Terminated:
+        print("kernelwatch: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("kernelwatch: interrupted", file=sys.stderr)
         return 130

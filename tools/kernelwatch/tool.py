@@ -12,6 +12,7 @@ import os
 import shlex
 import signal
 import subprocess
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +20,12 @@ from typing import IO, Any, Literal
 
 from kernelwatch.errors import InputError
 
-Failure = Literal["cannot-run", "timeout", "status"]
+Failure = Literal["cannot-run", "timeout", "status", "cancelled"]
 
 
 class ToolError(InputError):
     """A tool could not run (`cannot-run`: `reason` is the system's word for it), did not
-    finish in `timeout` seconds, or exited with a non-zero `status` (`check`). Its message is
+    finish in `timeout` seconds, was ended because its caller gave up (`cancelled`), or exited with a non-zero `status` (`check`). Its message is
     one line; `exception` is what subprocess raised (its text, for messages that quote it)."""
 
     def __init__(
@@ -77,11 +78,15 @@ def run(
     discard_stdout: bool = False,
     tick: Callable[[], None] | None = None,
     tick_seconds: float = 1.0,
+    cancel: threading.Event | None = None,
 ) -> Finished:
     """Run `command` to its end and capture its output as text (`log`: both streams go to that
     file instead; `discard_stdout`: stdout is thrown away). `tick` is called about every
-    `tick_seconds` while it runs. A tool still running when this is interrupted is killed.
-    ToolError when it cannot start, runs past `timeout`, or (`check`) exits non-zero."""
+    `tick_seconds` while it runs. The tool runs in a session of its own: when this is
+    interrupted, runs past `timeout` or `cancel` is set (from another thread), the tool and
+    every process it started are ended (`cmake --build` leaves ninja and nvcc running when
+    only cmake is killed). ToolError when it cannot start, runs past `timeout`, is cancelled,
+    or (`check`) exits non-zero."""
     argv = [str(part) for part in command]
     stdout: Any = log if log is not None else subprocess.PIPE
     if discard_stdout:
@@ -96,11 +101,16 @@ def run(
             text=True,
             errors="replace",
             env=None if env is None else dict(env),
+            start_new_session=True,
         )
     except OSError as exc:
         raise _cannot_run(argv, exc) from None
     try:
-        out, err = _wait(process, timeout, tick, tick_seconds)
+        out, err = _wait(process, timeout, tick, tick_seconds, cancel)
+    except _Cancelled:
+        raise ToolError(
+            f"`{shlex.join(argv)}` was cancelled", command=argv, failure="cancelled"
+        ) from None
     except subprocess.TimeoutExpired as exc:
         raise ToolError(
             f"`{shlex.join(argv)}` did not finish in {timeout:g} s",
@@ -110,9 +120,8 @@ def run(
             exception=exc,
         ) from None
     finally:
-        if process.poll() is None:  # interrupted, or past its time: take the tool down too
-            process.kill()
-            process.wait()
+        if process.poll() is None:  # interrupted, cancelled or past its time
+            _end_group(process)
     done = Finished(tuple(argv), process.returncode, out or "", err or "")
     if check and done.status != 0:
         said = last_line(done.stderr) or last_line(done.stdout)
@@ -127,25 +136,39 @@ def run(
     return done
 
 
+class _Cancelled(Exception):
+    pass
+
+
+_CANCEL_POLL_S = 0.2  # how soon a cancelled tool is ended
+
+
 def _wait(
     process: subprocess.Popen[str],
     timeout: float | None,
     tick: Callable[[], None] | None,
     tick_seconds: float,
+    cancel: threading.Event | None,
 ) -> tuple[str | None, str | None]:
-    if tick is None:
+    if tick is None and cancel is None:
         return process.communicate(timeout=timeout)
+    period = tick_seconds if cancel is None else min(tick_seconds, _CANCEL_POLL_S)
     # communicate() may be called again after its timeout without losing output.
-    waited = 0.0
+    waited = since_tick = 0.0
     while True:
-        step = tick_seconds if timeout is None else min(tick_seconds, timeout - waited)
+        step = period if timeout is None else min(period, timeout - waited)
         try:
             return process.communicate(timeout=max(step, 0.0))
         except subprocess.TimeoutExpired:
             waited += step
+            since_tick += step
             if timeout is not None and waited >= timeout:
                 raise
-            tick()
+            if cancel is not None and cancel.is_set():
+                raise _Cancelled from None
+            if tick is not None and since_tick >= tick_seconds:
+                since_tick = 0.0
+                tick()
 
 
 def stream(

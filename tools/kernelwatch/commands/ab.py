@@ -181,16 +181,16 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
             progress.say(f"kernelwatch: {side.name} ({side.rev}) built in {side.build_dir}")
         return 0
 
-    plans = ab.SidePlans(
-        sides, command.bench, command.filter, settings.extra_args, ahead, say=progress.say
-    )
-    settings = dataclasses.replace(settings, gpu_uuid=gpus.visible_uuid(settings.extra_args))
     out = (
         command.out
         if command.out
         else Path("results") / (f"ab-{sides[0].short}-{sides[1].short}-{runner.timestamp()}")
     )
-    try:
+    try:  # whatever ends the measuring (a failure, Ctrl-C) ends B's build too
+        plans = ab.SidePlans(
+            sides, command.bench, command.filter, settings.extra_args, ahead, say=progress.say
+        )
+        settings = dataclasses.replace(settings, gpu_uuid=gpus.visible_uuid(settings.extra_args))
         folders = ab.run_rounds(
             sides,
             plans.jobs,
@@ -203,7 +203,8 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
             before=plans.before,
         )
     finally:
-        plans.wait()
+        if ahead is not None:
+            ahead.stop()
     progress.say(f"kernelwatch: wrote {command.rounds} run(s) of each side to {out}")
     base, contender = load_all(folders)
     report = verdict.judge(base, contender, command.judging)

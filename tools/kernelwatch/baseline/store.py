@@ -175,9 +175,13 @@ def resolve(root: Path, context: Mapping[str, Any], result_label: str) -> Entry:
         )
     entry = find(root, slug)
     if entry is None:
+        # The result is written (run writes it before it looks for the baseline; report reads
+        # it): it can be the baseline itself. Measuring again into it, as HOW_TO_CREATE says,
+        # would overwrite the very run `report` was asked about.
         raise NoBaseline(
             f"no baseline for this GPU ({gpu_model(context)}, {slug}): "
-            f"{available_text(root)}; {HOW_TO_CREATE.replace('RESULT.json', result_label)}"
+            f"{available_text(root)}; to make this run its first baseline: kernelwatch baseline "
+            f"update {result_label} (baselines/README.md, 'Adding a GPU')"
         )
     check_same_gpu(entry, context, result_label)
     return entry

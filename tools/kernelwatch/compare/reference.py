@@ -121,9 +121,12 @@ def spread_at_level(
     prior = levels.prior(level, durations, gpu=gpu)
     units = levels.units_of(against.pooled.context)
     at = _upper_bound(spreads.at(level), against, units, prior, notes)
-    at = _floored_where_unmeasured(at, against, durations, gpu, notes)
+    # Measured or not before the floors: a floor (np.fmax) makes a never-measured level finite,
+    # and a one-card baseline against a host configured otherwise read "measured for every
+    # benchmark" while every limit was the host prior.
     has = np.isfinite(at)
-    noise = np.where(has, at, np.fmax(spreads.process, prior))
+    at = _floored_where_unmeasured(at, against, durations, gpu, notes)
+    noise = np.where(np.isfinite(at), at, np.fmax(spreads.process, prior))
     notes.append(_level_note(against.crossing, units, has, gpu))
     own = noises.between_processes(contender, metric, measured.c, measured.c_values)
     return Spread(np.maximum(noise, own), has, against.units)

@@ -378,3 +378,33 @@ def test_the_nightly_shard_keeps_kws_own_status() -> None:
     assert script.index("mkdir -p results") < script.index(
         'echo "$status" > "results/$PART.status"'
     )
+
+
+def test_every_workflow_names_the_same_gpu_models() -> None:
+    """A model is its runner label in eight places (docs/ci.md, "GPU runners"); one forgotten
+    (a label in gpu.yml only, say) would leave the nightly or the baseline workflow without
+    it, silently. The merge job's baseline folder is checked in the sharding test."""
+    gpu = load(ROOT / ".github" / "workflows" / "gpu.yml")["jobs"]
+    nightly = load(ROOT / ".github" / "workflows" / "nightly.yml")["jobs"]
+    dispatch = triggers(load(ROOT / ".github" / "workflows" / "baseline.yml"))["workflow_dispatch"]
+    places = {
+        **{f"gpu.yml {job}": gpu[job]["strategy"]["matrix"]["gpu"] for job in gpu},
+        "nightly.yml suite": nightly["suite"]["strategy"]["matrix"]["gpu"],
+        "nightly.yml merge": [e["gpu"] for e in nightly["merge"]["strategy"]["matrix"]["include"]],
+        "nightly.yml report": nightly["report"]["strategy"]["matrix"]["gpu"],
+        "baseline.yml gpu input": dispatch["inputs"]["gpu"]["options"],
+        ".github/actionlint.yaml": [
+            label
+            for label in load(ROOT / ".github" / "actionlint.yaml")["self-hosted-runner"]["labels"]
+            if label not in ("gpu", "ephemeral")
+        ],
+    }
+    assert set(places) >= {"gpu.yml test", "gpu.yml suite", "gpu.yml comment"}
+    # A new model is in the last two first: its baseline is measured before a pull request or
+    # a night is judged by it.
+    runners = sorted(places.pop(".github/actionlint.yaml"))
+    assert sorted(places.pop("baseline.yml gpu input")) == runners
+    models = sorted(places["gpu.yml suite"])
+    for place, labels in places.items():
+        assert sorted(labels) == models, f"{place} lists {sorted(labels)}, gpu.yml suite {models}"
+    assert set(models) <= set(runners), f"runner labels {runners} lack some of {models}"

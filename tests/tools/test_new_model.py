@@ -126,3 +126,19 @@ def test_odd_model_names_get_a_folder_of_their_own(
     other = a100(tmp_path, 1)
     done = run_cli("baseline", "update", other, run, "--baselines", baselines)
     assert done.status == 2 and "a baseline is one GPU model" in done.err
+
+
+def test_report_of_a_folder_of_two_models_asks_for_one_file(
+    tmp_path: Path, baselines: Path, run_cli
+) -> None:
+    # report said "ingest one result file at a time", history ingest's words
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    a100(folder, 1)
+    write_as_model(GPU_DATA / RUNS[0], folder / "rtx.json", RTX_4090, card_uuid(20))
+    done = run_cli("report", folder, "-o", tmp_path / "r.html", "--baselines", baselines)
+    assert done.status == 2 and done.err == (
+        f"kernelwatch: error: {folder}: is a directory; give one result file\n"
+    )
+    done = run_cli("compare", folder, a100(tmp_path, 2), "--format", "json")
+    assert done.status == 2 and "one side must be one GPU model" in done.err

@@ -70,7 +70,7 @@ def load_run(path: str | Path) -> tuple[dict[str, Any], ResultSet]:
     """Read and validate one result file, as `compare` does (same checks and messages)."""
     file = Path(path)
     if file.is_dir():
-        raise InputError(f"{file}: is a directory; ingest one result file at a time")
+        raise InputError(f"{file}: is a directory; give one result file")  # ingest and report
     if not file.exists():
         raise InputError(f"{file}: no such file or directory")
     document = read_json(file)

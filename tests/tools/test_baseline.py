@@ -84,9 +84,18 @@ def test_context_slug() -> None:
         baselines.gpu_slug("---", "9.0")
 
 
-def test_default_root_is_the_checkout() -> None:
-    assert baselines.project_root() == REPO
-    assert baselines.default_root() == REPO / "baselines"
+def test_default_root_is_the_checkout_from_inside_it(monkeypatch) -> None:
+    for inside in (REPO, REPO / "docs"):
+        monkeypatch.chdir(inside)
+        assert baselines.project_root() == REPO
+        assert baselines.default_root() == REPO / "baselines"
+
+
+def test_default_root_of_another_project_is_its_own(tmp_path: Path, monkeypatch) -> None:
+    """A project that runs this checkout as a tool (PYTHONPATH=kernelwatch/tools) from its own
+    root keeps its baselines there, not beside kernelwatch's suite's."""
+    monkeypatch.chdir(tmp_path)
+    assert baselines.default_root() == tmp_path / "baselines"
 
 
 def test_resolve_names_the_available_ones_and_how_to_create(

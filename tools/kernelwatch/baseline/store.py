@@ -53,13 +53,17 @@ def context_slug(context: Mapping[str, Any]) -> str | None:
 
 
 def project_root() -> Path:
-    """The checkout this package runs from (where tools/ lives), else the current folder (an
-    installed package)."""
+    """The project being measured: the kernelwatch checkout this package runs from when the
+    current folder is in it, else the current folder (an installed package, or a checkout
+    used as a tool from another project's root: its baselines are that project's)."""
     package = Path(__file__).resolve().parents[1]
     tools = package.parent
+    here = Path.cwd()
     if tools.name == "tools" and (tools / "pyproject.toml").is_file():
-        return tools.parent
-    return Path.cwd()
+        checkout = tools.parent
+        if here.resolve() == checkout or checkout in here.resolve().parents:
+            return checkout
+    return here
 
 
 def default_root() -> Path:

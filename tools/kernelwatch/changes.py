@@ -17,7 +17,8 @@ when, snapped to the run boundary nearest to it, it also passes run-level rules:
   the two medians (so one odd run, or a drift, is not a step).
 
 A candidate that fails is removed, the neighbouring ones are judged again over the merged
-sides, until every remaining one passes. docs/history.md explains the choices.
+sides, until every remaining one passes. docs/history.md explains the choices. With
+`new_since`, only the changes that the history as it was then never showed (first_found.py).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from kernelwatch.baseline import GPU_KEYS
 from kernelwatch.compare import Settings
 from kernelwatch.config import ThresholdRule, threshold_for
 from kernelwatch.errors import InputError, compile_regex, missing_extra
+from kernelwatch.first_found import unseen
 from kernelwatch.history import failed_runs, normalized_date
 from kernelwatch.results import Metric, resolve_metric
 
@@ -72,6 +74,7 @@ class SeriesRun:
     id: int
     date: str
     commit: str | None
+    ingested_at: str = ""  # when it entered the history (UTC ISO 8601): first_found.as_of
 
 
 @dataclass(frozen=True)
@@ -95,8 +98,9 @@ def otava_analysis() -> ModuleType:
     return analysis
 
 
-def parse_since(value: str | None) -> str | None:
-    """--since as the history stores dates (UTC ISO 8601); a date without a zone is UTC."""
+def parse_since(value: str | None, flag: str = "--since") -> str | None:
+    """--since (or `flag`) as the history stores dates (UTC ISO 8601); a date without a zone is
+    UTC."""
     if value is None:
         return None
     text = value.strip()
@@ -104,7 +108,7 @@ def parse_since(value: str | None) -> str | None:
         moment = dt.datetime.fromisoformat(text)
     except ValueError:
         raise InputError(
-            f"--since {value!r}: not a date; write 2026-11-21 or 2026-11-21T06:00:00+00:00"
+            f"{flag} {value!r}: not a date; write 2026-11-21 or 2026-11-21T06:00:00+00:00"
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.UTC)
@@ -121,12 +125,15 @@ def find_changes(
     threshold: float = DEFAULT_THRESHOLD,
     alpha: float = DEFAULT_ALPHA,
     rules: Sequence[ThresholdRule] = (),
+    new_since: str | None = None,
 ) -> list[Change]:
     """Every change in every (GPU, benchmark) series of `metric`, newest first.
 
     `since` keeps the changes whose first run is at or after it (the whole history is still
     analysed: runs before it are the "before"). `rules` are compare's per-benchmark
-    thresholds (the first regex found in the name wins over `threshold`)."""
+    thresholds (the first regex found in the name wins over `threshold`). `new_since` keeps
+    the changes that the history as it was at that moment (the runs ingested by then) had not
+    shown: first_found.unseen says how a change is recognised."""
     if not (0 <= threshold < 10):
         raise InputError(f"--threshold {threshold}: must be between 0 and 10")
     if not (0 < alpha < 1):
@@ -134,11 +141,17 @@ def find_changes(
     measured = resolve_metric(metric)
     pattern = _pattern(benchmark_filter)
     cutoff = parse_since(since)
+    known = parse_since(new_since, "--new-since")
     analysis = otava_analysis()
     changes: list[Change] = []
     for series in load_series(db, measured.key, gpu=gpu, pattern=pattern):
         limit = threshold_for(series.benchmark, tuple(rules), threshold)
-        changes += detect(series, measured, limit, alpha, analysis)
+        found = detect(series, measured, limit, alpha, analysis)
+        if known is not None and found:
+            found = unseen(
+                series, found, known, lambda s: detect(s, measured, limit, alpha, analysis)
+            )
+        changes += found
     if cutoff is not None:
         changes = [c for c in changes if c.date >= cutoff]
     changes.sort(key=lambda c: (c.gpu_slug, c.benchmark))
@@ -193,7 +206,7 @@ def load_series(
     if not names and pattern is not None:
         raise InputError(f"--filter {pattern.pattern!r} matches no benchmark in the history")
     query = (
-        "SELECT r.gpu_slug, s.benchmark_id, r.id, r.date, r.git_commit, s.value "
+        "SELECT r.gpu_slug, s.benchmark_id, r.id, r.date, r.git_commit, r.ingested_at, s.value "
         "FROM samples s JOIN runs r ON r.id = s.run_id "
         "WHERE s.metric_id = ? AND r.gpu_slug IS NOT NULL"
     )
@@ -208,7 +221,9 @@ def load_series(
     offsets: list[int] = []
     emitted = 0
     failed = failed_runs(db)  # a run where the benchmark failed is compare's ERROR: no point
-    for slug, benchmark_id, run_id, date, commit, value in db.execute(query, parameters):
+    for slug, benchmark_id, run_id, date, commit, ingested_at, value in db.execute(
+        query, parameters
+    ):
         if benchmark_id not in names or (run_id, benchmark_id) in failed:
             continue
         if (slug, benchmark_id) != key:
@@ -217,7 +232,7 @@ def load_series(
                 yield _series(key[0], names[key[1]], runs, values, offsets)
             key, runs, values, offsets = (slug, benchmark_id), [], [], []
         if not runs or runs[-1].id != run_id:
-            runs.append(SeriesRun(int(run_id), date, commit))
+            runs.append(SeriesRun(int(run_id), date, commit, ingested_at))
             offsets.append(len(values))
         values.append(value)
     if key is not None:

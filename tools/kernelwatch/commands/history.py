@@ -12,7 +12,7 @@ from typing import Any
 
 from kernelwatch import changes as change_points
 from kernelwatch import baseline as baselines
-from kernelwatch import history, verdict
+from kernelwatch import first_found, history, verdict
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_actions, add_parser
 from kernelwatch.compare import Settings
@@ -42,7 +42,8 @@ INGEST_EPILOG = EPILOG.replace(
 # The command's own help names every action's statuses; `changes` adds exit 1.
 HISTORY_EPILOG = INGEST_EPILOG.replace(
     "nothing written)\n",
-    "nothing written)\n  1  changes: a regression at or after --since (see history changes --help)\n",
+    "nothing written)\n  1  changes: a regression among the changes it lists (see history changes "
+    "--help)\n",
 )
 
 INGEST_DESCRIPTION = """\
@@ -61,7 +62,9 @@ significant (p < --alpha), at least --threshold (per-benchmark thresholds of the
 kernelwatch.toml win, as in compare), larger than twice the run-to-run spread of the run
 medians, has at least two runs on each side, and the two runs on each side of it are on their
 own side of the step. So a step needs the run after it to confirm it. Each change is printed
-with the first run after it (date and commit), newest first. See docs/history.md.
+with the first run after it (date and commit), newest first. --new-since lists only the
+changes that the history as it was then (the runs ingested by then) never showed: the nightly
+reports each change once, the night it is first found. See docs/history.md.
 
 Uses Apache Otava's change-point analysis (kept inside kernelwatch), which needs scipy:
   pip install 'kernelwatch[history]'"""
@@ -69,7 +72,8 @@ Uses Apache Otava's change-point analysis (kept inside kernelwatch), which needs
 CHANGES_EPILOG = """\
 exit status:
   0  no regression among the changes found (improvements are listed, and pass)
-  1  a regression whose first run is at or after --since (any, without --since)
+  1  a regression among the changes listed: its first run at or after --since, and not
+     already found at --new-since (any, without either)
   2  bad input or usage (no database, a bad date, regex, metric or GPU; scipy not
      installed): one line on stderr, "kernelwatch: error: ..."
 
@@ -77,7 +81,10 @@ examples:
   kernelwatch history changes
   kernelwatch history changes --since 2026-11-01 --gpu nvidia-h200-sm90 --filter '^transpose/'
   kernelwatch history changes --metric bytes_per_second --json changes.json
+  kernelwatch history changes --new-since 2026-11-22T03:17:42Z
 """
+
+DATE_FORMAT = "ISO 8601: 2026-11-21, or with a time and zone; without a zone: UTC"
 
 SHOW_DESCRIPTION = """\
 One benchmark's series over the runs, oldest first (by the date in each run's context): date,
@@ -145,8 +152,15 @@ def register(subparsers: Any) -> None:
     found.add_argument(
         "--since",
         metavar="DATE",
-        help="only changes whose first run is at or after DATE (ISO 8601: 2026-11-21, or with "
-        "a time and zone; without a zone: UTC); the runs before still count as history",
+        help=f"only changes whose first run is at or after DATE ({DATE_FORMAT}); the runs "
+        "before still count as history",
+    )
+    found.add_argument(
+        "--new-since",
+        metavar="WHEN",
+        help="only changes not already found in the history as it was at WHEN (the runs "
+        f"ingested by then; {DATE_FORMAT}): the same series and direction, at the same first "
+        f"run after it or {first_found.MOVE_RUNS} run beside it",
     )
     found.add_argument("--gpu", metavar="SLUG", help="only this GPU's series (a baseline slug)")
     found.add_argument("--filter", metavar="REGEX", help="only benchmarks whose full name matches")
@@ -279,6 +293,7 @@ class ChangesCommand:
 
     db: str | Path
     since: str | None  # normalised (changes.parse_since)
+    new_since: str | None  # normalised too
     gpu: str | None
     filter: str | None
     metric: Metric
@@ -304,6 +319,7 @@ def changes_main(args: argparse.Namespace) -> int:
         ChangesCommand(
             db=_db(args),
             since=change_points.parse_since(args.since),
+            new_since=change_points.parse_since(args.new_since, "--new-since"),
             gpu=args.gpu,
             filter=args.filter,
             metric=metric,
@@ -329,6 +345,7 @@ def run_changes(command: ChangesCommand) -> int:
             threshold=threshold,
             alpha=alpha,
             rules=command.decision.rules,
+            new_since=command.new_since,
         )
     if command.json:
         write_json_atomic(
@@ -339,6 +356,7 @@ def run_changes(command: ChangesCommand) -> int:
                 "metric": metric.key,
                 "higher_is_better": metric.higher_is_better,
                 "since": since,
+                "new_since": command.new_since,
                 "gpu": command.gpu,
                 "filter": command.filter,
                 "threshold": threshold,
@@ -347,7 +365,12 @@ def run_changes(command: ChangesCommand) -> int:
             },
         )
     regressions = sum(change.regression for change in found)
-    scope = f"since {since}" if since else "in the whole history"
+    scope = ", ".join(
+        f"{word} {date}"
+        for word, date in (("since", since), ("new since", command.new_since))
+        if date
+    )
+    scope = scope or "in the whole history"
     settings = f"threshold {threshold * 100:g}% (config rules per benchmark win), alpha {alpha:g}"
     note = (
         f"note: {without_gpu} run(s) record no GPU ({baselines.GPU_KEYS}): they are in no "

@@ -1,5 +1,6 @@
 """`kernelwatch history changes` and kernelwatch.changes: steps found at the right run with the
-right commit, run-to-run noise left alone, --since, exit statuses, a missing Otava."""
+right commit, run-to-run noise left alone, --since, --new-since (each change once, the night it
+is first found: kernelwatch.first_found), exit statuses, a missing Otava."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import H100_CONTEXT, run_module
-from kernelwatch import changes, history
+from kernelwatch import changes, first_found, history
 
 pytest.importorskip("scipy", reason="scipy is not installed (the history extra)")
 
@@ -239,6 +240,7 @@ def test_short_and_empty_histories(make_history, tmp_path, run_cli) -> None:
     ("argv", "message"),
     [
         (["--since", "yesterday"], "--since 'yesterday': not a date"),
+        (["--new-since", "last night"], "--new-since 'last night': not a date"),
         (["--gpu", "nvidia-b200-sm100"], f"no run on that GPU in the history; it has {H100}"),
         (["--filter", "("], "--filter '(': bad regex"),
         (["--filter", "^nothing$"], "matches no benchmark"),
@@ -294,6 +296,7 @@ def test_help() -> None:
     assert done.returncode == 0, done.stderr
     for text in (
         "--since DATE",
+        "--new-since WHEN",
         "--json FILE",
         "1  a regression",
         "kernelwatch[history]",
@@ -312,3 +315,196 @@ def test_a_run_without_a_gpu_is_in_no_series(make_history, write_json, run_cli) 
         ).fetchone() == (1,)
     with history.database(db) as connection:
         assert [c.index for c in changes.find_changes(connection)] == [3]
+
+
+# --- --new-since: what the nightly reports ---------------------------------------------------
+#
+# Night k: its run is measured at date_of(k) (03:17) and ingested at 05:00; its nightly workflow
+# run was created at 03:00 (nightly_of(k)), before both: the history as it was then is the runs
+# of the nights before.
+
+
+def nightly_of(k: int) -> str:
+    return f"2026-03-{k + 1:02d}T03:00:00Z"  # as GitHub writes a workflow run's created_at
+
+
+def night(
+    make_history: Callable[..., Path],
+    db: Path,
+    k: int,
+    medians: Mapping[str, float],
+    context: Mapping[str, Any] = H100_CONTEXT,
+    seed: int | None = None,
+) -> None:
+    """Night k's run of one GPU, ingested at 05:00 that day."""
+    values = {name: [value] for name, value in medians.items()}
+    make_history(values, db=db, first=k, context=context, seed=k if seed is None else seed)
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE runs SET ingested_at = substr(date, 1, 11) || '05:00:00+00:00'")
+
+
+def reported(run_cli, db: Path, tmp_path: Path, *argv: Any) -> tuple[int, list[tuple[str, str]]]:
+    """The exit status and the (benchmark, first date after the change) that a command lists."""
+    out = tmp_path / "reported.json"
+    done = run_cli("history", "changes", "--db", db, "--json", out, *argv)
+    assert done.status in (0, 1), done.err
+    return done.status, [
+        (c["benchmark"], c["date"]) for c in json.loads(out.read_text())["changes"]
+    ]
+
+
+def test_each_change_is_reported_once_the_night_it_is_first_found(
+    make_history, run_cli, tmp_path
+) -> None:
+    # BM_Step is 12% slower from night 5; the step is found on night 6 (it needs two runs after).
+    db = tmp_path / "history.sqlite"
+    nightly, two_days = {}, {}
+    for k in range(10):
+        night(make_history, db, k, {STEP: 112.0 if k >= 5 else 100.0, FLAT: 50.0})
+        nightly[k] = reported(run_cli, db, tmp_path, "--new-since", nightly_of(k))
+        two_days[k] = reported(run_cli, db, tmp_path, "--since", date_of(max(k - 2, 0))[:10])
+    assert nightly[6] == (1, [(STEP, date_of(5))])
+    assert all(nightly[k] == (0, []) for k in range(10) if k != 6), nightly
+    # What the nightly ran before: --since two days ago listed it on nights 6 and 7.
+    assert [k for k in range(10) if two_days[k][1]] == [6, 7]
+
+
+def test_a_change_confirmed_nights_later_is_reported_that_night(
+    make_history, run_cli, tmp_path
+) -> None:
+    # The H200 runner is down on nights 6 and 7: its step of night 5 is found on night 8, when
+    # its first run is three days old; the H100 runs every night, flat.
+    db = tmp_path / "history.sqlite"
+    nightly, two_days = {}, {}
+    for k in range(10):
+        night(make_history, db, k, {STEP: 100.0})
+        if k not in (6, 7):
+            night(make_history, db, k, {STEP: 115.0 if k >= 5 else 100.0}, H200_CONTEXT, k + 50)
+        nightly[k] = reported(run_cli, db, tmp_path, "--new-since", nightly_of(k))
+        two_days[k] = reported(run_cli, db, tmp_path, "--since", date_of(max(k - 2, 0))[:10])
+    assert nightly[8] == (1, [(STEP, date_of(5))])
+    assert all(nightly[k] == (0, []) for k in range(10) if k != 8), nightly
+    assert not any(found for _, found in two_days.values())  # --since two days ago: never
+
+
+def test_a_re_run_of_a_night_reports_what_it_reported(make_history, run_cli, tmp_path) -> None:
+    db = tmp_path / "history.sqlite"
+    for k in range(7):
+        night(make_history, db, k, {STEP: 112.0 if k >= 5 else 100.0, FLAT: 50.0})
+    first = run_cli("history", "changes", "--db", db, "--new-since", nightly_of(6))
+    assert first.status == 1 and STEP in first.out
+    again = run_cli("history", "changes", "--db", db, "--new-since", nightly_of(6))
+    assert (again.status, again.out) == (first.status, first.out)
+    # A re-run that measured night 6 again (a second run of it, ingested before night 7): the
+    # step is still night 6's to report, and night 7 does not report it again.
+    night(make_history, db, 6, {STEP: 112.0, FLAT: 50.0}, seed=66)
+    assert reported(run_cli, db, tmp_path, "--new-since", nightly_of(6)) == (
+        1,
+        [(STEP, date_of(5))],
+    )
+    night(make_history, db, 7, {STEP: 112.0, FLAT: 50.0})
+    assert reported(run_cli, db, tmp_path, "--new-since", nightly_of(7)) == (0, [])
+
+
+def test_an_empty_history_before_when_reports_everything(make_history, run_cli, tmp_path) -> None:
+    db = make_history({STEP: [100.0] * 3 + [115.0] * 3 + [90.0] * 3})
+    everything = reported(run_cli, db, tmp_path)
+    assert everything[0] == 1 and len(everything[1]) == 2
+    # Every run was ingested after WHEN (a history rebuilt from kept files: their own dates are
+    # older, but the history held none of them then).
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE runs SET ingested_at = '2026-03-20T05:00:00+00:00'")
+    assert reported(run_cli, db, tmp_path, "--new-since", "2026-03-05") == everything
+    assert reported(run_cli, db, tmp_path, "--new-since", "2020-01-01") == everything
+    done = run_cli("history", "changes", "--db", db, "--new-since", "2020-01-01")
+    assert "new since 2020-01-01T00:00:00+00:00" in done.out.splitlines()[0]
+    document = json.loads((tmp_path / "reported.json").read_text())
+    assert document["new_since"] == "2020-01-01T00:00:00+00:00" and document["since"] is None
+    # And with --since: the changes at or after it, of those new since WHEN.
+    assert reported(
+        run_cli, db, tmp_path, "--since", "2026-03-05", "--new-since", "2020-01-01"
+    ) == (
+        0,
+        [(STEP, date_of(6))],
+    )
+
+
+# The matching rules alone, on hand-made changes and a stand-in detector.
+
+
+def a_series(runs: int, ingested: Sequence[str] | None = None) -> changes.Series:
+    times = ingested or [f"2026-03-{k + 1:02d}T05:00:00+00:00" for k in range(runs)]
+    return changes.Series(
+        H100,
+        STEP,
+        tuple(changes.SeriesRun(k + 1, date_of(k), commit_of(k), times[k]) for k in range(runs)),
+        np.arange(runs * 2, dtype=np.float64),
+        np.arange(0, runs * 2 + 1, 2, dtype=np.int64),
+    )
+
+
+def a_change(series: changes.Series, index: int, regression: bool = True) -> changes.Change:
+    run = series.runs[index]
+    ratio = 1.2 if regression else 0.8
+    return changes.Change(
+        H100,
+        STEP,
+        "real_time",
+        run.id,
+        run.commit,
+        run.date,
+        index,
+        1.0,
+        ratio,
+        ratio,
+        1e-9,
+        regression,
+    )
+
+
+def stand_in(found: Mapping[int, Sequence[tuple[int, bool]]]) -> Callable[..., list[Any]]:
+    """A detector that finds, in a series of N runs, the changes found[N]: (index, regression)."""
+    return lambda series: [a_change(series, i, r) for i, r in found.get(len(series.runs), [])]
+
+
+def new_of(series: changes.Series, now: Sequence[tuple[int, bool]], found, k: int) -> list[int]:
+    current = [a_change(series, i, r) for i, r in now]
+    return [c.index for c in first_found.unseen(series, current, nightly_of(k), stand_in(found))]
+
+
+def test_a_change_found_again_a_run_away_is_the_same_change() -> None:
+    series = a_series(10)  # 10 runs now; the nightly of night 9 knew the first 9
+    assert new_of(series, [(5, True)], {9: [(5, True)]}, 9) == []
+    assert new_of(series, [(6, True)], {9: [(5, True)]}, 9) == []  # moved by one run
+    assert new_of(series, [(4, True)], {9: [(5, True)]}, 9) == []
+    assert new_of(series, [(7, True)], {9: [(5, True)]}, 9) == [7]  # two runs: another change
+    assert new_of(series, [(5, False)], {9: [(5, True)]}, 9) == [5]  # the other direction
+    # One change known, a second one beside it now: the nearer is the known one, the other new.
+    assert new_of(series, [(4, True), (6, True)], {9: [(5, True)]}, 9) == [6]
+    assert new_of(series, [(3, True), (5, True)], {9: [(5, True)]}, 9) == [3]
+
+
+def test_a_change_found_lost_and_found_again_is_one_change() -> None:
+    # Found on night 7 (7 runs), gone on night 8 (a noisy run), found again on night 9.
+    series = a_series(9)
+    assert new_of(series, [(5, True)], {7: [(5, True)], 8: []}, 8) == []
+    # Never found before: new; and a state holding no run near it is not asked at all.
+    asked: list[int] = []
+
+    def detector(past: changes.Series) -> list[changes.Change]:
+        asked.append(len(past.runs))
+        return []
+
+    current = [a_change(series, 7, True)]
+    assert first_found.unseen(series, current, nightly_of(8), detector) == current
+    assert asked == [8, 7]  # runs 0..7 and 0..6; runs 0..5 hold nothing at index 6 or later
+
+
+def test_the_history_as_it_was_is_what_was_ingested_by_then() -> None:
+    # Run 2 was measured on night 2 but ingested only on night 5 (a late upload).
+    times = [f"2026-03-{d:02d}T05:00:00+00:00" for d in (1, 2, 6, 4, 5)]
+    series = a_series(5, times)
+    past = first_found.as_of(series, nightly_of(4))  # created on 03-05 03:00
+    assert [run.id for run in past.runs] == [1, 2, 4]
+    assert past.values.tolist() == [0, 1, 2, 3, 6, 7] and past.offsets.tolist() == [0, 2, 4, 6]
+    assert len(first_found.as_of(series, "2026-01-01T00:00:00+00:00").runs) == 0

@@ -44,7 +44,7 @@ def unseen(
     """The changes of `found` (the series' changes now) that `detect` never found in the series
     as it was at `moment` (UTC ISO 8601, as the history stores times) or at any moment before."""
     position = {run.id: k for k, run in enumerate(series.runs)}
-    left = list(found)
+    left = list(found)  # not found in any state so far
     # Each ingest of one of its runs up to `moment` made a state of the series: newest first.
     moments = sorted({r.ingested_at for r in series.runs if r.ingested_at <= moment}, reverse=True)
     for then in moments:
@@ -52,10 +52,11 @@ def unseen(
         # A state can only have found a change at a run it holds, no earlier than MOVE_RUNS
         # before it; the states before this one hold fewer runs still.
         newest = max((position[run.id] for run in past.runs), default=-1)
-        left = [c for c in left if newest >= position[c.run_id] - MOVE_RUNS]
-        if not left:
+        asked = [c for c in left if newest >= position[c.run_id] - MOVE_RUNS]
+        if not asked:
             break
-        left = unmatched(left, detect(past), position)
+        still = unmatched(asked, detect(past), position)
+        left = [c for c in left if c not in asked or c in still]
     return left
 
 

@@ -5,6 +5,7 @@ writes, its exit status, what a re-run does). `gh` is a stand-in that answers fr
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -14,9 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from conftest import GPU_DATA, REPO
+from kernelwatch import history
 from kernelwatch import shard as shards
 from kernelwatch.gbench import read_json
 
@@ -48,11 +51,17 @@ def run_step(
     cwd: Path,
     matrix: dict[str, str] | None = None,
     path: str | None = None,
+    contexts: dict[str, str] | None = None,
 ) -> tuple[int, str, str]:
-    """Run one step of nightly.yml: (exit status, $GITHUB_OUTPUT, stdout + stderr)."""
+    """Run one step of nightly.yml: (exit status, $GITHUB_OUTPUT, stdout + stderr); `contexts`
+    gives more ${{ }} values (an earlier step's outputs)."""
     document = yaml.safe_load(NIGHTLY.read_text())
     step = next(s for s in document["jobs"][job]["steps"] if s.get("name") == name)
-    values = {**CONTEXTS, **{f"matrix.{k}": v for k, v in (matrix or {}).items()}}
+    values = {
+        **CONTEXTS,
+        **{f"matrix.{k}": v for k, v in (matrix or {}).items()},
+        **(contexts or {}),
+    }
 
     def expand(text: Any) -> str:
         return EXPRESSION.sub(lambda m: values[m.group(1)], str(text))  # unknown: KeyError
@@ -234,6 +243,11 @@ def history_artifact(run_id: int, created: str) -> dict[str, Any]:
     }
 
 
+# This workflow run (github.run_id 7), as the API describes it: made at 03:17:42 and the same for
+# every re-run attempt of it (run_started_at is the attempt's).
+THIS_RUN = {"repos/o/r/actions/runs/7$": {"created_at": "2026-11-24T03:17:42Z", "run_attempt": 2}}
+
+
 def fetch(tmp_path: Path, fixtures: dict[str, Any]) -> tuple[int, str, list[str]]:
     if shutil.which("jq") is None:
         pytest.skip("jq is not installed (tools/kw setup installs it): it stands in for gh's --jq")
@@ -243,16 +257,16 @@ def fetch(tmp_path: Path, fixtures: dict[str, Any]) -> tuple[int, str, list[str]
     gh = bin_dir / "gh"
     gh.write_text(FAKE_GH.replace("{python}", sys.executable))
     gh.chmod(0o755)
-    (tmp_path / "fixtures.json").write_text(json.dumps(fixtures))
+    (tmp_path / "fixtures.json").write_text(json.dumps({**THIS_RUN, **fixtures}))
     os.environ["GH_FIXTURES"] = str(tmp_path / "fixtures.json")
     os.environ["GH_LOG"] = str(tmp_path / "gh.log")
     try:
-        status, _, log = run_step("history", FETCH, root, path=str(bin_dir))
+        status, output, log = run_step("history", FETCH, root, path=str(bin_dir))
     finally:
         del os.environ["GH_FIXTURES"], os.environ["GH_LOG"]
     database = root / "results" / "history.sqlite"
     calls = (tmp_path / "gh.log").read_text().splitlines()
-    return status, database.read_text() if database.exists() else "", calls + [log]
+    return status, database.read_text() if database.exists() else "", calls + [output, log]
 
 
 RUNS = "repos/o/r/actions/workflows/nightly.yml/runs?branch=main"
@@ -306,3 +320,72 @@ def test_the_first_night_starts_a_new_history(tmp_path: Path) -> None:
     status, database, calls = fetch(tmp_path, fixtures)
     assert status == 0 and database == "", calls
     assert "::warning::no kernelwatch-history artifact" in calls[-1]
+    assert "created=2026-11-24T03:17:42Z\n" == calls[-2]  # when this run was made: the changes'
+
+
+# --- the change points: each once, the night it is first found --------------------------------
+
+CHANGES = "Change points found for the first time tonight"
+NAIVE = "transpose/naive_"
+
+
+def suite_night(root: Path, k: int, slower_from: int) -> None:
+    """Night k of the real H200 suite's transposes (43 benchmarks; each run 0.3 % off the
+    measured one, as separate processes are): the naive ones 15 % slower from `slower_from`.
+    Measured at 03:40 (the workflow run was made at 03:17), ingested at 05:00."""
+    document = read_json(GPU_DATA / "h200-suite-rep10.json")
+    rng = np.random.default_rng(k)
+    rows = [row for row in document["benchmarks"] if row["run_name"].startswith("transpose/")]
+    factors = {r["run_name"]: math.exp(rng.normal(0, 0.003)) for r in rows}
+    for name in factors:
+        factors[name] *= 1.15 if name.startswith(NAIVE) and k >= slower_from else 1.0
+    for row in rows:
+        for key in ("real_time", "cpu_time"):
+            row[key] *= factors[row["run_name"]]
+    day = f"2026-11-{k + 1:02d}"
+    context = dict(document["context"], date=f"{day}T03:40:00+00:00")
+    context["kernelwatch_git_commit"] = f"{k:040x}"
+    path = root / f"night-{k}.json"
+    path.write_text(json.dumps({"context": context, "benchmarks": rows}))
+    database = root / "results" / "history.sqlite"
+    history.ingest(path, database)
+    with sqlite3.connect(database) as db:
+        db.execute(
+            "UPDATE runs SET ingested_at = ? WHERE date LIKE ?",
+            (f"{day}T05:00:00+00:00", f"{day}%"),
+        )
+
+
+def changes_of_night(root: Path, k: int) -> tuple[int, str, str]:
+    """The step on night k: (exit status, $GITHUB_OUTPUT, results/changes.txt)."""
+    created = {"steps.fetch.outputs.created": f"2026-11-{k + 1:02d}T03:17:42Z"}
+    status, output, log = run_step("history", CHANGES, root, contexts=created)
+    assert status in (0, 1), log
+    return status, output, (root / "results" / "changes.txt").read_text()
+
+
+def test_the_nightly_reports_each_change_once_the_night_it_is_first_found(tmp_path: Path) -> None:
+    pytest.importorskip("scipy", reason="history changes needs scipy (the history extra)")
+    root = workspace(tmp_path)
+    (root / "results").mkdir()
+    for k in range(6):  # the naive transposes are slower from night 5: not yet confirmed
+        suite_night(root, k, slower_from=5)
+    assert changes_of_night(root, 5)[:2] == (0, "status=0\n")
+    suite_night(root, 6, slower_from=5)
+    status, output, text = changes_of_night(root, 6)
+    assert (status, output) == (1, "status=1\n"), text
+    rows = [line.split() for line in text.splitlines()[2:]]
+    assert len(rows) == 8 and all(r[0] == "REGRESSION" and r[3].startswith(NAIVE) for r in rows)
+    assert all(r[1] == "2026-11-06T03:40:00+00:00" for r in rows), text  # night 5's run
+    summary = (root / ".github_step_summary").read_text()
+    assert "### Change points new since 2026-11-07T03:17:42Z" in summary
+    document = json.loads((root / "results" / "changes.json").read_text())
+    assert document["new_since"] == "2026-11-07T03:17:42+00:00"
+    # A re-run of night 6 (the same workflow run: made at the same moment) reports it again.
+    assert changes_of_night(root, 6) == (status, output, text)
+    # Night 7 and night 9 (night 8 skipped) do not.
+    suite_night(root, 7, slower_from=5)
+    assert changes_of_night(root, 7)[:2] == (0, "status=0\n")
+    suite_night(root, 9, slower_from=5)
+    status, output, text = changes_of_night(root, 9)
+    assert (status, output) == (0, "status=0\n") and "no change new since" in text

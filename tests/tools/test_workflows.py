@@ -21,7 +21,7 @@ ALLOWED_COMMANDS = re.compile(
     r"^(tools/kw|bash \.ci/run|PYTHONPATH=tools python3 -m kernelwatch|python3 -m kernelwatch|"
     r"gh |git |cat |echo |printf |status=|\[ |title=|body=|number=|branch=|if |else|fi|exit |"
     r"wget |sudo |--|\"|for |done|since=|run_id=|file=|\{ |mkdir -p |parts=|shard=|regressed=|"
-    r"runs=|newest=|kept=)"
+    r"runs=|newest=|kept=|created=)"
 )
 
 
@@ -125,7 +125,7 @@ def test_nightly_keeps_the_history_as_an_artifact() -> None:
     assert "gh run download" in script and "--name kernelwatch-history" in script
     assert "python3 -m kernelwatch history ingest" in script
     assert "python3 -m kernelwatch history changes --db results/history.sqlite" in script
-    assert "--since" in script
+    assert '--new-since "$CREATED"' in script  # each change once (test_workflow_steps.py)
     uploads = [
         s["with"] for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact")
     ]
@@ -134,7 +134,7 @@ def test_nightly_keeps_the_history_as_an_artifact() -> None:
     # The database is uploaded before the change points can fail the job.
     names = [s.get("name") or s.get("uses") for s in steps]
     upload = next(n for n in names if str(n).startswith("actions/upload-artifact@"))
-    assert names.index(upload) < names.index("Change points of the last two days")
+    assert names.index(upload) < names.index("Change points found for the first time tonight")
 
 
 def test_nightly_issue_writers() -> None:

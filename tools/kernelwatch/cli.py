@@ -26,7 +26,7 @@ EXIT_CODES = """\
 exit status (each command's --help says more):
   0  success (bisect: the first bad commit was found)
   1  the check failed (compare, run, ab: a regression; selftest: a target missed; history
-     changes: a regression since --since; bisect: no first bad commit found)
+     changes: a regression among the changes listed; bisect: no first bad commit found)
   2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
   3  a benchmark binary crashed or lost its CUDA context (run, ab, bisect, selftest)
   4  no CUDA GPU is visible: nothing to measure (run, ab, bisect, selftest)

@@ -12,7 +12,7 @@ from typing import Any
 
 from kernelwatch import changes as change_points
 from kernelwatch import baseline as baselines
-from kernelwatch import first_found, history, verdict
+from kernelwatch import history, verdict
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_actions, add_parser
 from kernelwatch.compare import Settings
@@ -42,8 +42,7 @@ INGEST_EPILOG = EPILOG.replace(
 # The command's own help names every action's statuses; `changes` adds exit 1.
 HISTORY_EPILOG = INGEST_EPILOG.replace(
     "nothing written)\n",
-    "nothing written)\n  1  changes: a regression among the changes it lists (see history changes "
-    "--help)\n",
+    "nothing written)\n  1  changes: a regression among those listed (history changes --help)\n",
 )
 
 INGEST_DESCRIPTION = """\
@@ -159,8 +158,7 @@ def register(subparsers: Any) -> None:
         "--new-since",
         metavar="WHEN",
         help="only changes not already found in the history as it was at WHEN (the runs "
-        f"ingested by then; {DATE_FORMAT}): the same series and direction, at the same first "
-        f"run after it or {first_found.MOVE_RUNS} run beside it",
+        f"ingested by then; {DATE_FORMAT}): the nightly's, each change once",
     )
     found.add_argument("--gpu", metavar="SLUG", help="only this GPU's series (a baseline slug)")
     found.add_argument("--filter", metavar="REGEX", help="only benchmarks whose full name matches")
@@ -330,7 +328,7 @@ def changes_main(args: argparse.Namespace) -> int:
 
 
 def run_changes(command: ChangesCommand) -> int:
-    metric, since = command.metric, command.since
+    metric, since, new_since = command.metric, command.since, command.new_since
     threshold, alpha = command.decision.threshold, command.decision.alpha
     check_outputs([Output("--json", command.json)], [Input("--db", command.db)])
     change_points.otava_analysis()  # missing: say what to install before opening anything
@@ -345,7 +343,7 @@ def run_changes(command: ChangesCommand) -> int:
             threshold=threshold,
             alpha=alpha,
             rules=command.decision.rules,
-            new_since=command.new_since,
+            new_since=new_since,
         )
     if command.json:
         write_json_atomic(
@@ -356,7 +354,7 @@ def run_changes(command: ChangesCommand) -> int:
                 "metric": metric.key,
                 "higher_is_better": metric.higher_is_better,
                 "since": since,
-                "new_since": command.new_since,
+                "new_since": new_since,
                 "gpu": command.gpu,
                 "filter": command.filter,
                 "threshold": threshold,
@@ -365,12 +363,8 @@ def run_changes(command: ChangesCommand) -> int:
             },
         )
     regressions = sum(change.regression for change in found)
-    scope = ", ".join(
-        f"{word} {date}"
-        for word, date in (("since", since), ("new since", command.new_since))
-        if date
-    )
-    scope = scope or "in the whole history"
+    dates = (("since", since), ("new since", new_since))
+    scope = ", ".join(f"{w} {d}" for w, d in dates if d) or "in the whole history"
     settings = f"threshold {threshold * 100:g}% (config rules per benchmark win), alpha {alpha:g}"
     note = (
         f"note: {without_gpu} run(s) record no GPU ({baselines.GPU_KEYS}): they are in no "

@@ -6,7 +6,16 @@ Each SVG is post-processed so that many of them can live in one document: the XM
 DOCTYPE go, the fixed width and height go (the viewBox keeps the aspect ratio; CSS sets the
 width), and every id gets a per-figure prefix (matplotlib names its groups `figure_1`,
 `axes_1`, ... in every figure, and `url(#...)` references resolve document-wide).
-Glyphs are drawn as paths: the figure looks the same with or without the fonts installed.
+
+Text is drawn as glyph paths (`svg.fonttype: path`), on purpose. The layout (constrained
+layout, the stacking of labels, the overlap checks of the tests) is computed with matplotlib's
+own font metrics; as `<text>` the browser would set it in whatever sans-serif the machine has
+(a GPU box without DejaVu Sans, a mail client), wider or narrower, and labels measured not to
+overlap would overlap or be cut at the edge. What paths take away, a searchable and readable
+text, the page gives back without depending on fonts: every figure's caption, with its numbers,
+is HTML text beside it (find-in-page and selection work on it), and every `<svg>` is
+`role="img"` named by a `<title>` (the figure's title) and described by a `<desc>` (the caption
+and the words and numbers drawn in the figure, describe()), which a screen reader reads.
 """
 
 from __future__ import annotations
@@ -14,7 +23,7 @@ from __future__ import annotations
 import html
 import io
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +31,8 @@ from kernelwatch.errors import missing_extra
 
 if TYPE_CHECKING:  # imported lazily at run time: matplotlib is only needed for the report
     from matplotlib.figure import Figure
+    from matplotlib.text import Text
+    from matplotlib.transforms import Bbox
 
 # Colours (colour-blind safe, Okabe-Ito) used consistently across the figures.
 BLUE = "#0072B2"
@@ -87,14 +98,16 @@ def new_figure(width: float, height: float, **subplots: Any) -> tuple[Figure, An
 _ID = re.compile(r'\bid="([^"]+)"')
 
 
-def to_svg(figure: Figure, prefix: str, title: str) -> str:
-    """The figure as an `<svg>` element for inlining in HTML (see the module docstring)."""
+def to_svg(figure: Figure, prefix: str, title: str, caption: str = "") -> str:
+    """The figure as an `<svg>` element for inlining in HTML, named by `title` and described by
+    `caption` and the text drawn in it (see the module docstring)."""
+    description = " ".join(part for part in (caption.strip(), describe(figure)) if part)
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", metadata=_NO_METADATA)
-    return inline_svg(buffer.getvalue(), prefix, title)
+    return inline_svg(buffer.getvalue(), prefix, title, description)
 
 
-def inline_svg(text: str, prefix: str, title: str) -> str:
+def inline_svg(text: str, prefix: str, title: str, description: str = "") -> str:
     """Post-process a standalone SVG document into an element safe to inline many times."""
     start = text.find("<svg")
     if start < 0:
@@ -105,8 +118,9 @@ def inline_svg(text: str, prefix: str, title: str) -> str:
     # The root element: no fixed size (CSS scales it), no namespace URLs (HTML needs none).
     head = re.sub(r'\s(?:width|height)="[^"]*"', "", head)
     head = re.sub(r'\sxmlns(?::\w+)?="[^"]*"', "", head)
+    described = f' aria-describedby="{prefix}-desc"' if description else ""
     head = head.replace(
-        "<svg", f'<svg class="kw-svg" role="img" aria-labelledby="{prefix}-title"', 1
+        "<svg", f'<svg class="kw-svg" role="img" aria-labelledby="{prefix}-title"{described}', 1
     )
     ids = set(_ID.findall(body))
 
@@ -125,7 +139,141 @@ def inline_svg(text: str, prefix: str, title: str) -> str:
 
     body = re.sub(r'(href="#)([^"]+)(")', reference, body)
     body = re.sub(r"(url\(#)([^)]+)(\))", reference, body)
-    return head + f'<title id="{prefix}-title">{html.escape(title)}</title>' + body
+    accessible = f'<title id="{prefix}-title">{html.escape(title)}</title>'
+    if description:
+        accessible += f'<desc id="{prefix}-desc">{html.escape(description)}</desc>'
+    return head + accessible + body
+
+
+# ------------------------------------------------------------------------- text in a figure
+
+
+def _tick_labels(axis: Any) -> list[Text]:
+    """The tick labels an axis draws: those of the ticks inside its view (matplotlib keeps
+    spare Tick objects, and a locator may return positions outside the limits)."""
+    low, high = sorted(axis.get_view_interval())
+    span = (high - low) * 1e-9
+    found = []
+    for locs, ticks in (
+        (axis.get_majorticklocs(), axis.get_major_ticks),
+        (axis.get_minorticklocs(), axis.get_minor_ticks),
+    ):
+        for loc, tick in zip(locs, ticks(len(locs))):
+            if low - span <= loc <= high + span:
+                found += [t for t in (tick.label1, tick.label2) if _shown(t)]
+    return found
+
+
+def _shown(text: Text) -> bool:
+    axes = text.axes
+    visible = text.get_visible() and (axes is None or axes.get_visible())
+    return bool(visible and text.get_text().strip())
+
+
+def _renderer(figure: Figure) -> Any:
+    """A renderer with the figure laid out and drawn, as saving will do it (an Agg canvas:
+    its text extents are those of the SVG's glyph paths, the same font and size)."""
+    if not hasattr(figure.canvas, "get_renderer"):  # a Figure made without pyplot
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(figure)
+    renderer = figure.canvas.get_renderer()
+    figure.draw(renderer)
+    return renderer
+
+
+def drawn_texts(figure: Figure) -> list[tuple[Text, Bbox]]:
+    """Every text the figure draws, with its extent in display units after the layout: titles,
+    axis labels, the tick labels in view, annotations, legend entries."""
+    from matplotlib.axis import Tick
+    from matplotlib.text import Text
+
+    renderer = _renderer(figure)
+    ticks = {id(label) for t in figure.findobj(Tick) for label in (t.label1, t.label2)}
+    texts = [t for t in figure.findobj(Text) if id(t) not in ticks and _shown(t)]
+    for ax in figure.axes:
+        texts += _tick_labels(ax.xaxis) + _tick_labels(ax.yaxis)
+    unique = list({id(t): t for t in texts}.values())
+    return [(t, t.get_window_extent(renderer)) for t in unique]
+
+
+def _apart(a: Bbox, b: Bbox, slack: float) -> bool:
+    return (
+        min(a.x1, b.x1) - max(a.x0, b.x0) <= slack or min(a.y1, b.y1) - max(a.y0, b.y0) <= slack
+    )
+
+
+def overlapping(figure: Figure, slack: float = 0.5) -> list[tuple[str, str]]:
+    """Pairs of texts of the figure drawn over each other (by more than `slack` pixels)."""
+    boxes = drawn_texts(figure)
+    return [
+        (a.get_text(), b.get_text())
+        for i, (a, box_a) in enumerate(boxes)
+        for b, box_b in boxes[i + 1 :]
+        if not _apart(box_a, box_b, slack)
+    ]
+
+
+def stack_labels(figure: Figure, labels: Sequence[Any], row: float, passes: int = 3) -> int:
+    """Raise annotations (offsets in points) by whole rows of `row` points until none is drawn
+    over another: each, left to right, into the lowest row where it fits. Constrained layout
+    then makes room for the rows, which can shift the labels sideways, so it is repeated until
+    it holds. Returns the rows used."""
+    base = {id(a): tuple(a.xyann) for a in labels}
+    rows = 1
+    for _ in range(passes):
+        renderer = _renderer(figure)
+        placed: list[tuple[float, float, int]] = []  # x0, x1, row
+        moved = False
+        boxes = [(a.get_window_extent(renderer), a) for a in labels]
+        for box, label in sorted(boxes, key=lambda b: b[0].x0):
+            taken = {r for x0, x1, r in placed if x0 < box.x1 + 2 and box.x0 - 2 < x1}
+            free = min(set(range(len(placed) + 1)) - taken)
+            placed.append((box.x0, box.x1, free))
+            dx, dy = base[id(label)]
+            if tuple(label.xyann) != (dx, dy + free * row):
+                label.xyann = (dx, dy + free * row)
+                moved = True
+        rows = 1 + max((r for _, _, r in placed), default=0)
+        if not moved:
+            break
+    return rows
+
+
+def describe(figure: Figure) -> str:
+    """The words and numbers drawn in a figure, for its `<desc>`: per panel its title, each
+    axis (its label and the range of its ticks, or every tick of a categorical axis), the
+    labels written in it, and the legends' entries."""
+    from matplotlib.legend import Legend
+
+    _renderer(figure)  # (tick labels get their text when drawn)
+    parts = []
+    for ax in figure.axes:
+        if not ax.get_visible():
+            continue
+        panel = [ax.get_title()] if ax.get_title() else []
+        for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
+            ticks = [_one_line(t.get_text()) for t in _tick_labels(axis)]
+            label = _one_line(axis.get_label().get_text()) or f"{name} axis"
+            if not ticks:
+                continue
+            numeric = all(re.fullmatch(r"[−\-+]?[\d.,]+\S{0,3}", t) for t in ticks)
+            shown = f"{ticks[0]} to {ticks[-1]}" if numeric and len(ticks) > 1 else ", ".join(ticks)
+            panel.append(f"{label}: {shown}")
+        written = [_one_line(t.get_text()) for t in ax.texts if _shown(t)]
+        if written:
+            panel.append("labels " + ", ".join(written))
+        if panel:
+            parts.append("; ".join(panel))
+    legends = [lg for lg in figure.findobj(Legend) if lg.get_visible()]
+    entries = [_one_line(t.get_text()) for lg in legends for t in lg.get_texts() if _shown(t)]
+    if entries:
+        parts.append("legend: " + "; ".join(entries))
+    return ". ".join(parts) + ("." if parts else "")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def legend_below(figure: Figure, axes: Any, ncol: int = 2) -> None:

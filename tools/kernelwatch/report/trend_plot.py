@@ -1,6 +1,7 @@
 """One benchmark's trend plot (SVG): the median of each run of the history with its min-max
-range, the change points with the levels before and after, and this run marked. The data a plot
-shows is computed first (_levels, _place_changes), then drawn."""
+range, the change points with the levels before and after, and this run marked; and the same in
+words (summary: the plot's caption and its SVG description). The data a plot shows is computed
+first (_levels, _place_changes), then drawn."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from kernelwatch import history
+from kernelwatch.names import short_commit
+from kernelwatch.render.cells import change as signed_change
+from kernelwatch.render.cells import format_value
 from kernelwatch.report import svg
 from kernelwatch.results import Metric
 
@@ -124,8 +128,8 @@ def _y_limits(levels: _Levels) -> tuple[float, float]:
     middle = float(np.median(levels.medians)) / levels.scale
     if high - low < 0.04 * abs(middle):
         low, high = min(low, middle * 0.98), max(high, middle * 1.02)
-    pad = (high - low) * 0.12
-    return low - pad, high + pad * 2.2
+    pad = (high - low) * 0.12  # (the change labels are above the axes, not in this margin)
+    return low - pad, high + pad
 
 
 def _tick_positions(count: int) -> list[int]:
@@ -187,7 +191,10 @@ def _mark_this_run(
         )
 
 
-def _draw_changes(ax: Any, steps: Sequence[_Step], scale: float, metric: Metric) -> None:
+def _draw_changes(ax: Any, steps: Sequence[_Step], scale: float, metric: Metric) -> list[Any]:
+    """The change lines and levels, and their labels above the axes (returned: stacked in rows
+    once the figure is laid out, so that close change points do not write over each other)."""
+    labels = []
     for step in steps:
         change = step.change
         color = svg.RED if change.regression else svg.GREEN
@@ -200,18 +207,21 @@ def _draw_changes(ax: Any, steps: Sequence[_Step], scale: float, metric: Metric)
         )
         ax.hlines(change.before / scale, step.start, step.x, color=color, linewidth=1.0, alpha=0.8)
         ax.hlines(change.after / scale, step.x, step.stop, color=color, linewidth=1.0, alpha=0.8)
-        ax.annotate(
-            f"{(change.ratio - 1) * 100:+.1f}%",
+        label = ax.annotate(
+            signed_change(change.ratio),
             (step.x, 1.0),
             xycoords=ax.get_xaxis_transform(),
-            xytext=(3, -3),
+            xytext=(1, 3),
             textcoords="offset points",
             ha="left",
-            va="top",
+            va="bottom",
             fontsize=8,
             fontweight="bold",
             color=color,
+            annotation_clip=False,
         )
+        labels.append(label)
+    return labels
 
 
 def _draw_axes(ax: Any, levels: _Levels, points: Sequence[history.Point]) -> None:
@@ -236,18 +246,78 @@ def plot(
     *,
     this_run: int | None = None,
     current: float | None = None,
+    caption: str = "",
 ) -> str:
     """One benchmark's series: the median of each run with its min-max range, change points
-    as vertical lines with the levels before and after, and this run marked."""
+    as vertical lines with the levels before and after, and this run marked. `caption` (see
+    summary) describes the SVG for a screen reader."""
+    figure = draw(points, changes, metric, this_run=this_run, current=current)
+    try:
+        return svg.to_svg(figure, key, name, caption)
+    finally:
+        svg.close(figure)
+
+
+def draw(
+    points: Sequence[history.Point],
+    changes: Sequence[ChangeLike],
+    metric: Metric,
+    *,
+    this_run: int | None = None,
+    current: float | None = None,
+) -> Any:
+    """The plot as a matplotlib Figure (plot() saves it as SVG)."""
     levels = _levels(points, metric, current if this_run is None else None)
     steps = _place_changes(changes, points, levels.count)
     figure, ax = svg.new_figure(5.8, 2.7)
     _draw_runs(ax, levels)
     _mark_this_run(ax, levels, points, this_run)
-    _draw_changes(ax, steps, levels.scale, metric)
+    labels = _draw_changes(ax, steps, levels.scale, metric)
     _draw_axes(ax, levels, points)
     svg.legend_below(figure, ax, ncol=3)
-    try:
-        return svg.to_svg(figure, key, name)
-    finally:
-        svg.close(figure)
+    svg.stack_labels(figure, labels, row=10.0)  # 8-point bold text and 2 points between rows
+    return figure
+
+
+def _run_words(point: history.Point) -> str:
+    commit = f" ({short_commit(point.run.git_commit)[:7]})" if point.run.git_commit else ""
+    return f"{(point.run.date or '?')[:10]}{commit}"
+
+
+def summary(
+    points: Sequence[history.Point],
+    changes: Sequence[ChangeLike],
+    metric: Metric,
+    *,
+    this_run: int | None = None,
+    current: float | None = None,
+) -> str:
+    """The plot in words, with its numbers: the runs, the level of the first and the last, each
+    change point with its levels, and this run."""
+    if not points:
+        return ""
+    medians = [p.median for p in points]
+    first, last = points[0], points[-1]
+    words = [
+        f"{len(points)} run(s) from {_run_words(first)} to {_run_words(last)}: median "
+        f"{format_value(medians[0], metric)} in the first, {format_value(medians[-1], metric)} "
+        f"in the last (lowest {format_value(min(medians), metric)}, highest "
+        f"{format_value(max(medians), metric)})."
+    ]
+    by_run = {p.run.id: p for p in points}
+    for c in sorted(changes, key=lambda c: c.index):
+        at = by_run.get(c.run_id)
+        where = _run_words(at) if at else f"run {c.index + 1}"
+        words.append(
+            f"Change point at {where}: {signed_change(c.ratio)} "
+            f"({direction_word(metric, c.regression)}), {format_value(c.before, metric)} → "
+            f"{format_value(c.after, metric)}."
+        )
+    mine = by_run.get(this_run) if this_run is not None else None
+    if mine is not None:
+        words.append(f"This run: {format_value(mine.median, metric)}, circled.")
+    elif current is not None:
+        words.append(
+            f"This run (not in the history): {format_value(current, metric)}, drawn as ◇ last."
+        )
+    return " ".join(words)

@@ -23,7 +23,7 @@ from kernelwatch import history
 from kernelwatch.compare import Settings
 from kernelwatch.errors import InputError
 from kernelwatch.report import svg
-from kernelwatch.report.trend_plot import ChangeLike, plot
+from kernelwatch.report.trend_plot import ChangeLike, plot, summary
 from kernelwatch.results import Metric
 
 DEFAULT_LIMIT = 24
@@ -104,6 +104,7 @@ class Trend:
     svg: str
     runs: int
     changes: tuple[ChangeLike, ...] = ()
+    caption: str = ""  # the plot in words, with its numbers (trend_plot.summary)
 
 
 @dataclass(frozen=True)
@@ -220,11 +221,11 @@ def build(
             continue
         own = tuple(c for c in changes if c.benchmark == name)
         key = f"trend-{len(plots) + 1}"
+        shown = {"this_run": this_run, "current": medians.get(name)}
+        caption = summary(points, own, metric, **shown)
         with svg.style(key):
-            drawn = plot(
-                name, points, own, metric, key, this_run=this_run, current=medians.get(name)
-            )
-        plots.append(Trend(name, reasons, key, drawn, len(points), own))
+            drawn = plot(name, points, own, metric, key, caption=caption, **shown)
+        plots.append(Trend(name, reasons, key, drawn, len(points), own, caption))
         kept.append((name, reasons))
     choice = replace(choice, chosen=tuple(kept), limit=limit)
     return Trends(tuple(plots), changes, choice, total, this_run, None, tuple(notes))

@@ -127,6 +127,6 @@ def new_panels(count: int, width_each: float, height: float) -> tuple[Any, list[
 
 def finish(key: str, title: str, caption: str, figure: Any) -> Drawn:
     try:
-        return Drawn(key, title, caption, svg.to_svg(figure, key, title))
+        return Drawn(key, title, caption, svg.to_svg(figure, key, title, caption))
     finally:
         svg.close(figure)

@@ -56,7 +56,6 @@ def draw(data: RunData) -> Lesson:
             ax.set_xlabel("bytes per copy")
             ax.set_ylabel("bandwidth (GB/s)")
             ax.set_title("cudaMemcpyAsync bandwidth against size")
-            ax.legend(loc="upper left")
         else:
             serial = overlap[0][1]
             streams = [int(s) for s, _ in overlap]
@@ -84,7 +83,8 @@ def draw(data: RunData) -> Lesson:
             ax.set_ylabel("speed-up over one stream (×)")
             ax.set_title("staged copy and execute")
             ax.grid(axis="x", visible=False)
-            ax.legend(loc="upper left")
+    # Under the panels: inside, the legends lay on the rising curves and on the 3× line.
+    svg.legend_below(figure, axes, ncol=3)
     caption = (
         "Pageable copies go through a staging buffer with the CPU; pinned (page-locked) memory "
         "is copied by DMA directly and is the reference. Small copies are bound by the per-copy "

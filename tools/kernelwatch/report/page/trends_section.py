@@ -94,7 +94,8 @@ def trends_section(page: Page, metric: Metric) -> str:
             tags = "".join(f'<span class="badge tag">{_e(r)}</span>' for r in plot.reasons)
             out.append(
                 f'<figure class="kw-figure trend" id="{plot.key}"><figcaption>{tags}'
-                f"<code>{_e(plot.benchmark)}</code></figcaption>{svg_with_width(plot.svg)}</figure>"
+                f"<code>{_e(plot.benchmark)}</code></figcaption>{svg_with_width(plot.svg)}"
+                f'<p class="caption">{_e(plot.caption)}</p></figure>'
             )
         out.append("</div>")
     out.append("</section>")

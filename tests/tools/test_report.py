@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import html
 import html.parser
 import io
 import json
@@ -240,6 +241,30 @@ def test_report_of_the_real_run_shows_every_part(suite_report) -> None:
     for change in (step, faster):
         assert f"{(change.ratio - 1) * 100:+.1f}%" in text
     assert f"{len(plotted)} trend plot(s) of the run's 355 benchmarks" in text
+
+
+@needs_gpu_data
+def test_every_figure_is_named_and_described_in_words(suite_report) -> None:
+    """The figures' glyphs are paths (svg.py says why): each <svg> is an image named by its
+    <title> and described by a <desc> that holds the figure's caption, and the caption with its
+    numbers is text of the page next to it, which find-in-page and a screen reader see."""
+    out, page = suite_report
+    text = out.read_text(encoding="utf-8")
+    svgs = re.findall(r"<svg\b[^>]*>.*?</svg>", text, re.S)
+    figures = [(d.key, d.caption) for d in page.lessons if isinstance(d, lessons.Drawn)]
+    figures += [(t.key, t.caption) for t in page.trends.plots]
+    assert len(svgs) == len(figures) >= 8 + 2
+    for key, caption in figures:
+        element = next(s for s in svgs if f'id="{key}-title"' in s)
+        head = element.split(">", 1)[0]
+        assert 'role="img"' in head and f'aria-labelledby="{key}-title"' in head, key
+        assert f'aria-describedby="{key}-desc"' in head, key
+        desc = re.search(rf'<desc id="{key}-desc">(.*?)</desc>', element, re.S)
+        assert desc and html.unescape(desc.group(1)).startswith(caption) and caption, key
+        assert html.escape(caption) in text.replace(element, ""), key  # and beside it, as text
+    step = page.trends.plots[0].caption
+    assert "9 run(s) from 2026-11-01 (1111111) to 2026-11-21 (a5f7603)" in step
+    assert "Change point at 2026-11-11 (6666666): +14.9% (slower)" in step
 
 
 @needs_gpu_data

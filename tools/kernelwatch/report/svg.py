@@ -166,18 +166,19 @@ def _tick_labels(axis: Any) -> list[Text]:
 
 def _shown(text: Text) -> bool:
     axes = text.axes
-    visible = text.get_visible() and (axes is None or axes.get_visible())
-    return bool(visible and text.get_text().strip())
+    visible = bool(text.get_visible() and (axes is None or axes.get_visible()))
+    return visible and bool(text.get_text().strip())
 
 
 def _renderer(figure: Figure) -> Any:
     """A renderer with the figure laid out and drawn, as saving will do it (an Agg canvas:
     its text extents are those of the SVG's glyph paths, the same font and size)."""
-    if not hasattr(figure.canvas, "get_renderer"):  # a Figure made without pyplot
+    canvas: Any = figure.canvas
+    if not hasattr(canvas, "get_renderer"):  # a Figure made without pyplot
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-        FigureCanvasAgg(figure)
-    renderer = figure.canvas.get_renderer()
+        canvas = FigureCanvasAgg(figure)
+    renderer = canvas.get_renderer()
     figure.draw(renderer)
     return renderer
 
@@ -198,9 +199,9 @@ def drawn_texts(figure: Figure) -> list[tuple[Text, Bbox]]:
 
 
 def _apart(a: Bbox, b: Bbox, slack: float) -> bool:
-    return (
-        min(a.x1, b.x1) - max(a.x0, b.x0) <= slack or min(a.y1, b.y1) - max(a.y0, b.y0) <= slack
-    )
+    width = float(min(a.x1, b.x1) - max(a.x0, b.x0))  # of their intersection, if they meet
+    height = float(min(a.y1, b.y1) - max(a.y0, b.y0))
+    return width <= slack or height <= slack
 
 
 def overlapping(figure: Figure, slack: float = 0.5) -> list[tuple[str, str]]:
@@ -241,35 +242,39 @@ def stack_labels(figure: Figure, labels: Sequence[Any], row: float, passes: int 
 
 
 def describe(figure: Figure) -> str:
-    """The words and numbers drawn in a figure, for its `<desc>`: per panel its title, each
-    axis (its label and the range of its ticks, or every tick of a categorical axis), the
-    labels written in it, and the legends' entries."""
+    """The words and numbers drawn in a figure, for its `<desc>`, a sentence each: per panel its
+    title, each axis (its label and the range of its ticks, or every tick of a categorical axis),
+    the labels written in it; then the legends' entries."""
     from matplotlib.legend import Legend
 
     _renderer(figure)  # (tick labels get their text when drawn)
-    parts = []
+    sentences = []
     for ax in figure.axes:
         if not ax.get_visible():
             continue
-        panel = [ax.get_title()] if ax.get_title() else []
+        sentences += [ax.get_title()] if ax.get_title() else []
         for name, axis in (("x", ax.xaxis), ("y", ax.yaxis)):
             ticks = [_one_line(t.get_text()) for t in _tick_labels(axis)]
-            label = _one_line(axis.get_label().get_text()) or f"{name} axis"
             if not ticks:
                 continue
-            numeric = all(re.fullmatch(r"[−\-+]?[\d.,]+\S{0,3}", t) for t in ticks)
-            shown = f"{ticks[0]} to {ticks[-1]}" if numeric and len(ticks) > 1 else ", ".join(ticks)
-            panel.append(f"{label}: {shown}")
+            label = _one_line(axis.get_label().get_text()) or f"{name} axis"
+            numeric = all(re.fullmatch(r"[−+-]?[\d.,]+\S{0,3}", t) for t in ticks)
+            if numeric and len(ticks) > 1:
+                sentences.append(f"{label}: {ticks[0]} to {ticks[-1]}")
+            else:  # categories ("; " between them where a category holds a comma)
+                sentences.append(f"{label}: " + _listed(ticks))
         written = [_one_line(t.get_text()) for t in ax.texts if _shown(t)]
         if written:
-            panel.append("labels " + ", ".join(written))
-        if panel:
-            parts.append("; ".join(panel))
+            sentences.append("labels: " + _listed(written))
     legends = [lg for lg in figure.findobj(Legend) if lg.get_visible()]
     entries = [_one_line(t.get_text()) for lg in legends for t in lg.get_texts() if _shown(t)]
     if entries:
-        parts.append("legend: " + "; ".join(entries))
-    return ". ".join(parts) + ("." if parts else "")
+        sentences.append("legend: " + "; ".join(entries))
+    return "".join(f"{s.rstrip('.')}. " for s in sentences).strip()
+
+
+def _listed(items: Sequence[str]) -> str:
+    return ("; " if any("," in item for item in items) else ", ").join(items)
 
 
 def _one_line(text: str) -> str:

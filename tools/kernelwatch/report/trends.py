@@ -221,10 +221,12 @@ def build(
             continue
         own = tuple(c for c in changes if c.benchmark == name)
         key = f"trend-{len(plots) + 1}"
-        shown = {"this_run": this_run, "current": medians.get(name)}
-        caption = summary(points, own, metric, **shown)
+        current = medians.get(name)
+        caption = summary(points, own, metric, this_run=this_run, current=current)
         with svg.style(key):
-            drawn = plot(name, points, own, metric, key, caption=caption, **shown)
+            drawn = plot(
+                name, points, own, metric, key, this_run=this_run, current=current, caption=caption
+            )
         plots.append(Trend(name, reasons, key, drawn, len(points), own, caption))
         kept.append((name, reasons))
     choice = replace(choice, chosen=tuple(kept), limit=limit)

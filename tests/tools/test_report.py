@@ -263,7 +263,7 @@ def test_every_figure_is_named_and_described_in_words(suite_report) -> None:
         assert desc and html.unescape(desc.group(1)).startswith(caption) and caption, key
         assert html.escape(caption) in text.replace(element, ""), key  # and beside it, as text
     step = page.trends.plots[0].caption
-    assert "9 run(s) from 2026-11-01 (1111111) to 2026-11-21 (a5f7603)" in step
+    assert "9 run(s), 2026-11-01 (1111111) to 2026-11-21 (a5f7603): median 131.7 us first" in step
     assert "Change point at 2026-11-11 (6666666): +14.9% (slower)" in step
 
 

@@ -146,7 +146,7 @@ def test_trend_summary_says_what_the_plot_shows() -> None:
     levels, indices, _ = AWKWARD["two changes side by side in 30 runs"]
     points = series(levels)
     text = trend_plot.summary(points, changes_at(points, indices), TIME, this_run=30)
-    assert text.startswith("30 run(s) from 2027-01-01 (0000001) to 2027-01-30 (000001e)")
+    assert text.startswith("30 run(s), 2027-01-01 (0000001) to 2027-01-30 (000001e): median ")
     assert "Change point at 2027-01-15 (000000f): +30." in text and "(slower)" in text
     assert "(faster), 1.299 ms → 998.1 us" in text and "This run: 1.001 ms, circled." in text
     absent = trend_plot.summary(points, [], TIME, current=2e6)

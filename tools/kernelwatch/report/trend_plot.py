@@ -299,10 +299,9 @@ def summary(
     medians = [p.median for p in points]
     first, last = points[0], points[-1]
     words = [
-        f"{len(points)} run(s) from {_run_words(first)} to {_run_words(last)}: median "
-        f"{format_value(medians[0], metric)} in the first, {format_value(medians[-1], metric)} "
-        f"in the last (lowest {format_value(min(medians), metric)}, highest "
-        f"{format_value(max(medians), metric)})."
+        f"{len(points)} run(s), {_run_words(first)} to {_run_words(last)}: median "
+        f"{format_value(medians[0], metric)} first, {format_value(medians[-1], metric)} last, "
+        f"{format_value(min(medians), metric)} to {format_value(max(medians), metric)} in all."
     ]
     by_run = {p.run.id: p for p in points}
     for c in sorted(changes, key=lambda c: c.index):

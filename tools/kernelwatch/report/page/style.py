@@ -50,6 +50,7 @@ figure.kw-figure .kw-svg { display: block; width: 100%; height: auto; margin: 4p
 figure.kw-figure p.caption { color: #3c4043; font-size: 14px; max-width: 1000px; }
 .trend-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(540px, 1fr)); gap: 10px 22px; }
 .trend-grid figure.kw-figure { margin: 6px 0 10px; }
+.trend-grid figure.kw-figure p.caption { font-size: 12.5px; margin: 2px 0 0; }
 .trend-grid figcaption { font-size: 13.5px; min-height: 2.9em; }
 .trend-grid figcaption .badge { margin-right: 6px; }
 .trend-grid figcaption code { font-size: 12.5px; overflow-wrap: anywhere; }

@@ -171,16 +171,16 @@ def _shown(text: Text) -> bool:
 
 
 def _renderer(figure: Figure) -> Any:
-    """A renderer with the figure laid out and drawn, as saving will do it (an Agg canvas:
-    its text extents are those of the SVG's glyph paths, the same font and size)."""
+    """The figure laid out as saving will do it, and a renderer to measure it with (an Agg
+    canvas: its text extents are those of the SVG's glyph paths, the same font and size).
+    Nothing is rasterised (rasterising made the test history's report take 9.7 s, not 4.6 s)."""
     canvas: Any = figure.canvas
     if not hasattr(canvas, "get_renderer"):  # a Figure made without pyplot
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
         canvas = FigureCanvasAgg(figure)
-    renderer = canvas.get_renderer()
-    figure.draw(renderer)
-    return renderer
+    figure.draw_without_rendering()
+    return canvas.get_renderer()
 
 
 def drawn_texts(figure: Figure) -> list[tuple[Text, Bbox]]:
@@ -220,6 +220,8 @@ def stack_labels(figure: Figure, labels: Sequence[Any], row: float, passes: int 
     over another: each, left to right, into the lowest row where it fits. Constrained layout
     then makes room for the rows, which can shift the labels sideways, so it is repeated until
     it holds. Returns the rows used."""
+    if len(labels) < 2:
+        return len(labels)
     base = {id(a): tuple(a.xyann) for a in labels}
     rows = 1
     for _ in range(passes):

@@ -76,6 +76,7 @@ TEST(MakeContext, HasEveryDocumentedKeyWithItsValue) {
       {"kernelwatch_min_samples", "10"},
       {"kernelwatch_throttle_threshold", "0.75"},
       {"kernelwatch_blocking_kernel", "true"},
+      {"kernelwatch_hang_timeout", "120"},
   };
   EXPECT_EQ(context, expected);
 }

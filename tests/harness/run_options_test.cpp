@@ -177,3 +177,26 @@ TEST(ParseRunOptions, BlockingKernelIsOnUnlessSwitchedOff) {
               "--kernelwatch_blocking_kernel must be true or false, not 'maybe'");
   }
 }
+
+TEST(ParseRunOptions, HangTimeoutIsTwoMinutesZeroForNeverAndRefusesNonsense) {
+  const auto parse = [](std::vector<std::string> values) {
+    arguments args(std::move(values));
+    return kw::detail::parse_run_options(args.argc, args.pointers.data()).hang_timeout;
+  };
+  EXPECT_DOUBLE_EQ(parse({"bench"}), 120.0);
+  EXPECT_DOUBLE_EQ(parse({"bench", "--kernelwatch_hang_timeout=2.5"}), 2.5);
+  EXPECT_DOUBLE_EQ(parse({"bench", "--kernelwatch_hang_timeout=0"}), 0.0);
+  for (const char* value : {"-1", "soon", "", "inf"}) {
+    arguments bad({"bench", std::string("--kernelwatch_hang_timeout=") + value});
+    try {
+      (void)kw::detail::parse_run_options(bad.argc, bad.pointers.data());
+      ADD_FAILURE() << "'" << value << "' must be refused";
+    } catch (const std::invalid_argument& error) {
+      EXPECT_EQ(std::string(error.what()),
+                std::string("--kernelwatch_hang_timeout must be a number from 0 to 86400, not '") +
+                    value + "'");
+    }
+  }
+  EXPECT_NE(kw::detail::run_options_help().find("--kernelwatch_hang_timeout=S"),
+            std::string::npos);
+}

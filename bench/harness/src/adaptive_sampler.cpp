@@ -3,6 +3,7 @@
 #include <kernelwatch/detail/blocking_kernel.hpp>
 #include <kernelwatch/detail/gpu_clock.hpp>
 #include <kernelwatch/detail/nvml.hpp>
+#include <kernelwatch/detail/watchdog.hpp>
 #include <kernelwatch/device_info.hpp>
 
 #include <algorithm>
@@ -78,6 +79,8 @@ class sampler {
     }
     probe_.record(stream_, false);
     KW_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    // The hang watchdog's progress: once per batch (about 2 ms of GPU work), a relaxed store.
+    process_progress().tick();
     if (blocker_) {
       blocker_->check();
     }

@@ -5,6 +5,7 @@
 #include <kernelwatch/detail/main.hpp>
 #include <kernelwatch/detail/other_gpus_monitor.hpp>
 #include <kernelwatch/detail/run_options.hpp>
+#include <kernelwatch/detail/watchdog.hpp>
 #include <kernelwatch/device_info.hpp>
 
 #include <benchmark/benchmark.h>
@@ -85,8 +86,13 @@ int benchmark_main(int argc, char** argv) {
   {
     // Polls the host's other GPUs while the benchmarks run (other_gpus_monitor.hpp).
     std::optional<other_gpus_monitor> others;
+    // Ends the process when a benchmark hangs (watchdog.hpp).
+    std::optional<watchdog> hang_watch;
     if (!options.list_only) {
       others.emplace(current_device_info().uuid);
+      if (options.hang_timeout > 0.0) {
+        hang_watch.emplace(process_progress(), options.hang_timeout);
+      }
     }
     benchmark::RunSpecifiedBenchmarks();
   }

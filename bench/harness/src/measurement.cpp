@@ -6,6 +6,7 @@
 #include <kernelwatch/detail/l2_flush.hpp>
 #include <kernelwatch/detail/other_gpus_monitor.hpp>
 #include <kernelwatch/detail/run_options.hpp>
+#include <kernelwatch/detail/watchdog.hpp>
 #include <kernelwatch/device_info.hpp>
 #include <kernelwatch/measurement.hpp>
 
@@ -42,8 +43,10 @@ void measurement::run(const launch_function& launch) {
   // Correctness before timing: a fast wrong kernel must never report a time. Once per
   // instance and process: Google Benchmark calls the same instance several times, and a
   // host reference over hundreds of MiB costs more than the timing itself.
+  detail::benchmark_progress& progress = detail::process_progress();  // watchdog.hpp
   launch_checked(launch, stream.get());
   stream.synchronize();
+  progress.tick();
   const std::string& instance = detail::current_instance();
   if (verify_ && (instance.empty() || !detail::instance_verified(instance))) {
     const check_result result = verify_();
@@ -52,12 +55,14 @@ void measurement::run(const launch_function& launch) {
       return;
     }
     detail::mark_instance_verified(instance);
+    progress.tick();  // a host reference may take seconds
   }
   // Module loading, first-touch page mapping and clock ramp-up stay out of the samples.
   for (int i = 0; i < warmup_launches_; ++i) {
     launch_checked(launch, stream.get());
   }
   stream.synchronize();
+  progress.tick();
   detail::record_kernels(launch, instance);  // untimed; only when asked (kernel_record.hpp)
 
   const detail::run_options& options = detail::current_run_options();
@@ -85,6 +90,7 @@ void measurement::run(const launch_function& launch) {
     const detail::sampling_outcome outcome =
         detail::sample_adaptively(checked, stream.get(), flusher ? &*flusher : nullptr, plan);
     state_.SetIterationTime(outcome.summary.median);
+    progress.tick();
     gpu_seconds += outcome.summary.median;
     samples += static_cast<double>(outcome.seconds.size());
     throttled += static_cast<double>(outcome.throttled);

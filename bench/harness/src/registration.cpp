@@ -3,6 +3,7 @@
 #include <kernelwatch/detail/instance.hpp>
 #include <kernelwatch/detail/main.hpp>
 #include <kernelwatch/detail/run_options.hpp>
+#include <kernelwatch/detail/watchdog.hpp>
 #include <kernelwatch/registration.hpp>
 
 #include <cstdio>
@@ -21,6 +22,8 @@ class gpu_benchmark_family final : public benchmark::internal::Benchmark {
 
   void Run(benchmark::State& state) override {
     const detail::instance_scope scope(instance_key(state));
+    // Seen by the hang watchdog while this thread is in the benchmark (watchdog.hpp).
+    const detail::progress_scope running(detail::process_progress(), detail::current_instance());
     try {
       // The current device is per host thread: main() set it on the main thread, where thread
       // 0 runs; a family with ->Threads(n) runs the others on Google Benchmark's own threads.

@@ -166,6 +166,8 @@ run_options parse_run_options(int& argc, char** argv) {
       options.inject = parse_injection(value);
     } else if (name == "--kernelwatch_blocking_kernel") {
       options.blocking_kernel = parse_bool(name, value, equals != std::string_view::npos);
+    } else if (name == "--kernelwatch_hang_timeout") {
+      options.hang_timeout = parse_number(name, value, 0.0, 86400.0);
     } else {
       throw std::invalid_argument("unknown flag '" + std::string(argument) + "'");
     }
@@ -203,7 +205,11 @@ std::string run_options_help() {
          "                                 hold the stream while a sample is enqueued, so\n"
          "                                 host latency is not timed (true; host-bound\n"
          "                                 benchmarks never are held)\n"
-         "Exit codes: 0 ran, 2 bad arguments, 3 CUDA context lost (sticky error), 4 no GPU.\n";
+         "  --kernelwatch_hang_timeout=S   end the process (exit 5) when a benchmark makes no\n"
+         "                                 progress for S seconds: a kernel that never\n"
+         "                                 finishes (120; 0: never)\n"
+         "Exit codes: 0 ran, 2 bad arguments, 3 CUDA context lost (sticky error), 4 no GPU,\n"
+         "5 a benchmark hung (--kernelwatch_hang_timeout).\n";
 }
 
 }  // namespace kernelwatch::detail

@@ -38,6 +38,12 @@ struct run_options {
   /// Hold the stream while each sample is enqueued, so host submission latency stays out of
   /// the timed region (detail/blocking_kernel.hpp); host-bound benchmarks never do.
   bool blocking_kernel = true;
+  /// End the process when a benchmark makes no progress for this many seconds: a kernel that
+  /// never finishes (detail/watchdog.hpp); 0: never. 120 s: the longest legitimate sample of
+  /// the suite is well under a second on an H200 and its longest benchmark a few seconds (the
+  /// whole suite takes about 460 s), so it never fires on a real benchmark, and a hang costs
+  /// the night two minutes instead of the CI job's timeout.
+  double hang_timeout = 120.0;
   bool list_only = false;  // --benchmark_list_tests: registration only, no GPU needed
   bool help = false;
   bool min_time_dropped = false;  // a --benchmark_min_time was taken out (see below)

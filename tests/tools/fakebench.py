@@ -21,6 +21,10 @@ beside it (<binary>.json), so a test can change it between runs:
     skipped        {name: message}      skipped rows (Google Benchmark 1.8)
     exit           status               3 or 4 (with the harness's message), or any other
     signal         "SIGSEGV"            kill itself
+    hang           NAME                 the harness's watchdog: exit 5 with its line naming NAME
+    hang_from_run  0                    ... only from this measuring run on (0: the first)
+    stall          true                 never finish: sleep, and start a child that sleeps too
+                                        (its pid in <binary>.child), as a hung binary would
     no_output      true                 exit 0 without writing the result
     context        {key: value}         merged into the GPU context below
     noise          0.002                relative spread of the repetitions inside one process
@@ -117,6 +121,16 @@ if "trace" in config:
 if status == 3:
     sys.stderr.write("kernelwatch: CUDA context lost: an illegal memory access was encountered\n")
     sys.exit(3)
+if config.get("hang") and runs >= config.get("hang_from_run", 0):
+    sys.stderr.write("kernelwatch: error: " + config["hang"] + " made no progress for 120 s "
+                     "(a kernel that never finishes?); the process ends\n")
+    sys.exit(5)
+if config.get("stall"):
+    import subprocess, time
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    with open(me + ".child", "w") as pid:
+        pid.write(str(child.pid))
+    time.sleep(3600)
 if status:
     sys.stderr.write("fake: exiting with " + str(status) + "\n")
     sys.exit(status)

@@ -87,6 +87,19 @@ def test_the_worst_gpu_decides_the_exit_status(run_cli, host: Path) -> None:
     assert (host / "night-gpu1.json").is_file()  # measured and kept all the same
 
 
+def test_a_hung_binary_loses_no_gpus_other_results(run_cli, host: Path) -> None:
+    fakebench.configure(host / "build" / "bench" / "kernelwatch_bench_transfers",
+                        hang="transfers/h2d/pinned/1")  # fmt: skip
+    done = run(run_cli, host, "--gpus", "all", "--no-compare", "--out", host / "night.json")
+    assert done.status == 3
+    for index in (0, 1):
+        night = host / f"night-gpu{index}.json"
+        rows = json.loads(night.read_text())["benchmarks"]
+        assert {row["run_name"] for row in rows} == set(KERNELS)
+        assert f": exit 3 (a benchmark binary crashed or hung); {night}" in done.err
+    assert done.err.count("hung (exit status 5): transfers/h2d/pinned/1 made no progress") >= 2
+
+
 def test_gpus_run_at_once_and_host_bound_benchmarks_alone(run_cli, host: Path) -> None:
     done = run(run_cli, host, "--gpus", "0,1", "--no-compare", "--out", host / "r.json")
     assert done.status == 0, done.err

@@ -304,6 +304,52 @@ def test_a_crashing_binary(box: Box, behaviour: dict, status: int, message: str)
     assert done.status == status and message in one_error(done.err)
 
 
+@pytest.mark.parametrize(
+    ("behaviour", "message"),
+    [
+        (
+            {"hang": "beta/sum/1"},
+            "kernelwatch_bench_beta: hung (exit status 5): beta/sum/1 made no progress for 120 s "
+            "(a kernel that never finishes?); the process ends",
+        ),
+        ({"exit": 3}, "kernelwatch_bench_beta: lost its CUDA context (exit status 3)"),
+    ],
+)
+def test_a_failing_binary_loses_no_other_result(box: Box, behaviour: dict, message: str) -> None:
+    fakebench.configure(box.binaries[1], **behaviour)
+    out = box.tmp / "night.json"
+    done = box.run("--out", out)
+    assert done.status == 3
+    assert message in one_error(done.err)
+    assert f"wrote {out} with the results of the processes that finished" in done.err
+    assert "no result for 3 benchmark(s): " + ", ".join(BETA) in done.err
+    document = json.loads(out.read_text())
+    assert {row["run_name"] for row in document["benchmarks"]} == set(ALPHA)
+    assert {row["kernelwatch_process"] for row in document["benchmarks"]} == {1, 2}
+    assert document["context"]["kernelwatch_no_result"] == list(BETA)
+    assert message in document["context"]["kernelwatch_failed_processes"][0]
+    assert fakebench.runs(box.binaries[1]) == 1  # its second process is skipped
+
+
+def test_process_timeout_ends_a_plain_binary_that_never_finishes(box: Box) -> None:
+    plain = fakebench.make(box.tmp / "plain", "stalls", {"other/x": 10.0}, counters=False,
+                           stall=True)  # fmt: skip
+    out = box.tmp / "night.json"
+    done = box.run_cli("run", "--bench", box.binaries[0], "--bench", plain, "--no-compare",
+                       "--out", out, "--repetitions", 2, "--process-timeout", 1)  # fmt: skip
+    assert done.status == 3
+    assert "stalls: hung: did not finish in 1 s (--process-timeout)" in one_error(done.err)
+    assert "no result for 1 benchmark(s): other/x" in done.err
+    rows = json.loads(out.read_text())["benchmarks"]
+    assert {row["run_name"] for row in rows} == set(ALPHA)
+
+
+def test_process_timeout_must_be_positive(box: Box) -> None:
+    done = box.run("--process-timeout", "0")
+    assert done.status == 2
+    assert "--process-timeout 0: must be a positive number of seconds" in one_error(done.err)
+
+
 def test_different_gpus_in_one_run(box: Box) -> None:
     fakebench.configure(box.binaries[1], context={"gpu_uuid": "GPU-other"})
     done = box.run("--no-compare")

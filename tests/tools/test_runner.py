@@ -245,6 +245,12 @@ def test_merge_refuses_two_gpus(binaries: list[Path]) -> None:
         ({"signal": "SIGSEGV"}, BenchmarkCrashed, r"crashed \(SIGSEGV\)"),
         ({"exit": 7}, BenchmarkCrashed, "failed .exit status 7.: fake: exiting with 7"),
         ({"no_output": True}, BenchmarkCrashed, "exited 0 but wrote no result file"),
+        (
+            {"hang": "alpha/copy/1"},
+            BenchmarkCrashed,
+            r"kernelwatch_bench_alpha: hung \(exit status 5\): alpha/copy/1 made no progress for "
+            r"120 s \(a kernel that never finishes\?\); the process ends$",
+        ),
     ],
 )
 def test_binary_failures(binaries: list[Path], behaviour: dict, error: type, message: str) -> None:
@@ -253,6 +259,106 @@ def test_binary_failures(binaries: list[Path], behaviour: dict, error: type, mes
     with pytest.raises(error, match=message) as caught:
         runner.run_suite(jobs, runner.RunSettings(repetitions=2))
     assert "\n" not in str(caught.value)
+
+
+def test_a_hung_binary_keeps_the_other_binaries_results(binaries: list[Path]) -> None:
+    fakebench.configure(binaries[0], hang="alpha/copy")
+    settings = runner.RunSettings(repetitions=4, processes=2, precision=0.0001, top_ups=1)
+    with pytest.raises(
+        runner.IncompleteRun, match=r"hung \(exit status 5\): alpha/copy "
+    ) as caught:
+        runner.run_suite(runner.plan(binaries, None), settings, keep_going=True)
+    failed = caught.value
+    assert failed.exit_status == 3 and "\n" not in str(failed)
+    assert failed.no_result == tuple(A)
+    assert failed.partial is not None
+    document = failed.partial.document
+    assert {row["run_name"] for row in document["benchmarks"]} == set(B)
+    assert {row["kernelwatch_process"] for row in document["benchmarks"]} >= {1, 2}
+    context = document["context"]
+    assert context[runner.NO_RESULT_KEY] == list(A)
+    assert context[runner.FAILED_KEY] == [str(failed)]
+    # Its second process and its top-ups are skipped: it would hang again.
+    assert fakebench.runs(binaries[0]) == 1
+    assert fakebench.runs(binaries[1]) == 4  # its 2 processes and a top-up in 2 more
+
+
+def test_a_binary_that_hangs_in_its_second_process_keeps_its_first(binaries: list[Path]) -> None:
+    fakebench.configure(binaries[1], hang="beta/sum/n:2", hang_from_run=1)
+    fakebench.configure(binaries[0], exit=3)  # and another crashes at once
+    settings = runner.RunSettings(repetitions=4, processes=2)
+    with pytest.raises(runner.IncompleteRun) as caught:
+        runner.run_suite(runner.plan(binaries, None), settings, keep_going=True)
+    failed = caught.value
+    assert "lost its CUDA context" in str(failed) and "(and 1 more failed process(es))" in str(
+        failed
+    )
+    assert failed.no_result == tuple(A)  # beta has process 1's rows
+    assert failed.partial is not None
+    rows = failed.partial.document["benchmarks"]
+    assert {row["run_name"] for row in rows} == set(B)
+    assert {row.get("kernelwatch_process") for row in rows if row["run_type"] == "iteration"} == {1}
+
+
+def test_without_keep_going_the_first_failure_ends_the_run(binaries: list[Path]) -> None:
+    fakebench.configure(binaries[0], hang="alpha/copy")
+    with pytest.raises(BenchmarkCrashed) as caught:
+        runner.run_suite(runner.plan(binaries, None), runner.RunSettings(repetitions=2))
+    assert not isinstance(caught.value, runner.IncompleteRun)
+    assert fakebench.runs(binaries[1]) == 0
+
+
+def test_nothing_finished_leaves_no_partial_result(binaries: list[Path]) -> None:
+    for binary in binaries:
+        fakebench.configure(binary, signal="SIGSEGV")
+    with pytest.raises(runner.IncompleteRun) as caught:
+        runner.run_suite(
+            runner.plan(binaries, None), runner.RunSettings(repetitions=2), keep_going=True
+        )
+    assert caught.value.partial is None
+    assert caught.value.no_result == (*A, *B)
+
+
+def test_process_timeout_kills_a_stalled_plain_binary_and_its_children(tmp_path: Path) -> None:
+    plain = fakebench.make(tmp_path, "plain", A, counters=False, stall=True)
+    other = fakebench.make(tmp_path, "other", B, counters=False)
+    jobs = runner.plan([plain, other], None)
+    assert not any(job.harness for job in jobs)
+    settings = runner.RunSettings(repetitions=2, process_timeout=1.0)
+    with pytest.raises(runner.IncompleteRun) as caught:
+        runner.run_suite(jobs, settings, keep_going=True)
+    assert re.search(
+        r"plain: hung: did not finish in 1 s \(--process-timeout\), so its process group was "
+        r"killed",
+        str(caught.value),
+    )
+    assert caught.value.no_result == tuple(A)
+    assert caught.value.partial is not None
+    child = int(Path(f"{plain}.child").read_text())
+    assert not _alive(child), "the binary's own child must be killed with it"
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` still runs (a zombie reaped by init counts as gone)."""
+    import os
+    import time
+
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        status = Path(f"/proc/{pid}/stat")
+        if status.exists() and status.read_text().split(") ")[-1].startswith("Z"):
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.mark.parametrize("seconds", [0.0, -1.0, float("nan")])
+def test_bad_process_timeout(seconds: float) -> None:
+    with pytest.raises(InputError, match="--process-timeout .*: must be a positive number"):
+        runner.RunSettings(process_timeout=seconds)
 
 
 def test_refused_arguments(binaries: list[Path]) -> None:

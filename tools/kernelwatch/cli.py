@@ -28,7 +28,7 @@ exit status (each command's --help says more):
   1  the check failed (compare, run, ab: a regression; selftest: a target missed; history
      changes: a regression among the changes listed; bisect: no first bad commit found)
   2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
-  3  a benchmark binary crashed or lost its CUDA context (run, ab, bisect, selftest)
+  3  a benchmark binary crashed, hung or lost its CUDA context (run, ab, bisect, selftest)
   4  no CUDA GPU is visible: nothing to measure (run, ab, bisect, selftest)
   130  interrupted (Ctrl-C)
   143  terminated (SIGTERM: a cancelled CI job, `timeout`); the tools it started end with it

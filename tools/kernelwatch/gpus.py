@@ -138,7 +138,8 @@ def measure_all(
 ) -> list[tuple[Gpu, runner.SuiteRun | InputError]]:
     """The suite on every GPU at once, one thread (and one benchmark process at a time) per
     GPU; the host-bound jobs take the host to themselves (locks). A GPU whose run fails gives
-    its error, the others still finish."""
+    its error (runner.IncompleteRun, with what its finished processes measured, when a
+    benchmark process crashed or hung), the others still finish."""
 
     def one(gpu: Gpu) -> runner.SuiteRun:
         suite = runner.run_suite(
@@ -147,6 +148,7 @@ def measure_all(
             progress=runner.Progress(stream=progress.stream, enabled=False),
             label=f"GPU {gpu.index}",
             context={**context, GPU_INDEX_KEY: str(gpu.index)},
+            keep_going=True,
         )
         progress.say(f"kernelwatch: {gpu.label}: measured in {suite.seconds:.0f} s")
         return suite

@@ -186,6 +186,18 @@ def add_gpus_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_process_timeout_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--process-timeout",
+        type=float,
+        metavar="S",
+        help="kill a benchmark process (its whole process group) that runs longer than S "
+        "seconds and report it as hung (default: never; binaries on kernelwatch's harness end "
+        "themselves when a benchmark makes no progress, --kernelwatch_hang_timeout, 120 s); "
+        "for plain Google Benchmark binaries (--bench)",
+    )
+
+
 def add_suite_options(parser: argparse.ArgumentParser, bench_help: str) -> None:
     """How the suite's binaries run here: the run options, the process options (--processes,
     --precision, --top-ups), --build-dir and --bench; `run` and `selftest` share them."""

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
-from kernelwatch import gpus, hostbound, noise, runner, suite, verdict
+from kernelwatch import gpus, hostbound, noise, partial, runner, suite, verdict
 from kernelwatch import shard as shards
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
@@ -45,7 +45,7 @@ exit status (with --gpus: the highest of the GPUs'):
      (unless --allow-errors)
   2  bad input or usage, no baseline for this GPU, a binary refused its arguments:
      one line on stderr, "kernelwatch: error: ..."
-  3  a benchmark binary crashed or lost its CUDA context
+  3  a benchmark binary crashed, hung or lost its CUDA context (what finished is written)
   4  no CUDA GPU is visible: nothing to measure (one line on stderr)
 
 examples:
@@ -95,6 +95,7 @@ def register(subparsers: Any) -> None:
         help="compare with this result file or folder instead of the GPU's baseline",
     )
     options.add_gpus_option(parser)
+    options.add_process_timeout_option(parser)
     parser.add_argument(
         "--shard",
         metavar="K/N",
@@ -127,7 +128,9 @@ class RunCommand:
 
 
 def main(args: argparse.Namespace) -> int:
-    settings = options.suite_run_options(args).settings()
+    settings = replace(
+        options.suite_run_options(args).settings(), process_timeout=args.process_timeout
+    )
     if args.confirm < 0:
         raise InputError(f"--confirm {args.confirm}: must be 0 or more")
     root = options.baselines_root(args)
@@ -190,7 +193,13 @@ def run(command: RunCommand) -> int:
         **({SHARD_KEY: str(shard)} if shard else {}),
     }
     if chosen_gpus is None:
-        result = runner.run_suite(jobs, settings, progress=progress, context=context)
+        try:
+            result = runner.run_suite(
+                jobs, settings, progress=progress, context=context, keep_going=True
+            )
+        except runner.IncompleteRun as exc:
+            partial.keep(exc, lambda slug: command.out or default_out(slug), progress)
+            raise
         return _finish(command, jobs, settings, result, command.out, progress, command.outputs)
 
     progress.say(
@@ -202,17 +211,15 @@ def run(command: RunCommand) -> int:
     statuses: list[tuple[gpus.Gpu, int, str]] = []
     for gpu, outcome in measured:
         on_gpu = gpus.settings_for(settings, gpu)
+        out_for = _gpu_out(command.out, gpu, stamp)
         if isinstance(outcome, InputError):
+            kept = None
+            if isinstance(outcome, runner.IncompleteRun):
+                kept = partial.keep(outcome, out_for, progress)
             print(f"kernelwatch: {gpu.label}: {outcome.prefix}{outcome}", file=sys.stderr)
-            statuses.append((gpu, outcome.exit_status, "no result"))
+            statuses.append((gpu, outcome.exit_status, str(kept or "no result")))
             continue
-        out = (
-            gpus.out_for(command.out, gpu)
-            if command.out
-            else default_out(
-                baselines.context_slug(outcome.document["context"]), f"gpu{gpu.index}-{stamp}"
-            )
-        )
+        out = out_for(baselines.context_slug(outcome.document["context"]))
         print(f"== {gpu.label} ==", flush=True)
         try:
             status = _finish(
@@ -240,7 +247,7 @@ EXIT_MEANING = {
     0: "no regression",
     1: "regression, missing or erroring benchmark",
     2: "bad input",
-    3: "a benchmark binary crashed",
+    3: "a benchmark binary crashed or hung",
     4: "no usable GPU",
 }
 
@@ -278,6 +285,13 @@ def schedule(
                 "time, with nothing else of kernelwatch running on this host"
             )
     return jobs
+
+
+def _gpu_out(out: Path | None, gpu: gpus.Gpu, stamp: str) -> Callable[[str | None], Path]:
+    """Where one GPU's result goes, given its GPU slug: beside --out, else in results/."""
+    return lambda slug: (
+        gpus.out_for(out, gpu) if out else default_out(slug, f"gpu{gpu.index}-{stamp}")
+    )
 
 
 def _finish(

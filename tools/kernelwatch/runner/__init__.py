@@ -37,11 +37,19 @@ from kernelwatch.runner.settings import (
     DEFAULT_TOP_UPS,
     EXIT_BAD_ARGUMENTS,
     EXIT_CONTEXT_LOST,
+    EXIT_HANG,
     EXIT_NO_GPU,
     Job,
     RunSettings,
 )
-from kernelwatch.runner.suite import SuiteRun, run_suite, timestamp
+from kernelwatch.runner.suite import (
+    FAILED_KEY,
+    NO_RESULT_KEY,
+    IncompleteRun,
+    SuiteRun,
+    run_suite,
+    timestamp,
+)
 
 __all__ = [
     "BINARY_FOLDER",
@@ -53,8 +61,12 @@ __all__ = [
     "DEFAULT_TOP_UPS",
     "EXIT_BAD_ARGUMENTS",
     "EXIT_CONTEXT_LOST",
+    "EXIT_HANG",
     "EXIT_NO_GPU",
+    "FAILED_KEY",
+    "IncompleteRun",
     "Job",
+    "NO_RESULT_KEY",
     "Progress",
     "RunSettings",
     "SuiteRun",

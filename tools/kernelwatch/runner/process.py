@@ -20,6 +20,7 @@ from kernelwatch.runner.progress import Progress
 from kernelwatch.runner.settings import (
     EXIT_BAD_ARGUMENTS,
     EXIT_CONTEXT_LOST,
+    EXIT_HANG,
     EXIT_NO_GPU,
     Job,
     RunSettings,
@@ -54,6 +55,7 @@ def run_one(
 ) -> dict[str, Any]:
     """Run one benchmark process to its end (the progress line ticking) and return its
     validated output; its exit status as this project's error otherwise."""
+    timeout = settings.process_timeout
     try:
         done = tool.run(
             command,
@@ -62,8 +64,14 @@ def run_one(
             log=sys.stderr if settings.verbose else None,
             discard_stdout=not settings.verbose,
             tick=progress.tick if progress.enabled else None,
+            timeout=timeout,
         )
     except tool.ToolError as exc:
+        if exc.failure == "timeout" and timeout is not None:
+            raise BenchmarkCrashed(
+                f"{binary}: hung: did not finish in {timeout:g} s (--process-timeout), so its "
+                "process group was killed (a kernel that never finishes?)"
+            ) from None
         raise InputError(f"{binary}: cannot run: {exc.reason}") from None
     status, message = done.status, tool.last_line(done.stderr)
 
@@ -75,6 +83,9 @@ def run_one(
         raise BenchmarkCrashed(
             f"{binary}: lost its CUDA context (exit status 3): {message or 'no message'}"
         )
+    if status == EXIT_HANG:  # the harness's watchdog: its line names the benchmark
+        said = message.removeprefix("kernelwatch: error: ") or "no message"
+        raise BenchmarkCrashed(f"{binary}: hung (exit status {EXIT_HANG}): {said}")
     if status == EXIT_BAD_ARGUMENTS:
         raise InputError(
             f"{binary}: refused the arguments (exit status 2): {message or 'no message'}; "

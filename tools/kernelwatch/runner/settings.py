@@ -28,6 +28,9 @@ MAX_PROCESSES = 64
 EXIT_BAD_ARGUMENTS = 2
 EXIT_CONTEXT_LOST = 3
 EXIT_NO_GPU = 4
+# A benchmark made no progress for --kernelwatch_hang_timeout seconds (a kernel that never
+# finishes): the harness's watchdog printed one line naming it and ended the process.
+EXIT_HANG = 5
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,10 @@ class RunSettings:
     # `precision` run again, `top_ups` times at most; 0 turns them off.
     precision: float = 0.0
     top_ups: int = 0
+    # `run --process-timeout`: seconds after which a benchmark process (its whole process
+    # group) is killed and reported as hung; None: never (the harness has its own watchdog,
+    # --kernelwatch_hang_timeout; a plain Google Benchmark binary has none).
+    process_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if self.repetitions < 1:
@@ -77,6 +84,11 @@ class RunSettings:
             )
         if not (0 <= self.top_ups <= MAX_TOP_UPS):
             raise InputError(f"--top-ups {self.top_ups}: must be from 0 to {MAX_TOP_UPS}")
+        if self.process_timeout is not None and not (0 < self.process_timeout <= 7 * 86400):
+            raise InputError(
+                f"--process-timeout {self.process_timeout:g}: must be a positive number of "
+                "seconds (at most a week)"
+            )
 
     def split(self) -> list[int]:
         """Repetitions of each process: as even as possible, the first ones get the rest."""

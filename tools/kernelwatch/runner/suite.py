@@ -15,12 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import kernels, locks
+from kernelwatch.errors import BenchmarkCrashed
 from kernelwatch.runner import precision
 from kernelwatch.runner.jobs import rerun_jobs
 from kernelwatch.runner.merging import join_processes, merge
 from kernelwatch.runner.process import benchmark_command, run_one
 from kernelwatch.runner.progress import Progress
 from kernelwatch.runner.settings import Job, RunSettings
+
+# Context keys of a result that lacks what failed processes would have measured.
+FAILED_KEY = "kernelwatch_failed_processes"
+NO_RESULT_KEY = "kernelwatch_no_result"
 
 
 @dataclass
@@ -32,6 +37,21 @@ class SuiteRun:
     seconds: float = 0.0
 
 
+class IncompleteRun(BenchmarkCrashed):
+    """A run (`keep_going`) in which benchmark processes crashed or hung: the first one's
+    message, the result of every process that finished (`partial`: None when none did), and
+    the benchmarks no finished process measured (`no_result`)."""
+
+    def __init__(
+        self, failures: Sequence[str], partial: SuiteRun | None, no_result: Sequence[str]
+    ) -> None:
+        more = f" (and {len(failures) - 1} more failed process(es))" if len(failures) > 1 else ""
+        super().__init__(failures[0] + more)
+        self.failures = tuple(failures)
+        self.partial = partial
+        self.no_result = tuple(no_result)
+
+
 def run_suite(
     jobs: Sequence[Job],
     settings: RunSettings,
@@ -39,11 +59,16 @@ def run_suite(
     progress: Progress | None = None,
     label: str = "",
     context: Mapping[str, Any] | None = None,
+    keep_going: bool = False,
 ) -> SuiteRun:
     """Run every job's binary in `settings.processes` processes, one after the other (all
     binaries' first process, then all binaries' second, ...), top up the imprecise benchmarks
     (precision.py) the same way, and merge the outputs into one result (context of the first,
-    plus `context` and the run's settings)."""
+    plus `context` and the run's settings).
+
+    A process that crashes or hangs ends the run (BenchmarkCrashed); with `keep_going`, its
+    binary's other processes are skipped, the other binaries still run, and IncompleteRun is
+    raised at the end, holding the merged result of the processes that finished."""
     progress = progress or Progress(enabled=False)
     shares = settings.split()
     started = time.monotonic()
@@ -55,14 +80,24 @@ def run_suite(
     ):
         if settings.gpu_uuid:
             held.enter_context(locks.gpu_lock(settings.gpu_uuid, _waiting(progress, prefix)))
-        processes = _Processes(jobs, settings, shares, progress, prefix, Path(tmp))
+        processes = _Processes(jobs, settings, shares, progress, prefix, Path(tmp), keep_going)
         processes.run_round(dict(enumerate(jobs)), "")
         topped_up = _top_up(processes)
     progress.clear()
     seconds = time.monotonic() - started
     extra = _run_context(processes, started_at, seconds, topped_up, context)
-    document = _merged(processes, extra)
-    return SuiteRun(document, processes.commands, seconds)
+    if not processes.failures:
+        return SuiteRun(_merged(processes, extra), processes.commands, seconds)
+    no_result = processes.no_result()
+    partial = None
+    if any(processes.runs.values()):
+        extra = {
+            **extra,
+            FAILED_KEY: [message for _, message in processes.failures],
+            NO_RESULT_KEY: no_result,
+        }
+        partial = SuiteRun(_merged(processes, extra), processes.commands, seconds)
+    raise IncompleteRun([message for _, message in processes.failures], partial, no_result)
 
 
 @dataclass
@@ -76,7 +111,9 @@ class _Processes:
     progress: Progress
     prefix: str
     tmp: Path
+    keep_going: bool = False
     runs: dict[int, list[dict[str, Any]]] = field(init=False)
+    failures: list[tuple[int, str]] = field(default_factory=list)  # (job index, message)
     records: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)
     commands: list[list[str]] = field(default_factory=list)
 
@@ -91,6 +128,9 @@ class _Processes:
         for process, share in enumerate(shares, 1):
             which = f"process {process}/{len(shares)}, " if len(shares) > 1 else ""
             for index, job in chosen.items():
+                if self.failed(index):
+                    done += len(job.names)
+                    continue
                 out = self.tmp / f"{len(self.runs[index]) + 1}-{index:03d}-{job.binary.name}.json"
                 command = benchmark_command(job, self.settings, out, share)
                 self.commands.append(command)
@@ -110,12 +150,36 @@ class _Processes:
         if record is not None and self.settings.record_kernels:
             env = dict(os.environ, **{kernels.ENV: str(record)})
         host = locks.host_exclusive if job.serial else locks.host_shared
-        with host(_waiting(self.progress, self.prefix)):
-            self.runs[index].append(
-                run_one(job.binary, command, out, self.settings, self.progress, env)
+        try:
+            with host(_waiting(self.progress, self.prefix)):
+                self.runs[index].append(
+                    run_one(job.binary, command, out, self.settings, self.progress, env)
+                )
+        except BenchmarkCrashed as exc:
+            if not self.keep_going:
+                raise
+            # Its binary would most likely fail the same way again: its other processes and
+            # top-ups are skipped, the other binaries run.
+            self.failures.append((index, str(exc)))
+            self.progress.say(
+                f"kernelwatch: {self.prefix}{job.binary.name}: a process failed, the run goes "
+                f"on without this binary: {exc}"
             )
+            return
         if env is not None and record is not None:
             self.records[job.binary] = kernels.read_records(record)
+
+    def failed(self, index: int) -> bool:
+        return any(index == failed for failed, _ in self.failures)
+
+    def no_result(self) -> list[str]:
+        """The benchmarks of failed binaries that no finished process measured."""
+        return [
+            name
+            for index, job in enumerate(self.jobs)
+            if self.failed(index) and not self.runs[index]
+            for name in job.names
+        ]
 
 
 def _top_up(processes: _Processes) -> set[str]:
@@ -129,6 +193,7 @@ def _top_up(processes: _Processes) -> set[str]:
             index: rerun_jobs([job], names)[0]
             for index, job in enumerate(processes.jobs)
             if not job.serial
+            and not processes.failed(index)
             and (names := precision.imprecise(processes.runs[index], settings.precision))
         }
         if not again:
@@ -183,7 +248,9 @@ def _run_context(
 def _merged(processes: _Processes, extra: Mapping[str, Any]) -> dict[str, Any]:
     """One result from each binary's processes joined, with the kernels they recorded."""
     jobs, runs, records = processes.jobs, processes.runs, processes.records
-    outputs = [(job.binary, join_processes(job.binary, runs[i])) for i, job in enumerate(jobs)]
+    outputs = [
+        (job.binary, join_processes(job.binary, runs[i])) for i, job in enumerate(jobs) if runs[i]
+    ]
     document = merge(outputs, extra)
     if any(records.values()):
         capability = document["context"].get("gpu_compute_capability")

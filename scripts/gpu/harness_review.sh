@@ -2,8 +2,9 @@
 # Edge cases of the harness's timing that only a GPU answers (docs/measurement.md, "Edge cases of
 # the timing"): do back-to-back events ever read 0 ms, does cudaFreeHost wait for queued work, is
 # %smid below the SM count, does an instance's first repetition run at a lower clock; and the
-# harness tests, and listing without a GPU. About a minute with the build on an H200. Writes
-# probe.txt, reps.txt, the result files and summary.txt to $OUT.
+# harness tests (the hang watchdog's GPU death tests among them), and listing without a GPU.
+# About a minute with the build on an H200. Writes probe.txt, reps.txt, the result files and
+# summary.txt to $OUT.
 #
 #   OUT=/tmp/out scripts/gpu/harness_review.sh        (on the device machine $OUT is set)
 set -euo pipefail
@@ -12,6 +13,8 @@ source "$(dirname "$0")/start.sh" review-out
 echo "== harness tests (GPU ones included)"
 build/tests/kernelwatch_harness_tests > "$OUT/harness_tests.log" 2>&1 && tail -3 "$OUT/harness_tests.log" ||
   { grep -E "FAILED|Failure" "$OUT/harness_tests.log" | head -20; echo "harness tests FAILED"; }
+echo "== hang watchdog: kernels that never finish end their child process (exit 5) in ~2 s each"
+grep -E "^\[ *(OK|FAILED|SKIPPED) *\] Watchdog" "$OUT/harness_tests.log" || echo "!! no watchdog test ran"
 
 echo "== listing needs no GPU in every spelling Google Benchmark takes (expect exit 0 each)"
 for flag in --benchmark_list_tests=on --benchmark_list_tests=True; do

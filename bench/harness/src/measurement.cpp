@@ -40,10 +40,11 @@ void measurement::run(const launch_function& launch) {
     flusher.emplace();
   }
 
+  detail::benchmark_progress& progress = detail::process_progress();  // watchdog.hpp
+
   // Correctness before timing: a fast wrong kernel must never report a time. Once per
   // instance and process: Google Benchmark calls the same instance several times, and a
   // host reference over hundreds of MiB costs more than the timing itself.
-  detail::benchmark_progress& progress = detail::process_progress();  // watchdog.hpp
   launch_checked(launch, stream.get());
   stream.synchronize();
   progress.tick();

@@ -2,7 +2,8 @@
 # Edge cases of the harness's timing that only a GPU answers (docs/measurement.md, "Edge cases of
 # the timing"): do back-to-back events ever read 0 ms, does cudaFreeHost wait for queued work, is
 # %smid below the SM count, does an instance's first repetition run at a lower clock; and the
-# harness tests (the hang watchdog's GPU death tests among them), and listing without a GPU.
+# harness tests (the hang watchdog's GPU death tests among them), listing without a GPU, and a
+# real run ended by SIGTERM.
 # About a minute with the build on an H200. Writes probe.txt, reps.txt, the result files and
 # summary.txt to $OUT.
 #
@@ -49,3 +50,16 @@ for path in sys.argv[1:]:
               f"reps 1-9 median {med:.3f} us ({100 * (first['real_time'] / med - 1):+.2f} %), clocks "
               f"{min(r.get('sm_clock_mhz', 0) for r in rest):.0f}-{max(r.get('sm_clock_mhz', 0) for r in rest):.0f} MHz")
 EOF
+
+echo "== SIGTERM (a cancelled CI job) during a real run: expect exit 143 and no benchmark left"
+PYTHONPATH=tools python3 -m kernelwatch run --filter '^transpose/' --no-compare \
+  --out "$OUT/sigterm.json" > "$OUT/sigterm.log" 2>&1 &
+run_pid=$!
+sleep 20
+kill -TERM "$run_pid"
+status=0
+wait "$run_pid" || status=$?
+echo "kernelwatch run: exit $status; its last line: $(tail -1 "$OUT/sigterm.log")"
+sleep 1
+pgrep -fa 'bench/kernelwatch_bench_' || echo "no benchmark process left"
+echo "compute processes on the GPU: $(nvidia-smi --query-compute-apps=pid --format=csv,noheader | wc -l)"

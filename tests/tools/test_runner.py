@@ -300,6 +300,24 @@ def test_a_binary_that_hangs_in_its_second_process_keeps_its_first(binaries: lis
     assert {row.get("kernelwatch_process") for row in rows if row["run_type"] == "iteration"} == {1}
 
 
+def test_a_gpu_lost_mid_run_keeps_what_was_measured(binaries: list[Path]) -> None:
+    fakebench.configure(binaries[1], exit=4)  # alpha measured; then the GPU is gone
+    with pytest.raises(runner.IncompleteRun, match="no CUDA GPU is visible") as caught:
+        runner.run_suite(
+            runner.plan(binaries, None), runner.RunSettings(repetitions=2), keep_going=True
+        )
+    assert caught.value.exit_status == 3 and caught.value.no_result == tuple(B)
+    assert caught.value.partial is not None
+
+
+def test_no_gpu_before_anything_was_measured_is_still_exit_4(binaries: list[Path]) -> None:
+    fakebench.configure(binaries[0], exit=4)
+    with pytest.raises(NoGpuError):
+        runner.run_suite(
+            runner.plan(binaries, None), runner.RunSettings(repetitions=2), keep_going=True
+        )
+
+
 def test_without_keep_going_the_first_failure_ends_the_run(binaries: list[Path]) -> None:
     fakebench.configure(binaries[0], hang="alpha/copy")
     with pytest.raises(BenchmarkCrashed) as caught:

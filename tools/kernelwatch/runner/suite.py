@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import kernels, locks
-from kernelwatch.errors import BenchmarkCrashed
+from kernelwatch.errors import BenchmarkCrashed, NoGpuError
 from kernelwatch.runner import precision
 from kernelwatch.runner.jobs import rerun_jobs
 from kernelwatch.runner.merging import join_processes, merge
@@ -155,8 +155,10 @@ class _Processes:
                 self.runs[index].append(
                     run_one(job.binary, command, out, self.settings, self.progress, env)
                 )
-        except BenchmarkCrashed as exc:
-            if not self.keep_going:
+        except (BenchmarkCrashed, NoGpuError) as exc:
+            # No GPU before anything was measured is exit 4; a GPU lost mid-run is a crash.
+            measured = any(self.runs.values())
+            if not self.keep_going or (isinstance(exc, NoGpuError) and not measured):
                 raise
             # Its binary would most likely fail the same way again: its other processes and
             # top-ups are skipped, the other binaries run.

@@ -1,4 +1,4 @@
-"""The nightly's steps run as GitHub runs them (`bash -e`, the step's env, $GITHUB_OUTPUT), on real
+"""The workflows' steps run as GitHub runs them (`bash -e`, the step's env, $GITHUB_OUTPUT), on real
 result files, in a scratch workspace: what actionlint cannot see (which files a step reads and
 writes, its exit status, what a re-run does). `gh` is a stand-in that answers from fixtures."""
 
@@ -25,7 +25,9 @@ from kernelwatch.gbench import read_json
 
 yaml = pytest.importorskip("yaml", reason="PyYAML is needed to read the workflows")
 
-NIGHTLY = REPO / ".github" / "workflows" / "nightly.yml"
+WORKFLOWS = REPO / ".github" / "workflows"
+NIGHTLY = WORKFLOWS / "nightly.yml"
+GPUS = REPO / ".github" / "kernelwatch-gpus.json"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 RUN_URL = "https://github.com/o/r/actions/runs/7"
 CONTEXTS = {
@@ -52,10 +54,11 @@ def run_step(
     matrix: dict[str, str] | None = None,
     path: str | None = None,
     contexts: dict[str, str] | None = None,
+    workflow: Path = NIGHTLY,
 ) -> tuple[int, str, str]:
-    """Run one step of nightly.yml: (exit status, $GITHUB_OUTPUT, stdout + stderr); `contexts`
-    gives more ${{ }} values (an earlier step's outputs)."""
-    document = yaml.safe_load(NIGHTLY.read_text())
+    """Run one step of a workflow (nightly.yml unless told): (exit status, $GITHUB_OUTPUT,
+    stdout + stderr); `contexts` gives more ${{ }} values (an earlier step's outputs)."""
+    document = yaml.safe_load(workflow.read_text())
     step = next(s for s in document["jobs"][job]["steps"] if s.get("name") == name)
     values = {
         **CONTEXTS,
@@ -119,12 +122,14 @@ def shard_artifacts(folder: Path, gpu: str, statuses: dict[int, int], count: int
 
 
 def shard_count() -> int:
-    count: int = yaml.safe_load(NIGHTLY.read_text())["env"]["SHARDS"]
+    """The H200's shards in the list of GPU models."""
+    models = json.loads(GPUS.read_text())["models"]
+    count: int = next(model["shards"] for model in models if model["gpu"] == "h200")
     return count
 
 
 MERGE = "Merge the shards, compare with this GPU's baseline"
-H200 = {"gpu": "h200", "baseline": "nvidia-h200-sm90"}
+H200 = {"gpu": "h200", "baseline": "nvidia-h200-sm90", "shards": str(shard_count())}
 
 
 def test_merge_joins_the_shards_and_keeps_the_confirmed_regression(tmp_path: Path) -> None:
@@ -152,7 +157,7 @@ def test_a_dead_shard_fails_the_merge_but_a_regression_still_opens_the_issue(
 ) -> None:
     count = max(shard_count(), 2)
     if count != shard_count():
-        pytest.skip("SHARDS is 1: no shard can die beside another")
+        pytest.skip("the H200 has 1 shard: no shard can die beside another")
     root = workspace(tmp_path)
     shard_artifacts(root / "shards", "h200", {1: 1}, count)  # shard 2's runner died
     status, _, log = run_step("merge", MERGE, root, H200)
@@ -389,3 +394,150 @@ def test_the_nightly_reports_each_change_once_the_night_it_is_first_found(tmp_pa
     suite_night(root, 9, slower_from=5)
     status, output, text = changes_of_night(root, 9)
     assert (status, output) == (0, "status=0\n") and "no change new since" in text
+
+
+# --- plan: the GPU models of .github/kernelwatch-gpus.json as matrices -------------------------
+
+PLAN = "The GPU models (.github/kernelwatch-gpus.json)"
+H100_LINE = {
+    "gpu": "h100",
+    "runs-on": ["h100"],
+    "baseline": "nvidia-h100-80gb-hbm3-sm90",
+    "shards": 2,
+    "pull-requests": True,
+    "nightly": True,
+}
+H200_LINE = dict(H100_LINE, gpu="h200", **{"runs-on": ["h200"]}, baseline="nvidia-h200-sm90")
+# A third model on its way in: first only in the list (its baseline workflow can run), then at
+# night too, on three shards of the runners that carry both of its labels.
+B200_NEW = {
+    "gpu": "b200",
+    "runs-on": ["b200", "sxm"],
+    "baseline": None,
+    "shards": 3,
+    "pull-requests": False,
+    "nightly": False,
+}
+B200_NIGHTLY = dict(B200_NEW, baseline="nvidia-b200-sm100", nightly=True)
+
+
+def plan(
+    tmp_path: Path, models: Any, workflow: str = "nightly", gpu: str = ""
+) -> tuple[int, dict[str, Any], str]:
+    """The plan step of a workflow on this list (JSON text, or what to write as JSON):
+    (exit status, its outputs read as JSON where they are, stdout + stderr)."""
+    root = tmp_path / "checkout"
+    (root / ".github").mkdir(parents=True)
+    text = models if isinstance(models, str) else json.dumps(models)
+    (root / ".github" / "kernelwatch-gpus.json").write_text(text)
+    status, output, log = run_step(
+        "plan", PLAN, root, contexts={"inputs.gpu": gpu}, workflow=WORKFLOWS / f"{workflow}.yml"
+    )
+    outputs: dict[str, Any] = {}
+    for line in output.splitlines():
+        key, value = line.split("=", 1)
+        outputs[key] = value if key == "gpu" else json.loads(value)
+    return status, outputs, log
+
+
+@pytest.mark.parametrize("workflow", ["gpu", "nightly", "baseline"])
+def test_the_plan_of_the_committed_list(tmp_path: Path, workflow: str) -> None:
+    status, outputs, log = plan(tmp_path, GPUS.read_text(), workflow)
+    assert status == 0 and log == "", log
+    models = json.loads(GPUS.read_text())["models"]
+    assert outputs["pull-requests"] == [
+        {"gpu": m["gpu"], "labels": m["runs-on"]} for m in models if m["pull-requests"]
+    ]
+    nightly = [m for m in models if m["nightly"]]
+    assert outputs["nightly"] == [
+        {"gpu": m["gpu"], "baseline": m["baseline"], "shards": m["shards"]} for m in nightly
+    ]
+    assert [(s["gpu"], s["shard"], s["shards"]) for s in outputs["shards"]] == [
+        (m["gpu"], k, m["shards"]) for m in nightly for k in range(1, m["shards"] + 1)
+    ]
+    assert {"h100", "h200"} <= {m["gpu"] for m in outputs["pull-requests"]}
+
+
+def test_a_third_model_is_one_line(tmp_path: Path) -> None:
+    """Added disabled, it is planned nowhere but the baseline workflow takes it; enabled for
+    the nightly with its baseline, it gets its three shards, a merge and a report job."""
+    status, outputs, log = plan(tmp_path / "new", {"models": [H100_LINE, H200_LINE, B200_NEW]})
+    assert status == 0, log
+    assert [m["gpu"] for m in outputs["pull-requests"]] == ["h100", "h200"]
+    assert [m["gpu"] for m in outputs["nightly"]] == ["h100", "h200"]
+    status, outputs, log = plan(
+        tmp_path / "baseline", {"models": [H100_LINE, H200_LINE, B200_NEW]}, "baseline", "b200"
+    )
+    assert status == 0, log
+    assert outputs["gpu"] == "b200" and outputs["labels"] == ["b200", "sxm"]
+    status, outputs, log = plan(tmp_path / "on", {"models": [H100_LINE, H200_LINE, B200_NIGHTLY]})
+    assert status == 0, log
+    assert [m["gpu"] for m in outputs["pull-requests"]] == ["h100", "h200"]
+    assert outputs["nightly"][2] == {"gpu": "b200", "baseline": "nvidia-b200-sm100", "shards": 3}
+    assert outputs["shards"][4:] == [
+        {"gpu": "b200", "labels": ["b200", "sxm"], "shard": k, "shards": 3} for k in (1, 2, 3)
+    ]
+    assert len(outputs["shards"]) == 2 + 2 + 3
+
+
+def test_no_model_enabled_plans_empty_matrices(tmp_path: Path) -> None:
+    """The jobs skip on `[]` (an empty matrix is an error on GitHub): an adopter's first model
+    runs only its baseline workflow until it is enabled."""
+    status, outputs, log = plan(tmp_path, {"models": [B200_NEW]}, "gpu")
+    assert status == 0, log
+    assert outputs == {"pull-requests": [], "nightly": [], "shards": []}
+
+
+def test_the_baseline_workflow_refuses_a_model_the_list_lacks(tmp_path: Path) -> None:
+    status, outputs, log = plan(
+        tmp_path, {"models": [H100_LINE, H200_LINE, B200_NEW]}, "baseline", "h300"
+    )
+    assert status == 2 and outputs == {}, log
+    assert log == (
+        'kernelwatch: error: .github/kernelwatch-gpus.json: no GPU model "h300"; its models: '
+        'h100, h200, b200 (docs/ci.md, "GPU runners")\n'
+    )
+
+
+MALFORMED = {
+    "not JSON": ('{"models": [', "not one JSON document: "),
+    "empty": ("", "not one JSON document: 0 JSON documents"),
+    "two documents": ('{"models": []} {"models": []}', "not one JSON document: 2 JSON documents"),
+    "no models": ({"gpus": [H200_LINE]}, 'no list "models"'),
+    "a list": ([H200_LINE], 'no list "models"'),
+    "a key missing": ({"models": [{k: v for k, v in H200_LINE.items() if k != "shards"}]}, ""),
+    "a key misspelt": (
+        {"models": [{**B200_NEW, "pull_requests": False}]},
+        '"pull_requests":false}; a model is {"gpu": NAME',
+    ),
+    "a label with a quote": ({"models": [dict(H200_LINE, **{"runs-on": ['h200"']})]}, ""),
+    "no label": ({"models": [dict(H200_LINE, **{"runs-on": []})]}, ""),
+    "labels as a string": ({"models": [dict(H200_LINE, **{"runs-on": "h200"})]}, ""),
+    "a name with a space": ({"models": [dict(H200_LINE, gpu="h 200")]}, ""),
+    "no shard": ({"models": [dict(H200_LINE, shards=0)]}, ""),
+    "half a shard": ({"models": [dict(H200_LINE, shards=1.5)]}, ""),
+    "shards as a string": ({"models": [dict(H200_LINE, shards="2")]}, ""),
+    "a flag as a string": ({"models": [dict(H200_LINE, nightly="yes")]}, ""),
+    "a baseline out of the folder": ({"models": [dict(H200_LINE, baseline="../x")]}, ""),
+    "enabled without a baseline": (
+        {"models": [dict(B200_NEW, nightly=True)]},
+        "b200 is enabled without a baseline: run the baseline workflow first",
+    ),
+    "a model twice": ({"models": [H200_LINE, H100_LINE, H200_LINE]}, "more than one model is h200"),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED, ids=list(MALFORMED))
+@pytest.mark.parametrize("workflow", ["gpu", "nightly", "baseline"])
+def test_a_malformed_list_fails_the_plan_with_one_line(
+    tmp_path: Path, case: str, workflow: str
+) -> None:
+    models, says = MALFORMED[case]
+    status, outputs, log = plan(
+        tmp_path, models, workflow, "h200" if workflow == "baseline" else ""
+    )
+    assert status == 2 and outputs == {}, log
+    assert log.startswith("kernelwatch: error: .github/kernelwatch-gpus.json: ") and says in log
+    assert log.endswith("\n") and log.count("\n") == 1, log
+    if not says:
+        assert "not a model: " in log

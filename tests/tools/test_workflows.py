@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -21,8 +22,11 @@ ALLOWED_COMMANDS = re.compile(
     r"^(tools/kw|bash \.ci/run|PYTHONPATH=tools python3 -m kernelwatch|python3 -m kernelwatch|"
     r"gh |git |cat |echo |printf |status=|\[ |title=|body=|number=|branch=|if |else|fi|exit |"
     r"wget |sudo |--|\"|for |done|since=|run_id=|file=|\{ |mkdir -p |parts=|shard=|regressed=|"
-    r"runs=|newest=|kept=|created=)"
+    r"runs=|newest=|kept=|created=|jq )"
 )
+# The list of GPU models (docs/ci.md, "GPU runners"), read by the `plan` step of gpu.yml,
+# nightly.yml and baseline.yml.
+GPUS = ROOT / ".github" / "kernelwatch-gpus.json"
 
 
 def load(path: Path) -> dict[Any, Any]:
@@ -76,6 +80,23 @@ def test_untrusted_code_needs_approval_on_gpu_runners(path: Path) -> None:
             assert job.get("environment") == "gpu", f"{path.name}: job {name} needs approval"
 
 
+def shell_lines(script: str) -> list[str]:
+    """The script's lines without comments and without the bodies of quoted here-documents
+    (`<<'JQ'`: a jq program, data to the command that reads it)."""
+    lines: list[str] = []
+    end = None
+    for line in script.splitlines():
+        if end is not None:
+            end = None if line.strip() == end else end
+            continue
+        here = re.search(r"<<'(\w+)'", line)
+        end = here.group(1) if here else None
+        line = line.strip().split("#", 1)[0].strip()
+        if line:
+            lines.append(line)
+    return lines
+
+
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
 def test_steps_run_only_project_commands(path: Path) -> None:
     for name, job in load(path)["jobs"].items():
@@ -83,10 +104,8 @@ def test_steps_run_only_project_commands(path: Path) -> None:
             script = step.get("run")
             if script is None:
                 continue
-            for line in script.splitlines():
-                line = line.strip().split("#", 1)[0].strip()
-                if line:
-                    assert ALLOWED_COMMANDS.match(line), f"{path.name}: {name}: {line}"
+            for line in shell_lines(script):
+                assert ALLOWED_COMMANDS.match(line), f"{path.name}: {name}: {line}"
 
 
 def test_ci_runs_exactly_the_readme_test_command() -> None:
@@ -243,28 +262,35 @@ def test_the_gpu_workflow_runs_the_tests_with_no_gpu_test_skipped() -> None:
 def test_nightly_shards_each_model_and_merges_it() -> None:
     document = load(ROOT / ".github" / "workflows" / "nightly.yml")
     jobs = document["jobs"]
-    # One setting: SHARDS, turned into the shard matrix by the hosted `plan` job.
-    shards = document["env"]["SHARDS"]
-    assert isinstance(shards, int) and shards >= 1
-    assert "self-hosted" not in str(jobs["plan"]["runs-on"]) and jobs["plan"]["permissions"] == {}
-    assert 'seq -s, 1 "$SHARDS"' in nightly_steps(jobs["plan"])
+    # Each model's shards: its one setting in the list, made into the matrix model x shard by
+    # the hosted `plan` job (test_workflow_steps.py runs it).
+    assert "SHARDS" not in (document.get("env") or {})
+    assert jobs["plan"]["outputs"] == {
+        "models": "${{ steps.plan.outputs.nightly }}",
+        "shards": "${{ steps.plan.outputs.shards }}",
+    }
     suite = jobs["suite"]
-    matrix = suite["strategy"]["matrix"]
-    assert matrix["shard"] == "${{ fromJSON(needs.plan.outputs.shards) }}"
-    gpus = matrix["gpu"]
+    assert suite["strategy"]["matrix"] == {"include": "${{ fromJSON(needs.plan.outputs.shards) }}"}
+    assert suite["env"]["SHARDS"] == "${{ matrix.shards }}"
     script = nightly_steps(suite)
     assert 'tools/kw suite --shard "${{ matrix.shard }}/$SHARDS"' in script
     uploads = [s["with"]["name"] for s in suite["steps"] if "upload-artifact" in str(s.get("uses"))]
     assert uploads == ["shard-${{ matrix.gpu }}-${{ matrix.shard }}"]
-    # One merge job per model, hosted and read-only, with the model's baseline folder.
+    # One merge job per model, hosted and read-only, with the model's baseline folder (the
+    # list's, whose folders test_the_gpu_models_are_one_list checks).
     merge = jobs["merge"]
-    assert merge["needs"] == "suite" and "cancelled()" in merge["if"]
+    assert merge["needs"] == ["plan", "suite"] and "cancelled()" in merge["if"]
     assert "self-hosted" not in str(merge["runs-on"])
     assert merge["permissions"] == {"contents": "read"}
-    models = {entry["gpu"]: entry["baseline"] for entry in merge["strategy"]["matrix"]["include"]}
-    assert sorted(models) == sorted(gpus) == sorted(jobs["report"]["strategy"]["matrix"]["gpu"])
-    for baseline in models.values():
-        assert (ROOT / "baselines" / baseline / "result.json").is_file(), baseline
+    models = "${{ fromJSON(needs.plan.outputs.models) }}"
+    assert merge["strategy"]["matrix"] == {"include": models}
+    assert jobs["report"]["strategy"]["matrix"] == {"include": models}
+    assert merge["env"]["SHARDS"] == "${{ matrix.shards }}"
+    # A failed plan has no matrix, and an empty one is refused: neither job may start then.
+    for name in ("merge", "report"):
+        assert "needs.plan.result == 'success'" in jobs[name]["if"], name
+    for job in (suite, merge):
+        assert "needs.plan.outputs.models != '[]'" in job["if"]
     script = nightly_steps(merge)
     assert "python3 -m kernelwatch merge" in script and "python3 -m kernelwatch compare" in script
     # The parts by name from SHARDS, never a glob: `run` writes a regression's re-run beside
@@ -281,7 +307,7 @@ def test_nightly_shards_each_model_and_merges_it() -> None:
     assert downloads[0]["pattern"] == "shard-${{ matrix.gpu }}-*" and downloads[0]["merge-multiple"]
     uploads = [s["with"]["name"] for s in merge["steps"] if "upload-artifact" in str(s.get("uses"))]
     assert uploads == ["nightly-${{ matrix.gpu }}"]  # what `history` and `report` read
-    assert jobs["report"]["needs"] == "merge"
+    assert jobs["report"]["needs"] == ["plan", "merge"]
 
 
 def test_the_baseline_workflow_pools_every_run_it_measures() -> None:
@@ -380,31 +406,90 @@ def test_the_nightly_shard_keeps_kws_own_status() -> None:
     )
 
 
-def test_every_workflow_names_the_same_gpu_models() -> None:
-    """A model is its runner label in eight places (docs/ci.md, "GPU runners"); one forgotten
-    (a label in gpu.yml only, say) would leave the nightly or the baseline workflow without
-    it, silently. The merge job's baseline folder is checked in the sharding test."""
-    gpu = load(ROOT / ".github" / "workflows" / "gpu.yml")["jobs"]
-    nightly = load(ROOT / ".github" / "workflows" / "nightly.yml")["jobs"]
-    dispatch = triggers(load(ROOT / ".github" / "workflows" / "baseline.yml"))["workflow_dispatch"]
-    places = {
-        **{f"gpu.yml {job}": gpu[job]["strategy"]["matrix"]["gpu"] for job in gpu},
-        "nightly.yml suite": nightly["suite"]["strategy"]["matrix"]["gpu"],
-        "nightly.yml merge": [e["gpu"] for e in nightly["merge"]["strategy"]["matrix"]["include"]],
-        "nightly.yml report": nightly["report"]["strategy"]["matrix"]["gpu"],
-        "baseline.yml gpu input": dispatch["inputs"]["gpu"]["options"],
-        ".github/actionlint.yaml": [
-            label
-            for label in load(ROOT / ".github" / "actionlint.yaml")["self-hosted-runner"]["labels"]
-            if label not in ("gpu", "ephemeral")
-        ],
+PLAN_STEP = "The GPU models (.github/kernelwatch-gpus.json)"
+# A GPU job's runs-on: the pool's labels, literal, then the model's from the plan.
+RUNS_ON = re.compile(
+    r"\$\{\{ fromJSON\(format\('(\[.*,\"\{0\}\"\])', join\((.+), '\",\"'\)\)\) \}\}"
+)
+
+
+def runs_on(expression: str, labels: list[str]) -> list[str]:
+    """What GitHub makes of a GPU job's runs-on for a model with these labels: format()'s
+    template with join(labels, '","') for {0}, read by fromJSON."""
+    match = RUNS_ON.fullmatch(expression)
+    assert match, expression
+    result: list[str] = json.loads(match.group(1).replace("{0}", '","'.join(labels)))
+    return result
+
+
+def test_the_gpu_models_are_one_list() -> None:
+    """A model is one line of .github/kernelwatch-gpus.json (docs/ci.md, "GPU runners"): no
+    workflow names one, every GPU job takes its matrix from the `plan` job, whose step is the
+    same in the three workflows (test_workflow_steps.py runs it on this list and others)."""
+    models = json.loads(GPUS.read_text())["models"]
+    names = {model["gpu"] for model in models} | {l for m in models for l in m["runs-on"]}
+    plans = set()
+    for path in (
+        ROOT / ".github" / "workflows" / f"{n}.yml" for n in ("gpu", "nightly", "baseline")
+    ):
+        jobs = load(path)["jobs"]
+        plan = jobs["plan"]
+        assert "self-hosted" not in str(plan["runs-on"]) and plan["permissions"] == {
+            "contents": "read"
+        }
+        checkout = plan["steps"][0]
+        assert checkout["uses"].startswith("actions/checkout@") and checkout["with"] == {
+            "persist-credentials": False,
+            "sparse-checkout": ".github/kernelwatch-gpus.json",
+            "sparse-checkout-cone-mode": False,
+        }
+        plans.add(next(s["run"] for s in plan["steps"] if s.get("name") == PLAN_STEP))
+        for name, job in self_hosted_jobs({"jobs": jobs}).items():
+            labels = runs_on(job["runs-on"], ["b200", "sxm"])
+            assert labels[:4] == ["self-hosted", "linux", "x64", "gpu"], f"{path.name}: {name}"
+            assert labels[-2:] == ["b200", "sxm"], f"{path.name}: {name}"
+            assert "needs.plan.outputs" in str(job["runs-on"]) + str(job.get("strategy"))
+        text = path.read_text()
+        for name in names:
+            assert not re.search(rf"\b{re.escape(name)}\b", text), f"{path.name} names {name}"
+    assert len(plans) == 1, "the plan step differs between gpu.yml, nightly.yml and baseline.yml"
+    # actionlint sees only the literal labels: a model's are computed, and need no entry.
+    runner = load(ROOT / ".github" / "actionlint.yaml")["self-hosted-runner"]["labels"]
+    assert sorted(runner) == ["ephemeral", "gpu"]
+    # A model runs on pull requests or at night only against its committed baseline.
+    for model in models:
+        if model["pull-requests"] or model["nightly"]:
+            folder = ROOT / "baselines" / str(model["baseline"])
+            assert (folder / "result.json").is_file(), f"{model['gpu']}: no baseline {folder}"
+
+
+def test_pull_requests_reach_only_ephemeral_runners() -> None:
+    jobs = load(ROOT / ".github" / "workflows" / "gpu.yml")["jobs"]
+    for name, job in self_hosted_jobs({"jobs": jobs}).items():
+        assert "ephemeral" in runs_on(job["runs-on"], ["h200"]), name
+        assert job["strategy"]["matrix"] == {
+            "include": "${{ fromJSON(needs.plan.outputs.models) }}"
+        }
+        assert "needs.plan.outputs.models != '[]'" in job["if"], name
+    assert jobs["plan"]["outputs"] == {"models": "${{ steps.plan.outputs.pull-requests }}"}
+    assert jobs["comment"]["strategy"]["matrix"] == jobs["suite"]["strategy"]["matrix"]
+    # The names GitHub showed before the list (a required check may name them).
+    assert {jobs[n]["name"] for n in ("test", "suite", "comment")} == {
+        f"{n} (${{{{ matrix.gpu }}}})" for n in ("test", "suite", "comment")
     }
-    assert set(places) >= {"gpu.yml test", "gpu.yml suite", "gpu.yml comment"}
-    # A new model is in the last two first: its baseline is measured before a pull request or
-    # a night is judged by it.
-    runners = sorted(places.pop(".github/actionlint.yaml"))
-    assert sorted(places.pop("baseline.yml gpu input")) == runners
-    models = sorted(places["gpu.yml suite"])
-    for place, labels in places.items():
-        assert sorted(labels) == models, f"{place} lists {sorted(labels)}, gpu.yml suite {models}"
-    assert set(models) <= set(runners), f"runner labels {runners} lack some of {models}"
+
+
+def test_the_baseline_workflow_takes_any_model_of_the_list() -> None:
+    """A string checked by `plan` against the list (a choice's options would be a second place
+    to add a model); the measuring jobs run on the model's labels from the plan."""
+    document = load(ROOT / ".github" / "workflows" / "baseline.yml")
+    gpu = triggers(document)["workflow_dispatch"]["inputs"]["gpu"]
+    assert gpu["type"] == "string" and gpu["required"] is True
+    plan = document["jobs"]["plan"]
+    step = next(s for s in plan["steps"] if s.get("name") == PLAN_STEP)
+    assert step["env"] == {"GPU": "${{ inputs.gpu }}"}
+    assert plan["outputs"]["labels"] == "${{ steps.plan.outputs.labels }}"
+    measure = document["jobs"]["measure"]
+    assert (
+        measure["needs"] == "plan" and "fromJSON(needs.plan.outputs.labels)" in measure["runs-on"]
+    )

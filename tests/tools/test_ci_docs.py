@@ -1,8 +1,10 @@
-"""The snippets of docs/ci.md (ARC values.yaml, Slurm scripts) are valid: YAML parses, shell
-passes `bash -n` (and shellcheck when installed), kernelwatch commands parse."""
+"""The snippets of docs/ci.md (ARC values.yaml, Slurm scripts, a model's line) are valid: YAML
+parses, shell passes `bash -n` (and shellcheck when installed), kernelwatch commands parse, JSON
+lines are models the workflows' `plan` step takes."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -95,3 +97,13 @@ def test_the_slurm_merge_runs_on_real_parts(tmp_path: Path, dead: bool) -> None:
         assert done.returncode == 1, done.stderr
         assert "ingested" in done.stdout and history.is_file()
         assert "a regression's re-run, not a shard: left out" in done.stderr
+
+
+def test_the_json_lines_are_models_the_plan_takes(tmp_path: Path) -> None:
+    from test_workflow_steps import plan
+
+    models = [json.loads(line) for text in blocks("json") for line in text.splitlines()]
+    assert models
+    status, outputs, log = plan(tmp_path, {"models": models})
+    assert status == 0, log
+    assert [m["gpu"] for m in outputs["nightly"]] == [m["gpu"] for m in models]

@@ -427,7 +427,7 @@ def test_the_gpu_models_are_one_list() -> None:
     workflow names one, every GPU job takes its matrix from the `plan` job, whose step is the
     same in the three workflows (test_workflow_steps.py runs it on this list and others)."""
     models = json.loads(GPUS.read_text())["models"]
-    names = {model["gpu"] for model in models} | {l for m in models for l in m["runs-on"]}
+    names = {model["gpu"] for model in models} | {label for m in models for label in m["runs-on"]}
     plans = set()
     for path in (
         ROOT / ".github" / "workflows" / f"{n}.yml" for n in ("gpu", "nightly", "baseline")

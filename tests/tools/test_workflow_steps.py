@@ -430,6 +430,7 @@ def plan(
     (root / ".github").mkdir(parents=True)
     text = models if isinstance(models, str) else json.dumps(models)
     (root / ".github" / "kernelwatch-gpus.json").write_text(text)
+    shutil.copy(GPUS.with_suffix(".jq"), root / ".github")
     status, output, log = run_step(
         "plan", PLAN, root, contexts={"inputs.gpu": gpu}, workflow=WORKFLOWS / f"{workflow}.yml"
     )

@@ -5,6 +5,9 @@
 # Both scratch commits live in a temporary clone, never on the branch of this checkout.
 # Writes Markdown, JSON and HTML reports to $OUT (default ./explain-demo-out). About 6-8 min.
 #   usage: scripts/gpu/explain_demo.sh            (from the repository root)
+#   DEMOS="padding" PADDING_FILTER=REGEX scripts/gpu/explain_demo.sh   (some cases; a smaller
+#   transpose filter): scripts/gpu/report_demo.sh runs it so for the report's screenshot.
+# Each case's result files (A/, B/) are kept in $OUT/<case>/ with its explanations.json.
 set -euo pipefail
 REPO=$(git rev-parse --show-toplevel)
 OUT=${OUT:-$PWD/explain-demo-out}
@@ -48,6 +51,7 @@ demo() {  # name target filter rev
      2> >(tee "$OUT/$name.stderr" >&2) || status=$?
   echo "demo: $name: ab exited $status in $(( $(date +%s) - start )) s"
   cp "$WORK/$name/explanations.json" "$OUT/$name.explanations.json" 2>/dev/null || true
+  mkdir -p "$OUT/$name" && cp -r "$WORK/$name/A" "$WORK/$name/B" "$OUT/$name/" 2>/dev/null || true
   kw report "$WORK/$name/B/round-1.json" --baseline "$WORK/$name/A" \
      --explanations "$WORK/$name/explanations.json" -o "$OUT/$name.html" || true
   echo "----- $name: the explained lines -----"
@@ -55,11 +59,13 @@ demo() {  # name target filter rev
     "$OUT/$name.txt" | cut -c1-400 | head -40 || true
   grep -E 'explaining|nothing to explain|ncu' "$OUT/$name.stderr" | tail -5 || true
 }
-demo padding kernelwatch_bench_transpose '^transpose/' "$UNPADDED"
+DEMOS=" ${DEMOS:-padding blocksize same} "
+[[ $DEMOS == *" padding "* ]] &&
+  demo padding kernelwatch_bench_transpose "${PADDING_FILTER:-^transpose/}" "$UNPADDED"
 # A few offsets and strides: with all 132, ncu profiled regression after regression and the
 # demo ran past its 520 s (H200, 2026-11-24).
-demo blocksize kernelwatch_bench_coalescing \
+[[ $DEMOS == *" blocksize "* ]] && demo blocksize kernelwatch_bench_coalescing \
   '^coalescing/(offset/float/offset:(0|1|16)|stride/float/stride:(1|2|32))/' "$SMALLBLOCK"
 # The same build on both sides: every kernel identical, nothing explained, 0 s added.
-demo same kernelwatch_bench_transpose '^transpose/' "$BASE"
+[[ $DEMOS == *" same "* ]] && demo same kernelwatch_bench_transpose '^transpose/' "$BASE"
 echo "demo: reports in $OUT: $(cd "$OUT" && ls | tr '\n' ' ')"

@@ -15,6 +15,7 @@ Chromium and matplotlib). No GPU: the result files are committed in docs/images/
 
   python3 scripts/report_screenshots.py                  # from the committed files
   python3 scripts/report_screenshots.py --import OUT     # first take report_demo.sh's $OUT in
+                                                         # (the folder or its report-demo.tgz)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -96,7 +98,13 @@ def pack(source: Path, target: Path) -> None:
 
 
 def import_out(out: Path) -> None:
-    """report_demo.sh's $OUT into docs/images/data/ (JSON gzipped: ~10x smaller)."""
+    """report_demo.sh's $OUT (or its report-demo.tgz) into docs/images/data/ (JSON gzipped:
+    ~10x smaller)."""
+    archive = out if out.is_file() else out / "report-demo.tgz"
+    if archive.is_file():
+        with tempfile.TemporaryDirectory() as folder, tarfile.open(archive) as tar:
+            tar.extractall(folder, filter="data")
+            return import_out(Path(folder))
     runs = sorted((out / "history-demo").glob("run-*.json"))
     padding = out / "explain" / "padding"
     explanations = out / "explain" / "padding.explanations.json"

@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # The real result files behind the two report screenshots in docs/ (docs/report.md,
 # docs/running.md); scripts/report_screenshots.py draws the pages and takes the screenshots on
-# any machine from what this leaves in $OUT. About 3-4 minutes on an H200 with the builds.
+# any machine from what this leaves in $OUT. About 5 minutes on an H200 with the builds.
 #
-#   history-demo/run-{1..5}.json, history.sqlite, history-demo.html
-#       five runs of 21 transpose benchmarks (8192 x 8192), the binary rebuilt before each with
+#   report-demo.tgz, holding:
+#   history-demo/run-{1..5}.json
+#       five runs of 11 transpose benchmarks (8192 x 8192), the binary rebuilt before each with
 #       KERNELWATCH_GIT_COMMIT=demo-N so that each run names its own "commit". The code is the
 #       same in all five: runs 3-5 slow transpose/best down by 20 % on purpose
 #       (--kernelwatch_inject, recorded in their context), which gives the history a change
 #       point at demo-3 without pretending to be a code change.
-#   explain/padding/{A,B}/round-*.json, explain/padding.explanations.json, explain/padding.html
-#       scripts/gpu/explain_demo.sh's first case on the same 21 benchmarks: transpose/best
+#   explain/padding/{A,B}/round-*.json, explain/padding.explanations.json
+#       scripts/gpu/explain_demo.sh's first case on the same benchmarks: transpose/best
 #       without its shared-memory padding (a scratch commit), ab with ncu and the SASS diff.
 #
 #   OUT=/tmp/out scripts/gpu/report_demo.sh       (on the device machine $OUT is set)
 set -euo pipefail
 BUILD_TARGET=kernelwatch_bench_transpose source "$(dirname "$0")/start.sh" report-demo-out
-FILTER='^transpose/[a-z_]+/rows:8192/cols:8192/'
+FILTER='^transpose/(copy_rows|naive_rows|naive_columns|tiled|tiled_padded|best)/rows:8192/cols:8192/'
 kw() { PYTHONPATH=tools python3 -m kernelwatch "$@"; }
 
 echo "== history demo: 5 runs of $FILTER, transpose/best slowed 20 % on purpose in runs 3-5"
@@ -41,4 +42,9 @@ echo "== explain demo: transpose/best without its padding, on the same benchmark
 start=$(date +%s)
 OUT="$OUT/explain" DEMOS=padding PADDING_FILTER="$FILTER" scripts/gpu/explain_demo.sh
 echo "explain demo: $(( $(date +%s) - start )) s"
-du -sh "$OUT/history-demo" "$OUT/explain" || true
+# One file back (the device returns a few files only): what report_screenshots.py --import takes.
+tar czf "$OUT/report-demo.tgz" -C "$OUT" history-demo/run-1.json history-demo/run-2.json \
+  history-demo/run-3.json history-demo/run-4.json history-demo/run-5.json explain/padding/A \
+  explain/padding/B explain/padding.explanations.json
+rm -rf "$OUT/history-demo" "$OUT/explain"
+ls -la "$OUT/report-demo.tgz"

@@ -4,14 +4,11 @@ from real result files, in headless Chromium (tests/tools/browser.py; `tools/kw 
 Chromium and matplotlib). No GPU: the result files are committed in docs/images/data/.
 
   report-h200-history-demo.png    (docs/report.md)   the last of the history demo's five runs
-      against the committed H200 baseline, with the demo's history: docs/images/data/
-      history-demo/run-*.json.gz (scripts/gpu/report_demo.sh). Until those are there, the
-      real H200 suite runs of tests/data/gpu/ make the history instead (no change point in
-      them), and the page is cut below its trends.
+      against the committed H200 baseline, with the demo's history, the whole page:
+      docs/images/data/history-demo/run-*.json.gz (scripts/gpu/report_demo.sh).
   report-h200-explain-padding.png (docs/running.md)  transpose/best without its shared-memory
       padding, explained (ab's A/ and B/ results and explanations.json: docs/images/data/
-      explain-padding/), cut below the first explained regression. Left as it is until those
-      files are there.
+      explain-padding/), cut below the explained regression.
 
   python3 scripts/report_screenshots.py                  # from the committed files
   python3 scripts/report_screenshots.py --import OUT     # first take report_demo.sh's $OUT in
@@ -37,17 +34,6 @@ IMAGES = ROOT / "docs" / "images"
 # GitHub shows a docs image at most ~880 px wide: a 1100 px page is scaled by 0.8 and its
 # 13-14 px text stays readable; at 1280 px (the old screenshots) it was hard to read.
 WIDTH = 1100
-# The real H200 suite runs in the repository, oldest first by their dates (history orders runs
-# by date anyway); the newest is the run the interim page shows.
-SUITE_RUNS = [
-    "h200-suite-rep10.json",
-    "h200-suite-card-54f59374.json",
-    "h200-suite-card-d716bf60-no-transfers.json",
-    "h200-suite-card-86422532.json",
-    "h200-suite-card-a5b8dffa-second-run.json",
-    "h200-suite-card-5e6217f4.json",
-]
-
 sys.path.insert(0, str(ROOT / "tests" / "tools"))
 import browser  # noqa: E402  (tests/tools/browser.py: Chromium over the DevTools pipe)
 
@@ -151,19 +137,11 @@ def screenshot(page: Path, png: Path, bottom_of: str, nth: int, margin: int) -> 
 
 def history_demo(work: Path) -> None:
     runs_dir = DATA / "history-demo"
+    if not sorted(runs_dir.glob("run-*.json.gz")):
+        fail(f"{runs_dir}: no run-*.json.gz (scripts/gpu/report_demo.sh, then --import)")
     history = work / "history.sqlite"
-    if sorted(runs_dir.glob("run-*.json.gz")):
-        unpack(runs_dir, work / "history-demo")
-        runs = sorted((work / "history-demo").glob("run-*.json"))
-        bottom, nth, margin = "footer", 0, 16  # the whole page
-    else:
-        print(f"  no {runs_dir.relative_to(ROOT)}: the history of the real H200 suite runs")
-        (work / "history-demo").mkdir()
-        runs = []
-        for name in SUITE_RUNS:
-            runs.append(work / "history-demo" / name)
-            shutil.copyfile(ROOT / "tests" / "data" / "gpu" / name, runs[-1])
-        bottom, nth, margin = "#trends figure.trend", 1, 8  # its first two trend plots
+    unpack(runs_dir, work / "history-demo")
+    runs = sorted((work / "history-demo").glob("run-*.json"))
     for run in runs:
         kw("history", "ingest", str(run.relative_to(work)), "--db", "history.sqlite", cwd=work)
     kw("history", "changes", "--db", history.name, cwd=work)
@@ -179,14 +157,13 @@ def history_demo(work: Path) -> None:
         page.name,
         cwd=work,
     )
-    screenshot(page, IMAGES / "report-h200-history-demo.png", bottom, nth, margin)
+    screenshot(page, IMAGES / "report-h200-history-demo.png", "footer", 0, 16)  # the whole page
 
 
 def explain_padding(work: Path) -> None:
     source = DATA / "explain-padding"
     if not (source / "explanations.json.gz").is_file():
-        print(f"  no {source.relative_to(ROOT)}: report-h200-explain-padding.png left as it is")
-        return
+        fail(f"{source}: no explanations.json.gz (scripts/gpu/report_demo.sh, then --import)")
     unpack(source, work / "padding")
     page = work / "explain-padding.html"
     kw(
@@ -201,7 +178,9 @@ def explain_padding(work: Path) -> None:
         cwd=work,
     )
     # Down to the first explained regression: its ncu table and folded SASS diff.
-    screenshot(page, IMAGES / "report-h200-explain-padding.png", "#comparison tr.REGRESSION", 0, 12)
+    screenshot(
+        page, IMAGES / "report-h200-explain-padding.png", "#comparison tr.explanation", 0, 12
+    )
 
 
 def main() -> None:

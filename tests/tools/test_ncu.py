@@ -176,3 +176,15 @@ def test_nothing_regressed_costs_nothing(tmp_path: Path) -> None:
         profiler=lambda *a: (_ for _ in ()).throw(AssertionError("profiled")),
     )
     assert any("0 s added" in n for n in explained.notes)
+
+
+def test_counter_values_read_alike_in_one_column() -> None:
+    assert [ncu.format_number(v) for v in (1820, 492_000, 65.5e6, 999, 2.64, 0.005, 0)] == [
+        "1.82k",
+        "492k",
+        "65.5M",
+        "999",
+        "2.64",
+        "0.005",
+        "0",
+    ]

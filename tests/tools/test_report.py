@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import gzip
 import html
 import html.parser
 import io
@@ -957,3 +958,53 @@ def test_change_finder_gets_the_settings_and_may_refuse(history_db, tmp_path, mo
     text = out.read_text(encoding="utf-8")
     assert "change points were not computed: history changes needs Apache Otava" in text
     assert len(page.trends.plots) == 3 and not page.trends.changes
+
+
+DEMO_DATA = REPO / "docs" / "images" / "data"  # real H200 runs behind the docs' screenshots
+
+
+def unpacked(source: Path, target: Path) -> Path:
+    """Every *.json.gz under `source` written uncompressed under `target`."""
+    for packed in source.rglob("*.json.gz"):
+        out = target / packed.relative_to(source).with_suffix("")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(gzip.decompress(packed.read_bytes()))
+    return target
+
+
+@needs_matplotlib
+def test_a_run_slowed_on_purpose_says_so(run_cli, tmp_path) -> None:
+    runs = unpacked(DEMO_DATA / "history-demo", tmp_path / "runs")
+    out = tmp_path / "r.html"
+    r = run_cli("report", runs / "run-5.json", "-o", out)
+    assert r.status == 0, r.err
+    text = out.read_text(encoding="utf-8")
+    assert "Slowed down on purpose</b>: this run was made with --kernelwatch_inject=" in text
+    assert run_cli("report", runs / "run-1.json", "-o", out).status == 0
+    assert "Slowed down on purpose" not in out.read_text(encoding="utf-8")
+
+
+@needs_matplotlib
+def test_an_explanation_spans_the_table_under_its_benchmark(run_cli, tmp_path) -> None:
+    """In the Why cell, the ncu table's metric names wrapped a letter a line."""
+    ab = unpacked(DEMO_DATA / "explain-padding", tmp_path / "padding")
+    out = tmp_path / "r.html"
+    r = run_cli(
+        "report",
+        ab / "B" / "round-1.json",
+        "--baseline",
+        ab / "A",
+        "--explanations",
+        ab / "explanations.json",
+        "-o",
+        out,
+    )
+    assert r.status == 0, r.err
+    text = out.read_text(encoding="utf-8")
+    row = re.search(
+        r'<tr class="REGRESSION explained">(.*?)</tr><tr class="explanation"><td></td>'
+        r'<td colspan="7"><div class="explain">(.*?)</td></tr>',
+        text,
+    )
+    assert row and "transpose/best/" in row.group(1) and "explain" not in row.group(1)
+    assert "kernel code changed" in row.group(2) and "ncu: moved most" in row.group(2)

@@ -112,7 +112,9 @@ class Moved:
 
 
 def format_number(value: float) -> str:
-    if value != 0 and (abs(value) >= 1e4 or abs(value) < 0.01):
+    """Three significant digits with an SI prefix from 1,000 up (1820: 1.82k, where `.3g` wrote
+    1.82e+03 beside 492k in one column)."""
+    if value != 0 and (abs(value) >= 1e3 or abs(value) < 0.01):
         for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
             if abs(value) >= scale:
                 return f"{value / scale:.3g}{prefix}"

@@ -72,17 +72,24 @@ def _explanation(c: Comparison, found: Explanation | None) -> str:
 
 
 def _row(c: Comparison, metric: Metric, found: Explanation | None = None) -> str:
+    """The benchmark's row, and its explanation in a row of its own under it, across the
+    columns: in the Why cell, an ncu metric name wrapped a letter a line at 1100 px."""
     verdict = c.verdict.value
     if c.confirmed is False:
         verdict += " (not confirmed)"
-    return (
-        f'<tr class="{c.verdict.value}"><td><span class="badge {c.verdict.value}">{_e(verdict)}</span></td>'
+    explanation = _explanation(c, found)
+    classes = c.verdict.value + (" explained" if explanation else "")
+    row = (
+        f'<tr class="{classes}"><td><span class="badge {c.verdict.value}">{_e(verdict)}</span></td>'
         f'<td class="name"><code>{_e(c.shown_name)}</code></td>'
         f'<td class="num">{_e(format_value(c.baseline.median if c.baseline else None, metric))}</td>'
         f'<td class="num">{_e(format_value(c.contender.median if c.contender else None, metric))}</td>'
         f'<td class="num change">{_e(change(c.ratio, "–"))}</td>'
-        f'<td class="num">{_e(interval(c, "–"))}</td><td class="num">{_e(q_value(c, "–"))}</td><td class="why">{_e(c.reason)}{_explanation(c, found)}</td></tr>'
+        f'<td class="num">{_e(interval(c, "–"))}</td><td class="num">{_e(q_value(c, "–"))}</td><td class="why">{_e(c.reason)}</td></tr>'
     )
+    if explanation:
+        row += f'<tr class="explanation"><td></td><td colspan="7">{explanation}</td></tr>'
+    return row
 
 
 def _table(

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from html import escape as _e
 from typing import Any
 
+from kernelwatch.provenance import slowed_on_purpose
 from kernelwatch.report.build import Page
 from kernelwatch.report.page.markup import when
 from kernelwatch.results import gpu_model
@@ -94,6 +95,12 @@ def context_section(page: Page) -> str:
         f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in context_rows(page.context, page)
     )
     out = [f'<section id="run"><h2>The run</h2><dl class="context">{cells}</dl>']
+    slowed = slowed_on_purpose(page.context)
+    if slowed:
+        out.append(
+            f'<div class="box"><b>Slowed down on purpose</b>: this run was {_e(slowed)}; it '
+            "shows what kernelwatch catches, not how the code performs.</div>"
+        )
     if page.errors:
         items = "".join(
             f"<li><code>{_e(n)}</code>: {_e(m)}</li>" for n, m in sorted(page.errors.items())

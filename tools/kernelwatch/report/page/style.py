@@ -60,13 +60,15 @@ figure.kw-figure p.caption { color: #3c4043; font-size: 14px; max-width: 1000px;
 .glance div b { display: block; font-size: 15px; }
 .glance .bad { border-color: var(--regression); } .glance .good { border-color: var(--improvement); }
 .glance .warn { border-color: var(--unsure); }
-.explain { margin-top: 6px; color: var(--fg); overflow-wrap: anywhere; }
+tr.explained td { border-bottom: none; }
+tr.explanation td { padding-top: 0; }
+.explain { color: var(--fg); overflow-wrap: anywhere; }
 .explain .kchange { margin: 2px 0 4px; }
 .badge.kcode { background: var(--regression); } .badge.klaunch { background: var(--unsure); }
 .badge.ksame { background: #5f6368; }
 table.moved { width: auto; font-size: 12.5px; margin: 4px 0; }
 table.moved td, table.moved th { padding: 2px 8px; }
-table.moved td:first-child { word-break: break-all; }  /* ncu metric names are one long token */
+table.moved td:first-child { overflow-wrap: anywhere; }  /* ncu metric names: one long token */
 pre.sass { font-size: 12px; background: var(--panel); padding: 8px; overflow-x: auto; max-height: 420px; }
 .knote { color: var(--muted); font-size: 13px; }
 footer { margin-top: 40px; color: var(--muted); font-size: 13px; border-top: 1px solid var(--line); padding-top: 10px; }

@@ -19,6 +19,7 @@ resource.getrusage(RUSAGE_CHILDREN) reports it) and its exit status.
 
     python3 scripts/scale_bench.py [--only history|suite] [--changes few|many] [--work DIR]
 
+`--tools /other/checkout/tools` times another version of the commands on the same inputs.
 A --work folder is kept and its inputs reused by the next call (building the history takes
 about two minutes here). docs/architecture.md ("Scale") has the results.
 """
@@ -54,7 +55,9 @@ from kernelwatch.history.store import load_run  # noqa: E402
 
 NIGHT = ROOT / "tests/data/gpu/h200-suite-card-54f59374.json"  # one real nightly run
 GPUS = (("NVIDIA H200", "9.0", 1.0), ("NVIDIA H100 80GB HBM3", "9.0", 1.3))  # name, cc, speed
-FIRST_NIGHT = dt.datetime(2026, 1, 1, 2, 0, tzinfo=dt.UTC)
+# The nights end yesterday (night N is N days after the first): tonight's `history ingest` is
+# stamped with the clock, after them, as a real one is.
+TONIGHT = dt.datetime.combine(dt.date.today(), dt.time(2, 0), dt.UTC)
 TIME_KEYS = ("real_time", "cpu_time")
 
 
@@ -91,9 +94,9 @@ def _steps(names: Sequence[str], nights: int, changes: str, seed: int) -> dict[t
     return steps
 
 
-def _night_context(base: Mapping[str, Any], gpu: int, night: int) -> dict[str, Any]:
+def _night_context(base: Mapping[str, Any], gpu: int, night: int, nights: int) -> dict[str, Any]:
     name, capability, _ = GPUS[gpu]
-    when = (FIRST_NIGHT + dt.timedelta(days=night, minutes=20 * gpu)).isoformat()
+    when = (TONIGHT - dt.timedelta(days=nights - night, minutes=-20 * gpu)).isoformat()
     context = dict(base)
     context.update(
         date=when,
@@ -145,7 +148,7 @@ class NightMaker:
     def document_for(self, gpu: int, night: int) -> dict[str, Any]:
         """The real file's rows with that night's values, as `run` writes them."""
         doc = copy.deepcopy(self.document)
-        doc["context"] = _night_context(self.document["context"], gpu, night)
+        doc["context"] = _night_context(self.document["context"], gpu, night, self.nights)
         columns = {key: self.column(key, gpu, night) for key in self.result.columns}
         rows = [row for row in doc["benchmarks"] if row.get("run_type") != "aggregate"]
         assert len(rows) == len(self.owner), "the real run has one row per repetition"
@@ -183,7 +186,7 @@ def build_history(db_path: Path, maker: NightMaker) -> None:
     run_ids = {}
     for night in range(maker.nights):
         for gpu in range(len(GPUS)):
-            context = _night_context(r.context, gpu, night)
+            context = _night_context(r.context, gpu, night, maker.nights)
             date = history.normalized_date(context["date"])
             ingested = (dt.datetime.fromisoformat(context["date"]) + dt.timedelta(hours=3))
             cursor = db.execute(
@@ -283,10 +286,13 @@ def build_suite(folder: Path, maker: NightMaker, copies: int) -> dict[str, Path]
 # ------------------------------------------------------------------------------- measuring
 
 
+_KERNELWATCH = [TOOLS]  # the checkout whose commands are timed (--tools)
+
+
 def measure(label: str, args: Sequence[str], cwd: Path) -> dict[str, Any]:
     """Run one command as a fresh process; its wall time and its own peak RSS (wait4's rusage:
     the child's ru_maxrss, what resource.getrusage(RUSAGE_CHILDREN) would add up)."""
-    env = dict(os.environ, PYTHONPATH=str(TOOLS), MPLBACKEND="Agg")
+    env = dict(os.environ, PYTHONPATH=str(_KERNELWATCH[0]), MPLBACKEND="Agg")
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         child = subprocess.Popen(
@@ -326,8 +332,8 @@ def run_history(work: Path, nights: int, changes: str) -> list[dict[str, Any]]:
     shutil.copyfile(db, db_now)  # tonight's ingest writes to a copy: the built one stays
     size = db.stat().st_size / 2**20
     print(f"history database: {size:.0f} MiB for {2 * nights} runs ({size / (2 * nights):.2f} MiB a run)")
-    last = (FIRST_NIGHT + dt.timedelta(days=nights - 1, hours=4)).isoformat()
-    month = (FIRST_NIGHT + dt.timedelta(days=nights - 30)).date().isoformat()
+    last = (TONIGHT - dt.timedelta(hours=20)).isoformat()  # after last night's ingest
+    month = (TONIGHT - dt.timedelta(days=30)).date().isoformat()
     name = maker.result.names[0]
     d = ["--db", str(db_now)]
     results = [
@@ -386,7 +392,12 @@ def main() -> int:
     parser.add_argument("--copies", type=int, default=10, help="the suite's size, in suites")
     parser.add_argument("--work", type=Path, help="keep the inputs here, and reuse them")
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument(
+        "--tools", type=Path, default=TOOLS, help="time the commands of this tools/ folder "
+        "(another checkout's: before and after a change); the inputs are built with this one's"
+    )
     args = parser.parse_args()
+    _KERNELWATCH[0] = args.tools.resolve()
     print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, numpy {np.__version__}")
     work = args.work or Path(tempfile.mkdtemp(prefix="kernelwatch-scale-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -3,8 +3,9 @@
 
 Builds, in a work folder, inputs scaled from real files, then runs each command as a user
 does (`python3 -m kernelwatch ...`, a fresh process each) and prints one line per command:
-wall time, the process's peak resident memory (os.wait4's rusage of that child, as
-resource.getrusage(RUSAGE_CHILDREN) reports it) and its exit status.
+wall time, CPU time (user + system: on a shared machine the wall time also waits for others),
+the process's peak resident memory (os.wait4's rusage of that child, what
+resource.getrusage(RUSAGE_CHILDREN) reports) and its exit status.
 
 * history: a year of nightlies on two GPU models (2 x 365 runs of the real 356-benchmark,
   10-repetition H200 run tests/data/gpu/h200-suite-card-54f59374.json, every counter), each
@@ -306,13 +307,21 @@ def measure(label: str, args: Sequence[str], cwd: Path) -> dict[str, Any]:
         out.seek(0)
         lines = out.read().count(b"\n")
     rss = usage.ru_maxrss / 1024  # KiB on Linux
+    cpu = usage.ru_utime + usage.ru_stime  # (on a shared machine, wall time waits for others)
     note = tail[0][:110] if tail and child.returncode > 1 else ""
     print(
-        f"{label:<62} {seconds:8.2f} s {rss:7.0f} MiB  exit {child.returncode}  {note}",
+        f"{label:<58} {seconds:7.1f} s wall {cpu:7.1f} s CPU {rss:6.0f} MiB  "
+        f"exit {child.returncode}  {note}",
         flush=True,
     )
-    return {"command": label, "seconds": round(seconds, 2), "peak_rss_mib": round(rss),
-            "exit": child.returncode, "stdout_lines": lines}
+    return {
+        "command": label,
+        "seconds": round(seconds, 2),
+        "cpu_seconds": round(cpu, 2),
+        "peak_rss_mib": round(rss),
+        "exit": child.returncode,
+        "stdout_lines": lines,
+    }
 
 
 def run_history(work: Path, nights: int, changes: str) -> list[dict[str, Any]]:

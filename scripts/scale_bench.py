@@ -73,7 +73,9 @@ def _factor_for(key: str) -> int:
 # ------------------------------------------------------------------------------ the history
 
 
-def _steps(names: Sequence[str], nights: int, changes: str, seed: int) -> dict[tuple[int, int], list[tuple[int, float]]]:
+def _steps(
+    names: Sequence[str], nights: int, changes: str, seed: int
+) -> dict[tuple[int, int], list[tuple[int, float]]]:
     """(gpu, benchmark index) -> [(first night after the step, factor on the times)]."""
     rng = np.random.default_rng(seed)
     steps: dict[tuple[int, int], list[tuple[int, float]]] = {}
@@ -189,7 +191,7 @@ def build_history(db_path: Path, maker: NightMaker) -> None:
         for gpu in range(len(GPUS)):
             context = _night_context(r.context, gpu, night, maker.nights)
             date = history.normalized_date(context["date"])
-            ingested = (dt.datetime.fromisoformat(context["date"]) + dt.timedelta(hours=3))
+            ingested = dt.datetime.fromisoformat(context["date"]) + dt.timedelta(hours=3)
             cursor = db.execute(
                 "INSERT INTO runs (content_hash, source, gpu_slug, gpu_name, git_commit, "
                 "run_date, date, ingested_at, benchmarks, context) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -340,7 +342,9 @@ def run_history(work: Path, nights: int, changes: str) -> list[dict[str, Any]]:
     db_now = work / f"history-{changes}-tonight.sqlite"
     shutil.copyfile(db, db_now)  # tonight's ingest writes to a copy: the built one stays
     size = db.stat().st_size / 2**20
-    print(f"history database: {size:.0f} MiB for {2 * nights} runs ({size / (2 * nights):.2f} MiB a run)")
+    print(
+        f"history database: {size:.0f} MiB for {2 * nights} runs ({size / (2 * nights):.2f} MiB a run)"
+    )
     last = (TONIGHT - dt.timedelta(hours=20)).isoformat()  # after last night's ingest
     month = (TONIGHT - dt.timedelta(days=30)).date().isoformat()
     name = maker.result.names[0]
@@ -350,12 +354,25 @@ def run_history(work: Path, nights: int, changes: str) -> list[dict[str, Any]]:
         measure("history list", ["history", "list", *d], work),
         measure("history show (one benchmark, both GPUs)", ["history", "show", name, *d], work),
         measure("history changes (whole history)", ["history", "changes", *d], work),
-        measure("history changes --since (30 days)", ["history", "changes", "--since", month, *d], work),
-        measure("history changes --new-since (last night)", ["history", "changes", "--new-since", last, *d], work),
+        measure(
+            "history changes --since (30 days)", ["history", "changes", "--since", month, *d], work
+        ),
+        measure(
+            "history changes --new-since (last night)",
+            ["history", "changes", "--new-since", last, *d],
+            work,
+        ),
         measure(
             "report (tonight, baseline, trends from the history)",
-            ["report", str(tonight), "--baseline", str(ROOT / "baselines/nvidia-h200-sm90/result.json"),
-             *d, "-o", str(work / "report-history.html")],
+            [
+                "report",
+                str(tonight),
+                "--baseline",
+                str(ROOT / "baselines/nvidia-h200-sm90/result.json"),
+                *d,
+                "-o",
+                str(work / "report-history.html"),
+            ],
             work,
         ),
     ]
@@ -378,18 +395,51 @@ def run_suite(work: Path, copies: int) -> list[dict[str, Any]]:
     base = str(baselines / slug / "result.json")
     contender = str(files["run8"])
     return [
-        measure("baseline update (8 runs pooled)", ["baseline", "update", *runs, "--baselines", str(baselines)], work),
+        measure(
+            "baseline update (8 runs pooled)",
+            ["baseline", "update", *runs, "--baselines", str(baselines)],
+            work,
+        ),
         measure("baseline show", ["baseline", "show", slug, "--baselines", str(baselines)], work),
         measure(
             "compare (pooled baseline, noise.json; run's comparison)",
-            ["compare", base, contender, "--markdown", str(work / "c.md"), "--json", str(work / "c.json")],
+            [
+                "compare",
+                base,
+                contender,
+                "--markdown",
+                str(work / "c.md"),
+                "--json",
+                str(work / "c.json"),
+            ],
             work,
         ),
         measure("compare (one run against another)", ["compare", runs[0], contender], work),
-        measure("merge (8 shards)", ["merge", *[str(files[f"shard{k}"]) for k in range(1, 9)], "-o", str(work / "merged.json")], work),
-        measure("report (baseline, no history)", ["report", contender, "--baseline", base, "-o", str(work / "report-suite.html")], work),
-        measure("comment", ["comment", str(work / "c.md"), "--result", contender, "-o", str(work / "comment.md")], work),
-        measure("export --format bmf", ["export", contender, "--format", "bmf", "-o", str(work / "bmf.json")], work),
+        measure(
+            "merge (8 shards)",
+            [
+                "merge",
+                *[str(files[f"shard{k}"]) for k in range(1, 9)],
+                "-o",
+                str(work / "merged.json"),
+            ],
+            work,
+        ),
+        measure(
+            "report (baseline, no history)",
+            ["report", contender, "--baseline", base, "-o", str(work / "report-suite.html")],
+            work,
+        ),
+        measure(
+            "comment",
+            ["comment", str(work / "c.md"), "--result", contender, "-o", str(work / "comment.md")],
+            work,
+        ),
+        measure(
+            "export --format bmf",
+            ["export", contender, "--format", "bmf", "-o", str(work / "bmf.json")],
+            work,
+        ),
     ]
 
 
@@ -402,12 +452,17 @@ def main() -> int:
     parser.add_argument("--work", type=Path, help="keep the inputs here, and reuse them")
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument(
-        "--tools", type=Path, default=TOOLS, help="time the commands of this tools/ folder "
-        "(another checkout's: before and after a change); the inputs are built with this one's"
+        "--tools",
+        type=Path,
+        default=TOOLS,
+        help="time the commands of this tools/ folder "
+        "(another checkout's: before and after a change); the inputs are built with this one's",
     )
     args = parser.parse_args()
     _KERNELWATCH[0] = args.tools.resolve()
-    print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, numpy {np.__version__}")
+    print(
+        f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, numpy {np.__version__}"
+    )
     work = args.work or Path(tempfile.mkdtemp(prefix="kernelwatch-scale-"))
     work.mkdir(parents=True, exist_ok=True)
     results: list[dict[str, Any]] = []

@@ -89,9 +89,9 @@ def real_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 row["real_time"] *= 1.0 + 0.002 * k
         if k == 1:
             failing = night["benchmarks"][0]["run_name"]
-            night["benchmarks"] = [
-                r for r in night["benchmarks"] if r["run_name"] != failing
-            ] + [synthetic.failed_row(failing, "launch failed")]
+            night["benchmarks"] = [r for r in night["benchmarks"] if r["run_name"] != failing] + [
+                synthetic.failed_row(failing, "launch failed")
+            ]
         nights.append(night)
     for k, night in enumerate(nights):
         night["context"]["date"] = f"2026-11-{k + 1:02d}T03:00:00+00:00"

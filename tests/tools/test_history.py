@@ -247,24 +247,50 @@ def test_migration_from_an_empty_database(run_cli, write_json, tmp_path):
 def test_migrations_run_in_order_in_one_transaction(tmp_path, monkeypatch):
     db = tmp_path / "h.sqlite"
     history.open_db(db, create=True).close()
-    # A future version 2 migrates a version-1 database on open.
-    monkeypatch.setitem(history.MIGRATIONS, 2, ("ALTER TABLE runs ADD COLUMN note TEXT",))
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    now, future, further = (
+        history.SCHEMA_VERSION,
+        history.SCHEMA_VERSION + 1,
+        history.SCHEMA_VERSION + 2,
+    )
+    # A future version migrates a database of this version on open.
+    monkeypatch.setitem(history.MIGRATIONS, future, ("ALTER TABLE runs ADD COLUMN note TEXT",))
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", future)
     with pytest.raises(InputError, match="older: `kernelwatch history ingest` brings"):
         history.open_db(db)  # a reading command never writes, not even a migration
     with history.database(db, create=True) as c:
         columns = {r[1] for r in c.execute("PRAGMA table_info(runs)")}
         assert "note" in columns
-        assert history.schema_version(c, db) == 2
+        assert history.schema_version(c, db) == future
     # A failing migration leaves the database as it was.
-    monkeypatch.setitem(history.MIGRATIONS, 3, ("CREATE TABLE x (a)", "NOT SQL"))
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)
+    monkeypatch.setitem(history.MIGRATIONS, further, ("CREATE TABLE x (a)", "NOT SQL"))
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", further)
     with pytest.raises(InputError):
         history.open_db(db, create=True)
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", future)
+    with history.database(db) as c:
+        assert history.schema_version(c, db) == future
+        assert not c.execute("SELECT 1 FROM sqlite_master WHERE name = 'x'").fetchone()
+    assert now == 2
+
+
+def test_a_version_1_database_loses_the_unused_index_and_keeps_its_runs(
+    run_cli, tmp_path, monkeypatch
+):
+    db = tmp_path / "h.sqlite"
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 1)
+    assert run_cli("history", "ingest", str(SUITE), "--db", db).status == 0
+    with history.database(db) as c:
+        assert c.execute("SELECT 1 FROM sqlite_master WHERE name = 'samples_by_run'").fetchone()
+    monkeypatch.undo()
+    again = run_cli(
+        "history", "ingest", str(GPU_DATA / "h200-suite-card-54f59374.json"), "--db", db
+    )
+    assert again.status == 0
     with history.database(db) as c:
         assert history.schema_version(c, db) == 2
-        assert not c.execute("SELECT 1 FROM sqlite_master WHERE name = 'x'").fetchone()
+        assert not c.execute("SELECT 1 FROM sqlite_master WHERE name = 'samples_by_run'").fetchone()
+        assert [r[0] for r in c.execute("SELECT id FROM runs ORDER BY id")] == [1, 2]
+        assert c.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 18070 + 45900  # as ingested
 
 
 def test_newer_schema_is_refused(run_cli, write_json, tmp_path):

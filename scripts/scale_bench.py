@@ -177,7 +177,6 @@ def _unit(time_unit: Any, key: str) -> float:
 def build_history(db_path: Path, maker: NightMaker) -> None:
     """Every night but tonight's (`maker.nights`), both GPUs, written in the history's schema as
     `history ingest` writes it (one runs row each, run_benchmarks, every finite value)."""
-    history.open_db(db_path, create=True).close()
     r = maker.result
     db = sqlite3.connect(str(db_path), isolation_level=None)
     db.execute("PRAGMA journal_mode = OFF")
@@ -292,28 +291,44 @@ def build_suite(folder: Path, maker: NightMaker, copies: int) -> dict[str, Path]
 _KERNELWATCH = [TOOLS]  # the checkout whose commands are timed (--tools)
 
 
+# Runs the command from a small fresh interpreter: a child forked from this script would count
+# the script's own pages (the inputs it built) in its ru_maxrss until it execs.
+_LAUNCHER = """
+import json, os, sys, time
+started = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, "-m", "kernelwatch", *sys.argv[2:]])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    json.dump([time.perf_counter() - started, os.waitstatus_to_exitcode(status),
+               usage.ru_utime + usage.ru_stime, usage.ru_maxrss], out)
+"""
+
+
 def measure(label: str, args: Sequence[str], cwd: Path) -> dict[str, Any]:
-    """Run one command as a fresh process; its wall time and its own peak RSS (wait4's rusage:
-    the child's ru_maxrss, what resource.getrusage(RUSAGE_CHILDREN) would add up)."""
+    """Run one command as a fresh process: its wall time, its CPU time and its own peak RSS
+    (wait4's rusage of that child: what resource.getrusage(RUSAGE_CHILDREN) reports)."""
     env = dict(os.environ, PYTHONPATH=str(_KERNELWATCH[0]), MPLBACKEND="Agg")
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        child = subprocess.Popen(
-            [sys.executable, "-m", "kernelwatch", *args], cwd=cwd, env=env, stdout=out, stderr=err
-        )
-        _, status, usage = os.wait4(child.pid, 0)
-        seconds = time.perf_counter() - started
-        child.returncode = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        tail = err.read().decode(errors="replace").strip().splitlines()[-1:]
-        out.seek(0)
-        lines = out.read().count(b"\n")
-    rss = usage.ru_maxrss / 1024  # KiB on Linux
-    cpu = usage.ru_utime + usage.ru_stime  # (on a shared machine, wall time waits for others)
-    note = tail[0][:110] if tail and child.returncode > 1 else ""
+    with tempfile.TemporaryDirectory() as tmp:
+        measured = Path(tmp, "measured.json")
+        out, err = Path(tmp, "out"), Path(tmp, "err")
+        with out.open("wb") as stdout, err.open("wb") as stderr:
+            subprocess.run(
+                [sys.executable, "-c", _LAUNCHER, str(measured), *args],
+                cwd=cwd,
+                env=env,
+                stdout=stdout,
+                stderr=stderr,
+                check=True,
+            )
+        seconds, status, cpu, maxrss = json.loads(measured.read_text())
+        tail = err.read_text(errors="replace").strip().splitlines()[-1:]
+        lines = out.read_bytes().count(b"\n")
+    rss = maxrss / 1024  # KiB on Linux
+    note = tail[0][:110] if tail and status > 1 else ""
     print(
-        f"{label:<58} {seconds:7.1f} s wall {cpu:7.1f} s CPU {rss:6.0f} MiB  "
-        f"exit {child.returncode}  {note}",
+        f"{label:<58} {seconds:7.1f} s wall {cpu:7.1f} s CPU {rss:6.0f} MiB  exit {status}  {note}",
         flush=True,
     )
     return {
@@ -321,25 +336,53 @@ def measure(label: str, args: Sequence[str], cwd: Path) -> dict[str, Any]:
         "seconds": round(seconds, 2),
         "cpu_seconds": round(cpu, 2),
         "peak_rss_mib": round(rss),
-        "exit": child.returncode,
+        "exit": status,
         "stdout_lines": lines,
     }
 
 
+def _schema_of(tools: Path) -> int:
+    """The history schema version of the checkout whose commands are timed."""
+    done = subprocess.run(
+        [sys.executable, "-c", "from kernelwatch import history; print(history.SCHEMA_VERSION)"],
+        env=dict(os.environ, PYTHONPATH=str(tools)),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(done.stdout)
+
+
+def _empty_history(path: Path, tools: Path) -> None:
+    """A new database in the schema of the checkout whose commands are timed."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from kernelwatch import history; "
+            "history.open_db(sys.argv[1], create=True).close()",
+            str(path),
+        ],
+        env=dict(os.environ, PYTHONPATH=str(tools)),
+        check=True,
+    )
+
+
 def run_history(work: Path, nights: int, changes: str) -> list[dict[str, Any]]:
     maker = NightMaker(nights, changes)
-    db = work / f"history-{changes}.sqlite"
+    db = work / f"history-{changes}-v{_schema_of(_KERNELWATCH[0])}.sqlite"
     tonight = work / "tonight.json"
     if not db.exists():
         started = time.perf_counter()
         partial = db.with_suffix(".partial")
         partial.unlink(missing_ok=True)
+        _empty_history(partial, _KERNELWATCH[0])
         build_history(partial, maker)
         partial.rename(db)
         print(f"built {db.name}: {2 * nights} runs in {time.perf_counter() - started:.0f} s")
     if not tonight.exists():
         synthetic.write(tonight, maker.document_for(0, nights))
-    db_now = work / f"history-{changes}-tonight.sqlite"
+    db_now = work / "history-tonight.sqlite"
     shutil.copyfile(db, db_now)  # tonight's ingest writes to a copy: the built one stays
     size = db.stat().st_size / 2**20
     print(

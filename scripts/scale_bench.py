@@ -306,9 +306,11 @@ with open(sys.argv[1], "w") as out:
 """
 
 
-def measure(label: str, args: Sequence[str], cwd: Path) -> dict[str, Any]:
+def measure(label: str, args: Sequence[str]) -> dict[str, Any]:
     """Run one command as a fresh process: its wall time, its CPU time and its own peak RSS
-    (wait4's rusage of that child: what resource.getrusage(RUSAGE_CHILDREN) reports)."""
+    (wait4's rusage of that child: what resource.getrusage(RUSAGE_CHILDREN) reports). It runs
+    in the checkout's root, as the nightly does: the suite's baselines/kernelwatch.toml (its
+    per-benchmark thresholds) applies."""
     env = dict(os.environ, PYTHONPATH=str(_KERNELWATCH[0]), MPLBACKEND="Agg")
     with tempfile.TemporaryDirectory() as tmp:
         measured = Path(tmp, "measured.json")
@@ -316,7 +318,7 @@ def measure(label: str, args: Sequence[str], cwd: Path) -> dict[str, Any]:
         with out.open("wb") as stdout, err.open("wb") as stderr:
             subprocess.run(
                 [sys.executable, "-c", _LAUNCHER, str(measured), *args],
-                cwd=cwd,
+                cwd=_KERNELWATCH[0].parent,
                 env=env,
                 stdout=stdout,
                 stderr=stderr,
@@ -393,17 +395,14 @@ def run_history(work: Path, nights: int, changes: str) -> list[dict[str, Any]]:
     name = maker.result.names[0]
     d = ["--db", str(db_now)]
     results = [
-        measure("history ingest (one more night)", ["history", "ingest", str(tonight), *d], work),
-        measure("history list", ["history", "list", *d], work),
-        measure("history show (one benchmark, both GPUs)", ["history", "show", name, *d], work),
-        measure("history changes (whole history)", ["history", "changes", *d], work),
-        measure(
-            "history changes --since (30 days)", ["history", "changes", "--since", month, *d], work
-        ),
+        measure("history ingest (one more night)", ["history", "ingest", str(tonight), *d]),
+        measure("history list", ["history", "list", *d]),
+        measure("history show (one benchmark, both GPUs)", ["history", "show", name, *d]),
+        measure("history changes (whole history)", ["history", "changes", *d]),
+        measure("history changes --since (30 days)", ["history", "changes", "--since", month, *d]),
         measure(
             "history changes --new-since (last night)",
             ["history", "changes", "--new-since", last, *d],
-            work,
         ),
         measure(
             "report (tonight, baseline, trends from the history)",
@@ -416,7 +415,6 @@ def run_history(work: Path, nights: int, changes: str) -> list[dict[str, Any]]:
                 "-o",
                 str(work / "report-history.html"),
             ],
-            work,
         ),
     ]
     results.append({"command": "history database on disk", "mib": round(size)})
@@ -441,9 +439,8 @@ def run_suite(work: Path, copies: int) -> list[dict[str, Any]]:
         measure(
             "baseline update (8 runs pooled)",
             ["baseline", "update", *runs, "--baselines", str(baselines)],
-            work,
         ),
-        measure("baseline show", ["baseline", "show", slug, "--baselines", str(baselines)], work),
+        measure("baseline show", ["baseline", "show", slug, "--baselines", str(baselines)]),
         measure(
             "compare (pooled baseline, noise.json; run's comparison)",
             [
@@ -455,9 +452,8 @@ def run_suite(work: Path, copies: int) -> list[dict[str, Any]]:
                 "--json",
                 str(work / "c.json"),
             ],
-            work,
         ),
-        measure("compare (one run against another)", ["compare", runs[0], contender], work),
+        measure("compare (one run against another)", ["compare", runs[0], contender]),
         measure(
             "merge (8 shards)",
             [
@@ -466,22 +462,18 @@ def run_suite(work: Path, copies: int) -> list[dict[str, Any]]:
                 "-o",
                 str(work / "merged.json"),
             ],
-            work,
         ),
         measure(
             "report (baseline, no history)",
             ["report", contender, "--baseline", base, "-o", str(work / "report-suite.html")],
-            work,
         ),
         measure(
             "comment",
             ["comment", str(work / "c.md"), "--result", contender, "-o", str(work / "comment.md")],
-            work,
         ),
         measure(
             "export --format bmf",
             ["export", contender, "--format", "bmf", "-o", str(work / "bmf.json")],
-            work,
         ),
     ]
 

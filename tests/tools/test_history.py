@@ -290,7 +290,9 @@ def test_a_version_1_database_loses_the_unused_index_and_keeps_its_runs(
         assert history.schema_version(c, db) == 2
         assert not c.execute("SELECT 1 FROM sqlite_master WHERE name = 'samples_by_run'").fetchone()
         assert [r[0] for r in c.execute("SELECT id FROM runs ORDER BY id")] == [1, 2]
-        assert c.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 18070 + 45900  # as ingested
+        assert (
+            c.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 18070 + 45900
+        )  # as ingested
 
 
 def test_newer_schema_is_refused(run_cli, write_json, tmp_path):

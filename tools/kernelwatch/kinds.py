@@ -65,22 +65,32 @@ def group(medians: np.ndarray) -> np.ndarray:
 
 def _medians(result: ResultSet, names: list[str], processes: np.ndarray | None) -> np.ndarray:
     """Each name's median time over the rows of `processes` (all rows when None); NaN where
-    there is none."""
+    there is none. One sort for all names (a loop of np.median per name took 3 s of a 6.5 s
+    compare of 3,560 benchmarks against a baseline pooled from 8 runs); the same values as
+    np.median: the middle value, or the mean of the two middle ones."""
     column = result.columns.get("real_time")
     out = np.full(len(names), np.nan)
     if column is None:
         return out
-    for i, name in enumerate(names):
-        k = result.index.get(name)
-        if k is None:
-            continue
-        rows = slice(result.starts[k], result.starts[k] + result.counts[k])
-        values = column[rows]
-        if processes is not None:
-            values = values[np.isin(result.processes[rows], processes)]
-        values = values[np.isfinite(values)]
-        if len(values):
-            out[i] = float(np.median(values))
+    found = np.array([result.index.get(name, -1) for name in names], dtype=np.int64)
+    ks = found[found >= 0]
+    counts = np.asarray(result.counts, dtype=np.int64)[ks]
+    first = np.asarray(result.starts, dtype=np.int64)[ks]
+    owner = np.repeat(np.flatnonzero(found >= 0), counts)  # index into names of each row
+    rows = np.repeat(first - (np.cumsum(counts) - counts), counts) + np.arange(int(counts.sum()))
+    values = column[rows]
+    keep = np.isfinite(values)
+    if processes is not None:
+        keep &= np.isin(result.processes[rows], processes)
+    owner, values = owner[keep], values[keep]
+    order = np.lexsort((values, owner))  # by name, then by value
+    ordered = values[order]
+    sizes = np.bincount(owner, minlength=len(names))
+    starts = np.cumsum(sizes) - sizes
+    has = sizes > 0
+    low = ordered[(starts + (sizes - 1) // 2)[has]]
+    high = ordered[(starts + sizes // 2)[has]]
+    out[has] = np.where(sizes[has] % 2 == 1, low, (low + high) / 2)
     return out
 
 

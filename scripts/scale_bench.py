@@ -33,6 +33,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -289,6 +290,7 @@ def build_suite(folder: Path, maker: NightMaker, copies: int) -> dict[str, Path]
 
 
 _KERNELWATCH = [TOOLS]  # the checkout whose commands are timed (--tools)
+_CHOSEN = [re.compile("")]  # the commands timed (--commands)
 
 
 # Runs the command from a small fresh interpreter: a child forked from this script would count
@@ -311,6 +313,8 @@ def measure(label: str, args: Sequence[str]) -> dict[str, Any]:
     (wait4's rusage of that child: what resource.getrusage(RUSAGE_CHILDREN) reports). It runs
     in the checkout's root, as the nightly does: the suite's baselines/kernelwatch.toml (its
     per-benchmark thresholds) applies."""
+    if not _CHOSEN[0].search(label):
+        return {"command": label, "skipped": True}
     env = dict(os.environ, PYTHONPATH=str(_KERNELWATCH[0]), MPLBACKEND="Agg")
     with tempfile.TemporaryDirectory() as tmp:
         measured = Path(tmp, "measured.json")
@@ -493,7 +497,9 @@ def main() -> int:
         help="time the commands of this tools/ folder "
         "(another checkout's: before and after a change); the inputs are built with this one's",
     )
+    parser.add_argument("--commands", default="", help="time only the commands this matches")
     args = parser.parse_args()
+    _CHOSEN[0] = re.compile(args.commands)
     _KERNELWATCH[0] = args.tools.resolve()
     print(
         f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, numpy {np.__version__}"

@@ -255,6 +255,7 @@ def test_migrations_run_in_order_in_one_transaction(tmp_path, monkeypatch):
     # A future version migrates a database of this version on open.
     monkeypatch.setitem(history.MIGRATIONS, future, ("ALTER TABLE runs ADD COLUMN note TEXT",))
     monkeypatch.setattr(schema, "SCHEMA_VERSION", future)
+    monkeypatch.setattr(schema, "READABLE_FROM", future)
     with pytest.raises(InputError, match="older: `kernelwatch history ingest` brings"):
         history.open_db(db)  # a reading command never writes, not even a migration
     with history.database(db, create=True) as c:
@@ -282,6 +283,10 @@ def test_a_version_1_database_loses_the_unused_index_and_keeps_its_runs(
     with history.database(db) as c:
         assert c.execute("SELECT 1 FROM sqlite_master WHERE name = 'samples_by_run'").fetchone()
     monkeypatch.undo()
+    # Read as it is before the next ingest: the nightly's database, fetched by a newer kernelwatch.
+    assert run_cli("history", "list", "--db", db).status == 0
+    with history.database(db) as c:
+        assert history.schema_version(c, db) == 1
     again = run_cli(
         "history", "ingest", str(GPU_DATA / "h200-suite-card-54f59374.json"), "--db", db
     )

@@ -16,6 +16,9 @@ from kernelwatch.baseline import project_root
 from kernelwatch.errors import InputError
 
 SCHEMA_VERSION = 2
+# The oldest schema the reading commands read as it is (they never migrate): version 2 only
+# dropped an index no query reads, so a nightly's database is readable before its next ingest.
+READABLE_FROM = 1
 
 # version -> the statements that take a database from version - 1 to version. Append only:
 # a released migration is never edited, a change of schema is a new version.
@@ -64,7 +67,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
 
 
 def default_path() -> Path:
-    """results/history.sqlite in the checkout (the current folder for an installed package)."""
+    """results/history.sqlite in the project being measured (baseline.project_root)."""
     return project_root() / "results" / "history.sqlite"
 
 
@@ -168,7 +171,7 @@ def _open_read_only(db: Path) -> sqlite3.Connection:
                 f"{db}: an empty file, not a history database yet; add a run with: kernelwatch "
                 "history ingest RESULT.json"
             )
-        if version != SCHEMA_VERSION:
+        if not READABLE_FROM <= version <= SCHEMA_VERSION:
             raise InputError(
                 f"{db}: history schema version {version} is "
                 + (

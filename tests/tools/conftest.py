@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -213,3 +214,19 @@ def run_module(*args: Any, **kwargs: Any) -> subprocess.CompletedProcess[str]:
 def installed_kernelwatch() -> str | None:
     """The `kernelwatch` console script on PATH, if `pip install ./tools` put one there."""
     return shutil.which("kernelwatch")
+
+
+def process_gone(pid: int, within: float = 5.0) -> bool:
+    """Whether process `pid` ends within `within` seconds (a killed grandchild is a zombie until
+    init reaps it: not running any more)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        state = Path(f"/proc/{pid}/stat")
+        if state.is_file() and state.read_text().split(") ")[-1].startswith("Z"):
+            return True
+        time.sleep(0.05)
+    return False

@@ -12,7 +12,7 @@ from pathlib import Path
 import fakebench
 import numpy as np
 import pytest
-from conftest import GPU_DATA
+from conftest import GPU_DATA, process_gone
 from kernelwatch import runner
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.runner import precision
@@ -353,24 +353,7 @@ def test_process_timeout_kills_a_stalled_plain_binary_and_its_children(tmp_path:
     assert caught.value.no_result == tuple(A)
     assert caught.value.partial is not None
     child = int(Path(f"{plain}.child").read_text())
-    assert not _alive(child), "the binary's own child must be killed with it"
-
-
-def _alive(pid: int) -> bool:
-    """Whether `pid` still runs (a zombie reaped by init counts as gone)."""
-    import os
-    import time
-
-    for _ in range(50):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        status = Path(f"/proc/{pid}/stat")
-        if status.exists() and status.read_text().split(") ")[-1].startswith("Z"):
-            return False
-        time.sleep(0.05)
-    return True
+    assert process_gone(child, within=2.5), "the binary's own child must be killed with it"
 
 
 @pytest.mark.parametrize("seconds", [0.0, -1.0, float("nan")])

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from conftest import process_gone
 
 from kernelwatch import tool
 from kernelwatch.errors import InputError
@@ -80,21 +80,6 @@ PARENT_OF_SLEEPER = (
 )
 
 
-def gone(pid: int, within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        # a killed grandchild is a zombie until init reaps it: not running any more
-        state = Path(f"/proc/{pid}/stat")
-        if state.is_file() and state.read_text().split(") ")[-1].startswith("Z"):
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def started_pid(path: Path) -> int:
     deadline = time.monotonic() + 10
     while not (path.is_file() and path.read_text()) and time.monotonic() < deadline:
@@ -107,7 +92,7 @@ def test_a_timeout_ends_what_the_tool_started(tmp_path: Path) -> None:
     with pytest.raises(tool.ToolError) as caught:
         tool.run([*python(PARENT_OF_SLEEPER), str(pid_file)], timeout=2)
     assert caught.value.failure == "timeout"
-    assert gone(started_pid(pid_file))
+    assert process_gone(started_pid(pid_file))
 
 
 def test_cancel_from_another_thread_ends_the_tool_and_what_it_started(tmp_path: Path) -> None:
@@ -118,4 +103,4 @@ def test_cancel_from_another_thread_ends_the_tool_and_what_it_started(tmp_path: 
     with pytest.raises(tool.ToolError) as caught:
         tool.run([*python(PARENT_OF_SLEEPER), str(pid_file)], cancel=cancel)
     assert caught.value.failure == "cancelled" and time.monotonic() - began < 20
-    assert gone(started_pid(pid_file))
+    assert process_gone(started_pid(pid_file))

@@ -288,6 +288,9 @@ def test_the_gpu_disappears_mid_run(box: Box) -> None:
     fakebench.configure(box.binaries[1], exit=4)
     done = box.run()
     assert done.status == 4 and "kernelwatch_bench_beta: fake: 0 devices" in done.err
+    # What alpha measured before is kept, and the error stays the no-GPU line.
+    assert "with the results of the processes that finished" in done.err
+    assert done.err.strip().splitlines()[-1].startswith("kernelwatch: no CUDA GPU is visible")
 
 
 @pytest.mark.parametrize(

@@ -306,7 +306,7 @@ def test_a_gpu_lost_mid_run_keeps_what_was_measured(binaries: list[Path]) -> Non
         runner.run_suite(
             runner.plan(binaries, None), runner.RunSettings(repetitions=2), keep_going=True
         )
-    assert caught.value.exit_status == 3 and caught.value.no_result == tuple(B)
+    assert caught.value.exit_status == 4 and caught.value.no_result == tuple(B)
     assert caught.value.partial is not None
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import kernels, locks
-from kernelwatch.errors import BenchmarkCrashed, NoGpuError
+from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.runner import precision
 from kernelwatch.runner.jobs import rerun_jobs
 from kernelwatch.runner.merging import join_processes, merge
@@ -38,16 +38,19 @@ class SuiteRun:
 
 
 class IncompleteRun(BenchmarkCrashed):
-    """A run (`keep_going`) in which benchmark processes crashed or hung: the first one's
-    message, the result of every process that finished (`partial`: None when none did), and
-    the benchmarks no finished process measured (`no_result`)."""
+    """A run (`keep_going`) in which benchmark processes crashed, hung or lost the GPU: the
+    first failure's message and exit status (4 for a GPU gone, else 3), the result of every
+    process that finished (`partial`: None when none did), and the benchmarks no finished
+    process measured (`no_result`)."""
 
     def __init__(
-        self, failures: Sequence[str], partial: SuiteRun | None, no_result: Sequence[str]
+        self, failures: Sequence[InputError], partial: SuiteRun | None, no_result: Sequence[str]
     ) -> None:
         more = f" (and {len(failures) - 1} more failed process(es))" if len(failures) > 1 else ""
-        super().__init__(failures[0] + more)
-        self.failures = tuple(failures)
+        super().__init__(f"{failures[0]}{more}")
+        self.exit_status = failures[0].exit_status
+        self.prefix = failures[0].prefix
+        self.failures = tuple(str(failure) for failure in failures)
         self.partial = partial
         self.no_result = tuple(no_result)
 
@@ -93,11 +96,11 @@ def run_suite(
     if any(processes.runs.values()):
         extra = {
             **extra,
-            FAILED_KEY: [message for _, message in processes.failures],
+            FAILED_KEY: [str(failure) for _, failure in processes.failures],
             NO_RESULT_KEY: no_result,
         }
         partial = SuiteRun(_merged(processes, extra), processes.commands, seconds)
-    raise IncompleteRun([message for _, message in processes.failures], partial, no_result)
+    raise IncompleteRun([failure for _, failure in processes.failures], partial, no_result)
 
 
 @dataclass
@@ -113,7 +116,7 @@ class _Processes:
     tmp: Path
     keep_going: bool = False
     runs: dict[int, list[dict[str, Any]]] = field(init=False)
-    failures: list[tuple[int, str]] = field(default_factory=list)  # (job index, message)
+    failures: list[tuple[int, InputError]] = field(default_factory=list)  # (job index, error)
     records: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)
     commands: list[list[str]] = field(default_factory=list)
 
@@ -162,7 +165,7 @@ class _Processes:
                 raise
             # Its binary would most likely fail the same way again: its other processes and
             # top-ups are skipped, the other binaries run.
-            self.failures.append((index, str(exc)))
+            self.failures.append((index, exc))
             self.progress.say(
                 f"kernelwatch: {self.prefix}{job.binary.name}: a process failed, the run goes "
                 f"on without this binary: {exc}"

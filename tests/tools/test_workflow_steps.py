@@ -69,7 +69,7 @@ def run_step(
     def expand(text: Any) -> str:
         return EXPRESSION.sub(lambda m: values[m.group(1)], str(text))  # unknown: KeyError
 
-    env = dict(os.environ, GITHUB_SHA="0" * 40)
+    env = dict(os.environ, GITHUB_SHA="0" * 40, GITHUB_RUN_ID=values["github.run_id"])
     for scope in (document.get("env"), document["jobs"][job].get("env"), step.get("env")):
         env.update({k: expand(v) for k, v in (scope or {}).items()})
     for key in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV"):
@@ -437,7 +437,7 @@ def plan(
     outputs: dict[str, Any] = {}
     for line in output.splitlines():
         key, value = line.split("=", 1)
-        outputs[key] = value if key == "gpu" else json.loads(value)
+        outputs[key] = value if key in ("gpu", "baseline") else json.loads(value)
     return status, outputs, log
 
 
@@ -471,6 +471,7 @@ def test_a_third_model_is_one_line(tmp_path: Path) -> None:
     )
     assert status == 0, log
     assert outputs["gpu"] == "b200" and outputs["labels"] == ["b200", "sxm"]
+    assert outputs["baseline"] == ""  # none yet: the baseline pull request names the folder
     status, outputs, log = plan(tmp_path / "on", {"models": [H100_LINE, H200_LINE, B200_NIGHTLY]})
     assert status == 0, log
     assert [m["gpu"] for m in outputs["pull-requests"]] == ["h100", "h200"]
@@ -497,6 +498,107 @@ def test_the_baseline_workflow_refuses_a_model_the_list_lacks(tmp_path: Path) ->
     assert log == (
         'kernelwatch: error: .github/kernelwatch-gpus.json: no GPU model "h300"; its models: '
         'h100, h200, b200 (docs/ci.md, "GPU runners")\n'
+    )
+
+
+POOLED = "The runs are of the model's cards"
+
+
+def pooled(tmp_path: Path, written: str, listed: str) -> tuple[int, str, str]:
+    """The pool job's check after `baseline update` wrote baselines/<written>/ in a checkout
+    of the committed baselines, the list giving the model the folder `listed` ("" for none)."""
+    root = tmp_path / "checkout"
+    shutil.copytree(REPO / "baselines", root / "baselines")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "baselines"], check=True)
+    subprocess.run([*git, "commit", "-qm", "checkout"], check=True)
+    folder = root / "baselines" / written
+    folder.mkdir(exist_ok=True)
+    (folder / "manifest.json").write_text("{}\n")
+    return run_step(
+        "pool",
+        POOLED,
+        root,
+        contexts={"inputs.gpu": "h200", "needs.plan.outputs.baseline": listed},
+        workflow=WORKFLOWS / "baseline.yml",
+    )
+
+
+def test_the_baseline_is_pooled_into_the_models_folder(tmp_path: Path) -> None:
+    status, output, log = pooled(tmp_path, "nvidia-h200-sm90", "nvidia-h200-sm90")
+    assert (status, output, log) == (0, "folder=nvidia-h200-sm90\n", "")
+
+
+def test_a_new_model_gets_the_folder_its_runs_wrote(tmp_path: Path) -> None:
+    status, output, log = pooled(tmp_path, "nvidia-b200-sm100", "")
+    assert (status, output, log) == (0, "folder=nvidia-b200-sm100\n", "")
+
+
+def test_runs_of_another_models_cards_fail_the_pool(tmp_path: Path) -> None:
+    """A label that also reaches H100 runners: their runs re-measured the H100's baseline."""
+    status, output, log = pooled(tmp_path, "nvidia-h100-80gb-hbm3-sm90", "nvidia-h200-sm90")
+    assert status == 2 and output == "", log
+    assert log == (
+        "kernelwatch: error: the runs for h200 are of nvidia-h100-80gb-hbm3-sm90, but "
+        ".github/kernelwatch-gpus.json gives h200 the baseline nvidia-h200-sm90: do its runner "
+        "labels reach another model's cards?\n"
+    )
+
+
+PROPOSE = "Open a pull request with the new baseline"
+# gh pr view finds no pull request; gh pr create prints its arguments, one a line.
+GH_CREATES = """#!/bin/sh
+[ "$2" = view ] && exit 1
+printf '%s\\n' "$@"
+"""
+
+
+def proposed(tmp_path: Path, gpu: str, folder: str, listed: str) -> str:
+    """The arguments of `gh pr create` when the pool wrote baselines/<folder>/ for `gpu`."""
+    origin, root, bin_dir = tmp_path / "origin.git", tmp_path / "checkout", tmp_path / "bin"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    subprocess.run(["git", "clone", "-q", str(origin), str(root)], check=True, capture_output=True)
+    (root / "baselines" / folder).mkdir(parents=True)
+    (root / "baselines" / folder / "manifest.json").write_text("{}\n")
+    bin_dir.mkdir()
+    (bin_dir / "gh").write_text(GH_CREATES)
+    (bin_dir / "gh").chmod(0o755)
+    inputs = {
+        "inputs.gpu": gpu,
+        "inputs.runs": "3",
+        "github.event.repository.default_branch": "main",
+    }
+    status, _, log = run_step(
+        "propose",
+        PROPOSE,
+        root,
+        contexts={
+            **inputs,
+            "needs.pool.outputs.folder": folder,
+            "needs.plan.outputs.baseline": listed,
+        },
+        path=str(bin_dir),
+        workflow=WORKFLOWS / "baseline.yml",
+    )
+    assert status == 0, log
+    return log
+
+
+def test_the_baseline_pull_request_names_its_folder(tmp_path: Path) -> None:
+    log = proposed(tmp_path, "h200", "nvidia-h200-sm90", "nvidia-h200-sm90")
+    assert (
+        "Measured by the baseline workflow, run 7 (3 runs pooled), into `baselines/nvidia-h200-sm90`."
+        in log
+    )
+    assert "To turn" not in log
+
+
+def test_a_new_models_baseline_pull_request_says_how_to_turn_it_on(tmp_path: Path) -> None:
+    log = proposed(tmp_path, "b200", "nvidia-b200-sm100", "")
+    assert (
+        'To turn b200 on, set its `"baseline": "nvidia-b200-sm100"`, `pull-requests` and '
+        "`nightly` in .github/kernelwatch-gpus.json in this pull request." in log
     )
 
 

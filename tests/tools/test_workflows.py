@@ -22,7 +22,7 @@ ALLOWED_COMMANDS = re.compile(
     r"^(tools/kw|bash \.ci/run|PYTHONPATH=tools python3 -m kernelwatch|python3 -m kernelwatch|"
     r"gh |git |cat |echo |printf |status=|\[ |title=|body=|number=|branch=|if |else|fi|exit |"
     r"wget |sudo |--|\"|for |done|since=|run_id=|file=|\{ |mkdir -p |parts=|shard=|regressed=|"
-    r"runs=|newest=|kept=|created=|jq )"
+    r"runs=|newest=|kept=|created=|written=|jq )"
 )
 # The list of GPU models (docs/ci.md, "GPU runners"), read by the `plan` step of gpu.yml,
 # nightly.yml and baseline.yml.
@@ -301,12 +301,12 @@ def test_the_baseline_workflow_pools_every_run_it_measures() -> None:
     assert matrix["run"] == "${{ fromJSON(needs.plan.outputs.runs) }}"
     assert "fail-fast" not in jobs["measure"]["strategy"]  # one failed run stops the others
     pool = jobs["pool"]
-    assert pool["needs"] == "measure" and "self-hosted" not in str(pool["runs-on"])
+    assert pool["needs"] == ["plan", "measure"] and "self-hosted" not in str(pool["runs-on"])
     updates = [str(step.get("run")) for step in pool["steps"] if "baseline update" in str(step)]
     assert updates == [
         "PYTHONPATH=tools python3 -m kernelwatch baseline update --drop-missing results/run-*.json"
     ]
-    assert jobs["propose"]["needs"] == "pool"
+    assert jobs["propose"]["needs"] == ["plan", "pool"]
 
 
 def uploads(document: dict[Any, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -168,10 +168,15 @@ def side(label: str, documents: Sequence[Any], empty: str = "") -> ResultSet:
 
 
 # How a result was run, where a difference moves medians (random interleaving shifted one
-# strided kernel by 2.4% on an H200: docs/measurement.md).
+# strided kernel by 2.4% on an H200: docs/measurement.md); the harness settings are those a
+# pooled baseline's runs must share (baseline/pool.py). Repetitions and processes move no
+# median: fewer say so in the power note and the sensitivity.
 RUN_SETTING_KEYS = {
     "kernelwatch_random_interleaving": "random interleaving",
     "kernelwatch_max_time": "max time (s)",
+    "kernelwatch_noise_target": "noise target",
+    "kernelwatch_min_samples": "min samples",
+    "kernelwatch_blocking_kernel": "blocking kernel",
 }
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kernelwatch import levels
 from kernelwatch.baseline.against import ran_a_part
 from kernelwatch.baseline.rows import groups
 from kernelwatch.errors import InputError
@@ -138,3 +139,19 @@ def other_environment(label: str, old: Mapping[str, Any], new: Mapping[str, Any]
                 f"{label}: different {what} (baseline {old[key]}, result {new[key]}): a partial "
                 "update (--filter) must keep the baseline's environment; update it whole"
             )
+
+
+def other_units(label: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    """A partial update keeps the result's context, and the benchmarks it keeps would be taken
+    for this result's cards and processes: kept from a pool of seven H200 cards under one card's
+    context, an unchanged run on that card got 86 false REGRESSIONs (its own run's values mixed
+    with six other cards', judged at the process level)."""
+    before, after = levels.units_of(old), levels.units_of(new)
+    if before == after:
+        return
+    raise InputError(
+        f"{label}: {levels.describe(after)}, the baseline "
+        f"{levels.describe(before)}: a partial update (--filter) would take the benchmarks it "
+        "keeps for this result's; update it whole, from runs on the baseline's cards pooled "
+        "(the baseline workflow, docs/ci.md)"
+    )

@@ -198,6 +198,7 @@ def _new_document(
     baseline and keeps the others; a whole update is `taken`."""
     if pattern is not None and previous is not None:
         refusals.other_environment(pooled.label, previous.get("context") or {}, pooled.context)
+        refusals.other_units(pooled.label, previous.get("context") or {}, pooled.context)
         rows = _replaced_rows(previous, taken, pattern, notes)
     else:
         if previous is not None and not drop_missing:

@@ -20,6 +20,7 @@ from kernelwatch.compare.sides import (
     Measured,
     metric_values,
     presence_verdict,
+    presence_notes,
     process_counts,
 )
 from kernelwatch.compare.verdicts import (
@@ -72,6 +73,7 @@ def compare(
             pairs.append(name)
     if left_out:
         notes.append(f"{left_out} benchmark(s) skipped or absent on both sides: not compared")
+    notes += presence_notes(comparisons)
 
     measured, lacking, one_sided = metric_values(baseline, contender, pairs, metric)
     for name, side in one_sided:
@@ -152,7 +154,12 @@ def _measured_verdicts(
         confidence=settings.confidence,
     )
     sensitivity = sensitivity_of(limit, spread, crossing.level, b_processes, c_processes)
-    host_bound = hostbound.in_result(baseline, b) | hostbound.in_result(contender, c)
+    # Either side's declaration counts (a change that stops declaring it still times the host
+    # it timed); one side's alone means the change declared or undeclared it: said, per row.
+    b_bound, c_bound = hostbound.in_result(baseline, b), hostbound.in_result(contender, c)
+    host_bound = b_bound | c_bound
+    one_side = (b_bound != c_bound).tolist()
+    b_bound_list = b_bound.tolist()
     lenient = _lenient(host_bound, crossing.same_host, notes)
 
     failing = fails(verdicts, too_few, ps.log_ratio, metric.higher_is_better, settings.strict)
@@ -176,9 +183,14 @@ def _measured_verdicts(
     for i, name in enumerate(measured.names):
         verdict, reason = verdicts[i], reasons[i]
         failed = failing[i]
+        bound = "host-bound"
+        if one_side[i]:
+            bound += f" (in the {'baseline' if b_bound_list[i] else 'contender'} only)"
         if failed and lenient_list[i]:
             failed = False
-            reason += "; host-bound, baseline not from this host: not failing"
+            reason += f"; {bound}, baseline not from this host: not failing"
+        elif one_side[i]:
+            reason += f"; {bound}"
         elif verdict is Verdict.REGRESSION and not failed:  # unverified, under 2x
             reason += f"; under {UNVERIFIED_FAIL_RATIO:g}x worse: not failing (--strict fails it)"
         out.append(

@@ -61,6 +61,31 @@ def presence_verdict(
     return None
 
 
+def presence_notes(comparisons: list[Comparison]) -> list[str]:
+    """What to do about the benchmarks a changed suite added, removed or renamed: a NEW one is
+    not judged at all until the baseline holds it, and a MISSING one fails every run until the
+    baseline drops it (docs/ci.md, "When a pull request changes the suite")."""
+    new = sum(c.verdict is Verdict.NEW and "skipped" not in c.reason for c in comparisons)
+    missing = sum(c.verdict is Verdict.MISSING and c.failed for c in comparisons)
+    notes = []
+    if new:
+        notes.append(
+            f"{new} NEW benchmark(s) not in the baseline: not judged until the baseline holds "
+            "them; add them after the merge (baselines/README.md)"
+        )
+    if missing:
+        notes.append(
+            f"{missing} MISSING benchmark(s) fail the comparison until the baseline drops them: "
+            "if removed on purpose, drop them from the baseline (baselines/README.md)"
+            + (
+                "; NEW and MISSING together: a rename? Its old names are MISSING, its new NEW"
+                if new
+                else ""
+            )
+        )
+    return notes
+
+
 @dataclass(frozen=True)
 class Measured:
     """The benchmarks measured on both sides: their indices in each result set and the

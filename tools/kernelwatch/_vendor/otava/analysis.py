@@ -16,7 +16,7 @@
 # under the License.
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, SupportsFloat, Tuple
+from typing import Dict, List, Optional, Sequence, SupportsFloat, Tuple
 
 import numpy as np
 from scipy.stats import ttest_ind_from_stats
@@ -114,15 +114,20 @@ class TTestSignificanceTester(SignificanceTester):
     def compare(self, left: Sequence[SupportsFloat], right: Sequence[SupportsFloat]) -> TTestStats:
         if len(left) == 0 or len(right) == 0:
             raise ValueError
+        return self.compare_sides(self.side(left), self.side(right))
 
-        mean_l = np.mean(left)
-        mean_r = np.mean(right)
-        std_l = np.std(left) if len(left) >= 2 else 0.0
-        std_r = np.std(right) if len(right) >= 2 else 0.0
+    @staticmethod
+    def side(values: Sequence[SupportsFloat]) -> Tuple[SupportsFloat, SupportsFloat, int]:
+        """kernelwatch: the mean, standard deviation and size of one side, as `compare` takes
+        them (split from it so that merge computes each side once)."""
+        return np.mean(values), np.std(values) if len(values) >= 2 else 0.0, len(values)
 
-        if len(left) + len(right) > 2:
+    def compare_sides(self, left: Tuple[SupportsFloat, SupportsFloat, int], right: Tuple[SupportsFloat, SupportsFloat, int]) -> TTestStats:
+        """kernelwatch: `compare` of two sides given as `side` returns them."""
+        (mean_l, std_l, len_l), (mean_r, std_r, len_r) = left, right
+        if len_l + len_r > 2:
             (_, p) = ttest_ind_from_stats(
-                mean_l, std_l, len(left), mean_r, std_r, len(right), alternative="two-sided"
+                mean_l, std_l, len_l, mean_r, std_r, len_r, alternative="two-sided"
             )
         else:
             p = 1.0
@@ -200,36 +205,79 @@ def merge(
         :param min_magnitude: minimum accepted relative change
     """
     tester = TTestSignificanceTester(max_pvalue)
+    # kernelwatch: the same steps, with each point's p-value and magnitude kept in lists (max and
+    # min over them compare the same numbers in the same order), and the points' stats computed
+    # from their neighbours (_Neighbours) instead of a search through every interval. A year of
+    # nightlies gives ~400 weak points; each step scanned and re-derived all of them.
+    neighbours = _Neighbours(tester, series, change_points)
+    pvalues = [c.stats.pvalue for c in change_points]
+    magnitudes = [c.stats.change_magnitude() for c in change_points]
+    indices = [c.index for c in change_points]
     while change_points:
 
         # Select the change point with weakest unacceptable P-value
         # If all points have acceptable P-values, select the change-point with
         # the least relative change:
-        weakest_cp = max(change_points, key=lambda c: c.stats.pvalue)
-        if weakest_cp.stats.pvalue < max_pvalue:
-            weakest_cp = min(change_points, key=lambda c: c.stats.change_magnitude())
-            if weakest_cp.stats.change_magnitude() > min_magnitude:
+        weakest = max(range(len(pvalues)), key=pvalues.__getitem__)
+        if pvalues[weakest] < max_pvalue:
+            weakest = min(range(len(magnitudes)), key=magnitudes.__getitem__)
+            if magnitudes[weakest] > min_magnitude:
                 return change_points
 
         # Remove the point from the list
-        weakest_cp_index = change_points.index(weakest_cp)
-        del change_points[weakest_cp_index]
+        weakest_cp_index = indices.index(indices[weakest])  # (the first one equal to it)
+        for kept in (change_points, pvalues, magnitudes, indices):
+            del kept[weakest_cp_index]
 
         # We can't continue yet, because by removing a change_point
         # the adjacent change points changed their properties.
         # Recompute the adjacent change point stats:
-        intervals = tester.get_intervals(change_points)
-
         def recompute(index: int):
             if index < 0 or index >= len(change_points):
                 return
-            cp = change_points[index]
-            change_points[index] = tester.change_point(cp.to_candidate(), series, intervals)
+            cp = neighbours.change_point(change_points, index)
+            change_points[index] = cp
+            pvalues[index] = cp.stats.pvalue
+            magnitudes[index] = cp.stats.change_magnitude()
 
         recompute(weakest_cp_index)
         recompute(weakest_cp_index + 1)
 
     return change_points
+
+
+class _Neighbours:
+    """kernelwatch: `tester.change_point(cp.to_candidate(), series, tester.get_intervals(cps))`
+    of the point cps[k], for the points of split and merge, with the same result.
+
+    When the points' indices rise strictly, inside the series (split finds only such points,
+    and merge only removes points), the interval that ends at cps[k] is series[cps[k-1] or 0 :
+    cps[k]] and the next one series[cps[k] : cps[k+1] or end]: change_point takes these two
+    (its merge step), so they are taken directly, and each side's mean and deviation are kept
+    for the next point that has it. Other points are given to change_point as they were."""
+
+    def __init__(self, tester: TTestSignificanceTester, series: Sequence[SupportsFloat], change_points: List[ChangePoint]):
+        self.tester = tester
+        self.series = series
+        self.values = np.asarray(series)  # (np.mean of a list takes np.asarray of it)
+        indices = [cp.index for cp in change_points]
+        self.direct = all(a < b for a, b in zip([0, *indices], [*indices, len(series)]))
+        self.sides: Dict[Tuple[int, int], Tuple[SupportsFloat, SupportsFloat, int]] = {}
+
+    def _side(self, start: int, stop: int) -> Tuple[SupportsFloat, SupportsFloat, int]:
+        if (start, stop) not in self.sides:
+            self.sides[start, stop] = self.tester.side(self.values[start:stop])
+        return self.sides[start, stop]
+
+    def change_point(self, change_points: List[ChangePoint], k: int) -> ChangePoint[TTestStats]:
+        cp = change_points[k]
+        if not self.direct:
+            intervals = self.tester.get_intervals(change_points)
+            return self.tester.change_point(cp.to_candidate(), self.series, intervals)
+        start = change_points[k - 1].index if k > 0 else 0
+        stop = change_points[k + 1].index if k + 1 < len(change_points) else len(self.series)
+        stats = self.tester.compare_sides(self._side(start, cp.index), self._side(cp.index, stop))
+        return ChangePoint(index=cp.index, qhat=cp.qhat, stats=stats)
 
 
 def split(series: Sequence[SupportsFloat], window_len: int = 30, max_pvalue: float = 0.001,
@@ -258,6 +306,7 @@ def split(series: Sequence[SupportsFloat], window_len: int = 30, max_pvalue: flo
                 start = s
 
     tester = TTestSignificanceTester(max_pvalue)
+    seen = {cp.index for cp in change_points}
     while start < len(series):
         # Sliding window series[start : end]
         end = min(start + window_len, len(series))
@@ -268,13 +317,15 @@ def split(series: Sequence[SupportsFloat], window_len: int = 30, max_pvalue: flo
         start = max(last_new_change_point_index, start + step)
         # incremental Otava can duplicate an old cp
         for cp in new_change_points:
-            if cp not in change_points:
+            if cp.index not in seen:  # kernelwatch: `cp not in change_points` (== is the index)
                 change_points += [cp]
+                seen.add(cp.index)
 
     # Sort change points by index; required by get_intervals() and maintained by merge()
     change_points.sort(key=lambda cp: cp.index)
-    intervals = tester.get_intervals(change_points)
-    return [tester.change_point(cp.to_candidate(), series, intervals) for cp in change_points]
+    tester.get_intervals(change_points)  # (asserts the order)
+    neighbours = _Neighbours(tester, series, change_points)
+    return [neighbours.change_point(change_points, k) for k in range(len(change_points))]
 
 
 def compute_change_points_orig(series: Sequence[SupportsFloat], max_pvalue: float = 0.001, seed: Optional[int] = None) -> Tuple[PermCPList, Optional[PermCPList]]:

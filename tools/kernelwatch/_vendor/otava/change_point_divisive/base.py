@@ -16,7 +16,7 @@
 # under the License.
 
 from dataclasses import dataclass, fields
-from typing import Generic, List, Optional, TypeVar
+from typing import Dict, Generic, List, Optional, Tuple, TypeVar
 
 from numpy.typing import NDArray
 
@@ -95,14 +95,20 @@ class Calculator:
     '''Abstract class for calculator. Calculator provides an interface to get best change point candidate'''
     def __init__(self, series: NDArray):
         self.series = series
+        # kernelwatch: each interval's candidate, by (start, stop). A new change point splits
+        # one interval and leaves the others as they were, and a candidate depends only on the
+        # series and its interval: the detector asked again for every interval each time.
+        self._candidates: Dict[Tuple[Optional[int], Optional[int]], CandidateChangePoint] = {}
 
     def get_next_candidate(self, intervals: List[slice]) -> Optional[CandidateChangePoint]:
         '''Returns list of existing change points to find next best change point candidate.'''
-        candidates = [
-            self.get_candidate_change_point(interval=interval)
-            for interval in intervals
-            if len(self.series[interval]) > 1
-        ]
+        candidates = []
+        for interval in intervals:
+            if len(self.series[interval]) > 1:
+                key = (interval.start, interval.stop)
+                if key not in self._candidates:
+                    self._candidates[key] = self.get_candidate_change_point(interval=interval)
+                candidates.append(self._candidates[key])
         if not candidates:
             return
         candidate = max(candidates, key=lambda point: point.qhat)

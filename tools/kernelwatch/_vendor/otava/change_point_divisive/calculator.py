@@ -15,11 +15,50 @@
 # specific language governing permissions and limitations
 # under the License.
 
+from functools import lru_cache
+from typing import Tuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from kernelwatch._vendor.otava.change_point_divisive.base import Calculator, CandidateChangePoint
+
+
+def _coefficients(size: int) -> Tuple[NDArray, NDArray, NDArray, NDArray]:
+    '''kernelwatch: the coefficient matrices of `_get_Q_vals` for an interval of `size + 1`
+    points, computed as Otava 0.8.0 computes them for any `start` (only the differences
+    taus - start and kappas - start enter them): A's, the mask `np.triu` applies to A, B's
+    block [1:, 1:] and C's block [:-1, 1:]. Read only.'''
+    start = 0
+    end = size + 1
+    taus = np.arange(start + 1, end)[:, None]
+    kappas = np.arange(start + 2, end + 1)[None, :]
+
+    A_coefs = 2 / (kappas - start)
+    lower = np.tri(size, size, k=-1, dtype=bool)  # where np.triu(k=0) writes zeros
+
+    B_num = 2 * (kappas - taus)
+    B_den = (kappas - start) * (taus - start - 1)
+    B_mask = np.triu(np.ones_like(B_den, dtype=bool), k=0)
+    B_out = np.zeros_like(B_den, dtype=float)
+    B_coefs = np.divide(B_num, B_den, out=B_out, where=B_mask & (B_den != 0))
+
+    C_num = 2 * (taus - start)
+    C_den = (kappas - start) * (kappas - taus - 1)
+    C_mask = np.triu(np.ones_like(C_den, dtype=bool), k=1)
+    C_out = np.zeros_like(C_den, dtype=float)
+    C_coefs = np.divide(C_num, C_den, out=C_out, where=C_mask & (C_den != 0))
+
+    blocks = (A_coefs, lower, B_coefs[1:, 1:], C_coefs[:-1, 1:])
+    for block in blocks:
+        block.flags.writeable = False
+    return blocks
+
+
+# kernelwatch: the sliding windows are 50 points (or a few runs), so the same few sizes recur in
+# every window; a long series (compute_change_points_orig) is one size, not worth keeping.
+_CACHED_SIZE = 256
+_cached_coefficients = lru_cache(maxsize=64)(_coefficients)
 
 
 class PairDistanceCalculator(Calculator):
@@ -121,33 +160,23 @@ class PairDistanceCalculator(Calculator):
         V = self.V[start : end - 1] - self.distances[0 : start, start + 1 : end].sum(axis=0)
         H = self.H[start : end - 1, start : end - 1]
 
-        taus = np.arange(start + 1, end)[:, None]
-        kappas = np.arange(start + 2, end + 1)[None, :]
-
-        A = np.zeros((end - 1 - start, end - 1 - start))
-        A_coefs = 2 / (kappas - start)
-        A[1:, :] = np.cumsum(V)[:-1, None]
-        A = A_coefs * np.triu(np.cumsum(H, axis=0) - A, k=0)
-
-        B = np.zeros((end - 1 - start, end - 1 - start))
-        B_num = 2 * (kappas - taus)
-        B_den = (kappas - start) * (taus - start - 1)
-        B_mask = np.triu(np.ones_like(B_den, dtype=bool), k=0)
-        B_out = np.zeros_like(B_den, dtype=float)
-        B_coefs = np.divide(B_num, B_den, out=B_out, where=B_mask & (B_den != 0))
-        B[1:, 1:] = B_coefs[1:, 1:] * np.cumsum(V)[:-1, None]
-
-        C = np.zeros((end - 1 - start, end - 1 - start))
-        C_num = 2 * (taus - start)
-        C_den = (kappas - start) * (kappas - taus - 1)
-        C_mask = np.triu(np.ones_like(C_den, dtype=bool), k=1)
-        C_out = np.zeros_like(C_den, dtype=float)
-        C_coefs = np.divide(C_num, C_den, out=C_out, where=C_mask & (C_den != 0))
-        C[:-1, 1:] = C_coefs[:-1, 1:] * np.flipud(np.cumsum(np.flipud(H[1:, 1:]), axis=0))
+        # kernelwatch: the coefficients depend on the interval's length alone (taus - start and
+        # kappas - start), so they are computed once per length (_coefficients). B and C are
+        # subtracted from A in place, in A - B - C's order: B and C are 0 outside the blocks
+        # written below, and x - 0.0 is x, so Q is bitwise the original's.
+        size = end - 1 - start
+        coefficients = _cached_coefficients if size <= _CACHED_SIZE else _coefficients
+        A_coefs, lower, B_coefs, C_coefs = coefficients(size)
+        cumsum_V = np.cumsum(V)[:-1, None]
+        A = np.cumsum(H, axis=0)
+        A[1:, :] -= cumsum_V
+        Q = A_coefs * np.where(lower, np.zeros(1, A.dtype), A)  # np.triu(A, k=0)
+        Q[1:, 1:] -= B_coefs * cumsum_V
+        Q[:-1, 1:] -= C_coefs * np.flipud(np.cumsum(np.flipud(H[1:, 1:]), axis=0))
 
         # Element of matrix `Q_{i, j}` is equal to `Q(τ, κ) = Q(i + 1, j + 2) = QQ(sequence[start : i + 1], sequence[i + 1 : j + 2])`.
         # So, critical point is `τ = i + 1`.
-        return A - B - C
+        return Q
 
     def get_candidate_change_point(self, interval: slice) -> CandidateChangePoint:
         '''For a given `slice(start, end)` finds potential critical point in subsequence series[slice],

@@ -123,3 +123,22 @@ if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
 
     PINNED.write_text(json.dumps(analyse(original), separators=(",", ":")) + "\n")
     print(f"wrote {PINNED}")
+
+
+def test_windows_kept_between_states_change_nothing() -> None:
+    """`windows` (what first_found's earlier states of a series reuse): the same change points
+    as without, for the series and its states without the last runs, in any order."""
+    pytest.importorskip("scipy", reason="scipy is not installed (the history extra)")
+    from kernelwatch._vendor.otava import analysis
+
+    series = [values for name, values, _ in cases() if "100 nights, step 0.93" in name][0]
+    states = [series, series[:-10], series[:-20], series[:-500], series[:30], series]
+    windows: dict[Any, Any] = {}
+    for state in states:
+        fresh, _ = analysis.compute_change_points(state, max_pvalue=0.05, min_magnitude=0.05)
+        kept, _ = analysis.compute_change_points(
+            state, max_pvalue=0.05, min_magnitude=0.05, windows=windows
+        )
+        assert points(kept) == points(fresh)
+        assert any(c.index == 600 for c in fresh) == (len(state) > 600)
+    assert 0 < len(windows) < 50  # (the windows of the later states were the first's)

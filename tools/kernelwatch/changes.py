@@ -178,13 +178,15 @@ class _Job:
 
 def _changes_of(job: _Job) -> list[Change]:
     analysis = otava_analysis()
-    found = detect(job.series, job.metric, job.threshold, job.alpha, analysis)
+    # The states of the series that --new-since analyses again share most of its windows.
+    windows: dict[Any, Any] = {}
+    found = detect(job.series, job.metric, job.threshold, job.alpha, analysis, windows)
     if job.known is not None and found:
         found = unseen(
             job.series,
             found,
             job.known,
-            lambda s: detect(s, job.metric, job.threshold, job.alpha, analysis),
+            lambda s: detect(s, job.metric, job.threshold, job.alpha, analysis, windows),
         )
     return found
 
@@ -319,8 +321,11 @@ def detect(
     threshold: float,
     alpha: float,
     analysis: ModuleType | None = None,
+    windows: dict[Any, Any] | None = None,
 ) -> list[Change]:
-    """The changes of one series (oldest first)."""
+    """The changes of one series (oldest first). `windows`: what Otava found in each window of
+    values, kept between the calls for one series (a few states of it share all but their last
+    windows: first_found)."""
     analysis = analysis or otava_analysis()
     count = len(series.runs)
     if count < 2 * MIN_RUNS or len(series.values) < 4 or too_flat(series, threshold):
@@ -333,6 +338,7 @@ def detect(
         window_len=window,
         max_pvalue=alpha,
         min_magnitude=threshold,
+        windows=windows,
     )
     boundaries = sorted({_snap(series.offsets, int(c.index)) for c in candidates} - {0, count})
     tester = analysis.TTestSignificanceTester(alpha)

@@ -16,7 +16,7 @@
 # under the License.
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, SupportsFloat, Tuple
+from typing import Any, Dict, List, Optional, Sequence, SupportsFloat, Tuple
 
 import numpy as np
 from scipy.stats import ttest_ind_from_stats
@@ -281,10 +281,14 @@ class _Neighbours:
 
 
 def split(series: Sequence[SupportsFloat], window_len: int = 30, max_pvalue: float = 0.001,
-          new_points: Optional[int] = None, old_cp: Optional[TtestCPList] = None) -> TtestCPList:
+          new_points: Optional[int] = None, old_cp: Optional[TtestCPList] = None,
+          windows: Optional[Dict[Any, list]] = None) -> TtestCPList:
     """
     Split step of the change point detection process from "Hunter: Using Change Point Detection
     to Hunt for Performance Regressions" by Fleming et al. (https://doi.org/10.1145/3578244.3583719).
+
+    kernelwatch: `windows`, a dict the caller keeps between calls, holds what each window of
+    values gave (_detect_window): the same series at several states shares most windows.
     """
     assert window_len >= 2, "Window length must be at least 2"
     start = 0
@@ -311,8 +315,7 @@ def split(series: Sequence[SupportsFloat], window_len: int = 30, max_pvalue: flo
         # Sliding window series[start : end]
         end = min(start + window_len, len(series))
 
-        algo = ChangePointDetector(significance_tester=tester, calculator=PairDistanceCalculator)
-        new_change_points = algo.get_change_points(series, start, end)
+        new_change_points = _detect_window(tester, series, start, end, windows)
         last_new_change_point_index = new_change_points[-1].index if new_change_points else 0
         start = max(last_new_change_point_index, start + step)
         # incremental Otava can duplicate an old cp
@@ -326,6 +329,21 @@ def split(series: Sequence[SupportsFloat], window_len: int = 30, max_pvalue: flo
     tester.get_intervals(change_points)  # (asserts the order)
     neighbours = _Neighbours(tester, series, change_points)
     return [neighbours.change_point(change_points, k) for k in range(len(change_points))]
+
+
+def _detect_window(tester: TTestSignificanceTester, series: Sequence[SupportsFloat], start: int, end: int,
+                   windows: Optional[Dict[Any, list]]) -> TtestCPList:
+    """kernelwatch: ChangePointDetector(...).get_change_points(series, start, end), as split
+    called it; with `windows`, taken from there when a window of the same values (bitwise) was
+    analysed before: the detector sees only those values (a sequence's slice)."""
+    algo = ChangePointDetector(significance_tester=tester, calculator=PairDistanceCalculator)
+    if windows is None or isinstance(series, np.ndarray):  # (an ndarray is not sliced)
+        return algo.get_change_points(series, start, end)
+    key = (tester.max_pvalue, np.array(series[start:end], dtype=np.float64).tobytes())
+    if key not in windows:
+        found = algo.get_change_points(series, start, end)
+        windows[key] = [(cp.index - start, cp.qhat, cp.stats) for cp in found]
+    return [ChangePoint(index=index + start, qhat=qhat, stats=stats) for index, qhat, stats in windows[key]]
 
 
 def compute_change_points_orig(series: Sequence[SupportsFloat], max_pvalue: float = 0.001, seed: Optional[int] = None) -> Tuple[PermCPList, Optional[PermCPList]]:
@@ -344,7 +362,8 @@ def compute_change_points_orig(series: Sequence[SupportsFloat], max_pvalue: floa
 
 def compute_change_points(
     series: Sequence[SupportsFloat], window_len: int = 50, max_pvalue: float = 0.001, min_magnitude: float = 0.0,
-    new_data: Optional[int] = None, old_weak_cp: Optional[GenCPList] = None
+    new_data: Optional[int] = None, old_weak_cp: Optional[GenCPList] = None,
+    windows: Optional[Dict[Any, list]] = None,
 ) -> Tuple[GenCPList, Optional[GenCPList]]:
     """
     Change Point detection algorithm described in "Hunter: Using Change Point Detection to Hunt for Performance
@@ -371,7 +390,9 @@ def compute_change_points(
         2. Merge step:
             - Filters out weak change points recursively going bottom-up, keeping only high-quality change points, i.e., the
               ones that meet either a p-value threshold criteria or relative magnitude change criteria.
+
+    kernelwatch: `windows` as split's.
     """
     first_pass_pvalue = max_pvalue * 10 if max_pvalue < 0.05 else (max_pvalue * 2 if max_pvalue < 0.5 else max_pvalue)
-    weak_change_points = split(series, window_len, first_pass_pvalue, new_points=new_data, old_cp=old_weak_cp)
+    weak_change_points = split(series, window_len, first_pass_pvalue, new_points=new_data, old_cp=old_weak_cp, windows=windows)
     return merge(weak_change_points, series, max_pvalue, min_magnitude), weak_change_points

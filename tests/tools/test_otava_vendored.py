@@ -95,7 +95,10 @@ def analyse(analysis: Any) -> dict[str, Any]:
 def same(a: list[list[Any]], b: list[list[Any]]) -> bool:
     return len(a) == len(b) and all(
         p[0] == q[0]
-        and all((math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=1e-9) for x, y in zip(p[1:], q[1:]))
+        and all(
+            (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=1e-9)
+            for x, y in zip(p[1:], q[1:])
+        )
         for p, q in zip(a, b)
     )
 

@@ -21,6 +21,7 @@ beside it (<binary>.json), so a test can change it between runs:
     skipped        {name: message}      skipped rows (Google Benchmark 1.8)
     exit           status               3 or 4 (with the harness's message), or any other
     signal         "SIGSEGV"            kill itself
+    signal_runs    [1]                  ... only in these measuring runs (0: the first)
     hang           NAME                 the harness's watchdog: exit 5 with its line naming NAME
     hang_from_run  0                    ... only from this measuring run on (0: the first)
     stall          true                 never finish: sleep, and start a child that sleeps too
@@ -141,7 +142,7 @@ if "spans" in config:
     with open(config["spans"], "a") as spans:
         spans.write(json.dumps({{"gpu": os.environ.get("CUDA_VISIBLE_DEVICES"), "names": names,
                                  "start": started, "end": time.time()}}) + "\n")
-if config.get("signal"):
+if config.get("signal") and runs in config.get("signal_runs", [runs]):
     os.kill(os.getpid(), getattr(signal, config["signal"]))
 if config.get("no_output"):
     sys.exit(0)

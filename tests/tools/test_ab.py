@@ -350,8 +350,9 @@ def test_the_worktree_cache_is_ignored_by_git(repo: Repo, run_cli) -> None:
 
 
 def test_a_failed_measurement_ends_bs_build_at_once(repo: Repo, run_cli, monkeypatch) -> None:
-    """A crashes while B builds in the background: the crash is reported now, not after B's
-    build, and the build's processes do not run on."""
+    """A's measurement fails (its binary refuses the arguments; a crash would only cost that
+    round) while B builds in the background: the error is reported now, not after B's build,
+    and the build's processes do not run on."""
     started = threading.Event()
 
     def endless_b_build(side: ab.Side, log: Path, **options: Any) -> None:
@@ -361,8 +362,103 @@ def test_a_failed_measurement_ends_bs_build_at_once(repo: Repo, run_cli, monkeyp
             tool.run(["sleep", "300"], cancel=options.get("cancel"))
 
     monkeypatch.setattr(ab, "cmake_build", endless_b_build)
-    repo.extra = {"exit": 3}
+    repo.extra = {"exit": 2}
     began = time.monotonic()
     done = run_ab(run_cli, repo, repo.a, repo.b)
-    assert done.status == 3 and "lost its CUDA context" in one_error(done.err)
+    assert done.status == 2 and "refused the arguments" in one_error(done.err)
     assert started.is_set() and time.monotonic() - began < 60
+
+
+OTHER = {"other/kernel/manual_time": 300.0}
+
+
+def two_binaries(repo: Repo, monkeypatch, **other: dict) -> None:
+    """Each side builds a second binary, kernelwatch_bench_other, behaving as other[side]."""
+
+    def build(side: ab.Side, log: Path, **options: Any) -> None:
+        repo.build(side, log)
+        fakebench.make(
+            side.build_dir / "bench", "kernelwatch_bench_other", OTHER, **other.get(side.name, {})
+        )
+
+    monkeypatch.setattr(ab, "cmake_build", build)
+
+
+def report_of(path: Path) -> dict[str, dict]:
+    return {row["name"]: row for row in json.loads(path.read_text())["benchmarks"]}
+
+
+def test_a_crash_of_b_fails_as_its_own_row_and_the_rest_is_compared(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path
+) -> None:
+    """B's other binary crashes in round 2 only: every other benchmark is compared as usual,
+    the crashed one is an ERROR that names the side, the round and the signal, even with
+    --allow-errors; exit 3; every round file kept."""
+    two_binaries(repo, monkeypatch, B={"signal": "SIGSEGV", "signal_runs": [1]})
+    json_out, markdown = tmp_path / "ab.json", tmp_path / "ab.md"
+    done = run_ab(
+        run_cli, repo, repo.a, repo.b, "--json", json_out, "--markdown", markdown, "--allow-errors"
+    )
+    assert done.status == 3, done.out + done.err
+    rows = report_of(json_out)
+    crashed = rows["other/kernel/manual_time"]
+    assert crashed["verdict"] == "ERROR" and crashed["failed"] and crashed["crashed"]
+    assert "crashed: B round 2 of 3: " in crashed["reason"] and "SIGSEGV" in crashed["reason"]
+    assert "the runs that finished: SAME" in crashed["reason"]  # rounds 1 and 3 measured it
+    assert rows[SLOWED]["verdict"] == "REGRESSION" and not rows[SLOWED]["crashed"]
+    assert {r["verdict"] for n, r in rows.items() if n not in (SLOWED, *OTHER)} == {"SAME"}
+    assert "1 regression, 1 crashed" in markdown.read_text().splitlines()[0]
+    assert "ERROR" in done.out and "B round 2 of 3" in done.err
+    out = repo.root.parent / "out"
+    for side in ("A", "B"):
+        assert sorted(p.name for p in (out / side).iterdir()) == [
+            "round-1.json",
+            "round-2.json",
+            "round-3.json",
+        ]
+    context = json.loads((out / "B" / "round-2.json").read_text())["context"]
+    assert context["kernelwatch_no_result"] == ["other/kernel/manual_time"]
+    assert "SIGSEGV" in context["kernelwatch_failed_processes"][0]
+
+
+def test_b_crashing_its_only_binary_every_round(repo: Repo, run_cli, monkeypatch) -> None:
+    """Nothing of B finished: every benchmark is a crashed ERROR, the report is still shown."""
+
+    def build(side: ab.Side, log: Path, **options: Any) -> None:
+        repo.build(side, log)
+        if side.name == "B":
+            fakebench.configure(side.build_dir / "bench" / "kernelwatch_bench_fake", exit=3)
+
+    monkeypatch.setattr(ab, "cmake_build", build)
+    done = run_ab(run_cli, repo, repo.a, repo.b, rounds=2)
+    assert done.status == 3, done.out + done.err
+    errors = [line for line in done.out.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == len(BENCHMARKS) and all("crashed: B round 1 of 2, B round 2 of 2: " in
+                                                  line for line in errors), done.out
+    assert "lost its CUDA context" in done.out
+    assert not (repo.root.parent / "out" / "B").exists()
+    assert len(list((repo.root.parent / "out" / "A").iterdir())) == 2
+
+
+def test_a_crash_on_a_only_does_not_fail_b(repo: Repo, run_cli, monkeypatch, tmp_path) -> None:
+    """A's other binary crashes every round: its benchmark is an ERROR that fails nothing (B
+    measured it, nothing to compare with); the exit status is the comparison's (1: kernel 3)."""
+    two_binaries(repo, monkeypatch, A={"signal": "SIGABRT"})
+    json_out = tmp_path / "ab.json"
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--json", json_out, rounds=2)
+    assert done.status == 1, done.out + done.err
+    row = report_of(json_out)["other/kernel/manual_time"]
+    assert row["verdict"] == "ERROR" and not row["failed"] and row["crashed"]
+    assert row["reason"].startswith("baseline crashed: A round 1 of 2, A round 2 of 2: ")
+    assert row["reason"].endswith("; not compared")
+
+
+def test_a_gpu_lost_mid_round_ends_ab_with_4(repo: Repo, run_cli, monkeypatch) -> None:
+    two_binaries(repo, monkeypatch, B={"exit": 4})
+    done = run_ab(run_cli, repo, repo.a, repo.b)
+    assert done.status == 4, done.out + done.err
+    assert one_error(done.err, "kernelwatch: no CUDA GPU").endswith("; nothing to measure")
+    out = repo.root.parent / "out"
+    assert sorted(p.name for p in (out / "A").iterdir()) == ["round-1.json"]
+    kept = json.loads((out / "B" / "round-1.json").read_text())
+    assert kept["context"]["kernelwatch_no_result"] == list(OTHER)

@@ -18,11 +18,13 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from kernelwatch import locks, runner, tool
-from kernelwatch.errors import InputError
+from kernelwatch import crashes, locks, runner, tool, verdict
+from kernelwatch.compare import Report
+from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_atomic, write_json_atomic
+from kernelwatch.loading import from_documents, load_all
 
 WORKTREES = Path(".kernelwatch") / "worktrees"
 BUILD_FOLDER = "build"
@@ -274,6 +276,22 @@ class SidePlans:
         self.jobs[side.name] = runner.plan(self.binaries[side.name], self._filter, self._extra_args)
 
 
+@dataclass(frozen=True)
+class Rounds:
+    """What run_rounds measured: each side's folder of round files (a round none of whose
+    processes finished writes none), each side's crashed processes, and each side's run
+    context (for a side with no round file)."""
+
+    sides: Sequence[Side]
+    folders: list[Path]
+    crashes: dict[str, list[crashes.Crash]]
+    contexts: dict[str, dict[str, Any]]
+
+    @property
+    def contender_crashed(self) -> bool:
+        return bool(self.crashes[self.sides[1].name])
+
+
 def run_rounds(
     sides: Sequence[Side],
     jobs: dict[str, list[runner.Job]],
@@ -285,28 +303,76 @@ def run_rounds(
     command_line: str,
     filter: str | None,
     before: Callable[[Side], None] | None = None,
-) -> list[Path]:
+) -> Rounds:
     """A B A B ...: `rounds` runs of each side, each a fresh process per binary, written to
-    out_dir/<side>/round-<k>.json; returns the two folders. `before(side)` is called before
-    each run (`ab` waits there for B's build, made while A's first round is measured)."""
+    out_dir/<side>/round-<k>.json. `before(side)` is called before each run (`ab` waits there
+    for B's build, made while A's first round is measured).
+
+    A binary that crashes or hangs costs only its own run of that round (crashes.py): the
+    other binaries and rounds run on, and what finished is written. A GPU gone ends it at
+    once (NoGpuError, exit 4), the rounds written so far kept."""
     folders = [out_dir / side.name for side in sides]
+    crashed: dict[str, list[crashes.Crash]] = {side.name: [] for side in sides}
+    contexts: dict[str, dict[str, Any]] = {}
     for k in range(1, rounds + 1):
         for side, folder in zip(sides, folders):
             if before is not None:
                 before(side)
             label = f"round {k}/{rounds}, {side.name} ({side.short})"
-            suite = runner.run_suite(
-                jobs[side.name],
-                settings,
-                progress=progress,
-                label=label,
-                context={
-                    "kernelwatch_run_command": command_line,
-                    "kernelwatch_run_purpose": f"ab {side.name} round {k} of {rounds}",
-                    "kernelwatch_filter": filter or "",
-                    "kernelwatch_ab_rev": side.rev,
-                    "kernelwatch_ab_sha": side.sha,
-                },
+            context = {
+                "kernelwatch_run_command": command_line,
+                "kernelwatch_run_purpose": f"ab {side.name} round {k} of {rounds}",
+                "kernelwatch_filter": filter or "",
+                "kernelwatch_ab_rev": side.rev,
+                "kernelwatch_ab_sha": side.sha,
+            }
+            contexts.setdefault(side.name, context)
+            out = folder / f"round-{k}.json"
+            try:
+                suite = runner.run_suite(
+                    jobs[side.name],
+                    settings,
+                    progress=progress,
+                    label=label,
+                    context=context,
+                    keep_going=True,
+                )
+            except runner.IncompleteRun as exc:
+                if exc.partial is not None:
+                    write_json_atomic(out, exc.partial.document, make_parents=True)
+                if exc.gpu_lost is not None:
+                    raise NoGpuError(exc.gpu_lost) from None
+                crashed[side.name] += crashes.from_incomplete(
+                    exc, side.name, f"round {k} of {rounds}"
+                )
+                progress.say(
+                    f"kernelwatch: {label}: {len(exc.no_result)} benchmark(s) without a result "
+                    f"({exc}); the rounds go on"
+                )
+                continue
+            write_json_atomic(out, suite.document, make_parents=True)
+    return Rounds(sides, folders, crashed, contexts)
+
+
+def judge_rounds(measured: Rounds, judging: verdict.Judging) -> Report:
+    """B's rounds judged against A's (verdict.judge), the crashes marked (crashes.mark). A
+    side with no round file is its crashes' error rows; both without: the first crash's
+    error (exit 3)."""
+    written = [sorted(folder.glob("round-*.json")) for folder in measured.folders]
+    if not any(written):
+        first = next(c for side in measured.sides for c in measured.crashes[side.name])
+        raise BenchmarkCrashed(f"{first.where}: {first.failure}")
+    loaded = [
+        (
+            load_all([folder])[0]
+            if files
+            else from_documents(
+                side.name,
+                [crashes.error_document(measured.contexts[side.name], measured.crashes[side.name])],
             )
-            write_json_atomic(folder / f"round-{k}.json", suite.document, make_parents=True)
-    return folders
+        )
+        for side, folder, files in zip(measured.sides, measured.folders, written)
+    ]
+    report = verdict.judge(loaded[0], loaded[1], judging)
+    a, b = (measured.crashes[side.name] for side in measured.sides)
+    return crashes.mark(report, a, b)

@@ -15,9 +15,9 @@ from typing import Any
 from kernelwatch import ab, explain, gpus, runner, verdict
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
-from kernelwatch.errors import InputError, compile_regex
+from kernelwatch.compare import Report
+from kernelwatch.errors import BenchmarkCrashed, InputError, compile_regex
 from kernelwatch.files import Input, Output, check_outputs
-from kernelwatch.loading import load_all
 from kernelwatch.outputs import Outputs, report_outputs, write_report
 from kernelwatch.verdict import Judging
 
@@ -191,7 +191,7 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
             sides, command.bench, command.filter, settings.extra_args, ahead, say=progress.say
         )
         settings = dataclasses.replace(settings, gpu_uuid=gpus.visible_uuid(settings.extra_args))
-        folders = ab.run_rounds(
+        measured = ab.run_rounds(
             sides,
             plans.jobs,
             settings,
@@ -206,8 +206,7 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         if ahead is not None:
             ahead.stop()
     progress.say(f"kernelwatch: wrote {command.rounds} run(s) of each side to {out}")
-    base, contender = load_all(folders)
-    report = verdict.judge(base, contender, command.judging)
+    report = ab.judge_rounds(measured, command.judging)
     builds = {
         side.name: explain.Build(
             {b.name: b for b in plans.binaries[side.name]}, settings.extra_args
@@ -224,7 +223,18 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
     )
     if report.explanations:
         explain.write_explanations(report, out / explain.EXPLANATIONS_FILE)
-    return write_report(report, command.outputs, command="ab")
+    status = write_report(report, command.outputs, command="ab")
+    return max(status, crash_status(measured, report))
+
+
+def crash_status(measured: ab.Rounds, report: Report) -> int:
+    """3 when B crashed, or when A's crashes left nothing compared; else 0 (the report's own
+    status stands). A crash on A only does not fail B: B ran what A could not."""
+    if measured.contender_crashed:
+        return BenchmarkCrashed.exit_status
+    if any(measured.crashes.values()) and report.geomean_ratio() is None:
+        return BenchmarkCrashed.exit_status
+    return 0
 
 
 def outputs_of(command: AbCommand) -> list[Output]:

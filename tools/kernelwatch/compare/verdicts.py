@@ -119,6 +119,9 @@ class Comparison(NamedTuple):
     sensitivity: float | None = None
     host_bound: bool = False
     label: str | None = None  # Google Benchmark's `label` of the benchmark (contender's first)
+    # A process that was to measure it crashed, hung or lost the GPU (crashes.py; the reason
+    # says on which side and in which run): an ERROR row of its own, or a kept verdict.
+    crashed: bool = False
 
     @property
     def shown_name(self) -> str:

@@ -89,6 +89,7 @@ def report_json(report: Report, command: str = "compare") -> dict[str, Any]:
                 "verdict": c.verdict.value,
                 "reason": c.reason,
                 "failed": c.failed,
+                "crashed": c.crashed,
                 **({"confirmed": c.confirmed} if command == "run" else {}),
                 "ratio": _number(c.ratio),
                 "change": None if c.ratio is None else c.ratio - 1.0,

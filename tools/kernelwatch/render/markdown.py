@@ -40,8 +40,8 @@ def _code(text: str) -> str:
 
 def headline(report: Report) -> str:
     """What the heading says: the failing regressions, those shown but not failing (not
-    confirmed by a re-run; host-bound against another host; unverified under 2x), and the
-    failing MISSING and ERROR benchmarks, so that the heading of a failed comparison never
+    confirmed by a re-run; host-bound against another host; unverified under 2x), the failing
+    crashed benchmarks and the failing MISSING and ERROR ones, so that the heading of a failed comparison never
     reads "no regression" alone, nor that of a passing one "8 regressions"."""
     regressions = [c for c in report.comparisons if c.verdict is Verdict.REGRESSION]
     bad = [c for c in regressions if c.failed]
@@ -54,8 +54,13 @@ def headline(report: Report) -> str:
     shown = len(regressions) - len(bad) - unconfirmed
     if shown:
         title += f", {shown} not failing"
+    crashed = sum(c.failed and c.crashed for c in report.comparisons)
+    if crashed:
+        title += f", {crashed} crashed"
     for verdict in (Verdict.MISSING, Verdict.ERROR):
-        failing = sum(c.failed for c in report.comparisons if c.verdict is verdict)
+        failing = sum(
+            c.failed and not c.crashed for c in report.comparisons if c.verdict is verdict
+        )
         if failing:
             title += f", {failing} {verdict.value}"
     return title

@@ -40,11 +40,16 @@ class SuiteRun:
 class IncompleteRun(BenchmarkCrashed):
     """A run (`keep_going`) in which benchmark processes crashed, hung or lost the GPU: the
     first failure's message and exit status (4 for a GPU gone, else 3), the result of every
-    process that finished (`partial`: None when none did), and the benchmarks no finished
-    process measured (`no_result`)."""
+    process that finished (`partial`: None when none did), the benchmarks no finished
+    process measured (`no_result`), each failure's line with the benchmarks of its binary
+    (`lost`), and whether the GPU went away (`gpu_lost`)."""
 
     def __init__(
-        self, failures: Sequence[InputError], partial: SuiteRun | None, no_result: Sequence[str]
+        self,
+        failures: Sequence[InputError],
+        partial: SuiteRun | None,
+        no_result: Sequence[str],
+        lost: Sequence[tuple[str, tuple[str, ...]]] = (),
     ) -> None:
         more = f" (and {len(failures) - 1} more failed process(es))" if len(failures) > 1 else ""
         super().__init__(f"{failures[0]}{more}")
@@ -53,6 +58,9 @@ class IncompleteRun(BenchmarkCrashed):
         self.failures = tuple(str(failure) for failure in failures)
         self.partial = partial
         self.no_result = tuple(no_result)
+        self.lost = tuple(lost)
+        # The line of the GPU gone (a NoGpuError), if one failure was that.
+        self.gpu_lost = next((str(f) for f in failures if isinstance(f, NoGpuError)), None)
 
 
 def run_suite(
@@ -100,7 +108,8 @@ def run_suite(
             NO_RESULT_KEY: no_result,
         }
         partial = SuiteRun(_merged(processes, extra), processes.commands, seconds)
-    raise IncompleteRun([failure for _, failure in processes.failures], partial, no_result)
+    lost = [(str(failure), jobs[index].names) for index, failure in processes.failures]
+    raise IncompleteRun([failure for _, failure in processes.failures], partial, no_result, lost)
 
 
 @dataclass

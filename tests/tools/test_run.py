@@ -176,6 +176,36 @@ def test_a_slower_kernel_is_confirmed_and_fails(box: Box) -> None:
     assert f"re-ran 1 flagged benchmark(s): wrote {confirm}" in done.err
 
 
+def test_a_confirming_rerun_that_crashes_keeps_the_first_runs_report(box: Box) -> None:
+    """The first run's two processes measure a slower kernel; its re-run dies of a signal: the
+    report is written all the same, the kernel stays a failing REGRESSION "not confirmed
+    either way" with the reason, the other verdicts stand, exit 3."""
+    box.make_baseline()
+    first = fakebench.runs(box.binaries[0])
+    fakebench.configure(
+        box.binaries[0], slow={SLOWED: 1.2}, signal="SIGSEGV", signal_runs=[first + 2]
+    )
+    out = box.tmp / "new.json"
+    done = box.run("--out", out, "--format", "json", "--confirm", "2")
+    assert done.status == 3, done.out + done.err
+    report = json.loads(done.out)
+    rows = {b["name"]: b for b in report["benchmarks"]}
+    row = rows[SLOWED]
+    assert (row["verdict"], row["failed"], row["confirmed"], row["crashed"]) == (
+        "REGRESSION",
+        True,
+        None,
+        True,
+    )
+    assert row["reason"].startswith("not confirmed either way: re-run 1 crashed: ")
+    assert "SIGSEGV" in row["reason"] and "; first run +20" in row["reason"]
+    assert {b["verdict"] for n, b in rows.items() if n != SLOWED} == {"SAME"}
+    assert any("1 whose re-run crashed" in note for note in report["notes"])
+    assert json.loads(out.read_text())["benchmarks"]  # the first run's result
+    assert not (box.tmp / "new.confirm-1.json").exists()  # nothing of the re-run finished
+    assert len([c for c in box.commands() if f"--benchmark_filter=^({SLOWED})$" in c]) == 1
+
+
 def test_a_one_off_disturbance_is_not_confirmed(box: Box) -> None:
     box.make_baseline()
     fakebench.configure(

@@ -347,7 +347,7 @@ def run_rounds(
                 )
                 progress.say(
                     f"kernelwatch: {label}: {len(exc.no_result)} benchmark(s) without a result "
-                    f"({exc}); the rounds go on"
+                    "in this round; the rounds go on"
                 )
                 continue
             write_json_atomic(out, suite.document, make_parents=True)

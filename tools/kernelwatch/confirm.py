@@ -6,12 +6,33 @@ then shows as "not confirmed" instead of failing CI.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kernelwatch.compare import SEVERITY, Comparison, Report, Verdict
+from kernelwatch.results import ResultSet
 
-# rerun(k, names) -> the compare Report of re-run k (1-based) of `names` against the baseline.
+# rerun(k, names) -> the compare Report of re-run k (1-based) of `names` against the baseline;
+# RerunCrashed when a process of it crashed, hung or lost the GPU.
 Rerun = Callable[[int, Sequence[str]], Report]
+
+
+class RerunCrashed(Exception):
+    """A re-run in which benchmark processes failed: each lost benchmark's failure line
+    (`crashed`), the exit status of the first failure (3; 4: the GPU went away), what
+    finished (`finished`) and its comparison (`report`; None when nothing finished)."""
+
+    def __init__(
+        self,
+        crashed: Mapping[str, str],
+        exit_status: int,
+        finished: ResultSet | None = None,
+        report: Report | None = None,
+    ) -> None:
+        super().__init__(next(iter(crashed.values()), "a re-run failed"))
+        self.crashed = dict(crashed)
+        self.exit_status = exit_status
+        self.finished = finished
+        self.report = report
 
 
 def _change(c: Comparison | None) -> str:
@@ -30,13 +51,22 @@ def confirm_regressions(report: Report, rerun: Rerun, times: int) -> Report:
         return report
     standing = list(flagged)
     seen: dict[str, list[Comparison | None]] = {name: [] for name in flagged}
+    crashed: dict[str, str] = {}  # name -> "re-run K crashed: LINE"
     runs = 0
     for k in range(1, times + 1):
         if not standing:
             break
         runs = k
-        again = rerun(k, standing)
-        found = {c.name: c for c in again.comparisons}
+        try:
+            found = {c.name: c for c in rerun(k, standing).comparisons}
+        except RerunCrashed as exc:
+            # What crashed stays as the first run judged it; the rest goes on as usual.
+            found = {c.name: c for c in exc.report.comparisons} if exc.report else {}
+            for name in standing:
+                if name in exc.crashed:
+                    crashed[name] = f"re-run {k} crashed: {exc.crashed[name]}"
+                    found.pop(name, None)
+            standing = [n for n in standing if n not in crashed]
         for name in standing:
             seen[name].append(found.get(name))
         standing = [
@@ -52,20 +82,26 @@ def confirm_regressions(report: Report, rerun: Rerun, times: int) -> Report:
             comparisons.append(c)
             continue
         history = ", ".join(_change(r) for r in seen[c.name])
-        if c.name in confirmed:
+        if c.name in crashed:
+            before = f" after {history}" if history else ""
+            reason = f"not confirmed either way: {crashed[c.name]}{before}; first run {c.reason}"
+            comparisons.append(c._replace(reason=reason, crashed=True))
+        elif c.name in confirmed:
             reason = f"confirmed by {len(seen[c.name])} re-run(s) ({history}); {c.reason}"
             comparisons.append(c._replace(reason=reason, confirmed=True))
         else:
             reason = f"not confirmed: re-run gave {history}; first run {c.reason}"
             comparisons.append(c._replace(reason=reason, confirmed=False, failed=False))
     comparisons.sort(key=lambda c: (SEVERITY[c.verdict], c.confirmed is False))
-    unconfirmed = len(flagged) - len(confirmed)
+    unconfirmed = len(flagged) - len(confirmed) - len(crashed)
     note = (
         f"{len(flagged)} regression(s) re-run up to {runs} time(s) in a fresh process: "
         f"{len(confirmed)} confirmed, {unconfirmed} not confirmed"
     )
     if unconfirmed:
         note += " (shown, not failing)"
+    if crashed:
+        note += f", {len(crashed)} whose re-run crashed (still failing, as the first run judged)"
     return dataclasses.replace(
         report, comparisons=tuple(comparisons), notes=tuple(report.notes) + (note,)
     )

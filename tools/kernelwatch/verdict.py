@@ -20,7 +20,7 @@ from typing import Any
 from kernelwatch import baseline as baselines
 from kernelwatch.compare import Report, Settings, compare
 from kernelwatch.config import Config, ThresholdRule, load_config, parse_fraction
-from kernelwatch.confirm import confirm_regressions
+from kernelwatch.confirm import RerunCrashed, confirm_regressions
 from kernelwatch.errors import InputError
 from kernelwatch.loading import from_documents
 from kernelwatch.results import Metric, ResultSet
@@ -205,7 +205,8 @@ def judge(
     return dataclasses.replace(report, warnings=tuple(report.warnings) + tuple(warnings))
 
 
-# rerun(k, names) -> re-run k (1-based) of `names`, as a result.
+# rerun(k, names) -> re-run k (1-based) of `names`, as a result (confirm.RerunCrashed, with what
+# finished, when a process of it failed).
 Rerun = Callable[[int, Sequence[str]], ResultSet]
 
 
@@ -215,10 +216,17 @@ def confirm(
     """Every REGRESSION re-run up to `times` times against the same baseline (restricted to the
     flagged benchmarks, with its stored noise): confirmed only when it regresses every time."""
 
-    def again(k: int, flagged: Sequence[str]) -> Report:
-        contender = rerun(k, flagged)
+    def against(contender: ResultSet, flagged: Sequence[str]) -> Report:
         chosen = set(flagged)
         base = side(found.label, [baselines.restrict(d, chosen) for d in found.documents])
         return compare(base, contender, judging.metric, judging.settings, found.noise)
+
+    def again(k: int, flagged: Sequence[str]) -> Report:
+        try:
+            return against(rerun(k, flagged), flagged)
+        except RerunCrashed as exc:  # what finished is compared all the same
+            if exc.finished is not None:
+                exc.report = against(exc.finished, flagged)
+            raise
 
     return confirm_regressions(report, again, times)

@@ -149,15 +149,37 @@ def test_only_skipped_commits_left(tmp_path, monkeypatch, temporary, run_cli) ->
     assert list(temporary.iterdir()) == []
 
 
-def test_a_crash_aborts_the_bisection(tmp_path, monkeypatch, temporary, run_cli) -> None:
+def test_a_commit_that_crashes_is_skipped_when_bad_does_not(
+    tmp_path, monkeypatch, temporary, run_cli
+) -> None:
+    """Commit 3 loses its CUDA context; BAD only regresses (from commit 5): commit 3 cannot be
+    tested, so it is skipped (git's 125) and its neighbours decide."""
     fakebench.no_nvidia_smi(monkeypatch)
     monkeypatch.chdir(tmp_path)
-    crash = {k: {"exit": 3} for k in (2, 3, 4, 5)}
-    repo = History(tmp_path / "repo", behaviour=crash)
+    repo = History(tmp_path / "repo", slow_from=5, behaviour={3: {"exit": 3}})
     before = repo.checkout_state()
     done = run_bisect(run_cli, repo, repo.shas[1], repo.shas[6])
-    assert done.status == 3, done.out + done.err
-    assert "lost its CUDA context" in one_error(done.err)
+    assert done.status == 0, done.out + done.err
+    assert done.out.startswith(f"first bad commit: {repo.shas[5]} commit 5")
+    assert f"{repo.shas[3][:12]} commit 3: skip ({len(BENCHMARKS)} crashed: " in done.err
+    assert "(BAD does not crash: cannot test)" in done.err
+    assert_left_alone(repo, before, temporary)
+
+
+def test_a_crash_is_hunted_when_bad_crashes(tmp_path, monkeypatch, temporary, run_cli) -> None:
+    """From commit 4 on the benchmarks crash (no slowdown anywhere): BAD crashes against GOOD,
+    so a crash is what is hunted, and commit 4 is named."""
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    crash = {k: {"signal": "SIGSEGV"} for k in (4, 5, 6)}
+    repo = History(tmp_path / "repo", slow_from=99, behaviour=crash)
+    before = repo.checkout_state()
+    done = run_bisect(run_cli, repo, repo.shas[1], repo.shas[6])
+    assert done.status == 0, done.out + done.err
+    assert done.out.splitlines()[0] == f"first bad commit: {repo.shas[4]} commit 4"
+    assert "BAD regresses (5 crashed: " in done.err
+    report = repo.root.parent / "out" / repo.shas[4][:12] / "compare.txt"
+    assert "crashed: B round 1 of 2, B round 2 of 2: " in report.read_text()
     assert_left_alone(repo, before, temporary)
 
 

@@ -6,9 +6,11 @@ worktree is removed however it ends, Ctrl-C included. At each step git runs this
 again (kernelwatch.bisect.step, with a state file holding the settings as JSON) in a fresh
 process, which builds the candidate in ab's cached worktree (<repo>/.kernelwatch/worktrees/<sha>) and compares it with GOOD as
 `ab` does: a REGRESSION is bad (exit 1), none is good (0), a commit that cannot be built or
-lacks the benchmarks is skipped (125), and anything else (no GPU, a crash, even bad arguments)
-aborts the bisection (255, git's "abort" range) after writing the error for the parent to
-raise.
+lacks the benchmarks is skipped (125). A benchmark that crashes (or hangs) at the commit makes
+it bad when BAD crashed too (the crash is what is hunted, `Plan.crash_is_bad`), else skipped
+(that commit cannot be tested). Anything else (no GPU, nothing measured at all, even bad
+arguments) aborts the bisection (255, git's "abort" range) after writing the error for the
+parent to raise.
 """
 
 from __future__ import annotations
@@ -32,10 +34,8 @@ from kernelwatch.compare import Report, Verdict
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_atomic, write_json_atomic
 from kernelwatch import explain
-from kernelwatch.loading import load_all
 from kernelwatch.render import render_table
 from kernelwatch.verdict import Judging
-from kernelwatch.verdict import judge as judge_with
 
 # `git bisect run` exit codes of the oracle.
 GOOD, BAD, SKIP, ABORT = 0, 1, 125, 255
@@ -59,6 +59,8 @@ class Plan:
     cmake_args: tuple[str, ...]
     targets: tuple[str, ...]
     command_line: str
+    # BAD crashed (a benchmark's process) against GOOD: a commit that crashes is bad, not skipped.
+    crash_is_bad: bool = False
 
     def to_json(self) -> dict[str, Any]:
         document = dataclasses.asdict(self)
@@ -77,6 +79,7 @@ class Plan:
             cmake_args=tuple(document["cmake_args"]),
             targets=tuple(document["targets"]),
             command_line=document["command_line"],
+            crash_is_bad=document.get("crash_is_bad", False),
         )
 
 
@@ -101,6 +104,7 @@ def oracle(plan: Plan, repo: Path, good: ab.Side, out: Path) -> Oracle:
         ),
         progress=runner.Progress(enabled=None if not plan.settings.verbose else False),
         command_line=plan.command_line,
+        crash_is_bad=plan.crash_is_bad,
     )
 
 
@@ -119,6 +123,7 @@ class Oracle:
     build: ab.BuildStep
     progress: runner.Progress
     command_line: str
+    crash_is_bad: bool = False  # Plan.crash_is_bad
 
 
 @dataclass(frozen=True)
@@ -127,6 +132,7 @@ class Judgement:
     verdict: str  # "good", "bad" or "skip"
     detail: str
     report: Path | None = None  # the comparison, as a table
+    crashed: bool = False  # a benchmark's process crashed or hung at this commit
 
     @property
     def exit_code(self) -> int:
@@ -162,7 +168,7 @@ def judge(oracle: Oracle, sha: str) -> Judgement:
         "B": jobs_b,
     }
     out = oracle.out / sha[:12]
-    folders = ab.run_rounds(
+    measured = ab.run_rounds(
         [oracle.good, side],
         jobs,
         oracle.settings,
@@ -172,19 +178,25 @@ def judge(oracle: Oracle, sha: str) -> Judgement:
         command_line=oracle.command_line,
         filter=oracle.filter,
     )
-    base, contender = load_all(folders)
-    report = judge_with(base, contender, oracle.judging)  # as `ab` judges
+    report = ab.judge_rounds(measured, oracle.judging)  # as `ab` judges
     report = explain.explain(report)  # kernel code changed / launch changed / identical
     table = write_atomic(
         out / "compare.txt", render_table(report, color=False, command="ab"), make_parents=True
     )
-    return _verdict(sha, report, table)
+    return _verdict(sha, report, table, oracle.crash_is_bad)
 
 
-def _verdict(sha: str, report: Report, table: Path) -> Judgement:
+def _verdict(sha: str, report: Report, table: Path, crash_is_bad: bool) -> Judgement:
     worse = [c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION]
+    crashed = [c.name for c in report.comparisons if c.crashed and c.failed]
+    said = f"{len(crashed)} crashed: {', '.join(crashed[:3])}"
     if worse:
-        return Judgement(sha, "bad", f"{len(worse)} regression(s): {', '.join(worse[:3])}", table)
+        detail = f"{len(worse)} regression(s): {', '.join(worse[:3])}"
+        return Judgement(sha, "bad", detail + (f"; {said}" if crashed else ""), table, bool(crashed))
+    if crashed:
+        if crash_is_bad:
+            return Judgement(sha, "bad", said, table, True)
+        return Judgement(sha, "skip", f"{said} (BAD does not crash: cannot test)", table, True)
     unsure = [c.name for c in report.comparisons if c.verdict in (Verdict.MISSING, Verdict.ERROR)]
     if unsure:
         return Judgement(sha, "skip", f"{len(unsure)} benchmark(s) missing or failing", table)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,7 +130,10 @@ def run(command: BisectCommand) -> int:
     runner.plan(binaries, plan.filter, oracle.settings.extra_args)  # the filter matches in GOOD
 
     say(f"kernelwatch bisect: measuring BAD ({command.bad}, {bad[:12]}) against GOOD")
-    verdict = bisect.judge(oracle, bad)
+    # A crash at BAD is part of what is hunted (bisect.Plan.crash_is_bad).
+    verdict = bisect.judge(dataclasses.replace(oracle, crash_is_bad=True), bad)
+    if verdict.crashed:
+        plan = dataclasses.replace(plan, crash_is_bad=True)
     if verdict.verdict == "skip":
         raise InputError(f"BAD ({command.bad}) cannot be measured: {verdict.detail}")
     if verdict.verdict == "good":

@@ -275,6 +275,25 @@ def test_resume_makes_only_the_missing_runs(build: Path, tmp_path: Path, run_cli
     assert other.status == 2 and "made with --inject '.'" in other.err
 
 
+def test_a_hang_keeps_the_saved_runs_for_resume(build: Path, tmp_path: Path, run_cli) -> None:
+    """A binary hangs in the second run (its third process): exit 3, the first run kept, and
+    the line says how to go on; --resume then makes only the rest."""
+    binary = build / "bench" / "kernelwatch_bench_fam0"
+    fakebench.configure(binary, hang="fam0/a", hang_from_run=fakebench.runs(binary) + 2)
+    out = tmp_path / "st"
+    done = run_selftest(run_cli, build, "--out", out, "--top-ups", "0")
+    assert done.status == 3, done.out + done.err
+    line = done.err.splitlines()[-1]
+    assert line.startswith("kernelwatch: error: selftest 2/") and "hung (exit status 5)" in line
+    assert line.endswith(f"the 1 run(s) saved in {out} are kept: run again with --resume to "
+                         "make the rest")
+    assert len(list(out.glob("*.json"))) == 1
+    fakebench.configure(binary, hang=None)
+    again = run_selftest(run_cli, build, "--out", out, "--resume", "--top-ups", "0")
+    assert again.status == 0, again.err
+    assert "kept" in again.err
+
+
 def test_a_missed_target_exits_1_naming_it(build: Path, tmp_path: Path, run_cli) -> None:
     done = run_selftest(run_cli, build, "--out", tmp_path / "st", "--threshold", "4%")
     assert done.status == 1

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import runner
-from kernelwatch.errors import InputError
+from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_json_atomic
 from kernelwatch.gbench import read_json
 from kernelwatch.names import row_name
@@ -234,17 +234,27 @@ def run_all(
         if flag is not None:
             run_settings = _with_args(settings, flag)
         before = clock()
-        suite = runner.run_suite(
-            jobs,
-            run_settings,
-            progress=progress,
-            label=f"selftest {number}/{len(planned)}, {run.label}",
-            context={
-                **context,
-                "kernelwatch_run_purpose": f"selftest {run.label}",
-                **run.context(inject),
-            },
-        )
+        try:
+            suite = runner.run_suite(
+                jobs,
+                run_settings,
+                progress=progress,
+                label=f"selftest {number}/{len(planned)}, {run.label}",
+                context={
+                    **context,
+                    "kernelwatch_run_purpose": f"selftest {run.label}",
+                    **run.context(inject),
+                },
+            )
+        except (BenchmarkCrashed, NoGpuError) as exc:
+            if not saved:
+                raise
+            # The runs saved stay for --resume; this one is not kept: a run without a
+            # binary's benchmarks would count them as missed detections and unpaired A/A runs.
+            raise type(exc)(
+                f"selftest {number}/{len(planned)} ({run.label}): {exc}; the {len(saved)} "
+                f"run(s) saved in {out_dir} are kept: run again with --resume to make the rest"
+            ) from None
         write_json_atomic(path, suite.document, make_parents=True)
         made += 1
         longest = max(longest, clock() - before)

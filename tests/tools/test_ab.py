@@ -433,8 +433,9 @@ def test_b_crashing_its_only_binary_every_round(repo: Repo, run_cli, monkeypatch
     done = run_ab(run_cli, repo, repo.a, repo.b, rounds=2)
     assert done.status == 3, done.out + done.err
     errors = [line for line in done.out.splitlines() if line.startswith("ERROR")]
-    assert len(errors) == len(BENCHMARKS) and all("crashed: B round 1 of 2, B round 2 of 2: " in
-                                                  line for line in errors), done.out
+    assert len(errors) == len(BENCHMARKS) and all(
+        "crashed: B round 1 of 2, B round 2 of 2: " in line for line in errors
+    ), done.out
     assert "lost its CUDA context" in done.out
     assert not (repo.root.parent / "out" / "B").exists()
     assert len(list((repo.root.parent / "out" / "A").iterdir())) == 2

@@ -285,8 +285,9 @@ def test_a_hang_keeps_the_saved_runs_for_resume(build: Path, tmp_path: Path, run
     assert done.status == 3, done.out + done.err
     line = done.err.splitlines()[-1]
     assert line.startswith("kernelwatch: error: selftest 2/") and "hung (exit status 5)" in line
-    assert line.endswith(f"the 1 run(s) saved in {out} are kept: run again with --resume to "
-                         "make the rest")
+    assert line.endswith(
+        f"the 1 run(s) saved in {out} are kept: run again with --resume to make the rest"
+    )
     assert len(list(out.glob("*.json"))) == 1
     fakebench.configure(binary, hang=None)
     again = run_selftest(run_cli, build, "--out", out, "--resume", "--top-ups", "0")

@@ -192,7 +192,9 @@ def _verdict(sha: str, report: Report, table: Path, crash_is_bad: bool) -> Judge
     said = f"{len(crashed)} crashed: {', '.join(crashed[:3])}"
     if worse:
         detail = f"{len(worse)} regression(s): {', '.join(worse[:3])}"
-        return Judgement(sha, "bad", detail + (f"; {said}" if crashed else ""), table, bool(crashed))
+        return Judgement(
+            sha, "bad", detail + (f"; {said}" if crashed else ""), table, bool(crashed)
+        )
     if crashed:
         if crash_is_bad:
             return Judgement(sha, "bad", said, table, True)

@@ -34,8 +34,10 @@ exit status:
   1  a REGRESSION in B; or a benchmark MISSING from B (unless --allow-missing); or an ERROR
   2  bad input or usage (unknown commit, build failed, no binaries): one line on stderr,
      "kernelwatch: error: ..."
-  3  a benchmark binary crashed or lost its CUDA context
-  4  no CUDA GPU is visible: nothing to measure
+  3  a benchmark binary of B crashed, hung or lost its CUDA context in some round: the
+     report is written, its benchmarks are ERROR rows "crashed: B round K of N: ...", the
+     rest compared as usual (a crash on A only fails nothing; 3 only if nothing was compared)
+  4  no CUDA GPU is visible, or it went away (the rounds written are kept)
 
 examples:
   kernelwatch ab HEAD~1 HEAD                      # did the last commit slow anything down?

@@ -22,8 +22,9 @@ not touched; the worktree is removed at the end, also on Ctrl-C). At each step t
 commit is built in ab's worktree cache (<repo>/.kernelwatch/worktrees/<sha>, reused by later
 `ab` and `bisect` runs) and run alternately with GOOD on this GPU, as `kernelwatch ab GOOD
 CANDIDATE` would: a REGRESSION makes it bad, none makes it good, and a commit that does not
-build (or lacks the benchmarks) is skipped. BAD is measured first: if it does not regress
-against GOOD there is nothing to find. See docs/running.md."""
+build (or lacks the benchmarks) is skipped; one whose benchmarks crash is bad when BAD crashes
+too (the crash is then what is hunted), else skipped. BAD is measured first: if it does not
+regress against GOOD there is nothing to find. See docs/running.md."""
 
 EPILOG = """\
 exit status:
@@ -31,7 +32,8 @@ exit status:
   1  none: BAD shows no regression against GOOD, or only skipped commits were left
   2  bad input or usage (unknown commit, GOOD not an ancestor of BAD, GOOD or BAD does not
      build): one line on stderr, "kernelwatch: error: ..."
-  3  a benchmark binary crashed or lost its CUDA context (the bisection is abandoned)
+  3  nothing could be measured at a commit (every binary crashed; the bisection is
+     abandoned). A commit whose benchmarks crash is bad when BAD crashes too, else skipped
   4  no CUDA GPU is visible: nothing to measure
   130  interrupted (the bisection worktree is removed)
 

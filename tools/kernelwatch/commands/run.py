@@ -46,7 +46,8 @@ exit status (with --gpus: the highest of the GPUs'):
      (unless --allow-errors)
   2  bad input or usage, no baseline for this GPU, a binary refused its arguments:
      one line on stderr, "kernelwatch: error: ..."
-  3  a benchmark binary crashed, hung or lost its CUDA context (what finished is written)
+  3  a benchmark binary crashed, hung or lost its CUDA context (what finished is written);
+     or a confirming re-run did (the report is written, the first run's verdicts kept)
   4  no CUDA GPU is visible: nothing to measure (one line on stderr)
 
 examples:

@@ -5,24 +5,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
-from kernelwatch import gpus, hostbound, noise, partial, runner, suite, verdict
+from kernelwatch import gpus, hostbound, noise, partial, reruns, runner, suite, verdict
 from kernelwatch import shard as shards
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.config import Config
-from kernelwatch.confirm import RerunCrashed
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
 from kernelwatch.loading import from_documents
 from kernelwatch.merge import SHARD_KEY
 from kernelwatch.outputs import Outputs, report_outputs, write_report
-from kernelwatch.results import ResultSet
 from kernelwatch.verdict import SUITE_CONFIG, Judging
 
 DESCRIPTION = """\
@@ -334,36 +332,12 @@ def _finish(
     )
     report = verdict.judge(base, from_documents(str(out), [document]), judging, found)
 
-    crashes: list[int] = []  # the exit status of each re-run a process failed in
-
-    def rerun(k: int, flagged: Sequence[str]) -> ResultSet:
-        path = confirm_path(out, k)
-        try:
-            again = runner.run_suite(
-                runner.rerun_jobs(jobs, flagged),
-                settings,
-                progress=progress,
-                label=f"confirming {len(flagged)} regression(s), re-run {k}/{command.confirm}",
-                context={
-                    "kernelwatch_run_command": command.command_line,
-                    "kernelwatch_run_purpose": f"confirm {k} of {command.confirm} for {out.name}",
-                    "kernelwatch_filter": runner.names_filter(flagged),
-                },
-                keep_going=True,
-            )
-        except runner.IncompleteRun as exc:  # the first run's verdicts stand (confirm.py)
-            crashes.append(exc.exit_status)
-            kept = partial.keep(exc, lambda slug: path, progress)
-            finished = from_documents(str(kept), [exc.partial.document]) if exc.partial else None
-            lost = {name: line for line, names in exc.lost for name in names}
-            raise RerunCrashed(lost, exc.exit_status, finished) from None
-        write_json_atomic(path, again.document, make_parents=True)
-        progress.say(f"kernelwatch: re-ran {len(flagged)} flagged benchmark(s): wrote {path}")
-        return from_documents(str(path), [again.document])
-
+    rerun = reruns.Reruns(
+        jobs, settings, progress, command.confirm, out, confirm_path, command.command_line
+    )
     report = verdict.confirm(report, found, judging, rerun, command.confirm)
     status = write_report(report, outputs, command="run")
-    return max([status, *crashes])  # a re-run that crashed: 3 (4: the GPU went away)
+    return max([status, *rerun.statuses])  # a re-run that failed: 3 (4: the GPU went away)
 
 
 def outputs_of(command: RunCommand, chosen: list[gpus.Gpu] | None) -> list[Output]:

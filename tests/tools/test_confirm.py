@@ -118,3 +118,38 @@ def test_reports_say_what_was_confirmed() -> None:
     assert render.render_markdown(only_unconfirmed, command="run").startswith(
         "### kernelwatch run: no regression, 1 not confirmed"
     )
+
+
+def test_a_rerun_that_crashes_leaves_the_first_verdict_failing() -> None:
+    """Re-run 1 loses BM_2 to a crash and measures BM_4 again: BM_2 stays a failing REGRESSION,
+    not confirmed either way; BM_4 is judged by what finished; a second re-run skips BM_2."""
+    from kernelwatch.confirm import RerunCrashed
+
+    report = first_report({"BM_2": 1.2, "BM_4": 1.2})
+    calls: list[list[str]] = []
+
+    def rerun(k: int, names: Sequence[str]) -> Report:
+        calls.append(list(names))
+        if k == 1:
+            finished = Reruns({1: {"BM_4": 1.2}})(k, ["BM_4"])
+            raise RerunCrashed({"BM_2": "bench: crashed (SIGSEGV): boom"}, 3, report=finished)
+        return Reruns({k: {"BM_4": 1.2}})(k, names)
+
+    confirmed = confirm_regressions(report, rerun, 2)
+    assert calls == [["BM_2", "BM_4"], ["BM_4"]]
+    rows = {c.name: c for c in confirmed.comparisons}
+    crashed = rows["BM_2"]
+    assert (crashed.verdict, crashed.failed, crashed.confirmed, crashed.crashed) == (
+        Verdict.REGRESSION,
+        True,
+        None,
+        True,
+    )
+    assert crashed.reason.startswith(
+        "not confirmed either way: re-run 1 crashed: bench: crashed (SIGSEGV): boom; first run +"
+    )
+    assert rows["BM_4"].confirmed is True and rows["BM_4"].failed
+    assert confirmed.notes[-1].endswith(
+        "1 confirmed, 0 not confirmed, 1 whose re-run crashed (still failing, as the first run "
+        "judged)"
+    )

@@ -101,6 +101,7 @@ BENCHMARK_KEYS = {
     "verdict",
     "reason",
     "failed",
+    "crashed",
     "ratio",
     "change",
     "ci_low",

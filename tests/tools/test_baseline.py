@@ -236,6 +236,17 @@ REFUSED = {
         "has only aggregates (mean/median), no repetitions",
     ),
     "invalid JSON": (lambda: '{"benchmarks": [', "invalid JSON"),
+    "a process crashed": (  # what run keeps of a run whose process crashed (partial.py)
+        lambda: document(
+            suite(),
+            context=context(
+                kernelwatch_failed_processes=["./b: crashed (SIGSEGV): no message"],
+                kernelwatch_no_result=["y/a"],
+            ),
+        ),
+        "1 of its benchmark processes failed (kernelwatch_failed_processes: ./b: crashed "
+        "(SIGSEGV): no message); a baseline is made from runs that finished, so measure it again",
+    ),
     "NaN time": (
         lambda: document({"x/a": [1.0] * 9 + [math.nan]}, context=context()),
         "real_time is NaN",

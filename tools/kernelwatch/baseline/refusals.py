@@ -16,6 +16,7 @@ from kernelwatch.baseline.rows import groups
 from kernelwatch.errors import InputError
 from kernelwatch.files import strict_json
 from kernelwatch.gbench import FileColumns
+from kernelwatch.runner import FAILED_KEY
 
 # Context keys that must agree when only part of a baseline is replaced (--filter): one
 # baseline file is one measuring environment.
@@ -69,6 +70,20 @@ def same_run(runs: Sequence[tuple[str, Any]]) -> None:
             raise InputError(
                 f"{label}: given twice (the same run as {first}); pool the runs of other cards "
                 "or hosts"
+            )
+
+
+def failed_processes(runs: Sequence[tuple[str, Any]]) -> None:
+    """A run that kept going past crashed, hung or GPU-less processes (run's partial result):
+    what they would have measured is absent, and a whole update would drop it or a pooled one
+    hold it from fewer runs; nor is a card that just crashed a kernel one to measure on."""
+    for label, document in runs:
+        context = document.get("context") if isinstance(document, dict) else None
+        failed = context.get(FAILED_KEY) if isinstance(context, dict) else None
+        if failed:
+            raise InputError(
+                f"{label}: {len(failed)} of its benchmark processes failed ({FAILED_KEY}: "
+                f"{failed[0]}); a baseline is made from runs that finished, so measure it again"
             )
 
 

@@ -106,6 +106,7 @@ def _read_runs(result_paths: Sequence[Path], filter: str | None) -> list[tuple[s
     for run_label, run in runs:
         check_times(from_documents(run_label, [run]))  # compare's checks, file by file
     refusals.same_run(runs)
+    refusals.failed_processes(runs)
     if not filter:
         refusals.partial_runs(runs)
     return runs

@@ -45,12 +45,13 @@ written beside the old one and swapped in with one atomic rename, so a reader or
 update finds the old baseline or the new one, never a mix (what a killed update left beside it
 is removed by the next one; a second update of the folder waits for the first). Refuses runs
 slowed down on purpose (--kernelwatch_inject, the selftest's), results with errors or skipped
-benchmarks or whose benchmark processes failed (run's partial result), without GPU context, from
-another GPU model than the folder's, or with fewer repetitions than --min-repetitions. With --filter, only the matching benchmarks are replaced
-(or added); the others are kept. Without it the result must be a whole run: one that ran a part
-of the suite (run --filter, a shard) is refused, and so is one that lacks benchmarks the
-baseline holds, unless --drop-missing. The same file or run given twice is refused. Prints what
-moved against the previous baseline."""
+benchmarks or whose benchmark processes failed (run's partial result), without GPU context,
+from another GPU model than the folder's, or with fewer repetitions than --min-repetitions.
+With --filter, only the matching benchmarks are replaced (or added); the others are kept.
+Without it the result must be a whole run: one that ran a part of the suite (run --filter, a
+shard) is refused, and so is one that lacks benchmarks the baseline holds, unless
+--drop-missing. The same file or run given twice is refused. Prints what moved against the
+previous baseline."""
 
 SHOWN_CHANGES = 40
 

@@ -12,11 +12,24 @@ from kernelwatch.gbench.columns import FileColumns
 from kernelwatch.gbench.fast import read_usual
 from kernelwatch.gbench.jsonfile import read_json
 from kernelwatch.gbench.rows import distinguish_registrations, read_rows
+from kernelwatch.gbench.stream import read_parts
 
 
 def read_file(path: str, in_directory: bool = False) -> FileColumns | None:
     """Read and validate one result file. In a directory, a JSON object without a
     "benchmarks" key (a manifest, say) is not a result: None."""
+    parts = read_parts(path)
+    if parts is not None:  # the usual file, its rows a part at a time: never all in memory
+        shell, columns = parts
+        if nvbench.is_nvbench(shell) or (in_directory and _report_of(shell)):
+            return _read_whole(path, in_directory)
+        check_envelope(path, shell)
+        note = nvbench.summaries_note(path, columns.context)
+        return columns if note is None else replace(columns, notes=(note,))
+    return _read_whole(path, in_directory)
+
+
+def _read_whole(path: str, in_directory: bool) -> FileColumns | None:
     document = read_json(path)
     if in_directory and isinstance(document, dict):
         # (a manifest's "benchmarks" is a count, a noise.json's an object; a compare report's

@@ -31,17 +31,15 @@ def pool(runs: Sequence[tuple[str, Any]], warnings: list[str] | None = None) -> 
     run's rows, their processes numbered anew (1..P over all runs), and each run's card, host,
     host configuration and processes listed in the context (levels.RUNS_KEY), so that the
     spread between cards and between hosts can be measured (noise/). Runs of other commits are
-    pooled with a warning in `warnings`: say in the review why their timed code is the same."""
+    pooled with a warning in `warnings`: say in the review why their timed code is the same.
+    The runs' rows become the pooled result's: they are changed in place."""
     if len(runs) == 1:
         return runs[0][1]  # read_document checks it
     for label, document in runs:
         read_document(label, document)
     first_label, first = runs[0]
     first_context = first.get("context") or {}
-    pooled_rows: list[Mapping[str, Any]] = []
-    listed: list[dict[str, Any]] = []
-    offsets: dict[str, int] = {}  # repetition_index moves past earlier runs', as runner.merge
-    for label, document in runs:
+    for label, document in runs:  # (all checked before any run's rows are renumbered)
         context = document.get("context") or {}
         if gpu_model(context) != gpu_model(first_context):
             raise InputError(
@@ -54,20 +52,26 @@ def pool(runs: Sequence[tuple[str, Any]], warnings: list[str] | None = None) -> 
                     f"{label}: {what} {context.get(key)}, {first_label}: "
                     f"{first_context.get(key)}; the runs of one baseline must agree"
                 )
-        if any(levels.RUNS_KEY in (d.get("context") or {}) for _, d in runs):
+        if levels.RUNS_KEY in context:
             raise InputError(f"{label}: already a pooled baseline; pool the runs it came from")
+    pooled_rows: list[Mapping[str, Any]] = []
+    listed: list[dict[str, Any]] = []
+    offsets: dict[str, int] = {}  # repetition_index moves past earlier runs', as runner.merge
+    for label, document in runs:
+        context = document.get("context") or {}
         numbers: dict[Any, int] = {}
         counts: dict[str, int] = {}
         for row in document.get("benchmarks", []):
+            # Changed in place, not copied: a copy of 8 runs of 35,600 rows was 0.35 GB more.
             process = row.get(PROCESS_KEY, 1)
             if process not in numbers:
                 numbers[process] = 1 + sum(len(r["processes"]) for r in listed) + len(numbers)
-            moved = {**row, PROCESS_KEY: numbers[process]}
+            row[PROCESS_KEY] = numbers[process]
             name = row_identity(row)
             if isinstance(row.get("repetition_index"), int):
-                moved["repetition_index"] = offsets.get(name, 0) + row["repetition_index"]
                 counts[name] = max(counts.get(name, 0), row["repetition_index"] + 1)
-            pooled_rows.append(moved)
+                row["repetition_index"] += offsets.get(name, 0)
+            pooled_rows.append(row)
         for name, count in counts.items():
             offsets[name] = offsets.get(name, 0) + count
         listed.append(

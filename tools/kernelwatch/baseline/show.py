@@ -9,7 +9,7 @@ from typing import Any
 
 from kernelwatch import noise as noises
 from kernelwatch.baseline.store import Entry
-from kernelwatch.gbench import read_document, read_json
+from kernelwatch.gbench import read_file
 from kernelwatch.names import family as family_of
 from kernelwatch.names import short_commit
 
@@ -20,7 +20,8 @@ LEVELS = ("card", "kind", "host")
 def describe(entry: Entry, every_noise: bool, noise_multiplier: float) -> list[str]:
     """The lines of `baseline show` for one baseline folder (`noise_multiplier`: compare's
     default, whose product with the noise is each limit's floor)."""
-    parsed = read_document(str(entry.result), read_json(entry.result))
+    parsed = read_file(str(entry.result))  # (a part of its rows at a time: gbench/stream.py)
+    assert parsed is not None  # (None only for a file in a folder)
     m = entry.manifest
     families = collections.Counter(family_of(name) for name in parsed.names)
     counts = [c for c in parsed.counts if c] or [0]

@@ -4,6 +4,7 @@ manifest (prepare_update, which writes nothing), then write the folder as a whol
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from kernelwatch.baseline.store import (
     refuse_other_model,
 )
 from kernelwatch.errors import InputError, compile_regex
-from kernelwatch.files import json_text, write_folder
+from kernelwatch.files import write_folder, write_json
 from kernelwatch.gbench import FileColumns, read_document, read_json
 from kernelwatch.loading import from_documents
 from kernelwatch.provenance import slowed_on_purpose
@@ -303,7 +304,7 @@ def write(update: Update) -> list[str]:
     }
     return write_folder(
         update.entry.directory,
-        {name: json_text(document).encode("utf-8") for name, document in documents.items()},
+        {name: functools.partial(write_json, document=d) for name, d in documents.items()},
     )
 
 

@@ -656,3 +656,27 @@ def test_show_names_every_level_the_committed_h200_baseline_measured(run_cli) ->
         "(docs/measurement.md); kind: measured (between the cards of one kind); "
         "host: measured (7 hosts)"
     )
+
+
+def test_a_whole_baseline_file_is_one_side_read_in_parts(tmp_path: Path) -> None:
+    """report and run take a baseline file whole as one side read a part of its rows at a time
+    (a pooled baseline's rows as dicts were 1.3 GB): the side its documents give."""
+    from kernelwatch.loading import from_documents
+
+    given = REPO / "baselines" / "nvidia-h200-sm90" / "result.json"
+    found = baselines.against(tmp_path, {}, "run.json", given=given)
+    assert found.whole is not None and found.read is None
+    side = from_documents(found.label, found.documents)
+    assert (found.whole.label, found.whole.paths, found.whole.names) == (
+        side.label,
+        side.paths,
+        side.names,
+    )
+    assert dict(found.whole.context) == dict(side.context) and found.whole.notes == side.notes
+    assert np.array_equal(found.whole.processes, side.processes)
+    for key, column in side.columns.items():
+        assert np.array_equal(found.whole.columns[key], column, equal_nan=True)
+    part = baselines.against(tmp_path, {}, "run.json", given=given, names={side.names[0]})
+    assert part.whole is None and {r["run_name"] for r in part.documents[0]["benchmarks"]} == {
+        side.names[0]
+    }

@@ -531,3 +531,91 @@ def test_the_fast_path_agrees_with_the_row_by_row_path(order, edits, shuffle: bo
     fast, slow, read_result = _both_ways(doc)
     assert read_result == slow
     assert fast is None or fast == slow
+
+
+# A large usual file is read a part of its rows at a time (`stream.read_parts`): the same
+# columns as the whole document gives, however the parts fall; any other file is read whole.
+
+
+def _written(tmp_path: Path, doc: dict, how: str) -> Path:
+    path = tmp_path / f"{how}.json"
+    if how == "gbench":
+        synthetic.write(path, doc)
+    else:
+        path.write_text(json.dumps(doc, indent=2 if how == "indented" else None))
+    return path
+
+
+@pytest.mark.parametrize("how", ["gbench", "indented", "compact"])
+@pytest.mark.parametrize("part_bytes", [1, 300, 1 << 20])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        pytest.param(_usual(), id="plain"),
+        pytest.param(_interleaved(_usual()), id="interleaved"),
+        pytest.param(_drop_cpu_time(_usual()), id="cpu-time-absent-once"),
+        pytest.param(_counter_gaps_and_text(_usual()), id="counter-gaps-and-text"),
+        pytest.param(_integer_times(_usual()), id="integer-times"),
+        pytest.param(
+            document(
+                rows=rows_for({"BM_a": [1.0, 2.0]}, time_unit="ms")
+                + rows_for({"BM_b": [1.0, 2.0]}, time_unit="us")
+            ),
+            id="units-per-benchmark",
+        ),
+    ],
+)
+def test_a_file_read_in_parts_gives_the_columns_of_the_whole(
+    tmp_path: Path, doc: dict, how: str, part_bytes: int
+) -> None:
+    from kernelwatch.gbench import stream
+
+    doc["context"]["suite"] = {"benchmarks": ["BM_a"], "note": '"benchmarks": ['}
+    path = _written(tmp_path, doc, how)
+    parts = stream.read_parts(str(path), part_bytes)
+    assert parts is not None
+    shell, columns = parts
+    whole = gbench.read_document(str(path), gbench.read_json(path))
+    assert shell == {**gbench.read_json(path), "benchmarks": []}
+    assert _outcome(lambda: columns) == _outcome(lambda: whole)
+    assert _outcome(lambda: gbench.read_file(str(path))) == _outcome(lambda: whole)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(b'{"benchmarks": []}', id="no-rows"),
+        pytest.param(b'\xef\xbb\xbf{"context": {}, "benchmarks": [\n    {}\n]}', id="bom"),
+        pytest.param(b'{"benchmarks": [\n    {"a": NaN}\n  ]}', id="bare-nan"),
+        pytest.param(b'{"benchmarks": [\n    {"a": 1}\n  ], "benchmarks": []}', id="twice"),
+        pytest.param(b'{"context": {"benchmarks": [\n    {}]}, "benchmarks": 1}', id="nested"),
+        pytest.param(b'{"benchmarks": [\n    {"x": [\n    {},\n    {"a": 1}]}\n  ]}', id="cut"),
+    ],
+)
+def test_other_files_are_read_whole(tmp_path: Path, text: bytes) -> None:
+    from kernelwatch.gbench import stream
+
+    path = tmp_path / "r.json"
+    path.write_bytes(text)
+    assert stream.read_parts(str(path), 1) is None
+
+
+def test_a_real_run_is_read_in_parts(tmp_path: Path, monkeypatch) -> None:
+    from kernelwatch.gbench import stream
+
+    path = tmp_path / "run.json"
+    path.write_bytes((GPU_DATA / "h200-suite-card-54f59374.json").read_bytes())
+    seen: list[int] = []
+    taken = stream.Usual.take
+
+    def take(self: Any, rows: list) -> None:
+        seen.append(len(rows))
+        taken(self, rows)
+
+    monkeypatch.setattr(stream.Usual, "take", take)
+    monkeypatch.setattr(stream.read_parts, "__defaults__", (64 << 10,))
+    columns = gbench.read_file(str(path))
+    assert columns is not None and len(seen) > 10 and max(seen) < 200
+    assert _outcome(lambda: columns) == _outcome(
+        lambda: gbench.read_document(str(path), gbench.read_json(path))
+    )

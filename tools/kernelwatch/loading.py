@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from kernelwatch.errors import InputError
-from kernelwatch.gbench import TIME_KEYS, FileColumns, read_document, read_file
+from kernelwatch.gbench import TIME_KEYS, FileColumns, read_document, read_file, read_streamed
 from kernelwatch.results import PROCESS_KEY, ResultSet, gpu_model
 
 
@@ -39,6 +39,13 @@ def from_documents(label: str, documents: Sequence[Any]) -> ResultSet:
     names = [f"{label}[{i}]" if len(documents) > 1 else label for i in range(len(documents))]
     parsed: list[FileColumns | None] = [read_document(n, d) for n, d in zip(names, documents)]
     return _merge(label, [Path(n) for n in names], parsed)
+
+
+def load_streamed(path: Path) -> ResultSet | None:
+    """A usual result file as `load` reads it, a part of its rows at a time (never all of them
+    as dicts); None for any other file (read it as it is read now)."""
+    columns = read_streamed(str(path))
+    return None if columns is None else _merge(str(path), [path], [columns])
 
 
 def _expand(root: Path) -> tuple[list[Path], bool]:

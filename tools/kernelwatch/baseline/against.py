@@ -4,6 +4,7 @@ one of its GPU model; restricted to the benchmarks the run covered; with its sto
 from __future__ import annotations
 
 from collections.abc import Mapping
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ from kernelwatch.baseline.rows import restrict
 from kernelwatch.baseline.store import resolve
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import check_envelope, read_json
+from kernelwatch.loading import load_streamed
+from kernelwatch.results import ResultSet
 
 
 def read_result(path: Path) -> dict[str, Any]:
@@ -44,10 +47,19 @@ class Against:
     """A run's baseline, ready to compare with: what `run`, `report` and `ab` all judge by."""
 
     label: str
-    how: str  # "given with --baseline" or "this GPU's baseline (SLUG)"
-    documents: list[Any]  # restricted to the run's benchmarks when only a part of it ran
+    how: str
+    read: list[Any] | None  # its documents, when read as documents (see `documents`)
     noise: noises.LevelNoise | None  # the stored noise per level, if the baseline has one
     warning: str | None  # a stored noise that does not belong to the baseline, said once
+    # A usual result file taken whole, read as one side a part of its rows at a time: a pooled
+    # baseline of 285,000 rows is 1.3 GB as documents (then None, and `read` holds them).
+    whole: ResultSet | None = None
+
+    @functools.cached_property
+    def documents(self) -> list[Any]:
+        """Restricted to the run's benchmarks when only a part of it ran; a file read `whole`
+        is read again as a document here (only `run --confirm` restricts it to the flagged)."""
+        return self.read if self.read is not None else [read_result(Path(self.label))]
 
 
 def against(
@@ -63,11 +75,16 @@ def against(
     --bench); with its stored noise. One path from a run to its verdict (docs/compare.md)."""
     if given is not None:
         path, how = given, "given with --baseline"
-        documents = result_documents(given)
+        file = given if names is None and given.is_file() else None
     else:
         entry = resolve(root, context, result_label)
         path, how = entry.result, f"this GPU's baseline ({entry.slug})"
-        documents = [read_result(entry.result)]
+        file = entry.result if names is None else None
+    whole = load_streamed(file) if file is not None else None
+    if whole is not None:
+        noise, warning = noises.stored_beside(path, whole.context or {})
+        return Against(str(path), how, None, noise, warning, whole)
+    documents = result_documents(given) if given is not None else [read_result(path)]
     if names is not None:
         documents = [d for d in (restrict(d, names) for d in documents) if d.get("benchmarks")]
     first = (documents[0].get("context") or {}) if documents else {}

@@ -327,9 +327,11 @@ def _finish(
         given=command.baseline,
         partial=bool(command.bench),  # --filter and --shard are in the context
     )
-    base = verdict.side(
-        found.label, found.documents, f"holds none of the {count} benchmarks that ran"
-    )
+    base = found.whole
+    if base is None:
+        base = verdict.side(
+            found.label, found.documents, f"holds none of the {count} benchmarks that ran"
+        )
     report = verdict.judge(base, from_documents(str(out), [document]), judging, found)
 
     rerun = reruns.Reruns(

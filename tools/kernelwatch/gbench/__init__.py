@@ -4,6 +4,7 @@ validated columns.
     jsonfile.py   the file to a parsed document (orjson when installed), every failure one line
     reader.py     a document to FileColumns: the fast path, else the row-by-row one
     fast.py       the usual file: one lean pass over the rows, then checks on whole columns
+    stream.py     a large usual file a part of its rows at a time (never all as dicts)
     rows.py       any file, row by row: the first invalid row is the message
     columns.py    FileColumns, time units, and how value rows become columns of doubles
 
@@ -14,7 +15,7 @@ words the exact message.
 
 from kernelwatch.gbench.columns import TIME_KEYS, TIME_UNITS, FileColumns
 from kernelwatch.gbench.jsonfile import read_json
-from kernelwatch.gbench.reader import check_envelope, read_document, read_file
+from kernelwatch.gbench.reader import check_envelope, read_document, read_file, read_streamed
 
 __all__ = [
     "TIME_KEYS",
@@ -24,4 +25,5 @@ __all__ = [
     "read_document",
     "read_file",
     "read_json",
+    "read_streamed",
 ]

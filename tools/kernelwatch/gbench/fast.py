@@ -137,7 +137,7 @@ class Usual:
             joined = self._joined(key)
             if joined is None:
                 return None  # (to_columns' MixedCounter: the row-by-row path words it)
-            if joined is False:
+            if not isinstance(joined, tuple):
                 continue  # text: not a counter
             columns[key], gap = joined
             if gap is not None:

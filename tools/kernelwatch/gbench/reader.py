@@ -18,15 +18,21 @@ from kernelwatch.gbench.stream import read_parts
 def read_file(path: str, in_directory: bool = False) -> FileColumns | None:
     """Read and validate one result file. In a directory, a JSON object without a
     "benchmarks" key (a manifest, say) is not a result: None."""
+    columns = read_streamed(path)
+    return columns if columns is not None else _read_whole(path, in_directory)
+
+
+def read_streamed(path: str) -> FileColumns | None:
+    """The usual result file, read a part of its rows at a time (stream.py: never all of them
+    as dicts); None for any other file, valid or not (read_file reads it whole)."""
     parts = read_parts(path)
-    if parts is not None:  # the usual file, its rows a part at a time: never all in memory
-        shell, columns = parts
-        if nvbench.is_nvbench(shell) or (in_directory and _report_of(shell)):
-            return _read_whole(path, in_directory)
-        check_envelope(path, shell)
-        note = nvbench.summaries_note(path, columns.context)
-        return columns if note is None else replace(columns, notes=(note,))
-    return _read_whole(path, in_directory)
+    if parts is None:
+        return None
+    shell, columns = parts
+    if nvbench.is_nvbench(shell) or _report_of(shell):
+        return None
+    note = nvbench.summaries_note(path, columns.context)
+    return columns if note is None else replace(columns, notes=(note,))
 
 
 def _read_whole(path: str, in_directory: bool) -> FileColumns | None:

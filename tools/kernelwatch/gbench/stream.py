@@ -23,7 +23,9 @@ HEAD_BYTES = 64 << 20  # a context larger than this: read whole
 _BENCHMARKS = re.compile(rb'"benchmarks"\s*:\s*\[(\s*)')
 
 
-def read_parts(path: str, part_bytes: int = PART_BYTES) -> tuple[dict[str, Any], FileColumns] | None:
+def read_parts(
+    path: str, part_bytes: int = PART_BYTES
+) -> tuple[dict[str, Any], FileColumns] | None:
     """The file's document without its rows (its "benchmarks" an empty list) and its columns,
     read a part at a time; None for a file this does not read (the caller reads it whole)."""
     if _orjson is None:
@@ -38,28 +40,29 @@ def read_parts(path: str, part_bytes: int = PART_BYTES) -> tuple[dict[str, Any],
 
 
 def _read(path: str, file: BinaryIO, part_bytes: int) -> tuple[dict[str, Any], FileColumns] | None:
-    head = file.read(min(part_bytes, HEAD_BYTES))
-    found = _BENCHMARKS.search(head)
-    while found is None or found.end() == len(head):  # (the first row's indent may go on)
-        more = file.read(part_bytes)
-        if not more or len(head) >= HEAD_BYTES:
-            return None
-        head += more
-        found = _BENCHMARKS.search(head)
     size = file.seek(0, 2)
     tail_at = _tail_at(file, size)
-    body_at = found.end()
-    if tail_at is None or tail_at < body_at:
+    if tail_at is None:
         return None
     file.seek(tail_at)
     tail = file.read()
+    file.seek(0)
     # The document with a mark for the rows: they are the "benchmarks" of the document only if
     # the mark is (not a nested "benchmarks", not one that a later key of that name replaces).
     mark = f"kernelwatch-rows-{os.urandom(8).hex()}"
-    opened = body_at - len(found.group(1)) - 1
-    shell = _orjson.loads(head[:opened] + f'"{mark}"'.encode() + tail[1:])
-    if not isinstance(shell, dict) or shell.get("benchmarks") != mark:
-        return None  # (raised above for a BOM, bare NaN, bad JSON: the same)
+    head = b""
+    tried = 0
+    while True:
+        more = file.read(max(part_bytes, 1 << 16))
+        head += more
+        at = _shell_at(head, tried, tail_at, tail, mark, more == b"")
+        if at is not None:
+            break
+        if not more or len(head) >= HEAD_BYTES:
+            return None
+        tried = max(0, len(head) - 64)  # ("benchmarks" and its `[` may straddle two reads)
+    found, shell = at
+    body_at = found.end()
     shell["benchmarks"] = []
     context = shell.get("context", {})
     if not isinstance(context, dict):
@@ -104,3 +107,22 @@ def _tail_at(file: BinaryIO, size: int) -> int | None:
     end = file.read(back)
     at = end.rfind(b"]")
     return None if at < 0 else size - back + at
+
+
+def _shell_at(
+    head: bytes, start: int, tail_at: int, tail: bytes, mark: str, whole: bool
+) -> tuple[re.Match[bytes], dict[str, Any]] | None:
+    """The top-level "benchmarks" list's opening in `head`, and the document without its rows
+    (the rows replaced by `mark` must be its "benchmarks"); None if not in `head` (`whole`: the
+    head is the whole file)."""
+    for found in _BENCHMARKS.finditer(head, start, tail_at):
+        if found.end() == len(head) and not whole:
+            return None  # (the first row's indent may go on)
+        opened = found.end() - len(found.group(1)) - 1
+        try:
+            shell = _orjson.loads(head[:opened] + f'"{mark}"'.encode() + tail[1:])
+        except ValueError:
+            continue  # a nested one (else a BOM, bare NaN, bad JSON: read whole)
+        if isinstance(shell, dict) and shell.get("benchmarks") == mark:
+            return found, shell
+    return None

@@ -70,7 +70,7 @@ def _baseline(
         if options.baseline is not None:
             raise
         return None, None, None, str(exc)
-    if not found.documents:
+    if found.whole is None and not found.documents:
         return (
             None,
             None,
@@ -78,7 +78,7 @@ def _baseline(
             f"the baseline {found.label} holds none of the {len(run.names)} benchmarks of this "
             f"filtered run (--filter {run.context.get('kernelwatch_filter')})",
         )
-    side = from_documents(found.label, found.documents)
+    side = found.whole if found.whole is not None else from_documents(found.label, found.documents)
     if options.baseline is None and not set(side.names) & set(run.names):
         # Another project's run on a GPU the suite has a baseline of (an nvbench file): every
         # benchmark NEW, the suite's MISSING, and a page in red about nothing it measured.

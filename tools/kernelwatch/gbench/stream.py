@@ -51,17 +51,15 @@ def _read(path: str, file: BinaryIO, part_bytes: int) -> tuple[dict[str, Any], F
     # the mark is (not a nested "benchmarks", not one that a later key of that name replaces).
     mark = f"kernelwatch-rows-{os.urandom(8).hex()}"
     head = b""
-    tried = 0
     while True:
         more = file.read(max(part_bytes, 1 << 16))
         head += more
-        at = _shell_at(head, tried, tail_at, tail, mark, more == b"")
-        if at is not None:
+        located = _shell_at(head, tail_at, tail, mark, more == b"")
+        if located is not None:
             break
         if not more or len(head) >= HEAD_BYTES:
             return None
-        tried = max(0, len(head) - 64)  # ("benchmarks" and its `[` may straddle two reads)
-    found, shell = at
+    found, shell = located
     body_at = found.end()
     shell["benchmarks"] = []
     context = shell.get("context", {})
@@ -110,12 +108,12 @@ def _tail_at(file: BinaryIO, size: int) -> int | None:
 
 
 def _shell_at(
-    head: bytes, start: int, tail_at: int, tail: bytes, mark: str, whole: bool
+    head: bytes, tail_at: int, tail: bytes, mark: str, whole: bool
 ) -> tuple[re.Match[bytes], dict[str, Any]] | None:
     """The top-level "benchmarks" list's opening in `head`, and the document without its rows
     (the rows replaced by `mark` must be its "benchmarks"); None if not in `head` (`whole`: the
     head is the whole file)."""
-    for found in _BENCHMARKS.finditer(head, start, tail_at):
+    for found in _BENCHMARKS.finditer(head, 0, tail_at):
         if found.end() == len(head) and not whole:
             return None  # (the first row's indent may go on)
         opened = found.end() - len(found.group(1)) - 1

@@ -189,3 +189,26 @@ def test_a_file_name_that_is_not_utf8_is_written_as_escaped_bytes(tmp_path: Path
     with open(out, "w", encoding="utf-8", errors="strict") as stream:
         files.write_output(name, stream)
     assert out.read_text() == "r\\xffx.json"
+
+
+@pytest.mark.parametrize("batch", [1, 7, 1 << 20])
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"context": {"a": "é"}, "benchmarks": [{"x": 1.5, "n": 2, "s": None, "l": [1, {}]}]},
+        {"benchmarks": [{"x": math.nan}, {"y": [-math.inf]}]},
+        {"command": "run \udcff.json", "b": ["x" * 100] * 50},
+        {"emoji": "😀", "x": "\\ud800"},
+    ],
+    ids=["plain", "non-finite", "lone-surrogate", "escaped-pair"],
+)
+def test_write_json_writes_json_text_a_piece_at_a_time(
+    tmp_path: Path, monkeypatch, document: object, batch: int
+) -> None:
+    """write_json (baseline update's 272 MB result.json) writes what json_text gives, byte for
+    byte: its NaN and surrogates mapped as strict_json maps them, however the pieces fall."""
+    monkeypatch.setattr(files, "_BATCH", batch)
+    path = tmp_path / "out.json"
+    with path.open("wb") as handle:
+        files.write_json(handle, document)
+    assert path.read_bytes() == files.json_text(document).encode("utf-8")

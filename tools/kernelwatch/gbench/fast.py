@@ -19,8 +19,6 @@ import numpy as np
 
 from kernelwatch.gbench.columns import RESERVED_KEYS, TIME_UNITS, FileColumns, labels
 
-_TIMES = ("real_time", "cpu_time")
-
 
 def read_usual(path: str, context: dict[str, Any], rows: list[Any]) -> FileColumns | None:
     """The usual file, fast: every row an object with a name, a run_name and a run_type
@@ -34,8 +32,8 @@ def read_usual(path: str, context: dict[str, Any], rows: list[Any]) -> FileColum
 
 @dataclass
 class _Part:
-    """One part's value rows as columns: a key's doubles (None: not a column of numbers in
-    this part) and where its rows lack it (None: no gap)."""
+    """One part's value rows as columns: each key's `_doubles` (its doubles and where its rows
+    lack it, or what else it holds)."""
 
     size: int
     columns: dict[str, Any]  # key -> _doubles' answer

@@ -156,6 +156,12 @@ def find_baseline(
     )
 
 
+def baseline_side(found: baselines.Against, empty: str = "") -> ResultSet:
+    """The run's baseline as one side: a file taken whole as it was read (a part of its rows at
+    a time), else its documents (`side`)."""
+    return found.whole if found.whole is not None else side(found.label, found.documents, empty)
+
+
 def side(label: str, documents: Sequence[Any], empty: str = "") -> ResultSet:
     """The baseline's documents that hold benchmarks, as one side; refuses when none does."""
     kept = [d for d in documents if d.get("benchmarks")]

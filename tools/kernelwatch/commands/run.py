@@ -327,11 +327,7 @@ def _finish(
         given=command.baseline,
         partial=bool(command.bench),  # --filter and --shard are in the context
     )
-    base = found.whole
-    if base is None:
-        base = verdict.side(
-            found.label, found.documents, f"holds none of the {count} benchmarks that ran"
-        )
+    base = verdict.baseline_side(found, f"holds none of the {count} benchmarks that ran")
     report = verdict.judge(base, from_documents(str(out), [document]), judging, found)
 
     rerun = reruns.Reruns(

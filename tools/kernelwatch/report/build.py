@@ -13,7 +13,6 @@ from kernelwatch import baseline as baselines
 from kernelwatch import changes, explain, history, verdict
 from kernelwatch.compare import Report, Settings, Verdict
 from kernelwatch.errors import InputError
-from kernelwatch.loading import from_documents
 from kernelwatch.report import lessons, svg, trends
 from kernelwatch.report.rundata import RunData
 from kernelwatch.results import Metric, ResultSet
@@ -78,7 +77,7 @@ def _baseline(
             f"the baseline {found.label} holds none of the {len(run.names)} benchmarks of this "
             f"filtered run (--filter {run.context.get('kernelwatch_filter')})",
         )
-    side = found.whole if found.whole is not None else from_documents(found.label, found.documents)
+    side = verdict.baseline_side(found)
     if options.baseline is None and not set(side.names) & set(run.names):
         # Another project's run on a GPU the suite has a baseline of (an nvbench file): every
         # benchmark NEW, the suite's MISSING, and a page in red about nothing it measured.

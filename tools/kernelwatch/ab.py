@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from kernelwatch import crashes, locks, runner, tool, verdict
+from kernelwatch import crashes, inbuild, locks, runner, tool, verdict
 from kernelwatch.compare import Report
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_atomic, write_json_atomic
@@ -279,13 +279,14 @@ class SidePlans:
 @dataclass(frozen=True)
 class Rounds:
     """What run_rounds measured: each side's folder of round files (a round none of whose
-    processes finished writes none), each side's crashed processes, and each side's run
-    context (for a side with no round file)."""
+    processes finished writes none), each side's crashed processes, each side's run context
+    (for a side with no round file), and the benchmarks each side's binaries register."""
 
     sides: Sequence[Side]
     folders: list[Path]
     crashes: dict[str, list[crashes.Crash]]
     contexts: dict[str, dict[str, Any]]
+    registered: dict[str, frozenset[str]]
 
     @property
     def contender_crashed(self) -> bool:
@@ -351,13 +352,18 @@ def run_rounds(
                 )
                 continue
             write_json_atomic(out, suite.document, make_parents=True)
-    return Rounds(sides, folders, crashed, contexts)
+    registered = {
+        name: frozenset(n for job in side_jobs for n in job.names)
+        for name, side_jobs in jobs.items()
+    }
+    return Rounds(sides, folders, crashed, contexts, registered)
 
 
 def judge_rounds(measured: Rounds, judging: verdict.Judging) -> Report:
     """B's rounds judged against A's (verdict.judge), the crashes marked (crashes.mark). A
-    side with no round file is its crashes' error rows; both without: the first crash's
-    error (exit 3)."""
+    benchmark of A that B's binaries do not register was removed or renamed by B: MISSING,
+    not failing (inbuild.py). A side with no round file is its crashes' error rows; both
+    without: the first crash's error (exit 3)."""
     written = [sorted(folder.glob("round-*.json")) for folder in measured.folders]
     if not any(written):
         first = next(c for side in measured.sides for c in measured.crashes[side.name])
@@ -373,6 +379,10 @@ def judge_rounds(measured: Rounds, judging: verdict.Judging) -> Report:
         )
         for side, folder, files in zip(measured.sides, measured.folders, written)
     ]
-    report = verdict.judge(loaded[0], loaded[1], judging)
+    b_registered = measured.registered.get(measured.sides[1].name)
+    removed = (
+        inbuild.not_registered(loaded[0], b_registered) if b_registered is not None else frozenset()
+    )
+    report = verdict.judge(loaded[0], loaded[1], judging, removed=removed)
     a, b = (measured.crashes[side.name] for side in measured.sides)
     return crashes.mark(report, a, b)

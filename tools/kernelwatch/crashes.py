@@ -1,5 +1,6 @@
 """Benchmarks whose process crashed, hung or lost the GPU in a comparison's runs (`ab`,
-bisect's oracle): where it happened, and the report's rows that say so.
+bisect's oracle), or in the run that wrote a result compared later (`compare`, `report` of the
+partial result `run` keeps: partial.py): where it happened, and the report's rows that say so.
 
 A crashed process measures nothing of its binary, so each of the binary's benchmarks is
 marked; which one of them crashed, the failure line may say (the harness's hang watchdog names
@@ -18,6 +19,7 @@ from typing import Any
 
 from kernelwatch import runner, synthetic
 from kernelwatch.compare import SEVERITY, Comparison, Report, Verdict
+from kernelwatch.results import ResultSet
 
 CONTENDER, BASELINE = "contender", "baseline"
 
@@ -34,11 +36,46 @@ class Crash:
 
     @property
     def where(self) -> str:
-        return f"{self.side} {self.run}"
+        return f"{self.side} {self.run}" if self.run else self.side
 
 
 def from_incomplete(failed: runner.IncompleteRun, side: str, run: str) -> list[Crash]:
     return [Crash(side, run, failure, names) for failure, names in failed.lost]
+
+
+def from_context(result: ResultSet) -> list[Crash]:
+    """The crash a saved result's context records (runner.IncompleteRun's partial result):
+    its benchmarks without a result, with the failure line. Which failed process each belongs
+    to, the context does not say: with several, the first line and how many more."""
+    context = result.context
+    names = _strings(context.get(runner.NO_RESULT_KEY))
+    if not names:
+        return []
+    lines = _strings(context.get(runner.FAILED_KEY))
+    failure = lines[0] if lines else f"no result ({runner.NO_RESULT_KEY})"
+    if len(lines) > 1:
+        failure += f" (and {len(lines) - 1} more failed process(es): {runner.FAILED_KEY})"
+    return [Crash(result.label, "", failure, tuple(names))]
+
+
+def mark_saved(report: Report) -> Report:
+    """The report with the benchmarks that either side's saved result has no result for, for
+    a crash recorded in its context (from_context), marked as crashes (mark), one warning per
+    side saying so."""
+    base, cont = from_context(report.baseline), from_context(report.contender)
+    if not base and not cont:
+        return report
+    marked = mark(report, base, cont)
+    warnings = [
+        f"{crash.where}: a partial result, {len(crash.names)} benchmark(s) without a result: "
+        f"{crash.failure}"
+        for crash in (*cont, *base)
+    ]
+    return dataclasses.replace(marked, warnings=tuple(report.warnings) + tuple(warnings))
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def error_document(context: Mapping[str, Any], crashes: Sequence[Crash]) -> dict[str, Any]:

@@ -191,11 +191,18 @@ def judge(
     run: ResultSet,
     judging: Judging,
     found: baselines.Against | None = None,
+    removed: frozenset[str] = frozenset(),
 ) -> Report:
-    """Compare `run` with `base` (with the stored noise of `found`, the baseline it came from);
-    warn where the two were run differently, and where the stored noise is not the baseline's."""
+    """Compare `run` with `base` (with the stored noise of `found`, the baseline it came from;
+    `removed`: the benchmarks of `base` that run's build does not register, inbuild.py); warn
+    where the two were run differently, and where the stored noise is not the baseline's."""
     report = compare(
-        base, run, judging.metric, judging.settings, found.noise if found is not None else None
+        base,
+        run,
+        judging.metric,
+        judging.settings,
+        found.noise if found is not None else None,
+        removed,
     )
     warnings = [
         f"different {label}: baseline {base.context[key]}, this run {run.context[key]}"

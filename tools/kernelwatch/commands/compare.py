@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernelwatch import crashes, inbuild
 from kernelwatch import noise as noises
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
@@ -129,7 +130,9 @@ def run(settings: CompareSettings) -> int:
             Path(settings.baseline), baseline.context, settings.noise_file
         )
     judging = settings.judging
-    report = compare(baseline, contender, judging.metric, judging.settings, stored)
+    removed = inbuild.not_in_build(baseline, contender)  # as `run` judged it
+    report = compare(baseline, contender, judging.metric, judging.settings, stored, removed)
+    report = crashes.mark_saved(report)  # a partial result of `run`: what crashed
     if warning:
         report = dataclasses.replace(report, warnings=report.warnings + (warning,))
     return write_report(report, settings.outputs)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
-from kernelwatch import gpus, hostbound, noise, partial, reruns, runner, suite, verdict
+from kernelwatch import gpus, hostbound, inbuild, noise, partial, reruns, runner, suite, verdict
 from kernelwatch import shard as shards
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
@@ -191,6 +191,9 @@ def run(command: RunCommand) -> int:
         "kernelwatch_run_purpose": "run",
         "kernelwatch_filter": command.filter or "",
         **({SHARD_KEY: str(shard)} if shard else {}),
+        # Every benchmark the binaries list runs: one the baseline has that this result lacks
+        # is not in this build (removed or renamed), not failing (inbuild.py).
+        **inbuild.whole_build(command.filter, shard, command.bench),
     }
     if chosen_gpus is None:
         try:
@@ -328,7 +331,9 @@ def _finish(
         partial=bool(command.bench),  # --filter and --shard are in the context
     )
     base = verdict.baseline_side(found, f"holds none of the {count} benchmarks that ran")
-    report = verdict.judge(base, from_documents(str(out), [document]), judging, found)
+    contender = from_documents(str(out), [document])
+    removed = inbuild.not_in_build(base, contender)  # as compare and report read the result
+    report = verdict.judge(base, contender, judging, found, removed)
 
     rerun = reruns.Reruns(
         jobs, settings, progress, command.confirm, out, confirm_path, command.command_line

@@ -42,10 +42,12 @@ def compare(
     metric: Metric,
     settings: Settings,
     stored_noise: noises.LevelNoise | None = None,
+    removed: frozenset[str] = frozenset(),
 ) -> Report:
     """Verdicts for every benchmark. `stored_noise`: the baseline's noise per benchmark and
     level as `baseline update` kept it (noise.json), used for the time metric instead of
-    computing it from the baseline's values."""
+    computing it from the baseline's values. `removed`: the baseline's benchmarks that the
+    contender's build does not register (inbuild.py): MISSING there without failing."""
     warnings, notes = check_environment(
         baseline.context, contender.context, settings.allow_gpu_mismatch, metric.key
     )
@@ -64,7 +66,7 @@ def compare(
     pairs = sorted(both)
     left_out = 0
     for name in sorted((baseline.index.keys() | contender.index.keys()) - both):
-        early = presence_verdict(name, baseline, contender, settings)
+        early = presence_verdict(name, baseline, contender, settings, removed)
         if early is LEAVE_OUT:
             left_out += 1
         elif early is not None:

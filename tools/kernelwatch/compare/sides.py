@@ -26,11 +26,21 @@ def _status(result: ResultSet, name: str) -> str:
     return "ok"
 
 
+# The reason of a baseline benchmark that the contender's build does not register at all
+# (inbuild.py): removed or renamed on purpose, so MISSING without failing.
+NOT_IN_BUILD = "not in this build: removed or renamed"
+
+
 def presence_verdict(
-    name: str, baseline: ResultSet, contender: ResultSet, settings: Settings
+    name: str,
+    baseline: ResultSet,
+    contender: ResultSet,
+    settings: Settings,
+    removed: frozenset[str] = frozenset(),
 ) -> Comparison | None:
     """Verdicts decided by what exists and what failed, before any statistics; None when both
-    sides have measurements."""
+    sides have measurements. `removed`: the benchmarks the contender's build does not register
+    (inbuild.py); absent from the contender, they are MISSING without failing."""
     base, cont = _status(baseline, name), _status(contender, name)
     if cont == "error":
         where = "both sides" if base == "error" else "contender"
@@ -43,6 +53,8 @@ def presence_verdict(
     if cont != "ok":
         if base in ("absent", "skipped"):
             return LEAVE_OUT
+        if cont == "absent" and name in removed:
+            return Comparison(name, Verdict.MISSING, NOT_IN_BUILD, failed=False)
         why = (
             f"skipped in the contender: {contender.skipped[name]}"
             if name in contender.skipped
@@ -63,25 +75,33 @@ def presence_verdict(
 
 def presence_notes(comparisons: list[Comparison]) -> list[str]:
     """What to do about the benchmarks a changed suite added, removed or renamed: a NEW one is
-    not judged at all until the baseline holds it, and a MISSING one fails every run until the
-    baseline drops it (docs/ci.md, "When a pull request changes the suite")."""
+    not judged at all until the baseline holds it; one the build no longer registers is
+    MISSING without failing until the baseline drops it; any other MISSING one fails every run
+    until then (docs/ci.md, "When a pull request changes the suite")."""
     new = sum(c.verdict is Verdict.NEW and "skipped" not in c.reason for c in comparisons)
     missing = sum(c.verdict is Verdict.MISSING and c.failed for c in comparisons)
+    removed = sum(
+        c.verdict is Verdict.MISSING and not c.failed and c.reason == NOT_IN_BUILD
+        for c in comparisons
+    )
+    rename = "; NEW and MISSING together: a rename? Its old names are MISSING, its new NEW"
     notes = []
     if new:
         notes.append(
             f"{new} NEW benchmark(s) not in the baseline: not judged until the baseline holds "
             "them; add them after the merge (baselines/README.md)"
         )
+    if removed:
+        notes.append(
+            f"{removed} MISSING benchmark(s) not in this build (removed or renamed): not "
+            "failing; the baseline drops them at its next whole update (the baseline workflow "
+            "after the merge pools with --drop-missing)" + (rename if new else "")
+        )
     if missing:
         notes.append(
             f"{missing} MISSING benchmark(s) fail the comparison until the baseline drops them: "
             "if removed on purpose, drop them from the baseline (baselines/README.md)"
-            + (
-                "; NEW and MISSING together: a rename? Its old names are MISSING, its new NEW"
-                if new
-                else ""
-            )
+            + (rename if new and not removed else "")
         )
     return notes
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
-from kernelwatch import changes, explain, history, verdict
+from kernelwatch import changes, crashes, explain, history, inbuild, verdict
 from kernelwatch.compare import Report, Settings, Verdict
 from kernelwatch.errors import InputError
 from kernelwatch.report import lessons, svg, trends
@@ -63,7 +63,11 @@ def _baseline(
     root = options.baselines if options.baselines is not None else baselines.default_root()
     try:
         found = verdict.find_baseline(
-            root, run.context, str(options.result), set(run.names), given=options.baseline
+            root,
+            run.context,
+            str(options.result),
+            set(run.names) | {name for c in crashes.from_context(run) for name in c.names},
+            given=options.baseline,
         )
     except baselines.NoBaseline as exc:  # a broken baseline is exit 2, as in compare
         if options.baseline is not None:
@@ -114,8 +118,10 @@ def build_page(
     svg.require_matplotlib()
     base, info, against, no_baseline = _baseline(options, run)
     judging = verdict.Judging(options.metric, options.settings)
-    report = verdict.judge(base, run, judging, against) if base is not None else None
-    if report is not None:
+    report = None
+    if base is not None:  # as `run` judged it, and what crashed in a partial result
+        report = verdict.judge(base, run, judging, against, inbuild.not_in_build(base, run))
+        report = crashes.mark_saved(report)
         report = explain.explain(report)  # kernel changes, from the results' kernel records
         if options.explanations is not None:
             found = {**report.explanations, **explain.read_explanations(options.explanations)}

@@ -249,8 +249,112 @@ def test_explicit_baseline_file(box: Box) -> None:
     done = box.run("--bench", box.binaries[1], "--baseline", base, "--out", box.tmp / "n.json")
     assert done.status == 0 and "MISSING" not in done.out and "alpha/" not in done.out
     fakebench.configure(box.binaries[0], exit=0, benchmarks={"alpha/copy/0/manual_time": 100.0})
-    done = box.run("--out", box.tmp / "n.json")  # the whole suite, three alpha ones gone
-    assert done.status == 1 and "3 MISSING" in done.out
+    done = box.run("--out", box.tmp / "n.json")  # the whole suite, three alpha ones removed
+    assert done.status == 0 and done.out.count("not in this build: removed or renamed") == 3
+
+
+# --- a change to the suite: removed or renamed benchmarks, and crashes ----------------------------
+
+REMOVED = "alpha/copy/3/manual_time"
+
+
+def judged_rows(path: Path) -> dict[str, dict]:
+    return {b["name"]: b for b in json.loads(path.read_text())["benchmarks"]}
+
+
+def test_a_benchmark_the_build_no_longer_registers_is_missing_not_failing(box: Box) -> None:
+    """The pull request removed it (docs/ci.md, "When a pull request changes the suite"): the
+    binaries do not list it, so the run passes; `compare` of the saved result says the same."""
+    box.make_baseline()
+    fakebench.configure(
+        box.binaries[0], benchmarks={n: t for n, t in ALPHA.items() if n != REMOVED}
+    )
+    results = box.tmp / "results"
+    out = results / "pr.json"
+    done = box.run(
+        "--out",
+        out,
+        "--json",
+        results / "pr-report.json",
+        "--markdown",
+        results / "pr.md",
+        "--junit",
+        results / "pr.xml",
+    )
+    assert done.status == 0, done.out + done.err
+    assert json.loads(out.read_text())["context"]["kernelwatch_whole_build"] == "true"
+    row = judged_rows(results / "pr-report.json")[REMOVED]
+    assert (row["verdict"], row["failed"], row["reason"]) == (
+        "MISSING",
+        False,
+        "not in this build: removed or renamed",
+    )
+    markdown = (results / "pr.md").read_text()
+    assert markdown.startswith("### kernelwatch run: no regression\n")
+    assert f"| **MISSING** | `{REMOVED}` |" in markdown
+    assert "1 MISSING benchmark(s) not in this build (removed or renamed): not failing" in markdown
+    assert "--drop-missing" in markdown and 'skipped="1"' in (results / "pr.xml").read_text()
+
+    base = box.baselines / fakebench_slug() / "result.json"
+    again = box.run_cli("compare", base, out, "--format", "json")
+    assert again.status == 0, again.err
+    assert {n: (b["verdict"], b["failed"]) for n, b in judged_rows_of(again.out).items()} == {
+        n: (b["verdict"], b["failed"]) for n, b in judged_rows(results / "pr-report.json").items()
+    }
+
+
+def judged_rows_of(text: str) -> dict[str, dict]:
+    return {b["name"]: b for b in json.loads(text)["benchmarks"]}
+
+
+def test_a_filtered_run_does_not_say_it_ran_the_whole_build(box: Box) -> None:
+    box.make_baseline()
+    out = box.tmp / "beta.json"
+    assert box.run("--filter", "^beta/", "--out", out).status == 0
+    assert "kernelwatch_whole_build" not in json.loads(out.read_text())["context"]
+    base = box.baselines / fakebench_slug() / "result.json"
+    done = box.run_cli("compare", base, out)  # a part of the suite: the rest fails as before
+    assert done.status == 1 and "4 MISSING" in done.out
+
+
+def test_a_registered_benchmark_without_a_result_still_fails(box: Box) -> None:
+    """Listed by its binary but crashed: exit 3, as before; its partial result, compared later
+    or reported, shows the crash (failing), and the removed benchmark beside it as removed."""
+    box.make_baseline()
+    fakebench.configure(
+        box.binaries[0], benchmarks={n: t for n, t in ALPHA.items() if n != REMOVED}
+    )
+    fakebench.configure(box.binaries[1], exit=3)
+    out = box.tmp / "night.json"
+    done = box.run("--out", out)
+    assert done.status == 3 and "lost its CUDA context" in one_error(done.err)
+    context = json.loads(out.read_text())["context"]
+    assert context["kernelwatch_whole_build"] == "true"
+    assert context["kernelwatch_no_result"] == list(BETA)
+
+    base = box.baselines / fakebench_slug() / "result.json"
+    judged = box.run_cli("compare", base, out, "--format", "json", "--allow-errors")
+    assert judged.status == 1, judged.err  # a crash fails whatever --allow-errors says
+    rows = judged_rows_of(judged.out)
+    for name in BETA:
+        assert (rows[name]["verdict"], rows[name]["failed"], rows[name]["crashed"]) == (
+            "ERROR",
+            True,
+            True,
+        )
+        assert rows[name]["reason"].startswith(f"crashed: {out}: ")
+        assert (
+            "kernelwatch_bench_beta: lost its CUDA context (exit status 3)" in rows[name]["reason"]
+        )
+    assert (rows[REMOVED]["verdict"], rows[REMOVED]["failed"]) == ("MISSING", False)
+    assert {rows[n]["verdict"] for n in ALPHA if n != REMOVED} == {"SAME"}
+    warnings = json.loads(judged.out)["warnings"]
+    assert any(
+        w.startswith(f"{out}: a partial result, 3 benchmark(s) without a result: ")
+        for w in warnings
+    )
+    markdown = box.run_cli("compare", base, out, "--format", "markdown")
+    assert markdown.out.startswith("### kernelwatch compare: no regression, 3 crashed\n")
 
 
 # --- failures: one line and the right exit status ---------------------------------------------------

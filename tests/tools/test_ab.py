@@ -454,6 +454,33 @@ def test_a_crash_on_a_only_does_not_fail_b(repo: Repo, run_cli, monkeypatch, tmp
     assert row["reason"].endswith("; not compared")
 
 
+def test_a_benchmark_bs_build_no_longer_registers_is_missing_not_failing(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path
+) -> None:
+    """B removed A's other binary: its benchmark is MISSING without failing (B's binaries do
+    not list it); the exit status is the comparison's (1: kernel 3 slower), the heading names no
+    MISSING. A benchmark B lists but crashes on still fails (the test above)."""
+
+    def build(side: ab.Side, log: Path, **options: Any) -> None:
+        repo.build(side, log)
+        if side.name == "A":
+            fakebench.make(side.build_dir / "bench", "kernelwatch_bench_other", OTHER)
+
+    monkeypatch.setattr(ab, "cmake_build", build)
+    json_out, markdown = tmp_path / "ab.json", tmp_path / "ab.md"
+    done = run_ab(
+        run_cli, repo, repo.a, repo.b, "--json", json_out, "--markdown", markdown, rounds=2
+    )
+    assert done.status == 1, done.out + done.err
+    row = report_of(json_out)["other/kernel/manual_time"]
+    assert (row["verdict"], row["failed"], row["reason"]) == (
+        "MISSING",
+        False,
+        "not in this build: removed or renamed",
+    )
+    assert markdown.read_text().splitlines()[0] == "### kernelwatch ab: 1 regression"
+
+
 def test_a_gpu_lost_mid_round_ends_ab_with_4(repo: Repo, run_cli, monkeypatch) -> None:
     two_binaries(repo, monkeypatch, B={"exit": 4})
     done = run_ab(run_cli, repo, repo.a, repo.b)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from conftest import GPU_DATA, REPO, Run
 
-from kernelwatch import verdict
+from kernelwatch import inbuild, runner, verdict
 from kernelwatch.compare import Report, Verdict
 from kernelwatch.loading import from_documents
 from kernelwatch.render import render_markdown
@@ -58,14 +58,26 @@ def slowed(document: dict[str, Any], name: str, factor: float) -> None:
                 row[counter] /= factor
 
 
+def judging() -> verdict.Judging:
+    config = verdict.suite_config(None, BASELINES)
+    return verdict.Judging(resolve_metric("time"), verdict.settings(verdict.Given(), config))
+
+
 def judged(document: dict[str, Any], label: str = "pr.json") -> Report:
     """What `kernelwatch run` decides for this result (commands/run.py, _finish)."""
-    config = verdict.suite_config(None, BASELINES)
-    judging = verdict.Judging(resolve_metric("time"), verdict.settings(verdict.Given(), config))
     names = {r["run_name"] for r in document["benchmarks"]}
     found = verdict.find_baseline(BASELINES, document["context"], label, names)
     base = verdict.side(found.label, found.documents)
-    return verdict.judge(base, from_documents(label, [document]), judging, found)
+    contender = from_documents(label, [document])
+    removed = inbuild.not_in_build(base, contender)
+    return verdict.judge(base, contender, judging(), found, removed)
+
+
+def whole(document: dict[str, Any]) -> dict[str, Any]:
+    """The run as `run` of the whole suite writes it now: it says that every benchmark its
+    binaries register ran (the committed runs predate the key)."""
+    document["context"][inbuild.WHOLE_BUILD_KEY] = "true"
+    return document
 
 
 def of(report: Report, verdict_: Verdict) -> dict[str, Any]:
@@ -113,36 +125,113 @@ def test_a_new_benchmark_is_shown_not_judged_and_says_what_to_do(
     assert body.status == 0 and "1 NEW benchmark(s) not in the baseline" in body.out
 
 
-def test_a_renamed_argument_fails_as_missing_and_names_the_rename(
+def test_a_renamed_argument_is_missing_and_new_and_names_the_rename(
     run_cli: Callable[..., Run], tmp_path: Path
 ) -> None:
-    document = load(OWN_CARD)
+    document = whole(load(OWN_CARD))
     for row in document["benchmarks"]:
         if row["run_name"].startswith("reduction/"):
             row["name"] = row["run_name"] = row["run_name"].replace("/n:", "/size:")
     report = judged(document)
     missing, new = of(report, Verdict.MISSING), of(report, Verdict.NEW)
-    assert len(missing) == len(new) == 34 and all(c.failed for c in missing.values())
-    assert not of(report, Verdict.REGRESSION) and report.exit_status == 1
+    assert len(missing) == len(new) == 34 and not any(c.failed for c in missing.values())
+    assert {c.reason for c in missing.values()} == {"not in this build: removed or renamed"}
+    assert not of(report, Verdict.REGRESSION) and report.exit_status == 0
+    (note,) = [n for n in report.notes if n.startswith("34 MISSING")]
+    assert "not in this build (removed or renamed): not failing" in note and "a rename?" in note
+    assert "--drop-missing" in note
+
+    done = compared(run_cli, tmp_path, document)
+    assert done.status == 0 and done.err == ""
+    markdown = (tmp_path / "pr.md").read_text()
+    assert markdown.startswith("### kernelwatch compare: no regression\n")
+    assert "| **MISSING** | `reduction/" in markdown and "a rename?" in markdown
+    body = run_cli("comment", tmp_path / "pr.md", "--gpu", "nvidia-h200-sm90")
+    assert body.status == 0 and "### kernelwatch compare: no regression\n" in body.out
+    assert "| **MISSING** | `reduction/" in body.out
+
+
+def test_a_result_that_does_not_say_it_ran_the_whole_build_fails_its_missing() -> None:
+    """A run of a part (--filter, --shard, --bench), a merged result, an older run: a benchmark
+    it lacks may have crashed or been left out, not removed."""
+    document = load(OWN_CARD)
+    for row in document["benchmarks"]:
+        if row["run_name"].startswith("reduction/"):
+            row["name"] = row["run_name"] = row["run_name"].replace("/n:", "/size:")
+    report = judged(document)
+    missing = of(report, Verdict.MISSING)
+    assert len(missing) == 34 and all(c.failed for c in missing.values())
+    assert report.exit_status == 1
     (note,) = [n for n in report.notes if n.startswith("34 MISSING")]
     assert "drop them from the baseline" in note and "a rename?" in note
 
-    done = compared(run_cli, tmp_path, document)
-    assert done.status == 1 and done.err == ""
-    assert (
-        (tmp_path / "pr.md")
-        .read_text()
-        .startswith("### kernelwatch compare: no regression, 34 MISSING\n")
-    )
 
-
-def test_a_removed_benchmark_fails_without_the_rename_hint() -> None:
-    document = load(OWN_CARD)
+def test_a_removed_benchmark_passes_without_the_rename_hint(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    document = whole(load(OWN_CARD))
     document["benchmarks"] = [r for r in document["benchmarks"] if r["run_name"] != COALESCING]
     report = judged(document)
-    assert list(of(report, Verdict.MISSING)) == [COALESCING] and report.exit_status == 1
+    assert list(of(report, Verdict.MISSING)) == [COALESCING] and report.exit_status == 0
     (note,) = [n for n in report.notes if "MISSING" in n]
-    assert note.startswith("1 MISSING benchmark(s) fail") and "rename" not in note
+    assert note.startswith("1 MISSING benchmark(s) not in this build") and "rename?" not in note
+
+    done = compared(run_cli, tmp_path, document)  # compare of the saved result: the same
+    assert done.status == 0, done.err
+    assert {(b["name"], b["verdict"], b["failed"]) for b in json.loads(done.out)["benchmarks"]} == {
+        (c.name, c.verdict.value, c.failed) for c in report.comparisons
+    }
+
+
+def crashed(document: dict[str, Any], names: list[str], line: str) -> dict[str, Any]:
+    """The partial result `run` writes when the process of `names` crashed (partial.py)."""
+    document["benchmarks"] = [r for r in document["benchmarks"] if r["run_name"] not in names]
+    document["context"][runner.FAILED_KEY] = [line]
+    document["context"][runner.NO_RESULT_KEY] = names
+    return document
+
+
+CRASH = "build/bench/kernelwatch_bench_coalescing: crashed (SIGSEGV): no message"
+
+
+def test_a_crashed_benchmark_of_a_saved_partial_result_fails_as_the_crash(
+    run_cli: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run` exits 3 and compares nothing; `compare` and `report` of what it kept show the
+    benchmarks without a result as the crash (not as removed, nor as MISSING)."""
+    names = {r["run_name"] for r in load(OWN_CARD)["benchmarks"]}
+    coalescing = sorted(n for n in names if n.startswith("coalescing/"))
+    document = crashed(whole(load(OWN_CARD)), coalescing, CRASH)
+    done = compared(run_cli, tmp_path, document)
+    assert done.status == 1, done.err
+    rows = {b["name"]: b for b in json.loads(done.out)["benchmarks"]}
+    for name in coalescing:
+        assert (rows[name]["verdict"], rows[name]["failed"], rows[name]["crashed"]) == (
+            "ERROR",
+            True,
+            True,
+        )
+        assert rows[name]["reason"] == f"crashed: {tmp_path / 'pr.json'}: {CRASH}"
+    assert not any(b["verdict"] == "MISSING" for b in rows.values())
+    markdown = (tmp_path / "pr.md").read_text()
+    assert markdown.splitlines()[0].endswith(f" regression, {len(coalescing)} crashed")
+
+    pytest.importorskip("matplotlib")
+    from kernelwatch import history
+    from kernelwatch.report import Options, build_page
+
+    monkeypatch.setattr(history, "default_path", lambda: tmp_path / "no-history.sqlite")
+    page = build_page(
+        Options(
+            result=tmp_path / "pr.json",  # written by compared()
+            metric=judging().metric,
+            settings=judging().settings,
+            baselines=BASELINES,
+        )
+    )
+    assert page.comparison is not None
+    shown = {c.name: c for c in page.comparison.comparisons}
+    assert all(shown[n].crashed and shown[n].failed for n in coalescing)
 
 
 def test_counters_are_not_the_gate() -> None:

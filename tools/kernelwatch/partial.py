@@ -18,8 +18,9 @@ def keep(
     progress: runner.Progress,
 ) -> Path | None:
     """Write the result of the processes that finished to `out_for(gpu slug)` and say which
-    benchmarks have no result; None when no process finished. Nothing is compared: a result
-    with holes would only fail as MISSING."""
+    benchmarks have no result; None when no process finished. Nothing is compared here (the
+    run fails with the crash); `compare` and `report` of the result show the benchmarks without
+    a result as the crash (crashes.mark_saved)."""
     if failed.partial is None:
         return None
     document = failed.partial.document

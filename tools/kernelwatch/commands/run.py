@@ -40,8 +40,9 @@ confirmed". See docs/running.md and docs/measurement.md."""
 EPILOG = """\
 exit status (with --gpus: the highest of the GPUs'):
   0  no regression (or --no-compare and the run succeeded)
-  1  a confirmed REGRESSION; or a MISSING benchmark (unless --allow-missing); or an ERROR
-     (unless --allow-errors)
+  1  a confirmed REGRESSION; or a MISSING benchmark (unless --allow-missing; one the build
+     no longer registers, removed or renamed, fails nothing); or an ERROR (unless
+     --allow-errors)
   2  bad input or usage, no baseline for this GPU, a binary refused its arguments:
      one line on stderr, "kernelwatch: error: ..."
   3  a benchmark binary crashed, hung or lost its CUDA context (what finished is written);

@@ -661,6 +661,9 @@ def test_show_names_every_level_the_committed_h200_baseline_measured(run_cli) ->
 def test_a_whole_baseline_file_is_one_side_read_in_parts(tmp_path: Path) -> None:
     """report and run take a baseline file whole as one side read a part of its rows at a time
     (a pooled baseline's rows as dicts were 1.3 GB): the side its documents give."""
+    pytest.importorskip(
+        "orjson", reason="a file is read in parts with orjson (tools/kw setup installs it)"
+    )
     from kernelwatch.loading import from_documents
 
     given = REPO / "baselines" / "nvidia-h200-sm90" / "result.json"

@@ -568,6 +568,9 @@ def _written(tmp_path: Path, doc: dict, how: str) -> Path:
 def test_a_file_read_in_parts_gives_the_columns_of_the_whole(
     tmp_path: Path, doc: dict, how: str, part_bytes: int
 ) -> None:
+    pytest.importorskip(
+        "orjson", reason="a file is read in parts with orjson (tools/kw setup installs it)"
+    )
     from kernelwatch.gbench import stream
 
     doc["context"]["suite"] = {"benchmarks": ["BM_a"], "note": '"benchmarks": ['}
@@ -593,6 +596,9 @@ def test_a_file_read_in_parts_gives_the_columns_of_the_whole(
     ],
 )
 def test_other_files_are_read_whole(tmp_path: Path, text: bytes) -> None:
+    pytest.importorskip(
+        "orjson", reason="a file is read in parts with orjson (tools/kw setup installs it)"
+    )
     from kernelwatch.gbench import stream
 
     path = tmp_path / "r.json"
@@ -601,6 +607,9 @@ def test_other_files_are_read_whole(tmp_path: Path, text: bytes) -> None:
 
 
 def test_a_real_run_is_read_in_parts(tmp_path: Path, monkeypatch) -> None:
+    pytest.importorskip(
+        "orjson", reason="a file is read in parts with orjson (tools/kw setup installs it)"
+    )
     from kernelwatch.gbench import stream
 
     path = tmp_path / "run.json"

@@ -116,29 +116,19 @@ def mark(report: Report, baseline: Sequence[Crash], contender: Sequence[Crash]) 
 def _marked(c: Comparison, on_base: Sequence[Crash], on_cont: Sequence[Crash]) -> Comparison:
     if on_cont:
         measured = f"; the runs that finished: {_change(c)}" if c.ratio is not None else ""
-        return Comparison(
-            c.name,
-            Verdict.ERROR,
-            f"crashed: {_said(on_cont)}{measured}",
-            failed=True,
-            label=c.label,
-            crashed=True,
-        )
+        return _crash_row(c, f"crashed: {_said(on_cont)}{measured}", failed=True)
     if not on_base:
         return c
     if c.ratio is not None:  # the baseline's other runs measured it
         reason = f"{c.reason}; judged on the baseline's runs that finished ({_said(on_base)})"
         return c._replace(reason=reason, crashed=True)
     if c.verdict in (Verdict.NEW, Verdict.ERROR) and not c.failed:
-        return Comparison(
-            c.name,
-            Verdict.ERROR,
-            f"baseline crashed: {_said(on_base)}; not compared",
-            failed=False,
-            label=c.label,
-            crashed=True,
-        )
+        return _crash_row(c, f"baseline crashed: {_said(on_base)}; not compared", failed=False)
     return c._replace(reason=f"{c.reason}; baseline crashed: {_said(on_base)}", crashed=True)
+
+
+def _crash_row(c: Comparison, reason: str, failed: bool) -> Comparison:
+    return Comparison(c.name, Verdict.ERROR, reason, failed=failed, label=c.label, crashed=True)
 
 
 def _said(crashes: Sequence[Crash]) -> str:

@@ -101,18 +101,32 @@ def to_columns(
     counters = set().union(*firsts) - RESERVED_KEYS
     for key in ["cpu_time", *sorted(counters)]:
         values = values_of(key)
-        try:
-            try:
-                columns[key] = array("d", values)  # as is first: most columns have no gaps
-            except TypeError:
-                if None not in values:
-                    raise
-                columns[key] = array("d", [math.nan if v is None else v for v in values])
-                gaps[key] = bytes(v is None for v in values)
-        except (TypeError, OverflowError):
+        found = doubles(values)
+        if found is None:
             _refuse_mixed(key, values, rows)
             continue  # strings, lists, huge integers: not a counter
+        columns[key], gap = found
+        if gap is not None:
+            gaps[key] = gap
     return columns, gaps
+
+
+def doubles(values: list[Any]) -> tuple[array[float], bytes | None] | None:
+    """One key's values as doubles, NaN where a row lacks it, and which rows lack it (None when
+    none does); None when they are not all numbers (strings, lists, huge integers)."""
+    try:
+        return array("d", values), None  # as is first: most columns have no gaps
+    except TypeError:
+        if None in values:
+            try:
+                return array("d", [math.nan if v is None else v for v in values]), bytes(
+                    v is None for v in values
+                )
+            except (TypeError, OverflowError):
+                return None
+    except OverflowError:
+        pass
+    return None
 
 
 class MixedCounter(ValueError):

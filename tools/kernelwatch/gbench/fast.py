@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from kernelwatch.gbench.columns import RESERVED_KEYS, TIME_UNITS, FileColumns, labels
+from kernelwatch.gbench.columns import RESERVED_KEYS, TIME_UNITS, FileColumns, doubles, labels
 
 
 def read_usual(path: str, context: dict[str, Any], rows: list[Any]) -> FileColumns | None:
@@ -202,19 +202,10 @@ _TEXT: _Found = ("text", None)
 
 
 def _doubles(values: list[Any]) -> _Found:
-    """A part's values of one key as to_columns converts them."""
-    try:
-        return array("d", values), None  # as is first: most columns have no gaps
-    except TypeError:
-        if None in values:
-            try:
-                return array("d", [math.nan if v is None else v for v in values]), bytes(
-                    v is None for v in values
-                )
-            except (TypeError, OverflowError):
-                pass
-    except OverflowError:
-        pass
+    """A part's values of one key as to_columns converts them (columns.doubles)."""
+    found = doubles(values)
+    if found is not None:
+        return found
     return None if any(type(v) in (int, float) for v in values) else _TEXT
 
 

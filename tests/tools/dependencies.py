@@ -12,6 +12,10 @@ import importlib.util
 import os
 import shutil
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+from kernelwatch import sass  # noqa: E402  (finds the CUDA utilities where pip installs them)
 
 # import name -> what to install (tools/kw setup installs them all)
 MODULES = {
@@ -33,6 +37,11 @@ PROGRAMS: dict[tuple[str, ...], str] = {
     ("jq",): "jq",  # stands in for gh's --jq in the workflow step tests
     ("cmake",): "cmake",
 }
+# CUDA binary utilities, found as kernelwatch finds them: $PATH, the toolkit, or pip's nvidia/
+CUDA_UTILITIES = {
+    "cuobjdump": "cuobjdump (nvidia-cuda-cuobjdump)",
+    "nvdisasm": "nvdisasm (nvidia-cuda-nvdisasm)",
+}
 
 
 def in_ci() -> bool:
@@ -42,6 +51,7 @@ def in_ci() -> bool:
 def missing() -> list[str]:
     absent = [package for module, package in MODULES.items() if not _importable(module)]
     absent += [what for names, what in PROGRAMS.items() if not any(map(shutil.which, names))]
+    absent += [what for name, what in CUDA_UTILITIES.items() if sass.find_tool(name) is None]
     return absent
 
 

@@ -85,11 +85,16 @@ class sampler {
       blocker_->check();
     }
     batch result{{}, probe_.read()};
+    gpu_seconds_ += result.clock.elapsed_ns * 1e-9;
+    ++batches_;
     for (std::size_t i = 0; i < count; ++i) {
       result.seconds.push_back(elapsed_seconds(events_[2 * i], events_[2 * i + 1]));
     }
     return result;
   }
+
+  [[nodiscard]] double gpu_seconds() const noexcept { return gpu_seconds_; }
+  [[nodiscard]] std::size_t batches() const noexcept { return batches_; }
 
  private:
   const std::function<void(cudaStream_t)>& launch_;
@@ -99,6 +104,8 @@ class sampler {
   clock_probe probe_;
   std::optional<blocking_kernel> blocker_;
   std::vector<cuda_event> events_;
+  double gpu_seconds_ = 0.0;
+  std::size_t batches_ = 0;
 };
 
 // GPU time per sample, probes and flushes included; the events' sum when no SM was stamped.
@@ -215,6 +222,8 @@ sampling_outcome sample_adaptively(const std::function<void(cudaStream_t)>& laun
   outcome.summary = summarize_samples(outcome.seconds);
   outcome.mean_sm_clock_hz = clocked > 0 ? clock_sum / static_cast<double>(clocked) : 0.0;
   outcome.temperature_c = nvml_temperature_c(current_device_info().uuid);
+  outcome.batch_gpu_seconds = sample.gpu_seconds();
+  outcome.batches = sample.batches();
   return outcome;
 }
 

@@ -5,6 +5,7 @@
 #include <kernelwatch/detail/main.hpp>
 #include <kernelwatch/detail/other_gpus_monitor.hpp>
 #include <kernelwatch/detail/run_options.hpp>
+#include <kernelwatch/detail/timeline.hpp>
 #include <kernelwatch/detail/watchdog.hpp>
 #include <kernelwatch/device_info.hpp>
 
@@ -36,13 +37,17 @@ int prepare_device(const run_options& options) {
   }
   try {
     KW_CUDA_CHECK(cudaSetDevice(options.device));
+    KW_CUDA_CHECK(cudaFree(nullptr));  // the context now, so that its cost is a mark of its own
+    timeline_mark("context");
     add_to_benchmark_context(make_context(current_device_info(), this_build(), options));
     add_to_benchmark_context(make_host_fingerprint(read_host_facts()));
     add_to_benchmark_context(
         make_gpu_fingerprint(read_gpu_facts(current_device_info())));
+    timeline_mark("fingerprints");
     // Measured before any benchmark, so every ceiling_fraction of the run shares one ceiling.
     add_to_benchmark_context({{"kernelwatch_copy_ceiling_bytes_per_second",
                                std::to_string(std::llround(current_copy_ceiling()))}});
+    timeline_mark("copy_ceiling");
   } catch (const cuda_error& error) {
     std::fprintf(stderr, "kernelwatch: cannot use GPU %d: %s\n", options.device, error.what());
     return exit_code_no_gpu;
@@ -53,6 +58,7 @@ int prepare_device(const run_options& options) {
 }  // namespace
 
 int benchmark_main(int argc, char** argv) {
+  timeline_start(argc, argv);
   run_options options;
   try {
     options = parse_run_options(argc, argv);
@@ -94,9 +100,12 @@ int benchmark_main(int argc, char** argv) {
         hang_watch.emplace(process_progress(), options.hang_timeout);
       }
     }
+    timeline_mark("monitors");
     benchmark::RunSpecifiedBenchmarks();
+    timeline_mark("benchmarks_done");  // the results are written
   }
   benchmark::Shutdown();
+  timeline_mark("end");
   return 0;
 }
 

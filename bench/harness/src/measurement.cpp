@@ -6,6 +6,7 @@
 #include <kernelwatch/detail/l2_flush.hpp>
 #include <kernelwatch/detail/other_gpus_monitor.hpp>
 #include <kernelwatch/detail/run_options.hpp>
+#include <kernelwatch/detail/timeline.hpp>
 #include <kernelwatch/detail/watchdog.hpp>
 #include <kernelwatch/device_info.hpp>
 #include <kernelwatch/measurement.hpp>
@@ -31,6 +32,8 @@ std::optional<double> injected_fraction(const detail::injected_slowdown& inject,
 }  // namespace
 
 void measurement::run(const launch_function& launch) {
+  const std::string& instance = detail::current_instance();
+  detail::timeline_mark("measure_start", instance);  // the benchmark's set-up is behind us
   // Setup (fills, copies, memsets) may still be running on other streams; the harness's own
   // stream is non-blocking and would not wait for it.
   KW_CUDA_CHECK(cudaDeviceSynchronize());
@@ -48,7 +51,6 @@ void measurement::run(const launch_function& launch) {
   launch_checked(launch, stream.get());
   stream.synchronize();
   progress.tick();
-  const std::string& instance = detail::current_instance();
   if (verify_ && (instance.empty() || !detail::instance_verified(instance))) {
     const check_result result = verify_();
     if (!result.ok) {
@@ -58,6 +60,7 @@ void measurement::run(const launch_function& launch) {
     detail::mark_instance_verified(instance);
     progress.tick();  // a host reference may take seconds
   }
+  detail::timeline_mark("verified", instance);
   // Module loading, first-touch page mapping and clock ramp-up stay out of the samples.
   for (int i = 0; i < warmup_launches_; ++i) {
     launch_checked(launch, stream.get());
@@ -65,6 +68,7 @@ void measurement::run(const launch_function& launch) {
   stream.synchronize();
   progress.tick();
   detail::record_kernels(launch, instance);  // untimed; only when asked (kernel_record.hpp)
+  detail::timeline_mark("warmed", instance);
 
   const detail::run_options& options = detail::current_run_options();
   detail::sampling_plan plan{options.sampling, injected_fraction(options.inject, instance),
@@ -82,6 +86,9 @@ void measurement::run(const launch_function& launch) {
   double noise = 0.0;
   double cv = 0.0;
   double clock_hz = 0.0;
+  double sampled_seconds = 0.0;  // the kept samples' own GPU time, and that of their batches
+  double batch_gpu_seconds = 0.0;
+  double batches = 0.0;
   std::optional<double> temperature;
   detail::other_gpus_monitor* const others = detail::other_gpus_monitor::active();
   if (others != nullptr) {
@@ -99,7 +106,18 @@ void measurement::run(const launch_function& launch) {
     cv = std::max(cv, outcome.summary.cv);
     clock_hz = outcome.mean_sm_clock_hz;
     temperature = outcome.temperature_c;
+    for (const double seconds : outcome.seconds) {
+      sampled_seconds += seconds;
+    }
+    batch_gpu_seconds += outcome.batch_gpu_seconds;
+    batches += static_cast<double>(outcome.batches);
   }
+  detail::timeline_mark("sampled", instance,
+                        {{"samples", samples},
+                         {"sample_s", sampled_seconds},
+                         {"batch_gpu_s", batch_gpu_seconds},
+                         {"batches", batches},
+                         {"median_s", gpu_seconds}});
 
   const auto launches = static_cast<double>(state_.iterations());
   // How the median was arrived at: what compare's noise floor and selftest read.

@@ -3,6 +3,7 @@
 #include <kernelwatch/detail/instance.hpp>
 #include <kernelwatch/detail/main.hpp>
 #include <kernelwatch/detail/run_options.hpp>
+#include <kernelwatch/detail/timeline.hpp>
 #include <kernelwatch/detail/watchdog.hpp>
 #include <kernelwatch/registration.hpp>
 
@@ -24,6 +25,13 @@ class gpu_benchmark_family final : public benchmark::internal::Benchmark {
     const detail::instance_scope scope(instance_key(state));
     // Seen by the hang watchdog while this thread is in the benchmark (watchdog.hpp).
     const detail::progress_scope running(detail::process_progress(), detail::current_instance());
+    // run_end is marked by the guard's destructor: after the body's buffers are freed.
+    struct timeline_span {
+      timeline_span() { detail::timeline_mark("run_start", detail::current_instance()); }
+      ~timeline_span() { detail::timeline_mark("run_end", detail::current_instance()); }
+      timeline_span(const timeline_span&) = delete;
+      timeline_span& operator=(const timeline_span&) = delete;
+    } const span;
     try {
       // The current device is per host thread: main() set it on the main thread, where thread
       // 0 runs; a family with ->Threads(n) runs the others on Google Benchmark's own threads.

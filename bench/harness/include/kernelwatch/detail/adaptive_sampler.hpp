@@ -27,6 +27,10 @@ struct sampling_outcome {
   std::size_t throttled = 0;    // samples set aside: taken while the GPU was slowed down
   double mean_sm_clock_hz = 0.0;  // over the kept samples; 0 when the probe saw no SM
   std::optional<double> temperature_c;  // at the end (NVML)
+  // Every batch run, set-aside ones and the first too: GPU time between the batch's clock
+  // stamps (samples with their flushes and holds), for the wall-time breakdown (timeline.hpp)
+  double batch_gpu_seconds = 0.0;
+  std::size_t batches = 0;
   sample_summary summary;
 };
 

@@ -12,7 +12,7 @@ started=$(date +%s.%N)
 KERNELWATCH_TIMELINE="$timeline" PYTHONPATH=tools python3 -m kernelwatch run --build-dir build \
   --out "$OUT/result.json" "$@" >"$OUT/run.log" 2>&1
 status=$?
-wall=$(echo "$(date +%s.%N) - $started" | bc)
+wall=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$started" "$(date +%s.%N)")
 tail -5 "$OUT/run.log"
 echo "== kernelwatch run: exit $status, ${wall} s"
 python3 scripts/gpu/wall_breakdown.py "$timeline" --wall "$wall" --json "$OUT/breakdown.json"

@@ -31,10 +31,7 @@ void offset_copy(benchmark::State& state) {
       .bytes_read(n * sizeof(T))
       .bytes_written(n * sizeof(T))
       .elements(n)
-      .verify([&] {
-        const std::vector<T> input = in.to_host();
-        return kw::compare_exact(input.data() + offset, out.to_host().data(), n);
-      })
+      .verify([&] { return kw::compare_exact_on_device(in.data() + offset, out.data(), n); })
       .run([&](cudaStream_t stream) {
         KW_CUDA_CHECK(kk::offset_copy(out.data(), in.data(), n, offset, block_size, stream));
       });
@@ -55,15 +52,8 @@ void stride_copy(benchmark::State& state) {
       .bytes_written(n * sizeof(T))
       .elements(n)
       .verify([&] {
-        const std::vector<T> input = in.to_host();
-        const std::vector<T> output = out.to_host();
-        std::vector<T> expected(n);
-        std::vector<T> actual(n);
-        for (std::size_t i = 0; i < n; ++i) {
-          expected[i] = input[i * stride];
-          actual[i] = output[i * stride];
-        }
-        return kw::compare_exact(expected, actual);
+        return kw::compare_exact_on_device(in.data(), out.data(), n,
+                                           static_cast<std::size_t>(stride));
       })
       .run([&](cudaStream_t stream) {
         KW_CUDA_CHECK(kk::stride_copy(out.data(), in.data(), n, stride, block_size, stream));
@@ -84,7 +74,7 @@ void reference_copy(benchmark::State& state, Copy copy) {
       .bytes_read(buffer_bytes)
       .bytes_written(buffer_bytes)
       .elements(n)
-      .verify([&] { return kw::compare_exact(in.to_host(), out.to_host()); })
+      .verify([&] { return kw::compare_exact_on_device(in.data(), out.data(), n); })
       .run([&](cudaStream_t stream) { copy(out.data(), in.data(), stream); });
 }
 

@@ -1,4 +1,7 @@
+#include <kernelwatch/device_buffer.hpp>
 #include <kernelwatch/verify.hpp>
+
+#include "../support/gpu_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -54,4 +57,62 @@ TEST(CompareClose, DoublesPrintEnoughDigitsToSeeTheDifference) {
   EXPECT_EQ(result.message,
             "1 of 1 elements differ; first at index 0: expected 0.10000000000000001, got "
             "0.10000000000100001");
+}
+
+// The device comparisons: the same verdict and the same message as the host's, on data that
+// crosses many blocks of the grid-stride loop.
+namespace {
+
+template <typename T>
+kw::device_buffer<T> on_device(const std::vector<T>& host) {
+  kw::device_buffer<T> buffer(host.size());
+  buffer.copy_from_host(host);
+  return buffer;
+}
+
+}  // namespace
+
+TEST(CompareOnDevice, SameMessageAsTheHostAcrossTheGrid) {
+  KW_REQUIRE_GPU();
+  const std::size_t n = (std::size_t{1} << 22) + 7;  // more elements than the grid's threads
+  std::vector<float> expected(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    expected[i] = static_cast<float>(i % 1000) * 0.5F;
+  }
+  std::vector<float> actual = expected;
+  EXPECT_TRUE(kw::compare_exact_on_device(on_device(expected).data(), on_device(actual).data(), n));
+  for (const std::size_t bad : {n - 1, std::size_t{3'000'001}, std::size_t{1'234'567}}) {
+    actual[bad] = -1.0F;
+  }
+  const auto device_expected = on_device(expected);
+  const auto device_actual = on_device(actual);
+  const kw::check_result on_gpu =
+      kw::compare_exact_on_device(device_expected.data(), device_actual.data(), n);
+  EXPECT_FALSE(on_gpu);
+  EXPECT_EQ(on_gpu.message, kw::compare_exact(expected, actual).message);
+  EXPECT_EQ(on_gpu.message,
+            "3 of 4194311 elements differ; first at index 1234567: expected 283.5, got -1");
+  EXPECT_EQ(kw::compare_close_on_device(device_expected.data(), device_actual.data(), n, 1e-3)
+                .message,
+            kw::compare_close(expected, actual, 1e-3).message);
+}
+
+TEST(CompareOnDevice, StrideComparesEveryStrideThElementOnly) {
+  KW_REQUIRE_GPU();
+  const std::vector<std::int32_t> expected = {1, 0, 2, 0, 3, 0};
+  const std::vector<std::int32_t> actual = {1, 9, 2, 9, 4, 9};
+  const auto e = on_device(expected);
+  const auto a = on_device(actual);
+  EXPECT_TRUE(kw::compare_exact_on_device(e.data(), a.data(), 2, 2));
+  EXPECT_EQ(kw::compare_exact_on_device(e.data(), a.data(), 3, 2).message,
+            "1 of 3 elements differ; first at index 2: expected 3, got 4");
+}
+
+TEST(CompareOnDevice, NanNeverPassesAndNothingToCompareDoes) {
+  KW_REQUIRE_GPU();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto both = on_device(std::vector<float>{1.0F, nan});
+  EXPECT_FALSE(kw::compare_exact_on_device(both.data(), both.data(), 2));
+  EXPECT_FALSE(kw::compare_close_on_device(both.data(), both.data(), 2, 1.0));
+  EXPECT_TRUE(kw::compare_exact_on_device(both.data(), both.data(), 0));
 }

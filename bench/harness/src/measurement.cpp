@@ -11,6 +11,7 @@
 #include <kernelwatch/device_info.hpp>
 #include <kernelwatch/measurement.hpp>
 
+#include <algorithm>
 #include <regex>
 
 namespace kernelwatch {
@@ -20,6 +21,14 @@ void launch_checked(const launch_function& launch, cudaStream_t stream) {
   launch(stream);
   KW_CUDA_CHECK_LAUNCH();
 }
+
+// Sampling per repetition of a host-bound benchmark, at most (unless it sets max_time). Its
+// repetitions' medians spread far more than one repetition's samples can narrow: on an H100
+// host (GPU-18b292b3, 2026-11-27) pageable copies' medians spread 4-20 % between repetitions
+// (robust CV) while each repetition's 95 % interval was 0.6-8 % wide at the run's 0.25 s, and
+// across hosts they move 30-98 %. A quarter of a second of more samples bought nothing there;
+// these benchmarks were 83 s of the suite's 120 s of samples.
+constexpr double host_bound_max_time = 0.1;
 
 std::optional<double> injected_fraction(const detail::injected_slowdown& inject,
                                         const std::string& instance) {
@@ -74,7 +83,8 @@ void measurement::run(const launch_function& launch) {
   detail::sampling_plan plan{options.sampling, injected_fraction(options.inject, instance),
                              options.blocking_kernel && !host_bound_};
   plan.options.noise_target = noise_target_.value_or(plan.options.noise_target);
-  plan.options.max_time = max_time_.value_or(plan.options.max_time);
+  plan.options.max_time = max_time_.value_or(
+      host_bound_ ? std::min(plan.options.max_time, host_bound_max_time) : plan.options.max_time);
   plan.options.min_samples = min_samples_.value_or(plan.options.min_samples);
   const auto checked = [&](cudaStream_t on) { launch_checked(launch, on); };
 

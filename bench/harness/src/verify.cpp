@@ -1,3 +1,4 @@
+#include <kernelwatch/detail/mismatch.hpp>
 #include <kernelwatch/verify.hpp>
 
 #include <cmath>
@@ -7,16 +8,6 @@
 
 namespace kernelwatch {
 namespace {
-
-template <typename T>
-std::string show(T value) {
-  std::ostringstream text;
-  if constexpr (std::is_floating_point_v<T>) {
-    text.precision(std::is_same_v<T, float> ? 9 : 17);  // enough digits to round-trip
-  }
-  text << +value;  // + prints 8-bit integers as numbers
-  return text.str();
-}
 
 template <typename T, typename Equal>
 check_result compare(const T* expected, const T* actual, std::size_t n, Equal equal) {
@@ -30,16 +21,35 @@ check_result compare(const T* expected, const T* actual, std::size_t n, Equal eq
       ++mismatches;
     }
   }
+  return detail::mismatch_result(mismatches, n, first, expected[first], actual[first]);
+}
+
+}  // namespace
+
+namespace detail {
+
+template <typename T>
+std::string show(T value) {
+  std::ostringstream text;
+  if constexpr (std::is_floating_point_v<T>) {
+    text.precision(std::is_same_v<T, float> ? 9 : 17);  // enough digits to round-trip
+  }
+  text << +value;  // + prints 8-bit integers as numbers
+  return text.str();
+}
+
+template <typename T>
+check_result mismatch_result(std::size_t mismatches, std::size_t n, std::size_t first,
+                             T expected, T actual) {
   if (mismatches == 0) {
     return check_result::pass();
   }
   return check_result::fail(std::to_string(mismatches) + " of " + std::to_string(n) +
                             " elements differ; first at index " + std::to_string(first) +
-                            ": expected " + show(expected[first]) + ", got " +
-                            show(actual[first]));
+                            ": expected " + show(expected) + ", got " + show(actual));
 }
 
-}  // namespace
+}  // namespace detail
 
 template <typename T>
 check_result compare_exact(const T* expected, const T* actual, std::size_t n) {
@@ -58,7 +68,8 @@ check_result compare_close(const T* expected, const T* actual, std::size_t n, do
 
 #define KW_INSTANTIATE_COMPARE(T)                                                   \
   template check_result compare_exact<T>(const T*, const T*, std::size_t);          \
-  template check_result compare_close<T>(const T*, const T*, std::size_t, double, double);
+  template check_result compare_close<T>(const T*, const T*, std::size_t, double, double); \
+  template check_result detail::mismatch_result<T>(std::size_t, std::size_t, std::size_t, T, T);
 
 KW_INSTANTIATE_COMPARE(float)
 KW_INSTANTIATE_COMPARE(double)

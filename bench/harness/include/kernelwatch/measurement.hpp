@@ -64,7 +64,9 @@ class measurement {
   /// host_bound = 1, which compare reads: against another host, its change is reported but does
   /// not fail the run unless the hosts' fingerprints match. The stream is never held behind a
   /// blocking kernel for it (detail/blocking_kernel.hpp): required when the launch makes the
-  /// host wait for the GPU, which would deadlock behind the hold.
+  /// host wait for the GPU, which would deadlock behind the hold. Its sampling stops after
+  /// 0.1 s a repetition (or --kernelwatch_max_time, if shorter; max_time() overrides): the
+  /// host's spread between repetitions dwarfs what more samples would narrow.
   measurement& host_bound() { host_bound_ = true; return *this; }
   measurement& warmup_launches(int count) { warmup_launches_ = count; return *this; }
   /// Override the run's sampling flags (--kernelwatch_noise_target, _max_time, _min_samples)

@@ -1,6 +1,7 @@
 #pragma once
-// Comparisons of a kernel's output with a host reference, with messages that say what
-// differed: the first bad index, both values, and how many elements are wrong.
+// Comparisons of a kernel's output with a reference, with messages that say what differed:
+// the first bad index, both values, and how many elements are wrong. On the host, or on the
+// GPU (`_on_device`) where copying the arrays back would cost more than timing the kernel.
 
 #include <cstddef>
 #include <string>
@@ -25,6 +26,20 @@ template <typename T>
 template <typename T>
 [[nodiscard]] check_result compare_close(const T* expected, const T* actual, std::size_t n,
                                          double rel_tol, double abs_tol = 0.0);
+
+/// compare_exact and compare_close on the GPU, with the same messages: `expected` and `actual`
+/// are device pointers, and element i is expected[i * stride] against actual[i * stride].
+/// Copying a 256 MiB output and its input back and comparing them on the host took about 1 s
+/// a check on an H100 host (half of the suite's wall time, docs/measurement.md); this takes
+/// milliseconds. Waits for all work on the device first, like device_buffer's helpers.
+template <typename T>
+[[nodiscard]] check_result compare_exact_on_device(const T* expected, const T* actual,
+                                                   std::size_t n, std::size_t stride = 1);
+
+template <typename T>
+[[nodiscard]] check_result compare_close_on_device(const T* expected, const T* actual,
+                                                   std::size_t n, double rel_tol,
+                                                   double abs_tol = 0.0, std::size_t stride = 1);
 
 template <typename T>
 [[nodiscard]] check_result compare_exact(const std::vector<T>& expected,

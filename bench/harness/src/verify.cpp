@@ -21,6 +21,9 @@ check_result compare(const T* expected, const T* actual, std::size_t n, Equal eq
       ++mismatches;
     }
   }
+  if (mismatches == 0) {
+    return check_result::pass();  // (and no element to show: n may be 0)
+  }
   return detail::mismatch_result(mismatches, n, first, expected[first], actual[first]);
 }
 

@@ -41,7 +41,8 @@ exit status:
      the contender (unless --allow-errors)
   2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
 
-config file (TOML, --config):
+config file (TOML): --config FILE, else the suite's kernelwatch.toml in the baselines folder
+(baselines/kernelwatch.toml in the checkout) when there is one, as run, report and ab read it:
   [compare]
   threshold = "1%"              # also alpha, min_repetitions, noise_multiplier
   [[compare.thresholds]]        # first regex found in the name wins

@@ -453,14 +453,14 @@ def test_interrupt_and_internal_error_are_one_line(monkeypatch, write_json, run_
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("kernelwatch.commands.compare.compare", interrupted)
+    monkeypatch.setattr("kernelwatch.verdict.compare", interrupted)
     result = run_cli("compare", path, path)
     assert result.status == 130 and result.err == "kernelwatch: interrupted\n"
 
     def broken(*args, **kwargs):
         raise RuntimeError("bug")
 
-    monkeypatch.setattr("kernelwatch.commands.compare.compare", broken)
+    monkeypatch.setattr("kernelwatch.verdict.compare", broken)
     result = run_cli("compare", path, path)
     assert result.status == 2
     assert result.err.startswith("kernelwatch: internal error: RuntimeError: bug")

@@ -634,7 +634,8 @@ def test_headline_counts_what_fails_as_the_markdown_does(run_cli, tmp_path) -> N
     # The summary at the top of the page said "8 regressions" in red all the same.
     glance = re.search(r'<div class="glance"><div class="(\w*)"><b>([^<]*)</b>', text)
     assert glance and glance.groups() == ("good", "No regression, 8 not failing")
-    markdown = run_cli("compare", base, run, "--format", "markdown").out
+    # compare reads the suite's thresholds too (issue 29): the same --config for the same verdicts
+    markdown = run_cli("compare", base, run, "--config", config, "--format", "markdown").out
     assert markdown.startswith("### kernelwatch compare: no regression, 8 not failing\n")
 
 

@@ -3,9 +3,10 @@ defaults), the run's baseline (given, or its GPU model's committed one) restrict
 benchmarks that ran when only a part of the suite ran, with the baseline's stored noise; the
 comparison; the re-runs that confirm its regressions.
 
-`run` and `report` judge a run against its baseline through here, so the page shows exactly the
-verdicts `run` gives (docs/report.md); `ab` judges B against A's runs with the same comparison,
-and `history changes` resolves its settings here, as compare does.
+`run`, `report` and `compare` judge a result against its baseline through here (judge_result),
+so the page and a comparison of the saved files show exactly the verdicts `run` gives
+(docs/report.md); `ab` judges B against A's runs with the same comparison (judge), and
+`history changes` resolves its settings here (suite_config, decide), as they all do.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
+from kernelwatch import crashes, inbuild
 from kernelwatch.compare import Report, Settings, compare
 from kernelwatch.config import Config, ThresholdRule, load_config, parse_fraction
 from kernelwatch.confirm import RerunCrashed, confirm_regressions
@@ -216,6 +218,17 @@ def judge(
     if not warnings:
         return report
     return dataclasses.replace(report, warnings=tuple(report.warnings) + tuple(warnings))
+
+
+def judge_result(
+    base: ResultSet, run: ResultSet, judging: Judging, found: baselines.Against | None = None
+) -> Report:
+    """A result judged against its baseline (judge), as `run`, `report` and `compare` all judge
+    it: the baseline's benchmarks that the result's build does not register are not failing
+    (inbuild), and those a crash left without a result in a saved partial result are crashes
+    (crashes.mark_saved)."""
+    report = judge(base, run, judging, found, inbuild.not_in_build(base, run))
+    return crashes.mark_saved(report)
 
 
 # rerun(k, names) -> re-run k (1-based) of `names`, as a result (confirm.RerunCrashed, with what

@@ -21,6 +21,7 @@ from kernelwatch.baseline.against import (
     Against,
     against,
     ran_a_part,
+    read_as_given,
     read_result,
     result_documents,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "prepare_update",
     "project_root",
     "ran_a_part",
+    "read_as_given",
     "resolve",
     "read_result",
     "restrict",

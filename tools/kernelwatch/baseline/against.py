@@ -52,7 +52,8 @@ class Against:
     noise: noises.LevelNoise | None  # the stored noise per level, if the baseline has one
     warning: str | None  # a stored noise that does not belong to the baseline, said once
     # A usual result file taken whole, read as one side a part of its rows at a time: a pooled
-    # baseline of 285,000 rows is 1.3 GB as documents (then None, and `read` holds them).
+    # baseline of 285,000 rows is 1.3 GB as documents (then None, and `read` holds them); or
+    # the side a command read itself (read_as_given).
     whole: ResultSet | None = None
 
     @functools.cached_property
@@ -90,6 +91,18 @@ def against(
     first = (documents[0].get("context") or {}) if documents else {}
     noise, warning = noises.stored_beside(path, first)
     return Against(str(path), how, documents, noise, warning)
+
+
+def read_as_given(
+    label: str, side: ResultSet, noise_file: Path | None = None, *, stored: bool = True
+) -> Against:
+    """A baseline read by the command itself (`compare`'s BASELINE: a file or a folder, nvbench's
+    too, loading.load_all), with its stored noise as `against` finds it: `noise_file`, else the
+    noise.json beside it; none when not `stored` (--no-noise-file)."""
+    noise, warning = (
+        noises.stored_beside(Path(label), side.context, noise_file) if stored else (None, None)
+    )
+    return Against(label, "given as BASELINE", None, noise, warning, side)
 
 
 def ran_a_part(context: Mapping[str, Any]) -> bool:

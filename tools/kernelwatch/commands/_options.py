@@ -96,7 +96,8 @@ def add_threshold_options(
 
 def add_config_option(
     parser: argparse.ArgumentParser,
-    help: str = "TOML settings file (format: docs/compare.md)",
+    help: str = "TOML settings file, in place of the suite's kernelwatch.toml in the baselines "
+    "folder (read by default, when there is one); format: docs/compare.md",
 ) -> None:
     """--config; read with verdict.suite_config (default: the suite's kernelwatch.toml)."""
     parser.add_argument("--config", metavar="FILE", help=help)

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import crashes, inbuild
+from kernelwatch import baseline as baselines
 from kernelwatch import noise as noises
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
-from kernelwatch.compare import compare
-from kernelwatch.config import Config, load_config
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, check_outputs
 from kernelwatch.loading import load_all
@@ -44,7 +41,8 @@ exit status:
      the contender (unless --allow-errors)
   2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
 
-config file (TOML, --config):
+config file (TOML): --config FILE, else the suite's kernelwatch.toml in the baselines folder
+(baselines/kernelwatch.toml in the checkout) when there is one, as run, report and ab read it:
   [compare]
   threshold = "1%"              # also alpha, min_repetitions, noise_multiplier
   [[compare.thresholds]]        # first regex found in the name wins
@@ -93,7 +91,8 @@ class CompareSettings:
 
 
 def main(args: argparse.Namespace) -> int:
-    config = load_config(args.config) if args.config else Config()
+    # --config, else the suite's kernelwatch.toml, as run, report and ab read it.
+    config = verdict.suite_config(args.config)
     compare_with = verdict.settings(
         options.given(args),
         config,
@@ -124,15 +123,9 @@ def run(settings: CompareSettings) -> int:
     if settings.noise_file and not settings.noise_file.is_file():
         raise InputError(f"--noise-file {settings.noise_file}: no such file")
     baseline, contender = load_all([settings.baseline, settings.contender])
-    stored, warning = None, None
-    if not settings.no_noise_file:
-        stored, warning = noises.stored_beside(
-            Path(settings.baseline), baseline.context, settings.noise_file
-        )
-    judging = settings.judging
-    removed = inbuild.not_in_build(baseline, contender)  # as `run` judged it
-    report = compare(baseline, contender, judging.metric, judging.settings, stored, removed)
-    report = crashes.mark_saved(report)  # a partial result of `run`: what crashed
-    if warning:
-        report = dataclasses.replace(report, warnings=report.warnings + (warning,))
+    found = baselines.read_as_given(
+        settings.baseline, baseline, settings.noise_file, stored=not settings.no_noise_file
+    )
+    # The path `run` and `report` take: the same two files get the same verdicts.
+    report = verdict.judge_result(baseline, contender, settings.judging, found)
     return write_report(report, settings.outputs)

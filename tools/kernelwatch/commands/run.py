@@ -333,8 +333,7 @@ def _finish(
     )
     base = verdict.baseline_side(found, f"holds none of the {count} benchmarks that ran")
     contender = from_documents(str(out), [document])
-    removed = inbuild.not_in_build(base, contender)  # as compare and report read the result
-    report = verdict.judge(base, contender, judging, found, removed)
+    report = verdict.judge_result(base, contender, judging, found)  # as compare and report do
 
     rerun = reruns.Reruns(
         jobs, settings, progress, command.confirm, out, confirm_path, command.command_line

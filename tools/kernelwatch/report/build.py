@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
-from kernelwatch import changes, crashes, explain, history, inbuild, verdict
+from kernelwatch import changes, crashes, explain, history, verdict
 from kernelwatch.compare import Report, Settings, Verdict
 from kernelwatch.errors import InputError
 from kernelwatch.report import lessons, svg, trends
@@ -120,8 +120,7 @@ def build_page(
     judging = verdict.Judging(options.metric, options.settings)
     report = None
     if base is not None:  # as `run` judged it, and what crashed in a partial result
-        report = verdict.judge(base, run, judging, against, inbuild.not_in_build(base, run))
-        report = crashes.mark_saved(report)
+        report = verdict.judge_result(base, run, judging, against)
         report = explain.explain(report)  # kernel changes, from the results' kernel records
         if options.explanations is not None:
             found = {**report.explanations, **explain.read_explanations(options.explanations)}

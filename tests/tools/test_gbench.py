@@ -26,7 +26,9 @@ def read(doc: dict) -> gbench.FileColumns:
 
 
 def test_reads_repetitions_and_ignores_aggregates_when_repetitions_exist() -> None:
-    cols = read(document({"BM_a": [1.0, 2.0, 3.0], "BM_b/manual_time": [4.0, 5.0, 6.0, 7.0]}))
+    cols = read(
+        document({"BM_a": [1.0, 2.0, 3.0], "BM_b/manual_time": [4.0, 5.0, 6.0, 7.0]})
+    )
     assert cols.names == ["BM_a", "BM_b/manual_time"]
     assert cols.counts == [3, 4]
     assert cols.from_aggregates == [False, False]
@@ -74,7 +76,12 @@ def test_old_files_without_run_name_group_by_name() -> None:
 
 def test_interleaved_repetitions_are_grouped() -> None:
     rows = rows_for({"BM_a": [1.0, 2.0], "BM_b": [10.0, 20.0]}, aggregates=False)
-    rows = [rows[0], rows[2], rows[1], rows[3]]  # --benchmark_enable_random_interleaving
+    rows = [
+        rows[0],
+        rows[2],
+        rows[1],
+        rows[3],
+    ]  # --benchmark_enable_random_interleaving
     cols = read(synthetic.document(rows))
     assert cols.names == ["BM_a", "BM_b"]
     assert list(cols.columns["real_time"]) == [1.0, 2.0, 10.0, 20.0]
@@ -93,7 +100,8 @@ def test_error_and_skipped_rows() -> None:
 
 def test_counters_are_columns_and_strings_are_not() -> None:
     doc = document(
-        {"BM_a": [1.0, 2.0, 3.0]}, counters={"BM_a": {"bytes_per_second": [3.0, 2.0, 1.0]}}
+        {"BM_a": [1.0, 2.0, 3.0]},
+        counters={"BM_a": {"bytes_per_second": [3.0, 2.0, 1.0]}},
     )
     for row in doc["benchmarks"]:
         row["label"] = "64 MiB"
@@ -128,7 +136,10 @@ def test_nan_infinity_words_parse(tmp_path: Path) -> None:
     path = tmp_path / "nan.json"
     synthetic.write(
         path,
-        document({"BM_a": [1.0, 2.0, 3.0]}, counters={"BM_a": {"x_per_second": [math.nan] * 3}}),
+        document(
+            {"BM_a": [1.0, 2.0, 3.0]},
+            counters={"BM_a": {"x_per_second": [math.nan] * 3}},
+        ),
     )
     assert "NaN" in path.read_text()
     cols = gbench.read_file(str(path))
@@ -184,7 +195,8 @@ def test_top_up_processes_are_not_second_registrations() -> None:
     """A run's top-up processes run with an anchored filter, so Google Benchmark numbers their
     families and instances anew (an H200 run's 15 topped-up benchmarks, 13 with other indices
     there): the row-by-row path, which any error or skipped row selects, must still read them
-    as the benchmark's repetitions, as the fast path does, not as a `#2` registration."""
+    as the benchmark's repetitions, as the fast path does, not as a `#2` registration.
+    """
     path = GPU_DATA / "h200-suite-card-5e6217f4.json"
     doc = json.loads(path.read_text())
     rows, context = doc["benchmarks"], doc["context"]
@@ -210,7 +222,12 @@ def test_registrations_are_numbered_in_registration_order() -> None:
     """Random interleaving writes the second registration's rows first; the names follow
     family_index, so every run of the program gives the same names."""
     rows = [
-        {"name": "BM_a", "run_name": "BM_a", "family_index": f, "per_family_instance_index": 0}
+        {
+            "name": "BM_a",
+            "run_name": "BM_a",
+            "family_index": f,
+            "per_family_instance_index": 0,
+        }
         for f in (3, 1, 3, 1)
     ]
     assert [r["run_name"] for r in distinguish_registrations(rows)] == [
@@ -223,7 +240,9 @@ def test_registrations_are_numbered_in_registration_order() -> None:
 
 @pytest.mark.parametrize("repetitions", [1, 3])
 def test_duplicate_names(repetitions: int) -> None:
-    rows = rows_for({"BM_a": [1.0] * repetitions}) + rows_for({"BM_a": [2.0] * repetitions})
+    rows = rows_for({"BM_a": [1.0] * repetitions}) + rows_for(
+        {"BM_a": [2.0] * repetitions}
+    )
     with pytest.raises(InputError, match="duplicate benchmark name 'BM_a'"):
         read(synthetic.document(rows))
 
@@ -249,7 +268,10 @@ def test_not_a_benchmark_result(doc, message: str) -> None:
         (b"", "empty file"),
         (b"  \n\t ", "empty file"),
         (b'{"context": {}, "benchmarks": [', "ends early \\(truncated\\?\\)"),
-        (b'{"benchmarks": [1 2]}', "invalid JSON: Expecting ',' delimiter at line 1 column 19"),
+        (
+            b'{"benchmarks": [1 2]}',
+            "invalid JSON: Expecting ',' delimiter at line 1 column 19",
+        ),
         (b"\xff\xfe{}", "invalid UTF-8"),
     ],
 )
@@ -261,14 +283,18 @@ def test_unreadable_files(tmp_path: Path, content: bytes, message: str) -> None:
 
 
 @pytest.mark.parametrize("parser", ["orjson", "json"])
-def test_a_byte_order_mark_is_read_past(tmp_path: Path, monkeypatch, parser: str) -> None:
+def test_a_byte_order_mark_is_read_past(
+    tmp_path: Path, monkeypatch, parser: str
+) -> None:
     # A result saved by a Windows editor or PowerShell 5 starts with one: "not JSON (it
     # starts with '\\ufeff{')", of a file that is JSON. RFC 8259 8.1 lets a parser ignore it.
     fast = pytest.importorskip("orjson") if parser == "orjson" else None
     path = tmp_path / "a.json"
     text = '{"benchmarks": [{"name": "BM_a", "real_time": 1.5, "x": NaN}]}'
     path.write_bytes(b"\xef\xbb\xbf" + text.encode())
-    assert json.dumps(_read_with(monkeypatch, fast, path)) == json.dumps(json.loads(text))
+    assert json.dumps(_read_with(monkeypatch, fast, path)) == json.dumps(
+        json.loads(text)
+    )
     path.write_bytes(b"\xef\xbb\xbf \n")
     with pytest.raises(InputError, match="empty file"):
         _read_with(monkeypatch, fast, path)
@@ -276,7 +302,9 @@ def test_a_byte_order_mark_is_read_past(tmp_path: Path, monkeypatch, parser: str
 
 def test_a_device_is_refused_before_it_is_read(tmp_path: Path) -> None:
     # `compare /dev/zero b.json` read without end, memory growing, until killed.
-    with pytest.raises(InputError, match="^/dev/zero: a character device, not a result file$"):
+    with pytest.raises(
+        InputError, match="^/dev/zero: a character device, not a result file$"
+    ):
         gbench.read_json("/dev/zero")
     pipe = tmp_path / "fifo"  # a pipe (`compare <(gunzip -c a.json.gz) b.json`) is read
     os.mkfifo(pipe)
@@ -284,6 +312,69 @@ def test_a_device_is_refused_before_it_is_read(tmp_path: Path) -> None:
     writer.start()
     assert gbench.read_json(pipe) == {"benchmarks": []}
     writer.join()
+
+
+def _nested(levels: int, where: str) -> bytes:
+    """A one-benchmark result whose context (or a row's counter) holds lists `levels` deep
+    (the document itself adds 2 levels above it, 3 above a row's value)."""
+    deep = "[" * levels + "]" * levels
+    row = {
+        "name": "BM_a",
+        "run_name": "BM_a",
+        "run_type": "iteration",
+        "repetitions": 1,
+    }
+    row.update(repetition_index=0, iterations=1, real_time=1.0, time_unit="ns")
+    text = json.dumps({"context": {"x": "DEEP"}, "benchmarks": [{**row, "y": "DEEP"}]})
+    return (
+        text.replace('"DEEP"', deep if where == "context" else "1", 1)
+        .replace('"DEEP"', deep if where == "row" else "1")
+        .encode()
+    )
+
+
+@pytest.mark.parametrize("where", ["context", "row"])
+@pytest.mark.parametrize("parser", ["orjson", "json"])
+def test_nesting_beyond_the_limit_is_refused_by_both_parsers(
+    tmp_path: Path, monkeypatch, parser: str, where: str
+) -> None:
+    fast = pytest.importorskip("orjson") if parser == "orjson" else None
+    path = tmp_path / "a.json"
+    above = 2 if where == "context" else 3
+    path.write_bytes(_nested(jsonfile.MAX_DEPTH - above, where))
+    _read_with(monkeypatch, fast, path)  # as deep as allowed
+    for levels in (
+        jsonfile.MAX_DEPTH - above + 1,
+        990,
+    ):  # 990: orjson and json parse it
+        path.write_bytes(_nested(levels, where))
+        with pytest.raises(
+            InputError, match="nested too deeply \\(more than 100 levels\\)"
+        ):
+            _read_with(monkeypatch, fast, path)
+
+
+@pytest.mark.parametrize(
+    "command", ["history ingest", "compare", "baseline update", "merge"]
+)
+def test_a_deeply_nested_context_is_one_line(
+    tmp_path: Path, run_cli, command: str
+) -> None:
+    """orjson reads about 1,000 levels; json.dumps, which the history's content hash and every
+    writer use, fails sooner: `history ingest` ended in an internal RecursionError."""
+    path = tmp_path / "deep.json"
+    path.write_bytes(_nested(990, "context"))
+    (tmp_path / "b").mkdir()
+    argv = {
+        "history ingest": ["history", "ingest", path, "--db", tmp_path / "h.sqlite"],
+        "compare": ["compare", path, path],
+        "baseline update": ["baseline", "update", path, "--baselines", tmp_path / "b"],
+        "merge": ["merge", path, "-o", tmp_path / "m.json"],
+    }[command]
+    done = run_cli(*argv)
+    assert done.status == 2 and done.err.count("\n") == 1, done.err
+    assert "nested too deeply" in done.err and str(path) in done.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "deep.json"]
 
 
 def test_missing_file(tmp_path: Path) -> None:
@@ -313,7 +404,9 @@ def _read_with(monkeypatch: pytest.MonkeyPatch, parser: object, path: Path) -> o
     ],
     ids=["plain", "bare-nan-and-infinity", "unicode-and-large-integer"],
 )
-def test_orjson_and_json_read_the_same(content: str, tmp_path: Path, monkeypatch) -> None:
+def test_orjson_and_json_read_the_same(
+    content: str, tmp_path: Path, monkeypatch
+) -> None:
     orjson = pytest.importorskip("orjson")
     path = tmp_path / "a.json"
     path.write_text(content, encoding="utf-8")
@@ -355,7 +448,9 @@ def _outcome(read: Any) -> Any:
     exception's type and message."""
     try:
         cols = read()
-    except Exception as exc:  # noqa: BLE001 - the slow path's internal errors must match too
+    except (
+        Exception
+    ) as exc:  # noqa: BLE001 - the slow path's internal errors must match too
         return type(exc).__name__, str(exc)
     if cols is None:
         return None
@@ -406,7 +501,10 @@ def _usual(**options: Any) -> dict:
         {"BM_a": [1.0, 2.0, 3.0], "BM_b/manual_time": [4.0, 5.0, 6.0]},
         counters={
             "BM_a": {"bytes_per_second": [3.0, 2.0, 1.0]},
-            "BM_b/manual_time": {"bytes_per_second": [6.0, 5.0, 4.0], "x_fraction": [0.5] * 3},
+            "BM_b/manual_time": {
+                "bytes_per_second": [6.0, 5.0, 4.0],
+                "x_fraction": [0.5] * 3,
+            },
         },
         **options,
     )
@@ -459,7 +557,9 @@ def _without_run_names(doc: dict) -> dict:
         pytest.param(_aggregates_first(_usual()), id="aggregates-first"),
         pytest.param(_without_run_names(_usual()), id="old-file"),
         pytest.param(
-            synthetic.document(synthetic.benchmark_rows("BM_a", [1.0, 2.0], aggregates_only=True)),
+            synthetic.document(
+                synthetic.benchmark_rows("BM_a", [1.0, 2.0], aggregates_only=True)
+            ),
             id="aggregates-only",
         ),
         pytest.param(synthetic.document([]), id="no-rows"),
@@ -487,10 +587,13 @@ _BAD_ROWS = [
 
 
 @pytest.mark.parametrize(("mutate", "message"), _BAD_ROWS)
-def test_a_bad_row_deep_in_a_large_file_gives_the_one_line_message(mutate, message: str) -> None:
+def test_a_bad_row_deep_in_a_large_file_gives_the_one_line_message(
+    mutate, message: str
+) -> None:
     spec = {f"BM_k/{i}": [1.0 + i, 2.0 + i, 3.0 + i] for i in range(2000)}
     doc = document(
-        spec, counters={name: {"bytes_per_second": times} for name, times in spec.items()}
+        spec,
+        counters={name: {"bytes_per_second": times} for name, times in spec.items()},
     )
     rows = doc["benchmarks"]
     mutate(rows[len(rows) - 6])  # the last benchmark's second repetition
@@ -518,7 +621,9 @@ _VALUES += ["", "x", "us", "ms", "iteration", "aggregate", "median", "BM_a", "BM
     ),
     shuffle=st.booleans(),
 )
-def test_the_fast_path_agrees_with_the_row_by_row_path(order, edits, shuffle: bool) -> None:
+def test_the_fast_path_agrees_with_the_row_by_row_path(
+    order, edits, shuffle: bool
+) -> None:
     doc = _usual(aggregates=True)  # 6 iterations + 8 aggregates = 14 rows
     rows = doc["benchmarks"]
     if shuffle:
@@ -569,7 +674,8 @@ def test_a_file_read_in_parts_gives_the_columns_of_the_whole(
     tmp_path: Path, doc: dict, how: str, part_bytes: int
 ) -> None:
     pytest.importorskip(
-        "orjson", reason="a file is read in parts with orjson (tools/kw setup installs it)"
+        "orjson",
+        reason="a file is read in parts with orjson (tools/kw setup installs it)",
     )
     from kernelwatch.gbench import stream
 
@@ -588,16 +694,25 @@ def test_a_file_read_in_parts_gives_the_columns_of_the_whole(
     "text",
     [
         pytest.param(b'{"benchmarks": []}', id="no-rows"),
-        pytest.param(b'\xef\xbb\xbf{"context": {}, "benchmarks": [\n    {}\n]}', id="bom"),
+        pytest.param(
+            b'\xef\xbb\xbf{"context": {}, "benchmarks": [\n    {}\n]}', id="bom"
+        ),
         pytest.param(b'{"benchmarks": [\n    {"a": NaN}\n  ]}', id="bare-nan"),
-        pytest.param(b'{"benchmarks": [\n    {"a": 1}\n  ], "benchmarks": []}', id="twice"),
-        pytest.param(b'{"context": {"benchmarks": [\n    {}]}, "benchmarks": 1}', id="nested"),
-        pytest.param(b'{"benchmarks": [\n    {"x": [\n    {},\n    {"a": 1}]}\n  ]}', id="cut"),
+        pytest.param(
+            b'{"benchmarks": [\n    {"a": 1}\n  ], "benchmarks": []}', id="twice"
+        ),
+        pytest.param(
+            b'{"context": {"benchmarks": [\n    {}]}, "benchmarks": 1}', id="nested"
+        ),
+        pytest.param(
+            b'{"benchmarks": [\n    {"x": [\n    {},\n    {"a": 1}]}\n  ]}', id="cut"
+        ),
     ],
 )
 def test_other_files_are_read_whole(tmp_path: Path, text: bytes) -> None:
     pytest.importorskip(
-        "orjson", reason="a file is read in parts with orjson (tools/kw setup installs it)"
+        "orjson",
+        reason="a file is read in parts with orjson (tools/kw setup installs it)",
     )
     from kernelwatch.gbench import stream
 
@@ -608,7 +723,8 @@ def test_other_files_are_read_whole(tmp_path: Path, text: bytes) -> None:
 
 def test_a_real_run_is_read_in_parts(tmp_path: Path, monkeypatch) -> None:
     pytest.importorskip(
-        "orjson", reason="a file is read in parts with orjson (tools/kw setup installs it)"
+        "orjson",
+        reason="a file is read in parts with orjson (tools/kw setup installs it)",
     )
     from kernelwatch.gbench import stream
 

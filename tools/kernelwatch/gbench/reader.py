@@ -10,7 +10,7 @@ from kernelwatch import nvbench
 from kernelwatch.errors import InputError
 from kernelwatch.gbench.columns import FileColumns
 from kernelwatch.gbench.fast import read_usual
-from kernelwatch.gbench.jsonfile import read_json
+from kernelwatch.gbench.jsonfile import check_depth, read_json
 from kernelwatch.gbench.rows import distinguish_registrations, read_rows
 from kernelwatch.gbench.stream import read_parts
 
@@ -31,6 +31,7 @@ def read_streamed(path: str) -> FileColumns | None:
     shell, columns = parts
     if nvbench.is_nvbench(shell) or _report_of(shell):
         return None
+    check_depth(path, shell)  # (its rows were read as columns: only the rest is kept)
     note = nvbench.summaries_note(path, columns.context)
     return columns if note is None else replace(columns, notes=(note,))
 

@@ -74,6 +74,93 @@ def test_old_files_without_run_name_group_by_name() -> None:
     assert cols.names == ["BM_a"] and cols.counts == [3]
 
 
+OLD_LAYOUT = Path(__file__).parents[1] / "data" / "gbench-1.4"  # README.md there
+
+
+def test_the_layout_before_1_5_reads_repeated_names_as_repetitions() -> None:
+    """Rows of one name with no repetition_index (Google Benchmark before 1.5, as compare.py
+    reads them) were refused as a duplicate benchmark name (issue #29)."""
+    cols = gbench.read_file(str(OLD_LAYOUT / "run0.json"))
+    assert cols.names == ["BM_Copy/1024", "BM_Copy/4096", "BM_Transpose/64"]
+    assert (
+        cols.counts == [5, 5, 5] and cols.from_aggregates == [False] * 3
+    )  # no `_mean` rows
+    rows = json.loads((OLD_LAYOUT / "run0.json").read_text())["benchmarks"]
+    assert list(cols.columns["real_time"]) == [
+        r["real_time"] for r in rows if r["name"] in cols.names
+    ]
+    assert len(cols.columns["bytes_per_second"]) == 15
+    only = gbench.read_file(str(OLD_LAYOUT / "aggregates-only.json"))
+    assert only.names == cols.names and only.from_aggregates == [True] * 3
+    assert list(only.columns["real_time"]) == [
+        411.3,
+        1630.1,
+        88.2,
+    ]  # the `_median` rows
+
+
+def test_the_layout_before_1_5_compares(run_cli) -> None:
+    same = run_cli("compare", OLD_LAYOUT / "run0.json", OLD_LAYOUT / "run0.json")
+    assert same.status == 0, same.out + same.err
+    slowed = run_cli("compare", OLD_LAYOUT / "run0.json", OLD_LAYOUT / "run1.json")
+    assert slowed.status == 1, slowed.out + slowed.err
+    verdicts = {
+        line.split()[1]: line.split()[0] for line in slowed.out.splitlines()[5:8]
+    }
+    assert verdicts == {
+        "BM_Transpose/64": "REGRESSION",
+        "BM_Copy/1024": "SAME",
+        "BM_Copy/4096": "SAME",
+    }, slowed.out
+
+
+def _old_rows(spec: dict[str, list[float]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": name,
+            "iterations": 1,
+            "real_time": t,
+            "cpu_time": t,
+            "time_unit": "ns",
+        }
+        for name, times in spec.items()
+        for t in times
+    ]
+
+
+def test_the_layout_before_1_5_still_refuses_a_name_given_twice() -> None:
+    """Its repetitions follow one another: rows of one name that others separate are two
+    benchmarks of one name (two files' rows joined, a name registered twice)."""
+    rows = _old_rows({"BM_a": [1.0, 2.0], "BM_b": [5.0]}) + _old_rows({"BM_a": [3.0]})
+    with pytest.raises(
+        InputError, match="duplicate benchmark name 'BM_a' \\(a file without"
+    ):
+        read({"context": {}, "benchmarks": rows})
+    statistics = _old_rows(
+        {"BM_a": [1.0, 2.0], "BM_a_mean": [1.5], "BM_a_stddev": [0.7]}
+    )
+    with pytest.raises(InputError, match="duplicate benchmark name 'BM_a'"):
+        read({"context": {}, "benchmarks": statistics + _old_rows({"BM_a": [3.0]})})
+
+
+@pytest.mark.parametrize("key, value", [("run_type", "iteration"), ("repetitions", 3)])
+def test_a_file_with_any_1_5_key_keeps_the_duplicate_check(
+    key: str, value: Any
+) -> None:
+    """Only a file with none of 1.5's keys is read in the old layout: in any other, a row of a
+    name beyond its repetitions is a duplicate, as before."""
+    rows = _old_rows({"BM_a": [1.0, 2.0, 3.0, 4.0]})
+    rows[0][key] = value
+    with pytest.raises(InputError, match="duplicate benchmark name 'BM_a'"):
+        read({"context": {}, "benchmarks": rows})
+
+
+def test_a_name_ending_in_a_statistic_is_a_benchmark_of_its_own() -> None:
+    """`BM_x_mean` is a statistic only beside `BM_x` (or, aggregates only, `BM_x_stddev`)."""
+    cols = read({"context": {}, "benchmarks": _old_rows({"BM_run_mean": [1.0, 2.0]})})
+    assert cols.names == ["BM_run_mean"] and cols.counts == [2]
+
+
 def test_interleaved_repetitions_are_grouped() -> None:
     rows = rows_for({"BM_a": [1.0, 2.0], "BM_b": [10.0, 20.0]}, aggregates=False)
     rows = [

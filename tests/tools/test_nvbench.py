@@ -444,6 +444,21 @@ def test_baseline_update_and_history_ingest_take_nvbench(
         ]
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["compare"], ["history", "ingest"], ["baseline", "update"], ["export"]],
+    ids=lambda argv: " ".join(argv) or "kernelwatch",
+)
+def test_the_help_of_commands_that_read_nvbench_says_so(
+    run_cli, argv: list[str]
+) -> None:
+    """compare's and history ingest's said "Google Benchmark" only (issue #29)."""
+    out = " ".join(
+        run_cli(*argv, "--help").out.split()
+    )  # (lines joined: argparse wraps)
+    assert "nvbench" in out and "Google Benchmark" in out, out
+
+
 def test_read_json_is_where_the_format_is_told_apart(tmp_path: Path) -> None:
     path = with_samples(tmp_path, "a.json", {}, seed=1)
     document = read_json(path)

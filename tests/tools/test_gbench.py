@@ -26,9 +26,7 @@ def read(doc: dict) -> gbench.FileColumns:
 
 
 def test_reads_repetitions_and_ignores_aggregates_when_repetitions_exist() -> None:
-    cols = read(
-        document({"BM_a": [1.0, 2.0, 3.0], "BM_b/manual_time": [4.0, 5.0, 6.0, 7.0]})
-    )
+    cols = read(document({"BM_a": [1.0, 2.0, 3.0], "BM_b/manual_time": [4.0, 5.0, 6.0, 7.0]}))
     assert cols.names == ["BM_a", "BM_b/manual_time"]
     assert cols.counts == [3, 4]
     assert cols.from_aggregates == [False, False]
@@ -82,9 +80,7 @@ def test_the_layout_before_1_5_reads_repeated_names_as_repetitions() -> None:
     reads them) were refused as a duplicate benchmark name (issue #29)."""
     cols = gbench.read_file(str(OLD_LAYOUT / "run0.json"))
     assert cols.names == ["BM_Copy/1024", "BM_Copy/4096", "BM_Transpose/64"]
-    assert (
-        cols.counts == [5, 5, 5] and cols.from_aggregates == [False] * 3
-    )  # no `_mean` rows
+    assert cols.counts == [5, 5, 5] and cols.from_aggregates == [False] * 3  # no `_mean` rows
     rows = json.loads((OLD_LAYOUT / "run0.json").read_text())["benchmarks"]
     assert list(cols.columns["real_time"]) == [
         r["real_time"] for r in rows if r["name"] in cols.names
@@ -104,9 +100,7 @@ def test_the_layout_before_1_5_compares(run_cli) -> None:
     assert same.status == 0, same.out + same.err
     slowed = run_cli("compare", OLD_LAYOUT / "run0.json", OLD_LAYOUT / "run1.json")
     assert slowed.status == 1, slowed.out + slowed.err
-    verdicts = {
-        line.split()[1]: line.split()[0] for line in slowed.out.splitlines()[5:8]
-    }
+    verdicts = {line.split()[1]: line.split()[0] for line in slowed.out.splitlines()[5:8]}
     assert verdicts == {
         "BM_Transpose/64": "REGRESSION",
         "BM_Copy/1024": "SAME",
@@ -132,21 +126,15 @@ def test_the_layout_before_1_5_still_refuses_a_name_given_twice() -> None:
     """Its repetitions follow one another: rows of one name that others separate are two
     benchmarks of one name (two files' rows joined, a name registered twice)."""
     rows = _old_rows({"BM_a": [1.0, 2.0], "BM_b": [5.0]}) + _old_rows({"BM_a": [3.0]})
-    with pytest.raises(
-        InputError, match="duplicate benchmark name 'BM_a' \\(a file without"
-    ):
+    with pytest.raises(InputError, match="duplicate benchmark name 'BM_a' \\(a file without"):
         read({"context": {}, "benchmarks": rows})
-    statistics = _old_rows(
-        {"BM_a": [1.0, 2.0], "BM_a_mean": [1.5], "BM_a_stddev": [0.7]}
-    )
+    statistics = _old_rows({"BM_a": [1.0, 2.0], "BM_a_mean": [1.5], "BM_a_stddev": [0.7]})
     with pytest.raises(InputError, match="duplicate benchmark name 'BM_a'"):
         read({"context": {}, "benchmarks": statistics + _old_rows({"BM_a": [3.0]})})
 
 
 @pytest.mark.parametrize("key, value", [("run_type", "iteration"), ("repetitions", 3)])
-def test_a_file_with_any_1_5_key_keeps_the_duplicate_check(
-    key: str, value: Any
-) -> None:
+def test_a_file_with_any_1_5_key_keeps_the_duplicate_check(key: str, value: Any) -> None:
     """Only a file with none of 1.5's keys is read in the old layout: in any other, a row of a
     name beyond its repetitions is a duplicate, as before."""
     rows = _old_rows({"BM_a": [1.0, 2.0, 3.0, 4.0]})
@@ -327,9 +315,7 @@ def test_registrations_are_numbered_in_registration_order() -> None:
 
 @pytest.mark.parametrize("repetitions", [1, 3])
 def test_duplicate_names(repetitions: int) -> None:
-    rows = rows_for({"BM_a": [1.0] * repetitions}) + rows_for(
-        {"BM_a": [2.0] * repetitions}
-    )
+    rows = rows_for({"BM_a": [1.0] * repetitions}) + rows_for({"BM_a": [2.0] * repetitions})
     with pytest.raises(InputError, match="duplicate benchmark name 'BM_a'"):
         read(synthetic.document(rows))
 
@@ -370,18 +356,14 @@ def test_unreadable_files(tmp_path: Path, content: bytes, message: str) -> None:
 
 
 @pytest.mark.parametrize("parser", ["orjson", "json"])
-def test_a_byte_order_mark_is_read_past(
-    tmp_path: Path, monkeypatch, parser: str
-) -> None:
+def test_a_byte_order_mark_is_read_past(tmp_path: Path, monkeypatch, parser: str) -> None:
     # A result saved by a Windows editor or PowerShell 5 starts with one: "not JSON (it
     # starts with '\\ufeff{')", of a file that is JSON. RFC 8259 8.1 lets a parser ignore it.
     fast = pytest.importorskip("orjson") if parser == "orjson" else None
     path = tmp_path / "a.json"
     text = '{"benchmarks": [{"name": "BM_a", "real_time": 1.5, "x": NaN}]}'
     path.write_bytes(b"\xef\xbb\xbf" + text.encode())
-    assert json.dumps(_read_with(monkeypatch, fast, path)) == json.dumps(
-        json.loads(text)
-    )
+    assert json.dumps(_read_with(monkeypatch, fast, path)) == json.dumps(json.loads(text))
     path.write_bytes(b"\xef\xbb\xbf \n")
     with pytest.raises(InputError, match="empty file"):
         _read_with(monkeypatch, fast, path)
@@ -389,9 +371,7 @@ def test_a_byte_order_mark_is_read_past(
 
 def test_a_device_is_refused_before_it_is_read(tmp_path: Path) -> None:
     # `compare /dev/zero b.json` read without end, memory growing, until killed.
-    with pytest.raises(
-        InputError, match="^/dev/zero: a character device, not a result file$"
-    ):
+    with pytest.raises(InputError, match="^/dev/zero: a character device, not a result file$"):
         gbench.read_json("/dev/zero")
     pipe = tmp_path / "fifo"  # a pipe (`compare <(gunzip -c a.json.gz) b.json`) is read
     os.mkfifo(pipe)
@@ -435,18 +415,12 @@ def test_nesting_beyond_the_limit_is_refused_by_both_parsers(
         990,
     ):  # 990: orjson and json parse it
         path.write_bytes(_nested(levels, where))
-        with pytest.raises(
-            InputError, match="nested too deeply \\(more than 100 levels\\)"
-        ):
+        with pytest.raises(InputError, match="nested too deeply \\(more than 100 levels\\)"):
             _read_with(monkeypatch, fast, path)
 
 
-@pytest.mark.parametrize(
-    "command", ["history ingest", "compare", "baseline update", "merge"]
-)
-def test_a_deeply_nested_context_is_one_line(
-    tmp_path: Path, run_cli, command: str
-) -> None:
+@pytest.mark.parametrize("command", ["history ingest", "compare", "baseline update", "merge"])
+def test_a_deeply_nested_context_is_one_line(tmp_path: Path, run_cli, command: str) -> None:
     """orjson reads about 1,000 levels; json.dumps, which the history's content hash and every
     writer use, fails sooner: `history ingest` ended in an internal RecursionError."""
     path = tmp_path / "deep.json"
@@ -491,9 +465,7 @@ def _read_with(monkeypatch: pytest.MonkeyPatch, parser: object, path: Path) -> o
     ],
     ids=["plain", "bare-nan-and-infinity", "unicode-and-large-integer"],
 )
-def test_orjson_and_json_read_the_same(
-    content: str, tmp_path: Path, monkeypatch
-) -> None:
+def test_orjson_and_json_read_the_same(content: str, tmp_path: Path, monkeypatch) -> None:
     orjson = pytest.importorskip("orjson")
     path = tmp_path / "a.json"
     path.write_text(content, encoding="utf-8")
@@ -535,9 +507,7 @@ def _outcome(read: Any) -> Any:
     exception's type and message."""
     try:
         cols = read()
-    except (
-        Exception
-    ) as exc:  # noqa: BLE001 - the slow path's internal errors must match too
+    except Exception as exc:  # noqa: BLE001 - the slow path's internal errors must match too
         return type(exc).__name__, str(exc)
     if cols is None:
         return None
@@ -644,9 +614,7 @@ def _without_run_names(doc: dict) -> dict:
         pytest.param(_aggregates_first(_usual()), id="aggregates-first"),
         pytest.param(_without_run_names(_usual()), id="old-file"),
         pytest.param(
-            synthetic.document(
-                synthetic.benchmark_rows("BM_a", [1.0, 2.0], aggregates_only=True)
-            ),
+            synthetic.document(synthetic.benchmark_rows("BM_a", [1.0, 2.0], aggregates_only=True)),
             id="aggregates-only",
         ),
         pytest.param(synthetic.document([]), id="no-rows"),
@@ -674,9 +642,7 @@ _BAD_ROWS = [
 
 
 @pytest.mark.parametrize(("mutate", "message"), _BAD_ROWS)
-def test_a_bad_row_deep_in_a_large_file_gives_the_one_line_message(
-    mutate, message: str
-) -> None:
+def test_a_bad_row_deep_in_a_large_file_gives_the_one_line_message(mutate, message: str) -> None:
     spec = {f"BM_k/{i}": [1.0 + i, 2.0 + i, 3.0 + i] for i in range(2000)}
     doc = document(
         spec,
@@ -708,9 +674,7 @@ _VALUES += ["", "x", "us", "ms", "iteration", "aggregate", "median", "BM_a", "BM
     ),
     shuffle=st.booleans(),
 )
-def test_the_fast_path_agrees_with_the_row_by_row_path(
-    order, edits, shuffle: bool
-) -> None:
+def test_the_fast_path_agrees_with_the_row_by_row_path(order, edits, shuffle: bool) -> None:
     doc = _usual(aggregates=True)  # 6 iterations + 8 aggregates = 14 rows
     rows = doc["benchmarks"]
     if shuffle:
@@ -781,19 +745,11 @@ def test_a_file_read_in_parts_gives_the_columns_of_the_whole(
     "text",
     [
         pytest.param(b'{"benchmarks": []}', id="no-rows"),
-        pytest.param(
-            b'\xef\xbb\xbf{"context": {}, "benchmarks": [\n    {}\n]}', id="bom"
-        ),
+        pytest.param(b'\xef\xbb\xbf{"context": {}, "benchmarks": [\n    {}\n]}', id="bom"),
         pytest.param(b'{"benchmarks": [\n    {"a": NaN}\n  ]}', id="bare-nan"),
-        pytest.param(
-            b'{"benchmarks": [\n    {"a": 1}\n  ], "benchmarks": []}', id="twice"
-        ),
-        pytest.param(
-            b'{"context": {"benchmarks": [\n    {}]}, "benchmarks": 1}', id="nested"
-        ),
-        pytest.param(
-            b'{"benchmarks": [\n    {"x": [\n    {},\n    {"a": 1}]}\n  ]}', id="cut"
-        ),
+        pytest.param(b'{"benchmarks": [\n    {"a": 1}\n  ], "benchmarks": []}', id="twice"),
+        pytest.param(b'{"context": {"benchmarks": [\n    {}]}, "benchmarks": 1}', id="nested"),
+        pytest.param(b'{"benchmarks": [\n    {"x": [\n    {},\n    {"a": 1}]}\n  ]}', id="cut"),
     ],
 )
 def test_other_files_are_read_whole(tmp_path: Path, text: bytes) -> None:

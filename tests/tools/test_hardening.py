@@ -59,9 +59,7 @@ def rows(**change: Any) -> list[dict[str, Any]]:
 
 
 def doc_with(rows_: list[dict[str, Any]], context: dict[str, Any] | None = None) -> str:
-    return json.dumps(
-        {"context": CONTEXT if context is None else context, "benchmarks": rows_}
-    )
+    return json.dumps({"context": CONTEXT if context is None else context, "benchmarks": rows_})
 
 
 def duplicated() -> list[dict[str, Any]]:
@@ -98,11 +96,7 @@ def before_1_5(rows_: list[dict[str, Any]]) -> list[dict[str, Any]]:
     `<name>_<statistic>` (tests/data/gbench-1.4/README.md)."""
     out = []
     for row in rows_:
-        old = {
-            k: v
-            for k, v in row.items()
-            if k not in ("run_name", "run_type", "repetitions")
-        }
+        old = {k: v for k, v in row.items() if k not in ("run_name", "run_type", "repetitions")}
         for key in ("repetition_index", "aggregate_name", "aggregate_unit", "threads"):
             old.pop(key, None)
         for key in ("family_index", "per_family_instance_index"):
@@ -162,9 +156,7 @@ def nvbench_with_sample(make: Callable[[Path], None]) -> Callable[[Path], None]:
 
 GOOD_TEXT = json.dumps(good())
 NAN_TEXT = doc_with(rows(real_time=math.nan)).replace("NaN", "NaN")
-ERROR_ROWS = doc_with(
-    good()["benchmarks"] + [synthetic.failed_row("fam/broken", "boom")]
-)
+ERROR_ROWS = doc_with(good()["benchmarks"] + [synthetic.failed_row("fam/broken", "boom")])
 
 # kind -> the file's bytes (None: no file at all; "DIR": a folder; a function: makes bad.json
 # and what it names beside it)
@@ -186,15 +178,11 @@ KINDS: dict[str, bytes | str | None | Callable[[Path], None]] = {
     "negative time": doc_with(rows(real_time=-1.0)).encode(),
     "zero time": doc_with(rows(real_time=0)).encode(),
     "infinite time": doc_with(rows(real_time=1e400)).encode(),
-    "time infinite in ns": doc_with(
-        rows(real_time=1e308)
-    ).encode(),  # 1e308 us: finite as read
+    "time infinite in ns": doc_with(rows(real_time=1e308)).encode(),  # 1e308 us: finite as read
     "filtered run": doc_with(
         good()["benchmarks"], {**CONTEXT, "kernelwatch_filter": "^fam/"}
     ).encode(),
-    "one shard": doc_with(
-        good()["benchmarks"], {**CONTEXT, "kernelwatch_shard": "1/2"}
-    ).encode(),
+    "one shard": doc_with(good()["benchmarks"], {**CONTEXT, "kernelwatch_shard": "1/2"}).encode(),
     "fewer benchmarks": json.dumps(
         document(dict(list(GOOD_SPEC.items())[:2]), context=CONTEXT)
     ).encode(),
@@ -214,12 +202,8 @@ KINDS: dict[str, bytes | str | None | Callable[[Path], None]] = {
     "huge integer": doc_with(rows(iterations=7777777))
     .replace("7777777", "1" + "0" * 5000)
     .encode(),
-    "malformed date": doc_with(
-        good()["benchmarks"], {**CONTEXT, "date": "yesterday"}
-    ).encode(),
-    "date not a string": doc_with(
-        good()["benchmarks"], {**CONTEXT, "date": 1700000000}
-    ).encode(),
+    "malformed date": doc_with(good()["benchmarks"], {**CONTEXT, "date": "yesterday"}).encode(),
+    "date not a string": doc_with(good()["benchmarks"], {**CONTEXT, "date": 1700000000}).encode(),
     "Google Benchmark before 1.5": doc_with(before_1_5(good()["benchmarks"])).encode(),
     "before 1.5, a name twice": doc_with(old_name_twice()).encode(),
     "deep context": deep(doc_with(good()["benchmarks"], {**CONTEXT, "x": "DEEP"})),
@@ -366,9 +350,7 @@ def prepared(tmp: Path) -> dict[str, Path]:
     root = tmp / "baselines"
     root.mkdir()  # (update refuses a --baselines folder that is not there)
     db = tmp / "history.sqlite"
-    assert (
-        cli.main(["baseline", "update", str(good_path), "--baselines", str(root)]) == 0
-    )
+    assert cli.main(["baseline", "update", str(good_path), "--baselines", str(root)]) == 0
     assert cli.main(["history", "ingest", str(good_path), "--db", str(db)]) == 0
     return {"good": good_path, "root": root, "db": db, "out": tmp / "outputs"}
 
@@ -431,8 +413,7 @@ COMMANDS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
 # What each command may change when it accepts its input.
 WRITES = {
     "baseline update": {
-        f"baselines/{SLUG}/{name}"
-        for name in ("result.json", "noise.json", "manifest.json")
+        f"baselines/{SLUG}/{name}" for name in ("result.json", "noise.json", "manifest.json")
     }
     | {f"baselines/{SLUG}"},
     "history ingest": {"history.sqlite", "history.sqlite-journal"},
@@ -478,9 +459,7 @@ def test_bad_input_is_one_line_and_changes_nothing(
     changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
     if changed - allowed:
         TALLY.data_loss.append(f"{case}: changed {sorted(changed - allowed)}")
-    assert (
-        "internal error" not in captured.err and "Traceback" not in captured.err
-    ), captured.err
+    assert "internal error" not in captured.err and "Traceback" not in captured.err, captured.err
     assert not changed - allowed, f"{case} changed {sorted(changed - allowed)}"
     if accepted:
         assert status in (0, 1), f"{case}: {status} {captured.err}"
@@ -580,9 +559,7 @@ WRITERS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
     "run --junit": lambda out, p: measuring(p, "run", "--junit", out),
     "run --markdown": lambda out, p: measuring(p, "run", "--markdown", out),
     "selftest --out": lambda out, p: measuring(p, "selftest", "--out", out),
-    "selftest --json (measuring)": lambda out, p: measuring(
-        p, "selftest", "--json", out
-    ),
+    "selftest --json (measuring)": lambda out, p: measuring(p, "selftest", "--json", out),
     "ab --json": lambda out, p: [
         "ab",
         "HEAD~1",
@@ -614,9 +591,7 @@ def writer_paths(tmp: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     paths = prepared(tmp)
     paths["st"] = tmp / "st"
     paths["st"].mkdir()
-    paths["bench"] = fakebench.make(
-        tmp / "build", "kernelwatch_bench_fam", {"fam/a": 1e5}
-    )
+    paths["bench"] = fakebench.make(tmp / "build", "kernelwatch_bench_fam", {"fam/a": 1e5})
     fakebench.no_nvidia_smi(monkeypatch)
     monkeypatch.chdir(tmp)
     return paths
@@ -641,9 +616,7 @@ def test_writers_replace_only_regular_files(
     before = snapshot(tmp_path)
     status = cli.main(WRITERS[writer](out, paths))
     err = capsys.readouterr().err
-    assert (
-        status == 2 and err.count("\n") == 1 and err.startswith("kernelwatch: error: ")
-    ), err
+    assert status == 2 and err.count("\n") == 1 and err.startswith("kernelwatch: error: "), err
     reasons = ("refusing to replace it", "refusing to write there", "does not exist")
     assert any(w in err for w in (*reasons, "is a directory", "is not a folder")), err
     assert snapshot(tmp_path) == before and fakebench.runs(paths["bench"]) == 0
@@ -728,12 +701,8 @@ OVERWRITERS: dict[str, Callable[[dict[str, Path]], list[str]]] = {
         p["a"],
     ],
     "comment -o REPORT": lambda p: ["comment", p["md"], "--gpu", "H100", "-o", p["md"]],
-    "run --out X --json X": lambda p: measuring(
-        p, "run", "--out", p["x"], "--json", p["x"]
-    ),
-    "run --out BASELINE": lambda p: measuring(
-        p, "run", "--baseline", p["a"], "--out", p["a"]
-    ),
+    "run --out X --json X": lambda p: measuring(p, "run", "--out", p["x"], "--json", p["x"]),
+    "run --out BASELINE": lambda p: measuring(p, "run", "--baseline", p["a"], "--out", p["a"]),
     "run --out in the baselines": lambda p: measuring(
         p, "run", "--baselines", p["root"], "--out", p["root"] / SLUG / "result.json"
     ),
@@ -765,9 +734,7 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     paths = writer_paths(tmp_path, monkeypatch)
-    paths.update(
-        tmp=tmp_path, a=paths["good"], x=tmp_path / "x.json", md=tmp_path / "rep.md"
-    )
+    paths.update(tmp=tmp_path, a=paths["good"], x=tmp_path / "x.json", md=tmp_path / "rep.md")
     paths["b"] = tmp_path / "b.json"
     paths["b"].write_text(GOOD_TEXT)
     paths["md"].write_text("| report |\n")
@@ -783,9 +750,7 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(
     before = snapshot(tmp_path)
     status = cli.main([str(arg) for arg in OVERWRITERS[command](paths)])
     err = capsys.readouterr().err
-    assert (
-        status == 2 and err.count("\n") == 1 and err.startswith("kernelwatch: error: ")
-    ), err
+    assert status == 2 and err.count("\n") == 1 and err.startswith("kernelwatch: error: "), err
     reasons = (
         "is an input of this command",
         "lies inside an input folder",
@@ -830,9 +795,7 @@ def test_output_to_a_full_device_is_one_line(tmp_path: Path) -> None:
         ["report", "r.json"],
     ],
 )
-def test_every_usage_error_is_one_line(
-    argv: list[str], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_every_usage_error_is_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("kernelwatch: error: "), err
@@ -952,12 +915,8 @@ def test_unreadable_files_and_folders_are_one_line(tmp_path: Path, case: str) ->
     finally:
         closed.chmod(0o755)
     assert done.returncode == 2, done.stderr
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith(
-        "kernelwatch: error: "
-    )
-    assert (
-        "cannot read: Permission denied" in done.stderr and str(closed) in done.stderr
-    )
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("kernelwatch: error: ")
+    assert "cannot read: Permission denied" in done.stderr and str(closed) in done.stderr
 
 
 @pytest.mark.parametrize(
@@ -992,9 +951,7 @@ def test_report_stops_on_a_broken_baseline_as_compare_does(
     ):
         assert cli.main(argv) == 2, argv
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and err.startswith(
-            f"kernelwatch: error: {folder / broken}"
-        )
+        assert err.count("\n") == 1 and err.startswith(f"kernelwatch: error: {folder / broken}")
     assert not out.exists()
 
 
@@ -1006,9 +963,7 @@ def test_report_without_a_baseline_for_its_gpu_still_makes_the_page(
     other = tmp_path / "other"
     other.mkdir()
     (other / "nvidia-a100-sxm4-80gb-sm80").mkdir()
-    (other / "nvidia-a100-sxm4-80gb-sm80" / "result.json").write_text(
-        "[1]"
-    )  # not its GPU's
+    (other / "nvidia-a100-sxm4-80gb-sm80" / "result.json").write_text("[1]")  # not its GPU's
     out = tmp_path / "r.html"
     argv = ["report", str(paths["good"]), "--baselines", str(other), "-o", str(out)]
     assert cli.main(argv) == 0 and out.is_file()
@@ -1074,10 +1029,7 @@ def test_slowed_runs_are_marked_in_the_history(tmp_path: Path, capsys) -> None:
     assert cli.main(["history", "ingest", str(slowed), "--db", str(db)]) == 0
     assert "slowed down on purpose" in capsys.readouterr().err
     assert cli.main(["history", "list", "--db", str(db)]) == 0
-    assert (
-        "SLOWED ON PURPOSE: made with --kernelwatch_inject=fam:0.05"
-        in capsys.readouterr().out
-    )
+    assert "SLOWED ON PURPOSE: made with --kernelwatch_inject=fam:0.05" in capsys.readouterr().out
 
 
 def test_a_result_whose_name_is_not_utf8_damages_no_baseline(tmp_path: Path) -> None:
@@ -1104,9 +1056,7 @@ def test_a_result_whose_name_is_not_utf8_damages_no_baseline(tmp_path: Path) -> 
     # A strict stdout, as the H200 machine's Python has (under LANG=C.UTF-8, where this machine's
     # uses surrogateescape): this test passed here and failed there.
     env = dict(os.environ, PYTHONPATH=str(TOOLS), PYTHONIOENCODING="utf-8:strict")
-    for (
-        argv
-    ) in commands:  # (a process's stderr words the name; pytest's capture refuses it)
+    for argv in commands:  # (a process's stderr words the name; pytest's capture refuses it)
         command = [
             sys.executable,
             "-m",
@@ -1172,19 +1122,13 @@ def test_a_killed_baseline_update_leaves_old_or_new(tmp_path: Path, swap: str) -
     old.write_text(GOOD_TEXT)
     slower = {n: [t * 1.2 for t in ts] for n, ts in GOOD_SPEC.items()}
     new.write_text(
-        json.dumps(
-            document(slower, context={**CONTEXT, "kernelwatch_git_commit": "b" * 40})
-        )
+        json.dumps(document(slower, context={**CONTEXT, "kernelwatch_git_commit": "b" * 40}))
     )
     reference = tmp_path / "reference"
     reference.mkdir()
-    assert (
-        cli.main(["baseline", "update", str(old), "--baselines", str(reference)]) == 0
-    )
+    assert cli.main(["baseline", "update", str(old), "--baselines", str(reference)]) == 0
     old_state = state(reference / SLUG)
-    assert (
-        cli.main(["baseline", "update", str(new), "--baselines", str(reference)]) == 0
-    )
+    assert cli.main(["baseline", "update", str(new), "--baselines", str(reference)]) == 0
     new_state = state(reference / SLUG)
     assert old_state != new_state
 
@@ -1223,8 +1167,7 @@ def test_a_killed_baseline_update_leaves_old_or_new(tmp_path: Path, swap: str) -
         assert state(root / SLUG) == new_state
         leftovers = sorted(set(os.listdir(root)) - {SLUG})
         leftovers += sorted(
-            set(os.listdir(root / SLUG))
-            - {"result.json", "noise.json", "manifest.json"}
+            set(os.listdir(root / SLUG)) - {"result.json", "noise.json", "manifest.json"}
         )
         seen["orphans"] += len(leftovers)
         if done.returncode != 9:
@@ -1273,18 +1216,13 @@ def test_two_baseline_updates_at_once_both_land(tmp_path: Path) -> None:
             command = [sys.executable, "-m", "kernelwatch", *map(str, argv)]
             updates.append(
                 (
-                    subprocess.Popen(
-                        command, stdout=subprocess.DEVNULL, stderr=err, env=env
-                    ),
+                    subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, env=env),
                     err,
                 )
             )
         for _, err in updates:
             for _ in range(600):
-                if (
-                    "waiting for another kernelwatch command"
-                    in Path(err.name).read_text()
-                ):
+                if "waiting for another kernelwatch command" in Path(err.name).read_text():
                     break
                 time.sleep(0.1)
             else:
@@ -1300,9 +1238,7 @@ def test_two_baseline_updates_at_once_both_land(tmp_path: Path) -> None:
             if row["run_name"] == f"fam/bench/{index}/manual_time"
             and row.get("run_type") == "iteration"
         ]
-        assert min(times) > 1.4 * (
-            100.0 + index
-        ), f"fam/bench/{index}: the update was lost"
+        assert min(times) > 1.4 * (100.0 + index), f"fam/bench/{index}: the update was lost"
     assert sorted(os.listdir(root)) == [SLUG]
 
 

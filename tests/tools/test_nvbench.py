@@ -63,9 +63,7 @@ def with_samples(
             summaries = {x["tag"]: x for x in s["summaries"]}
             mean = float(summaries["nv/cold/time/gpu/mean"]["data"][0]["value"])
             factor = scale.get(b["name"], 1.0)
-            times = (mean * factor * (1 + 0.002 * rng.standard_normal(40))).astype(
-                "<f4"
-            )
+            times = (mean * factor * (1 + 0.002 * rng.standard_normal(40))).astype("<f4")
             times.tofile(folder / f"{n}.bin")
             s["summaries"].append(
                 {
@@ -92,9 +90,7 @@ def test_detected_by_its_shape() -> None:
     document = json.loads(REF.read_text())
     assert nvbench.is_nvbench(document)
     assert not nvbench.is_nvbench({"context": {}, "benchmarks": []})
-    assert not nvbench.is_nvbench(
-        {"meta": {}, "devices": [], "benchmarks": [{"name": "x"}]}
-    )
+    assert not nvbench.is_nvbench({"meta": {}, "devices": [], "benchmarks": [{"name": "x"}]})
 
 
 def test_states_are_named_family_axis_values_and_device() -> None:
@@ -113,18 +109,14 @@ def test_summaries_only_are_aggregates_and_a_note_says_so(run_cli) -> None:
     k = result.index["simple/device:0"]
     assert result.from_aggregates[k] and result.counts[k] == 1
     # the cold GPU mean of that state, 0.0010034715849794225 s
-    assert result.columns["real_time"][result.starts[k]] == pytest.approx(
-        1003471.5849794225
-    )
+    assert result.columns["real_time"][result.starts[k]] == pytest.approx(1003471.5849794225)
     assert any("nvbench summaries only" in n and "--jsonbin" in n for n in result.notes)
     done = run_cli("compare", REF, CMP)
     assert done.status == 0, done.err
     assert "nvbench summaries only" in done.out
     # each row's advice is nvbench's --jsonbin, not Google Benchmark's repetitions
     row = next(line for line in done.out.splitlines() if " simple/device:0 " in line)
-    assert row.endswith(
-        "nvbench summaries only (1 and 1 values; need 3): run it with --jsonbin"
-    )
+    assert row.endswith("nvbench summaries only (1 and 1 values; need 3): run it with --jsonbin")
     assert "keep the repetitions in the JSON file" not in done.out
 
 
@@ -132,10 +124,7 @@ def test_two_gpu_models_in_one_file_name_no_gpu() -> None:
     context = load(REF).context
     assert "gpu_name" not in context
     assert context["nvbench_devices"] == ["Quadro GP100", "Quadro GV100"]
-    assert (
-        context["nvbench_version"] == "0.1.0"
-        and context["nvbench_json_version"] == "1.0.0"
-    )
+    assert context["nvbench_version"] == "0.1.0" and context["nvbench_json_version"] == "1.0.0"
 
 
 def test_device_description_becomes_the_context(tmp_path: Path) -> None:
@@ -192,19 +181,12 @@ def _secret(tmp_path: Path) -> Path:
     """A text file outside the nvbench file's folders whose length passes as float32 times."""
     secret = tmp_path / "elsewhere" / "secret.txt"
     secret.parent.mkdir()
-    secret.write_bytes(
-        b"TOKEN=0123456789abcdef\n\n"
-    )  # 24 bytes: 6 "times", all positive
-    assert (
-        len(np.fromfile(secret, dtype="<f4")) == 6
-        and (np.fromfile(secret, "<f4") > 0).all()
-    )
+    secret.write_bytes(b"TOKEN=0123456789abcdef\n\n")  # 24 bytes: 6 "times", all positive
+    assert len(np.fromfile(secret, dtype="<f4")) == 6 and (np.fromfile(secret, "<f4") > 0).all()
     return secret
 
 
-@pytest.mark.parametrize(
-    "how", ["absolute", "dot-dot", "symlink out of -bin", "linked folder"]
-)
+@pytest.mark.parametrize("how", ["absolute", "dot-dot", "symlink out of -bin", "linked folder"])
 def test_a_sample_file_outside_the_json_folders_is_refused(
     tmp_path: Path, run_cli, how: str
 ) -> None:
@@ -245,9 +227,7 @@ def test_a_relative_sample_file_name_is_never_taken_from_the_current_folder(
     secret = _secret(tmp_path)
     path = _naming(with_samples(tmp_path / "j", "a.json", {}, seed=1), "secret.txt")
     (tmp_path / "j" / "a.json-bin" / "0.bin").unlink()
-    monkeypatch.chdir(
-        secret.parent
-    )  # where `secret.txt` resolves from the current folder
+    monkeypatch.chdir(secret.parent)  # where `secret.txt` resolves from the current folder
     result = load(path)
     k = result.index["simple"]
     assert result.from_aggregates[k]  # nvbench's summary, not the secret's bytes
@@ -266,9 +246,7 @@ def test_sample_files_where_nvbench_writes_them_are_read(tmp_path: Path) -> None
         "a.json-bin/0.bin",
     ):
         if name == "here.bin":
-            (tmp_path / "j" / "here.bin").symlink_to(
-                tmp_path / "j" / "a.json-bin" / "0.bin"
-            )
+            (tmp_path / "j" / "here.bin").symlink_to(tmp_path / "j" / "a.json-bin" / "0.bin")
         result = load(_naming(path, name))
         assert result.counts[result.index["simple"]] == 40, name
     kept = tmp_path / "kept"
@@ -306,9 +284,7 @@ def test_an_impossible_sample_file_name_is_one_line(
 ) -> None:
     path = _naming(with_samples(tmp_path, "a.json", {}, seed=1), name)
     done = run_cli("export", path, "--format", "bmf")
-    assert (
-        done.status == 2 and done.err.count("\n") == 1 and message in done.err
-    ), done.err
+    assert done.status == 2 and done.err.count("\n") == 1 and message in done.err, done.err
     assert len(done.err) < 500  # the name is cut short
 
 
@@ -341,9 +317,7 @@ def test_a_malformed_device_description_is_one_line(
         ["history", "ingest", path, "--db", tmp_path / "h"],
     ):
         done = run_cli(*argv)
-        assert (
-            done.status == 2 and done.err.count("\n") == 1 and message in done.err
-        ), done.err
+        assert done.status == 2 and done.err.count("\n") == 1 and message in done.err, done.err
 
 
 def test_a_slowed_kernel_is_a_regression_per_sample(tmp_path: Path, run_cli) -> None:
@@ -355,9 +329,7 @@ def test_a_slowed_kernel_is_a_regression_per_sample(tmp_path: Path, run_cli) -> 
     slowed = run_cli("compare", a, slow)
     assert slowed.status == 1, slowed.out
     regressions = [
-        line.split()[1]
-        for line in slowed.out.splitlines()
-        if line.startswith("REGRESSION")
+        line.split()[1] for line in slowed.out.splitlines() if line.startswith("REGRESSION")
     ]
     assert regressions == ["simple"], slowed.out
 
@@ -368,11 +340,7 @@ def test_bad_nvbench_input_is_one_line(tmp_path: Path, run_cli) -> None:
     path = tmp_path / "v2.json"
     path.write_text(json.dumps(document))
     done = run_cli("compare", path, path)
-    assert (
-        done.status == 2
-        and "JSON format 2.0.0" in done.err
-        and "Traceback" not in done.err
-    )
+    assert done.status == 2 and "JSON format 2.0.0" in done.err and "Traceback" not in done.err
     broken = copy.deepcopy(one_device(REF))
     broken["benchmarks"][0]["states"][0]["summaries"][3]["data"][0]["value"] = "nan"
     path.write_text(json.dumps(broken))
@@ -416,18 +384,12 @@ def test_malformed_nvbench_structures_are_one_line(
     path.write_text(json.dumps(document))
     for argv in (["compare", path, path], ["export", path, "--format", "bmf"]):
         done = run_cli(*argv)
-        assert (
-            "Traceback" not in done.err and "internal error" not in done.err
-        ), done.err
+        assert "Traceback" not in done.err and "internal error" not in done.err, done.err
         if message is not None:
-            assert (
-                done.status == 2 and message in done.err and done.err.count("\n") == 1
-            )
+            assert done.status == 2 and message in done.err and done.err.count("\n") == 1
 
 
-def test_baseline_update_and_history_ingest_take_nvbench(
-    tmp_path: Path, run_cli
-) -> None:
+def test_baseline_update_and_history_ingest_take_nvbench(tmp_path: Path, run_cli) -> None:
     a = with_samples(tmp_path / "a", "r.json", {}, seed=1)
     (tmp_path / "baselines").mkdir()
     done = run_cli("baseline", "update", a, "--baselines", tmp_path / "baselines")
@@ -439,9 +401,7 @@ def test_baseline_update_and_history_ingest_take_nvbench(
     done = run_cli("history", "ingest", a, "--db", db)
     assert done.status == 0, done.err
     with sqlite3.connect(db) as connection:
-        assert connection.execute("SELECT gpu_name FROM runs").fetchall() == [
-            ("Quadro GV100",)
-        ]
+        assert connection.execute("SELECT gpu_name FROM runs").fetchall() == [("Quadro GV100",)]
 
 
 @pytest.mark.parametrize(
@@ -449,13 +409,9 @@ def test_baseline_update_and_history_ingest_take_nvbench(
     [[], ["compare"], ["history", "ingest"], ["baseline", "update"], ["export"]],
     ids=lambda argv: " ".join(argv) or "kernelwatch",
 )
-def test_the_help_of_commands_that_read_nvbench_says_so(
-    run_cli, argv: list[str]
-) -> None:
+def test_the_help_of_commands_that_read_nvbench_says_so(run_cli, argv: list[str]) -> None:
     """compare's and history ingest's said "Google Benchmark" only (issue #29)."""
-    out = " ".join(
-        run_cli(*argv, "--help").out.split()
-    )  # (lines joined: argparse wraps)
+    out = " ".join(run_cli(*argv, "--help").out.split())  # (lines joined: argparse wraps)
     assert "nvbench" in out and "Google Benchmark" in out, out
 
 
@@ -472,9 +428,7 @@ def test_gpu_files_a_a_passes_and_a_slowed_kernel_fails(run_cli) -> None:
     assert same.status == 0, same.out
     slowed = run_cli("compare", GPU_A, GPU_SLOW)
     assert slowed.status == 1, slowed.out
-    regressions = [
-        line for line in slowed.out.splitlines() if line.startswith("REGRESSION")
-    ]
+    regressions = [line for line in slowed.out.splitlines() if line.startswith("REGRESSION")]
     assert regressions and all("slowed" in line for line in regressions), slowed.out
     context = load(GPU_A).context
     assert context["gpu_name"] and context["gpu_compute_capability"]
@@ -482,14 +436,10 @@ def test_gpu_files_a_a_passes_and_a_slowed_kernel_fails(run_cli) -> None:
 
 
 @needs_gpu_files
-def test_gpu_files_go_into_baselines_history_and_report(
-    tmp_path: Path, run_cli
-) -> None:
+def test_gpu_files_go_into_baselines_history_and_report(tmp_path: Path, run_cli) -> None:
     for path in (GPU_A, CPP):
         (tmp_path / "b" / path.stem).mkdir(parents=True)
-        done = run_cli(
-            "baseline", "update", path, "--baselines", tmp_path / "b" / path.stem
-        )
+        done = run_cli("baseline", "update", path, "--baselines", tmp_path / "b" / path.stem)
         assert done.status == 0, done.err
         done = run_cli("history", "ingest", path, "--db", tmp_path / "h.sqlite")
         assert done.status == 0, done.err
@@ -514,15 +464,8 @@ def test_baseline_show_of_an_nvbench_baseline_says_unknown_not_none(
     # nvbench records no commit, date, driver or build: the manifest holds null for them, which
     # `baseline show` printed as "None".
     (tmp_path / "b").mkdir()
-    assert (
-        run_cli(
-            "baseline", "update", GPU_A, GPU_B, "--baselines", tmp_path / "b"
-        ).status
-        == 0
-    )
+    assert run_cli("baseline", "update", GPU_A, GPU_B, "--baselines", tmp_path / "b").status == 0
     done = run_cli("baseline", "show", GPU_A, "--baselines", tmp_path / "b")
     assert done.status == 0, done.err
     assert "None" not in done.out, done.out
-    assert (
-        "  commit        unknown" in done.out and "  driver        unknown" in done.out
-    )
+    assert "  commit        unknown" in done.out and "  driver        unknown" in done.out

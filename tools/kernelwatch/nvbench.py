@@ -294,8 +294,9 @@ class _Converter:
             value = device.get(key)
             if value is None:
                 return None
-            # (type(): JSON true is no number; NaN and Infinity are Google Benchmark's words)
-            if (type(value) is int or type(value) is float) and math.isfinite(value):
+            # (type(): JSON true is no number; json reads NaN and Infinity, and integers of
+            # any size, which isfinite cannot take)
+            if type(value) is int or (type(value) is float and math.isfinite(value)):
                 return value
             raise self.fail(
                 f"device {_short(str(device.get('id')))}: {key} is {_short(repr(value))} "

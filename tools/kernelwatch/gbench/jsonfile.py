@@ -12,6 +12,7 @@ import json
 import re
 import stat
 import sys
+from collections.abc import Iterable
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -107,7 +108,10 @@ def _parse(path: str | Path) -> Any:
 def check_depth(path: str | Path, document: Any) -> None:
     """Refuse a document nested more than MAX_DEPTH levels (without recursion: that is what
     fails)."""
-    stack = [(document, 1)] if type(document) is dict or type(document) is list else []
+    stack: list[tuple[Any, int]] = []
+    if type(document) is dict or type(document) is list:
+        stack.append((document, 1))
+    children: Iterable[Any]
     while stack:
         value, depth = stack.pop()
         if depth > MAX_DEPTH:

@@ -72,9 +72,91 @@ def test_old_files_without_run_name_group_by_name() -> None:
     assert cols.names == ["BM_a"] and cols.counts == [3]
 
 
+OLD_LAYOUT = Path(__file__).parents[1] / "data" / "gbench-1.4"  # README.md there
+
+
+def test_the_layout_before_1_5_reads_repeated_names_as_repetitions() -> None:
+    """Rows of one name with no repetition_index (Google Benchmark before 1.5, as compare.py
+    reads them) were refused as a duplicate benchmark name (issue #29)."""
+    cols = gbench.read_file(str(OLD_LAYOUT / "run0.json"))
+    assert cols.names == ["BM_Copy/1024", "BM_Copy/4096", "BM_Transpose/64"]
+    assert cols.counts == [5, 5, 5] and cols.from_aggregates == [False] * 3  # no `_mean` rows
+    rows = json.loads((OLD_LAYOUT / "run0.json").read_text())["benchmarks"]
+    assert list(cols.columns["real_time"]) == [
+        r["real_time"] for r in rows if r["name"] in cols.names
+    ]
+    assert len(cols.columns["bytes_per_second"]) == 15
+    only = gbench.read_file(str(OLD_LAYOUT / "aggregates-only.json"))
+    assert only.names == cols.names and only.from_aggregates == [True] * 3
+    assert list(only.columns["real_time"]) == [
+        411.3,
+        1630.1,
+        88.2,
+    ]  # the `_median` rows
+
+
+def test_the_layout_before_1_5_compares(run_cli) -> None:
+    same = run_cli("compare", OLD_LAYOUT / "run0.json", OLD_LAYOUT / "run0.json")
+    assert same.status == 0, same.out + same.err
+    slowed = run_cli("compare", OLD_LAYOUT / "run0.json", OLD_LAYOUT / "run1.json")
+    assert slowed.status == 1, slowed.out + slowed.err
+    verdicts = {line.split()[1]: line.split()[0] for line in slowed.out.splitlines()[5:8]}
+    assert verdicts == {
+        "BM_Transpose/64": "REGRESSION",
+        "BM_Copy/1024": "SAME",
+        "BM_Copy/4096": "SAME",
+    }, slowed.out
+
+
+def _old_rows(spec: dict[str, list[float]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": name,
+            "iterations": 1,
+            "real_time": t,
+            "cpu_time": t,
+            "time_unit": "ns",
+        }
+        for name, times in spec.items()
+        for t in times
+    ]
+
+
+def test_the_layout_before_1_5_still_refuses_a_name_given_twice() -> None:
+    """Its repetitions follow one another: rows of one name that others separate are two
+    benchmarks of one name (two files' rows joined, a name registered twice)."""
+    rows = _old_rows({"BM_a": [1.0, 2.0], "BM_b": [5.0]}) + _old_rows({"BM_a": [3.0]})
+    with pytest.raises(InputError, match="duplicate benchmark name 'BM_a' \\(a file without"):
+        read({"context": {}, "benchmarks": rows})
+    statistics = _old_rows({"BM_a": [1.0, 2.0], "BM_a_mean": [1.5], "BM_a_stddev": [0.7]})
+    with pytest.raises(InputError, match="duplicate benchmark name 'BM_a'"):
+        read({"context": {}, "benchmarks": statistics + _old_rows({"BM_a": [3.0]})})
+
+
+@pytest.mark.parametrize("key, value", [("run_type", "iteration"), ("repetitions", 3)])
+def test_a_file_with_any_1_5_key_keeps_the_duplicate_check(key: str, value: Any) -> None:
+    """Only a file with none of 1.5's keys is read in the old layout: in any other, a row of a
+    name beyond its repetitions is a duplicate, as before."""
+    rows = _old_rows({"BM_a": [1.0, 2.0, 3.0, 4.0]})
+    rows[0][key] = value
+    with pytest.raises(InputError, match="duplicate benchmark name 'BM_a'"):
+        read({"context": {}, "benchmarks": rows})
+
+
+def test_a_name_ending_in_a_statistic_is_a_benchmark_of_its_own() -> None:
+    """`BM_x_mean` is a statistic only beside `BM_x` (or, aggregates only, `BM_x_stddev`)."""
+    cols = read({"context": {}, "benchmarks": _old_rows({"BM_run_mean": [1.0, 2.0]})})
+    assert cols.names == ["BM_run_mean"] and cols.counts == [2]
+
+
 def test_interleaved_repetitions_are_grouped() -> None:
     rows = rows_for({"BM_a": [1.0, 2.0], "BM_b": [10.0, 20.0]}, aggregates=False)
-    rows = [rows[0], rows[2], rows[1], rows[3]]  # --benchmark_enable_random_interleaving
+    rows = [
+        rows[0],
+        rows[2],
+        rows[1],
+        rows[3],
+    ]  # --benchmark_enable_random_interleaving
     cols = read(synthetic.document(rows))
     assert cols.names == ["BM_a", "BM_b"]
     assert list(cols.columns["real_time"]) == [1.0, 2.0, 10.0, 20.0]
@@ -93,7 +175,8 @@ def test_error_and_skipped_rows() -> None:
 
 def test_counters_are_columns_and_strings_are_not() -> None:
     doc = document(
-        {"BM_a": [1.0, 2.0, 3.0]}, counters={"BM_a": {"bytes_per_second": [3.0, 2.0, 1.0]}}
+        {"BM_a": [1.0, 2.0, 3.0]},
+        counters={"BM_a": {"bytes_per_second": [3.0, 2.0, 1.0]}},
     )
     for row in doc["benchmarks"]:
         row["label"] = "64 MiB"
@@ -128,7 +211,10 @@ def test_nan_infinity_words_parse(tmp_path: Path) -> None:
     path = tmp_path / "nan.json"
     synthetic.write(
         path,
-        document({"BM_a": [1.0, 2.0, 3.0]}, counters={"BM_a": {"x_per_second": [math.nan] * 3}}),
+        document(
+            {"BM_a": [1.0, 2.0, 3.0]},
+            counters={"BM_a": {"x_per_second": [math.nan] * 3}},
+        ),
     )
     assert "NaN" in path.read_text()
     cols = gbench.read_file(str(path))
@@ -184,7 +270,8 @@ def test_top_up_processes_are_not_second_registrations() -> None:
     """A run's top-up processes run with an anchored filter, so Google Benchmark numbers their
     families and instances anew (an H200 run's 15 topped-up benchmarks, 13 with other indices
     there): the row-by-row path, which any error or skipped row selects, must still read them
-    as the benchmark's repetitions, as the fast path does, not as a `#2` registration."""
+    as the benchmark's repetitions, as the fast path does, not as a `#2` registration.
+    """
     path = GPU_DATA / "h200-suite-card-5e6217f4.json"
     doc = json.loads(path.read_text())
     rows, context = doc["benchmarks"], doc["context"]
@@ -210,7 +297,12 @@ def test_registrations_are_numbered_in_registration_order() -> None:
     """Random interleaving writes the second registration's rows first; the names follow
     family_index, so every run of the program gives the same names."""
     rows = [
-        {"name": "BM_a", "run_name": "BM_a", "family_index": f, "per_family_instance_index": 0}
+        {
+            "name": "BM_a",
+            "run_name": "BM_a",
+            "family_index": f,
+            "per_family_instance_index": 0,
+        }
         for f in (3, 1, 3, 1)
     ]
     assert [r["run_name"] for r in distinguish_registrations(rows)] == [
@@ -249,7 +341,10 @@ def test_not_a_benchmark_result(doc, message: str) -> None:
         (b"", "empty file"),
         (b"  \n\t ", "empty file"),
         (b'{"context": {}, "benchmarks": [', "ends early \\(truncated\\?\\)"),
-        (b'{"benchmarks": [1 2]}', "invalid JSON: Expecting ',' delimiter at line 1 column 19"),
+        (
+            b'{"benchmarks": [1 2]}',
+            "invalid JSON: Expecting ',' delimiter at line 1 column 19",
+        ),
         (b"\xff\xfe{}", "invalid UTF-8"),
     ],
 )
@@ -284,6 +379,63 @@ def test_a_device_is_refused_before_it_is_read(tmp_path: Path) -> None:
     writer.start()
     assert gbench.read_json(pipe) == {"benchmarks": []}
     writer.join()
+
+
+def _nested(levels: int, where: str) -> bytes:
+    """A one-benchmark result whose context (or a row's counter) holds lists `levels` deep
+    (the document itself adds 2 levels above it, 3 above a row's value)."""
+    deep = "[" * levels + "]" * levels
+    row = {
+        "name": "BM_a",
+        "run_name": "BM_a",
+        "run_type": "iteration",
+        "repetitions": 1,
+    }
+    row.update(repetition_index=0, iterations=1, real_time=1.0, time_unit="ns")
+    text = json.dumps({"context": {"x": "DEEP"}, "benchmarks": [{**row, "y": "DEEP"}]})
+    return (
+        text.replace('"DEEP"', deep if where == "context" else "1", 1)
+        .replace('"DEEP"', deep if where == "row" else "1")
+        .encode()
+    )
+
+
+@pytest.mark.parametrize("where", ["context", "row"])
+@pytest.mark.parametrize("parser", ["orjson", "json"])
+def test_nesting_beyond_the_limit_is_refused_by_both_parsers(
+    tmp_path: Path, monkeypatch, parser: str, where: str
+) -> None:
+    fast = pytest.importorskip("orjson") if parser == "orjson" else None
+    path = tmp_path / "a.json"
+    above = 2 if where == "context" else 3
+    path.write_bytes(_nested(jsonfile.MAX_DEPTH - above, where))
+    _read_with(monkeypatch, fast, path)  # as deep as allowed
+    for levels in (
+        jsonfile.MAX_DEPTH - above + 1,
+        990,
+    ):  # 990: orjson and json parse it
+        path.write_bytes(_nested(levels, where))
+        with pytest.raises(InputError, match="nested too deeply \\(more than 100 levels\\)"):
+            _read_with(monkeypatch, fast, path)
+
+
+@pytest.mark.parametrize("command", ["history ingest", "compare", "baseline update", "merge"])
+def test_a_deeply_nested_context_is_one_line(tmp_path: Path, run_cli, command: str) -> None:
+    """orjson reads about 1,000 levels; json.dumps, which the history's content hash and every
+    writer use, fails sooner: `history ingest` ended in an internal RecursionError."""
+    path = tmp_path / "deep.json"
+    path.write_bytes(_nested(990, "context"))
+    (tmp_path / "b").mkdir()
+    argv = {
+        "history ingest": ["history", "ingest", path, "--db", tmp_path / "h.sqlite"],
+        "compare": ["compare", path, path],
+        "baseline update": ["baseline", "update", path, "--baselines", tmp_path / "b"],
+        "merge": ["merge", path, "-o", tmp_path / "m.json"],
+    }[command]
+    done = run_cli(*argv)
+    assert done.status == 2 and done.err.count("\n") == 1, done.err
+    assert "nested too deeply" in done.err and str(path) in done.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "deep.json"]
 
 
 def test_missing_file(tmp_path: Path) -> None:
@@ -406,7 +558,10 @@ def _usual(**options: Any) -> dict:
         {"BM_a": [1.0, 2.0, 3.0], "BM_b/manual_time": [4.0, 5.0, 6.0]},
         counters={
             "BM_a": {"bytes_per_second": [3.0, 2.0, 1.0]},
-            "BM_b/manual_time": {"bytes_per_second": [6.0, 5.0, 4.0], "x_fraction": [0.5] * 3},
+            "BM_b/manual_time": {
+                "bytes_per_second": [6.0, 5.0, 4.0],
+                "x_fraction": [0.5] * 3,
+            },
         },
         **options,
     )
@@ -490,7 +645,8 @@ _BAD_ROWS = [
 def test_a_bad_row_deep_in_a_large_file_gives_the_one_line_message(mutate, message: str) -> None:
     spec = {f"BM_k/{i}": [1.0 + i, 2.0 + i, 3.0 + i] for i in range(2000)}
     doc = document(
-        spec, counters={name: {"bytes_per_second": times} for name, times in spec.items()}
+        spec,
+        counters={name: {"bytes_per_second": times} for name, times in spec.items()},
     )
     rows = doc["benchmarks"]
     mutate(rows[len(rows) - 6])  # the last benchmark's second repetition
@@ -569,7 +725,8 @@ def test_a_file_read_in_parts_gives_the_columns_of_the_whole(
     tmp_path: Path, doc: dict, how: str, part_bytes: int
 ) -> None:
     pytest.importorskip(
-        "orjson", reason="a file is read in parts with orjson (tools/kw setup installs it)"
+        "orjson",
+        reason="a file is read in parts with orjson (tools/kw setup installs it)",
     )
     from kernelwatch.gbench import stream
 
@@ -597,7 +754,8 @@ def test_a_file_read_in_parts_gives_the_columns_of_the_whole(
 )
 def test_other_files_are_read_whole(tmp_path: Path, text: bytes) -> None:
     pytest.importorskip(
-        "orjson", reason="a file is read in parts with orjson (tools/kw setup installs it)"
+        "orjson",
+        reason="a file is read in parts with orjson (tools/kw setup installs it)",
     )
     from kernelwatch.gbench import stream
 
@@ -608,7 +766,8 @@ def test_other_files_are_read_whole(tmp_path: Path, text: bytes) -> None:
 
 def test_a_real_run_is_read_in_parts(tmp_path: Path, monkeypatch) -> None:
     pytest.importorskip(
-        "orjson", reason="a file is read in parts with orjson (tools/kw setup installs it)"
+        "orjson",
+        reason="a file is read in parts with orjson (tools/kw setup installs it)",
     )
     from kernelwatch.gbench import stream
 

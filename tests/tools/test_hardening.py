@@ -32,7 +32,11 @@ from conftest import H100_CONTEXT, REPO, TOOLS, document
 from kernelwatch import cli, files, synthetic
 
 SLUG = "nvidia-h100-80gb-hbm3-sm90"
-CONTEXT = {**H100_CONTEXT, "date": "2026-11-21T05:40:57+00:00", "kernelwatch_git_commit": "a" * 40}
+CONTEXT = {
+    **H100_CONTEXT,
+    "date": "2026-11-21T05:40:57+00:00",
+    "kernelwatch_git_commit": "a" * 40,
+}
 
 
 def steady(median: float, n: int = 10) -> list[float]:
@@ -87,12 +91,76 @@ def renamed(name: str) -> str:
     return doc_with(out)
 
 
+def before_1_5(rows_: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows in Google Benchmark's layout before 1.5: none of its keys, statistics named
+    `<name>_<statistic>` (tests/data/gbench-1.4/README.md)."""
+    out = []
+    for row in rows_:
+        old = {k: v for k, v in row.items() if k not in ("run_name", "run_type", "repetitions")}
+        for key in ("repetition_index", "aggregate_name", "aggregate_unit", "threads"):
+            old.pop(key, None)
+        for key in ("family_index", "per_family_instance_index"):
+            old.pop(key, None)
+        out.append(old)
+    return out
+
+
+def old_name_twice() -> list[dict[str, Any]]:
+    out = before_1_5(good()["benchmarks"])
+    return out + [r for r in out if r["name"] == out[0]["name"]][:1]
+
+
+NVBENCH_REF = REPO / "tests" / "data" / "nvbench" / "test_ref.json"
+
+
+def nvbench_doc(filename: str | None = None, **device: Any) -> dict[str, Any]:
+    """nvbench's test file, one device, one benchmark; its first state's `--jsonbin` sample
+    file named `filename`, its device description changed by `device`."""
+    document = json.loads(NVBENCH_REF.read_text())
+    document["devices"] = [d for d in document["devices"] if d["id"] == 0]
+    document["devices"][0].update(device)
+    document["benchmarks"] = document["benchmarks"][:1]
+    states = [s for s in document["benchmarks"][0]["states"] if s["device"] == 0]
+    document["benchmarks"][0]["states"] = states
+    if filename is not None:
+        states[0]["summaries"].append(
+            {
+                "tag": "nv/json/bin:nv/cold/sample_times",
+                "data": [{"name": "filename", "type": "string", "value": filename}],
+            }
+        )
+    return document
+
+
+def nvbench_text(filename: str | None = None, **device: Any) -> bytes:
+    return json.dumps(nvbench_doc(filename, **device)).encode()
+
+
+def deep(text: str, levels: int = 990) -> bytes:
+    """`text` with its string "DEEP" as lists `levels` deep (orjson and json read 990 levels;
+    json.dumps, which wrote the history's content hash, fails there)."""
+    return text.replace('"DEEP"', "[" * levels + "]" * levels).encode()
+
+
+def nvbench_with_sample(make: Callable[[Path], None]) -> Callable[[Path], None]:
+    """A case of several files: bad.json naming `bad.json-bin/0.bin`, which `make` makes."""
+
+    def place_in(path: Path) -> None:
+        path.write_bytes(nvbench_text("bad.json-bin/0.bin"))
+        folder = path.parent / "bad.json-bin"
+        folder.mkdir()
+        make(folder / "0.bin")
+
+    return place_in
+
+
 GOOD_TEXT = json.dumps(good())
 NAN_TEXT = doc_with(rows(real_time=math.nan)).replace("NaN", "NaN")
 ERROR_ROWS = doc_with(good()["benchmarks"] + [synthetic.failed_row("fam/broken", "boom")])
 
-# kind -> the file's bytes (None: no file at all; "DIR": a folder)
-KINDS: dict[str, bytes | str | None] = {
+# kind -> the file's bytes (None: no file at all; "DIR": a folder; a function: makes bad.json
+# and what it names beside it)
+KINDS: dict[str, bytes | str | None | Callable[[Path], None]] = {
     "missing": None,
     "directory": "DIR",
     "empty": b"",
@@ -136,6 +204,23 @@ KINDS: dict[str, bytes | str | None] = {
     .encode(),
     "malformed date": doc_with(good()["benchmarks"], {**CONTEXT, "date": "yesterday"}).encode(),
     "date not a string": doc_with(good()["benchmarks"], {**CONTEXT, "date": 1700000000}).encode(),
+    "Google Benchmark before 1.5": doc_with(before_1_5(good()["benchmarks"])).encode(),
+    "before 1.5, a name twice": doc_with(old_name_twice()).encode(),
+    "deep context": deep(doc_with(good()["benchmarks"], {**CONTEXT, "x": "DEEP"})),
+    "nvbench deep meta": deep(
+        json.dumps({**nvbench_doc(), "meta": {**nvbench_doc()["meta"], "argv": "DEEP"}})
+    ),
+    "nvbench sample file absolute": nvbench_text(str(REPO / "LICENSE")),
+    "nvbench sample file ..": nvbench_text("../bad.json-bin/0.bin"),
+    "nvbench sample file a link out": nvbench_with_sample(
+        lambda sample: sample.symlink_to(REPO / "LICENSE")
+    ),
+    "nvbench sample file a FIFO": nvbench_with_sample(os.mkfifo),
+    "nvbench sample file a folder": nvbench_with_sample(Path.mkdir),
+    "nvbench sample file name too long": nvbench_text("a" * 5000),
+    "nvbench NaN clock": nvbench_text(sm_default_clock_rate=math.nan),
+    "nvbench infinite clock": nvbench_text(global_memory_bus_peak_clock_rate=math.inf),
+    "nvbench device name a list": nvbench_text(name=["Quadro GV100"]),
     "slowed on purpose": doc_with(
         good()["benchmarks"], {**CONTEXT, "kernelwatch_inject": "fam:0.05"}
     ).encode(),
@@ -155,9 +240,12 @@ KINDS: dict[str, bytes | str | None] = {
 # Whole results of a part of the suite: what compare, report and the history take, and what
 # `baseline update` refuses without --filter (or --drop-missing): it would drop the others.
 PARTS = ("filtered run", "one shard", "fewer benchmarks")
+# Google Benchmark's layout before 1.5 is a result like any other (its rows are repetitions)
+OLD = "Google Benchmark before 1.5"
 
 ACCEPTED: dict[str, set[str]] = {
     "compare": {
+        OLD,
         "error rows",
         "malformed date",
         "date not a string",
@@ -166,6 +254,7 @@ ACCEPTED: dict[str, set[str]] = {
         *PARTS,
     },
     "report": {
+        OLD,
         "error rows",
         "malformed date",
         "date not a string",
@@ -174,10 +263,18 @@ ACCEPTED: dict[str, set[str]] = {
         *PARTS,
     },
     # (the history keeps every run; a part of the suite is a run like any other)
-    "history ingest": {"error rows", "slowed on purpose", "selftest bad level", *PARTS},
-    "baseline update": {"malformed date", "date not a string"},
+    "history ingest": {
+        OLD,
+        "error rows",
+        "slowed on purpose",
+        "selftest bad level",
+        *PARTS,
+    },
+    "baseline update": {OLD, "malformed date", "date not a string"},
     # show reads only the context of a result file, to find its GPU's baseline
     "baseline show": {
+        OLD,
+        "before 1.5, a name twice",
         "malformed date",
         "date not a string",
         "slowed on purpose",
@@ -237,6 +334,8 @@ def place(tmp: Path, kind: str, name: str = "bad.json") -> Path:
     if content == "DIR":
         path.mkdir()
         (path / "inner.txt").write_text("x")
+    elif callable(content):
+        content(path)
     elif content is not None:
         assert isinstance(content, bytes)
         path.write_bytes(content)
@@ -276,8 +375,20 @@ COMMANDS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
         "--baselines",
         str(p["root"]),
     ],
-    "baseline show": lambda bad, p: ["baseline", "show", str(bad), "--baselines", str(p["root"])],
-    "history ingest": lambda bad, p: ["history", "ingest", str(bad), "--db", str(p["db"])],
+    "baseline show": lambda bad, p: [
+        "baseline",
+        "show",
+        str(bad),
+        "--baselines",
+        str(p["root"]),
+    ],
+    "history ingest": lambda bad, p: [
+        "history",
+        "ingest",
+        str(bad),
+        "--db",
+        str(p["db"]),
+    ],
     "history list": lambda bad, p: ["history", "list", "--db", str(bad)],
     "history changes": lambda bad, p: [
         "history",
@@ -386,7 +497,14 @@ def _target(tmp: Path, kind: str) -> tuple[Path, Path | None]:
 
 def measuring(paths: dict[str, Path], command: str, *argv: object) -> list[str]:
     """`run` or `selftest` of the fake binary (it counts its measuring runs)."""
-    return [command, "--bench", str(paths["bench"]), "--repetitions", "3", *map(str, argv)]
+    return [
+        command,
+        "--bench",
+        str(paths["bench"]),
+        "--repetitions",
+        "3",
+        *map(str, argv),
+    ]
 
 
 WRITERS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
@@ -420,7 +538,13 @@ WRITERS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
         "--json",
         str(out),
     ],
-    "selftest --json": lambda out, p: ["selftest", "--from", str(p["st"]), "--json", str(out)],
+    "selftest --json": lambda out, p: [
+        "selftest",
+        "--from",
+        str(p["st"]),
+        "--json",
+        str(out),
+    ],
     "selftest --markdown": lambda out, p: [
         "selftest",
         "--from",
@@ -436,11 +560,28 @@ WRITERS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
     "run --markdown": lambda out, p: measuring(p, "run", "--markdown", out),
     "selftest --out": lambda out, p: measuring(p, "selftest", "--out", out),
     "selftest --json (measuring)": lambda out, p: measuring(p, "selftest", "--json", out),
-    "ab --json": lambda out, p: ["ab", "HEAD~1", "HEAD", "--no-build", "--json", str(out)],
-    "ab --out": lambda out, p: ["ab", "HEAD~1", "HEAD", "--no-build", "--out", str(out)],
+    "ab --json": lambda out, p: [
+        "ab",
+        "HEAD~1",
+        "HEAD",
+        "--no-build",
+        "--json",
+        str(out),
+    ],
+    "ab --out": lambda out, p: [
+        "ab",
+        "HEAD~1",
+        "HEAD",
+        "--no-build",
+        "--out",
+        str(out),
+    ],
 }
 # Folders a command owns, made when missing (results/ by default), and the folders it fills.
-OWNED = {"run --out": {"missing folder"}, "selftest --out": {"missing folder", "folder"}}
+OWNED = {
+    "run --out": {"missing folder"},
+    "selftest --out": {"missing folder", "folder"},
+}
 OWNED["ab --out"] = OWNED["selftest --out"]
 TARGETS = ["symlink", "fifo", "device", "folder", "missing folder", "inside a file"]
 
@@ -487,7 +628,13 @@ def test_writers_replace_only_regular_files(
 # command -> argv that names one of its inputs (or one output twice) as an output
 OVERWRITERS: dict[str, Callable[[dict[str, Path]], list[str]]] = {
     "compare --json CONTENDER": lambda p: ["compare", p["a"], p["b"], "--json", p["b"]],
-    "compare --junit BASELINE": lambda p: ["compare", p["a"], p["b"], "--junit", p["a"]],
+    "compare --junit BASELINE": lambda p: [
+        "compare",
+        p["a"],
+        p["b"],
+        "--junit",
+        p["a"],
+    ],
     "compare --markdown BASELINE (a link to it)": lambda p: [
         "compare",
         p["a"],
@@ -545,7 +692,14 @@ OVERWRITERS: dict[str, Callable[[dict[str, Path]], list[str]]] = {
         "--json",
         p["st"] / "aa-1.json",
     ],
-    "comment -o RESULT": lambda p: ["comment", p["md"], "--result", p["a"], "-o", p["a"]],
+    "comment -o RESULT": lambda p: [
+        "comment",
+        p["md"],
+        "--result",
+        p["a"],
+        "-o",
+        p["a"],
+    ],
     "comment -o REPORT": lambda p: ["comment", p["md"], "--gpu", "H100", "-o", p["md"]],
     "run --out X --json X": lambda p: measuring(p, "run", "--out", p["x"], "--json", p["x"]),
     "run --out BASELINE": lambda p: measuring(p, "run", "--baseline", p["a"], "--out", p["a"]),
@@ -597,7 +751,11 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(
     status = cli.main([str(arg) for arg in OVERWRITERS[command](paths)])
     err = capsys.readouterr().err
     assert status == 2 and err.count("\n") == 1 and err.startswith("kernelwatch: error: "), err
-    reasons = ("is an input of this command", "lies inside an input folder", "is also written as")
+    reasons = (
+        "is an input of this command",
+        "lies inside an input folder",
+        "is also written as",
+    )
     assert any(reason in err for reason in reasons), err
     assert snapshot(tmp_path) == before and fakebench.runs(paths["bench"]) == 0
 
@@ -606,7 +764,10 @@ def test_output_to_a_full_device_is_one_line(tmp_path: Path) -> None:
     paths = tmp_path / "a.json"
     paths.write_text(GOOD_TEXT)
     env = dict(os.environ, PYTHONPATH=str(TOOLS))
-    for argv in (["compare", paths, paths], ["baseline", "list", "--baselines", tmp_path]):
+    for argv in (
+        ["compare", paths, paths],
+        ["baseline", "list", "--baselines", tmp_path],
+    ):
         with open("/dev/full", "w") as full:
             done = subprocess.run(
                 [sys.executable, "-m", "kernelwatch", *map(str, argv)],
@@ -667,7 +828,13 @@ def test_non_finite_float_options_are_refused(
         "report": ["report", good, "--baseline", good, "-o", out],
         "history changes": ["history", "changes", "--db", db],
         "selftest --from": ["selftest", "--from", str(tmp_path / "st")],
-        "selftest": ["selftest", "--bench", str(tmp_path / "absent"), "--out", str(tmp_path)],
+        "selftest": [
+            "selftest",
+            "--bench",
+            str(tmp_path / "absent"),
+            "--out",
+            str(tmp_path),
+        ],
         "run": ["run", "--bench", str(tmp_path / "absent")],
         "ab": ["ab", "HEAD~1", "HEAD", "--repo", str(tmp_path)],
     }
@@ -692,13 +859,26 @@ def unreadable_run(argv: list[Any]) -> subprocess.CompletedProcess[str]:
         if setpriv is None:
             pytest.skip("root without setpriv: file modes cannot be enforced")
         caps = "-dac_override,-dac_read_search"
-        command = [setpriv, f"--inh-caps={caps}", f"--bounding-set={caps}", "--", *command]
+        command = [
+            setpriv,
+            f"--inh-caps={caps}",
+            f"--bounding-set={caps}",
+            "--",
+            *command,
+        ]
     env = dict(os.environ, PYTHONPATH=str(TOOLS))
     return subprocess.run(command, capture_output=True, text=True, env=env)
 
 
 @pytest.mark.parametrize(
-    "case", ["compare folder", "compare root", "baseline list", "report --baselines", "nvbench"]
+    "case",
+    [
+        "compare folder",
+        "compare root",
+        "baseline list",
+        "report --baselines",
+        "nvbench",
+    ],
 )
 def test_unreadable_files_and_folders_are_one_line(tmp_path: Path, case: str) -> None:
     paths = prepared(tmp_path)
@@ -710,7 +890,14 @@ def test_unreadable_files_and_folders_are_one_line(tmp_path: Path, case: str) ->
         "compare folder": ["compare", closed, good],
         "compare root": ["compare", root / SLUG, good],
         "baseline list": ["baseline", "list", "--baselines", root / SLUG],
-        "report --baselines": ["report", good, "--baselines", root, "-o", tmp_path / "r.html"],
+        "report --baselines": [
+            "report",
+            good,
+            "--baselines",
+            root,
+            "-o",
+            tmp_path / "r.html",
+        ],
         "nvbench": [],
     }[case]
     if case == "baseline list":
@@ -752,7 +939,14 @@ def test_report_stops_on_a_broken_baseline_as_compare_does(
     out = tmp_path / "r.html"
     capsys.readouterr()
     for argv in (
-        ["report", str(paths["good"]), "--baselines", str(paths["root"]), "-o", str(out)],
+        [
+            "report",
+            str(paths["good"]),
+            "--baselines",
+            str(paths["root"]),
+            "-o",
+            str(out),
+        ],
         ["compare", str(folder), str(paths["good"])],
     ):
         assert cli.main(argv) == 2, argv
@@ -761,7 +955,9 @@ def test_report_stops_on_a_broken_baseline_as_compare_does(
     assert not out.exists()
 
 
-def test_report_without_a_baseline_for_its_gpu_still_makes_the_page(tmp_path: Path) -> None:
+def test_report_without_a_baseline_for_its_gpu_still_makes_the_page(
+    tmp_path: Path,
+) -> None:
     pytest.importorskip("matplotlib", reason="matplotlib is not installed")
     paths = prepared(tmp_path)
     other = tmp_path / "other"
@@ -778,7 +974,11 @@ def test_selftest_from_refuses_run_options_and_nothing_measured(
 ) -> None:
     folder = tmp_path / "st"
     folder.mkdir()
-    context = {**CONTEXT, "kernelwatch_selftest_role": "aa", "kernelwatch_selftest_index": "1"}
+    context = {
+        **CONTEXT,
+        "kernelwatch_selftest_role": "aa",
+        "kernelwatch_selftest_index": "1",
+    }
     (folder / "aa-1.json").write_text(json.dumps(good(context)))
     assert cli.main(["selftest", "--from", str(folder), "--repetitions", "3"]) == 2
     assert "--repetitions does not apply" in capsys.readouterr().err
@@ -857,7 +1057,12 @@ def test_a_result_whose_name_is_not_utf8_damages_no_baseline(tmp_path: Path) -> 
     # uses surrogateescape): this test passed here and failed there.
     env = dict(os.environ, PYTHONPATH=str(TOOLS), PYTHONIOENCODING="utf-8:strict")
     for argv in commands:  # (a process's stderr words the name; pytest's capture refuses it)
-        command = [sys.executable, "-m", "kernelwatch", *map(os.fsencode, map(str, argv))]
+        command = [
+            sys.executable,
+            "-m",
+            "kernelwatch",
+            *map(os.fsencode, map(str, argv)),
+        ]
         done = subprocess.run(command, capture_output=True, env=env)
         err = done.stderr.decode()
         assert done.returncode == 0 and "error" not in err, f"{argv[:2]}: {err}"
@@ -936,7 +1141,15 @@ def test_a_killed_baseline_update_leaves_old_or_new(tmp_path: Path, swap: str) -
         root.mkdir()
         assert cli.main(["baseline", "update", str(old), "--baselines", str(root)]) == 0
         done = subprocess.run(
-            [sys.executable, str(script), str(TOOLS), str(kill_at), swap, str(new), str(root)],
+            [
+                sys.executable,
+                str(script),
+                str(TOOLS),
+                str(kill_at),
+                swap,
+                str(new),
+                str(root),
+            ],
             capture_output=True,
             text=True,
         )
@@ -976,7 +1189,16 @@ def test_two_baseline_updates_at_once_both_land(tmp_path: Path) -> None:
     root.mkdir()
     (tmp_path / "good.json").write_text(GOOD_TEXT)
     assert (
-        cli.main(["baseline", "update", str(tmp_path / "good.json"), "--baselines", str(root)]) == 0
+        cli.main(
+            [
+                "baseline",
+                "update",
+                str(tmp_path / "good.json"),
+                "--baselines",
+                str(root),
+            ]
+        )
+        == 0
     )
     env = dict(os.environ, PYTHONPATH=str(TOOLS))
     updates = []
@@ -993,7 +1215,10 @@ def test_two_baseline_updates_at_once_both_land(tmp_path: Path) -> None:
             err = open(tmp_path / f"err-{index}", "w+")
             command = [sys.executable, "-m", "kernelwatch", *map(str, argv)]
             updates.append(
-                (subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, env=env), err)
+                (
+                    subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, env=env),
+                    err,
+                )
             )
         for _, err in updates:
             for _ in range(600):

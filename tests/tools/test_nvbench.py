@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import sqlite3
 from pathlib import Path
@@ -43,7 +44,11 @@ def one_device(path: Path, device: int = 0) -> dict[str, Any]:
 
 
 def with_samples(
-    tmp_path: Path, name: str, scale: dict[str, float], seed: int, cwd_prefix: str = "out"
+    tmp_path: Path,
+    name: str,
+    scale: dict[str, float],
+    seed: int,
+    cwd_prefix: str = "out",
 ) -> Path:
     """A one-device nvbench file whose states point at `--jsonbin` sample files, named as
     nvbench names them when run from another folder (`out/<json>-bin/<n>.bin`)."""
@@ -149,12 +154,170 @@ def test_sample_files_become_repetitions(tmp_path: Path) -> None:
     assert result.context[nvbench.SAMPLES_KEY] == "sample files"
 
 
-def test_a_missing_sample_file_falls_back_to_the_summary_with_a_note(tmp_path: Path) -> None:
+def test_a_missing_sample_file_falls_back_to_the_summary_with_a_note(
+    tmp_path: Path,
+) -> None:
     path = with_samples(tmp_path, "a.json", {}, seed=1)
     os.unlink(tmp_path / "a.json-bin" / "0.bin")
     result = load(path)
     assert result.from_aggregates[result.index["simple"]]
     assert any("0.bin not found" in n for n in result.notes)
+
+
+def _naming(path: Path, filename: str) -> Path:
+    """`path` (an nvbench file of with_samples) with its first state's sample file renamed."""
+    document = json.loads(path.read_text())
+    summary = next(
+        s
+        for s in document["benchmarks"][0]["states"][0]["summaries"]
+        if s["tag"] == nvbench.SAMPLE_TIMES_TAG
+    )
+    summary["data"][0]["value"] = filename
+    path.write_text(json.dumps(document))
+    return path
+
+
+def _secret(tmp_path: Path) -> Path:
+    """A text file outside the nvbench file's folders whose length passes as float32 times."""
+    secret = tmp_path / "elsewhere" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_bytes(b"TOKEN=0123456789abcdef\n\n")  # 24 bytes: 6 "times", all positive
+    assert len(np.fromfile(secret, dtype="<f4")) == 6 and (np.fromfile(secret, "<f4") > 0).all()
+    return secret
+
+
+@pytest.mark.parametrize("how", ["absolute", "dot-dot", "symlink out of -bin", "linked folder"])
+def test_a_sample_file_outside_the_json_folders_is_refused(
+    tmp_path: Path, run_cli, how: str
+) -> None:
+    """A sample file name may not read any other file of the machine into a result, a history
+    or an export (issue #29): its real path must lie in the JSON file's folder or its -bin.
+    """
+    secret = _secret(tmp_path)
+    path = with_samples(tmp_path / "j", "a.json", {}, seed=1)
+    bin_folder = tmp_path / "j" / "a.json-bin"
+    if how == "absolute":
+        name = str(secret)
+    elif how == "dot-dot":
+        name = "../elsewhere/secret.txt"
+    elif how == "symlink out of -bin":
+        (bin_folder / "0.bin").unlink()
+        (bin_folder / "0.bin").symlink_to(secret)
+        name = "a.json-bin/0.bin"
+    else:
+        (tmp_path / "j" / "linked").symlink_to(secret.parent)
+        name = "linked/secret.txt"
+    _naming(path, name)
+    db = tmp_path / "h.sqlite"
+    for argv in (
+        ["export", path, "--format", "bmf"],
+        ["compare", path, path],
+        ["history", "ingest", path, "--db", db],
+    ):
+        done = run_cli(*argv)
+        assert done.status == 2 and done.out == "", done.out
+        assert done.err.count("\n") == 1 and done.err.startswith("kernelwatch: error: ")
+        assert f"sample file {name!r} is outside" in done.err and str(path) in done.err
+    assert not db.exists()
+
+
+def test_a_relative_sample_file_name_is_never_taken_from_the_current_folder(
+    tmp_path: Path, run_cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = _secret(tmp_path)
+    path = _naming(with_samples(tmp_path / "j", "a.json", {}, seed=1), "secret.txt")
+    (tmp_path / "j" / "a.json-bin" / "0.bin").unlink()
+    monkeypatch.chdir(secret.parent)  # where `secret.txt` resolves from the current folder
+    result = load(path)
+    k = result.index["simple"]
+    assert result.from_aggregates[k]  # nvbench's summary, not the secret's bytes
+    assert any("secret.txt not found" in n for n in result.notes)
+
+
+def test_sample_files_where_nvbench_writes_them_are_read(tmp_path: Path) -> None:
+    """As written from nvbench's working folder (`out/a.json-bin/0.bin`), as an absolute name
+    (`--jsonbin /abs/a.json`), through a link inside the folder, and from a -bin folder that is
+    itself a link to where the files are kept."""
+    path = with_samples(tmp_path / "j", "a.json", {}, seed=1)
+    assert load(path).counts[load(path).index["simple"]] == 40  # out/a.json-bin/0.bin
+    for name in (
+        str(tmp_path / "j" / "a.json-bin" / "0.bin"),
+        "here.bin",
+        "a.json-bin/0.bin",
+    ):
+        if name == "here.bin":
+            (tmp_path / "j" / "here.bin").symlink_to(tmp_path / "j" / "a.json-bin" / "0.bin")
+        result = load(_naming(path, name))
+        assert result.counts[result.index["simple"]] == 40, name
+    kept = tmp_path / "kept"
+    (tmp_path / "j" / "a.json-bin").rename(kept)
+    (tmp_path / "j" / "a.json-bin").symlink_to(kept)
+    result = load(_naming(path, "a.json-bin/0.bin"))
+    assert result.counts[result.index["simple"]] == 40
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device link"])
+def test_a_sample_file_that_is_not_a_regular_file_is_one_line(
+    tmp_path: Path, run_cli, kind: str
+) -> None:
+    path = with_samples(tmp_path / "j", "a.json", {}, seed=1)
+    sample = tmp_path / "j" / "a.json-bin" / "0.bin"
+    sample.unlink()
+    if kind == "fifo":
+        os.mkfifo(sample)  # a read would wait for a writer forever
+    elif kind == "directory":
+        sample.mkdir()
+    else:
+        sample.symlink_to("/dev/zero")  # never ends
+    done = run_cli("export", path, "--format", "bmf")
+    assert done.status == 2 and done.err.count("\n") == 1, done.err
+    expected = "is outside" if kind == "device link" else "is not a regular file"
+    assert expected in done.err, done.err
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [("a" * 5000, "File name too long"), ("a\0b", "holds a NUL character")],
+)
+def test_an_impossible_sample_file_name_is_one_line(
+    tmp_path: Path, run_cli, name: str, message: str
+) -> None:
+    path = _naming(with_samples(tmp_path, "a.json", {}, seed=1), name)
+    done = run_cli("export", path, "--format", "bmf")
+    assert done.status == 2 and done.err.count("\n") == 1 and message in done.err, done.err
+    assert len(done.err) < 500  # the name is cut short
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        (
+            "sm_default_clock_rate",
+            math.nan,
+            "sm_default_clock_rate is nan (not a finite number)",
+        ),
+        ("global_memory_bus_peak_clock_rate", math.inf, "is inf (not a finite number)"),
+        ("name", ["Quadro GV100"], "device 0: name is not a string"),
+        (
+            "number_of_sms",
+            {"sms": 80},
+            "number_of_sms is {'sms': 80} (not a finite number)",
+        ),
+    ],
+)
+def test_a_malformed_device_description_is_one_line(
+    tmp_path: Path, run_cli, key: str, value: Any, message: str
+) -> None:
+    document = one_device(REF)
+    document["devices"][0][key] = value
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(document))  # (NaN and Infinity as json writes them)
+    for argv in (
+        ["compare", path, path],
+        ["history", "ingest", path, "--db", tmp_path / "h"],
+    ):
+        done = run_cli(*argv)
+        assert done.status == 2 and done.err.count("\n") == 1 and message in done.err, done.err
 
 
 def test_a_slowed_kernel_is_a_regression_per_sample(tmp_path: Path, run_cli) -> None:
@@ -239,6 +402,17 @@ def test_baseline_update_and_history_ingest_take_nvbench(tmp_path: Path, run_cli
     assert done.status == 0, done.err
     with sqlite3.connect(db) as connection:
         assert connection.execute("SELECT gpu_name FROM runs").fetchall() == [("Quadro GV100",)]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["compare"], ["history", "ingest"], ["baseline", "update"], ["export"]],
+    ids=lambda argv: " ".join(argv) or "kernelwatch",
+)
+def test_the_help_of_commands_that_read_nvbench_says_so(run_cli, argv: list[str]) -> None:
+    """compare's and history ingest's said "Google Benchmark" only (issue #29)."""
+    out = " ".join(run_cli(*argv, "--help").out.split())  # (lines joined: argparse wraps)
+    assert "nvbench" in out and "Google Benchmark" in out, out
 
 
 def test_read_json_is_where_the_format_is_told_apart(tmp_path: Path) -> None:

@@ -66,7 +66,10 @@ _UNKNOWN_TO = "_kernelwatch_unknown_to"
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="kernelwatch",
-        description="Performance-regression tooling for Google Benchmark results of CUDA kernels.",
+        description=(
+            "Performance-regression tooling for Google Benchmark and nvbench results of CUDA "
+            "kernels."
+        ),
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

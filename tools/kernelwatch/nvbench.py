@@ -10,7 +10,8 @@ JSON format 1.0.0, as written by nvbench 0.1.0 (its own test files) and by cuda-
   `family/variant/params` style: `<benchmark>/<axis>:<value>/...`, plus `/device:<id>` when the
   file holds states of several devices.
 * Its values: the GPU time of every cold sample, from the float32 seconds file that
-  `--jsonbin` writes (summary `nv/json/bin:nv/cold/sample_times`), one repetition each.
+  `--jsonbin` writes (summary `nv/json/bin:nv/cold/sample_times`), one repetition each; read
+  only from the JSON file's folder or its `<json file>-bin` folder (`_Converter._find`).
   Without it, nvbench's summary alone: one `median` (else `mean`) aggregate row of the cold GPU
   time, with the sample count and relative standard deviation as counters, and a note saying
   so, since one value per side cannot be tested (docs/compare.md).
@@ -25,6 +26,8 @@ JSON format 1.0.0, as written by nvbench 0.1.0 (its own test files) and by cuda-
 from __future__ import annotations
 
 import math
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -194,14 +197,23 @@ class _Converter:
         if summary is None:
             return None
         filename, size = _field(summary, "filename"), _field(summary, "size")
-        file = self._find(str(filename)) if filename else None
+        if not isinstance(filename, str) or not filename:
+            self.lost.append(f"{name}: the sample file has no name")
+            return None
+        file = self._find(name, filename)
         if file is None:
-            self.lost.append(f"{name}: {filename} not found")
+            self.lost.append(f"{name}: {_short(filename)} not found")
             return None
         try:
-            samples = np.fromfile(file, dtype="<f4").astype(float)
+            data = _read_regular(file)
         except OSError as exc:
             raise self.fail(f"{name}: {file}: cannot read: {exc.strerror or exc}") from None
+        if data is None:
+            raise self.fail(f"{name}: sample file {file} is not a regular file")
+        if len(data) % 4:
+            self.lost.append(f"{name}: {file} is not float32 times ({len(data)} bytes)")
+            return None
+        samples = np.frombuffer(data, dtype="<f4").astype(float)
         if size is not None and str(size) != str(len(samples)):
             self.lost.append(f"{name}: {file} holds {len(samples)} times, not {size}")
             return None
@@ -210,18 +222,45 @@ class _Converter:
             return None
         return samples
 
-    def _find(self, filename: str) -> Path | None:
-        """nvbench names the sample file as it wrote it (relative to its working folder,
-        `<json>-bin/<n>.bin`): looked for as written, beside the JSON file, then from the
-        JSON file's own `-bin` folder on."""
+    def _find(self, name: str, filename: str) -> Path | None:
+        """The sample file `filename` names, only where nvbench puts it: the JSON file's folder
+        or its `<json file>-bin` folder (nvbench writes `<json file>-bin/<n>.bin`, named as
+        given on its command line, so relative to its working folder). A file name of a
+        hand-made or hostile JSON must not read another file of the machine into a result (and
+        so into a history, an export, a report): relative names are taken from the JSON file's
+        folder, never the current one, and every candidate's real path (symlinks followed)
+        must lie in one of the two folders. None when none is there."""
+        if "\0" in filename:
+            raise self.fail(f"{name}: sample file name {_short(filename)!r} holds a NUL character")
         written = Path(filename)
         folder = self.path.parent
-        candidates = [written] if written.is_absolute() else [folder / written, written]
-        sidecar = f"{self.path.name}-bin"
-        if sidecar in written.parts:
-            candidates.append(folder.joinpath(*written.parts[written.parts.index(sidecar) :]))
-        candidates.append(folder / sidecar / written.name)
-        return next((c for c in candidates if c.is_file()), None)
+        sidecar = folder / f"{self.path.name}-bin"
+        candidates = [folder / written]  # (an absolute name stays absolute)
+        if sidecar.name in written.parts:  # nvbench run from another folder: `out/r.json-bin/0.bin`
+            candidates.append(folder.joinpath(*written.parts[written.parts.index(sidecar.name) :]))
+        candidates.append(sidecar / written.name)
+        roots = [os.path.realpath(folder), os.path.realpath(sidecar)]
+        outside = False
+        for candidate in candidates:
+            real = os.path.realpath(candidate)
+            if not any(os.path.commonpath([real, root]) == root for root in roots):
+                outside = True  # (refused whether it exists or not: no probing of the machine)
+                continue
+            try:
+                os.stat(real)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError as exc:  # a name too long for the file system, a loop of links
+                raise self.fail(
+                    f"{name}: sample file {_short(filename)!r}: {exc.strerror or exc}"
+                ) from None
+            return Path(real)
+        if outside:
+            raise self.fail(
+                f"{name}: sample file {_short(filename)!r} is outside {folder} and its "
+                f"{sidecar.name}/ folder: kernelwatch reads nvbench's sample files only there"
+            )
+        return None
 
     def _context(self, meta: Mapping[str, Any], devices: list[Mapping[str, Any]]) -> Any:
         context: dict[str, Any] = {
@@ -233,12 +272,57 @@ class _Converter:
         }
         if self.lost:
             context["nvbench_samples_lost"] = self.lost
-        names = {d.get("name") for d in devices}
+        described = [self._device_context(d) for d in devices]
+        names = {d["gpu_name"] for d in described}
         if len(devices) == 1 or (devices and len(names) == 1):
-            context.update(_device_context(devices[0]))
+            context.update(described[0])
         elif devices:
             context["nvbench_devices"] = sorted(str(n) for n in names)
         return {k: v for k, v in context.items() if v is not None}
+
+    def _device_context(self, device: Mapping[str, Any]) -> dict[str, Any]:
+        """A device's description as the context keys of docs/results.md; a value of the wrong
+        type (a list for a name, a NaN clock) is refused, naming it."""
+
+        def text(key: str) -> str | None:
+            value = device.get(key)
+            if value is None or isinstance(value, str):
+                return value
+            raise self.fail(f"device {_short(str(device.get('id')))}: {key} is not a string")
+
+        def number(key: str) -> int | float | None:
+            value = device.get(key)
+            if value is None:
+                return None
+            # (type(): JSON true is no number; json reads NaN and Infinity, and integers of
+            # any size, which isfinite cannot take)
+            if type(value) is int or (type(value) is float and math.isfinite(value)):
+                return value
+            raise self.fail(
+                f"device {_short(str(device.get('id')))}: {key} is {_short(repr(value))} "
+                "(not a finite number)"
+            )
+
+        def khz(key: str) -> str | None:
+            hz = number(key)
+            return None if hz is None else str(int(hz) // 1000)
+
+        sm = number("sm_version")
+        ecc = device.get("ecc_state")
+        return {
+            "gpu_name": text("name"),
+            "gpu_uuid": text("uuid") or text("gpu_uuid"),
+            "gpu_compute_capability": f"{sm // 100}.{sm % 100 // 10}" if type(sm) is int else None,
+            "gpu_sm_count": number("number_of_sms"),
+            "gpu_l2_cache_bytes": number("l2_cache_size"),
+            "gpu_memory_bytes": number("global_memory_size"),
+            "gpu_memory_clock_khz": khz("global_memory_bus_peak_clock_rate"),
+            "gpu_memory_bus_width_bits": number("global_memory_bus_width"),
+            "gpu_peak_bandwidth_bytes_per_second": number("global_memory_bus_bandwidth"),
+            "gpu_sm_clock_khz": khz("sm_default_clock_rate"),
+            "gpu_ecc": None if ecc is None else ("on" if ecc else "off"),
+            "gpu_driver_version": text("driver_version"),
+        }
 
 
 def summaries_note(path: str, context: Mapping[str, Any]) -> str | None:
@@ -251,29 +335,6 @@ def summaries_note(path: str, context: Mapping[str, Any]) -> str | None:
         f"{path}: nvbench summaries only (each state's median or mean cold GPU time, one value): "
         f"run nvbench with --jsonbin to compare per sample{why}"
     )
-
-
-def _device_context(device: Mapping[str, Any]) -> dict[str, Any]:
-    def khz(key: str) -> str | None:
-        hz = device.get(key)
-        return str(int(hz) // 1000) if isinstance(hz, (int, float)) else None
-
-    sm = device.get("sm_version")
-    ecc = device.get("ecc_state")
-    return {
-        "gpu_name": device.get("name"),
-        "gpu_uuid": device.get("uuid") or device.get("gpu_uuid"),
-        "gpu_compute_capability": f"{sm // 100}.{sm % 100 // 10}" if isinstance(sm, int) else None,
-        "gpu_sm_count": device.get("number_of_sms"),
-        "gpu_l2_cache_bytes": device.get("l2_cache_size"),
-        "gpu_memory_bytes": device.get("global_memory_size"),
-        "gpu_memory_clock_khz": khz("global_memory_bus_peak_clock_rate"),
-        "gpu_memory_bus_width_bits": device.get("global_memory_bus_width"),
-        "gpu_peak_bandwidth_bytes_per_second": device.get("global_memory_bus_bandwidth"),
-        "gpu_sm_clock_khz": khz("sm_default_clock_rate"),
-        "gpu_ecc": None if ecc is None else ("on" if ecc else "off"),
-        "gpu_driver_version": device.get("driver_version"),
-    }
 
 
 def _axis_value(axis: Mapping[str, Any]) -> str:
@@ -307,3 +368,20 @@ def _get(mapping: Any, *keys: str) -> Any:
             return None
         mapping = mapping.get(key)
     return mapping
+
+
+def _read_regular(file: Path) -> bytes | None:
+    """The bytes of a regular file; None for anything else (a FIFO would block the read, a
+    device never ends, a folder has no bytes). Opened without blocking and checked on the
+    open file, so that what is read is what was checked."""
+    fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    with os.fdopen(fd, "rb") as opened:
+        return opened.read()
+
+
+def _short(text: str, limit: int = 120) -> str:
+    """A text from the file cut short for a one-line message."""
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -77,8 +77,9 @@ def register(subparsers: Any) -> None:
         "result",
         metavar="RESULT.json",
         nargs="+",
-        help="a result of kernelwatch run; several runs of one build on other cards or hosts "
-        "are pooled, and the spread between them is stored per level (docs/measurement.md)",
+        help="a result of kernelwatch run (or a Google Benchmark or nvbench result that names "
+        "its GPU); several runs of one build on other cards or hosts are pooled, and the "
+        "spread between them is stored per level (docs/measurement.md)",
     )
     update.add_argument(
         "--filter",

@@ -19,9 +19,11 @@ from kernelwatch import verdict
 from kernelwatch.verdict import Judging
 
 DESCRIPTION = """\
-Compare two Google Benchmark results, benchmark by benchmark, and say what got slower.
+Compare two Google Benchmark or nvbench results, benchmark by benchmark, and say what got
+slower.
 
-BASELINE and CONTENDER are Google Benchmark JSON files, or directories whose *.json files are
+BASELINE and CONTENDER are Google Benchmark JSON files or nvbench JSON files (--json, or
+--jsonbin with its sample files; docs/results.md), or directories whose *.json files are
 merged (a benchmark found in several files pools their repetitions, one file per process).
 For each benchmark in both, the change of the metric is the ratio of medians, with a
 Hodges-Lehmann confidence interval and a Mann-Whitney U p-value over the repetitions,

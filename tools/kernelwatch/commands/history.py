@@ -46,10 +46,10 @@ HISTORY_EPILOG = INGEST_EPILOG.replace(
 )
 
 INGEST_DESCRIPTION = """\
-Store one result file (as written by kernelwatch run, or any Google Benchmark JSON) in the
-history, in one transaction: all of it or nothing. The file is checked as compare checks it.
-A run already in the history (same context and benchmarks, however formatted) is not stored
-again."""
+Store one result file (as written by kernelwatch run, any Google Benchmark JSON, or nvbench's
+JSON) in the history, in one transaction: all of it or nothing. The file is checked as compare
+checks it. A run already in the history (same context and benchmarks, however formatted) is not
+stored again."""
 
 LIST_DESCRIPTION = "One line per run, oldest first: id, date, commit, GPU, benchmarks."
 
@@ -108,7 +108,7 @@ def register(subparsers: Any) -> None:
         description=INGEST_DESCRIPTION,
         epilog=INGEST_EPILOG,
     )
-    ingest.add_argument("result", metavar="RESULT.json", help="a Google Benchmark result file")
+    ingest.add_argument("result", metavar="RESULT.json", help="Google Benchmark or nvbench JSON")
     _add_db(ingest)
     ingest.set_defaults(handler=lambda args: run_ingest(args.result, _db(args)))
 

@@ -10,8 +10,8 @@ from kernelwatch import nvbench
 from kernelwatch.errors import InputError
 from kernelwatch.gbench.columns import FileColumns
 from kernelwatch.gbench.fast import read_usual
-from kernelwatch.gbench.jsonfile import read_json
-from kernelwatch.gbench.rows import distinguish_registrations, read_rows
+from kernelwatch.gbench.jsonfile import check_depth, read_json
+from kernelwatch.gbench.rows import as_1_5_layout, distinguish_registrations, read_rows
 from kernelwatch.gbench.stream import read_parts
 
 
@@ -31,6 +31,7 @@ def read_streamed(path: str) -> FileColumns | None:
     shell, columns = parts
     if nvbench.is_nvbench(shell) or _report_of(shell):
         return None
+    check_depth(path, shell)  # (its rows were read as columns: only the rest is kept)
     note = nvbench.summaries_note(path, columns.context)
     return columns if note is None else replace(columns, notes=(note,))
 
@@ -82,6 +83,7 @@ def read_document(path: str, document: Any) -> FileColumns:
 
 
 def _read(path: str, context: dict[str, Any], rows: list[Any]) -> FileColumns:
+    rows = as_1_5_layout(path, rows)
     columns = read_usual(path, context, rows)
     if columns is None:
         columns = read_rows(path, context, distinguish_registrations(rows))

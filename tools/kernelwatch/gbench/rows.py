@@ -218,6 +218,71 @@ class _Layout:
         return layout
 
 
+# Keys Google Benchmark 1.5 added to its rows; a file with none of them has the older layout.
+_SINCE_1_5 = frozenset(
+    {"run_name", "run_type", "repetitions", "repetition_index", "aggregate_name"}
+)
+# The statistics it wrote after a benchmark's repetitions before 1.5, as `<name>_<statistic>`.
+_OLD_STATISTICS = ("mean", "median", "stddev", "cv")
+
+
+def as_1_5_layout(path: str, rows: list[Any]) -> list[Any]:
+    """Rows of Google Benchmark before 1.5 (name, iterations, times; nothing else) as 1.5
+    writes them, as its compare.py reads them: the rows of one name are its repetitions, and a
+    row `<name>_mean` (`_median`, `_stddev`, `_cv`) after them is their aggregate, which 1.5
+    marks with run_type and aggregate_name. In an aggregates-only file, whose rows are all
+    statistics, `<name>_mean` is one when `<name>_stddev` is there too (it always was).
+
+    Such a file has no repetition_index to tell a name given twice from more repetitions, but
+    then its repetitions follow one another (random interleaving came later): rows of one name
+    that others separate are a duplicate benchmark name. Files with any 1.5 key keep their
+    rows, and the checks by repetition_index and repetitions (rows.py, fast.py)."""
+    if any(type(row) is not dict or not _SINCE_1_5.isdisjoint(row) for row in rows):
+        return rows  # (a row that is not an object: read_rows words it)
+    names = {row["name"] for row in rows if type(row.get("name")) is str}
+    converted: list[Any] = []
+    previous: str | None = None  # the benchmark of the last repetition row
+    index = 0
+    seen: set[str] = set()
+    for row in rows:
+        name = row.get("name")
+        if type(name) is not str:
+            converted.append(row)  # (read_rows: "has no name")
+            continue
+        statistic = _old_statistic(name, names)
+        if statistic is not None:
+            run_name = without_aggregate(name, statistic)
+            converted.append(
+                {**row, "run_name": run_name, "run_type": "aggregate", "aggregate_name": statistic}
+            )
+            previous = None
+            continue
+        if name == previous:
+            index += 1
+        elif name in seen:
+            raise InputError(
+                f"{path}: duplicate benchmark name {name!r} (a file without repetition_index, "
+                "Google Benchmark's before 1.5, whose rows of that name are apart)"
+            )
+        else:
+            index = 0
+            seen.add(name)
+        previous = name
+        converted.append({**row, "run_type": "iteration", "repetition_index": index})
+    return converted
+
+
+def _old_statistic(name: str, names: set[str]) -> str | None:
+    """The statistic a row of the pre-1.5 layout holds, if it is one (as_1_5_layout)."""
+    for statistic in _OLD_STATISTICS:
+        suffix = f"_{statistic}"
+        if name.endswith(suffix) and len(name) > len(suffix):
+            base = name[: -len(suffix)]
+            if base in names or (f"{base}_stddev" in names and f"{base}_mean" in names):
+                return statistic
+    return None
+
+
 def distinguish_registrations(rows: list[Any]) -> list[Any]:
     """Rows of a benchmark name registered more than once (Google Benchmark allows it: its own
     complexity_test does) renamed `<name>#2`, `#3`, ... in registration order. Google Benchmark

@@ -24,9 +24,9 @@ from kernelwatch.results import Metric, resolve_metric
 DESCRIPTION = """\
 The results history: every ingested run (its context, commit, date, and every repetition of
 every benchmark and counter) in one SQLite database, by default results/history.sqlite in the
-project, the nearest folder up holding baselines/ or .git (else name it: --db PATH). Ingesting the same run twice is a no-op. The database schema
-is versioned and migrated when opened. `changes` finds the steps in every benchmark's series.
-See docs/history.md."""
+project, the nearest folder up holding baselines/ or .git (else name it: --db PATH).
+Ingesting the same run twice is a no-op. The schema is versioned and migrated when opened.
+`changes` finds the steps in every benchmark's series. See docs/history.md."""
 
 EPILOG = """\
 exit status:

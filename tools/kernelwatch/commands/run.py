@@ -170,7 +170,8 @@ def run(command: RunCommand) -> int:
         raise InputError(f"--out {command.out}: is a directory; name the result file")
     if command.baseline and not command.baseline.exists():
         raise InputError(f"--baseline {command.baseline}: no such file or directory")
-    shard = shards.parse(command.shard) if command.shard else None
+    # (--shard '' is a bad K/N, not "no shard")
+    shard = shards.parse(command.shard) if command.shard is not None else None
     chosen_gpus = gpus.select(gpus.discover(), command.gpus) if command.gpus else None
     # Before anything is measured: a bad path would lose the whole run at its end.
     check_outputs(outputs_of(command, chosen_gpus), inputs_of(command))

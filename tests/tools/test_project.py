@@ -84,3 +84,12 @@ def test_without_a_project_here_a_checkouts_package_uses_its_checkout(tmp_path, 
     with pytest.raises(project.NoProject, match="--baselines DIR"):
         baselines.default_root()
     assert baselines.found_root() is None and history.found_path() is None
+
+
+def test_the_package_names_no_address_the_project_does_not_have() -> None:
+    """pyproject's [project.urls] pointed at github.com/kernelwatch/kernelwatch, a placeholder:
+    the repository has no remote and README, LICENSE and docs name no address."""
+    import tomllib
+
+    metadata = tomllib.loads((TOOLS / "pyproject.toml").read_text())["project"]
+    assert "urls" not in metadata

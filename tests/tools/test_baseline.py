@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO, document, rows_for
 from fakebench import GPU_CONTEXT
 from kernelwatch import baseline as baselines
-from kernelwatch import synthetic
+from kernelwatch import project, synthetic
 from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER
 from kernelwatch.errors import InputError
 
@@ -87,13 +87,14 @@ def test_context_slug() -> None:
 def test_default_root_is_the_checkout_from_inside_it(monkeypatch) -> None:
     for inside in (REPO, REPO / "docs"):
         monkeypatch.chdir(inside)
-        assert baselines.project_root() == REPO
+        assert project.find() == REPO
         assert baselines.default_root() == REPO / "baselines"
 
 
 def test_default_root_of_another_project_is_its_own(tmp_path: Path, monkeypatch) -> None:
     """A project that runs this checkout as a tool (PYTHONPATH=kernelwatch/tools) from its own
-    root keeps its baselines there, not beside kernelwatch's suite's."""
+    root (a repository: .git) keeps its baselines there, not beside kernelwatch's suite's."""
+    (tmp_path / ".git").mkdir()
     monkeypatch.chdir(tmp_path)
     assert baselines.default_root() == tmp_path / "baselines"
 

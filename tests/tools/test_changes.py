@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import json
 import math
+import warnings
 import sqlite3
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -122,6 +123,22 @@ def test_a_step_is_found_at_its_run_with_its_commit(make_history, run_cli, tmp_p
     assert document["threshold"] == changes.DEFAULT_THRESHOLD
     assert document["changes"][0]["commit"] == commit_of(3)
     assert document["changes"][0]["regression"] is True
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_a_step_is_found_at_any_scale(make_history, run_cli, scale) -> None:
+    """A +50 % step at values around 1e-300 and 1e300 went unseen (Otava's t-test and
+    E-Divisive square the values: underflow, overflow and numpy's overflow warning)."""
+    db = make_history({STEP: [scale] * 4 + [1.5 * scale] * 4})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no overflow warning either)
+        with history.database(db) as connection:
+            found = changes.find_changes(connection)
+    assert [(c.benchmark, c.index) for c in found] == [(STEP, 4)]
+    assert found[0].ratio == pytest.approx(1.5, rel=0.02) and found[0].regression
+    assert found[0].before == pytest.approx(scale, rel=0.02)  # in the series' own units
+    done = run_cli("history", "changes", "--db", db)
+    assert done.status == 1 and "+5" in done.out and done.err == "", done.out + done.err
 
 
 def test_flat_noisy_series_give_nothing(make_history, run_cli) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import H100_CONTEXT
-from kernelwatch.comment import MAX_BODY, body, marker
+from kernelwatch.comment import MAX_BODY, body, marker, utf16_length
 
 
 def test_marker_is_one_hidden_line_per_gpu_model() -> None:
@@ -43,6 +43,34 @@ def test_a_long_report_is_cut_to_fit_a_comment() -> None:
     text = body("\n".join(f"| row {i} |" for i in range(20_000)), "g", "G", "abc")
     assert len(text) <= MAX_BODY and "the job summary has all of it" in text
     assert text.startswith("<!-- kernelwatch:g -->\n")
+
+
+def test_the_limit_is_counted_in_utf16_units_as_github_counts() -> None:
+    """Rows of emoji (two UTF-16 units each) fit in 65,536 code points but not in 65,536 units:
+    GitHub refused the body."""
+    rows = "\n".join(f"| row {i} | \U0001f680\U0001f680\U0001f680 |" for i in range(6_000))
+    text = body(rows, "g", "G", "abc")
+    assert len(text.encode("utf-16-le")) // 2 == utf16_length(text) <= MAX_BODY
+    assert "the job summary has all of it" in text and "\ufffd" not in text
+    one_line = body("\U0001f680" * 40_000, "g", "G")  # no line to cut at: no pair split in two
+    assert utf16_length(one_line) <= MAX_BODY and "\U0001f680" * 100 in one_line
+    one_line.encode("utf-8")  # (a lone surrogate would not encode)
+
+
+def test_the_commit_cannot_break_out_of_the_footer() -> None:
+    """--commit went into `...` as given: a backtick, </sub> or a line break ended the code
+    span and the footer, and Markdown or HTML of the commit's text was rendered."""
+    for commit, shown in [
+        ("ab`c</sub>", "``ab`c</sub>``"),
+        ("`x", "`` `x ``"),
+        ("a\n\n# b", "`a # b`"),
+        ("0123456789abcdef", "`0123456789ab`"),
+    ]:
+        footer = body("report", "g", "G", commit).splitlines()[-1]
+        assert footer == f"<sub>Updated on every push: commit {shown}</sub>", commit
+    url = "https://x/runs/1) [evil](https://e"
+    footer = body("report", "g", "G", None, url).splitlines()[-1]
+    assert "(<https://x/runs/1)%20[evil](https://e>)" in footer
 
 
 def test_bad_input_is_one_line(run_cli, tmp_path: Path) -> None:

@@ -183,6 +183,12 @@ KINDS: dict[str, bytes | str | None | Callable[[Path], None]] = {
         good()["benchmarks"], {**CONTEXT, "kernelwatch_filter": "^fam/"}
     ).encode(),
     "one shard": doc_with(good()["benchmarks"], {**CONTEXT, "kernelwatch_shard": "1/2"}).encode(),
+    "empty shard": json.dumps(
+        {"context": {**CONTEXT, "kernelwatch_shard": "1/1"}, "benchmarks": []}
+    ).encode(),
+    "full-width shard": doc_with(
+        good()["benchmarks"], {**CONTEXT, "kernelwatch_shard": "１/１"}
+    ).encode(),
     "fewer benchmarks": json.dumps(
         document(dict(list(GOOD_SPEC.items())[:2]), context=CONTEXT)
     ).encode(),
@@ -239,7 +245,7 @@ KINDS: dict[str, bytes | str | None | Callable[[Path], None]] = {
 # internal error, and change nothing but what it writes.
 # Whole results of a part of the suite: what compare, report and the history take, and what
 # `baseline update` refuses without --filter (or --drop-missing): it would drop the others.
-PARTS = ("filtered run", "one shard", "fewer benchmarks")
+PARTS = ("filtered run", "one shard", "fewer benchmarks", "full-width shard")
 # Google Benchmark's layout before 1.5 is a result like any other (its rows are repetitions)
 OLD = "Google Benchmark before 1.5"
 
@@ -293,13 +299,17 @@ ACCEPTED: dict[str, set[str]] = {
         "string counter",
         "no benchmarks list",
         "row not an object",
+        "empty shard",
         *PARTS,
     },
 }
 # export reads a result as compare does; merge too, but a lone shard is a missing part, and it
 # joins the rows as written (1e308 us is finite until compare takes it to ns)
 ACCEPTED["export"] = set(ACCEPTED["compare"])
-ACCEPTED["merge"] = (ACCEPTED["compare"] - {"one shard"}) | {"time infinite in ns"}
+# (a shard key merge would not write: "１/１" is no K/N)
+ACCEPTED["merge"] = (ACCEPTED["compare"] - {"one shard", "full-width shard"}) | {
+    "time infinite in ns"
+}
 
 
 @dataclass
@@ -793,6 +803,8 @@ def test_output_to_a_full_device_is_one_line(tmp_path: Path) -> None:
         ["history", "changes", "--since"],
         ["selftest", "--min-time-us", "x"],
         ["report", "r.json"],
+        ["run", "--shard", "-1/2"],
+        ["run", "--shard", ""],
     ],
 )
 def test_every_usage_error_is_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:

@@ -355,12 +355,18 @@ def test_a_db_in_a_missing_folder_is_refused(run_cli, write_json, tmp_path):
 
 
 def test_the_default_databases_folder_is_made(run_cli, write_json, tmp_path, monkeypatch):
+    (tmp_path / "checkout" / ".git").mkdir(parents=True)  # a project, found from below
+    (tmp_path / "checkout" / "docs").mkdir()
+    monkeypatch.chdir(tmp_path / "checkout" / "docs")
     default = tmp_path / "checkout" / "results" / "history.sqlite"
-    monkeypatch.setattr(schema, "default_path", lambda: default)
     path = write_json("r.json", {"BM_A": [1, 2, 3]})
     r = run_cli("history", "ingest", path, "--db", default)  # (given or not: the same path)
     assert r.status == 0, r.err
     assert default.is_file()
+    default.unlink()
+    default.parent.rmdir()
+    r = run_cli("history", "ingest", path)
+    assert r.status == 0 and f"into {default}" in r.out, r.err
 
 
 def test_a_time_infinite_in_ns_is_refused_as_compare_refuses_it(run_cli, write_json, tmp_path):

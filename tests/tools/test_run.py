@@ -520,7 +520,7 @@ def test_different_gpus_in_one_run(box: Box) -> None:
         (["--repetitions", "100", "--processes", "100"], "--processes 100: must be at most 64"),
         (["--max-time", "inf"], "--max-time inf: must be a positive number of seconds"),
         (["--precision", "nan"], "--precision nan: must be a fraction"),
-        (["--shard", "1/100000000000"], "--shard 1/100000000000: N must be between 1 and 1000"),
+        (["--shard", "1/100000000000"], "--shard '1/100000000000': write K/N in ASCII digits"),
         (["--processes", "11"], "--processes 11: more processes than --repetitions 10"),
     ],
 )

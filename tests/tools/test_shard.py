@@ -85,11 +85,28 @@ def test_the_durations_of_the_real_baseline_are_its_run_time() -> None:
         "1/1001",
         "1/100000000000",
         "1/" + "9" * 5000,
+        "１/２",
+        "١/٢",
     ],
 )
 def test_bad_shard_specs(text: str) -> None:
-    with pytest.raises(InputError, match="--shard"):
+    with pytest.raises(InputError) as caught:
         shards.parse(text)
+    assert str(caught.value) == (
+        f"--shard {text!r}: write K/N in ASCII digits with 1 <= K <= N <= 1000, e.g. 2/4 "
+        "(part 2 of 4)"
+    )
+
+
+@pytest.mark.parametrize("text", ["", "-1/2", "１/２", "١/٢", "0/2", "3/2", "1/1001"])
+def test_every_bad_shard_option_is_the_k_n_line(tmp_path: Path, run_cli, text: str) -> None:
+    """`--shard ''` ran the whole suite as "no shard", full-width and Arabic-Indic digits were
+    taken, and `--shard -1/2` got argparse's "expected one argument"."""
+    done = run_cli("run", "--bench", tmp_path / "absent", "--shard", text)
+    assert done.status == 2
+    assert done.err == f"kernelwatch: error: --shard {text!r}: write K/N in ASCII digits with " + (
+        "1 <= K <= N <= 1000, e.g. 2/4 (part 2 of 4)\n"
+    )
 
 
 def test_the_largest_shard_count() -> None:
@@ -178,6 +195,10 @@ def edit(path: Path, **context: Any) -> None:
     "change, message",
     [
         ({"kernelwatch_git_commit": "f" * 40}, "differ in commit"),
+        ({"cuda_runtime_version": "12.8"}, "differ in CUDA runtime, cuda_runtime_version (12.8"),
+        ({"gpu_driver_version": "575.0"}, "differ in driver, gpu_driver_version (575.0"),
+        ({"cuda_driver_api_version": None}, "cuda_driver_api_version (unset vs 13.0)"),
+        ({"library_build_type": "release"}, "library_build_type (release vs debug)"),
         ({"gpu_name": "NVIDIA H100 80GB HBM3"}, "merge joins the shards of one GPU model"),
         ({"kernelwatch_max_time": "0.5"}, "differ in setting kernelwatch_max_time"),
         ({"kernelwatch_repetitions": "4"}, "differ in setting kernelwatch_repetitions"),
@@ -197,28 +218,18 @@ def test_merge_refuses_what_is_not_one_run(
     assert done.err.count("\n") == 1 and not out.exists()
 
 
-@pytest.mark.parametrize(
-    "spec, message",
-    [
-        ("3/2", "K must be between 1 and N"),
-        ("-1/2", "write K/N"),
-        ("0/0", "N must be between 1 and"),
-        ("0/2", "K must be between 1 and N"),
-        ("1/100000000000", "N must be between 1 and 1000"),
-        ("2", "write K/N"),
-    ],
-)
+@pytest.mark.parametrize("spec", ["3/2", "-1/2", "0/0", "0/2", "1/100000000000", "2", "１/２"])
 @pytest.mark.parametrize("partial", [[], ["--allow-partial"]])
 def test_merge_refuses_impossible_shards(
-    tmp_path: Path, run_cli, spec: str, message: str, partial: list[str]
+    tmp_path: Path, run_cli, spec: str, partial: list[str]
 ) -> None:
     files = shard_files(tmp_path, SUITE_BASELINE, 2)
     edit(files[1], kernelwatch_shard=spec)
     out = tmp_path / "merged.json"
     for given in (files, files[1:]):
         done = run_cli("merge", *given, "-o", out, *partial)
-        assert done.status == 2 and message in done.err, done.err
-        assert f"{files[1]}: kernelwatch_shard" in done.err
+        assert done.status == 2 and "write K/N in ASCII digits" in done.err, done.err
+        assert f"{files[1]}: kernelwatch_shard {spec!r}" in done.err
         assert done.err.count("\n") == 1 and not out.exists()
 
 
@@ -306,15 +317,18 @@ def test_run_shards_then_merge_is_the_whole_suite(tmp_path: Path, run_cli, monke
     assert repetitions == Counter({n: 2 for n in names})
 
 
-def test_an_empty_shard_merges_but_nothing_at_all_is_refused(tmp_path: Path, run_cli) -> None:
-    # More shards than benchmarks leave some empty, which merge with the others; but a merge of
-    # nothing wrote an empty result with exit 0, which compare then refused.
+def test_an_empty_shard_is_refused(tmp_path: Path, run_cli) -> None:
+    # run never writes a shard that holds nothing (no benchmark falls in it: exit 2), so an
+    # empty file is no part of a run; it merged with the others, and alone made an empty result.
     files = shard_files(tmp_path, SUITE_BASELINE, 2)
     empty = tmp_path / "empty.json"
     document = read_json(files[0])
-    context = {k: v for k, v in document["context"].items() if k != "kernelwatch_shard"}
-    empty.write_text(json.dumps({"context": context, "benchmarks": []}))
+    empty.write_text(json.dumps({"context": document["context"], "benchmarks": []}))
     out = tmp_path / "merged.json"
-    done = run_cli("merge", empty, "-o", out)
-    assert done.status == 2 and "no benchmark results to merge" in done.err and not out.exists()
+    for given in ([empty], [empty, files[1]], [files[1], empty]):
+        done = run_cli("merge", *given, "-o", out, "--allow-partial")
+        assert done.status == 2 and done.err == (
+            f"kernelwatch: error: {empty}: holds no benchmark results: not a shard of a run\n"
+        )
+        assert not out.exists()
     assert run_cli("merge", files[0], files[1], "-o", out).status == 0

@@ -219,6 +219,8 @@ if args[:2] == ["run", "download"]:
     os.makedirs(folder, exist_ok=True)
     open(os.path.join(folder, "history.sqlite"), "w").write("database of run " + args[2])
     sys.exit(0)
+if "--jq" not in args:  # a write (POST, PATCH): logged, done
+    sys.exit(0)
 path = next(a for a in args[1:] if not a.startswith("-") and a != args[args.index("--jq") + 1])
 # "KEY$": this path only; else every path that starts with KEY
 answer = next((v for k, v in fixtures.items() if path == k[:-1] or path.startswith(k) and not k.endswith("$")), None)
@@ -253,7 +255,17 @@ def history_artifact(run_id: int, created: str) -> dict[str, Any]:
 THIS_RUN = {"repos/o/r/actions/runs/7$": {"created_at": "2026-11-24T03:17:42Z", "run_attempt": 2}}
 
 
-def fetch(tmp_path: Path, fixtures: dict[str, Any]) -> tuple[int, str, list[str]]:
+def with_gh(
+    tmp_path: Path,
+    fixtures: dict[str, Any],
+    job: str,
+    step: str,
+    workflow: Path = NIGHTLY,
+    contexts: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[Path, int, str, list[str]]:
+    """Run a step that calls gh, with the stand-in answering from `fixtures`: (the workspace,
+    its status, its $GITHUB_OUTPUT, gh's calls then the step's log)."""
     if shutil.which("jq") is None:
         pytest.skip("jq is not installed (tools/kw setup installs it): it stands in for gh's --jq")
     root = workspace(tmp_path)
@@ -263,15 +275,26 @@ def fetch(tmp_path: Path, fixtures: dict[str, Any]) -> tuple[int, str, list[str]
     gh.write_text(FAKE_GH.replace("{python}", sys.executable))
     gh.chmod(0o755)
     (tmp_path / "fixtures.json").write_text(json.dumps({**THIS_RUN, **fixtures}))
-    os.environ["GH_FIXTURES"] = str(tmp_path / "fixtures.json")
-    os.environ["GH_LOG"] = str(tmp_path / "gh.log")
+    (tmp_path / "gh.log").write_text("")
+    added = {"GH_FIXTURES": str(tmp_path / "fixtures.json"), "GH_LOG": str(tmp_path / "gh.log")}
+    added.update(env or {})
+    os.environ.update(added)
     try:
-        status, output, log = run_step("history", FETCH, root, path=str(bin_dir))
+        status, output, log = run_step(
+            job, step, root, path=str(bin_dir), contexts=contexts, workflow=workflow
+        )
     finally:
-        del os.environ["GH_FIXTURES"], os.environ["GH_LOG"]
-    database = root / "results" / "history.sqlite"
+        for key in added:
+            del os.environ[key]
     calls = (tmp_path / "gh.log").read_text().splitlines()
-    return status, database.read_text() if database.exists() else "", calls + [output, log]
+    return root, status, output, calls + [log]
+
+
+def fetch(tmp_path: Path, fixtures: dict[str, Any]) -> tuple[int, str, list[str]]:
+    root, status, output, calls = with_gh(tmp_path, fixtures, "history", FETCH)
+    database = root / "results" / "history.sqlite"
+    found = database.read_text() if database.exists() else ""
+    return status, found, [*calls[:-1], output, calls[-1]]
 
 
 RUNS = "repos/o/r/actions/workflows/nightly.yml/runs?branch=main"
@@ -644,3 +667,45 @@ def test_a_malformed_list_fails_the_plan_with_one_line(
     assert log.endswith("\n") and log.count("\n") == 1, log
     if not says:
         assert "not a model: " in log
+
+
+# --- the pull-request comment ---------------------------------------------------------------
+
+MARKER = "<!-- kernelwatch:nvidia-h200-sm90 -->"
+COMMENTS = "repos/o/r/issues/5/comments"
+POST = "Post it, or update the one posted before"
+
+
+def comment(login: str, number: int) -> dict[str, Any]:
+    return {"id": number, "user": {"login": login}, "body": MARKER + "\n### report"}
+
+
+def post(tmp_path: Path, fixtures: dict[str, Any]) -> list[str]:
+    """gpu.yml's comment step with the pull request's comments in `fixtures`: gh's writes."""
+    _, status, _, calls = with_gh(
+        tmp_path,
+        fixtures,
+        "comment",
+        POST,
+        workflow=WORKFLOWS / "gpu.yml",
+        contexts={"github.token": "t", "github.event.pull_request.number": "5"},
+        env={"MARKER": MARKER},
+    )
+    assert status == 0, calls
+    return [call for call in calls[:-1] if "--method" in call]
+
+
+def test_the_comment_is_found_by_its_author_too(tmp_path: Path) -> None:
+    """Anyone who may comment could plant the marker first: the report went into their comment
+    (or, where it may not be edited, was never posted)."""
+    planted = [comment("mallory", 11), comment("github-actions[bot]", 12)]
+    assert post(tmp_path / "a", {COMMENTS: planted}) == [
+        "api --method PATCH repos/o/r/issues/comments/12 -F body=@results/comment.md"
+    ]
+    writes = post(tmp_path / "b", {COMMENTS: planted[:1]})  # only theirs: a new one
+    assert writes == ["api --method POST repos/o/r/issues/5/comments -F body=@results/comment.md"]
+    # Posted with another token (a PAT), the comment is that token's user's.
+    fixtures = {"user$": {"login": "kw-bot"}, COMMENTS: [*planted, comment("kw-bot", 13)]}
+    assert post(tmp_path / "c", fixtures) == [
+        "api --method PATCH repos/o/r/issues/comments/13 -F body=@results/comment.md"
+    ]

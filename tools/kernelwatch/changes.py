@@ -36,7 +36,7 @@ import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
@@ -330,6 +330,11 @@ def detect(
     count = len(series.runs)
     if count < 2 * MIN_RUNS or len(series.values) < 4 or too_flat(series, threshold):
         return []
+    # Otava's t-test and E-Divisive square the values: at 1e300 they overflow, at 1e-300 they
+    # underflow, and a +50 % step went unseen. Detection is on values brought near 1 by a power
+    # of two: exact, so every result is bitwise that of the series as given, at any scale.
+    exponent = _exponent(series.values)
+    series = replace(series, values=np.ldexp(series.values, -exponent))
     sizes = np.diff(series.offsets)
     window = max(WINDOW_POINTS, WINDOW_RUNS * int(np.max(sizes)))
     # Otava's split step ignores its window for an ndarray (it slices only sequences): a list.
@@ -367,14 +372,21 @@ def detect(
                 commit=run.commit,
                 date=run.date,
                 index=verdict.boundary,
-                before=verdict.before,
-                after=verdict.after,
+                before=math.ldexp(verdict.before, exponent),
+                after=math.ldexp(verdict.after, exponent),
                 ratio=ratio,
                 p_value=verdict.p_value,
                 regression=ratio < 1 if metric.higher_is_better else ratio > 1,
             )
         )
     return changes
+
+
+def _exponent(values: np.ndarray) -> int:
+    """The power of two of the series' first non-zero value (the first: the same for every
+    earlier state of the series, so first_found's windows of values still match)."""
+    nonzero = np.flatnonzero(values)
+    return math.frexp(float(values[nonzero[0]]))[1] if len(nonzero) else 0
 
 
 def too_flat(series: Series, threshold: float) -> bool:

@@ -54,13 +54,34 @@ class Parser(argparse.ArgumentParser):
     ) -> tuple[argparse.Namespace, list[str]]:
         """Also remember the innermost (sub)command that left arguments it does not know, so
         that the message points to that command's --help, not to kernelwatch's."""
-        parsed, extras = super().parse_known_args(args, namespace)
+        given = list(sys.argv[1:] if args is None else args)
+        parsed, extras = super().parse_known_args(_joined_values(given), namespace)
         if extras and not hasattr(parsed, _UNKNOWN_TO):
             setattr(parsed, _UNKNOWN_TO, self)
         return parsed, extras
 
 
 _UNKNOWN_TO = "_kernelwatch_unknown_to"
+
+# Options whose bad values may start with "-": argparse takes `--shard -1/2` for an option and
+# says "expected one argument", where the value's own check names what a shard must be.
+DASH_VALUES = frozenset({"--shard"})
+
+
+def _joined_values(argv: Sequence[str]) -> list[str]:
+    """`--shard -1/2` as `--shard=-1/2` (up to a `--`, after which nothing is an option)."""
+    out: list[str] = []
+    words = iter(argv)
+    for word in words:
+        if word == "--":
+            out += [word, *words]
+            break
+        value = next(words, None) if word in DASH_VALUES else None
+        if value is not None and value.startswith("-"):
+            out.append(f"{word}={value}")
+        else:
+            out += [word] if value is None else [word, value]
+    return out
 
 
 def build_parser() -> argparse.ArgumentParser:

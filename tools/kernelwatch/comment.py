@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 
-# GitHub refuses comment bodies over 65,536 characters; room is kept for the head and foot.
+# GitHub refuses comment bodies over 65,536 characters, counted in UTF-16 code units (an emoji
+# or a CJK extension character is two); room is kept for the head and foot.
 MAX_BODY = 65_536
 _MARKER_KEY = re.compile(r"[^a-z0-9._]+")
 
@@ -35,21 +37,40 @@ def body(
     for a comment is cut at a line, with a pointer to the job summary."""
     foot = []
     if commit:
-        foot.append(f"commit `{commit[:12]}`")
+        foot.append(f"commit {code_span(commit[:12])}")
     if run_url:
-        foot.append(f"[workflow run and job summary]({run_url})")
+        # (<...> takes any URL but one with angle brackets or a line break, which GitHub's never has)
+        url = urllib.parse.quote(run_url, safe=":/?#[]@!$&'()*+,;=%~")
+        foot.append(f"[workflow run and job summary](<{url}>)")
     footer = f"\n\n<sub>Updated on every push: {' · '.join(foot)}</sub>\n" if foot else "\n"
     head = f"{marker(gpu_key)}\n## kernelwatch on {gpu_title}\n\n"
     report = markdown.strip()
-    room = MAX_BODY - len(head) - len(footer) - 200
-    if len(report) > room:
-        cut = report.rfind("\n", 0, room)
+    room = MAX_BODY - utf16_length(head) - utf16_length(footer) - 200
+    if utf16_length(report) > room:
+        # the longest prefix within `room` UTF-16 units (a pair split in two is dropped)
+        fits = report.encode("utf-16-le")[: 2 * room].decode("utf-16-le", errors="ignore")
+        cut = fits.rfind("\n")
         report = (
-            report[: cut if cut > 0 else room]
+            fits[: cut if cut > 0 else len(fits)]
             + "\n\n*(cut here: the report is longer than a comment can be; the job summary has "
             "all of it)*"
         )
     return head + report + footer
+
+
+def utf16_length(text: str) -> int:
+    """The length GitHub counts: UTF-16 code units."""
+    return len(text.encode("utf-16-le", errors="surrogatepass")) // 2
+
+
+def code_span(text: str) -> str:
+    """`text` as a Markdown code span, whatever it holds: a fence of one more backtick than its
+    longest run, on one line (a commit given as `--commit` is not trusted to be hex)."""
+    text = " ".join(text.split())
+    runs = re.findall(r"`+", text)
+    fence = "`" * (max((len(run) for run in runs), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def json_instead(markdown: str) -> bool:

@@ -21,6 +21,18 @@ WATCHED_KEYS: Mapping[str, str] = {
 }
 
 
+# The software a result was measured with: a baseline file (a partial update keeps the
+# baseline's) and a merged run (its shards) each hold one. Google Benchmark's own build type is
+# its `library_build_type` (a debug library adds its checks to every repetition's host time).
+MEASURING_KEYS: Mapping[str, str] = {
+    "gpu_driver_version": "driver",
+    "cuda_runtime_version": "CUDA runtime",
+    "cuda_driver_api_version": "CUDA driver API",
+    "kernelwatch_cache_mode": "cache mode",
+    "kernelwatch_build_type": "build type",
+    "library_build_type": "Google Benchmark library build type",
+}
+
 # The harness measures each run's device copy ceiling (GB/s). Two cards of one model, or one
 # card at another memory clock, differ there, and bandwidth-bound times with it; beyond this
 # relative difference the comparison says how to compare on equal terms.

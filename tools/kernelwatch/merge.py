@@ -2,9 +2,10 @@
 `compare`, `baseline update` and `history ingest` take like any other.
 
 The rows are joined by runner.join_outputs (the same code that joins a run's binaries); here only
-what makes the shards one measurement is checked: one commit, one GPU model, the same harness
-and run settings (every `kernelwatch_*` context key except those that describe one process or
-one job), one N, each part once. Shards may have run on different cards of the model: the
+what makes the shards one measurement is checked: one commit, one GPU model, one driver, CUDA
+runtime and build (environment.MEASURING_KEYS), no empty part, the same harness and run
+settings (every `kernelwatch_*` context key except those that describe one process or one
+job), one N, each part once. Shards may have run on different cards of the model: the
 merged gpu_uuid then names them all, so that compare treats the result as another card than
 any baseline's (the wider other-card limit applies).
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import runner, shard
+from kernelwatch.environment import MEASURING_KEYS
 from kernelwatch.errors import InputError
 from kernelwatch.results import gpu_model
 from kernelwatch.runner.precision import TOPPED_UP_KEY
@@ -92,6 +94,10 @@ def merge_results(
                 f"{label} ran on {gpu_model(context) or 'an unnamed GPU'}, {first_label} on "
                 f"{model or 'an unnamed GPU'}: merge joins the shards of one GPU model"
             )
+        _same_software(label, context, first_label, first_context)
+        if not document.get("benchmarks"):
+            # run never writes one: a shard that no benchmark falls in is refused (exit 2)
+            raise InputError(f"{label}: holds no benchmark results: not a shard of a run")
         other = _settings(context)
         for key in sorted(set(settings) | set(other)):
             if settings.get(key) != other.get(key):
@@ -125,13 +131,23 @@ def merge_results(
     contexts = [document.get("context") or {} for _, document in inputs]
     outputs = [(Path(label), document) for label, document in inputs]
     document = runner.join_outputs(outputs, _merged_context(contexts))
-    if not document.get("benchmarks"):  # (one empty shard is fine; all of them are no result)
-        raise InputError(
-            f"{', '.join(labels)}: no benchmark results to merge (compare would refuse the file)"
-        )
     if count is not None:
         document["context"].pop(SHARD_KEY, None)
     return document
+
+
+def _same_software(
+    label: str, context: Mapping[str, Any], first_label: str, first: Mapping[str, Any]
+) -> None:
+    """One run is measured with one driver, CUDA runtime and build (environment.MEASURING_KEYS);
+    a key one part records and another lacks differs too."""
+    for key, what in MEASURING_KEYS.items():
+        theirs, ours = context.get(key), first.get(key)
+        if str(theirs) != str(ours):
+            raise InputError(
+                f"{label} and {first_label} differ in {what}, {key} ({theirs or 'unset'} vs "
+                f"{ours or 'unset'}): not parts of one run"
+            )
 
 
 def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

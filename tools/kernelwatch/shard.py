@@ -29,7 +29,9 @@ OVERHEAD_PER_REPETITION_S = 0.077
 # The most parts a suite splits into: beyond that a part holds one benchmark or none (the
 # suite has a few hundred), and the split's per-part lists must stay small.
 MAX_COUNT = 1000
-_SPEC = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
+# ASCII digits only: \d (and int()) take full-width and Arabic-Indic digits too, which no
+# shard job writes; spaces around the numbers are kept (" 2 / 4 ", as a shell line may quote).
+_SPEC = re.compile(r"[ \t]*([0-9]+)[ \t]*/[ \t]*([0-9]+)[ \t]*")
 
 
 @dataclass(frozen=True)
@@ -44,17 +46,19 @@ class Shard:
 
 
 def parse(text: str, what: str = "--shard") -> Shard:
-    """K/N with N in 1..MAX_COUNT and K in 1..N; `what` names the source in the error (an
-    option, or a result file's context key for `merge`)."""
+    """K/N in ASCII digits with 1 <= K <= N <= MAX_COUNT; `what` names the source in the error
+    (an option, or a result file's context key for `merge`). Every other value, "" and "-1/2"
+    too, gets the one line that says what is expected."""
     match = _SPEC.fullmatch(text)
-    if not match:
-        raise InputError(f"{what} {text!r}: write K/N, e.g. 2/4 (part 2 of 4)")
     # more digits than any valid N: no int() of a huge string (Python refuses > 4300 digits)
-    index, count = (int(g) if len(g) <= 9 else MAX_COUNT + 1 for g in match.groups())
-    if not 1 <= count <= MAX_COUNT:
-        raise InputError(f"{what} {text.strip()}: N must be between 1 and {MAX_COUNT}")
-    if not 1 <= index <= count:
-        raise InputError(f"{what} {text.strip()}: K must be between 1 and N")
+    index, count = (
+        (int(g) if len(g) <= 9 else MAX_COUNT + 1 for g in match.groups()) if match else (0, 0)
+    )
+    if not 1 <= index <= count <= MAX_COUNT:
+        raise InputError(
+            f"{what} {text!r}: write K/N in ASCII digits with 1 <= K <= N <= {MAX_COUNT}, e.g. 2/4 "
+            "(part 2 of 4)"
+        )
     return Shard(index, count)
 
 

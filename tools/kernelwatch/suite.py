@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
-from kernelwatch import runner
+from kernelwatch import project, runner
 from kernelwatch.errors import InputError
 
 
@@ -21,8 +21,16 @@ def find_binaries(build_dir: str | None, bench: Sequence[str]) -> list[Path]:
         if not build.is_dir():
             raise InputError(f"--build-dir {build}: no such directory")
     else:
-        build = baselines.project_root() / "build"
+        build = default_build()
     return runner.find_binaries(build)
+
+
+def default_build() -> Path:
+    """build/ in the project being measured (kernelwatch.project)."""
+    return (
+        project.root("name the build folder with --build-dir DIR, or the binaries with --bench")
+        / "build"
+    )
 
 
 def usable_binaries(
@@ -33,7 +41,7 @@ def usable_binaries(
     binaries = find_binaries(build_dir, bench)
     runner.require_gpu(binaries[0] if binaries else None, tuple(extra_args))
     if not binaries:
-        build = build_dir or baselines.project_root() / "build"
+        build = build_dir or default_build()
         raise InputError(
             f"no benchmark binaries ({runner.BINARY_GLOB}) in {Path(build) / runner.BINARY_FOLDER}"
             ": build them first (tools/kw suite, or cmake --preset release && cmake --build "
@@ -42,14 +50,14 @@ def usable_binaries(
     return binaries
 
 
-def planning_documents(given: Path | None, root: Path) -> list[Any]:
+def planning_documents(given: Path | None, root: Path | None) -> list[Any]:
     """What the schedule reads the benchmarks' durations and host_bound counters from:
     --baseline, else every baseline in the folder. Not this GPU's alone: every shard job of
     every model must compute the same split from the same checkout."""
     if given is not None:
         return baselines.result_documents(given)
     documents = []
-    for entry in baselines.entries(root):
+    for entry in baselines.entries(root) if root is not None else ():
         # Another model's broken baseline must not stop this run; the one this run is judged
         # by is read again by baselines.against, which refuses it (exit 2, naming it). Every
         # job of one checkout skips the same files, so the split stays the same.

@@ -112,7 +112,10 @@ def _stddev(values: Sequence[float]) -> float:
     if len(values) < 2:
         return 0.0
     mean = _mean(values)
-    return math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))
+    # (over the largest deviation: squares of values near 1e300 overflow, near 1e-300 vanish)
+    scale = max(abs(v - mean) for v in values) or 1.0
+    spread = math.fsum(((v - mean) / scale) ** 2 for v in values) / (len(values) - 1)
+    return scale * math.sqrt(spread)
 
 
 def document(

@@ -72,7 +72,10 @@ def suite_config(path: str | Path | None, root: Path | None = None) -> Config:
     baselines/ in the checkout) when there is one: its per-benchmark thresholds and host-bound
     list belong to the benchmarks, as the baselines do."""
     if path is None:
-        found = (root if root is not None else baselines.default_root()) / SUITE_CONFIG
+        folder = root if root is not None else baselines.found_root()
+        if folder is None:  # outside any project: no suite, no suite settings
+            return Config()
+        found = folder / SUITE_CONFIG
         try:
             path = found if found.is_file() else None
         except OSError:  # a folder that may not be read: load_config says so, in one line
@@ -141,7 +144,7 @@ def settings(
 
 
 def find_baseline(
-    root: Path,
+    root: Path | None,
     context: Mapping[str, Any],
     result_label: str,
     names: set[str],

@@ -42,7 +42,7 @@ from kernelwatch.baseline.store import (
     find,
     gpu_slug,
     may_create_root,
-    project_root,
+    found_root,
     resolve,
 )
 from kernelwatch.baseline.update import DEFAULT_MIN_REPETITIONS, Update, prepare_update, write
@@ -64,12 +64,12 @@ __all__ = [
     "describe",
     "entries",
     "find",
+    "found_root",
     "gpu_slug",
     "groups",
     "may_create_root",
     "pool",
     "prepare_update",
-    "project_root",
     "ran_a_part",
     "read_as_given",
     "resolve",

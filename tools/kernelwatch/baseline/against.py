@@ -11,7 +11,7 @@ from typing import Any
 
 from kernelwatch import noise as noises
 from kernelwatch.baseline.rows import restrict
-from kernelwatch.baseline.store import resolve
+from kernelwatch.baseline.store import default_root, resolve
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import check_envelope, read_json
 from kernelwatch.loading import load_streamed
@@ -64,7 +64,7 @@ class Against:
 
 
 def against(
-    root: Path,
+    root: Path | None,
     context: Mapping[str, Any],
     result_label: str,
     *,
@@ -78,7 +78,7 @@ def against(
         path, how = given, "given with --baseline"
         file = given if names is None and given.is_file() else None
     else:
-        entry = resolve(root, context, result_label)
+        entry = resolve(root if root is not None else default_root(), context, result_label)
         path, how = entry.result, f"this GPU's baseline ({entry.slug})"
         file = entry.result if names is None else None
     whole = load_streamed(file) if file is not None else None

@@ -13,20 +13,11 @@ from typing import Any
 from kernelwatch import levels
 from kernelwatch.baseline.against import ran_a_part
 from kernelwatch.baseline.rows import groups
+from kernelwatch.environment import MEASURING_KEYS
 from kernelwatch.errors import InputError
 from kernelwatch.files import strict_json
 from kernelwatch.gbench import FileColumns
 from kernelwatch.runner import FAILED_KEY
-
-# Context keys that must agree when only part of a baseline is replaced (--filter): one
-# baseline file is one measuring environment.
-ENVIRONMENT_KEYS = {
-    "gpu_driver_version": "driver",
-    "cuda_runtime_version": "CUDA runtime",
-    "cuda_driver_api_version": "CUDA driver API",
-    "kernelwatch_cache_mode": "cache mode",
-    "kernelwatch_build_type": "build type",
-}
 
 
 def same_file(paths: Sequence[Path]) -> None:
@@ -148,7 +139,8 @@ def few_repetitions(label: str, parsed: FileColumns, chosen: set[str], need: int
 
 
 def other_environment(label: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-    for key, what in ENVIRONMENT_KEYS.items():
+    # (one baseline file is one measuring environment)
+    for key, what in MEASURING_KEYS.items():
         if key in old and key in new and str(old[key]) != str(new[key]):
             raise InputError(
                 f"{label}: different {what} (baseline {old[key]}, result {new[key]}): a partial "

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import noise as noises
+from kernelwatch import project
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
 from kernelwatch.results import gpu_model
@@ -52,22 +53,20 @@ def context_slug(context: Mapping[str, Any]) -> str | None:
     return gpu_slug(str(name), str(capability))
 
 
-def project_root() -> Path:
-    """The project being measured: the kernelwatch checkout this package runs from when the
-    current folder is in it, else the current folder (an installed package, or a checkout
-    used as a tool from another project's root: its baselines are that project's)."""
-    package = Path(__file__).resolve().parents[1]
-    tools = package.parent
-    here = Path.cwd()
-    if tools.name == "tools" and (tools / "pyproject.toml").is_file():
-        checkout = tools.parent
-        if here.resolve() == checkout or checkout in here.resolve().parents:
-            return checkout
-    return here
+# How to name the baselines folder where no project is found (project.root's line).
+NAME_ROOT = "name the baselines folder with --baselines DIR"
 
 
 def default_root() -> Path:
-    return project_root() / "baselines"
+    """baselines/ in the project being measured (kernelwatch.project); refuses without one."""
+    return project.root(NAME_ROOT) / "baselines"
+
+
+def found_root() -> Path | None:
+    """baselines/ in the project being measured, or None where there is none (for the commands
+    that read it only when it is there: the suite's kernelwatch.toml, report's baseline)."""
+    found = project.find()
+    return None if found is None else found / "baselines"
 
 
 @dataclass(frozen=True)
@@ -102,7 +101,8 @@ class Entry:
 def may_create_root(given: str | None) -> bool:
     """Whether `baseline update` may make the baselines folder: only the checkout's own
     (--baselines not given, or naming it)."""
-    return not given or Path(given).resolve() == default_root().resolve()
+    default = found_root()
+    return not given or (default is not None and Path(given).resolve() == default.resolve())
 
 
 def check_root(root: Path, *, may_create: bool) -> None:

@@ -108,17 +108,27 @@ def add_gpu_mismatch_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--allow-gpu-mismatch", action="store_true", help=help)
 
 
+# Where a default path lies (kernelwatch.project; docs/running.md, "The project").
+IN_PROJECT = "in the project: the nearest folder, from here up, holding baselines/ or .git"
+
+
 def add_baselines_option(
     parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup,
-    help: str = "the baselines folder (default: baselines, in the checkout)",
+    help: str = f"the baselines folder (default: baselines, {IN_PROJECT})",
 ) -> None:
     """--baselines; read with baselines_root (`run`, `report`, `selftest`, `baseline`)."""
     parser.add_argument("--baselines", metavar="DIR", help=help)
 
 
 def baselines_root(args: argparse.Namespace) -> Path:
-    """--baselines, else baselines/ in the checkout."""
+    """--baselines, else baselines/ in the project (refused where there is none)."""
     return Path(args.baselines) if args.baselines else baselines.default_root()
+
+
+def baselines_root_if_any(args: argparse.Namespace) -> Path | None:
+    """--baselines, else baselines/ in the project, or None outside any project (for what
+    reads the folder only when it is there: the suite's kernelwatch.toml)."""
+    return Path(args.baselines) if args.baselines else baselines.found_root()
 
 
 def output_file(value: str) -> str:
@@ -259,7 +269,7 @@ def add_binary_options(parser: argparse.ArgumentParser, bench_help: str) -> None
         "--build-dir",
         metavar="DIR",
         help="the CMake build folder whose bench/kernelwatch_bench_* binaries run "
-        "(default: build, in the checkout)",
+        f"(default: build, {IN_PROJECT})",
     )
     parser.add_argument("--bench", metavar="PATH", action="append", default=[], help=bench_help)
 

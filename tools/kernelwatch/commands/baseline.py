@@ -105,8 +105,8 @@ def register(subparsers: Any) -> None:
     )
     options.add_baselines_option(
         update,
-        "the baselines folder (default: baselines, in the checkout); update refuses one that "
-        "does not exist",
+        f"the baselines folder (default: baselines, {options.IN_PROJECT}); update refuses "
+        "one that does not exist",
     )
     update.set_defaults(handler=update_main)
 

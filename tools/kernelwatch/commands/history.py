@@ -24,9 +24,9 @@ from kernelwatch.results import Metric, resolve_metric
 DESCRIPTION = """\
 The results history: every ingested run (its context, commit, date, and every repetition of
 every benchmark and counter) in one SQLite database, by default results/history.sqlite in the
-checkout (--db PATH for another). Ingesting the same run twice is a no-op. The database schema
-is versioned and migrated when opened. `changes` finds the steps in every benchmark's series.
-See docs/history.md."""
+project, the nearest folder up holding baselines/ or .git (else name it: --db PATH).
+Ingesting the same run twice is a no-op. The schema is versioned and migrated when opened.
+`changes` finds the steps in every benchmark's series. See docs/history.md."""
 
 EPILOG = """\
 exit status:
@@ -193,7 +193,7 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db",
         metavar="PATH",
-        help="the history database (default: results/history.sqlite, in the checkout)",
+        help=f"the history database (default: results/history.sqlite, {options.IN_PROJECT})",
     )
 
 

@@ -117,8 +117,7 @@ def main(args: argparse.Namespace) -> int:
     if args.explanations and not Path(args.explanations).is_file():
         raise InputError(f"--explanations {args.explanations}: no such file")
     # --config defaults to kernelwatch.toml in the baselines folder, as `run` reads it.
-    root = options.baselines_root(args)
-    config = verdict.suite_config(args.config, root)
+    config = verdict.suite_config(args.config, options.baselines_root_if_any(args))
     judging = Judging(
         options.metric(args),
         verdict.settings(
@@ -170,7 +169,7 @@ def inputs(given: Options) -> list[Input]:
         found.append(Input("--baseline", given.baseline))
         found.append(Input("the baseline's noise.json", noise.beside(given.baseline)))
     else:
-        root = given.baselines if given.baselines is not None else baselines.default_root()
+        root = given.baselines if given.baselines is not None else baselines.found_root()
         found.append(Input("the baselines folder", root))
-    found.append(Input("--db", given.db if given.db is not None else history.default_path()))
+    found.append(Input("--db", given.db if given.db is not None else history.found_path()))
     return found

@@ -120,7 +120,7 @@ class RunCommand:
     confirm: int
     judging: Judging | None  # None: --no-compare
     config: Config  # --config, else the suite's kernelwatch.toml
-    root: Path  # the baselines folder
+    root: Path | None  # the baselines folder (None: outside any project, and not needed)
     baseline: Path | None  # --baseline
     shard: str | None
     gpus: str | None
@@ -134,7 +134,9 @@ def main(args: argparse.Namespace) -> int:
     )
     if args.confirm < 0:
         raise InputError(f"--confirm {args.confirm}: must be 0 or more")
-    root = options.baselines_root(args)
+    # Comparing with this GPU's baseline needs the project's baselines: refused before any run.
+    needs_root = not args.no_compare and args.baseline is None
+    root = options.baselines_root(args) if needs_root else options.baselines_root_if_any(args)
     config = verdict.suite_config(args.config, root)
     judging = None
     if not args.no_compare:  # bad options fail before any run
@@ -168,7 +170,8 @@ def run(command: RunCommand) -> int:
         raise InputError(f"--out {command.out}: is a directory; name the result file")
     if command.baseline and not command.baseline.exists():
         raise InputError(f"--baseline {command.baseline}: no such file or directory")
-    shard = shards.parse(command.shard) if command.shard else None
+    # (--shard '' is a bad K/N, not "no shard")
+    shard = shards.parse(command.shard) if command.shard is not None else None
     chosen_gpus = gpus.select(gpus.discover(), command.gpus) if command.gpus else None
     # Before anything is measured: a bad path would lose the whole run at its end.
     check_outputs(outputs_of(command, chosen_gpus), inputs_of(command))

@@ -138,7 +138,7 @@ def register(subparsers: Any) -> None:
     options.add_baselines_option(
         parser,
         "where kernelwatch.toml (the suite's threshold rules) is read from (default: baselines, "
-        "in the checkout)",
+        f"{options.IN_PROJECT})",
     )
     options.add_gpus_option(parser)
     options.add_decision_options(parser)
@@ -196,7 +196,7 @@ class SelftestCommand:
 
 
 def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
-    config = verdict.suite_config(args.config, options.baselines_root(args))
+    config = verdict.suite_config(args.config, options.baselines_root_if_any(args))
     compare_with = verdict.settings(options.given(args), config)  # bad ones fail before a run
     return run(
         SelftestCommand(

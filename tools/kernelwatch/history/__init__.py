@@ -35,6 +35,7 @@ from kernelwatch.history.schema import (
     SCHEMA_VERSION,
     database,
     default_path,
+    found_path,
     open_db,
     schema_version,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "database",
     "failed_runs",
     "default_path",
+    "found_path",
     "ingest",
     "load_run",
     "metric_key",

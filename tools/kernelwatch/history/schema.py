@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kernelwatch.baseline import project_root
+from kernelwatch import project
 from kernelwatch.errors import InputError
 
 SCHEMA_VERSION = 2
@@ -66,9 +66,21 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
 }
 
 
+DEFAULT = Path("results", "history.sqlite")
+NAME_DB = "name the database with --db PATH"
+
+
 def default_path() -> Path:
-    """results/history.sqlite in the project being measured (baseline.project_root)."""
-    return project_root() / "results" / "history.sqlite"
+    """results/history.sqlite in the project being measured (kernelwatch.project); refuses
+    without one, so that no database is started in whatever folder the command ran from."""
+    return project.root(NAME_DB) / DEFAULT
+
+
+def found_path() -> Path | None:
+    """The default database's path where there is a project, else None (report reads it only
+    when it is there)."""
+    found = project.find()
+    return None if found is None else found / DEFAULT
 
 
 def _folder_for(db: Path) -> None:
@@ -77,7 +89,8 @@ def _folder_for(db: Path) -> None:
     parent = db.parent
     if parent.is_dir():
         return
-    if parent.exists() or db.resolve() != default_path().resolve():
+    default = found_path()
+    if parent.exists() or default is None or db.resolve() != default.resolve():
         what = "is not a folder" if parent.exists() else "does not exist"
         raise InputError(f"{db}: cannot create: the folder {parent} {what}")
     try:

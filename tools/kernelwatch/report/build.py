@@ -60,7 +60,17 @@ def _baseline(
     (verdict.find_baseline)."""
     if options.baselines is not None and not options.baselines.is_dir():
         raise InputError(f"--baselines {options.baselines}: no such directory")
-    root = options.baselines if options.baselines is not None else baselines.default_root()
+    root = options.baselines if options.baselines is not None else baselines.found_root()
+    if root is None and options.baseline is None:
+        return (
+            None,
+            None,
+            None,
+            (
+                "no project found here, so no baselines: name them with --baselines DIR, or a "
+                "baseline with --baseline FILE"
+            ),
+        )
     try:
         found = verdict.find_baseline(
             root,
@@ -99,12 +109,12 @@ def _database(options: Options) -> tuple[Path | None, str | None]:
     """The history database to read, or why there is none. A named one must exist."""
     if options.db is not None:
         return options.db, None  # open_db refuses a missing or foreign file (exit 2)
-    default = history.default_path()
-    if default.is_file():
+    default = history.found_path()
+    if default is not None and default.is_file():
         return default, None
     return None, (
-        f"no history database ({default}; name one with --db): add runs with "
-        "kernelwatch history ingest RESULT.json"
+        f"no history database ({default or 'no project found'}; name one with --db): add "
+        "runs with kernelwatch history ingest RESULT.json"
     )
 
 

@@ -713,8 +713,10 @@ def test_a_suite_that_moved_beyond_its_limits_is_not_no_regression() -> None:
     """1,000 benchmarks with 3 repetitions, every one +50 %: no row can be tested and none is
     2x worse, yet the geometric mean's interval lies far past the limit: the suite fails."""
     spec = {f"BM_{i}": steady(10.0 + i % 97, n=3, seed=i) for i in range(1000)}
-    slower = {name: [t * 1.5 for t in steady(10.0 + i % 97, n=3, seed=i + 5000)]
-              for i, name in enumerate(spec)}
+    slower = {
+        name: [t * 1.5 for t in steady(10.0 + i % 97, n=3, seed=i + 5000)]
+        for i, name in enumerate(spec)
+    }
     report = compare(result_set(spec), result_set(slower), TIME, Settings())
     assert not any(c.failed for c in report.comparisons)
     assert report.failed and report.exit_status == 1

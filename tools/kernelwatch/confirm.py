@@ -72,9 +72,7 @@ def confirm_regressions(report: Report, rerun: Rerun, times: int) -> Report:
         for name in standing:
             seen[name].append(found.get(name))
         standing = [
-            n
-            for n in standing
-            if found.get(n) is not None and found[n].verdict in SLOWDOWNS
+            n for n in standing if found.get(n) is not None and found[n].verdict in SLOWDOWNS
         ]
 
     confirmed = set(standing)

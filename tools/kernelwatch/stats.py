@@ -115,7 +115,7 @@ def t_quantile(probability: float, df: int) -> float:
             (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384,
             (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160,
         )
-        return z + sum(term / df ** (k + 1) for k, term in enumerate(g))
+        return float(z + sum(term / df ** (k + 1) for k, term in enumerate(g)))
     target = 2.0 * probability - 1.0  # P(|T| <= t)
 
     def within(t: float) -> float:

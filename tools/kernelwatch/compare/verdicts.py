@@ -165,7 +165,7 @@ class SuiteChange(NamedTuple):
     ci_low: float
     ci_high: float
     limit: float  # geometric mean of the benchmarks' limits, as a fraction
-    count: int
+    benchmarks: int  # how many it is over
     confidence: float
     higher_is_better: bool
 

@@ -94,7 +94,7 @@ def suite_statement(report: Report) -> str:
     bound = suite.limit_ratio if what == "regression" else 1.0 / suite.limit_ratio
     return (
         f"{what} of the suite: the {suite.confidence:.0%} interval of the geomean of "
-        f"{suite.count} benchmarks, [{change(suite.ci_low)}, {change(suite.ci_high)}], lies "
+        f"{suite.benchmarks} benchmarks, [{change(suite.ci_low)}, {change(suite.ci_high)}], lies "
         f"past {change(bound)}, the geomean of their limits"
     )
 

@@ -79,17 +79,19 @@ def report_json(report: Report, command: str = "compare") -> dict[str, Any]:
             "counts": {v.value: n for v, n in report.counts().items()},
             "geomean_ratio": None if geomean is None else geomean[0],
             "geomean_count": 0 if geomean is None else geomean[1],
-            "suite": None
-            if suite is None
-            else {
-                "verdict": suite.verdict.value,
-                "geomean_ratio": suite.ratio,
-                "ci_low": suite.ci_low,
-                "ci_high": suite.ci_high,
-                "limit": suite.limit,
-                "count": suite.count,
-                "failed": suite.regression,
-            },
+            "suite": (
+                None
+                if suite is None
+                else {
+                    "verdict": suite.verdict.value,
+                    "geomean_ratio": suite.ratio,
+                    "ci_low": suite.ci_low,
+                    "ci_high": suite.ci_high,
+                    "limit": suite.limit,
+                    "count": suite.benchmarks,
+                    "failed": suite.regression,
+                }
+            ),
             "failed": report.failed,
             "exit_status": report.exit_status,
         },

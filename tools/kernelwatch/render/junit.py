@@ -32,8 +32,8 @@ def render_junit(report: Report, command: str = "compare") -> str:
         else:
             ET.SubElement(case, "system-out").text = message
         cases.append(case)
-    suite = report.suite
-    if suite is not None and suite.regression:
+    whole = report.suite
+    if whole is not None and whole.regression:
         case = ET.Element("testcase", classname=suite_name, name="geomean", time="0")
         message = f"REGRESSION: {suite_statement(report)}"
         ET.SubElement(case, "failure", message=message, type="REGRESSION").text = message

@@ -128,9 +128,7 @@ def build_page(
             report = dataclasses.replace(report, explanations=found)
 
     data = RunData.from_result(run)
-    regressed = [
-        c.name for c in (report.comparisons if report else ()) if c.verdict in SLOWDOWNS
-    ]
+    regressed = [c.name for c in (report.comparisons if report else ()) if c.verdict in SLOWDOWNS]
     db_path, no_db = _database(options)
     slug = baselines.context_slug(run.context)
     if db_path is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
-from kernelwatch.compare import SEVERITY, SLOWDOWNS, Comparison, Report, Verdict
+from kernelwatch.compare import SEVERITY, SLOWDOWNS, Comparison, Report, Verdict, worded_for
 from kernelwatch.results import ResultSet
 
 # rerun(k, names) -> the compare Report of re-run k (1-based) of `names` against the baseline;
@@ -92,7 +92,12 @@ def confirm_regressions(report: Report, rerun: Rerun, times: int) -> Report:
         else:
             reason = f"not confirmed: re-run gave {history}; first run {c.reason}"
             comparisons.append(
-                c._replace(verdict=Verdict.SLOWER, reason=reason, confirmed=False, failed=False)
+                c._replace(
+                    verdict=worded_for(c.verdict, False),
+                    reason=reason,
+                    confirmed=False,
+                    failed=False,
+                )
             )
     comparisons.sort(key=lambda c: (SEVERITY[c.verdict], c.confirmed is False))
     unconfirmed = len(flagged) - len(confirmed) - len(crashed)

@@ -55,7 +55,7 @@ demo() {  # name target filter rev
   kw report "$WORK/$name/B/round-1.json" --baseline "$WORK/$name/A" \
      --explanations "$WORK/$name/explanations.json" -o "$OUT/$name.html" || true
   echo "----- $name: the explained lines -----"
-  grep -E -- '^(REGRESSION|IMPROVEMENT|UNSURE) |^    -> |^kernels: |^note: (explaining|nothing to explain|ncu|--explain)' \
+  grep -E -- '^(REGRESSION|SLOWER|IMPROVEMENT|UNSURE) |^    -> |^kernels: |^note: (explaining|nothing to explain|ncu|--explain)' \
     "$OUT/$name.txt" | cut -c1-400 | head -40 || true
   grep -E 'explaining|nothing to explain|ncu' "$OUT/$name.stderr" | tail -5 || true
 }

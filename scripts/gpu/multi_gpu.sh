@@ -109,7 +109,7 @@ rows = []
 for name in names:
     cells = [tables[g].get(name, {}) for g in tables]
     changes = [c.get("change") for c in cells]
-    if any(c.get("verdict") in ("REGRESSION", "IMPROVEMENT") for c in cells) or any(
+    if any(c.get("verdict") in ("REGRESSION", "SLOWER", "IMPROVEMENT") for c in cells) or any(
         x is not None and abs(x) >= 0.02 for x in changes
     ):
         rows.append((name, cells))

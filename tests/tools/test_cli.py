@@ -395,7 +395,7 @@ def test_outputs(write_json, tmp_path: Path, run_cli) -> None:
     as_json = run_cli("compare", a, b, "--format", "json", "--junit", junit)
     assert as_json.status == 1
     doc = json.loads(as_json.out)
-    assert doc["schema_version"] == 1 and doc["benchmarks"][0]["name"] == SLOWED
+    assert doc["schema_version"] == 2 and doc["benchmarks"][0]["name"] == SLOWED
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite.get("tests") == str(len(SUITE)) and suite.get("failures") == "1"
     markdown = run_cli("compare", a, b, "--format", "markdown")

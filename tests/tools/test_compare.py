@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
@@ -11,13 +12,20 @@ from conftest import H100_CONTEXT, document, result_set
 from hypothesis import given
 from hypothesis import strategies as st
 from kernelwatch import synthetic
-from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER, Settings, Verdict, compare, decide
+from kernelwatch.compare import (
+    DEFAULT_NOISE_MULTIPLIER,
+    SLOWDOWNS,
+    Settings,
+    Verdict,
+    compare,
+    decide,
+)
 from kernelwatch.config import ThresholdRule
 from kernelwatch import levels
 from kernelwatch.errors import InputError
 from kernelwatch.levels import Level
 from kernelwatch.loading import from_documents
-from kernelwatch.render import render_json, render_markdown, render_table
+from kernelwatch.render import render_json, render_junit, render_markdown, render_table
 from kernelwatch.results import resolve_metric
 
 TIME = resolve_metric("time")
@@ -191,13 +199,14 @@ def test_too_few_repetitions_and_aggregates_only() -> None:
     cont = result_set({"BM_two": [1.8, 1.8], "BM_one": [15.0], "BM_flat": [4.001]})
     report = compare(base, cont, TIME, Settings())
     found = {c.name: (c.verdict, c.failed, c.reason) for c in report.comparisons}
-    # past the limit without a test: an unverified REGRESSION, failing from 2x worse only
+    # past the limit without a test: unverified, a failing REGRESSION from 2x worse only, below
+    # that SLOWER
     assert found["BM_two"] == (
-        Verdict.REGRESSION,
+        Verdict.SLOWER,
         False,
         # a 1 us "kernel", one process a side: the process-level prior 0.78 % + 330 ns / 1 us, x 2
         "+80.0%, beyond the +67.6% limit (noise floor); unverified: too few repetitions "
-        "(2 and 2; need 3); under 2x worse: not failing (--strict fails it)",
+        "(2 and 2; need 3); not 2x worse throughout its interval: not failing (--strict fails it)",
     )
     assert found["BM_one"][:2] == (Verdict.REGRESSION, True)
     assert "not failing" not in found["BM_one"][2]
@@ -215,7 +224,7 @@ def test_too_few_repetitions_and_aggregates_only() -> None:
         [synthetic.document(synthetic.benchmark_rows("BM_a", steady(20.0), aggregates_only=True))],
     )
     only = compare(aggregates, doubled, TIME, Settings()).comparisons[0]
-    assert only.verdict is Verdict.REGRESSION and "unverified: aggregates only" in only.reason
+    assert only.verdict in SLOWDOWNS and "unverified: aggregates only" in only.reason
     assert only.ratio == pytest.approx(2.0, rel=0.01)
 
 
@@ -410,11 +419,14 @@ def test_property_scaling_the_contender_by_k_moves_the_change_to_k(
     assert after["BM_a"].ci_high == pytest.approx(k * before["BM_a"].ci_high, rel=1e-9)
 
 
+# Swapped, a slowdown is an improvement; an improvement is a slowdown, failing or not (an
+# unverified one fails by the size of its change, which swapping keeps).
 SWAPPED = {
-    Verdict.REGRESSION: Verdict.IMPROVEMENT,
-    Verdict.IMPROVEMENT: Verdict.REGRESSION,
-    Verdict.SAME: Verdict.SAME,
-    Verdict.UNSURE: Verdict.UNSURE,
+    Verdict.REGRESSION: {Verdict.IMPROVEMENT},
+    Verdict.SLOWER: {Verdict.IMPROVEMENT},
+    Verdict.IMPROVEMENT: SLOWDOWNS,
+    Verdict.SAME: {Verdict.SAME},
+    Verdict.UNSURE: {Verdict.UNSURE},
 }
 
 
@@ -424,7 +436,7 @@ def _swap_check(spec_a: dict, spec_b: dict, settings: Settings) -> None:
     there = {c.name: c for c in forward.comparisons}
     back = {c.name: c for c in backward.comparisons}
     for name, c in there.items():
-        assert back[name].verdict is SWAPPED[c.verdict], (name, c.reason, back[name].reason)
+        assert back[name].verdict in SWAPPED[c.verdict], (name, c.reason, back[name].reason)
         assert back[name].ratio == pytest.approx(1 / c.ratio, rel=1e-12)
 
 
@@ -515,7 +527,8 @@ def test_a_compare_report_beside_the_result_is_not_a_result(run_cli, write_json,
 def test_quantised_times_do_not_change_the_verdict() -> None:
     """A runner whose timer quantises 3 repetitions to one value a side must judge as one that
     does not: with the normal approximation, 500/500/500 us against 600/600/600 us was a failing
-    REGRESSION (q=0.047) while 500/501/502 against 600/601/602 was UNSURE (q=0.1)."""
+    REGRESSION (q=0.047) while 500/501/502 against 600/601/602 was UNSURE (q=0.1). Both are
+    SLOWER: the test cannot reach alpha with 3 and 3, so +20 % is unverified, not failing."""
     quantised = compare(
         result_set({"BM_a": [500.0] * 3}), result_set({"BM_a": [600.0] * 3}), TIME, Settings()
     ).comparisons[0]
@@ -525,7 +538,7 @@ def test_quantised_times_do_not_change_the_verdict() -> None:
         TIME,
         Settings(),
     ).comparisons[0]
-    assert quantised.verdict is distinct.verdict is Verdict.UNSURE
+    assert quantised.verdict is distinct.verdict is Verdict.SLOWER
     assert quantised.p_value == pytest.approx(0.1) and not quantised.failed
 
 
@@ -617,3 +630,111 @@ def test_ten_thousand_benchmarks_a_a_is_all_same_and_one_slowdown_is_found() -> 
         for c in compare(result_set(spec), result_set(slower), TIME, Settings()).comparisons
     }
     assert found["BM_5/n:5"].verdict is Verdict.REGRESSION, found["BM_5/n:5"].reason
+
+
+# --- the verdict word says whether the row fails (issue #29) -------------------------------
+
+
+def _summary(table: str) -> str:
+    return next(line for line in table.splitlines() if line.startswith("Geomean change"))
+
+
+def test_a_slowdown_that_does_not_fail_is_slower_not_regression() -> None:
+    """A REGRESSION that does not fail (here: unverified, under 2x worse) read as "this failed"
+    under a passing headline: it is SLOWER, and the summary counts the two apart."""
+    base = result_set({"BM_two": [1.0, 1.0], "BM_one": [5.0]})
+    cont = result_set({"BM_two": [1.8, 1.8], "BM_one": [15.0]})
+    report = compare(base, cont, TIME, Settings())
+    found = {c.name: (c.verdict, c.failed) for c in report.comparisons}
+    assert found == {"BM_one": (Verdict.REGRESSION, True), "BM_two": (Verdict.SLOWER, False)}
+    assert _summary(render_table(report)).endswith(": 1 REGRESSION, 1 SLOWER")
+    summary = json.loads(render_json(report))["summary"]
+    assert summary["counts"]["REGRESSION"] == 1 and summary["counts"]["SLOWER"] == 1
+    passing = compare(base, result_set({"BM_two": [1.8, 1.8], "BM_one": [5.0]}), TIME, Settings())
+    assert passing.exit_status == 0
+    assert _summary(render_table(passing)).endswith(": 1 SLOWER, 1 UNSURE")
+    assert "REGRESSION" not in render_table(passing)
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 6), k=st.floats(0.3, 3.0))
+def test_property_regression_fails_and_slower_does_not(seed, n, k) -> None:
+    """Whatever the repetitions and the change: every REGRESSION row fails, no SLOWER row does,
+    and a REGRESSION verdict and a failing slowdown are the same thing."""
+    rng = np.random.default_rng(seed)
+    base = {f"BM_{i}": (100 * rng.lognormal(0.0, 0.01, n)).tolist() for i in range(8)}
+    cont = {
+        name: (np.array(v) * (k if i % 2 else 1.0) * rng.lognormal(0.0, 0.01, n)).tolist()
+        for i, (name, v) in enumerate(base.items())
+    }
+    report = compare(result_set(base), result_set(cont), TIME, Settings())
+    for c in report.comparisons:
+        if c.verdict in (Verdict.REGRESSION, Verdict.SLOWER):
+            assert c.failed is (c.verdict is Verdict.REGRESSION), c.reason
+
+
+# --- few repetitions cannot hide a slowdown (issue #29) -----------------------------------
+
+
+def test_three_repetitions_do_not_hide_a_100x_slowdown(run_cli, write_json) -> None:
+    """3 and 3 repetitions: the smallest possible p-value is 0.1, so the test can never call it;
+    a 100x slowdown was UNSURE with exit 0 (with 2 repetitions the same pair failed)."""
+    base = write_json("base.json", {"BM_a": [10.0, 10.1, 10.2]})
+    slow = write_json("slow.json", {"BM_a": [1000.0, 1010.0, 1020.0]})
+    run = run_cli("compare", base, slow)
+    assert run.status == 1, run.out
+    line = next(x for x in run.out.splitlines() if x.startswith("REGRESSION"))
+    assert "unverified: 3 and 3 repetitions cannot reach q < 0.05" in line
+    mild = write_json("mild.json", {"BM_a": [13.0, 13.1, 13.2]})  # +30 %: shown, not failing
+    run = run_cli("compare", base, mild)
+    assert run.status == 0 and run.out.splitlines()[5].startswith("SLOWER"), run.out
+    run = run_cli("compare", base, mild, "--strict")
+    assert run.status == 1
+
+
+def test_a_lone_change_that_the_correction_cannot_let_through_is_unverified() -> None:
+    """5 and 5 repetitions reach p = 0.0079, but not among 30 benchmarks after
+    Benjamini-Hochberg (it needs p < 0.05 / 30): a lone 3x slowdown fails as unverified, a lone
+    +30 % one is SLOWER; the same +30 % among 3 benchmarks is tested and fails."""
+    spec = {f"BM_{i}": steady(10.0 + i, n=5, seed=i) for i in range(30)}
+    slower = dict(spec, BM_3=[t * 3 for t in spec["BM_3"]], BM_7=[t * 1.3 for t in spec["BM_7"]])
+    report = compare(result_set(spec), result_set(slower), TIME, Settings())
+    rows = {c.name: c for c in report.comparisons}
+    assert rows["BM_3"].verdict is Verdict.REGRESSION and rows["BM_3"].failed
+    assert "unverified: 5 and 5 repetitions cannot reach q < 0.05 among 30" in rows["BM_3"].reason
+    assert rows["BM_7"].verdict is Verdict.SLOWER and not rows["BM_7"].failed
+    few = {name: spec[name] for name in ("BM_0", "BM_1", "BM_7")}
+    tested = compare(
+        result_set(few), result_set({n: slower[n] for n in few}), TIME, Settings()
+    ).comparisons[0]
+    assert tested.verdict is Verdict.REGRESSION and "unverified" not in tested.reason
+
+
+def test_a_suite_that_moved_beyond_its_limits_is_not_no_regression() -> None:
+    """1,000 benchmarks with 3 repetitions, every one +50 %: no row can be tested and none is
+    2x worse, yet the geometric mean's interval lies far past the limit: the suite fails."""
+    spec = {f"BM_{i}": steady(10.0 + i % 97, n=3, seed=i) for i in range(1000)}
+    slower = {
+        name: [t * 1.5 for t in steady(10.0 + i % 97, n=3, seed=i + 5000)]
+        for i, name in enumerate(spec)
+    }
+    report = compare(result_set(spec), result_set(slower), TIME, Settings())
+    assert not any(c.failed for c in report.comparisons)
+    assert report.failed and report.exit_status == 1
+    suite = report.suite
+    assert suite is not None and suite.regression
+    assert suite.ci_low > suite.limit_ratio and suite.ratio == pytest.approx(1.5, rel=0.01)
+    assert "; regression of the suite: the 95% interval of the geomean of 1000 benchmarks" in (
+        _summary(render_table(report))
+    )
+    heading = render_markdown(report).splitlines()[0]
+    assert heading.startswith("### kernelwatch compare: regression of the suite (geomean +50.0%")
+    document = json.loads(render_json(report))["summary"]
+    assert document["failed"] and document["exit_status"] == 1
+    assert document["suite"]["verdict"] == "REGRESSION"
+    junit = ET.fromstring(render_junit(report)).find("testsuite")
+    assert junit.get("failures") == "1" and junit.get("tests") == "1001"
+    geomean = next(c for c in junit.iter("testcase") if c.get("name") == "geomean")
+    assert "regression of the suite" in geomean.find("failure").get("message")
+    # the same suite unchanged, or moved within its limits, is not a suite regression
+    same = compare(result_set(spec), result_set(spec), TIME, Settings())
+    assert same.exit_status == 0 and not same.suite.regression

@@ -70,7 +70,7 @@ def test_one_off_regression_is_shown_but_does_not_fail() -> None:
     rows = {c.name: c for c in confirmed.comparisons}
     assert rows["BM_4"].confirmed is True and rows["BM_4"].failed
     assert rows["BM_2"].confirmed is False and not rows["BM_2"].failed
-    assert rows["BM_2"].verdict is Verdict.REGRESSION
+    assert rows["BM_2"].verdict is Verdict.SLOWER  # the word says it does not fail
     assert rows["BM_2"].reason.startswith("not confirmed: re-run gave SAME")
     assert [c.name for c in confirmed.comparisons[:2]] == ["BM_4", "BM_2"]  # confirmed first
     assert confirmed.exit_status == 1
@@ -105,7 +105,7 @@ def test_reports_say_what_was_confirmed() -> None:
     assert "not confirmed: re-run gave SAME" in table and "confirmed by 1 re-run(s)" in table
     markdown = render.render_markdown(report, command="run")
     assert markdown.startswith(
-        "### kernelwatch run: 1 regression (confirmed by a re-run), 1 not confirmed"
+        "### kernelwatch run: 1 regression (confirmed by a re-run), 1 SLOWER (not confirmed)"
     )
     doc = json.loads(render.render_json(report, command="run"))
     assert doc["tool"]["command"] == "run"
@@ -116,7 +116,7 @@ def test_reports_say_what_was_confirmed() -> None:
     assert suite_element.get("failures") == "1"
     only_unconfirmed = confirm_regressions(first_report({"BM_2": 1.2}), Reruns({}), 1)
     assert render.render_markdown(only_unconfirmed, command="run").startswith(
-        "### kernelwatch run: no regression, 1 not confirmed"
+        "### kernelwatch run: no regression, 1 SLOWER (not confirmed)"
     )
 
 

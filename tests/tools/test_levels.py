@@ -218,11 +218,12 @@ def test_a_host_bound_change_against_another_host_is_reported_not_failing() -> N
         baseline, from_documents("c", [run(where("GPU-b"), slower, 1, True)]), TIME, Settings()
     )
     found = elsewhere.comparisons[0]
-    assert found.verdict is Verdict.REGRESSION and not found.failed and found.host_bound
+    assert found.verdict is Verdict.SLOWER and not found.failed and found.host_bound
     assert "host-bound" in found.reason and elsewhere.exit_status == 0
     here = compare(
         baseline, from_documents("c", [run(where("GPU-a"), slower, 1, True)]), TIME, Settings()
     )
+    assert here.comparisons[0].verdict is Verdict.REGRESSION
     assert here.comparisons[0].failed and here.exit_status == 1
 
 

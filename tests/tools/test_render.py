@@ -78,18 +78,18 @@ def test_markdown(report) -> None:
 
 
 def test_markdown_heading_counts_what_fails() -> None:
-    """A passing comparison's heading does not say "N regressions" for REGRESSION rows that do
-    not fail (unverified under 2x, host-bound against another host), and a failing one does not
-    say only "no regression" when a MISSING benchmark fails it."""
+    """A passing comparison's heading does not say "N regressions" for slowdowns that do not
+    fail (SLOWER: unverified under 2x, host-bound against another host), and a failing one does
+    not say only "no regression" when a MISSING benchmark fails it."""
     base = result_set({"BM_a": [1.0], "BM_b": [1.0], "BM_gone": steady(5.0)})
     cont = result_set({"BM_a": [1.9], "BM_b": [3.0]})
     heading = render.render_markdown(compare(base, cont, TIME, Settings())).splitlines()[0]
-    assert heading == "### kernelwatch compare: 1 regression, 1 not failing, 1 MISSING"
+    assert heading == "### kernelwatch compare: 1 regression, 1 SLOWER (not failing), 1 MISSING"
     small = result_set({"BM_a": [1.9]})
     passing = compare(base, small, TIME, Settings(allow_missing=True))
     assert passing.exit_status == 0
     heading = render.render_markdown(passing).splitlines()[0]
-    assert heading == "### kernelwatch compare: no regression, 1 not failing"
+    assert heading == "### kernelwatch compare: no regression, 1 SLOWER (not failing)"
 
 
 BENCHMARK_KEYS = {
@@ -126,7 +126,7 @@ def _strict(text: str) -> dict:
 
 def test_json_schema(report) -> None:
     doc = _strict(render.render_json(report))
-    assert doc["schema_version"] == render.SCHEMA_VERSION == 1
+    assert doc["schema_version"] == render.SCHEMA_VERSION == 2
     assert set(doc) == {
         "schema_version",
         "tool",
@@ -141,7 +141,8 @@ def test_json_schema(report) -> None:
     }
     assert doc["tool"]["command"] == "compare"
     assert doc["metric"] == {"name": "real_time", "higher_is_better": False, "unit": "ns"}
-    assert doc["summary"]["counts"]["REGRESSION"] == 1
+    assert doc["summary"]["counts"]["REGRESSION"] == 1 and doc["summary"]["counts"]["SLOWER"] == 0
+    assert doc["summary"]["suite"]["verdict"] == "SAME" and not doc["summary"]["suite"]["failed"]
     assert doc["summary"]["exit_status"] == 1 and doc["summary"]["failed"] is True
     for bench in doc["benchmarks"]:
         assert set(bench) == BENCHMARK_KEYS

@@ -618,9 +618,10 @@ def test_explicit_baseline_with_a_slower_benchmark(run_cli, tmp_path) -> None:
 @needs_gpu_data
 @needs_matplotlib
 def test_headline_counts_what_fails_as_the_markdown_does(run_cli, tmp_path) -> None:
-    """Two H200 cards' suites without the suite's thresholds: 8 pageable copies are
-    REGRESSIONs, host-bound against another host, so nothing fails; the page said
-    "8 regressions" in red where compare's Markdown and exit status say the run passes."""
+    """Two H200 cards' suites without the suite's thresholds: 8 pageable copies are slower,
+    host-bound against another host, so nothing fails; the page said "8 regressions" in red
+    where compare's Markdown and exit status say the run passes. They are SLOWER, not
+    REGRESSION (issue #29: the word says whether a row fails)."""
     config, out = tmp_path / "none.toml", tmp_path / "r.html"
     config.write_text("")
     base, run = (
@@ -628,15 +629,16 @@ def test_headline_counts_what_fails_as_the_markdown_does(run_cli, tmp_path) -> N
         GPU_DATA / "h200-suite-card-86422532.json",
     )
     r = run_cli("report", run, "--baseline", base, "--config", config, "-o", out)
-    assert r.status == 0 and "8 REGRESSION" in r.out, r.err
+    assert r.status == 0 and "8 SLOWER" in r.out and "REGRESSION" not in r.out, r.err
     text = out.read_text(encoding="utf-8")
-    assert '<div class="box good"><div class="headline">no regression, 8 not failing</div>' in text
+    headline = "no regression, 8 SLOWER (not failing)"
+    assert f'<div class="box good"><div class="headline">{headline}</div>' in text
     # The summary at the top of the page said "8 regressions" in red all the same.
     glance = re.search(r'<div class="glance"><div class="(\w*)"><b>([^<]*)</b>', text)
-    assert glance and glance.groups() == ("good", "No regression, 8 not failing")
+    assert glance and glance.groups() == ("good", "No regression, 8 SLOWER (not failing)")
     # compare reads the suite's thresholds too (issue 29): the same --config for the same verdicts
     markdown = run_cli("compare", base, run, "--config", config, "--format", "markdown").out
-    assert markdown.startswith("### kernelwatch compare: no regression, 8 not failing\n")
+    assert markdown.startswith(f"### kernelwatch compare: {headline}\n")
 
 
 @needs_gpu_data

@@ -213,7 +213,7 @@ def test_a_one_off_disturbance_is_not_confirmed(box: Box) -> None:
     )  # both processes of the next run are disturbed, the re-run's are not
     done = box.run("--out", box.tmp / "new.json", "--format", "markdown")
     assert done.status == 0, done.out + done.err
-    assert done.out.startswith("### kernelwatch run: no regression, 1 not confirmed")
+    assert done.out.startswith("### kernelwatch run: no regression, 1 SLOWER (not confirmed)")
     assert "not confirmed: re-run gave SAME" in done.out
 
 

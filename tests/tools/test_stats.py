@@ -154,3 +154,18 @@ def test_the_smallest_p_value_of_thousands_of_samples_is_zero_not_an_overflow() 
     # nvbench sample files bring thousands of samples a side (tests/data/nvbench)
     assert stats.min_p_value(5000, 5000) == 0.0
     assert stats.min_p_value(5, 5) == pytest.approx(2 / 252)
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 10, 31, 999, 1000, 1001, 2000, 99_999, 10**6])
+@pytest.mark.parametrize("probability", [0.6, 0.975, 0.995, 0.9995])
+def test_t_quantile_matches_scipy(df: int, probability: float) -> None:
+    """The suite's interval (Report.suite): the exact series up to T_SERIES_DF degrees of
+    freedom, the expansion about the normal quantile beyond."""
+    ours = stats.t_quantile(probability, df)
+    assert ours == pytest.approx(scipy.stats.t.ppf(probability, df), rel=1e-10)
+
+
+def test_t_quantile_refuses_what_is_not_a_quantile() -> None:
+    for probability, df in ((0.5, 3), (1.0, 3), (0.9, 0)):
+        with pytest.raises(ValueError):
+            stats.t_quantile(probability, df)

@@ -1,6 +1,6 @@
 """Confirming regressions: re-run only the flagged benchmarks in fresh processes, and fail only
 on those that regress every time. A one-off disturbance (another job on the GPU, a clock dip)
-then shows as "not confirmed" instead of failing CI.
+then shows as SLOWER "not confirmed" instead of failing CI.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
-from kernelwatch.compare import SEVERITY, Comparison, Report, Verdict
+from kernelwatch.compare import SEVERITY, SLOWDOWNS, Comparison, Report, Verdict, worded_for
 from kernelwatch.results import ResultSet
 
 # rerun(k, names) -> the compare Report of re-run k (1-based) of `names` against the baseline;
@@ -45,7 +45,9 @@ def _change(c: Comparison | None) -> str:
 
 def confirm_regressions(report: Report, rerun: Rerun, times: int) -> Report:
     """The report with every REGRESSION marked confirmed (still failing) or not confirmed
-    (shown, not failing). `times` re-runs at most; 0 leaves the report as it is."""
+    (SLOWER: shown, not failing). A re-run confirms it when it is slower past the limit again,
+    failing or not (SLOWER: unverified). `times` re-runs at most; 0 leaves the report as it
+    is."""
     flagged = [c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION]
     if times <= 0 or not flagged:
         return report
@@ -70,9 +72,7 @@ def confirm_regressions(report: Report, rerun: Rerun, times: int) -> Report:
         for name in standing:
             seen[name].append(found.get(name))
         standing = [
-            n
-            for n in standing
-            if found.get(n) is not None and found[n].verdict is Verdict.REGRESSION
+            n for n in standing if found.get(n) is not None and found[n].verdict in SLOWDOWNS
         ]
 
     confirmed = set(standing)
@@ -91,7 +91,14 @@ def confirm_regressions(report: Report, rerun: Rerun, times: int) -> Report:
             comparisons.append(c._replace(reason=reason, confirmed=True))
         else:
             reason = f"not confirmed: re-run gave {history}; first run {c.reason}"
-            comparisons.append(c._replace(reason=reason, confirmed=False, failed=False))
+            comparisons.append(
+                c._replace(
+                    verdict=worded_for(c.verdict, False),
+                    reason=reason,
+                    confirmed=False,
+                    failed=False,
+                )
+            )
     comparisons.sort(key=lambda c: (SEVERITY[c.verdict], c.confirmed is False))
     unconfirmed = len(flagged) - len(confirmed) - len(crashed)
     note = (
@@ -99,7 +106,7 @@ def confirm_regressions(report: Report, rerun: Rerun, times: int) -> Report:
         f"{len(confirmed)} confirmed, {unconfirmed} not confirmed"
     )
     if unconfirmed:
-        note += " (shown, not failing)"
+        note += " (SLOWER: shown, not failing)"
     if crashed:
         note += f", {len(crashed)} whose re-run crashed (still failing, as the first run judged)"
     return dataclasses.replace(

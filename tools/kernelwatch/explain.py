@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import kernels, names, ncu, sass
-from kernelwatch.compare import Report, Verdict
+from kernelwatch.compare import SLOWDOWNS, Report
 from kernelwatch.errors import InputError
 from kernelwatch.files import write_json_atomic
 
@@ -111,11 +111,11 @@ class Explanation:
 
 
 def chosen(report: Report, pattern: re.Pattern[str] | None) -> list[str]:
-    """The benchmarks to profile: REGRESSIONs (not those a re-run did not confirm), and every
-    benchmark matching `pattern`."""
+    """The benchmarks to profile: REGRESSIONs, SLOWER ones but those a re-run did not confirm
+    (host-bound against another host, unverified), and every benchmark matching `pattern`."""
     names = []
     for c in report.comparisons:
-        regressed = c.verdict is Verdict.REGRESSION and c.confirmed is not False
+        regressed = c.verdict in SLOWDOWNS and c.confirmed is not False
         if regressed or (pattern is not None and pattern.search(c.name)):
             names.append(c.name)
     return names

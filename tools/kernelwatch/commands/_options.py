@@ -180,8 +180,8 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict",
         action="store_true",
-        help="an unverified REGRESSION (too few repetitions to test) fails at any size, not "
-        "only from 2x slower",
+        help="an unverified slowdown (too few repetitions for the test to decide) fails at any "
+        "size, not only from 2x slower",
     )
 
 

@@ -31,7 +31,8 @@ processes: their spread is the noise floor) with all B runs. See docs/running.md
 EPILOG = """\
 exit status:
   0  no regression of B against A
-  1  a REGRESSION in B; or a benchmark MISSING from B (unless --allow-missing); or an ERROR
+  1  a REGRESSION in B, or a regression of the suite (docs/compare.md); or a benchmark
+     MISSING from B (unless --allow-missing); or an ERROR
   2  bad input or usage (unknown commit, build failed, no binaries): one line on stderr,
      "kernelwatch: error: ..."
   3  a benchmark binary of B crashed, hung or lost its CUDA context in some round: the
@@ -87,7 +88,7 @@ def add_explain_options(parser: argparse.ArgumentParser) -> None:
         "--explain",
         metavar="REGEX",
         help="also profile the benchmarks matching REGEX with ncu and diff their SASS (the "
-        "REGRESSIONs always are)",
+        "REGRESSION and SLOWER rows always are)",
     )
     group.add_argument(
         "--explain-budget",

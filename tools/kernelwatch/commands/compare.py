@@ -30,17 +30,22 @@ Hodges-Lehmann confidence interval and a Mann-Whitney U p-value over the repetit
 Benjamini-Hochberg-corrected across all benchmarks. A REGRESSION needs significance AND a
 change beyond the limit: the larger of the threshold and a noise floor, --noise-multiplier x
 the benchmark's noise (stored by `baseline update` in noise.json beside a baseline's
-result.json, else measured from the baseline's processes and repetitions).
-Verdicts: REGRESSION, IMPROVEMENT, SAME, UNSURE, NEW, MISSING, ERROR.
+result.json, else measured from the baseline's processes and repetitions). Where the test
+cannot decide (too few repetitions, or too few to reach alpha after the correction), a change
+past the limit is unverified: it fails when its whole interval is 2x worse. The suite fails
+too when the confidence interval of its geometric-mean change lies past its limits.
+Verdicts: REGRESSION (a slowdown that fails), SLOWER (one that does not: unverified under 2x,
+host-bound against another host), IMPROVEMENT, SAME, UNSURE, NEW, MISSING, ERROR.
 See docs/compare.md for the exact rules and the JSON schema, docs/measurement.md for the
 noise."""
 
 EPILOG = """\
 exit status:
   0  no regression
-  1  at least one REGRESSION (one unverified for too few repetitions: from 2x worse, or any
-     with --strict); or a MISSING benchmark (unless --allow-missing); or an ERROR in
-     the contender (unless --allow-errors)
+  1  at least one REGRESSION (one unverified, the test unable to decide: from 2x worse, or
+     any with --strict); or a regression of the suite (its geomean's interval past its
+     limits); or a MISSING benchmark (unless --allow-missing); or an ERROR in the contender
+     (unless --allow-errors)
   2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
 
 config file (TOML): --config FILE, else the suite's kernelwatch.toml in the baselines folder

@@ -34,15 +34,15 @@ the L2 flush and the adaptive sampling. The merged result keeps one context (the
 commit) plus how it was run, marks each repetition with its process, and is written before
 anything is compared. The comparison's limit for each benchmark is at least 2 x its noise as
 the baseline stored it (noise.json). A REGRESSION is then re-run alone in fresh processes
-(--confirm times) and fails only when it regresses every time; the others are shown as "not
-confirmed". See docs/running.md and docs/measurement.md."""
+(--confirm times) and fails only when it regresses every time; the others are shown as SLOWER
+"not confirmed". See docs/running.md and docs/measurement.md."""
 
 EPILOG = """\
 exit status (with --gpus: the highest of the GPUs'):
   0  no regression (or --no-compare and the run succeeded)
-  1  a confirmed REGRESSION; or a MISSING benchmark (unless --allow-missing; one the build
-     no longer registers, removed or renamed, fails nothing); or an ERROR (unless
-     --allow-errors)
+  1  a confirmed REGRESSION, or a regression of the suite (docs/compare.md); or a MISSING
+     benchmark (unless --allow-missing; one the build no longer registers, removed or
+     renamed, fails nothing); or an ERROR (unless --allow-errors)
   2  bad input or usage, no baseline for this GPU, a binary refused its arguments:
      one line on stderr, "kernelwatch: error: ..."
   3  a benchmark binary crashed, hung or lost its CUDA context (what finished is written);
@@ -82,7 +82,7 @@ def register(subparsers: Any) -> None:
         default=1,
         metavar="N",
         help="re-run each REGRESSION N times in a fresh process; it fails only if it regresses "
-        "every time (default 1; 0: no re-run)",
+        "every time, else it is SLOWER, not failing (default 1; 0: no re-run)",
     )
     parser.add_argument(
         "--no-compare",

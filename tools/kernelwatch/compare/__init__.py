@@ -11,13 +11,20 @@ The decision for a benchmark measured on both sides (see docs/compare.md):
   contender's own per-process medians.
 * UNSURE if either side has fewer than min_repetitions values; but a ratio past the limit is
   then an unverified REGRESSION / IMPROVEMENT, and an unverified REGRESSION fails when it is
-  at least UNVERIFIED_FAIL_RATIO worse (or at all, with `strict`).
+  at least UNVERIFIED_FAIL_RATIO worse (or at all, with `strict`). So is a ratio past the limit
+  that the test did not call significant where it could not have: the smallest exact p-value
+  for its repetitions, times the benchmarks tested (Benjamini-Hochberg), is not below alpha.
 * REGRESSION / IMPROVEMENT if the Benjamini–Hochberg-adjusted Mann–Whitney p-value is below
   alpha and the ratio of medians is worse / better than the limit (symmetric in log space).
 * UNSURE if the confidence interval of the ratio reaches past the limit on both sides, or if the
   ratio is past the limit without significance; SAME otherwise.
 * A host-bound benchmark (its rows carry the counter `host_bound` = 1: its time includes host
-  work) compared with a baseline measured on another host keeps its verdict but does not fail.
+  work) compared with a baseline measured on another host does not fail.
+* The word says whether a row fails: REGRESSION fails; a slowdown that does not (unverified
+  under 2x, host-bound against another host, not confirmed by a re-run) is SLOWER.
+* The suite: where the confidence interval of the geometric mean of the ratios lies wholly past
+  the geometric mean of the limits, the comparison fails as a regression of the suite
+  (Report.suite_change), even when no row can fail on its own.
 * Each benchmark's sensitivity: the smallest slowdown this comparison catches with 90 %
   probability, from its limit and the spread of the difference of the two medians.
 
@@ -35,11 +42,14 @@ from kernelwatch.compare.verdicts import (
     DEFAULT_NOISE_MULTIPLIER,
     DEFAULT_THRESHOLD,
     SEVERITY,
+    SLOWDOWNS,
     Comparison,
     Report,
     Settings,
     SideSummary,
+    SuiteChange,
     Verdict,
+    worded_for,
 )
 
 __all__ = [
@@ -47,13 +57,16 @@ __all__ = [
     "DEFAULT_NOISE_MULTIPLIER",
     "DEFAULT_THRESHOLD",
     "SEVERITY",
+    "SLOWDOWNS",
     "UNVERIFIED_FAIL_RATIO",
     "Comparison",
     "Report",
     "Settings",
     "SideSummary",
+    "SuiteChange",
     "Verdict",
     "compare",
     "decide",
     "decide_many",
+    "worded_for",
 ]

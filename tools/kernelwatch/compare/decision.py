@@ -7,12 +7,14 @@ import math
 
 import numpy as np
 
+from kernelwatch import stats
 from kernelwatch.compare.verdicts import Verdict
 
-# With too few repetitions there is no test: a change past the limit is shown as an unverified
-# REGRESSION, which fails only when it is at least this factor worse (Settings.strict: at any
-# size). Noise does not double a GPU kernel's time: the widest spread measured between two runs
-# of one build was 4.7 % (two H200 cards, docs/measurement.md).
+# Where the test cannot decide (too few repetitions, or too few to reach alpha after the
+# correction), a change past the limit is an unverified REGRESSION, which fails only when it is
+# at least this factor worse (Settings.strict: at any size). Noise does not double a GPU
+# kernel's time: the widest spread measured between two runs of one build was 4.7 % (two H200
+# cards, docs/measurement.md).
 UNVERIFIED_FAIL_RATIO = 2.0
 
 
@@ -32,12 +34,16 @@ def decide_many(
     floor_binds: np.ndarray,
     too_few: list[str | None],
     confidence: float,
-) -> tuple[list[Verdict], list[str]]:
-    """Verdicts and reasons for benchmarks measured on both sides (the rule: kernelwatch.compare).
+    powerless: list[str | None] | None = None,
+) -> tuple[list[Verdict], list[str], np.ndarray]:
+    """Verdicts, reasons, and which verdicts are unverified, for benchmarks measured on both
+    sides (the rule: kernelwatch.compare).
 
     log_ratio: log(median(contender) / median(baseline)); log_ci_*: its confidence interval;
-    q: BH-adjusted p-values (NaN when untested). The limits are symmetric in log space: a
-    ratio beyond 1 + limit or below 1 / (1 + limit) is a change."""
+    q: BH-adjusted p-values (NaN when untested); too_few: why a benchmark was not tested;
+    powerless: why a tested one could not reach q < alpha however far apart its samples
+    (powerless_reasons). The limits are symmetric in log space: a ratio beyond 1 + limit or
+    below 1 / (1 + limit) is a change."""
     band = np.log1p(limit)
     sign = -1.0 if higher_is_better else 1.0  # turns log ratios into "worse by"
     worse = sign * log_ratio
@@ -51,7 +57,13 @@ def decide_many(
     code[past & ~significant] = _PAST_NOT_SIGNIFICANT
     code[(low < -band) & (high > band)] = _NOISY
     code[significant & past] = _CHANGED
-    code[np.array([t is not None for t in too_few], dtype=bool)] = _TOO_FEW
+    # No test, or one that could not have called it: a change past the limit is judged as
+    # unverified, never left UNSURE (3 and 3 repetitions hid a 100x slowdown that way).
+    weak = np.array([w is not None for w in (powerless or [None] * len(code))], dtype=bool)
+    unverified = np.array([t is not None for t in too_few], dtype=bool)
+    unverified |= weak & past & ~significant
+    code[unverified] = _TOO_FEW
+    why = [t or w for t, w in zip(too_few, powerless or too_few)]
 
     verdicts: list[Verdict] = []
     reasons: list[str] = []
@@ -66,11 +78,11 @@ def decide_many(
                 verdicts.append(Verdict.REGRESSION if worse[i] > 0 else Verdict.IMPROVEMENT)
                 reasons.append(
                     f"{math.expm1(ratio) * 100:+.1f}%, beyond the {bound:+.1f}% limit{floor}; "
-                    f"unverified: {too_few[i]}"
+                    f"unverified: {why[i]}"
                 )
             else:
                 verdicts.append(Verdict.UNSURE)
-                reasons.append(too_few[i] or "")
+                reasons.append(why[i] or "")
             continue
         if kind == _SAME:  # the common case: one string per distinct limit
             reason = within_cache.get((lim, binds))
@@ -97,7 +109,7 @@ def decide_many(
         else:
             verdicts.append(Verdict.SAME)
             reasons.append(f"{change}: significant (q={q[i]:.2g}) but within {_limits(lim)}{floor}")
-    return verdicts, reasons
+    return verdicts, reasons, unverified
 
 
 def _limits(limit: float) -> str:
@@ -115,9 +127,10 @@ def decide(
     floor_binds: bool = False,
     too_few: str | None = None,
     confidence: float = 0.95,
+    powerless: str | None = None,
 ) -> tuple[Verdict, str]:
     """decide_many for one benchmark."""
-    verdicts, reasons = decide_many(
+    verdicts, reasons, _ = decide_many(
         np.array([log_ratio]),
         np.array([log_ci[0]]),
         np.array([log_ci[1]]),
@@ -128,6 +141,7 @@ def decide(
         floor_binds=np.array([floor_binds]),
         too_few=[too_few],
         confidence=confidence,
+        powerless=[powerless],
     )
     return verdicts[0], reasons[0]
 
@@ -143,18 +157,58 @@ def too_few_reason(n: int, m: int, need: int, aggregates: bool, nvbench: bool = 
     return f"too few repetitions ({n} and {m}; need {need})"
 
 
+def powerless_reasons(
+    n: np.ndarray, m: np.ndarray, tested: np.ndarray, alpha: float
+) -> list[str | None]:
+    """For each tested benchmark, why its test cannot reach q < alpha however far apart the
+    two samples are, or None where it can. The smallest q a change alone can get is the
+    smallest exact Mann-Whitney p-value (2 / C(n+m, n): 0.1 for 3 and 3) times the number of
+    benchmarks tested (Benjamini-Hochberg ranks it first of them); where that is not below
+    alpha, a lone change is called only by the unverified rule. A change the test did call
+    significant stays a tested verdict (decide_many)."""
+    family = int(tested.sum())
+    cache: dict[tuple[int, int], str | None] = {}
+    out: list[str | None] = []
+    for ok, n_i, m_i in zip(tested.tolist(), n.tolist(), m.tolist()):
+        if not ok:
+            out.append(None)
+            continue
+        if (n_i, m_i) not in cache:
+            smallest = stats.min_p_value(n_i, m_i)
+            reason = None
+            if smallest * family >= alpha:
+                reason = (
+                    f"{n_i} and {m_i} repetitions cannot reach q < {alpha:g} (the smallest "
+                    f"p-value is {smallest:.2g})"
+                )
+                if family > 1 and smallest < alpha:
+                    reason = (
+                        f"{n_i} and {m_i} repetitions cannot reach q < {alpha:g} among "
+                        f"{family} benchmarks alone (the smallest p-value is {smallest:.2g}; "
+                        f"Benjamini-Hochberg needs p < {alpha / family:.2g})"
+                    )
+            cache[(n_i, m_i)] = reason
+        out.append(cache[(n_i, m_i)])
+    return out
+
+
 def fails(
     verdicts: list[Verdict],
-    too_few: list[str | None],
-    log_ratio: np.ndarray,
+    unverified: np.ndarray,
+    log_ci_low: np.ndarray,
+    log_ci_high: np.ndarray,
     higher_is_better: bool,
     strict: bool,
 ) -> list[bool]:
-    """Which verdicts fail: every tested REGRESSION; an unverified one (too few repetitions)
-    with `strict`, or when it is at least UNVERIFIED_FAIL_RATIO worse."""
-    worse = (-log_ratio if higher_is_better else log_ratio).tolist()
+    """Which verdicts fail: every tested REGRESSION; an unverified one (no test, or one that
+    could not reach alpha) with `strict`, or when its whole confidence interval is at least
+    UNVERIFIED_FAIL_RATIO worse (with one value a side, the ratio itself). The interval, not
+    the ratio of medians: with 4 and 4 repetitions two slow outliers (3.5x, a tenth of the
+    values) doubled a median of an unchanged benchmark, but not the interval's low end."""
+    sign = -1.0 if higher_is_better else 1.0
+    least = np.minimum(sign * log_ci_low, sign * log_ci_high).tolist()
     gross = math.log(UNVERIFIED_FAIL_RATIO)
     return [
-        v is Verdict.REGRESSION and (few is None or strict or w >= gross)
-        for v, few, w in zip(verdicts, too_few, worse)
+        v is Verdict.REGRESSION and (not weak or strict or w >= gross)
+        for v, weak, w in zip(verdicts, unverified.tolist(), least)
     ]

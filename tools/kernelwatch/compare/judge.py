@@ -13,7 +13,13 @@ from kernelwatch import hostbound
 from kernelwatch import noise as noises
 from kernelwatch import nvbench as nvbench_format
 from kernelwatch import stats
-from kernelwatch.compare.decision import UNVERIFIED_FAIL_RATIO, decide_many, fails, too_few_reason
+from kernelwatch.compare.decision import (
+    UNVERIFIED_FAIL_RATIO,
+    decide_many,
+    fails,
+    powerless_reasons,
+    too_few_reason,
+)
 from kernelwatch.compare.reference import Against, judged_against, sensitivity_of, spread_at_level
 from kernelwatch.compare.sides import (
     LEAVE_OUT,
@@ -30,6 +36,7 @@ from kernelwatch.compare.verdicts import (
     Settings,
     SideSummary,
     Verdict,
+    worded_for,
 )
 from kernelwatch.config import threshold_for
 from kernelwatch.environment import check_environment
@@ -143,7 +150,7 @@ def _measured_verdicts(
         None if ok else too_few_reason(n_i, m_i, settings.min_repetitions, b_ag or c_ag, nvbench)
         for ok, n_i, m_i, b_ag, c_ag in zip(tested.tolist(), n_list, m_list, b_agg, c_agg)
     ]
-    verdicts, reasons = decide_many(
+    verdicts, reasons, unverified = decide_many(
         ps.log_ratio,
         ps.log_ci_low,
         ps.log_ci_high,
@@ -154,6 +161,7 @@ def _measured_verdicts(
         floor_binds=floor > threshold,
         too_few=too_few,
         confidence=settings.confidence,
+        powerless=powerless_reasons(n, m, tested, settings.alpha),
     )
     sensitivity = sensitivity_of(limit, spread, crossing.level, b_processes, c_processes)
     # Either side's declaration counts (a change that stops declaring it still times the host
@@ -164,7 +172,14 @@ def _measured_verdicts(
     b_bound_list = b_bound.tolist()
     lenient = _lenient(host_bound, crossing.same_host, notes)
 
-    failing = fails(verdicts, too_few, ps.log_ratio, metric.higher_is_better, settings.strict)
+    failing = fails(
+        verdicts,
+        unverified,
+        ps.log_ci_low,
+        ps.log_ci_high,
+        metric.higher_is_better,
+        settings.strict,
+    )
     # Plain lists: element access on numpy arrays is slow in a 10,000-step loop.
     ratio = np.exp(ps.log_ratio).tolist()
     ci_low, ci_high = _optional(np.exp(ps.log_ci_low)), _optional(np.exp(ps.log_ci_high))
@@ -181,6 +196,13 @@ def _measured_verdicts(
     measured_list, lenient_list = spread.measured.tolist(), lenient.tolist()
     host_bound_list = host_bound.tolist()
     level = crossing.level.label
+    # Where the interval is more than the ratio (two or more values a side), the 2x rule is of
+    # its low end (decision.fails): said so.
+    twice = f"{UNVERIFIED_FAIL_RATIO:g}x worse"
+    short = [
+        f"not {twice} throughout its interval" if n_i > 1 or m_i > 1 else f"under {twice}"
+        for n_i, m_i in zip(n_list, m_list)
+    ]
     out = []
     for i, name in enumerate(measured.names):
         verdict, reason = verdicts[i], reasons[i]
@@ -194,11 +216,11 @@ def _measured_verdicts(
         elif one_side[i]:
             reason += f"; {bound}"
         elif verdict is Verdict.REGRESSION and not failed:  # unverified, under 2x
-            reason += f"; under {UNVERIFIED_FAIL_RATIO:g}x worse: not failing (--strict fails it)"
+            reason += f"; {short[i]}: not failing (--strict fails it)"
         out.append(
             Comparison(
                 name,
-                verdict,
+                worded_for(verdict, failed),
                 reason,
                 failed,
                 baseline=SideSummary(n_list[i], b_median[i], b_cv[i], b_processes[i], b_agg[i]),
@@ -255,7 +277,8 @@ def _note_power(
         notes.append(
             f"with {n_common} and {m_common} repetitions the smallest possible p-value is "
             f"{smallest:.2g}: a change in one benchmark alone cannot reach significance among "
-            f"{family} (Benjamini-Hochberg needs p < {alpha / family:.2g}); "
+            f"{family} (Benjamini-Hochberg needs p < {alpha / family:.2g}): such a change past "
+            f"the limit is judged unverified, failing from {UNVERIFIED_FAIL_RATIO:g}x worse; "
             "record more repetitions"
         )
 

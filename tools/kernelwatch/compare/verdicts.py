@@ -8,8 +8,12 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
+import numpy as np
+
+from kernelwatch import stats
 from kernelwatch.config import ThresholdRule
 from kernelwatch.errors import InputError
 from kernelwatch.results import Metric, ResultSet
@@ -19,7 +23,8 @@ if TYPE_CHECKING:
 
 
 class Verdict(enum.StrEnum):
-    REGRESSION = "REGRESSION"
+    REGRESSION = "REGRESSION"  # a slowdown that fails the comparison
+    SLOWER = "SLOWER"  # a slowdown shown but not failing (worded_for: why it does not fail)
     IMPROVEMENT = "IMPROVEMENT"
     SAME = "SAME"
     UNSURE = "UNSURE"
@@ -36,6 +41,7 @@ SEVERITY: Mapping[Verdict, int] = {
             Verdict.REGRESSION,
             Verdict.ERROR,
             Verdict.MISSING,
+            Verdict.SLOWER,
             Verdict.UNSURE,
             Verdict.NEW,
             Verdict.SAME,
@@ -43,6 +49,17 @@ SEVERITY: Mapping[Verdict, int] = {
         ]
     )
 }
+
+# The verdicts that say "slower than its limit", failing or not.
+SLOWDOWNS = frozenset({Verdict.REGRESSION, Verdict.SLOWER})
+
+
+def worded_for(verdict: Verdict, failed: bool) -> Verdict:
+    """The word a verdict is shown with: REGRESSION only where it fails; a slowdown that does
+    not (host-bound against another host, not confirmed by a re-run, unverified under 2x) is
+    SLOWER, so that no row reads REGRESSION under a passing headline."""
+    return Verdict.SLOWER if verdict is Verdict.REGRESSION and not failed else verdict
+
 
 # Why these defaults: docs/measurement.md. A 1 % threshold lets a 2 % slowdown be flagged
 # where the run-to-run noise is small; 2 x a benchmark's noise (itself the largest of four
@@ -136,6 +153,44 @@ class Comparison(NamedTuple):
         return -log_ratio if higher_is_better else log_ratio
 
 
+class SuiteChange(NamedTuple):
+    """The suite as a whole: the geometric mean of the ratios of the benchmarks that can fail on
+    their own, its confidence interval (Student's t over their log ratios), and the geometric
+    mean of their limits. A REGRESSION of the suite when that interval lies wholly past the
+    limit on the worse side: the benchmarks moved, on average, by more than their limits allow,
+    by a margin their own spread supports (a row within its limit cannot move the mean past
+    it: only changes past their limits can)."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    limit: float  # geometric mean of the benchmarks' limits, as a fraction
+    benchmarks: int  # how many it is over
+    confidence: float
+    higher_is_better: bool
+
+    @property
+    def limit_ratio(self) -> float:
+        """The ratio past which the suite is worse: 1 + limit (1 / (1 + limit) for rates)."""
+        return 1.0 / (1.0 + self.limit) if self.higher_is_better else 1.0 + self.limit
+
+    @property
+    def verdict(self) -> Verdict:
+        """REGRESSION, IMPROVEMENT (the interval wholly past the limit on that side) or SAME."""
+        low, high = self.ci_low, self.ci_high
+        if self.higher_is_better:  # as "worse by" ratios
+            low, high = 1.0 / high, 1.0 / low
+        if low > 1.0 + self.limit:
+            return Verdict.REGRESSION
+        if high < 1.0 / (1.0 + self.limit):
+            return Verdict.IMPROVEMENT
+        return Verdict.SAME
+
+    @property
+    def regression(self) -> bool:
+        return self.verdict is Verdict.REGRESSION
+
+
 @dataclass(frozen=True)
 class Report:
     metric: Metric
@@ -159,9 +214,42 @@ class Report:
             return None
         return math.exp(math.fsum(math.log(r) for r in ratios) / len(ratios)), len(ratios)
 
+    @cached_property
+    def suite(self) -> SuiteChange | None:
+        """The suite as a whole (SuiteChange), over the benchmarks measured on both sides that
+        can fail on their own: host-bound ones are left out (their time moves with the host's,
+        20-140 % between hosts), and so are those a re-run did not confirm. None for fewer
+        than two."""
+        rows = [
+            (c.ratio, c.limit)
+            for c in self.comparisons
+            if c.ratio is not None
+            and c.limit is not None
+            and not c.host_bound
+            and c.confirmed is not False
+        ]
+        if len(rows) < 2:
+            return None
+        logs = np.log(np.array([r for r, _ in rows]))
+        limit = math.expm1(float(np.log1p(np.array([lim for _, lim in rows])).mean()))
+        mean, sd = float(logs.mean()), float(logs.std(ddof=1))
+        confidence = self.settings.confidence
+        half = stats.t_quantile((1.0 + confidence) / 2.0, len(rows) - 1) * sd / math.sqrt(len(rows))
+        return SuiteChange(
+            math.exp(mean),
+            math.exp(mean - half),
+            math.exp(mean + half),
+            limit,
+            len(rows),
+            confidence,
+            self.metric.higher_is_better,
+        )
+
     @property
     def failed(self) -> bool:
-        return any(c.failed for c in self.comparisons)
+        """A failing benchmark, or a regression of the suite as a whole (SuiteChange)."""
+        suite = self.suite
+        return any(c.failed for c in self.comparisons) or (suite is not None and suite.regression)
 
     @property
     def exit_status(self) -> int:

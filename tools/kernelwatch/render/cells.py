@@ -72,13 +72,31 @@ def direction(metric: Metric) -> str:
 
 
 def summary_line(report: Report) -> str:
-    """`Geomean change +1.2% over N benchmarks: 3 REGRESSION, ...` (as under the table)."""
+    """`Geomean change +1.2% over N benchmarks: 3 REGRESSION, 2 SLOWER, ...` (as under the
+    table), and what the suite as a whole says where its interval lies past its limit."""
     counts = ", ".join(f"{n} {v.value}" for v, n in report.counts().items() if n)
     geomean = report.geomean_ratio()
     if geomean is None:
         return f"Nothing measured on both sides: {counts or 'no benchmarks'}"
     ratio, count = geomean
-    return f"Geomean change {change(ratio)} over {count} benchmark{'s' * (count != 1)}: {counts}"
+    line = f"Geomean change {change(ratio)} over {count} benchmark{'s' * (count != 1)}: {counts}"
+    statement = suite_statement(report)
+    return f"{line}; {statement}" if statement else line
+
+
+def suite_statement(report: Report) -> str:
+    """`regression of the suite: ...` where the geomean's interval lies wholly past the limit
+    (failing), `improvement of the suite: ...` on the better side; empty otherwise."""
+    suite = report.suite
+    if suite is None or suite.verdict is Verdict.SAME:
+        return ""
+    what = "regression" if suite.verdict is Verdict.REGRESSION else "improvement"
+    bound = suite.limit_ratio if what == "regression" else 1.0 / suite.limit_ratio
+    return (
+        f"{what} of the suite: the {suite.confidence:.0%} interval of the geomean of "
+        f"{suite.benchmarks} benchmarks, [{change(suite.ci_low)}, {change(suite.ci_high)}], lies "
+        f"past {change(bound)}, the geomean of their limits"
+    )
 
 
 def worth_explaining(c: Comparison, found: Explanation | None) -> bool:

@@ -11,7 +11,8 @@ from kernelwatch.files import strict_json
 from kernelwatch.results import ResultSet, gpu_model
 
 # Bump on any change to the JSON output that could break a reader (renames, removals, meaning).
-SCHEMA_VERSION = 1
+# 2: REGRESSION is only a failing slowdown; one that does not fail is SLOWER (issue #29).
+SCHEMA_VERSION = 2
 
 
 def _number(value: float | None) -> float | None:
@@ -31,9 +32,10 @@ def _side_json(side: SideSummary | None) -> dict[str, Any] | None:
 
 
 def report_json(report: Report, command: str = "compare") -> dict[str, Any]:
-    """The JSON document as a dict (documented in docs/compare.md, `schema_version` 1)."""
+    """The JSON document as a dict (documented in docs/compare.md, `schema_version` 2)."""
     settings = report.settings
     geomean = report.geomean_ratio()
+    suite = report.suite
 
     def side(result: ResultSet) -> dict[str, Any]:
         scalars = {
@@ -77,6 +79,19 @@ def report_json(report: Report, command: str = "compare") -> dict[str, Any]:
             "counts": {v.value: n for v, n in report.counts().items()},
             "geomean_ratio": None if geomean is None else geomean[0],
             "geomean_count": 0 if geomean is None else geomean[1],
+            "suite": (
+                None
+                if suite is None
+                else {
+                    "verdict": suite.verdict.value,
+                    "geomean_ratio": suite.ratio,
+                    "ci_low": suite.ci_low,
+                    "ci_high": suite.ci_high,
+                    "limit": suite.limit,
+                    "count": suite.benchmarks,
+                    "failed": suite.regression,
+                }
+            ),
             "failed": report.failed,
             "exit_status": report.exit_status,
         },

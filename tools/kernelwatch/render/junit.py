@@ -6,11 +6,14 @@ import re
 import xml.etree.ElementTree as ET
 
 from kernelwatch.compare import Report, Verdict
+from kernelwatch.render.cells import suite_statement
 
 
 def render_junit(report: Report, command: str = "compare") -> str:
     """JUnit XML: one test case per benchmark; regressions (and other failing verdicts) fail.
-    A regression that a re-run did not confirm passes, with the reason in <system-out>."""
+    A slowdown that does not fail (SLOWER: not confirmed by a re-run, host-bound against
+    another host, unverified under 2x) passes, with the reason in <system-out>. A regression of
+    the suite as a whole is one more failing test case, `geomean`."""
     suite_name = f"kernelwatch.{command}.{report.metric.key}"
     counts = {"failures": 0, "errors": 0, "skipped": 0}
     cases = []
@@ -28,6 +31,13 @@ def render_junit(report: Report, command: str = "compare") -> str:
             counts["skipped"] += 1
         else:
             ET.SubElement(case, "system-out").text = message
+        cases.append(case)
+    whole = report.suite
+    if whole is not None and whole.regression:
+        case = ET.Element("testcase", classname=suite_name, name="geomean", time="0")
+        message = f"REGRESSION: {suite_statement(report)}"
+        ET.SubElement(case, "failure", message=message, type="REGRESSION").text = message
+        counts["failures"] += 1
         cases.append(case)
     root = ET.Element("testsuites", name="kernelwatch")
     attributes = {

@@ -11,6 +11,7 @@ from kernelwatch.render.cells import (
     HEADERS,
     catches,
     cells,
+    change,
     direction,
     explanation_line,
     kernel_summary,
@@ -39,21 +40,29 @@ def _code(text: str) -> str:
 
 
 def headline(report: Report) -> str:
-    """What the heading says: the failing regressions, those shown but not failing (not
-    confirmed by a re-run; host-bound against another host; unverified under 2x), the failing
-    crashed benchmarks and the failing MISSING and ERROR ones, so that the heading of a failed comparison never
-    reads "no regression" alone, nor that of a passing one "8 regressions"."""
-    regressions = [c for c in report.comparisons if c.verdict is Verdict.REGRESSION]
-    bad = [c for c in regressions if c.failed]
+    """What the heading says: the failing regressions, a regression of the suite as a whole,
+    the slowdowns shown but not failing (SLOWER: not confirmed by a re-run; host-bound against
+    another host; unverified under 2x), the failing crashed benchmarks and the failing MISSING
+    and ERROR ones, so that the heading of a failed comparison never reads "no regression"
+    alone, nor that of a passing one "8 regressions"."""
+    bad = [c for c in report.comparisons if c.verdict is Verdict.REGRESSION]
     title = f"{len(bad)} regression{'s' * (len(bad) != 1)}" if bad else "no regression"
     if any(c.confirmed for c in bad):
         title += " (confirmed by a re-run)"
-    unconfirmed = sum(c.confirmed is False for c in regressions)
+    suite = report.suite
+    if suite is not None and suite.regression:
+        suite_title = (
+            f"regression of the suite (geomean {change(suite.ratio)}, "
+            f"{suite.confidence:.0%} interval [{change(suite.ci_low)}, {change(suite.ci_high)}] "
+            f"past its {change(suite.limit_ratio)} limit)"
+        )
+        title = f"{title}, {suite_title}" if bad else suite_title
+    slower = [c for c in report.comparisons if c.verdict is Verdict.SLOWER]
+    unconfirmed = sum(c.confirmed is False for c in slower)
     if unconfirmed:
-        title += f", {unconfirmed} not confirmed"
-    shown = len(regressions) - len(bad) - unconfirmed
-    if shown:
-        title += f", {shown} not failing"
+        title += f", {unconfirmed} SLOWER (not confirmed)"
+    if len(slower) - unconfirmed:
+        title += f", {len(slower) - unconfirmed} SLOWER (not failing)"
     crashed = sum(c.failed and c.crashed for c in report.comparisons)
     if crashed:
         title += f", {crashed} crashed"

@@ -11,6 +11,7 @@ from kernelwatch.results import gpu_model
 
 _COLORS = {
     Verdict.REGRESSION: "\033[1;31m",
+    Verdict.SLOWER: "\033[31m",  # red as a slowdown, not bold: it does not fail
     Verdict.ERROR: "\033[1;35m",
     Verdict.MISSING: "\033[35m",
     Verdict.UNSURE: "\033[33m",

@@ -11,7 +11,7 @@ from typing import Any
 
 from kernelwatch import baseline as baselines
 from kernelwatch import changes, crashes, explain, history, verdict
-from kernelwatch.compare import Report, Settings, Verdict
+from kernelwatch.compare import SLOWDOWNS, Report, Settings, Verdict
 from kernelwatch.errors import InputError
 from kernelwatch.report import lessons, svg, trends
 from kernelwatch.report.rundata import RunData
@@ -137,9 +137,7 @@ def build_page(
             report = dataclasses.replace(report, explanations=found)
 
     data = RunData.from_result(run)
-    regressed = [
-        c.name for c in (report.comparisons if report else ()) if c.verdict is Verdict.REGRESSION
-    ]
+    regressed = [c.name for c in (report.comparisons if report else ()) if c.verdict in SLOWDOWNS]
     db_path, no_db = _database(options)
     slug = baselines.context_slug(run.context)
     if db_path is None:

@@ -38,8 +38,9 @@ TARGET_DETECTION: Mapping[float, float] = {0.05: 0.99, 0.02: 0.90}  # at least, 
 TARGET_MEDIAN_CV = 0.005  # at most
 
 TIME = Metric("real_time", higher_is_better=False)
-MEASURED = frozenset({Verdict.REGRESSION, Verdict.IMPROVEMENT, Verdict.SAME, Verdict.UNSURE})
-FLAGGED = frozenset({Verdict.REGRESSION, Verdict.IMPROVEMENT})
+# False alarm: any change claimed between identical runs; detection: a failing REGRESSION.
+FLAGGED = frozenset({Verdict.REGRESSION, Verdict.SLOWER, Verdict.IMPROVEMENT})
+MEASURED = FLAGGED | {Verdict.SAME, Verdict.UNSURE}
 EXAMPLES = 10  # false alarms and misses listed by name
 
 

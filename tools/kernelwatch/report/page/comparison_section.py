@@ -123,8 +123,8 @@ def comparison_section(page: Page) -> str:
         f"(Benjamini–Hochberg), threshold {report.settings.threshold:.1%}, raised per benchmark "
         "by the noise floor and the threshold rules (docs/compare.md).</p>"
     )
-    # The Markdown's heading: regressions that do not fail (host-bound against another host,
-    # unverified under 2x) are not "N regressions" on a page whose run passes.
+    # The Markdown's heading: slowdowns that do not fail (SLOWER: host-bound against another
+    # host, unverified under 2x, not confirmed) are not "N regressions" on a page that passes.
     headline, kind = render_headline(report), "bad" if report.failed else "good"
     out.append(
         f'<div class="box {kind}"><div class="headline">{_e(headline)}</div>'

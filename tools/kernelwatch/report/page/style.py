@@ -3,7 +3,7 @@
 CSS = """
 :root { --fg: #1d1d1f; --muted: #5f6368; --line: #e2e2e2; --bg: #ffffff; --panel: #f6f7f9;
   --regression: #c62828; --improvement: #1b7f3b; --error: #8e24aa; --missing: #6a1b9a;
-  --unsure: #b26a00; --new: #00838f; --same: #6b6b6b; }
+  --unsure: #b26a00; --new: #00838f; --same: #6b6b6b; --slower: #e57373; }
 * { box-sizing: border-box; }
 html { background: var(--bg); }
 body { margin: 0 auto; max-width: 1240px; padding: 24px 28px 48px; color: var(--fg);
@@ -33,6 +33,7 @@ dl.context dd { margin: 0; overflow-wrap: anywhere; }
 .badge.REGRESSION { background: var(--regression); } .badge.IMPROVEMENT { background: var(--improvement); }
 .badge.ERROR { background: var(--error); } .badge.MISSING { background: var(--missing); }
 .badge.UNSURE { background: var(--unsure); } .badge.NEW { background: var(--new); }
+.badge.SLOWER { background: var(--slower); }
 .badge.tag { background: #e8eaed; color: #3c4043; font-weight: 500; }
 table { border-collapse: collapse; width: 100%; font-size: 13.5px; margin: 8px 0 14px; }
 th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
@@ -41,6 +42,7 @@ td.num, th.num { text-align: right; white-space: nowrap; font-variant-numeric: t
 td.name { overflow-wrap: anywhere; min-width: 18em; }
 td.why { color: var(--muted); min-width: 14em; }
 tr.REGRESSION td.change { color: var(--regression); font-weight: 600; }
+tr.SLOWER td.change { color: var(--regression); }
 tr.IMPROVEMENT td.change { color: var(--improvement); font-weight: 600; }
 details { margin: 8px 0 14px; }
 details > summary { cursor: pointer; color: #1a56b0; }

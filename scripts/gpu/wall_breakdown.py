@@ -55,7 +55,11 @@ PHASES = (
     "shutdown",
 )
 # process-level marks, in order: each phase ends at its mark
-_PROCESS_MARKS = (("context", "context"), ("fingerprints", "fingerprint"), ("copy_ceiling", "ceiling"))
+_PROCESS_MARKS = (
+    ("context", "context"),
+    ("fingerprints", "fingerprint"),
+    ("copy_ceiling", "ceiling"),
+)
 
 
 def read_process(path: Path) -> list[dict[str, Any]]:
@@ -156,9 +160,11 @@ def render(table: dict[tuple[str, str], dict[str, float]], wall: float | None) -
     processes_total = sum(total[p] for p in PHASES)
     lines.append(_line("all", "", total, processes_total))
     if wall is not None:
-        lines.append(f"\nrun wall {wall:.1f} s; in benchmark processes {processes_total:.1f} s; "
-                     f"the runner's own (listing, starting processes, reading, comparing): "
-                     f"{wall - processes_total:.1f} s")
+        lines.append(
+            f"\nrun wall {wall:.1f} s; in benchmark processes {processes_total:.1f} s; "
+            f"the runner's own (listing, starting processes, reading, comparing): "
+            f"{wall - processes_total:.1f} s"
+        )
     return "\n".join(lines)
 
 

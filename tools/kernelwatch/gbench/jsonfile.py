@@ -29,8 +29,8 @@ except ImportError:  # pragma: no cover - depends on the machine
 
 
 # Deeper than any result (Google Benchmark's rows are 3 levels deep, nvbench's summaries 7,
-# kernelwatch's kernel records 8) and far below what the json module can write back (Python's recursion
-# limit, 1,000 less the stack): orjson and json read up to about 1,000 levels, and a history's
+# kernelwatch's kernel records 8) and far below what the json module can write back (Python's
+# recursion limit, 1,000 less the stack): orjson and json read up to about 1,000 levels, and a history's
 # content hash or a written baseline then failed on a deep context or nvbench `meta`.
 MAX_DEPTH = 100
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
 namespace kw = kernelwatch;
@@ -26,8 +27,19 @@ constexpr int overlap_fma_iterations = 2048;
 constexpr std::uint64_t seed = 20261121;
 
 using word = std::uint32_t;  // random data needs fill_random and compare_exact's types
-using pageable_buffer = std::vector<word>;
 using pinned_buffer = kw::pinned_buffer<word>;
+
+// Ordinary host memory, left uninitialised: the set-up's copy or poison touches every page
+// before any timing (a vector's zero fill touched each 1 GiB buffer once more, every
+// repetition: part of the transfers' 36 s of set-up on an H100 host).
+class pageable_buffer {
+ public:
+  explicit pageable_buffer(std::size_t count) : words_(new word[count]) {}
+  [[nodiscard]] word* data() { return words_.get(); }
+
+ private:
+  std::unique_ptr<word[]> words_;
+};
 
 int copies_per_launch(std::size_t bytes) {
   return bytes >= min_launch_bytes ? 1 : static_cast<int>(min_launch_bytes / bytes);
@@ -43,12 +55,12 @@ void transfer(benchmark::State& state) {
   const std::size_t words = bytes / sizeof(word);
   const int copies = copies_per_launch(bytes);
   kw::device_buffer<word> device(words);
-  HostBuffer host(words);  // a vector's zero fill touches every page before any timing
+  HostBuffer host(words);
   kw::fill_random(device.data(), words, seed, word{0}, std::numeric_limits<word>::max());
-  KW_CUDA_CHECK(cudaMemcpy(host.data(), device.data(), bytes, cudaMemcpyDeviceToHost));
-  if constexpr (upload) {
+  if constexpr (upload) {  // the host holds the data, the device the poison
+    KW_CUDA_CHECK(cudaMemcpy(host.data(), device.data(), bytes, cudaMemcpyDeviceToHost));
     device.fill_bytes(0xFF);
-  } else {
+  } else {  // the other way round
     std::memset(host.data(), 0xFF, bytes);
   }
   void* const dst = upload ? static_cast<void*>(device.data()) : host.data();

@@ -22,8 +22,9 @@ count=$(nvidia-smi -L | wc -l)
 start=$(now)
 KERNELWATCH_TIMELINE=$dir/timeline python3 -m kernelwatch run --build-dir build --gpus 0 \
   --no-compare --out "$dir/alone.json" >"$dir/alone.log" 2>&1
+status=$?
 alone=$(seconds "$start" "$(now)")
-echo "GPU 0 alone: exit $?, ${alone} s"
+echo "GPU 0 alone: exit $status, ${alone} s"
 python3 scripts/gpu/wall_breakdown.py "$dir/timeline" --wall "$alone" --json "$dir/breakdown.json"
 
 start=$(now)
@@ -35,7 +36,8 @@ echo "--gpus all ($count GPUs): ${all} s; one after the other (${count} x alone)
 grep -h "measured in" "$dir/all.log"
 for ((i = 0; i < count; i++)); do
   python3 -m kernelwatch compare "$dir/alone.json" "$dir/all-gpu$i.json" >"$dir/aa-gpu$i.txt" 2>&1
-  echo "A/A GPU $i (all) against GPU 0 alone: exit $?; $(grep -E '^[0-9]+ (REGRESSION|SAME|SLOWER|UNSURE|IMPROVEMENT)|REGRESSION|SAME' "$dir/aa-gpu$i.txt" | tail -1)"
+  status=$?
+  echo "A/A GPU $i (all) against GPU 0 alone: exit $status; $(tail -1 "$dir/aa-gpu$i.txt")"
 done
 tar -czf "$dir/results.tar.gz" -C "$dir" alone.json all-gpu0.json all-gpu1.json breakdown.json \
   alone.log all.log aa-gpu0.txt aa-gpu1.txt 2>/dev/null

@@ -93,7 +93,8 @@ def test_default_root_is_the_checkout_from_inside_it(monkeypatch) -> None:
 
 def test_default_root_of_another_project_is_its_own(tmp_path: Path, monkeypatch) -> None:
     """A project that runs this checkout as a tool (PYTHONPATH=kernelwatch/tools) from its own
-    root (a repository: .git) keeps its baselines there, not beside kernelwatch's suite's."""
+    root (a repository: .git) keeps its baselines there, not beside kernelwatch's suite's.
+    """
     (tmp_path / ".git").mkdir()
     monkeypatch.chdir(tmp_path)
     assert baselines.default_root() == tmp_path / "baselines"
@@ -149,7 +150,9 @@ def test_second_update_prints_what_moved_and_keeps_history(root: Path, write_jso
     assert run_cli("baseline", "update", first, "--baselines", root).status == 0
     slowed = next(iter(SUITE))
     second = write_json(
-        "r2.json", suite({slowed: 1.2}, seed=50), context=context(kernelwatch_git_commit="f" * 40)
+        "r2.json",
+        suite({slowed: 1.2}, seed=50),
+        context=context(kernelwatch_git_commit="f" * 40),
     )
     done = run_cli("baseline", "update", second, "--baselines", root)
     assert done.status == 0, done.err
@@ -290,7 +293,10 @@ def test_partial_update_refuses_another_driver(root: Path, write_json, run_cli) 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--filter", "^nothing"], "--filter '^nothing' matches no benchmark in the result"),
+        (
+            ["--filter", "^nothing"],
+            "--filter '^nothing' matches no benchmark in the result",
+        ),
         (["--filter", "("], "bad regex"),
         (["--min-repetitions", "0"], "--min-repetitions 0: must be at least 1"),
     ],
@@ -311,8 +317,14 @@ def test_update_bad_paths(root: Path, tmp_path: Path, run_cli) -> None:
 @pytest.mark.parametrize(
     ("part", "said"),
     [
-        ({"kernelwatch_filter": "^fam0/"}, "ran a part of the suite (run --filter '^fam0/')"),
-        ({"kernelwatch_shard": "1/2"}, "ran a part of the suite (shard 1/2); merge the shards"),
+        (
+            {"kernelwatch_filter": "^fam0/"},
+            "ran a part of the suite (run --filter '^fam0/')",
+        ),
+        (
+            {"kernelwatch_shard": "1/2"},
+            "ran a part of the suite (shard 1/2); merge the shards",
+        ),
     ],
 )
 def test_a_part_of_the_suite_needs_filter(
@@ -350,7 +362,14 @@ def test_a_whole_update_that_drops_benchmarks_needs_drop_missing(
     assert f"({', '.join(dropped[:3])}, ...)" in line and "--drop-missing" in line
     assert (root / SLUG / "result.json").read_bytes() == before
     done = run_cli(
-        "baseline", "update", fewer, "--drop-missing", "--filter", ".", "--baselines", root
+        "baseline",
+        "update",
+        fewer,
+        "--drop-missing",
+        "--filter",
+        ".",
+        "--baselines",
+        root,
     )
     assert done.status == 2 and "--drop-missing: only for a whole update" in one_line(done.err)
     done = run_cli("baseline", "update", fewer, "--drop-missing", "--baselines", root)
@@ -373,7 +392,10 @@ def test_a_run_given_twice_is_refused(root: Path, tmp_path: Path, write_json, ru
     cases = [
         ((result, result), f"{result}: given twice; "),
         ((result, tmp_path / "link.json"), f"given twice (the same file as {result})"),
-        ((result, tmp_path / "sub" / ".." / "r.json"), f"given twice (the same file as {result})"),
+        (
+            (result, tmp_path / "sub" / ".." / "r.json"),
+            f"given twice (the same file as {result})",
+        ),
         ((result, copy), f"{copy}: given twice (the same run as {result})"),
         ((one, reformatted), f"{reformatted}: given twice (the same run as {one})"),
     ]
@@ -428,7 +450,11 @@ def test_update_is_atomic(root: Path, write_json, run_cli, monkeypatch) -> None:
     done = run_cli("baseline", "update", second, "--baselines", root)
     assert done.status == 2 and "No space left on device" in done.err.splitlines()[-1]
     assert (root / SLUG / "result.json").read_bytes() == before
-    assert sorted(os.listdir(root / SLUG)) == ["manifest.json", "noise.json", "result.json"]
+    assert sorted(os.listdir(root / SLUG)) == [
+        "manifest.json",
+        "noise.json",
+        "result.json",
+    ]
     assert sorted(os.listdir(root)) == [SLUG]  # no staging folder left beside it
 
 
@@ -612,7 +638,8 @@ def test_compare_ignores_a_noise_file_of_another_commit(root: Path, write_json, 
 
 def test_a_baseline_folder_reads_as_its_result_only(tmp_path: Path) -> None:
     """`run --baseline DIR` and `report --baseline DIR`: manifest.json and noise.json are
-    beside the result and must not be read as results (their `benchmarks` is a count / map)."""
+    beside the result and must not be read as results (their `benchmarks` is a count / map).
+    """
     folder = tmp_path / SLUG
     folder.mkdir()
     synthetic.write(
@@ -663,7 +690,8 @@ def test_a_whole_baseline_file_is_one_side_read_in_parts(tmp_path: Path) -> None
     """report and run take a baseline file whole as one side read a part of its rows at a time
     (a pooled baseline's rows as dicts were 1.3 GB): the side its documents give."""
     pytest.importorskip(
-        "orjson", reason="a file is read in parts with orjson (tools/kw setup installs it)"
+        "orjson",
+        reason="a file is read in parts with orjson (tools/kw setup installs it)",
     )
     from kernelwatch.loading import from_documents
 
@@ -684,3 +712,63 @@ def test_a_whole_baseline_file_is_one_side_read_in_parts(tmp_path: Path) -> None
     assert part.whole is None and {r["run_name"] for r in part.documents[0]["benchmarks"]} == {
         side.names[0]
     }
+
+
+def test_list_and_show_as_json_hold_what_the_tables_say(run_cli) -> None:
+    """The committed baselines: `--format json` is one document with the table's facts."""
+    root = REPO / "baselines"
+    table = run_cli("baseline", "list", "--baselines", root)
+    assert run_cli("baseline", "list", "--baselines", root, "--format", "table").out == table.out
+    done = run_cli("baseline", "list", "--baselines", root, "--format", "json")
+    assert done.status == 0 and done.err == "", done.err
+    listed = json.loads(done.out)  # one document, nothing else on stdout
+    assert listed["schema_version"] == 1 and listed["command"] == "baseline list"
+    rows = table.out.splitlines()[1:]
+    assert [b["slug"] for b in listed["baselines"]] == [row.split()[0] for row in rows]
+    for row, entry in zip(rows, listed["baselines"]):
+        assert entry["gpu"] in row and f"  {entry['benchmarks']}  " in row
+        assert entry["commit"][:12] in row and row.endswith(entry["date"])
+        assert len(entry["commit"]) == 40 and entry["has_manifest"]
+    for entry in listed["baselines"]:
+        slug = entry["slug"]
+        text = run_cli("baseline", "show", slug, "--baselines", root).out
+        done = run_cli("baseline", "show", slug, "--baselines", root, "--format", "json")
+        assert done.status == 0 and done.err == "", done.err
+        shown = json.loads(done.out)
+        assert shown["schema_version"] == 1 and shown["command"] == "baseline show"
+        assert (shown["slug"], shown["gpu"]) == (slug, entry["gpu"])
+        assert shown["benchmarks"] == entry["benchmarks"]
+        assert shown["manifest"]["commit"] == entry["commit"]
+        for key, label in (("driver", "driver"), ("cuda_runtime", "CUDA runtime")):
+            assert f"  {label:<12}  {shown['manifest'][key]}\n" in text
+        repetitions = shown["repetitions"]
+        assert f"benchmarks    {shown['benchmarks']}, repetitions {repetitions['min']}" in text
+        families = ", ".join(f"{f} {n}" for f, n in shown["families"].items())
+        assert f"families      {families}\n" in text
+        assert sum(shown["families"].values()) == shown["benchmarks"]
+        assert f"updates       {len(shown['updates'])}\n" in text
+        if shown["noise"] is None:
+            assert "noise         none stored" in text
+            continue
+        noise = shown["noise"]["benchmarks"]
+        assert f"noise.json: {len(noise)} of {shown['benchmarks']} benchmarks" in text
+        noisiest = max(noise, key=lambda name: noise[name]["noise"])
+        every = run_cli("baseline", "show", slug, "--noise", "--baselines", root).out
+        assert every.splitlines()[-len(noise)].endswith(noisiest)
+    assert any(
+        json.loads(
+            run_cli("baseline", "show", e["slug"], "--baselines", root, "--format", "json").out
+        )["noise"]
+        for e in listed["baselines"]
+    )
+
+
+def test_json_of_no_baselines_and_bad_format(root: Path, run_cli) -> None:
+    done = run_cli("baseline", "list", "--baselines", root, "--format", "json")
+    assert done.status == 0 and json.loads(done.out)["baselines"] == []
+    for args in (("list",), ("show", SLUG)):
+        done = run_cli("baseline", *args, "--baselines", root, "--format", "yaml")
+        assert done.status == 2 and done.out == ""
+        one_line(done.err)
+    done = run_cli("baseline", "show", SLUG, "--baselines", root, "--format", "json")
+    assert done.status == 2 and done.out == "" and f"no baseline {SLUG}" in one_line(done.err)

@@ -189,6 +189,11 @@ KINDS: dict[str, bytes | str | None | Callable[[Path], None]] = {
     "full-width shard": doc_with(
         good()["benchmarks"], {**CONTEXT, "kernelwatch_shard": "１/１"}
     ).encode(),
+    # a whole split (1/1) whose plan key (merge compares it between parts) is not a string
+    "shard plan not a string": doc_with(
+        good()["benchmarks"],
+        {**CONTEXT, "kernelwatch_shard": "1/1", "kernelwatch_shard_plan": ["sha256:00", 1]},
+    ).encode(),
     "fewer benchmarks": json.dumps(
         document(dict(list(GOOD_SPEC.items())[:2]), context=CONTEXT)
     ).encode(),
@@ -245,7 +250,13 @@ KINDS: dict[str, bytes | str | None | Callable[[Path], None]] = {
 # internal error, and change nothing but what it writes.
 # Whole results of a part of the suite: what compare, report and the history take, and what
 # `baseline update` refuses without --filter (or --drop-missing): it would drop the others.
-PARTS = ("filtered run", "one shard", "fewer benchmarks", "full-width shard")
+PARTS = (
+    "filtered run",
+    "one shard",
+    "fewer benchmarks",
+    "full-width shard",
+    "shard plan not a string",
+)
 # Google Benchmark's layout before 1.5 is a result like any other (its rows are repetitions)
 OLD = "Google Benchmark before 1.5"
 

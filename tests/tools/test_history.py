@@ -429,3 +429,72 @@ def test_help(action):
 def test_history_without_action_prints_help(run_cli):
     r = run_cli("history")
     assert r.status == 2 and "ingest" in r.err
+
+
+def test_list_and_show_as_json_hold_what_the_tables_say(run_cli, write_json, tmp_path):
+    db = tmp_path / "h.sqlite"
+    for day, (commit, times) in enumerate([("c1", [10, 11, 12]), ("c2", [20, 30, 40])]):
+        context = dict(
+            H100_CONTEXT,
+            date=f"2026-01-0{day + 1}T00:00:00+00:00",
+            kernelwatch_git_commit=commit,
+        )
+        path = write_json(f"r{day}.json", {"BM_A": times}, context=context, time_unit="ns")
+        assert run_cli("history", "ingest", path, "--db", db).status == 0
+
+    table = run_cli("history", "list", "--db", db)
+    assert run_cli("history", "list", "--db", db, "--format", "table").out == table.out
+    done = run_cli("history", "list", "--db", db, "--format", "json")
+    assert done.status == 0 and done.err == "", done.err
+    listed = json.loads(done.out)  # one document, nothing else on stdout
+    assert listed["schema_version"] == 1 and listed["command"] == "history list"
+    assert listed["db"] == str(db)
+    rows = [line.split() for line in table.out.splitlines()[1:]]
+    assert [
+        [str(r["id"]), r["date"], r["commit"], r["gpu_slug"], str(r["benchmarks"])]
+        for r in listed["runs"]
+    ] == rows
+    assert {r["gpu_name"] for r in listed["runs"]} == {H100_CONTEXT["gpu_name"]}
+    assert all(r["slowed_on_purpose"] is None for r in listed["runs"])
+
+    table = run_cli("history", "show", "BM_A", "--db", db)
+    assert run_cli("history", "show", "BM_A", "--db", db, "--format", "table").out == table.out
+    done = run_cli("history", "show", "BM_A", "--db", db, "--format", "json")
+    assert done.status == 0 and done.err == "", done.err
+    shown = json.loads(done.out)
+    assert shown["schema_version"] == 1 and shown["command"] == "history show"
+    assert (shown["benchmark"], shown["metric"], shown["unit"], shown["gpu"]) == (
+        "BM_A",
+        "real_time",
+        "ns",
+        None,
+    )
+    assert [(r["date"], r["commit"], r["n"]) for r in shown["runs"]] == [
+        (row[0], row[1], int(row[3]))
+        for row in (line.split() for line in table.out.splitlines()[2:])
+    ]
+    assert [(r["median"], r["min"], r["max"]) for r in shown["runs"]] == [
+        (11.0, 10.0, 12.0),
+        (30.0, 20.0, 40.0),
+    ]
+    assert [r["id"] for r in shown["runs"]] == [r["id"] for r in listed["runs"]]
+    assert all(r["error"] is None for r in shown["runs"])
+
+
+def test_json_of_an_empty_history_and_bad_format(run_cli, write_json, tmp_path):
+    db = tmp_path / "h.sqlite"
+    path = write_json("r.json", {"BM_A": [1, 2, 3]}, context=H100_CONTEXT)
+    assert run_cli("history", "ingest", path, "--db", db).status == 0
+    with sqlite3.connect(db) as connection:  # no runs left: a listing of none, still JSON
+        connection.execute("DELETE FROM samples")
+        connection.execute("DELETE FROM runs")
+    done = run_cli("history", "list", "--db", db, "--format", "json")
+    assert done.status == 0 and json.loads(done.out)["runs"] == []
+    for args in (("list",), ("show", "BM_A")):
+        done = run_cli("history", *args, "--db", db, "--format", "markdown")
+        assert done.status == 2 and done.out == ""
+        one_line(done.err)
+    missing = run_cli("history", "show", "BM_B", "--db", db, "--format", "json")
+    assert (
+        missing.status == 2 and missing.out == "" and "no benchmark 'BM_B'" in one_line(missing.err)
+    )

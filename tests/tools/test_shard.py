@@ -195,16 +195,30 @@ def edit(path: Path, **context: Any) -> None:
     "change, message",
     [
         ({"kernelwatch_git_commit": "f" * 40}, "differ in commit"),
-        ({"cuda_runtime_version": "12.8"}, "differ in CUDA runtime, cuda_runtime_version (12.8"),
-        ({"gpu_driver_version": "575.0"}, "differ in driver, gpu_driver_version (575.0"),
+        (
+            {"cuda_runtime_version": "12.8"},
+            "differ in CUDA runtime, cuda_runtime_version (12.8",
+        ),
+        (
+            {"gpu_driver_version": "575.0"},
+            "differ in driver, gpu_driver_version (575.0",
+        ),
         ({"cuda_driver_api_version": None}, "cuda_driver_api_version (unset vs 13.0)"),
         ({"library_build_type": "release"}, "library_build_type (release vs debug)"),
-        ({"gpu_name": "NVIDIA H100 80GB HBM3"}, "merge joins the shards of one GPU model"),
+        (
+            {"gpu_name": "NVIDIA H100 80GB HBM3"},
+            "merge joins the shards of one GPU model",
+        ),
         ({"kernelwatch_max_time": "0.5"}, "differ in setting kernelwatch_max_time"),
         ({"kernelwatch_repetitions": "4"}, "differ in setting kernelwatch_repetitions"),
         ({"kernelwatch_shard": "1/3"}, "are both shard 1/3"),
         ({"kernelwatch_shard": "2/4"}, "merge the shards of one split"),
         ({"kernelwatch_shard": None}, "not a shard"),
+        # a shard of this kernelwatch beside one from before the plan key
+        (
+            {"kernelwatch_shard_plan": "sha256:00 of 3"},
+            "records no kernelwatch_shard_plan",
+        ),
     ],
 )
 def test_merge_refuses_what_is_not_one_run(
@@ -244,7 +258,8 @@ def test_merge_refuses_a_missing_shard_unless_told(tmp_path: Path, run_cli) -> N
 def test_merge_leaves_out_a_regressions_re_run_beside_a_shard(tmp_path: Path, run_cli) -> None:
     """`run --shard 2/2 --out s-2.json` re-runs a flagged benchmark into s-2.confirm-1.json (same
     commit and model, its own --filter, no shard key), which the glob of `merge s-*.json` names
-    too: it was refused as "not parts of one run", so a night with a regression had no result."""
+    too: it was refused as "not parts of one run", so a night with a regression had no result.
+    """
     files = shard_files(tmp_path, SUITE_BASELINE, 2)
     document = read_json(files[1])
     name = document["benchmarks"][0]["run_name"]
@@ -310,8 +325,11 @@ def test_run_shards_then_merge_is_the_whole_suite(tmp_path: Path, run_cli, monke
     expected = shards.split(names, count, planning_seconds())
     for part, path in zip(expected, files):
         assert {r["run_name"] for r in read_json(path)["benchmarks"]} == set(part)
+    plan = shards.plan_key(names, count)  # the whole run's list, before sharding
+    assert {read_json(path)["context"]["kernelwatch_shard_plan"] for path in files} == {plan}
     merged = tmp_path / "all.json"
     assert run_cli("merge", *files, "-o", merged).status == 0
+    assert "kernelwatch_shard_plan" not in read_json(merged)["context"]
     rows = read_json(merged)["benchmarks"]
     repetitions = Counter(r["run_name"] for r in rows if r["run_type"] == "iteration")
     assert repetitions == Counter({n: 2 for n in names})
@@ -332,3 +350,51 @@ def test_an_empty_shard_is_refused(tmp_path: Path, run_cli) -> None:
         )
         assert not out.exists()
     assert run_cli("merge", files[0], files[1], "-o", out).status == 0
+
+
+def test_merge_refuses_shards_of_another_projects_benchmarks(
+    tmp_path: Path, run_cli, monkeypatch
+) -> None:
+    """Shard 1/2 of the suite and shard 2/2 of another project's build (examples/external, say),
+    same commit, GPU and settings: together they held neither run, and merged without a word.
+    """
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
+    builds = {
+        "suite": {"copy": {"copy/a": 1000.0, "copy/b": 1000.0}},
+        "external": {"external": {"external/a": 1000.0, "external/b": 1000.0}},
+    }
+    files = []
+    for k, (build, families) in enumerate(builds.items(), 1):
+        fakebench.suite(tmp_path / build, families)
+        out = tmp_path / f"s{k}.json"
+        done = run_cli(
+            "run", "--build-dir", tmp_path / build, "--baselines", tmp_path / "none",
+            "--shard", f"{k}/2", "--no-compare", "--repetitions", "2", "--processes", "1",
+            "--out", out,
+        )  # fmt: skip
+        assert done.status == 0, done.err
+        names = [name for family in families.values() for name in family]
+        plan = read_json(out)["context"]["kernelwatch_shard_plan"]
+        assert plan == shards.plan_key(names, 2) and plan.endswith(" of 2")
+        files.append(out)
+    merged = tmp_path / "merged.json"
+    for given in (files, files[::-1]):
+        done = run_cli("merge", *given, "-o", merged)
+        assert done.status == 2 and done.err.count("\n") == 1, done.err
+        assert "are shards of different plans (kernelwatch_shard_plan sha256:" in done.err
+        assert "another project's or another build's benchmarks" in done.err
+        assert not merged.exists()
+
+
+def test_old_shards_without_a_plan_still_merge(tmp_path: Path, run_cli) -> None:
+    files = shard_files(tmp_path, SUITE_BASELINE, 3)  # no part records a plan
+    assert all("kernelwatch_shard_plan" not in read_json(p)["context"] for p in files)
+    assert run_cli("merge", *files, "-o", tmp_path / "merged.json").status == 0
+
+
+def test_the_plan_key_is_of_the_sorted_names_and_n() -> None:
+    names = suite_names()
+    assert shards.plan_key(names, 4) == shards.plan_key(sorted(names, reverse=True), 4)
+    assert shards.plan_key(names, 4) != shards.plan_key(names, 3)
+    assert shards.plan_key(names, 4) != shards.plan_key(names[1:], 4)

@@ -5,9 +5,10 @@ The rows are joined by runner.join_outputs (the same code that joins a run's bin
 what makes the shards one measurement is checked: one commit, one GPU model, one driver, CUDA
 runtime and build (environment.MEASURING_KEYS), no empty part, the same harness and run
 settings (every `kernelwatch_*` context key except those that describe one process or one
-job), one N, each part once. Shards may have run on different cards of the model: the
-merged gpu_uuid then names them all, so that compare treats the result as another card than
-any baseline's (the wider other-card limit applies).
+job), one N, one plan (the same benchmarks before sharding: shard.plan_key), each part once.
+Shards may have run on different cards of the model: the merged gpu_uuid then names them all,
+so that compare treats the result as another card than any baseline's (the wider other-card
+limit applies).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def _settings(context: Mapping[str, Any]) -> dict[str, str]:
     return {
         key: str(value)
         for key, value in context.items()
-        if key.startswith("kernelwatch_") and key not in PER_JOB_KEYS
+        if key.startswith("kernelwatch_") and key not in PER_JOB_KEYS and key != shard.PLAN_KEY
     }
 
 
@@ -114,6 +115,7 @@ def merge_results(
                 f"{first_label} ({first_context.get(SHARD_KEY, 'not a shard')}): merge the "
                 "shards of one split"
             )
+        _same_plan(label, context, first_label, first_context)
         if part:
             if part.index in shards:
                 raise InputError(f"{label} and {shards[part.index]} are both shard {part}")
@@ -133,7 +135,30 @@ def merge_results(
     document = runner.join_outputs(outputs, _merged_context(contexts))
     if count is not None:
         document["context"].pop(SHARD_KEY, None)
+        document["context"].pop(shard.PLAN_KEY, None)
     return document
+
+
+def _same_plan(
+    label: str, context: Mapping[str, Any], first_label: str, first: Mapping[str, Any]
+) -> None:
+    """Shards of one split of one list of benchmarks (shard.plan_key): the same commit may
+    build other binaries (another project's, another build's). Shards from before the key are
+    merged only when every part lacks it."""
+    theirs, ours = context.get(shard.PLAN_KEY), first.get(shard.PLAN_KEY)
+    if theirs == ours:
+        return
+    if theirs is None or ours is None:
+        older = label if theirs is None else first_label
+        raise InputError(
+            f"{older} records no {shard.PLAN_KEY} (a shard of an older kernelwatch), "
+            f"{label if older == first_label else first_label} does: not parts of one run; "
+            "run every shard with one kernelwatch"
+        )
+    raise InputError(
+        f"{label} and {first_label} are shards of different plans ({shard.PLAN_KEY} {theirs} vs "
+        f"{ours}): another project's or another build's benchmarks, not parts of one run"
+    )
 
 
 def _same_software(

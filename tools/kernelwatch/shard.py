@@ -10,6 +10,7 @@ otherwise every benchmark counts the same and the parts get equal counts.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,6 +33,9 @@ MAX_COUNT = 1000
 # ASCII digits only: \d (and int()) take full-width and Arabic-Indic digits too, which no
 # shard job writes; spaces around the numbers are kept (" 2 / 4 ", as a shell line may quote).
 _SPEC = re.compile(r"[ \t]*([0-9]+)[ \t]*/[ \t]*([0-9]+)[ \t]*")
+# In the context of a sharded run: which split it is a part of (plan_key); merge joins only
+# parts of one plan.
+PLAN_KEY = "kernelwatch_shard_plan"
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,14 @@ def parse(text: str, what: str = "--shard") -> Shard:
             "(part 2 of 4)"
         )
     return Shard(index, count)
+
+
+def plan_key(names: Iterable[str], count: int) -> str:
+    """The plan a shard is a part of: the sha256 of the sorted names of every benchmark of the
+    whole run before sharding (one a line), and N. Shards of another project's or another
+    build's benchmarks (same commit, other binaries) have another key."""
+    digest = hashlib.sha256("\n".join(sorted(set(names))).encode("utf-8")).hexdigest()
+    return f"sha256:{digest} of {count}"
 
 
 def durations(documents: Iterable[Mapping[str, Any]]) -> dict[str, float]:

@@ -14,7 +14,8 @@ with another one. Files are only written by `kernelwatch baseline update`.
     update.py    `baseline update`: check, build the new files, write them as a whole
     refusals.py  what `baseline update` refuses (a file twice, a part for the whole, ...)
     against.py   a run's baseline, restricted and with its stored noise, ready to compare
-    show.py      `baseline show`'s text: provenance, updates, the stored noise per level
+    show.py      `baseline show`'s text: provenance, updates, the stored noise per level; the
+                 JSON documents of `baseline list|show --format json`
 """
 
 from kernelwatch.baseline.against import (
@@ -27,7 +28,7 @@ from kernelwatch.baseline.against import (
 )
 from kernelwatch.baseline.pool import pool
 from kernelwatch.baseline.rows import groups, restrict
-from kernelwatch.baseline.show import describe
+from kernelwatch.baseline.show import describe, list_document, show_document
 from kernelwatch.baseline.store import (
     GPU_KEYS,
     HOW_TO_CREATE,
@@ -67,6 +68,7 @@ __all__ = [
     "found_root",
     "gpu_slug",
     "groups",
+    "list_document",
     "may_create_root",
     "pool",
     "prepare_update",
@@ -76,5 +78,6 @@ __all__ = [
     "read_result",
     "restrict",
     "result_documents",
+    "show_document",
     "write",
 ]

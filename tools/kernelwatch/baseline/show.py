@@ -1,10 +1,13 @@
 """`baseline show`'s text: a baseline's provenance, its updates, and its stored noise per level
-(per family, and the noisiest benchmarks), built as lines for the command to print."""
+(per family, and the noisiest benchmarks), built as lines for the command to print; and the
+JSON documents of `baseline list|show --format json`."""
 
 from __future__ import annotations
 
 import collections
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kernelwatch import noise as noises
@@ -17,14 +20,84 @@ from kernelwatch.names import short_commit
 LEVELS = ("card", "kind", "host")
 
 
+# Bump on any change to `baseline list|show --format json` that could break a reader (renames,
+# removals, meaning); the schema is in docs/running.md.
+SCHEMA_VERSION = 1
+# What the manifest records of how the baseline was measured, as `show` prints it.
+MANIFEST_KEYS = ("commit", "date", "driver", "cuda_runtime", "build_type", "cache_mode", "command")
+
+
+@dataclass(frozen=True)
+class _Contents:
+    names: list[str]
+    families: dict[str, int]
+    repetitions: tuple[int, int]  # the fewest and the most of any benchmark
+
+
+def _contents(entry: Entry) -> _Contents:
+    parsed = read_file(str(entry.result))  # (a part of its rows at a time: gbench/stream.py)
+    assert parsed is not None  # (None only for a file in a folder)
+    families = collections.Counter(family_of(name) for name in parsed.names)
+    counts = [c for c in parsed.counts if c] or [0]
+    return _Contents(parsed.names, dict(sorted(families.items())), (min(counts), max(counts)))
+
+
+def list_document(root: Path, found: Sequence[Entry]) -> dict[str, Any]:
+    """`baseline list --format json`: what the table says of each baseline, commits whole."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": "baseline list",
+        "root": str(root),
+        "baselines": [
+            {
+                "slug": entry.slug,
+                "directory": str(entry.directory),
+                "gpu": None if entry.gpu == "?" else entry.gpu,
+                "has_manifest": bool(entry.manifest),
+                "benchmarks": entry.manifest.get("benchmarks"),
+                "commit": entry.manifest.get("commit"),
+                "date": entry.manifest.get("date"),
+            }
+            for entry in found
+        ],
+    }
+
+
+def show_document(entry: Entry) -> dict[str, Any]:
+    """`baseline show --format json`: the manifest's provenance and updates, the benchmarks per
+    family, and every benchmark's stored noise as noise.json holds it (null: none stored)."""
+    contents = _contents(entry)
+    noise: dict[str, Any] | None = None
+    if entry.noise_path.is_file():
+        stored = noises.read_noise_file(entry.noise_path)["benchmarks"]
+        names = set(contents.names)
+        noise = {
+            "file": str(entry.noise_path),
+            "benchmarks": {n: dict(e) for n, e in sorted(stored.items()) if n in names},
+        }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": "baseline show",
+        "slug": entry.slug,
+        "directory": str(entry.directory),
+        "gpu": None if entry.gpu == "?" else entry.gpu,
+        "manifest": (
+            {key: entry.manifest.get(key) for key in MANIFEST_KEYS} if entry.manifest else None
+        ),
+        "benchmarks": len(contents.names),
+        "repetitions": {"min": contents.repetitions[0], "max": contents.repetitions[1]},
+        "families": contents.families,
+        "updates": list(entry.manifest.get("history") or []),
+        "noise": noise,
+    }
+
+
 def describe(entry: Entry, every_noise: bool, noise_multiplier: float) -> list[str]:
     """The lines of `baseline show` for one baseline folder (`noise_multiplier`: compare's
     default, whose product with the noise is each limit's floor)."""
-    parsed = read_file(str(entry.result))  # (a part of its rows at a time: gbench/stream.py)
-    assert parsed is not None  # (None only for a file in a folder)
+    contents = _contents(entry)
     m = entry.manifest
-    families = collections.Counter(family_of(name) for name in parsed.names)
-    counts = [c for c in parsed.counts if c] or [0]
+    low, high = contents.repetitions
 
     def known(key: str) -> Any:  # (a baseline from nvbench records null for most: no "None")
         value = m.get(key)
@@ -39,9 +112,9 @@ def describe(entry: Entry, every_noise: bool, noise_multiplier: float) -> list[s
         f"  CUDA runtime  {known('cuda_runtime')}",
         f"  build, cache  {known('build_type')}, {known('cache_mode')}",
         f"  command       {known('command')}",
-        f"  benchmarks    {len(parsed.names)}, repetitions {min(counts)}"
-        + (f" to {max(counts)}" if max(counts) != min(counts) else ""),
-        "  families      " + ", ".join(f"{f} {n}" for f, n in sorted(families.items())),
+        f"  benchmarks    {len(contents.names)}, repetitions {low}"
+        + (f" to {high}" if high != low else ""),
+        "  families      " + ", ".join(f"{f} {n}" for f, n in contents.families.items()),
     ]
     history = m.get("history") or []
     if history:
@@ -54,7 +127,7 @@ def describe(entry: Entry, every_noise: bool, noise_multiplier: float) -> list[s
             )
     if not m:
         lines.append("  (no manifest.json: written by hand? use kernelwatch baseline update)")
-    return lines + _noise_lines(entry, parsed.names, every_noise, noise_multiplier)
+    return lines + _noise_lines(entry, contents.names, every_noise, noise_multiplier)
 
 
 NOISIEST = 5

@@ -21,6 +21,7 @@ from kernelwatch import baseline as baselines
 from kernelwatch.compare import DEFAULT_ALPHA, DEFAULT_NOISE_MULTIPLIER, DEFAULT_THRESHOLD
 from kernelwatch.config import parse_fraction
 from kernelwatch.errors import InputError, compile_regex
+from kernelwatch.files import json_text, write_output
 from kernelwatch.outputs import Outputs
 from kernelwatch.results import Metric, resolve_metric
 from kernelwatch.verdict import Gates, Given
@@ -183,6 +184,23 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         help="an unverified slowdown (too few repetitions for the test to decide) fails at any "
         "size, not only from 2x slower",
     )
+
+
+def add_list_format_option(parser: argparse.ArgumentParser, schema: str) -> None:
+    """`--format table|json` of what lists or shows stored things (baseline and history list
+    and show); compare's --format without markdown."""
+    parser.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help=f"what to print on stdout (default table; json: one document, schema in {schema})",
+    )
+
+
+def print_document(document: Any) -> int:
+    """--format json: the document on stdout, strict JSON, one document; exit status 0."""
+    write_output(json_text(document))
+    return 0
 
 
 def add_gpus_option(parser: argparse.ArgumentParser) -> None:

@@ -17,7 +17,7 @@ from kernelwatch.gbench import read_json
 from kernelwatch.files import one_writer
 from kernelwatch.loading import from_documents
 from kernelwatch.names import short_commit
-from kernelwatch.render import summary_line
+from kernelwatch.render import aligned, summary_line
 from kernelwatch.results import resolve_metric
 
 DESCRIPTION = """\
@@ -117,8 +117,9 @@ def register(subparsers: Any) -> None:
         description="One line per baseline: slug, GPU, benchmarks, commit, date.",
         epilog=EPILOG,
     )
+    options.add_list_format_option(listing, "docs/running.md")
     options.add_baselines_option(listing)
-    listing.set_defaults(handler=lambda args: run_list(options.baselines_root(args)))
+    listing.set_defaults(handler=lambda args: run_list(options.baselines_root(args), args.format))
 
     show = add_parser(
         actions,
@@ -135,9 +136,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="list the stored noise of every benchmark, noisiest first",
     )
+    options.add_list_format_option(show, "docs/running.md; every benchmark's noise, as --noise")
     options.add_baselines_option(show)
     show.set_defaults(
-        handler=lambda args: run_show(args.which, args.noise, options.baselines_root(args))
+        handler=lambda args: run_show(
+            args.which, args.noise, options.baselines_root(args), args.format
+        )
     )
 
 
@@ -246,11 +250,13 @@ def _print_moves(update: baselines.Update, command: UpdateCommand) -> None:
         print(f"  note: {warning}")
 
 
-def run_list(root: Path) -> int:
+def run_list(root: Path, format: str = "table") -> int:
     if not root.is_dir():
         what = "not a folder" if root.exists() else "no such folder"
         raise InputError(f"{root}: {what}, so no baselines; {baselines.HOW_TO_CREATE}")
     found = baselines.entries(root)
+    if format == "json":
+        return options.print_document(baselines.list_document(root, found))
     if not found:
         print(f"no baselines in {root}; {baselines.HOW_TO_CREATE}")
         return 0
@@ -266,13 +272,11 @@ def run_list(root: Path) -> int:
                 str(m.get("date") or "?"),
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    for row in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1])
+    print("\n".join(aligned(rows)))
     return 0
 
 
-def run_show(name: str, every_noise: bool, root: Path) -> int:
+def run_show(name: str, every_noise: bool, root: Path, format: str = "table") -> int:
     which = Path(name)
     if which.is_file():
         document = read_json(which)
@@ -285,5 +289,7 @@ def run_show(name: str, every_noise: bool, root: Path) -> int:
     entry = baselines.find(root, slug)
     if entry is None:
         raise InputError(f"no baseline {slug}: {baselines.available_text(root)}")
+    if format == "json":
+        return options.print_document(baselines.show_document(entry))
     print("\n".join(baselines.describe(entry, every_noise, DEFAULT_NOISE_MULTIPLIER)))
     return 0

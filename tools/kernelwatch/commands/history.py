@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from kernelwatch.commands._parsers import add_actions, add_parser
 from kernelwatch.compare import Settings
 from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
 from kernelwatch.names import short_commit
-from kernelwatch.render import format_value
+from kernelwatch.render import aligned, format_value
 from kernelwatch.results import Metric, resolve_metric
 
 DESCRIPTION = """\
@@ -119,8 +118,9 @@ def register(subparsers: Any) -> None:
         description=LIST_DESCRIPTION,
         epilog=EPILOG,
     )
+    options.add_list_format_option(listing, "docs/history.md")
     _add_db(listing)
-    listing.set_defaults(handler=lambda args: run_list(_db(args)))
+    listing.set_defaults(handler=lambda args: run_list(_db(args), args.format))
 
     show = add_parser(
         actions,
@@ -136,9 +136,10 @@ def register(subparsers: Any) -> None:
         "bytes_per_second",
     )
     show.add_argument("--gpu", metavar="SLUG", help="only runs on this GPU (a baseline slug)")
+    options.add_list_format_option(show, "docs/history.md")
     _add_db(show)
     show.set_defaults(
-        handler=lambda args: run_show(args.benchmark, args.metric, args.gpu, _db(args))
+        handler=lambda args: run_show(args.benchmark, args.metric, args.gpu, _db(args), args.format)
     )
 
     found = add_parser(
@@ -219,19 +220,11 @@ def run_ingest(result: str, db: str | Path) -> int:
     return 0
 
 
-def _table(rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) -> None:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        cells = [
-            cell.rjust(width) if i in right else cell.ljust(width)
-            for i, (cell, width) in enumerate(zip(row, widths))
-        ]
-        print("  ".join(cells).rstrip())
-
-
-def run_list(db_path: str | Path) -> int:
+def run_list(db_path: str | Path, format: str = "table") -> int:
     with history.database(db_path) as db:
         found = history.runs(db)
+    if format == "json":
+        return options.print_document(history.runs_document(db_path, found))
     if not found:
         print(f"no runs in {db_path}; add one with: kernelwatch history ingest RESULT.json")
         return 0
@@ -247,13 +240,18 @@ def run_list(db_path: str | Path) -> int:
                 f"SLOWED ON PURPOSE: {run.slowed}" if run.slowed else "",
             )
         )
-    _table(rows, right=frozenset({0, 4}))
+    print("\n".join(aligned(rows, frozenset({0, 4}))))
     return 0
 
 
-def run_show(benchmark: str, metric_name: str, gpu: str | None, db_path: str | Path) -> int:
+def run_show(
+    benchmark: str, metric_name: str, gpu: str | None, db_path: str | Path, format: str = "table"
+) -> int:
     with history.database(db_path) as db:
         points = history.series(db, benchmark, metric_name, gpu)
+    if format == "json":
+        document = history.series_document(db_path, benchmark, metric_name, gpu, points)
+        return options.print_document(document)
     key = history.metric_key(metric_name)
     metric = Metric(key, False)
     print(f"{benchmark}  ({key}, {len(points)} run(s))")
@@ -271,7 +269,7 @@ def run_show(benchmark: str, metric_name: str, gpu: str | None, db_path: str | P
                 format_value(high, metric),
             )
         )
-    _table(rows, right=frozenset({3, 4, 5, 6}))
+    print("\n".join(aligned(rows, frozenset({3, 4, 5, 6}))))
     for point in points:
         if point.error is not None:
             print(
@@ -394,7 +392,7 @@ def run_changes(command: ChangesCommand) -> int:
                 short_commit(change.commit),
             )
         )
-    _table(rows, right=frozenset({4, 5, 6, 7}))
+    print("\n".join(aligned(rows, frozenset({4, 5, 6, 7}))))
     if without_gpu:
         print(note)
     return 1 if regressions else 0

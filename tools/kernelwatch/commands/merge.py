@@ -19,10 +19,11 @@ Join the results of `kernelwatch run --shard K/N` (one file per part, any cards 
 model) into one result file, which compare, baseline update and history ingest take like an
 unsharded run. Refuses results of different commits, GPU models, drivers, CUDA runtimes,
 library build types or harness and run settings (the kernelwatch_* context keys), a part that
-holds no benchmark, a part given twice, a benchmark in two parts, and a missing part (unless
---allow-partial). A regression's re-run that `run` wrote beside a part
-(K.confirm-1.json, which a glob over the parts also names) is set aside with a note. See
-docs/running.md."""
+holds no benchmark, parts of different plans (kernelwatch_shard_plan: another project's or
+another build's benchmarks; old shards without it merge only when every part lacks it), a part
+given twice, a benchmark in two parts, and a missing part (unless --allow-partial). A
+regression's re-run that `run` wrote beside a part (K.confirm-1.json, which a glob over the
+parts also names) is set aside with a note. See docs/running.md."""
 
 EPILOG = """\
 exit status:

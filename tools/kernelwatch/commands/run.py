@@ -183,9 +183,11 @@ def run(command: RunCommand) -> int:
         binaries = suite.usable_binaries(command.build_dir, command.bench, settings.extra_args)
     if not binaries:
         suite.usable_binaries(command.build_dir, command.bench, settings.extra_args)  # says why
+    planned = runner.plan(binaries, command.filter, settings.extra_args)
+    plan = shards.plan_key((n for job in planned for n in job.names), shard.count) if shard else ""
     jobs = schedule(
         command,
-        runner.plan(binaries, command.filter, settings.extra_args),
+        planned,
         shard,
         progress,
         several=bool(chosen_gpus and len(chosen_gpus) > 1),
@@ -194,7 +196,7 @@ def run(command: RunCommand) -> int:
         "kernelwatch_run_command": command.command_line,
         "kernelwatch_run_purpose": "run",
         "kernelwatch_filter": command.filter or "",
-        **({SHARD_KEY: str(shard)} if shard else {}),
+        **({SHARD_KEY: str(shard), shards.PLAN_KEY: plan} if shard else {}),
         # Every benchmark the binaries list runs: one the baseline has that this result lacks
         # is not in this build (removed or renamed), not failing (inbuild.py).
         **inbuild.whole_build(command.filter, shard, command.bench),

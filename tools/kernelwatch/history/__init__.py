@@ -18,8 +18,10 @@ of its canonical JSON (context + benchmarks), so ingesting the same file twice i
     schema.py    the migrations, and opening a database (read-only, or migrated)
     store.py     ingesting a run: one transaction, all of it or nothing
     queries.py   the runs, and one benchmark's series of one metric
+    documents.py those two as JSON documents (`history list|show --format json`)
 """
 
+from kernelwatch.history.documents import runs_document, series_document
 from kernelwatch.history.queries import (
     Point,
     Run,
@@ -58,8 +60,10 @@ __all__ = [
     "normalized_date",
     "open_db",
     "runs",
+    "runs_document",
     "runs_without_gpu",
     "schema_version",
     "series",
+    "series_document",
     "summary",
 ]

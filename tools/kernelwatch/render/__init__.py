@@ -7,7 +7,7 @@ document.py   the JSON document
 junit.py      JUnit XML
 """
 
-from kernelwatch.render.cells import format_value, summary_line
+from kernelwatch.render.cells import aligned, format_value, summary_line
 from kernelwatch.render.document import SCHEMA_VERSION, render_json
 from kernelwatch.render.junit import render_junit
 from kernelwatch.render.markdown import render_markdown
@@ -15,6 +15,7 @@ from kernelwatch.render.table import render_table
 
 __all__ = [
     "SCHEMA_VERSION",
+    "aligned",
     "format_value",
     "render_json",
     "render_junit",

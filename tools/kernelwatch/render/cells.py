@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Collection, Sequence
 
 from kernelwatch.compare import Comparison, Report, Verdict
 from kernelwatch.explain import Explanation
@@ -135,3 +136,16 @@ _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u
 def visible(text: str) -> str:
     """`text` for a terminal: control characters shown as escapes (`\\x1b`, `\\n`)."""
     return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def aligned(rows: Sequence[Sequence[str]], right: Collection[int] = ()) -> list[str]:
+    """Plain columns two spaces apart (the first row the header), the columns in `right`
+    right-aligned, no trailing spaces: the listings of `baseline` and `history`."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(
+            cell.rjust(width) if i in right else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(row, widths))
+        ).rstrip()
+        for row in rows
+    ]

@@ -1,6 +1,5 @@
 """`run --gpus`: every GPU of the host at once, each with its own result, baseline and
-report; host-bound benchmarks one at a time, the other GPUs measuring their kernels meanwhile
-(fake binaries and a fake nvidia-smi)."""
+report; host-bound benchmarks one GPU at a time (fake binaries and a fake nvidia-smi)."""
 
 from __future__ import annotations
 
@@ -101,46 +100,23 @@ def test_a_hung_binary_loses_no_gpus_other_results(run_cli, host: Path) -> None:
     assert done.err.count("hung (exit status 5): transfers/h2d/pinned/1 made no progress") >= 2
 
 
-def test_gpus_run_at_once_and_host_bound_benchmarks_one_at_a_time(run_cli, host: Path) -> None:
-    done = run(run_cli, host, "--gpus", "0,1", "--no-compare", "--out", host / "r.json",
-               "--processes", "2")  # fmt: skip
+def test_gpus_run_at_once_and_host_bound_benchmarks_alone(run_cli, host: Path) -> None:
+    done = run(run_cli, host, "--gpus", "0,1", "--no-compare", "--out", host / "r.json")
     assert done.status == 0, done.err
     assert "host-bound benchmark(s)" in done.err
     spans = [json.loads(line) for line in (host / "spans.log").read_text().splitlines()]
     kernels = [s for s in spans if s["names"][0].startswith("alpha/")]
     copies = [s for s in spans if s["names"][0].startswith("transfers/")]
-    assert {s["gpu"] for s in kernels} == {H100, H200} and len(copies) == 4
+    assert {s["gpu"] for s in kernels} == {H100, H200} and len(copies) == 2
 
     def overlap(a: dict, b: dict) -> bool:
         return a["start"] < b["end"] and b["start"] < a["end"]
 
     assert overlap(kernels[0], kernels[1])  # the GPUs measured at once
-    for copy in copies:  # ... never two host-bound benchmarks at once
-        assert not any(overlap(copy, other) for other in copies if other is not copy)
-    # ... and a GPU whose host-bound process had to wait ran its next kernels meanwhile
-    assert any(
-        overlap(copy, kernel)
-        for copy in copies
-        for kernel in kernels
-        if kernel["gpu"] != copy["gpu"]
-    )
+    for copy in copies:  # ... but never while a host-bound benchmark measured
+        assert not any(overlap(copy, other) for other in spans if other is not copy)
     context = json.loads((host / "r-gpu0.json").read_text())["context"]
     assert context["kernelwatch_serial"] == sorted(COPIES)
-
-
-def test_a_waiting_host_bound_process_lets_the_next_kernels_go_first(host: Path) -> None:
-    from kernelwatch import locks
-    from kernelwatch.runner import suite
-    from kernelwatch.runner.settings import Job
-
-    kernels = Job(binary=Path("k"), filter=None, names=("alpha/a",))
-    copies = Job(binary=Path("t"), filter=None, names=("transfers/a",), serial=True)
-    # process 1 of each job, then process 2 of each
-    pending = [(1, 1, 1, copies), (2, 1, 0, kernels), (2, 1, 1, copies)]
-    assert suite._next(pending) == 0  # the host is free: the plain order
-    with locks.host_exclusive():  # another GPU's host-bound process
-        assert suite._next(pending) == 1
-        assert suite._next([(1, 1, 1, copies), (2, 1, 1, copies)]) == 0  # nothing else: it waits
 
 
 def test_host_bound_from_the_baselines_counter(run_cli, host: Path) -> None:

@@ -1,5 +1,5 @@
-"""Which benchmarks are host-bound: measured one at a time on a host, with no build beside them
-(runner.split_serial and locks.host_exclusive), when other GPUs measure at the same time.
+"""Which benchmarks are host-bound: measured with the host to themselves (runner.split_serial
+and locks.host_exclusive) when other GPUs measure at the same time.
 
 A benchmark is host-bound when the baseline's rows carry the harness's counter `host_bound`
 equal to 1, or when its name matches a regex of `[run] serial` in the suite's kernelwatch.toml

@@ -5,13 +5,11 @@ Two kinds, both fcntl.flock on files in one folder (KERNELWATCH_LOCK_DIR, defaul
 
 * One GPU: whoever measures on a GPU holds gpu-<UUID>.lock, so two kernelwatch commands never
   measure on the same card at once (`ab` builds the next commit meanwhile).
-* The host: a build holds the host lock shared; a host-bound benchmark process (transfers: the
-  host's memory, PCIe and the driver decide its figure) holds it exclusive, so no build and no
-  other host-bound benchmark runs beside it. Two GPUs of an H200 host running the whole suite
-  at once, copies beside copies, showed pageable copies 40-67% slower than the one-GPU
-  baseline (issue 15). Other GPUs' kernels may run beside it: they use the host only to launch
-  (docs/running.md, "--gpus", has what that moved). Until 2026-11 they excluded it too, and the
-  host-bound half of a suite then ran with every other GPU idle.
+* The host: a benchmark process that measures the GPU, or a build, holds the host lock shared;
+  a host-bound benchmark (transfers: the host's memory, PCIe and the driver decide its figure)
+  holds it exclusive, so it measures while nothing else of kernelwatch runs on the host: no
+  other GPU's benchmarks, no build. Two GPUs of an H200 host running the suite at once showed
+  pageable copies 40-67% slower than the one-GPU baseline (issue 15).
 
 A waiting exclusive holder takes a turnstile first, which new shared holders must pass, so a
 steady stream of other GPUs' benchmarks cannot keep a host-bound one waiting for ever.
@@ -83,32 +81,17 @@ def gpu_lock(uuid: str, waiting: Waiting | None = None) -> contextlib.AbstractCo
 
 @contextlib.contextmanager
 def host_shared(waiting: Waiting | None = None) -> Iterator[None]:
-    """Held by a build: excludes host-bound measurements."""
+    """Held by a GPU benchmark process or a build: excludes host-bound measurements."""
     with _flock("turnstile.lock", fcntl.LOCK_EX, waiting, "waiting for a host-bound benchmark"):
         pass
     with _flock("host.lock", fcntl.LOCK_SH, waiting, "waiting for a host-bound benchmark"):
         yield
 
 
-def host_exclusive_free() -> bool:
-    """Whether host_exclusive would be had at once now (the answer may be stale by the time it
-    is asked for: then it waits, as ever)."""
-    for name in ("turnstile.lock", "host.lock"):
-        handle = _open(name)
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        finally:
-            handle.close()
-    return True
-
-
 @contextlib.contextmanager
 def host_exclusive(waiting: Waiting | None = None) -> Iterator[None]:
-    """Held by a host-bound benchmark process: no build and no other host-bound benchmark runs
-    on the host."""
-    why = "host-bound benchmarks wait for the other GPUs' host-bound benchmarks and builds"
+    """Held by a host-bound benchmark process: nothing else of kernelwatch runs on the host."""
+    why = "host-bound benchmarks wait for the other GPUs' benchmarks and builds"
     with _flock("turnstile.lock", fcntl.LOCK_EX, waiting, why):
         with _flock("host.lock", fcntl.LOCK_EX, waiting, why):
             yield

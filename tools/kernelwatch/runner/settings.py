@@ -103,7 +103,7 @@ class Job:
     binary: Path
     filter: str | None
     names: tuple[str, ...]
-    serial: bool = False  # host-bound: no build or other host-bound process beside it (locks)
+    serial: bool = False  # host-bound: runs with the host to itself (locks.host_exclusive)
     # Built on kernelwatch's harness, so it takes --kernelwatch_* flags; a plain Google
     # Benchmark binary (run --bench) refuses any flag it does not know.
     harness: bool = True

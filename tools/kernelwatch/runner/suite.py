@@ -9,7 +9,7 @@ import os
 import shlex
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -133,44 +133,35 @@ class _Processes:
         self.runs = {index: [] for index in range(len(self.jobs))}
 
     def run_round(self, chosen: Mapping[int, Job], what: str) -> None:
-        """Every chosen job's processes, interleaved across binaries: all first processes, then
-        all second ones, ... -- except that a host-bound (serial) process whose host lock
-        another GPU holds waits while this GPU runs the next processes that are not host-bound
-        (each job's own processes keep their order). Alone on the host nothing waits, and the
-        order is the plain one."""
+        """Every chosen job's processes, interleaved across binaries."""
         shares = self.shares
         per_process = sum(len(job.names) for job in chosen.values())
         total, done = per_process * len(shares), 0
-        pending = [
-            (process, share, index, job)
-            for process, share in enumerate(shares, 1)
-            for index, job in chosen.items()
-        ]
-        while pending:
-            process, share, index, job = pending.pop(_next(pending))
+        for process, share in enumerate(shares, 1):
             which = f"process {process}/{len(shares)}, " if len(shares) > 1 else ""
-            if self.failed(index):
+            for index, job in chosen.items():
+                if self.failed(index):
+                    done += len(job.names)
+                    continue
+                out = self.tmp / f"{len(self.runs[index]) + 1}-{index:03d}-{job.binary.name}.json"
+                command = benchmark_command(job, self.settings, out, share)
+                self.commands.append(command)
+                self.progress.status(
+                    f"{self.prefix}{what}[{which}{index + 1}/{len(self.jobs)}] "
+                    f"{job.binary.name}: {len(job.names)} benchmark(s); {done} of {total} done, "
+                    f"{total - done} left"
+                )
+                self._run_process(index, job, command, out)
                 done += len(job.names)
-                continue
-            out = self.tmp / f"{len(self.runs[index]) + 1}-{index:03d}-{job.binary.name}.json"
-            command = benchmark_command(job, self.settings, out, share)
-            self.commands.append(command)
-            self.progress.status(
-                f"{self.prefix}{what}[{which}{index + 1}/{len(self.jobs)}] "
-                f"{job.binary.name}: {len(job.names)} benchmark(s); {done} of {total} done, "
-                f"{total - done} left"
-            )
-            self._run_process(index, job, command, out)
-            done += len(job.names)
 
     def _run_process(self, index: int, job: Job, command: list[str], out: Path) -> None:
-        """One process of one job's binary (a serial job's under the host lock, exclusive)."""
+        """One process of one job's binary, under the host lock (exclusive for a serial job)."""
         # The first process of each binary records its kernels (the others would write the same).
         record = self.tmp / f"{index:03d}.kernels" if not self.runs[index] else None
         env = None
         if record is not None and self.settings.record_kernels:
             env = dict(os.environ, **{kernels.ENV: str(record)})
-        host = locks.host_exclusive if job.serial else _nothing
+        host = locks.host_exclusive if job.serial else locks.host_shared
         try:
             with host(_waiting(self.progress, self.prefix)):
                 self.runs[index].append(
@@ -203,22 +194,6 @@ class _Processes:
             if self.failed(index) and not self.runs[index]
             for name in job.names
         ]
-
-
-def _next(pending: Sequence[tuple[int, int, int, Job]]) -> int:
-    """The position in `pending` of the process to run next: the first, unless it is host-bound
-    and the host is taken (locks.host_exclusive_free) while a process that is not host-bound
-    is pending; then the first such. (A job is host-bound in every process, so no process
-    overtakes an earlier one of its own job.)"""
-    if not pending[0][3].serial or locks.host_exclusive_free():
-        return 0
-    return next((at for at, (_, _, _, job) in enumerate(pending) if not job.serial), 0)
-
-
-@contextlib.contextmanager
-def _nothing(waiting: locks.Waiting | None = None) -> Iterator[None]:
-    """A process that is not host-bound takes no host lock."""
-    yield
 
 
 def _top_up(processes: _Processes) -> set[str]:

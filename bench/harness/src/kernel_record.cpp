@@ -1,3 +1,4 @@
+#include <kernelwatch/detail/json_string.hpp>
 #include <kernelwatch/detail/kernel_record.hpp>
 
 #include <cstdio>
@@ -11,23 +12,6 @@
 
 namespace kernelwatch::detail {
 namespace {
-
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (const char ch : text) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\u%04x", ch);
-      out += escaped;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
 
 std::string triple(const dim3& d) {
   return "[" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + "]";

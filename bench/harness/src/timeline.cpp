@@ -1,3 +1,4 @@
+#include <kernelwatch/detail/json_string.hpp>
 #include <kernelwatch/detail/timeline.hpp>
 
 #include <unistd.h>
@@ -26,23 +27,6 @@ timeline_file& the_file() {
 double unix_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out + '"';
 }
 
 // Seconds since this process was exec'd: field 22 of /proc/self/stat (start time in clock
@@ -97,16 +81,16 @@ void mark(const char* phase, const std::vector<std::pair<const char*, std::strin
     char head[96];
     std::snprintf(head, sizeof head, "{\"t\": %.6f, \"pid\": %d, \"phase\": ", unix_seconds(),
                   static_cast<int>(getpid()));
-    std::string line = head + quoted(phase);
+    std::string line = head + json_string(phase);
     for (const auto& [name, text] : texts) {
       if (!text.empty()) {
-        line += ", " + quoted(name) + ": " + quoted(text);
+        line += ", " + json_string(name) + ": " + json_string(text);
       }
     }
     for (const auto& [name, value] : fields) {
       char number[64];
       std::snprintf(number, sizeof number, "%.9g", value);
-      line += ", " + quoted(name) + ": " + number;
+      line += ", " + json_string(name) + ": " + number;
     }
     write_line(line + "}\n");
   } catch (...) {

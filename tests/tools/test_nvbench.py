@@ -110,14 +110,155 @@ def test_summaries_only_are_aggregates_and_a_note_says_so(run_cli) -> None:
     assert result.from_aggregates[k] and result.counts[k] == 1
     # the cold GPU mean of that state, 0.0010034715849794225 s
     assert result.columns["real_time"][result.starts[k]] == pytest.approx(1003471.5849794225)
+    assert result.columns[nvbench.MEAN_KEY][result.starts[k]] == pytest.approx(1003471.5849794225)
     assert any("nvbench summaries only" in n and "--jsonbin" in n for n in result.notes)
     done = run_cli("compare", REF, CMP)
     assert done.status == 0, done.err
     assert "nvbench summaries only" in done.out
-    # each row's advice is nvbench's --jsonbin, not Google Benchmark's repetitions
-    row = next(line for line in done.out.splitlines() if " simple/device:0 " in line)
-    assert row.endswith("nvbench summaries only (1 and 1 values; need 3): run it with --jsonbin")
     assert "keep the repetitions in the JSON file" not in done.out
+
+
+def _summary(state: dict[str, Any], tag: str) -> dict[str, Any]:
+    return next(x for x in state["summaries"] if x["tag"] == tag)
+
+
+def _scaled(document: dict[str, Any], benchmark: str, factor: float) -> dict[str, Any]:
+    """nvbench's document with every cold GPU time of `benchmark`'s states times `factor`."""
+    document = copy.deepcopy(document)
+    for b in document["benchmarks"]:
+        if b["name"] != benchmark:
+            continue
+        for state in b["states"]:
+            for x in state["summaries"]:
+                if x["tag"].startswith("nv/cold/time/gpu/") and "stdev/relative" not in x["tag"]:
+                    value = x["data"][0]
+                    value["value"] = str(float(value["value"]) * factor)
+    return document
+
+
+def test_summaries_are_judged_by_welch_and_every_output_says_so(tmp_path: Path, run_cli) -> None:
+    """nvbench's own test files (summaries only) were UNSURE on all 88 rows; judged from each
+    state's mean, noise and sample count they are SAME, each row marked, in every format."""
+    done = run_cli("compare", REF, CMP, "--format", "json", "--junit", tmp_path / "j.xml")
+    assert done.status == 0, done.err
+    report = json.loads(done.out)
+    assert report["summary"]["counts"]["SAME"] == 88
+    assert report["summary"]["counts"]["UNSURE"] == 0
+    rows = report["benchmarks"]
+    assert all(r["from_summaries"] and r["reason"].startswith("from summaries") for r in rows)
+    assert all(r["q_value"] is not None and r["ci_low"] < r["ci_high"] for r in rows)
+    # the sides' n is the sample count, their value the mean the ratio is of
+    row = next(r for r in rows if r["name"] == "simple/device:0")
+    assert row["baseline"]["n"] == int(
+        _summary(one_device(REF)["benchmarks"][0]["states"][0], "nv/cold/sample_size")["data"][0][
+            "value"
+        ]
+    )
+    assert row["ratio"] == pytest.approx(row["contender"]["median"] / row["baseline"]["median"])
+    assert any("judged from summaries" in n and "Welch" in n for n in report["notes"])
+    assert "from summaries" in (tmp_path / "j.xml").read_text()
+    table = run_cli("compare", REF, CMP)
+    assert "judged from summaries" in table.out
+    assert all(
+        "from summaries" in line for line in table.out.splitlines() if line.startswith("SAME ")
+    )
+    markdown = run_cli("compare", REF, CMP, "--format", "markdown")
+    assert "from summaries" in markdown.out
+
+
+def test_a_slowdown_seen_in_summaries_fails(tmp_path: Path, run_cli) -> None:
+    slow = tmp_path / "slow.json"
+    slow.write_text(json.dumps(_scaled(json.loads(CMP.read_text()), "simple", 1.2)))
+    done = run_cli("compare", REF, slow, "--format", "json")
+    assert done.status == 1, done.out
+    rows = {r["name"]: r for r in json.loads(done.out)["benchmarks"]}
+    for device in (0, 1):
+        row = rows[f"simple/device:{device}"]
+        assert row["verdict"] == "REGRESSION" and row["failed"] and row["from_summaries"]
+        assert row["change"] == pytest.approx(0.2, abs=0.01)
+    assert {r["verdict"] for n, r in rows.items() if not n.startswith("simple/")} == {"SAME"}
+
+
+def test_a_summary_without_a_noise_is_unverified_with_the_jsonbin_advice(
+    tmp_path: Path, run_cli
+) -> None:
+    """nvbench writes an infinite noise where it had too few samples: read, not judged from
+    summaries, with nvbench's advice; so is a state without the noise summary."""
+    documents = []
+    for path in (REF, CMP):
+        document = one_device(path)
+        states = document["benchmarks"][0]["states"]
+        _summary(states[0], "nv/cold/time/gpu/stdev/relative")["data"][0]["value"] = "inf"
+        documents.append(document)
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(documents[0]))
+    b.write_text(json.dumps(documents[1]))
+    done = run_cli("compare", a, b)
+    assert done.status == 0, done.err
+    row = next(line for line in done.out.splitlines() if " simple " in line)
+    assert row.endswith("nvbench summaries only (1 and 1 values; need 3): run it with --jsonbin")
+    assert row.startswith("UNSURE")
+
+
+def test_samples_against_summaries_are_judged_from_summaries(tmp_path: Path, run_cli) -> None:
+    """One side with --jsonbin samples, the other without: the samples' mean, noise and count
+    meet the other side's summary."""
+    sampled = with_samples(tmp_path / "a", "r.json", {}, seed=1)
+    summary = tmp_path / "s.json"
+    summary.write_text(json.dumps(one_device(REF)))
+    done = run_cli("compare", sampled, summary, "--format", "json")
+    assert done.status == 0, done.out
+    rows = {r["name"]: r for r in json.loads(done.out)["benchmarks"]}
+    assert rows["simple"]["from_summaries"] and rows["simple"]["verdict"] == "SAME"
+    assert rows["simple"]["baseline"]["n"] == 40
+
+
+def test_summary_statistics_are_welchs_t_on_the_log_means() -> None:
+    scipy_stats = pytest.importorskip("scipy.stats")
+    from kernelwatch import stats
+
+    rng = np.random.default_rng(7)
+    cases = 200
+    b_mean, c_mean = rng.uniform(1, 2, cases), rng.uniform(1, 2, cases) * 1.0
+    b_cv, c_cv = rng.uniform(1e-4, 0.05, cases), rng.uniform(1e-4, 0.05, cases)
+    b_n, c_n = rng.integers(2, 5000, cases).astype(float), rng.integers(2, 5000, cases) * 1.0
+    c_mean = b_mean * np.exp(rng.normal(0, 0.002, cases))
+    got = stats.summary_statistics(b_mean, b_cv, b_n, c_mean, c_cv, c_n, 0.95)
+    want = scipy_stats.ttest_ind_from_stats(
+        np.log(c_mean), c_cv, c_n, np.log(b_mean), b_cv, b_n, equal_var=False
+    )
+    # the same t; degrees of freedom rounded down: never a smaller p-value
+    assert np.all(got.p_value >= want.pvalue * (1 - 2e-2))
+    assert got.p_value == pytest.approx(want.pvalue, rel=0.05, abs=1e-12)
+    swapped = stats.summary_statistics(c_mean, c_cv, c_n, b_mean, b_cv, b_n, 0.95)
+    assert np.array_equal(swapped.log_ratio, -got.log_ratio)
+    assert np.allclose(swapped.log_ci_low, -got.log_ci_high)
+    for t, df in [(2.0, 5), (3.0, 30), (5.0, 1000), (5.0, 1001), (8.0, 5000), (12.0, 3000)]:
+        assert stats.t_two_sided_p(t, df) == pytest.approx(2 * scipy_stats.t.sf(t, df), rel=2e-2)
+
+
+@needs_gpu_files
+def test_gpu_files_without_their_samples_agree_with_their_samples(tmp_path: Path, run_cli) -> None:
+    """The A/A pair and the slowed pair of the GPU machine, their sample files left out:
+    the verdicts from summaries are those per sample (docs/compare.md, "nvbench-compare-robust")."""
+
+    def stripped(path: Path) -> Path:
+        document = json.loads(path.read_text())
+        for b in document["benchmarks"]:
+            for s in b["states"]:
+                s["summaries"] = [x for x in s["summaries"] if "bin:" not in x["tag"]]
+        out = tmp_path / path.name
+        out.write_text(json.dumps(document))
+        return out
+
+    for pair in ((GPU_A, GPU_B), (GPU_A, GPU_SLOW)):
+        verdicts = []
+        for a, b in (pair, (stripped(pair[0]), stripped(pair[1]))):
+            done = run_cli("compare", a, b, "--format", "json")
+            verdicts.append(
+                (done.status, {r["name"]: r["verdict"] for r in json.loads(done.out)["benchmarks"]})
+            )
+        assert verdicts[0] == verdicts[1]
 
 
 def test_two_gpu_models_in_one_file_name_no_gpu() -> None:

@@ -98,6 +98,7 @@ BENCHMARK_KEYS = {
     "level_measured",
     "sensitivity",
     "host_bound",
+    "from_summaries",
     "verdict",
     "reason",
     "failed",

@@ -13,8 +13,9 @@ JSON format 1.0.0, as written by nvbench 0.1.0 (its own test files) and by cuda-
   `--jsonbin` writes (summary `nv/json/bin:nv/cold/sample_times`), one repetition each; read
   only from the JSON file's folder or its `<json file>-bin` folder (`_Converter._find`).
   Without it, nvbench's summary alone: one `median` (else `mean`) aggregate row of the cold GPU
-  time, with the sample count and relative standard deviation as counters, and a note saying
-  so, since one value per side cannot be tested (docs/compare.md).
+  time, with the mean, the sample count and the relative standard deviation as counters
+  (MEAN_KEY, ...), from which the comparison judges it (compare/summaries.py: Welch's t on the
+  means), and a note saying so (docs/compare.md).
 * Bandwidth and item rate (`nv/cold/bw/...`) become `bytes_per_second`, `items_per_second` and
   `peak_fraction`, per sample scaled by the sample's time (the bytes per launch are fixed).
 * `is_skipped` states are skipped rows with nvbench's reason.
@@ -41,6 +42,11 @@ SAMPLE_TIMES_TAG = "nv/json/bin:nv/cold/sample_times"
 # Where the statistics come from, in the context (`nvbench_samples`): read by gbench to note it.
 SAMPLES_KEY = "nvbench_samples"
 SUMMARIES_ONLY = "summaries"
+# A summary row's counters that the comparison judges it by (compare/summaries.py): the cold GPU
+# mean (ns), the sample count, and the samples' relative standard deviation.
+MEAN_KEY = "gpu_time_mean"
+SAMPLES_COUNTER = "samples"
+CV_COUNTER = "sample_cv"
 
 _GPU_TIME_TAGS = (("median", "nv/cold/time/gpu/median"), ("mean", "nv/cold/time/gpu/mean"))
 _RATES = (
@@ -173,10 +179,15 @@ class _Converter:
         cpu = summaries.get("nv/cold/time/cpu/mean")
         if cpu is not None:
             row["cpu_time"] = self._number(name, cpu, "value") * 1e9
+        if "nv/cold/time/gpu/mean" in summaries:
+            row[MEAN_KEY] = self._number(name, summaries["nv/cold/time/gpu/mean"], "value") * 1e9
         if "nv/cold/sample_size" in summaries:
-            row["samples"] = self._number(name, summaries["nv/cold/sample_size"], "value")
-        if "nv/cold/time/gpu/stdev/relative" in summaries:
-            row["sample_cv"] = self._number(
+            row[SAMPLES_COUNTER] = self._number(name, summaries["nv/cold/sample_size"], "value")
+        noise = _field(summaries.get("nv/cold/time/gpu/stdev/relative") or {}, "value")
+        # nvbench writes an infinite noise where it had too few samples to measure one: then
+        # the state has no counter, and cannot be judged from its summaries.
+        if noise is not None and str(noise).strip().lower() not in ("inf", "infinity", "+inf"):
+            row[CV_COUNTER] = self._number(
                 name, summaries["nv/cold/time/gpu/stdev/relative"], "value"
             )
         return [row]
@@ -332,8 +343,9 @@ def summaries_note(path: str, context: Mapping[str, Any]) -> str | None:
         return None
     why = f"; sample files not usable: {'; '.join(map(str, lost[:3]))}" if lost else ""
     return (
-        f"{path}: nvbench summaries only (each state's median or mean cold GPU time, one value): "
-        f"run nvbench with --jsonbin to compare per sample{why}"
+        f"{path}: nvbench summaries only (each state's cold GPU time as a mean, relative standard "
+        f"deviation and sample count, no samples): times are judged from them (Welch's t on the "
+        f"means, marked 'from summaries'); run nvbench with --jsonbin to compare per sample{why}"
     )
 
 

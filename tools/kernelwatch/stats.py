@@ -98,6 +98,31 @@ def min_p_value(n: int, m: int) -> float:
     return min(1.0, 2.0 * math.exp(-log_ways)) if log_ways < 700 else 0.0
 
 
+def t_within(t: float, df: int) -> float:
+    """P(|T| <= t) for Student's t with `df` degrees of freedom (t >= 0): the finite series of
+    Abramowitz and Stegun 26.7.3-4."""
+    theta = math.atan(t / math.sqrt(df))
+    c = math.cos(theta) ** 2
+    if df % 2:  # odd: (2/pi)(theta + sin cos (1 + 2/3 c + 2*4/(3*5) c^2 + ...))
+        j = np.arange(1, (df - 3) // 2 + 1)
+        terms = np.cumprod(2 * j / (2 * j + 1) * c)
+        series = 1.0 + float(terms.sum()) if df > 1 else 0.0
+        return 2.0 / math.pi * (theta + math.sin(theta) * math.cos(theta) * series)
+    j = np.arange(1, (df - 2) // 2 + 1)  # even: sin (1 + 1/2 c + 1*3/(2*4) c^2 + ...)
+    return math.sin(theta) * (1.0 + float(np.cumprod((2 * j - 1) / (2 * j) * c).sum()))
+
+
+def t_two_sided_p(t: float, df: int) -> float:
+    """Two-sided p-value of a t statistic with `df` degrees of freedom. Beyond T_SERIES_DF,
+    Paulson's normal approximation of t, z = t (1 - 1/(4 df)) / sqrt(1 + t^2 / (2 df)) (within
+    2 % relative of scipy's there down to p = 1e-30: tests/tools/test_stats.py)."""
+    t = abs(t)
+    if df > T_SERIES_DF:
+        z = t * (1.0 - 1.0 / (4.0 * df)) / math.sqrt(1.0 + t * t / (2.0 * df))
+        return math.erfc(z / math.sqrt(2.0))
+    return min(1.0, max(0.0, 1.0 - t_within(t, df)))
+
+
 def t_quantile(probability: float, df: int) -> float:
     """The upper `probability` quantile (0.5 < probability < 1) of Student's t with `df`
     degrees of freedom, by bisection on its exact distribution function (the finite series of
@@ -119,15 +144,7 @@ def t_quantile(probability: float, df: int) -> float:
     target = 2.0 * probability - 1.0  # P(|T| <= t)
 
     def within(t: float) -> float:
-        theta = math.atan(t / math.sqrt(df))
-        c = math.cos(theta) ** 2
-        if df % 2:  # odd: (2/pi)(theta + sin cos (1 + 2/3 c + 2*4/(3*5) c^2 + ...))
-            j = np.arange(1, (df - 3) // 2 + 1)
-            terms = np.cumprod(2 * j / (2 * j + 1) * c)
-            series = 1.0 + float(terms.sum()) if df > 1 else 0.0
-            return 2.0 / math.pi * (theta + math.sin(theta) * math.cos(theta) * series)
-        j = np.arange(1, (df - 2) // 2 + 1)  # even: sin (1 + 1/2 c + 1*3/(2*4) c^2 + ...)
-        return math.sin(theta) * (1.0 + float(np.cumprod((2 * j - 1) / (2 * j) * c).sum()))
+        return t_within(t, df)
 
     low, high = 0.0, 1.0
     while within(high) < target:
@@ -316,3 +333,48 @@ def mann_whitney(x: np.ndarray, y: np.ndarray, diffs: np.ndarray | None = None) 
         for row in np.flatnonzero(tied).tolist():
             p[row] = max(p[row], _tied_exact(x[row], y[row]))
     return np.clip(p, 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class SummaryStats:
+    """The statistics of pairs known only by summaries (nvbench without --jsonbin: each side's
+    mean, relative standard deviation and sample count), one entry per pair."""
+
+    log_ratio: np.ndarray  # log(mean(contender) / mean(baseline))
+    log_ci_low: np.ndarray  # Welch's t interval of that log ratio
+    log_ci_high: np.ndarray
+    p_value: np.ndarray  # two-sided Welch's t on the log means
+    df: np.ndarray  # Welch-Satterthwaite degrees of freedom, rounded down
+
+
+def summary_statistics(
+    b_mean: np.ndarray,
+    b_cv: np.ndarray,
+    b_n: np.ndarray,
+    c_mean: np.ndarray,
+    c_cv: np.ndarray,
+    c_n: np.ndarray,
+    confidence: float,
+) -> SummaryStats:
+    """Welch's t on the log ratio of two means from their summaries. By the delta method the
+    log of a mean of n values with relative standard deviation cv has variance cv^2 / n, so the
+    log ratio d has standard error se = sqrt(cv_b^2 / n_b + cv_c^2 / n_c), with Welch-
+    Satterthwaite's degrees of freedom (rounded down: the interval is never narrower); the
+    interval is d -/+ t se and the p-value that of d / se. Needs n >= 2 and a finite cv a side
+    (the caller checks); logs keep it antisymmetric, as pair_statistics is."""
+    vb, vc = b_cv**2 / b_n, c_cv**2 / c_n
+    se = np.sqrt(vb + vc)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df_real = (vb + vc) ** 2 / (vb**2 / (b_n - 1) + vc**2 / (c_n - 1))
+    df = np.where(np.isfinite(df_real), np.floor(np.maximum(df_real, 1.0)), b_n + c_n - 2)
+    log_ratio = np.log(c_mean) - np.log(b_mean)
+    tail = 1.0 - (1.0 - confidence) / 2.0
+    quantiles = {d: t_quantile(tail, d) for d in {int(v) for v in df.tolist()}}
+    half = np.array([quantiles[int(d)] for d in df.tolist()]) * se
+    p = np.ones(len(log_ratio))
+    for i, (d, s, f) in enumerate(zip(log_ratio.tolist(), se.tolist(), df.tolist())):
+        if s > 0:
+            p[i] = t_two_sided_p(d / s, int(f))
+        elif d != 0:
+            p[i] = 0.0  # no spread on either side and a difference: no chance
+    return SummaryStats(log_ratio, log_ratio - half, log_ratio + half, p, df)

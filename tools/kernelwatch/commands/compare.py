@@ -27,7 +27,9 @@ BASELINE and CONTENDER are Google Benchmark JSON files or nvbench JSON files (--
 merged (a benchmark found in several files pools their repetitions, one file per process).
 For each benchmark in both, the change of the metric is the ratio of medians, with a
 Hodges-Lehmann confidence interval and a Mann-Whitney U p-value over the repetitions,
-Benjamini-Hochberg-corrected across all benchmarks. A REGRESSION needs significance AND a
+Benjamini-Hochberg-corrected across all benchmarks; an nvbench state without --jsonbin
+samples is judged from its summaries (the ratio of means, Welch's t on them), each such row
+marked "from summaries". A REGRESSION needs significance AND a
 change beyond the limit: the larger of the threshold and a noise floor, --noise-multiplier x
 the benchmark's noise (stored by `baseline update` in noise.json beside a baseline's
 result.json, else measured from the baseline's processes and repetitions). Where the test

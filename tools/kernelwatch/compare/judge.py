@@ -20,6 +20,7 @@ from kernelwatch.compare.decision import (
     powerless_reasons,
     too_few_reason,
 )
+from kernelwatch.compare import summaries as summary_rows
 from kernelwatch.compare.reference import Against, judged_against, sensitivity_of, spread_at_level
 from kernelwatch.compare.sides import (
     LEAVE_OUT,
@@ -134,9 +135,30 @@ def _measured_verdicts(
         settings.confidence,
     )
     tested = (n >= settings.min_repetitions) & (m >= settings.min_repetitions)
+    # nvbench without --jsonbin: judged from each side's mean, noise and sample count instead.
+    by_summary = np.zeros(len(b), dtype=bool)
+    summarised = summary_rows.from_summaries(
+        baseline, contender, measured, metric, settings.confidence
+    )
+    n_shown, m_shown = n.copy(), m.copy()
+    if summarised is not None:
+        by_summary = summarised.mask
+        st = summarised.statistics
+        ps.log_ratio[by_summary], ps.p_value[by_summary] = st.log_ratio, st.p_value
+        ps.log_ci_low[by_summary], ps.log_ci_high[by_summary] = st.log_ci_low, st.log_ci_high
+        ps.baseline_median[by_summary] = summarised.b_mean
+        ps.contender_median[by_summary] = summarised.c_mean
+        ps.baseline_cv[by_summary] = np.nan
+        ps.contender_cv[by_summary] = np.nan
+        n_shown[by_summary] = summarised.b_samples.astype(np.int64)
+        m_shown[by_summary] = summarised.c_samples.astype(np.int64)
+        tested[by_summary] = (summarised.b_samples >= settings.min_repetitions) & (
+            summarised.c_samples >= settings.min_repetitions
+        )
+        notes.append(summary_rows.note(summarised))
     q = np.full(len(b), np.nan)
     q[tested] = stats.bh_adjust(ps.p_value[tested])
-    _note_power(n, m, tested, settings.alpha, notes)
+    _note_power(n, m, tested & ~by_summary, settings.alpha, notes)
 
     threshold = _thresholds(measured.names, settings)
     b_processes, c_processes = process_counts(baseline, b), process_counts(contender, c)
@@ -148,7 +170,16 @@ def _measured_verdicts(
     nvbench = any(nvbench_format.SAMPLES_KEY in side.context for side in (baseline, contender))
     too_few = [
         None if ok else too_few_reason(n_i, m_i, settings.min_repetitions, b_ag or c_ag, nvbench)
-        for ok, n_i, m_i, b_ag, c_ag in zip(tested.tolist(), n_list, m_list, b_agg, c_agg)
+        for ok, n_i, m_i, b_ag, c_ag in zip(
+            tested.tolist(), n_shown.tolist(), m_shown.tolist(), b_agg, c_agg
+        )
+    ]
+    # A t-test reaches any p-value: Mann-Whitney's smallest one does not bind summary rows.
+    powerless = [
+        None if summary else why
+        for summary, why in zip(
+            by_summary.tolist(), powerless_reasons(n, m, tested & ~by_summary, settings.alpha)
+        )
     ]
     verdicts, reasons, unverified = decide_many(
         ps.log_ratio,
@@ -161,7 +192,7 @@ def _measured_verdicts(
         floor_binds=floor > threshold,
         too_few=too_few,
         confidence=settings.confidence,
-        powerless=powerless_reasons(n, m, tested, settings.alpha),
+        powerless=powerless,
     )
     sensitivity = sensitivity_of(limit, spread, crossing.level, b_processes, c_processes)
     # Either side's declaration counts (a change that stops declaring it still times the host
@@ -189,8 +220,8 @@ def _measured_verdicts(
     threshold_list, floor_list, limit_list = threshold.tolist(), floor.tolist(), limit.tolist()
     # None too where no p-value can reach alpha (3 and 3: at least 0.1): nothing is caught.
     reachable = [
-        ok and stats.min_p_value(n_i, m_i) < settings.alpha
-        for ok, n_i, m_i in zip(tested.tolist(), n_list, m_list)
+        ok and (summary or stats.min_p_value(n_i, m_i) < settings.alpha)
+        for ok, summary, n_i, m_i in zip(tested.tolist(), by_summary.tolist(), n_list, m_list)
     ]
     sensitivity_list = [s if ok else None for ok, s in zip(reachable, sensitivity)]
     measured_list, lenient_list = spread.measured.tolist(), lenient.tolist()
@@ -203,9 +234,13 @@ def _measured_verdicts(
         f"not {twice} throughout its interval" if n_i > 1 or m_i > 1 else f"under {twice}"
         for n_i, m_i in zip(n_list, m_list)
     ]
+    summary_list = by_summary.tolist()
+    n_list, m_list = n_shown.tolist(), m_shown.tolist()
     out = []
     for i, name in enumerate(measured.names):
         verdict, reason = verdicts[i], reasons[i]
+        if summary_list[i]:
+            reason = f"{summary_rows.MARKER}: {reason}" if reason else summary_rows.MARKER
         failed = failing[i]
         bound = "host-bound"
         if one_side[i]:
@@ -237,6 +272,7 @@ def _measured_verdicts(
                 level_measured=measured_list[i],
                 sensitivity=sensitivity_list[i],
                 host_bound=host_bound_list[i],
+                from_summaries=summary_list[i],
             )
         )
     return out

@@ -139,6 +139,9 @@ class Comparison(NamedTuple):
     # A process that was to measure it crashed, hung or lost the GPU (crashes.py; the reason
     # says on which side and in which run): an ERROR row of its own, or a kept verdict.
     crashed: bool = False
+    # Judged from each side's summary (mean, relative standard deviation, sample count: nvbench
+    # without --jsonbin), by Welch's t on the means, not per sample (compare/summaries.py).
+    from_summaries: bool = False
 
     @property
     def shown_name(self) -> str:

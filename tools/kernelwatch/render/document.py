@@ -119,6 +119,7 @@ def report_json(report: Report, command: str = "compare") -> dict[str, Any]:
                 "level_measured": c.level_measured,
                 "sensitivity": _number(c.sensitivity),
                 "host_bound": c.host_bound,
+                "from_summaries": c.from_summaries,
                 "baseline": _side_json(c.baseline),
                 "contender": _side_json(c.contender),
                 **(

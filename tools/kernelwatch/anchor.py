@@ -1,0 +1,245 @@
+"""Anchoring a run: the baseline's own commit measured on this runner's card, so that the
+current build is judged against the same code on the same card (the process level) instead of
+against numbers another card or host made (docs/running.md, "Anchoring").
+
+A committed baseline made on other cards holds a run on another card to the spread between
+cards or hosts: on an H200 that lets most 2 % slowdowns through, where the process level
+catches 98 % of them (docs/measurement.md, "What a verdict can see"). The anchor is the
+baseline's commit (its manifest's `commit`), built in `ab`'s worktree with `ab`'s build step
+and measured with this run's settings, right after it, on the same card. The committed
+baseline is then compared with the anchor (same code, another runner): what differs there is
+the runner, reported as a finding, never a failing regression.
+
+An anchor is kept in <checkout>/.kernelwatch/anchors/<key>.json, the key naming the baseline's
+commit, the card, the host (its identity and configuration) and the harness settings; a later
+run with the same key reuses it while it is younger than --anchor-max-age.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import ab, levels, runner
+from kernelwatch import baseline as baselines
+from kernelwatch.compare import Report, Verdict
+from kernelwatch.errors import BenchmarkCrashed, InputError
+from kernelwatch.files import write_json_atomic
+from kernelwatch.gbench import read_json
+from kernelwatch.loading import from_documents
+from kernelwatch.results import ResultSet
+
+MODES = ("auto", "always", "never")
+# The context key that says whether and how a verdict was anchored (one phrase, a string).
+CONTEXT_KEY = "kernelwatch_anchor"
+ANCHORS = ab.WORKTREES.parent / "anchors"
+# How old a stored anchor may be and still serve. No drift of one card over hours or days has
+# been measured (docs/measurement.md measures processes, cards and hosts, not time): 24 h is a
+# prior, one nightly's interval, to be replaced by a measurement of the drift.
+DEFAULT_MAX_AGE_HOURS = 24.0
+
+
+def max_age(text: str) -> float:
+    """--anchor-max-age: hours (a number, or with a unit: 90m, 24h, 2d) -> seconds."""
+    units = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+    number, unit = (text[:-1], text[-1]) if text[-1:] in units else (text, "h")
+    try:
+        value = float(number)
+    except ValueError:
+        value = -1.0
+    if not (0 <= value < float("inf")):
+        raise InputError(
+            f"--anchor-max-age {text}: must be a number of hours, 0 or more (or with a unit: "
+            "90m, 24h, 2d)"
+        )
+    return value * units[unit]
+
+
+def wanted(mode: str, baseline: Mapping[str, Any], run: Mapping[str, Any]) -> str | None:
+    """Why this run is anchored, or None. `auto`: when the baseline holds no run on this card,
+    so that the comparison would cross the card, kind or host level (levels.py)."""
+    if mode == "never":
+        return None
+    if mode == "always":
+        return "--anchor always"
+    card = levels.unit_of(run).card
+    if card is not None and card in {unit.card for unit in levels.units_of(baseline)}:
+        return None
+    return f"the baseline holds no run on this card: {levels.crossing(baseline, run).why}"
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """The baseline's commit measured on this card: its result, where it is kept, and whether
+    it was measured by this run or reused (with its age)."""
+
+    commit: str
+    document: dict[str, Any]
+    path: Path
+    reused: bool
+    age_s: float
+
+    def phrase(self) -> str:
+        how = f"reused, {self.age_s / 3600:.1f} h old" if self.reused else "measured by this run"
+        return f"anchored on {self.commit[:12]} ({how}; {self.path})"
+
+    def side(self) -> ResultSet:
+        return from_documents(str(self.path), [self.document])
+
+    def against(self) -> baselines.Against:
+        """The anchor as the run's baseline: its own processes measure the spread (as `ab`'s A
+        does); the committed baseline's stored noise belongs to other cards."""
+        return baselines.Against(
+            str(self.path), "the anchor", [self.document], None, None, self.side()
+        )
+
+
+@dataclass(frozen=True)
+class Request:
+    """What anchoring needs from `run`."""
+
+    mode: str
+    max_age_s: float
+    repo: Path  # the checkout: the worktrees and the stored anchors go in its .kernelwatch/
+    commit: str | None  # the baseline's manifest's
+    settings: runner.RunSettings
+    jobs: Sequence[runner.Job]  # the current build's, as they ran
+    filter: str | None
+    command_line: str
+
+
+def key(commit: str, context: Mapping[str, Any], settings: runner.RunSettings) -> str:
+    """What an anchor's numbers depend on: the code, the card, the host and how it was run."""
+    unit = levels.unit_of(context)
+    parts = [
+        commit,
+        unit.card,
+        unit.host,
+        unit.config,
+        f"{settings.max_time:g}",
+        settings.interleave,
+        settings.repetitions,
+        settings.processes,
+        list(settings.extra_args),
+    ]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+
+def stored(path: Path, names: set[str], max_age_s: float, now: datetime.datetime) -> Anchor | None:
+    """The anchor kept at `path` when it holds every benchmark in `names` and is young enough."""
+    try:
+        document = read_json(path)
+    except InputError:
+        return None  # none, or unreadable: measured again (and rewritten)
+    if not isinstance(document, dict):
+        return None
+    context = document.get("context") or {}
+    try:
+        started = datetime.datetime.fromisoformat(str(context.get("kernelwatch_run_started")))
+        commit = str(context["kernelwatch_anchor_commit"])
+    except (KeyError, ValueError):
+        return None
+    age = (now - started).total_seconds()
+    held = {row.get("run_name") for row in document.get("benchmarks", []) if isinstance(row, dict)}
+    if not 0 <= age <= max_age_s or not names <= held:
+        return None
+    return Anchor(commit, document, path, True, age)
+
+
+def obtain(
+    request: Request,
+    why: str,
+    context: Mapping[str, Any],
+    progress: runner.Progress,
+    build: ab.BuildStep | None = None,
+) -> Anchor | str:
+    """The anchor (reused, or built and measured now), or the note that says why there is none
+    (the run is then judged against the committed baseline, as without anchoring)."""
+    commit = request.commit
+    if not commit:
+        return "not anchored: the baseline's manifest names no commit"
+    names = {name for job in request.jobs for name in job.names}
+    path = request.repo / ANCHORS / f"{key(commit, context, request.settings)}.json"
+    now = datetime.datetime.now(datetime.UTC)
+    found = stored(path, names, request.max_age_s, now)
+    if found is not None:
+        progress.say(f"kernelwatch: {why}: {found.phrase()}")
+        return found
+    try:
+        ab.git(request.repo, "cat-file", "-e", f"{commit}^{{commit}}")
+    except InputError:
+        return (
+            f"not anchored: the baseline's commit {commit[:12]} is not in {request.repo} (a "
+            "shallow clone? fetch it, or the whole history: docs/ci.md)"
+        )
+    try:
+        side = ab.prepare_side(request.repo, "anchor", commit)
+        progress.say(
+            f"kernelwatch: {why}: building the baseline's commit {side.short} in {side.build_dir}"
+        )
+        (build or ab.cmake_build)(side, ab.build_log(side))
+        jobs = _jobs(side, request)
+    except InputError as exc:
+        return f"not anchored: {exc}"
+    extra = {
+        "kernelwatch_run_command": request.command_line,
+        "kernelwatch_run_purpose": f"anchor: the baseline's commit {side.short} on this card",
+        "kernelwatch_filter": request.filter or "",
+        "kernelwatch_anchor_commit": commit,
+    }
+    try:
+        run = runner.run_suite(
+            jobs, request.settings, progress=progress, label="anchor", context=extra
+        )
+    except BenchmarkCrashed as exc:  # (a GPU gone is NoGpuError: the run's end, exit 4)
+        return f"not anchored: the baseline's commit {side.short} failed on this card: {exc}"
+    document = run.document
+    if levels.unit_of(document.get("context") or {}) != levels.unit_of(context):
+        return "not anchored: the anchor ran on another card or host than this run"
+    ab.ignore_cache(request.repo / ab.WORKTREES.parent)
+    write_json_atomic(path, document, make_parents=True)
+    anchor = Anchor(commit, document, path, False, 0.0)
+    progress.say(f"kernelwatch: {anchor.phrase()}")
+    return anchor
+
+
+def _jobs(side: ab.Side, request: Request) -> list[runner.Job]:
+    """The anchor's jobs: the benchmarks the current build ran, those it ran alone (host-bound)
+    alone here too. A benchmark the baseline's commit lacks is NEW in the anchored verdict."""
+    names = [name for job in request.jobs for name in job.names]
+    serial = [name for job in request.jobs if job.serial for name in job.names]
+    planned = runner.plan(ab.binaries_of(side, ()), request.filter, request.settings.extra_args)
+    jobs = runner.select_jobs(planned, names)
+    if not jobs:
+        raise InputError(f"the baseline's commit {side.short} has none of the benchmarks that ran")
+    return runner.split_serial(jobs, serial) if serial else jobs
+
+
+def finding(report: Report) -> str:
+    """The committed baseline against the anchor (same code, this runner): what the runner does
+    to the numbers. Never a regression of the code, whatever it says."""
+    ratio = report.geomean_ratio()
+    if ratio is None:
+        return "runner finding: the anchor and the baseline share no benchmark"
+    mean, count = ratio
+    counts = report.counts()
+    slower = counts[Verdict.REGRESSION] + counts[Verdict.SLOWER]
+    faster = counts[Verdict.IMPROVEMENT]
+    change = (mean - 1.0) * (-1 if report.metric.higher_is_better else 1)
+    size = f"{abs(change):.1%} {'slower' if change > 0 else 'faster'}"
+    if slower == 0 and faster == 0:
+        return (
+            f"runner finding: this runner times the baseline's own commit as the baseline's "
+            f"cards did ({size}, geometric mean of {count} benchmarks; none beyond its limit)"
+        )
+    return (
+        f"runner finding: this runner times the baseline's own commit {size} than the "
+        f"baseline's cards did (geometric mean of {count} benchmarks; {slower} slower and "
+        f"{faster} faster beyond their limits): a runner unlike the baseline's (another card or "
+        "host, a throttling GPU), not a regression of the code"
+    )

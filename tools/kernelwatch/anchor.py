@@ -232,14 +232,14 @@ def finding(report: Report) -> str:
     faster = counts[Verdict.IMPROVEMENT]
     change = (mean - 1.0) * (-1 if report.metric.higher_is_better else 1)
     size = f"{abs(change):.1%} {'slower' if change > 0 else 'faster'}"
-    if slower == 0 and faster == 0:
-        return (
-            f"runner finding: this runner times the baseline's own commit as the baseline's "
-            f"cards did ({size}, geometric mean of {count} benchmarks; none beyond its limit)"
-        )
-    return (
+    text = (
         f"runner finding: this runner times the baseline's own commit {size} than the "
         f"baseline's cards did (geometric mean of {count} benchmarks; {slower} slower and "
-        f"{faster} faster beyond their limits): a runner unlike the baseline's (another card or "
-        "host, a throttling GPU), not a regression of the code"
+        f"{faster} faster beyond their limits)"
+    )
+    if slower == 0 and faster == 0:
+        return text
+    return (
+        f"{text}: a runner unlike the baseline's (another card or host, a throttling GPU), "
+        "not a regression of the code"
     )

@@ -307,3 +307,28 @@ def test_bad_options_are_one_line_exit_2(checkout: Checkout, argv: list[str], me
     done = checkout.run(*argv)
     assert done.status == 2 and done.out == ""
     assert message in one_error(done.err)
+
+
+def test_report_history_and_the_pr_comment_say_the_verdict_was_anchored(
+    checkout: Checkout, tmp_path: Path
+) -> None:
+    checkout.on("other")
+    out, markdown = tmp_path / "run.json", tmp_path / "run.md"
+    done = checkout.run("--out", out, "--markdown", markdown)
+    assert done.status == 0, done.err
+    anchored = f"anchored on {checkout.a[:12]} (measured by this run; "
+    comment = checkout.run_cli("comment", markdown, "--result", out)
+    assert comment.status == 0 and anchored in comment.out and "runner finding" in comment.out
+    page = tmp_path / "page.html"
+    shown = checkout.run_cli("report", out, "--baselines", checkout.baselines, "-o", page)
+    assert shown.status == 0, shown.err
+    assert f"<b>Anchor</b>: <code>run</code>'s verdict was {anchored}" in page.read_text()
+    db = tmp_path / "history.sqlite"
+    for result in (checkout.root.parent / "base.json", out):
+        assert checkout.run_cli("history", "ingest", result, "--db", db).status == 0
+    listed = checkout.run_cli("history", "list", "--db", db).out.splitlines()
+    assert anchored not in listed[1] and anchored in listed[2]
+    runs = json.loads(checkout.run_cli("history", "list", "--db", db, "--format", "json").out)
+    assert [r["anchor"] is not None for r in runs["runs"]] == [False, True]
+    series = checkout.run_cli("history", "show", SLOWED, "--db", db).out
+    assert f"its verdict was {anchored}" in series

@@ -32,11 +32,11 @@ from kernelwatch.errors import BenchmarkCrashed, InputError
 from kernelwatch.files import write_json_atomic
 from kernelwatch.gbench import read_json
 from kernelwatch.loading import from_documents
+from kernelwatch.provenance import ANCHOR_KEY
 from kernelwatch.results import ResultSet
 
 MODES = ("auto", "always", "never")
-# The context key that says whether and how a verdict was anchored (one phrase, a string).
-CONTEXT_KEY = "kernelwatch_anchor"
+CONTEXT_KEY = ANCHOR_KEY  # whether and how a verdict was anchored (one phrase, a string)
 ANCHORS = ab.WORKTREES.parent / "anchors"
 # How old a stored anchor may be and still serve. No drift of one card over hours or days has
 # been measured (docs/measurement.md measures processes, cards and hosts, not time): 24 h is a

@@ -17,15 +17,16 @@ run with the same key reuses it while it is younger than --anchor-max-age.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from kernelwatch import ab, levels, runner
+from kernelwatch import ab, levels, runner, verdict
 from kernelwatch import baseline as baselines
 from kernelwatch.compare import Report, Verdict
 from kernelwatch.errors import BenchmarkCrashed, InputError
@@ -58,6 +59,21 @@ def max_age(text: str) -> float:
             "90m, 24h, 2d)"
         )
     return value * units[unit]
+
+
+def mode(given: str, ruled_out: Mapping[str, Any]) -> str:
+    """--anchor as it applies: anchoring needs one GPU, this project's build and the committed
+    baseline, so `auto` is `never` with an option that rules it out, and `always` is refused
+    (exit 2, one line)."""
+    for option, value in ruled_out.items():
+        if value and given == "always":
+            raise InputError(
+                f"--anchor always: cannot anchor with {option} (it needs one GPU, this "
+                "project's build and its committed baseline)"
+            )
+        if value:
+            return "never"
+    return given
 
 
 def wanted(mode: str, baseline: Mapping[str, Any], run: Mapping[str, Any]) -> str | None:
@@ -101,16 +117,22 @@ class Anchor:
 
 @dataclass(frozen=True)
 class Request:
-    """What anchoring needs from `run`."""
+    """How `run` asks for an anchor: --anchor (auto or always), --anchor-max-age (in seconds)
+    and the baselines folder (the checkout is the git repository that holds it)."""
 
     mode: str
     max_age_s: float
-    repo: Path  # the checkout: the worktrees and the stored anchors go in its .kernelwatch/
-    commit: str | None  # the baseline's manifest's
-    settings: runner.RunSettings
-    jobs: Sequence[runner.Job]  # the current build's, as they ran
-    filter: str | None
-    command_line: str
+    root: Path
+
+
+class Run(Protocol):
+    """What anchoring takes of `run`'s command (commands/run.py's RunCommand)."""
+
+    @property
+    def filter(self) -> str | None: ...
+
+    @property
+    def command_line(self) -> str: ...
 
 
 def key(commit: str, context: Mapping[str, Any], settings: runner.RunSettings) -> str:
@@ -153,67 +175,74 @@ def stored(path: Path, names: set[str], max_age_s: float, now: datetime.datetime
 
 def obtain(
     request: Request,
+    settings: runner.RunSettings,
+    jobs: Sequence[runner.Job],
+    run: Run,
+    found: baselines.Against,
     why: str,
     context: Mapping[str, Any],
     progress: runner.Progress,
-    build: ab.BuildStep | None = None,
 ) -> Anchor | str:
-    """The anchor (reused, or built and measured now), or the note that says why there is none
-    (the run is then judged against the committed baseline, as without anchoring)."""
-    commit = request.commit
-    if not commit:
+    """The anchor (reused, or built and measured now, with `settings`) of the committed
+    baseline `found`, for the run of `jobs` whose result has `context`; or the note that says why there is none (the
+    run is then judged against the committed baseline, as without anchoring)."""
+    commit = baselines.read_manifest(Path(found.label).parent).get("commit")
+    if not isinstance(commit, str) or not commit:
         return "not anchored: the baseline's manifest names no commit"
-    names = {name for job in request.jobs for name in job.names}
-    path = request.repo / ANCHORS / f"{key(commit, context, request.settings)}.json"
+    repo = ab.repo_root(request.root.parent, needed=False)
+    names = {name for job in jobs for name in job.names}
+    path = repo / ANCHORS / f"{key(commit, context, settings)}.json"
     now = datetime.datetime.now(datetime.UTC)
-    found = stored(path, names, request.max_age_s, now)
-    if found is not None:
-        progress.say(f"kernelwatch: {why}: {found.phrase()}")
-        return found
+    kept = stored(path, names, request.max_age_s, now)
+    if kept is not None:
+        progress.say(f"kernelwatch: {why}: {kept.phrase()}")
+        return kept
     try:
-        ab.git(request.repo, "cat-file", "-e", f"{commit}^{{commit}}")
+        ab.git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
     except InputError:
         return (
-            f"not anchored: the baseline's commit {commit[:12]} is not in {request.repo} (a "
+            f"not anchored: the baseline's commit {commit[:12]} is not in {repo} (a "
             "shallow clone? fetch it, or the whole history: docs/ci.md)"
         )
     try:
-        side = ab.prepare_side(request.repo, "anchor", commit)
+        side = ab.prepare_side(repo, "anchor", commit)
         progress.say(
             f"kernelwatch: {why}: building the baseline's commit {side.short} in {side.build_dir}"
         )
-        (build or ab.cmake_build)(side, ab.build_log(side))
-        jobs = _jobs(side, request)
+        ab.cmake_build(side, ab.build_log(side))
+        anchor_jobs = _jobs(side, jobs, run.filter, settings)
     except InputError as exc:
         return f"not anchored: {exc}"
     extra = {
-        "kernelwatch_run_command": request.command_line,
+        "kernelwatch_run_command": run.command_line,
         "kernelwatch_run_purpose": f"anchor: the baseline's commit {side.short} on this card",
-        "kernelwatch_filter": request.filter or "",
+        "kernelwatch_filter": run.filter or "",
         "kernelwatch_anchor_commit": commit,
     }
     try:
-        run = runner.run_suite(
-            jobs, request.settings, progress=progress, label="anchor", context=extra
+        measured = runner.run_suite(
+            anchor_jobs, settings, progress=progress, label="anchor", context=extra
         )
     except BenchmarkCrashed as exc:  # (a GPU gone is NoGpuError: the run's end, exit 4)
         return f"not anchored: the baseline's commit {side.short} failed on this card: {exc}"
-    document = run.document
+    document = measured.document
     if levels.unit_of(document.get("context") or {}) != levels.unit_of(context):
         return "not anchored: the anchor ran on another card or host than this run"
-    ab.ignore_cache(request.repo / ab.WORKTREES.parent)
+    ab.ignore_cache(repo / ab.WORKTREES.parent)
     write_json_atomic(path, document, make_parents=True)
     anchor = Anchor(commit, document, path, False, 0.0)
     progress.say(f"kernelwatch: {anchor.phrase()}")
     return anchor
 
 
-def _jobs(side: ab.Side, request: Request) -> list[runner.Job]:
+def _jobs(
+    side: ab.Side, ran: Sequence[runner.Job], filter: str | None, settings: runner.RunSettings
+) -> list[runner.Job]:
     """The anchor's jobs: the benchmarks the current build ran, those it ran alone (host-bound)
     alone here too. A benchmark the baseline's commit lacks is NEW in the anchored verdict."""
-    names = [name for job in request.jobs for name in job.names]
-    serial = [name for job in request.jobs if job.serial for name in job.names]
-    planned = runner.plan(ab.binaries_of(side, ()), request.filter, request.settings.extra_args)
+    names = [name for job in ran for name in job.names]
+    serial = [name for job in ran if job.serial for name in job.names]
+    planned = runner.plan(ab.binaries_of(side, ()), filter, settings.extra_args)
     jobs = runner.select_jobs(planned, names)
     if not jobs:
         raise InputError(f"the baseline's commit {side.short} has none of the benchmarks that ran")
@@ -243,3 +272,38 @@ def finding(report: Report) -> str:
         f"{text}: a runner unlike the baseline's (another card or host, a throttling GPU), "
         "not a regression of the code"
     )
+
+
+def judge(
+    request: Request,
+    settings: runner.RunSettings,
+    jobs: Sequence[runner.Job],
+    run: Run,
+    base: ResultSet,
+    found: baselines.Against,
+    report: Report,
+    judging: verdict.Judging,
+    context: dict[str, Any],
+    progress: runner.Progress,
+) -> tuple[baselines.Against, Report]:
+    """The run judged against its anchor (verdict.judge_result, as against any baseline), with
+    the committed baseline against the anchor as a finding about the runner; or, where there is
+    no anchor, `report` (against the committed baseline) with the note that says why. The run's
+    `context` records which (CONTEXT_KEY). Returns the baseline its regressions are confirmed
+    against, and the report. Nothing is anchored where `request.mode` does not want it."""
+    why = wanted(request.mode, base.context, context)
+    if why is None:
+        return found, report
+    outcome = obtain(request, settings, jobs, run, found, why, context, progress)
+    if isinstance(outcome, str):
+        progress.say(f"kernelwatch: {outcome}; judged against the committed baseline")
+        context[CONTEXT_KEY] = outcome
+        return found, dataclasses.replace(report, notes=(outcome, *report.notes))
+    anchor_side = outcome.side()
+    said = finding(verdict.judge(base, anchor_side, judging, found))
+    progress.say(f"kernelwatch: {said}")
+    against = outcome.against()
+    anchored = verdict.judge_result(anchor_side, report.contender, judging, against)
+    context[CONTEXT_KEY] = outcome.phrase()
+    notes = (f"{outcome.phrase()}: {why}", said, *anchored.notes)
+    return against, dataclasses.replace(anchored, notes=notes)

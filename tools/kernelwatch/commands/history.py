@@ -237,10 +237,7 @@ def run_list(db_path: str | Path, format: str = "table") -> int:
                 short_commit(run.git_commit),
                 run.gpu_slug or run.gpu_name or "(no GPU)",
                 str(run.benchmarks),
-                "; ".join(
-                    ([f"SLOWED ON PURPOSE: {run.slowed}"] if run.slowed else [])
-                    + ([run.anchor] if run.anchor else [])
-                ),
+                run.marks,
             )
         )
     print("\n".join(aligned(rows, frozenset({0, 4}))))

@@ -1,16 +1,18 @@
 """`kernelwatch run`: run the built benchmarks, save one result, compare it with this GPU's
-baseline, and confirm regressions by re-running them."""
+baseline (or its anchor, anchor.py), and confirm regressions by re-running them.
+
+Over 400 lines: the command's one flow from options to exit status, for one GPU and for
+--gpus; each step's work is elsewhere (runner/, gpus, shard, anchor, verdict, reruns)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import ab
 from kernelwatch import anchor as anchors
 from kernelwatch import baseline as baselines
 from kernelwatch import gpus, hostbound, inbuild, noise, partial, reruns, runner, suite, verdict
@@ -22,9 +24,7 @@ from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
 from kernelwatch.loading import from_documents
 from kernelwatch.merge import SHARD_KEY
-from kernelwatch.compare import Report
 from kernelwatch.outputs import Outputs, report_outputs, write_report
-from kernelwatch.results import ResultSet
 from kernelwatch.verdict import SUITE_CONFIG, Judging
 
 DESCRIPTION = """\
@@ -108,22 +108,7 @@ def register(subparsers: Any) -> None:
         "of about equal time (the same split on every machine); join the N results with "
         "kernelwatch merge",
     )
-    parser.add_argument(
-        "--anchor",
-        choices=anchors.MODES,
-        default="auto",
-        help="also measure the baseline's commit (its manifest's) on this card and judge "
-        "against that: auto, when the baseline holds no run on this card; the committed "
-        "baseline against it is a finding about the runner, never failing (default auto; "
-        "docs/running.md, Anchoring)",
-    )
-    parser.add_argument(
-        "--anchor-max-age",
-        metavar="HOURS",
-        default=f"{anchors.DEFAULT_MAX_AGE_HOURS:g}",
-        help="reuse an anchor measured on this card, host and settings while younger than this "
-        "(hours, or 90m, 2d; default %(default)s, a prior: drift over time is not measured)",
-    )
+    options.add_anchor_options(parser)
     options.add_compare_options(parser)
     parser.set_defaults(handler=main)
 
@@ -146,8 +131,7 @@ class RunCommand:
     gpus: str | None
     outputs: Outputs
     command_line: str
-    anchor: str = "never"  # --anchor: auto, always, never
-    anchor_max_age_s: float = anchors.DEFAULT_MAX_AGE_HOURS * 3600
+    anchor: anchors.Request | None = None  # None: --anchor never, or ruled out
 
 
 def main(args: argparse.Namespace) -> int:
@@ -156,21 +140,6 @@ def main(args: argparse.Namespace) -> int:
     )
     if args.confirm < 0:
         raise InputError(f"--confirm {args.confirm}: must be 0 or more")
-    max_age_s = anchors.max_age(args.anchor_max_age)
-    if args.anchor == "always":
-        # Anchoring needs the committed baseline (its manifest names the commit), one GPU and
-        # this project's build (ab's worktree builds it).
-        for given, what in (
-            (args.no_compare, "--no-compare"),
-            (args.baseline, "--baseline"),
-            (args.bench, "--bench"),
-            (args.gpus, "--gpus"),
-        ):
-            if given:
-                raise InputError(
-                    f"--anchor always: cannot anchor with {what} (it needs one GPU, this "
-                    "project's build and its committed baseline)"
-                )
     # Comparing with this GPU's baseline needs the project's baselines: refused before any run.
     needs_root = not args.no_compare and args.baseline is None
     root = options.baselines_root(args) if needs_root else options.baselines_root_if_any(args)
@@ -197,8 +166,7 @@ def main(args: argparse.Namespace) -> int:
             gpus=args.gpus,
             outputs=options.outputs(args),
             command_line=args.command_line,
-            anchor=args.anchor,
-            anchor_max_age_s=max_age_s,
+            anchor=options.anchoring(args, root),
         )
     )
 
@@ -378,11 +346,11 @@ def _finish(
     base = verdict.baseline_side(found, f"holds none of the {count} benchmarks that ran")
     contender = from_documents(str(out), [document])
     report = verdict.judge_result(base, contender, judging, found)  # as compare and report do
-    why = _anchoring(command, base.context, context)
-    if why is not None:
-        found, report = _anchored(
-            command, why, jobs, settings, found, base, report, context, progress
+    if command.anchor is not None:
+        found, report = anchors.judge(
+            command.anchor, settings, jobs, command, base, found, report, judging, context, progress
         )
+    if anchors.CONTEXT_KEY in context:
         write_json_atomic(out, document, make_parents=True)  # with the anchor's context key
 
     rerun = reruns.Reruns(
@@ -391,58 +359,6 @@ def _finish(
     report = verdict.confirm(report, found, judging, rerun, command.confirm)
     status = write_report(report, outputs, command="run")
     return max([status, *rerun.statuses])  # a re-run that failed: 3 (4: the GPU went away)
-
-
-def _anchoring(
-    command: RunCommand, baseline: Mapping[str, Any], context: Mapping[str, Any]
-) -> str | None:
-    """Why this run is anchored (anchor.wanted), or None: never with --baseline, --bench or
-    --gpus, which `main` refuses with --anchor always."""
-    if command.baseline is not None or command.bench or command.gpus or command.root is None:
-        return None
-    return anchors.wanted(command.anchor, baseline, context)
-
-
-def _anchored(
-    command: RunCommand,
-    why: str,
-    jobs: list[runner.Job],
-    settings: runner.RunSettings,
-    found: baselines.Against,
-    base: ResultSet,
-    report: Report,
-    context: dict[str, Any],
-    progress: runner.Progress,
-) -> tuple[baselines.Against, Report]:
-    """The run judged against its anchor (the baseline's commit on this card), with the
-    committed baseline against the anchor as a finding about the runner; else, with the note
-    that says why not, the verdict against the committed baseline. The run's context records
-    which (anchor.CONTEXT_KEY)."""
-    assert command.root is not None and command.judging is not None  # (_anchoring)
-    contender = report.contender
-    request = anchors.Request(
-        mode=command.anchor,
-        max_age_s=command.anchor_max_age_s,
-        repo=ab.repo_root(command.root.parent, needed=False),
-        commit=baselines.read_manifest(Path(found.label).parent).get("commit"),
-        settings=settings,
-        jobs=jobs,
-        filter=command.filter,
-        command_line=command.command_line,
-    )
-    outcome = anchors.obtain(request, why, context, progress)
-    if isinstance(outcome, str):
-        progress.say(f"kernelwatch: {outcome}; judged against the committed baseline")
-        context[anchors.CONTEXT_KEY] = outcome
-        return found, replace(report, notes=(outcome,) + tuple(report.notes))
-    anchor_side = outcome.side()
-    finding = anchors.finding(verdict.judge(base, anchor_side, command.judging, found))
-    progress.say(f"kernelwatch: {finding}")
-    against = outcome.against()
-    anchored = verdict.judge_result(anchor_side, contender, command.judging, against)
-    context[anchors.CONTEXT_KEY] = outcome.phrase()
-    notes = (f"{outcome.phrase()}: {why}", finding)
-    return against, replace(anchored, notes=notes + tuple(anchored.notes))
 
 
 def outputs_of(command: RunCommand, chosen: list[gpus.Gpu] | None) -> list[Output]:

@@ -29,6 +29,12 @@ class Run:
     slowed: str | None = None  # slowed down on purpose (provenance.slowed_on_purpose)
     anchor: str | None = None  # how its verdict was anchored (provenance.anchoring)
 
+    @property
+    def marks(self) -> str:
+        """What `history list` says of how the run was made (its last column)."""
+        said = [f"SLOWED ON PURPOSE: {self.slowed}"] if self.slowed else []
+        return "; ".join(said + ([self.anchor] if self.anchor else []))
+
 
 @dataclass(frozen=True)
 class Point:

@@ -323,6 +323,11 @@ def test_report_history_and_the_pr_comment_say_the_verdict_was_anchored(
     shown = checkout.run_cli("report", out, "--baselines", checkout.baselines, "-o", page)
     assert shown.status == 0, shown.err
     assert f"<b>Anchor</b>: <code>run</code>'s verdict was {anchored}" in page.read_text()
+    # the anchor's result, named in the line, gives the anchored comparison (docs/report.md)
+    [stored] = (checkout.root / ".kernelwatch" / "anchors").glob("*.json")
+    again = checkout.run_cli("report", out, "--baseline", stored, "-o", tmp_path / "a.html")
+    assert again.status == 0, again.err
+    assert "level: process" in (tmp_path / "a.html").read_text()
     db = tmp_path / "history.sqlite"
     for result in (checkout.root.parent / "base.json", out):
         assert checkout.run_cli("history", "ingest", result, "--db", db).status == 0

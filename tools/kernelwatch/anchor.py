@@ -164,9 +164,9 @@ def stored(path: Path, names: set[str], max_age_s: float, now: datetime.datetime
     try:
         started = datetime.datetime.fromisoformat(str(context.get("kernelwatch_run_started")))
         commit = str(context["kernelwatch_anchor_commit"])
-    except (KeyError, ValueError):
+        age = (now - started).total_seconds()
+    except (KeyError, ValueError, TypeError):  # (TypeError: a date without its time zone)
         return None
-    age = (now - started).total_seconds()
     held = {row.get("run_name") for row in document.get("benchmarks", []) if isinstance(row, dict)}
     if not 0 <= age <= max_age_s or not names <= held:
         return None
@@ -184,8 +184,9 @@ def obtain(
     progress: runner.Progress,
 ) -> Anchor | str:
     """The anchor (reused, or built and measured now, with `settings`) of the committed
-    baseline `found`, for the run of `jobs` whose result has `context`; or the note that says why there is none (the
-    run is then judged against the committed baseline, as without anchoring)."""
+    baseline `found`, for the run of `jobs` whose result has `context`; or the note that says
+    why there is none (the run is then judged against the committed baseline, as without
+    anchoring)."""
     commit = baselines.read_manifest(Path(found.label).parent).get("commit")
     if not isinstance(commit, str) or not commit:
         return "not anchored: the baseline's manifest names no commit"
@@ -226,7 +227,8 @@ def obtain(
     except BenchmarkCrashed as exc:  # (a GPU gone is NoGpuError: the run's end, exit 4)
         return f"not anchored: the baseline's commit {side.short} failed on this card: {exc}"
     document = measured.document
-    if levels.unit_of(document.get("context") or {}) != levels.unit_of(context):
+    theirs, ours = levels.unit_of(document.get("context") or {}), levels.unit_of(context)
+    if (theirs.card, theirs.host) != (ours.card, ours.host):  # (CUDA_VISIBLE_DEVICES changed?)
         return "not anchored: the anchor ran on another card or host than this run"
     ab.ignore_cache(repo / ab.WORKTREES.parent)
     write_json_atomic(path, document, make_parents=True)

@@ -60,6 +60,7 @@ examples:
   kernelwatch run --filter '^matmul/' --confirm 2
   kernelwatch run --no-compare --out new.json       # then: kernelwatch baseline update new.json
   kernelwatch run --bench ./my_gbench_binary --baseline old.json
+  kernelwatch run --anchor always --anchor-max-age 0   # measure the baseline's commit here too
 """
 
 

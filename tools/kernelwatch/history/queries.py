@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from kernelwatch.errors import InputError
-from kernelwatch.provenance import anchoring, slowed_on_purpose
+from kernelwatch.provenance import ANCHOR_KEY, anchoring, slowed_on_purpose
 
 
 @dataclass(frozen=True)
@@ -150,15 +150,22 @@ def series(
             + (f" on {gpu}" if gpu else "")
             + f"; it has {', '.join(has)}"
         )
-    contexts = dict(
+    # Only the anchoring phrase of each run's context: a year of nightlies' whole contexts (with
+    # their kernel records) would be parsed for one line each.
+    anchors = dict(
         db.execute(
-            "SELECT id, context FROM runs WHERE id IN (SELECT DISTINCT run_id FROM samples "
-            "WHERE benchmark_id = ? AND metric_id = ?)",
+            f"SELECT id, json_extract(context, '$.{ANCHOR_KEY}') FROM runs WHERE id IN "
+            "(SELECT DISTINCT run_id FROM samples WHERE benchmark_id = ? AND metric_id = ?)",
             parameters[:2],
         )
     )
     return [
-        dataclasses.replace(point, run=_provenance(point.run, contexts.get(point.run.id)))
+        dataclasses.replace(
+            point,
+            run=dataclasses.replace(
+                point.run, anchor=anchoring({ANCHOR_KEY: anchors.get(point.run.id)})
+            ),
+        )
         for point in points
     ]
 

@@ -44,6 +44,7 @@ from kernelwatch.baseline.store import (
     gpu_slug,
     may_create_root,
     found_root,
+    read_manifest,
     resolve,
 )
 from kernelwatch.baseline.update import DEFAULT_MIN_REPETITIONS, Update, prepare_update, write
@@ -74,6 +75,7 @@ __all__ = [
     "prepare_update",
     "ran_a_part",
     "read_as_given",
+    "read_manifest",
     "resolve",
     "read_result",
     "restrict",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import ab, runner
+from kernelwatch import anchor as anchors
 from kernelwatch import baseline as baselines
 from kernelwatch.compare import DEFAULT_ALPHA, DEFAULT_NOISE_MULTIPLIER, DEFAULT_THRESHOLD
 from kernelwatch.config import parse_fraction
@@ -225,6 +226,37 @@ def add_process_timeout_option(parser: argparse.ArgumentParser) -> None:
         "themselves when a benchmark makes no progress, --kernelwatch_hang_timeout, 120 s); "
         "for plain Google Benchmark binaries (--bench)",
     )
+
+
+def add_anchor_options(parser: argparse.ArgumentParser) -> None:
+    """`run`'s anchoring (anchor.py; docs/running.md, "Anchoring")."""
+    parser.add_argument(
+        "--anchor",
+        choices=anchors.MODES,
+        default="auto",
+        help="also measure the baseline's commit (its manifest's) on this card and judge "
+        "against that: auto, when the baseline holds no run on this card; the committed "
+        "baseline against it is a finding about the runner, never failing (default auto; "
+        "docs/running.md, Anchoring)",
+    )
+    parser.add_argument(
+        "--anchor-max-age",
+        metavar="HOURS",
+        default=f"{anchors.DEFAULT_MAX_AGE_HOURS:g}",
+        help="reuse an anchor measured on this card, host and settings while younger than this "
+        "(hours, or 90m, 2d; default %(default)s, a prior: drift over time is not measured)",
+    )
+
+
+def anchoring(args: argparse.Namespace, root: Path | None) -> anchors.Request | None:
+    """`run`'s --anchor and --anchor-max-age; None where nothing is anchored."""
+    ruled_out = {"--no-compare": args.no_compare, "--baseline": args.baseline}
+    ruled_out.update({"--bench": args.bench, "--gpus": args.gpus})
+    mode = anchors.mode(args.anchor, ruled_out)
+    max_age_s = anchors.max_age(args.anchor_max_age)
+    if mode == "never" or root is None:
+        return None
+    return anchors.Request(mode, max_age_s, root)
 
 
 def add_suite_options(parser: argparse.ArgumentParser, bench_help: str) -> None:

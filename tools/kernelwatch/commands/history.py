@@ -237,7 +237,7 @@ def run_list(db_path: str | Path, format: str = "table") -> int:
                 short_commit(run.git_commit),
                 run.gpu_slug or run.gpu_name or "(no GPU)",
                 str(run.benchmarks),
-                f"SLOWED ON PURPOSE: {run.slowed}" if run.slowed else "",
+                run.marks,
             )
         )
     print("\n".join(aligned(rows, frozenset({0, 4}))))
@@ -277,6 +277,8 @@ def run_show(
                 "others. compare calls such a run ERROR; history changes and report's trends "
                 "leave it out"
             )
+        if point.run.anchor is not None:
+            print(f"note: {point.run.date}: its verdict was {point.run.anchor}")
     return 0
 
 

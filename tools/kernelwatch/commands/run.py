@@ -1,5 +1,8 @@
 """`kernelwatch run`: run the built benchmarks, save one result, compare it with this GPU's
-baseline, and confirm regressions by re-running them."""
+baseline (or its anchor, anchor.py), and confirm regressions by re-running them.
+
+Over 400 lines: the command's one flow from options to exit status, for one GPU and for
+--gpus; each step's work is elsewhere (runner/, gpus, shard, anchor, verdict, reruns)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from kernelwatch import anchor as anchors
 from kernelwatch import baseline as baselines
 from kernelwatch import gpus, hostbound, inbuild, noise, partial, reruns, runner, suite, verdict
 from kernelwatch import shard as shards
@@ -56,6 +60,7 @@ examples:
   kernelwatch run --filter '^matmul/' --confirm 2
   kernelwatch run --no-compare --out new.json       # then: kernelwatch baseline update new.json
   kernelwatch run --bench ./my_gbench_binary --baseline old.json
+  kernelwatch run --anchor always --anchor-max-age 0   # measure the baseline's commit here too
 """
 
 
@@ -104,6 +109,7 @@ def register(subparsers: Any) -> None:
         "of about equal time (the same split on every machine); join the N results with "
         "kernelwatch merge",
     )
+    options.add_anchor_options(parser)
     options.add_compare_options(parser)
     parser.set_defaults(handler=main)
 
@@ -126,6 +132,7 @@ class RunCommand:
     gpus: str | None
     outputs: Outputs
     command_line: str
+    anchor: anchors.Request | None = None  # None: --anchor never, or ruled out
 
 
 def main(args: argparse.Namespace) -> int:
@@ -160,6 +167,7 @@ def main(args: argparse.Namespace) -> int:
             gpus=args.gpus,
             outputs=options.outputs(args),
             command_line=args.command_line,
+            anchor=options.anchoring(args, root),
         )
     )
 
@@ -339,6 +347,12 @@ def _finish(
     base = verdict.baseline_side(found, f"holds none of the {count} benchmarks that ran")
     contender = from_documents(str(out), [document])
     report = verdict.judge_result(base, contender, judging, found)  # as compare and report do
+    if command.anchor is not None:
+        found, report = anchors.judge(
+            command.anchor, settings, jobs, command, base, found, report, judging, context, progress
+        )
+    if anchors.CONTEXT_KEY in context:
+        write_json_atomic(out, document, make_parents=True)  # with the anchor's context key
 
     rerun = reruns.Reruns(
         jobs, settings, progress, command.confirm, out, confirm_path, command.command_line

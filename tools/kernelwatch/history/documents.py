@@ -24,6 +24,7 @@ def _run(run: Run) -> dict[str, Any]:
         "benchmarks": run.benchmarks,
         "source": run.source,
         "slowed_on_purpose": run.slowed,
+        "anchor": run.anchor,
     }
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from kernelwatch.errors import InputError
-from kernelwatch.provenance import slowed_on_purpose
+from kernelwatch.provenance import ANCHOR_KEY, anchoring, slowed_on_purpose
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,13 @@ class Run:
     benchmarks: int
     source: str
     slowed: str | None = None  # slowed down on purpose (provenance.slowed_on_purpose)
+    anchor: str | None = None  # how its verdict was anchored (provenance.anchoring)
+
+    @property
+    def marks(self) -> str:
+        """What `history list` says of how the run was made (its last column)."""
+        said = [f"SLOWED ON PURPOSE: {self.slowed}"] if self.slowed else []
+        return "; ".join(said + ([self.anchor] if self.anchor else []))
 
 
 @dataclass(frozen=True)
@@ -53,17 +60,20 @@ def _run(row: Sequence[Any]) -> Run:
 def runs(db: sqlite3.Connection) -> list[Run]:
     """Every run, oldest first (by the date in its context, then by ingest order)."""
     return [
-        dataclasses.replace(_run(row), slowed=_slowed(row[-1]))
+        _provenance(_run(row), row[-1])
         for row in db.execute(f"SELECT {_RUN_COLUMNS}, r.context FROM runs r ORDER BY r.date, r.id")
     ]
 
 
-def _slowed(context_json: Any) -> str | None:
+def _provenance(run: Run, context_json: Any) -> Run:
+    """The run with what its context says of how it was made (provenance.py)."""
     try:
         context = json.loads(context_json)
     except (TypeError, ValueError):
-        return None
-    return slowed_on_purpose(context) if isinstance(context, dict) else None
+        return run
+    if not isinstance(context, dict):
+        return run
+    return dataclasses.replace(run, slowed=slowed_on_purpose(context), anchor=anchoring(context))
 
 
 def metric_key(name: str) -> str:
@@ -140,7 +150,24 @@ def series(
             + (f" on {gpu}" if gpu else "")
             + f"; it has {', '.join(has)}"
         )
-    return points
+    # Only the anchoring phrase of each run's context: a year of nightlies' whole contexts (with
+    # their kernel records) would be parsed for one line each.
+    anchors = dict(
+        db.execute(
+            f"SELECT id, json_extract(context, '$.{ANCHOR_KEY}') FROM runs WHERE id IN "
+            "(SELECT DISTINCT run_id FROM samples WHERE benchmark_id = ? AND metric_id = ?)",
+            parameters[:2],
+        )
+    )
+    return [
+        dataclasses.replace(
+            point,
+            run=dataclasses.replace(
+                point.run, anchor=anchoring({ANCHOR_KEY: anchors.get(point.run.id)})
+            ),
+        )
+        for point in points
+    ]
 
 
 def failed_runs(db: sqlite3.Connection) -> dict[tuple[int, int], str]:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from html import escape as _e
 from typing import Any
 
-from kernelwatch.provenance import slowed_on_purpose
+from kernelwatch.provenance import anchoring, slowed_on_purpose
 from kernelwatch.report.build import Page
 from kernelwatch.report.page.markup import when
 from kernelwatch.results import gpu_model
@@ -100,6 +100,14 @@ def context_section(page: Page) -> str:
         out.append(
             f'<div class="box"><b>Slowed down on purpose</b>: this run was {_e(slowed)}; it '
             "shows what kernelwatch catches, not how the code performs.</div>"
+        )
+    anchor = anchoring(page.context)
+    if anchor:
+        # `run` judged it against its anchor; this page compares it with the committed baseline
+        out.append(
+            f'<div class="box"><b>Anchor</b>: <code>run</code>\'s verdict was {_e(anchor)}. The '
+            "comparison below is with the committed baseline (another card): the verdict of "
+            "record is run's report.</div>"
         )
     if page.errors:
         items = "".join(

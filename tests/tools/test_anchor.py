@@ -1,0 +1,339 @@
+"""`run --anchor`: a checkout (a git repository) whose fake benchmark binaries are "built" by
+an injected build step (as in test_ab.py); the runner's card is chosen by CUDA_VISIBLE_DEVICES
+(fakebench's `devices`), so that one build runs on the baseline's card or on another."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import fakebench
+import pytest
+
+from kernelwatch import ab
+from kernelwatch.errors import InputError
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+ALPHA = {f"alpha/copy/{n}/manual_time": 100_000.0 + 1000 * n for n in range(4)}  # ns
+BETA = {f"beta/sum/n:{n}/manual_time": 50_000.0 + 1000 * n for n in range(3)}  # ns
+SLOWED = "alpha/copy/2/manual_time"
+# The runner's card, by CUDA_VISIBLE_DEVICES: the baseline's, or another of the model.
+DEVICES = {"base": {"gpu_uuid": "GPU-base-card"}, "other": {"gpu_uuid": "GPU-other-card"}}
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=kw", "-c", "user.email=kw@example.com", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def one_error(err: str) -> str:
+    lines = err.splitlines()
+    assert lines and lines[-1].startswith("kernelwatch: error: ") and "Traceback" not in err, err
+    assert sum(line.startswith("kernelwatch: error") for line in lines) == 1, err
+    return lines[-1]
+
+
+class Checkout:
+    """A project checkout: src/ holds the fake binaries (the "source"), build/ their build,
+    baselines/ the committed baseline, made from commit A on the baseline's card."""
+
+    def __init__(self, root: Path, run_cli, monkeypatch) -> None:
+        self.root = root
+        self.run_cli = run_cli
+        self.monkeypatch = monkeypatch
+        self.builds: list[str] = []
+        self.extra: dict = {}  # behaviour every build gets (the runner's, not the code's)
+        self.fail: set[str] = set()  # commits whose build fails
+        root.mkdir()
+        git(root, "init", "-q")
+        fakebench.suite(root / "src", {"alpha": ALPHA, "beta": BETA}, devices=DEVICES)
+        (root / ".gitignore").write_text("build/\nbaselines/\n")
+        git(root, "add", ".")
+        git(root, "commit", "-q", "-m", "A")
+        self.a = git(root, "rev-parse", "HEAD")
+        monkeypatch.setattr(ab, "cmake_build", self.build)
+        self.baselines = root / "baselines"
+        self.baselines.mkdir()
+
+    def build(self, side: ab.Side, log: Path, **options: object) -> None:
+        """The build step: "compiles" src/ into the build folder, naming the commit."""
+        if side.sha in self.fail:
+            raise InputError(f"building {side.name} ({side.short}) failed: see {log}")
+        self.builds.append(side.sha)
+        folder = side.build_dir / "bench"
+        folder.mkdir(parents=True, exist_ok=True)
+        for source in sorted((side.worktree / "src" / "bench").glob("kernelwatch_bench_*")):
+            if source.suffix:  # (its behaviour file, .json)
+                continue
+            shutil.copy2(source, folder / source.name)
+            config = json.loads(Path(f"{source}.json").read_text())
+            config.update(self.extra)
+            config["context"] = {"kernelwatch_git_commit": side.sha}
+            Path(f"{folder / source.name}.json").write_text(json.dumps(config))
+
+    def build_current(self) -> None:
+        sha = git(self.root, "rev-parse", "HEAD")
+        self.build(ab.Side("current", "HEAD", sha, self.root, self.root / "build"), Path("-"))
+        self.builds.pop()  # `builds`: what kernelwatch built
+
+    def commit(self, message: str, **behaviour: object) -> str:
+        """A commit that changes the alpha binary's behaviour (the code), built."""
+        fakebench.configure(self.root / "src" / "bench" / "kernelwatch_bench_alpha", **behaviour)
+        git(self.root, "commit", "-q", "-am", message)
+        self.build_current()
+        return git(self.root, "rev-parse", "HEAD")
+
+    def on(self, card: str) -> None:
+        self.monkeypatch.setenv("CUDA_VISIBLE_DEVICES", card)
+
+    def run(self, *argv: object, baselines: Path | None = None, build: Path | None = None):
+        return self.run_cli(
+            "run",
+            "--build-dir",
+            build or self.root / "build",
+            "--baselines",
+            baselines or self.baselines,
+            *argv,
+        )
+
+    def make_baseline(self) -> None:
+        self.build_current()
+        self.on("base")
+        out = self.root.parent / "base.json"
+        assert self.run("--no-compare", "--out", out).status == 0
+        done = self.run_cli("baseline", "update", out, "--baselines", self.baselines)
+        assert done.status == 0, done.err
+        manifest = json.loads((self.baselines / fakebench_slug() / "manifest.json").read_text())
+        assert manifest["commit"] == self.a
+        self.builds.clear()
+
+    def anchor_runs(self) -> int:
+        """Measuring runs of the anchor's (commit A's) alpha binary."""
+        worktree = self.root / ".kernelwatch" / "worktrees" / self.a
+        return fakebench.runs(worktree / "build" / "bench" / "kernelwatch_bench_alpha")
+
+
+def fakebench_slug() -> str:
+    return "nvidia-h100-80gb-hbm3-sm90"
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, run_cli, monkeypatch) -> Checkout:
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    made = Checkout(tmp_path / "repo", run_cli, monkeypatch)
+    made.make_baseline()
+    return made
+
+
+def report_of(done) -> dict:
+    return json.loads(done.out)
+
+
+def verdicts(report: dict) -> dict[str, str]:
+    return {b["name"]: b["verdict"] for b in report["benchmarks"]}
+
+
+def test_unchanged_code_on_another_card_is_anchored_and_passes(checkout: Checkout) -> None:
+    checkout.on("other")
+    out = checkout.root.parent / "run.json"
+    done = checkout.run("--out", out, "--format", "json")
+    assert done.status == 0, done.err
+    assert checkout.builds == [checkout.a]  # the baseline's commit, built once
+    report = report_of(done)
+    assert set(verdicts(report).values()) == {"SAME"}
+    anchored = f"anchored on {checkout.a[:12]} (measured by this run; "
+    assert report["notes"][0].startswith(anchored)
+    assert "the baseline holds no run on this card" in report["notes"][0]
+    assert report["notes"][1].startswith("runner finding: this runner times the baseline's own")
+    assert "0 slower and 0 faster beyond their limits)" in report["notes"][1]
+    assert any(n.startswith("level: process") for n in report["notes"]), report["notes"]
+    context = json.loads(out.read_text())["context"]
+    assert context["kernelwatch_anchor"].startswith(anchored)
+    [stored] = (checkout.root / ".kernelwatch" / "anchors").glob("*.json")
+    assert str(stored) in context["kernelwatch_anchor"]
+    anchor_context = json.loads(stored.read_text())["context"]
+    assert anchor_context["kernelwatch_anchor_commit"] == checkout.a
+    assert anchor_context["gpu_uuid"] == "GPU-other-card"
+
+
+def test_on_the_baselines_card_auto_does_not_anchor(checkout: Checkout) -> None:
+    out = checkout.root.parent / "run.json"
+    done = checkout.run("--out", out, "--format", "json")
+    assert done.status == 0, done.err
+    assert checkout.builds == []
+    assert not any("anchor" in n for n in report_of(done)["notes"])
+    assert "kernelwatch_anchor" not in json.loads(out.read_text())["context"]
+
+
+def test_a_slowdown_the_card_level_hides_is_caught_against_the_anchor(
+    checkout: Checkout,
+) -> None:
+    """3 % slower: within the limit of another card (at least the host prior, 2 % + 770 ns,
+    doubled), beyond the one of the same code on the same card."""
+    checkout.commit("alpha/copy/2 3% slower", slow={SLOWED: 1.03})
+    checkout.on("other")
+    unanchored = checkout.run(
+        "--anchor", "never", "--out", checkout.root.parent / "n.json", "--format", "json"
+    )
+    assert unanchored.status == 0, unanchored.err
+    assert verdicts(report_of(unanchored))[SLOWED] != "REGRESSION"
+    assert checkout.builds == []
+    anchored = checkout.run("--out", checkout.root.parent / "a.json", "--format", "json")
+    assert anchored.status == 1, anchored.err
+    report = report_of(anchored)
+    assert verdicts(report)[SLOWED] == "REGRESSION"
+    assert {v for n, v in verdicts(report).items() if n != SLOWED} == {"SAME"}
+    [row] = [b for b in report["benchmarks"] if b["name"] == SLOWED]
+    assert row["confirmed"] is True  # the re-run judged against the anchor too
+    assert report["notes"][0].startswith(f"anchored on {checkout.a[:12]}")
+
+
+def test_a_slow_runner_is_a_finding_not_a_regression(checkout: Checkout) -> None:
+    # 10 % slower on every benchmark, in every build: this runner (one past the host prior's
+    # limit, 2 x (2 % + 770 ns), that the committed baseline gets against another card)
+    checkout.extra = {"slow": {name: 1.10 for name in {**ALPHA, **BETA}}}
+    checkout.build_current()
+    checkout.on("other")
+    done = checkout.run("--out", checkout.root.parent / "run.json", "--format", "json")
+    assert done.status == 0, done.err
+    report = report_of(done)
+    assert set(verdicts(report).values()) == {"SAME"}
+    finding = report["notes"][1]
+    assert finding.startswith(
+        "runner finding: this runner times the baseline's own commit 10.0% slower"
+    )
+    assert "7 slower and 0 faster beyond their limits" in finding
+    assert "not a regression of the code" in finding
+    assert "kernelwatch: runner finding: " in done.err
+    # against the committed baseline, the runner's slowness is taken for the code's
+    unanchored = checkout.run("--anchor", "never", "--out", checkout.root.parent / "n.json")
+    assert unanchored.status == 1 and "REGRESSION" in unanchored.out
+
+
+def test_a_shallow_clone_falls_back_to_the_baseline_with_a_note(
+    checkout: Checkout, tmp_path: Path
+) -> None:
+    checkout.commit("B: nothing slower", seed=1)
+    clone = tmp_path / "clone"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{checkout.root}", str(clone)], check=True
+    )
+    shutil.copytree(checkout.baselines, clone / "baselines")
+    shutil.copytree(checkout.root / "build", clone / "build")
+    checkout.on("other")
+    out = tmp_path / "run.json"
+    done = checkout.run(
+        "--out", out, "--format", "json", baselines=clone / "baselines", build=clone / "build"
+    )
+    assert done.status == 0, done.err
+    note = (
+        f"not anchored: the baseline's commit {checkout.a[:12]} is not in {clone} (a shallow "
+        "clone? fetch it, or the whole history: docs/ci.md)"
+    )
+    assert report_of(done)["notes"][0] == note
+    assert f"kernelwatch: {note}; judged against the committed baseline" in done.err
+    assert json.loads(out.read_text())["context"]["kernelwatch_anchor"] == note
+    assert checkout.builds == []
+
+
+def test_a_build_that_fails_falls_back_with_a_note(checkout: Checkout) -> None:
+    checkout.fail.add(checkout.a)
+    checkout.on("other")
+    done = checkout.run("--out", checkout.root.parent / "run.json", "--format", "json")
+    assert done.status == 0, done.err
+    note = report_of(done)["notes"][0]
+    assert note.startswith(f"not anchored: building anchor ({checkout.a[:12]}) failed")
+
+
+def test_an_anchor_is_reused_within_its_age_and_measured_again_past_it(
+    checkout: Checkout,
+) -> None:
+    checkout.on("other")
+    first = checkout.run("--out", checkout.root.parent / "1.json", "--format", "json")
+    assert first.status == 0, first.err
+    runs = checkout.anchor_runs()
+    assert runs == 2  # two processes of the anchor's alpha binary
+    second = checkout.run("--out", checkout.root.parent / "2.json", "--format", "json")
+    assert second.status == 0, second.err
+    assert checkout.anchor_runs() == runs  # nothing measured again
+    assert "(reused, 0.0 h old; " in report_of(second)["notes"][0]
+    context = json.loads((checkout.root.parent / "2.json").read_text())["context"]
+    assert "(reused, 0.0 h old; " in context["kernelwatch_anchor"]
+    third = checkout.run(
+        "--anchor-max-age", "0", "--out", checkout.root.parent / "3.json", "--format", "json"
+    )
+    assert third.status == 0, third.err
+    assert checkout.anchor_runs() == 2 * runs
+    assert "(measured by this run; " in report_of(third)["notes"][0]
+    # another harness setting is another anchor
+    fourth = checkout.run(
+        "--max-time", "0.1", "--out", checkout.root.parent / "4.json", "--format", "json"
+    )
+    assert fourth.status == 0, fourth.err
+    assert checkout.anchor_runs() == 3 * runs
+    assert len(list((checkout.root / ".kernelwatch" / "anchors").glob("*.json"))) == 2
+
+
+def test_always_anchors_on_the_baselines_card_too(checkout: Checkout) -> None:
+    done = checkout.run(
+        "--anchor", "always", "--out", checkout.root.parent / "run.json", "--format", "json"
+    )
+    assert done.status == 0, done.err
+    assert checkout.builds == [checkout.a]
+    assert report_of(done)["notes"][0].endswith(": --anchor always")
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--anchor-max-age", "-1"], "--anchor-max-age -1: must be a number of hours, 0 or more"),
+        (["--anchor-max-age", "soon"], "--anchor-max-age soon: must be a number of hours"),
+        (["--anchor-max-age", "nanh"], "--anchor-max-age nanh: must be a number of hours"),
+        (["--anchor", "always", "--no-compare"], "--anchor always: cannot anchor with --no-comp"),
+        (["--anchor", "always", "--baseline", "x.json"], "cannot anchor with --baseline"),
+        (["--anchor", "sometimes"], "argument --anchor: invalid choice: 'sometimes'"),
+    ],
+)
+def test_bad_options_are_one_line_exit_2(checkout: Checkout, argv: list[str], message: str) -> None:
+    done = checkout.run(*argv)
+    assert done.status == 2 and done.out == ""
+    assert message in one_error(done.err)
+
+
+def test_report_history_and_the_pr_comment_say_the_verdict_was_anchored(
+    checkout: Checkout, tmp_path: Path
+) -> None:
+    checkout.on("other")
+    out, markdown = tmp_path / "run.json", tmp_path / "run.md"
+    done = checkout.run("--out", out, "--markdown", markdown)
+    assert done.status == 0, done.err
+    anchored = f"anchored on {checkout.a[:12]} (measured by this run; "
+    comment = checkout.run_cli("comment", markdown, "--result", out)
+    assert comment.status == 0 and anchored in comment.out and "runner finding" in comment.out
+    page = tmp_path / "page.html"
+    shown = checkout.run_cli("report", out, "--baselines", checkout.baselines, "-o", page)
+    assert shown.status == 0, shown.err
+    assert f"<b>Anchor</b>: <code>run</code>'s verdict was {anchored}" in page.read_text()
+    # the anchor's result, named in the line, gives the anchored comparison (docs/report.md)
+    [stored] = (checkout.root / ".kernelwatch" / "anchors").glob("*.json")
+    again = checkout.run_cli("report", out, "--baseline", stored, "-o", tmp_path / "a.html")
+    assert again.status == 0, again.err
+    assert "level: process" in (tmp_path / "a.html").read_text()
+    db = tmp_path / "history.sqlite"
+    for result in (checkout.root.parent / "base.json", out):
+        assert checkout.run_cli("history", "ingest", result, "--db", db).status == 0
+    listed = checkout.run_cli("history", "list", "--db", db).out.splitlines()
+    assert anchored not in listed[1] and anchored in listed[2]
+    runs = json.loads(checkout.run_cli("history", "list", "--db", db, "--format", "json").out)
+    assert [r["anchor"] is not None for r in runs["runs"]] == [False, True]
+    series = checkout.run_cli("history", "show", SLOWED, "--db", db).out
+    assert f"its verdict was {anchored}" in series

@@ -1,0 +1,311 @@
+"""Anchoring a run: the baseline's own commit measured on this runner's card, so that the
+current build is judged against the same code on the same card (the process level) instead of
+against numbers another card or host made (docs/running.md, "Anchoring").
+
+A committed baseline made on other cards holds a run on another card to the spread between
+cards or hosts: on an H200 that lets most 2 % slowdowns through, where the process level
+catches 98 % of them (docs/measurement.md, "What a verdict can see"). The anchor is the
+baseline's commit (its manifest's `commit`), built in `ab`'s worktree with `ab`'s build step
+and measured with this run's settings, right after it, on the same card. The committed
+baseline is then compared with the anchor (same code, another runner): what differs there is
+the runner, reported as a finding, never a failing regression.
+
+An anchor is kept in <checkout>/.kernelwatch/anchors/<key>.json, the key naming the baseline's
+commit, the card, the host (its identity and configuration) and the harness settings; a later
+run with the same key reuses it while it is younger than --anchor-max-age.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from kernelwatch import ab, levels, runner, verdict
+from kernelwatch import baseline as baselines
+from kernelwatch.compare import Report, Verdict
+from kernelwatch.errors import BenchmarkCrashed, InputError
+from kernelwatch.files import write_json_atomic
+from kernelwatch.gbench import read_json
+from kernelwatch.loading import from_documents
+from kernelwatch.provenance import ANCHOR_KEY
+from kernelwatch.results import ResultSet
+
+MODES = ("auto", "always", "never")
+CONTEXT_KEY = ANCHOR_KEY  # whether and how a verdict was anchored (one phrase, a string)
+ANCHORS = ab.WORKTREES.parent / "anchors"
+# How old a stored anchor may be and still serve. No drift of one card over hours or days has
+# been measured (docs/measurement.md measures processes, cards and hosts, not time): 24 h is a
+# prior, one nightly's interval, to be replaced by a measurement of the drift.
+DEFAULT_MAX_AGE_HOURS = 24.0
+
+
+def max_age(text: str) -> float:
+    """--anchor-max-age: hours (a number, or with a unit: 90m, 24h, 2d) -> seconds."""
+    units = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+    number, unit = (text[:-1], text[-1]) if text[-1:] in units else (text, "h")
+    try:
+        value = float(number)
+    except ValueError:
+        value = -1.0
+    if not (0 <= value < float("inf")):
+        raise InputError(
+            f"--anchor-max-age {text}: must be a number of hours, 0 or more (or with a unit: "
+            "90m, 24h, 2d)"
+        )
+    return value * units[unit]
+
+
+def mode(given: str, ruled_out: Mapping[str, Any]) -> str:
+    """--anchor as it applies: anchoring needs one GPU, this project's build and the committed
+    baseline, so `auto` is `never` with an option that rules it out, and `always` is refused
+    (exit 2, one line)."""
+    for option, value in ruled_out.items():
+        if value and given == "always":
+            raise InputError(
+                f"--anchor always: cannot anchor with {option} (it needs one GPU, this "
+                "project's build and its committed baseline)"
+            )
+        if value:
+            return "never"
+    return given
+
+
+def wanted(mode: str, baseline: Mapping[str, Any], run: Mapping[str, Any]) -> str | None:
+    """Why this run is anchored, or None. `auto`: when the baseline holds no run on this card,
+    so that the comparison would cross the card, kind or host level (levels.py)."""
+    if mode == "never":
+        return None
+    if mode == "always":
+        return "--anchor always"
+    card = levels.unit_of(run).card
+    if card is not None and card in {unit.card for unit in levels.units_of(baseline)}:
+        return None
+    return f"the baseline holds no run on this card: {levels.crossing(baseline, run).why}"
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """The baseline's commit measured on this card: its result, where it is kept, and whether
+    it was measured by this run or reused (with its age)."""
+
+    commit: str
+    document: dict[str, Any]
+    path: Path
+    reused: bool
+    age_s: float
+
+    def phrase(self) -> str:
+        how = f"reused, {self.age_s / 3600:.1f} h old" if self.reused else "measured by this run"
+        return f"anchored on {self.commit[:12]} ({how}; {self.path})"
+
+    def side(self) -> ResultSet:
+        return from_documents(str(self.path), [self.document])
+
+    def against(self) -> baselines.Against:
+        """The anchor as the run's baseline: its own processes measure the spread (as `ab`'s A
+        does); the committed baseline's stored noise belongs to other cards."""
+        return baselines.Against(
+            str(self.path), "the anchor", [self.document], None, None, self.side()
+        )
+
+
+@dataclass(frozen=True)
+class Request:
+    """How `run` asks for an anchor: --anchor (auto or always), --anchor-max-age (in seconds)
+    and the baselines folder (the checkout is the git repository that holds it)."""
+
+    mode: str
+    max_age_s: float
+    root: Path
+
+
+class Run(Protocol):
+    """What anchoring takes of `run`'s command (commands/run.py's RunCommand)."""
+
+    @property
+    def filter(self) -> str | None: ...
+
+    @property
+    def command_line(self) -> str: ...
+
+
+def key(commit: str, context: Mapping[str, Any], settings: runner.RunSettings) -> str:
+    """What an anchor's numbers depend on: the code, the card, the host and how it was run."""
+    unit = levels.unit_of(context)
+    parts = [
+        commit,
+        unit.card,
+        unit.host,
+        unit.config,
+        f"{settings.max_time:g}",
+        settings.interleave,
+        settings.repetitions,
+        settings.processes,
+        list(settings.extra_args),
+    ]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+
+def stored(path: Path, names: set[str], max_age_s: float, now: datetime.datetime) -> Anchor | None:
+    """The anchor kept at `path` when it holds every benchmark in `names` and is young enough."""
+    try:
+        document = read_json(path)
+    except InputError:
+        return None  # none, or unreadable: measured again (and rewritten)
+    if not isinstance(document, dict):
+        return None
+    context = document.get("context") or {}
+    try:
+        started = datetime.datetime.fromisoformat(str(context.get("kernelwatch_run_started")))
+        commit = str(context["kernelwatch_anchor_commit"])
+        age = (now - started).total_seconds()
+    except (KeyError, ValueError, TypeError):  # (TypeError: a date without its time zone)
+        return None
+    held = {row.get("run_name") for row in document.get("benchmarks", []) if isinstance(row, dict)}
+    if not 0 <= age <= max_age_s or not names <= held:
+        return None
+    return Anchor(commit, document, path, True, age)
+
+
+def obtain(
+    request: Request,
+    settings: runner.RunSettings,
+    jobs: Sequence[runner.Job],
+    run: Run,
+    found: baselines.Against,
+    why: str,
+    context: Mapping[str, Any],
+    progress: runner.Progress,
+) -> Anchor | str:
+    """The anchor (reused, or built and measured now, with `settings`) of the committed
+    baseline `found`, for the run of `jobs` whose result has `context`; or the note that says
+    why there is none (the run is then judged against the committed baseline, as without
+    anchoring)."""
+    commit = baselines.read_manifest(Path(found.label).parent).get("commit")
+    if not isinstance(commit, str) or not commit:
+        return "not anchored: the baseline's manifest names no commit"
+    repo = ab.repo_root(request.root.parent, needed=False)
+    names = {name for job in jobs for name in job.names}
+    path = repo / ANCHORS / f"{key(commit, context, settings)}.json"
+    now = datetime.datetime.now(datetime.UTC)
+    kept = stored(path, names, request.max_age_s, now)
+    if kept is not None:
+        progress.say(f"kernelwatch: {why}: {kept.phrase()}")
+        return kept
+    try:
+        ab.git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
+    except InputError:
+        return (
+            f"not anchored: the baseline's commit {commit[:12]} is not in {repo} (a "
+            "shallow clone? fetch it, or the whole history: docs/ci.md)"
+        )
+    try:
+        side = ab.prepare_side(repo, "anchor", commit)
+        progress.say(
+            f"kernelwatch: {why}: building the baseline's commit {side.short} in {side.build_dir}"
+        )
+        ab.cmake_build(side, ab.build_log(side))
+        anchor_jobs = _jobs(side, jobs, run.filter, settings)
+    except InputError as exc:
+        return f"not anchored: {exc}"
+    extra = {
+        "kernelwatch_run_command": run.command_line,
+        "kernelwatch_run_purpose": f"anchor: the baseline's commit {side.short} on this card",
+        "kernelwatch_filter": run.filter or "",
+        "kernelwatch_anchor_commit": commit,
+    }
+    try:
+        measured = runner.run_suite(
+            anchor_jobs, settings, progress=progress, label="anchor", context=extra
+        )
+    except BenchmarkCrashed as exc:  # (a GPU gone is NoGpuError: the run's end, exit 4)
+        return f"not anchored: the baseline's commit {side.short} failed on this card: {exc}"
+    document = measured.document
+    theirs, ours = levels.unit_of(document.get("context") or {}), levels.unit_of(context)
+    if (theirs.card, theirs.host) != (ours.card, ours.host):  # (CUDA_VISIBLE_DEVICES changed?)
+        return "not anchored: the anchor ran on another card or host than this run"
+    ab.ignore_cache(repo / ab.WORKTREES.parent)
+    write_json_atomic(path, document, make_parents=True)
+    anchor = Anchor(commit, document, path, False, 0.0)
+    progress.say(f"kernelwatch: {anchor.phrase()}")
+    return anchor
+
+
+def _jobs(
+    side: ab.Side, ran: Sequence[runner.Job], filter: str | None, settings: runner.RunSettings
+) -> list[runner.Job]:
+    """The anchor's jobs: the benchmarks the current build ran, those it ran alone (host-bound)
+    alone here too. A benchmark the baseline's commit lacks is NEW in the anchored verdict."""
+    names = [name for job in ran for name in job.names]
+    serial = [name for job in ran if job.serial for name in job.names]
+    planned = runner.plan(ab.binaries_of(side, ()), filter, settings.extra_args)
+    jobs = runner.select_jobs(planned, names)
+    if not jobs:
+        raise InputError(f"the baseline's commit {side.short} has none of the benchmarks that ran")
+    return runner.split_serial(jobs, serial) if serial else jobs
+
+
+def finding(report: Report) -> str:
+    """The committed baseline against the anchor (same code, this runner): what the runner does
+    to the numbers. Never a regression of the code, whatever it says."""
+    ratio = report.geomean_ratio()
+    if ratio is None:
+        return "runner finding: the anchor and the baseline share no benchmark"
+    mean, count = ratio
+    counts = report.counts()
+    slower = counts[Verdict.REGRESSION] + counts[Verdict.SLOWER]
+    faster = counts[Verdict.IMPROVEMENT]
+    change = (mean - 1.0) * (-1 if report.metric.higher_is_better else 1)
+    size = f"{abs(change):.1%} {'slower' if change > 0 else 'faster'}"
+    text = (
+        f"runner finding: this runner times the baseline's own commit {size} than the "
+        f"baseline's cards did (geometric mean of {count} benchmarks; {slower} slower and "
+        f"{faster} faster beyond their limits)"
+    )
+    if slower == 0 and faster == 0:
+        return text
+    return (
+        f"{text}: a runner unlike the baseline's (another card or host, a throttling GPU), "
+        "not a regression of the code"
+    )
+
+
+def judge(
+    request: Request,
+    settings: runner.RunSettings,
+    jobs: Sequence[runner.Job],
+    run: Run,
+    base: ResultSet,
+    found: baselines.Against,
+    report: Report,
+    judging: verdict.Judging,
+    context: dict[str, Any],
+    progress: runner.Progress,
+) -> tuple[baselines.Against, Report]:
+    """The run judged against its anchor (verdict.judge_result, as against any baseline), with
+    the committed baseline against the anchor as a finding about the runner; or, where there is
+    no anchor, `report` (against the committed baseline) with the note that says why. The run's
+    `context` records which (CONTEXT_KEY). Returns the baseline its regressions are confirmed
+    against, and the report. Nothing is anchored where `request.mode` does not want it."""
+    why = wanted(request.mode, base.context, context)
+    if why is None:
+        return found, report
+    outcome = obtain(request, settings, jobs, run, found, why, context, progress)
+    if isinstance(outcome, str):
+        progress.say(f"kernelwatch: {outcome}; judged against the committed baseline")
+        context[CONTEXT_KEY] = outcome
+        return found, dataclasses.replace(report, notes=(outcome, *report.notes))
+    anchor_side = outcome.side()
+    said = finding(verdict.judge(base, anchor_side, judging, found))
+    progress.say(f"kernelwatch: {said}")
+    against = outcome.against()
+    anchored = verdict.judge_result(anchor_side, report.contender, judging, against)
+    context[CONTEXT_KEY] = outcome.phrase()
+    notes = (f"{outcome.phrase()}: {why}", said, *anchored.notes)
+    return against, dataclasses.replace(anchored, notes=notes)

@@ -320,19 +320,31 @@ def slow_b_build(
 def test_b_builds_while_a_is_measured(
     repo: Repo, run_cli, monkeypatch, tmp_path: Path, no_overlap: bool
 ) -> None:
+    """With --measure-all (the selection of identical builds needs B built first)."""
     spans, built = slow_b_build(repo, monkeypatch, tmp_path, 1.5, {"sleep": 0.2})
-    done = run_ab(run_cli, repo, repo.a, repo.b, *(["--no-overlap"] if no_overlap else []))
+    done = run_ab(
+        run_cli, repo, repo.a, repo.b, "--measure-all", *(["--no-overlap"] if no_overlap else [])
+    )
     assert done.status == 1, done.err  # B's slower kernel is still found
     assert repo.traced() == ["A", "B"] * 3
     first = json.loads(spans.read_text().splitlines()[0])
     assert (first["start"] < built["B"]) is not no_overlap
 
 
+def test_the_selection_builds_b_before_measuring(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path
+) -> None:
+    spans, built = slow_b_build(repo, monkeypatch, tmp_path, 1.0, {"sleep": 0.1})
+    done = run_ab(run_cli, repo, repo.a, repo.b, rounds=2)
+    assert done.status in (0, 1), done.err
+    assert json.loads(spans.read_text().splitlines()[0])["start"] >= built["B"]
+
+
 def test_plain_binaries_wait_for_bs_build(repo: Repo, run_cli, monkeypatch, tmp_path: Path) -> None:
     """A plain Google Benchmark binary times the host: B's build beside A's first round would
     slow A (and hide B's slowdown), so B is built before anything is measured."""
     spans, built = slow_b_build(repo, monkeypatch, tmp_path, 1.0, {"counters": False})
-    done = run_ab(run_cli, repo, repo.a, repo.b)
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--measure-all")
     assert done.status == 1, done.err
     assert "plain Google Benchmark binary (host-timed): waiting for B's build" in done.err
     first = json.loads(spans.read_text().splitlines()[0])
@@ -364,7 +376,7 @@ def test_a_failed_measurement_ends_bs_build_at_once(repo: Repo, run_cli, monkeyp
     monkeypatch.setattr(ab, "cmake_build", endless_b_build)
     repo.extra = {"exit": 2}
     began = time.monotonic()
-    done = run_ab(run_cli, repo, repo.a, repo.b)
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--measure-all")  # B builds while A measures
     assert done.status == 2 and "refused the arguments" in one_error(done.err)
     assert started.is_set() and time.monotonic() - began < 60
 

@@ -502,3 +502,119 @@ def test_a_gpu_lost_mid_round_ends_ab_with_4(repo: Repo, run_cli, monkeypatch) -
     assert sorted(p.name for p in (out / "A").iterdir()) == ["round-1.json"]
     kept = json.loads((out / "B" / "round-1.json").read_text())
     assert kept["context"]["kernelwatch_no_result"] == list(OTHER)
+
+
+# --- benchmarks of binaries built identically: not measured (identical.py) --------------------
+
+WRAPPER = """\
+#include <stdio.h>
+#include <unistd.h>
+static const char commit[] = COMMIT; /* as the generated *_build_info.cpp embeds it */
+int main(int argc, char** argv) {
+  if (argc < 0) printf("%s %s %d\\n", commit, SCRIPT, VERSION);
+  execv(SCRIPT, argv);
+  return 127;
+}
+"""
+
+
+def elf_binaries(repo: Repo, monkeypatch, *, fake: bool = True, **changed: dict) -> Path:
+    """Each side builds kernelwatch_bench_other, an ELF program (cc) that runs a fake binary
+    beside it, with a CMakeCache.txt and the target's flag files; changed[side] may set its
+    "version" (a byte of its code) or "flags" (its flags.make). `fake`: the Python fake binary
+    (not ELF: always measured) is built too. Returns the other binary's trace."""
+    if shutil.which("cc") is None:
+        pytest.skip("cc is not installed")
+    trace = repo.root.parent / "other-trace.log"
+
+    def build(side: ab.Side, log: Path, **options: Any) -> None:
+        repo.build(side, log)
+        bench = side.build_dir / "bench"
+        if not fake:
+            (bench / "kernelwatch_bench_fake").unlink()
+        script = fakebench.make(bench, "kernelwatch_bench_other.py", OTHER, trace=str(trace))
+        source = side.build_dir / "other.c"
+        source.write_text(WRAPPER)
+        version = changed.get(side.name, {}).get("version", 1)
+        defines = [f'-DCOMMIT="{side.sha}"', f'-DSCRIPT="{script}"', f"-DVERSION={version}"]
+        subprocess.run(
+            ["cc", "-O2", "-o", str(bench / "kernelwatch_bench_other"), str(source), *defines],
+            check=True,
+        )
+        (side.build_dir / "CMakeCache.txt").write_text(f"fake_SOURCE_DIR:STATIC={side.worktree}\n")
+        target = bench / "CMakeFiles" / "kernelwatch_bench_other.dir"
+        target.mkdir(parents=True, exist_ok=True)
+        flags = changed.get(side.name, {}).get("flags", "-O2")
+        (target / "flags.make").write_text(f"C_FLAGS = {flags} -I{side.worktree}\n")
+        (target / "link.txt").write_text(f"cc -o {bench}/kernelwatch_bench_other\n")
+
+    monkeypatch.setattr(ab, "cmake_build", build)
+    return trace
+
+
+def test_a_binary_built_identically_is_not_measured(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path
+) -> None:
+    """The other binary differs only by each side's commit and paths: not measured on either
+    side, an IDENTICAL row in every format, failing nothing; the fake (not ELF) is measured."""
+    trace = elf_binaries(repo, monkeypatch)
+    json_out, markdown, junit = tmp_path / "ab.json", tmp_path / "ab.md", tmp_path / "ab.xml"
+    done = run_ab(
+        run_cli, repo, repo.a, repo.b, "--json", json_out, "--markdown", markdown, "--junit", junit
+    )
+    assert done.status == 1, done.out + done.err  # kernel 3 of the fake, measured
+    assert not trace.exists() and repo.traced() == ["A", "B"] * 3
+    row = report_of(json_out)["other/kernel/manual_time"]
+    assert (row["verdict"], row["failed"], row["reason"]) == (
+        "IDENTICAL",
+        False,
+        "identical build: not measured",
+    )
+    assert report_of(json_out)[SLOWED]["verdict"] == "REGRESSION"
+    assert "1 benchmark(s) of binaries built identically on both sides: not measured" in done.err
+    assert any(
+        line.startswith("IDENTICAL") and "other/kernel/manual_time" in line
+        for line in done.out.splitlines()
+    ), done.out
+    text = markdown.read_text()
+    assert "<summary>1 built identically, not measured</summary>" in text
+    assert "| **IDENTICAL** | `other/kernel/manual_time` |" in text.split("<summary>1 built")[1]
+    assert '<skipped message="IDENTICAL: identical build: not measured"' in junit.read_text()
+
+
+def test_a_byte_changed_is_measured(repo: Repo, run_cli, monkeypatch, tmp_path: Path) -> None:
+    trace = elf_binaries(repo, monkeypatch, B={"version": 2})
+    json_out = tmp_path / "ab.json"
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--json", json_out, rounds=2)
+    assert done.status == 1, done.out + done.err
+    assert len(trace.read_text().splitlines()) == 4  # A B A B
+    assert report_of(json_out)["other/kernel/manual_time"]["verdict"] == "SAME"
+
+
+def test_a_build_setting_changed_is_measured(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path
+) -> None:
+    trace = elf_binaries(repo, monkeypatch, B={"flags": "-O2 -DFAST_MATH"})
+    done = run_ab(run_cli, repo, repo.a, repo.b, rounds=2)
+    assert done.status == 1, done.out + done.err
+    assert len(trace.read_text().splitlines()) == 4
+
+
+def test_measure_all_measures_identical_builds(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path
+) -> None:
+    trace = elf_binaries(repo, monkeypatch)
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--measure-all", rounds=2)
+    assert done.status == 1, done.out + done.err
+    assert len(trace.read_text().splitlines()) == 4 and "IDENTICAL" not in done.out
+
+
+def test_nothing_to_measure_when_every_binary_is_identical(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path
+) -> None:
+    trace = elf_binaries(repo, monkeypatch, fake=False)
+    json_out = tmp_path / "ab.json"
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--json", json_out)
+    assert done.status == 0, done.out + done.err
+    assert not trace.exists() and not (repo.root.parent / "out" / "A").exists()
+    assert [r["verdict"] for r in report_of(json_out).values()] == ["IDENTICAL"]

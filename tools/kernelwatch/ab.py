@@ -10,19 +10,18 @@ changed. The build and the runs are injectable (`build=`), for tests.
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import os
 import re
 import shlex
 import shutil
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from kernelwatch import crashes, identical, inbuild, locks, runner, tool, verdict
-from kernelwatch.compare import Comparison, Report, Verdict
+from kernelwatch import crashes, inbuild, locks, runner, tool, verdict
+from kernelwatch.compare import Report
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_atomic, write_json_atomic
 from kernelwatch.loading import from_documents, load_all
@@ -387,35 +386,3 @@ def judge_rounds(measured: Rounds, judging: verdict.Judging) -> Report:
     report = verdict.judge(loaded[0], loaded[1], judging, removed=removed)
     a, b = (measured.crashes[side.name] for side in measured.sides)
     return crashes.mark(report, a, b)
-
-
-def select(sides: Sequence[Side], plans: SidePlans) -> dict[str, str]:
-    """Leave out of `plans` the binaries both builds made identically (identical.py): no side
-    measures them. The benchmarks left out, with the reason their rows carry."""
-    builds = [identical.Build(side.sha, side.worktree, side.build_dir) for side in sides]
-    a, b = (side.name for side in sides)
-    same = {
-        name
-        for name, why in identical.select(
-            builds[0], plans.binaries[a], builds[1], plans.binaries[b]
-        ).items()
-        if why is None
-    }
-    left_out = {
-        name: identical.IDENTICAL_REASON
-        for job in plans.jobs[b]
-        if job.binary.name in same
-        for name in job.names
-    }
-    for side in sides:
-        plans.jobs[side.name] = [j for j in plans.jobs[side.name] if j.binary.name not in same]
-    return left_out
-
-
-def with_identical(report: Report, left_out: Mapping[str, str]) -> Report:
-    """The report with an IDENTICAL row (not failing) for each benchmark left unmeasured."""
-    rows = [
-        Comparison(name, Verdict.IDENTICAL, why, failed=False) for name, why in left_out.items()
-    ]
-    kept = tuple(c for c in report.comparisons if c.name not in left_out)
-    return dataclasses.replace(report, comparisons=kept + tuple(sorted(rows)))

@@ -21,14 +21,25 @@ A's binary of the same name only when
 Anything else (not ELF, a file missing or unreadable, no CMakeCache.txt) is *different*, with
 why: measured. Runtime inputs other than the binary (files it reads, the driver, the GPU) are not
 seen: both sides share them in an `ab` run.
+
+`ab` calls leave_out() once both sides are built and listed (commands/ab.py): the identical
+binaries' jobs are dropped from both sides, and with_identical() gives their benchmarks IDENTICAL
+rows in the report. docs/running.md, "What `ab` does not measure".
 """
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kernelwatch.compare import Comparison, Report, Verdict
+
+if TYPE_CHECKING:
+    from kernelwatch import ab
 
 IDENTICAL_REASON = "identical build: not measured"
 
@@ -169,3 +180,33 @@ def select(
         p.name: (differs(a, by_name[p.name], b, p) if p.name in by_name else "new in B")
         for p in b_binaries
     }
+
+
+def leave_out(sides: Sequence[ab.Side], plans: ab.SidePlans) -> dict[str, str]:
+    """Leave out of `plans` the binaries both builds made identically (the rules above): no side
+    measures them. The benchmarks left out, with the reason their rows carry."""
+    builds = [Build(side.sha, side.worktree, side.build_dir) for side in sides]
+    a, b = (side.name for side in sides)
+    same = {
+        name
+        for name, why in select(builds[0], plans.binaries[a], builds[1], plans.binaries[b]).items()
+        if why is None
+    }
+    left_out = {
+        name: IDENTICAL_REASON
+        for job in plans.jobs[b]
+        if job.binary.name in same
+        for name in job.names
+    }
+    for side in sides:
+        plans.jobs[side.name] = [j for j in plans.jobs[side.name] if j.binary.name not in same]
+    return left_out
+
+
+def with_identical(report: Report, left_out: Mapping[str, str]) -> Report:
+    """The report with an IDENTICAL row (not failing) for each benchmark left unmeasured."""
+    rows = [
+        Comparison(name, Verdict.IDENTICAL, why, failed=False) for name, why in left_out.items()
+    ]
+    kept = tuple(c for c in report.comparisons if c.name not in left_out)
+    return dataclasses.replace(report, comparisons=kept + tuple(sorted(rows)))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import ab, explain, gpus, runner, verdict
+from kernelwatch import ab, explain, gpus, identical, runner, verdict
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.compare import Report
@@ -204,7 +204,7 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         plans = ab.SidePlans(
             sides, command.bench, command.filter, settings.extra_args, ahead, say=progress.say
         )
-        left_out = {} if command.measure_all else ab.select(sides, plans)
+        left_out = {} if command.measure_all else identical.leave_out(sides, plans)
         if left_out:
             progress.say(
                 f"kernelwatch: {len(left_out)} benchmark(s) of binaries built identically on "
@@ -228,7 +228,7 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         if ahead is not None:
             ahead.stop()
     progress.say(f"kernelwatch: wrote {command.rounds} run(s) of each side to {out}")
-    report = ab.with_identical(ab.judge_rounds(measured, command.judging), left_out)
+    report = identical.with_identical(ab.judge_rounds(measured, command.judging), left_out)
     builds = {
         side.name: explain.Build(
             {b.name: b for b in plans.binaries[side.name]}, settings.extra_args
@@ -254,7 +254,7 @@ def _all_identical(command: AbCommand, left_out: dict[str, str]) -> Report:
     judging = command.judging
     empty = ResultSet.empty
     report = Report(judging.metric, judging.settings, empty("A"), empty("B"), comparisons=())
-    return ab.with_identical(report, left_out)
+    return identical.with_identical(report, left_out)
 
 
 def crash_status(measured: ab.Rounds, report: Report) -> int:

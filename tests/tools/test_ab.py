@@ -618,3 +618,4 @@ def test_nothing_to_measure_when_every_binary_is_identical(
     assert done.status == 0, done.out + done.err
     assert not trace.exists() and not (repo.root.parent / "out" / "A").exists()
     assert [r["verdict"] for r in report_of(json_out).values()] == ["IDENTICAL"]
+    assert f"baseline  {repo.root / '.kernelwatch' / 'worktrees' / repo.a / 'build'}" in done.out

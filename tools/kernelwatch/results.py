@@ -108,10 +108,10 @@ class ResultSet:
         object.__setattr__(self, "index", {name: k for k, name in enumerate(self.names)})
 
     @classmethod
-    def empty(cls, label: str) -> ResultSet:
+    def empty(cls, label: str, paths: tuple[Path, ...] = ()) -> ResultSet:
         """A side that measured nothing (`ab` when every binary was built identically)."""
         none = np.zeros(0, dtype=np.int64)
-        return cls(label, (), {}, (), none, none, none.astype(bool), none, none, {}, {}, {}, {})
+        return cls(label, paths, {}, (), none, none, none.astype(bool), none, none, {}, {}, {}, {})
 
     def subset(self, keep: np.ndarray, context: Mapping[str, Any]) -> ResultSet:
         """The rows where `keep` (a bool per row) holds, with another context; benchmarks left

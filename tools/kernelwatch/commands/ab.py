@@ -211,7 +211,8 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
                 "both sides: not measured (--measure-all measures them)"
             )
         if not any(plans.jobs.values()):
-            return write_report(_all_identical(command, left_out), command.outputs, command="ab")
+            report = _all_identical(command, sides, left_out)
+            return write_report(report, command.outputs, command="ab")
         settings = dataclasses.replace(settings, gpu_uuid=gpus.visible_uuid(settings.extra_args))
         measured = ab.run_rounds(
             sides,
@@ -249,11 +250,11 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
     return max(status, crash_status(measured, report))
 
 
-def _all_identical(command: AbCommand, left_out: dict[str, str]) -> Report:
-    """The report when every binary was built identically: nothing measured, nothing failing."""
-    judging = command.judging
-    empty = ResultSet.empty
-    report = Report(judging.metric, judging.settings, empty("A"), empty("B"), comparisons=())
+def _all_identical(command: AbCommand, sides: list[ab.Side], left_out: dict[str, str]) -> Report:
+    """The report when every binary was built identically: nothing measured, nothing failing;
+    each side shown as its build folder."""
+    a, b = (ResultSet.empty(side.name, (side.build_dir,)) for side in sides)
+    report = Report(command.judging.metric, command.judging.settings, a, b, comparisons=())
     return identical.with_identical(report, left_out)
 
 

@@ -619,3 +619,17 @@ def test_nothing_to_measure_when_every_binary_is_identical(
     assert not trace.exists() and not (repo.root.parent / "out" / "A").exists()
     assert [r["verdict"] for r in report_of(json_out).values()] == ["IDENTICAL"]
     assert f"baseline  {repo.root / '.kernelwatch' / 'worktrees' / repo.a / 'build'}" in done.out
+
+
+def test_one_commit_twice_is_measured_and_identical_rows_are_not_explained(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path
+) -> None:
+    """ab of one commit twice is an A/A run: measured by intent. --explain leaves IDENTICAL
+    rows alone (the same binary on both sides)."""
+    trace = elf_binaries(repo, monkeypatch)
+    done = run_ab(run_cli, repo, repo.b, repo.b, rounds=2)
+    assert done.status == 0, done.out + done.err
+    assert len(trace.read_text().splitlines()) == 4 and "IDENTICAL" not in done.out
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--explain", "^other/", rounds=2, out="o2")
+    assert done.status == 1 and "IDENTICAL" in done.out, done.out + done.err
+    assert "explaining 1 benchmark(s)" in done.out + done.err  # kernel 3 only

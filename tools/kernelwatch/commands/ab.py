@@ -204,7 +204,9 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         plans = ab.SidePlans(
             sides, command.bench, command.filter, settings.extra_args, ahead, say=progress.say
         )
-        left_out = {} if command.measure_all else identical.leave_out(sides, plans)
+        # The same commit twice is an A/A run, measured by intent (its noise).
+        same = sides[0].sha == sides[1].sha
+        left_out = {} if command.measure_all or same else identical.leave_out(sides, plans)
         if left_out:
             progress.say(
                 f"kernelwatch: {len(left_out)} benchmark(s) of binaries built identically on "

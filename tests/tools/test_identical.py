@@ -16,34 +16,47 @@ from kernelwatch import identical, sass
 
 SOURCE = """\
 #include <cstdio>
+#include <cub/block/block_reduce.cuh>
 #ifndef SCALE
 #define SCALE 2.0f
 #endif
 __constant__ float table[4] = {1.0f, 2.0f, 3.0f, TABLE_LAST};
-template <int Unroll>
-__global__ void scale(float* x, int n) {
+namespace {  // nvcc names it after the source's path: differs between worktrees
+template <int Unroll, typename Op>
+__global__ void scale(float* x, int n, Op op) {
+  using Reduce = cub::BlockReduce<float, BLOCK, cub::BLOCK_REDUCE_ALGORITHM>;
+  __shared__ typename Reduce::TempStorage storage;
   int i = (blockIdx.x * blockDim.x + threadIdx.x) * Unroll;
+  float sum = 0.0f;
 #pragma unroll
   for (int k = 0; k < Unroll; ++k)
-    if (i + k < n) x[i + k] *= SCALE * table[k % 4];
+    if (i + k < n) sum += x[i + k] = op(x[i + k]) * table[k % 4];
+  float total = Reduce(storage).Sum(sum);
+  if (threadIdx.x == 0) x[blockIdx.x] = total;
 }
+}  // namespace
 int main() {
   float* x;
   cudaMalloc(&x, 1 << 20);
-  scale<UNROLL><<<(262144 / UNROLL + BLOCK - 1) / BLOCK, BLOCK>>>(x, 262144);
+  auto op = [] __device__(float v) { return v * SCALE; };
+  scale<UNROLL><<<(262144 / UNROLL + BLOCK - 1) / BLOCK, BLOCK>>>(x, 262144, op);
   cudaDeviceSynchronize();
   std::printf("%s %s\\n", COMMIT, __FILE__);
   return 0;
 }
 """
 
-BASE = ("-DTABLE_LAST=4.0f", "-DUNROLL=1", "-DBLOCK=256")
+ALGORITHM = "-DBLOCK_REDUCE_ALGORITHM=BLOCK_REDUCE_WARP_REDUCTIONS"
+BASE = ("-DTABLE_LAST=4.0f", "-DUNROLL=1", "-DBLOCK=256", ALGORITHM)
 CHANGES = {
     "a kernel constant": ("-DSCALE=3.0f",),
     "a __constant__ table": ("-DTABLE_LAST=5.0f",),
     "a template argument": ("-DUNROLL=2",),
     "the launch configuration": ("-DBLOCK=128",),
+    "a header-only library's algorithm (CUB)": (ALGORITHM.replace("WARP_REDUCTIONS", "RAKING"),),
 }
+# As the project's CMakeLists.txt compiles CUDA: seeded names, an uncompressed fatbin.
+PROJECT_FLAGS = ("-frandom-seed=kernelwatch", "--compress-mode=none", "--extended-lambda")
 
 
 def _nvcc() -> str:
@@ -66,8 +79,8 @@ def build(root: Path, sha: str, *defines: str) -> tuple[identical.Build, Path]:
     source.write_text(SOURCE)
     flags = [*BASE, *defines]
     binary = bench / "kernelwatch_bench_tiny"
-    command = [_nvcc(), "-arch=sm_90", "-O3", "-o", str(binary), str(source), *flags]
-    subprocess.run([*command, f'-DCOMMIT="{sha}"'], check=True, capture_output=True)
+    command = [_nvcc(), "-arch=sm_90", "-O3", *PROJECT_FLAGS, "-o", str(binary), str(source)]
+    subprocess.run([*command, *flags, f'-DCOMMIT="{sha}"'], check=True, capture_output=True)
     (worktree / "build" / "CMakeCache.txt").write_text(
         f"CMAKE_BUILD_TYPE:STRING=Release\nfake_SOURCE_DIR:STATIC={worktree}\n"
     )

@@ -5,9 +5,12 @@ A's binary of the same name only when
 
 1. it is an ELF file, and every section the loader maps (SHF_ALLOC: host code, read-only data,
    data, relocations, the dynamic section, and `.nv_fatbin` with every kernel's cubin and PTX
-   of every architecture) is byte for byte the same, after each side's own commit id and
-   worktree path are replaced by one placeholder of the same length (the generated
-   *_build_info.cpp embeds the commit; __FILE__ embeds the worktree path). Byte equality of the
+   of every architecture) is byte for byte the same, after each side's own commit id (every 8
+   characters of it: the compiler builds the string from pieces) and worktree path are replaced
+   by one placeholder of the same length (the generated *_build_info.cpp embeds the commit;
+   __FILE__ embeds the worktree path), and so the hash of the source's path in nvcc's names of
+   anonymous namespaces and internal variables (the project compiles CUDA with -frandom-seed and
+   an uncompressed fatbin, so that nothing else in those names differs). Byte equality of the
    fatbin is stricter than equal SASS: it also covers PTX, `__constant__` data and kernel
    attributes. Left out: `.note.gnu.build-id` (a hash of the file) and what the loader never
    maps (symbol and debug tables: nvcc names a symbol after its temporary file's process id);
@@ -30,6 +33,7 @@ rows in the report. docs/running.md, "What `ab` does not measure".
 from __future__ import annotations
 
 import dataclasses
+import re
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -49,6 +53,8 @@ _SHT_DYNAMIC = 6
 _DT_RPATH, _DT_RUNPATH = 15, 29
 _LEFT_OUT = frozenset({b".note.gnu.build-id"})
 _PLACEHOLDER = b"#"
+_PIECE = 8
+_ANONYMOUS = re.compile(rb"(_GLOBAL__N__|_INTERNAL_)[0-9a-f]{8}(?=_\d+_)")
 
 
 @dataclass(frozen=True)
@@ -61,11 +67,17 @@ class Build:
 
     def neutral(self, data: bytes) -> bytes:
         """`data` with this side's worktree path and commit id made one placeholder each, of the
-        same length (so that nothing else moves)."""
-        for text in (str(self.worktree), str(self.worktree.resolve()), self.sha):
+        same length (so that nothing else moves), and so the hash of the source's path in nvcc's
+        names of anonymous namespaces (`_GLOBAL__N__7ad29798_18_transpose_bench_cu_...`)."""
+        for text in (str(self.worktree), str(self.worktree.resolve())):
             raw = text.encode()
             data = data.replace(raw, _PLACEHOLDER * len(raw))
-        return data
+        # The compiler builds the commit's string from 8- and 16-byte pieces (immediates, a
+        # vector load): every 8 characters of it go.
+        sha = self.sha.encode()
+        for k in range(len(sha) - _PIECE + 1):
+            data = data.replace(sha[k : k + _PIECE], _PLACEHOLDER * _PIECE)
+        return _ANONYMOUS.sub(rb"\1########", data)
 
 
 class NotComparable(Exception):

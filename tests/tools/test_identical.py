@@ -129,6 +129,8 @@ def test_what_cannot_be_compared_is_measured(reference, tmp_path: Path) -> None:
     (b.build_dir / "CMakeCache.txt").unlink()
     assert "No such file" in str(identical.differs(a, a_binary, b, b_binary))
     b, b_binary = build(tmp_path / "B", "b" * 40)
+    b_binary.write_bytes(a_binary.read_bytes()[:4096])
+    assert "an ELF file cut short" in str(identical.differs(a, a_binary, b, b_binary))
     b_binary.write_text("#!/bin/sh\n")
     assert "not a 64-bit little-endian ELF file" in str(identical.differs(a, a_binary, b, b_binary))
     other = b_binary.with_name("other")

@@ -3,9 +3,9 @@
 The rule is conservative, one binary (one family) at a time: a binary of B is *identical* to
 A's binary of the same name only when
 
-1. it is an ELF file, and every section the loader maps (SHF_ALLOC: host code, read-only data,
-   data, relocations, the dynamic section, and `.nv_fatbin` with every kernel's cubin and PTX
-   of every architecture) is byte for byte the same, after each side's own commit id (every 8
+1. it is an ELF file with the same entry point and program headers, and every section the
+   loader maps (SHF_ALLOC: host code, read-only data, data, relocations, the dynamic section,
+   and `.nv_fatbin` with every kernel's cubin and PTX of every architecture) is byte for byte the same, after each side's own commit id (every 8
    characters of it: the compiler builds the string from pieces) and worktree path are replaced
    by one placeholder of the same length (the generated *_build_info.cpp embeds the commit;
    __FILE__ embeds the worktree path), and so the hash of the source's path in nvcc's names of
@@ -104,20 +104,31 @@ def loaded_image(binary: Path, build: Build) -> tuple[bytes, ...]:
     if data[:6] != b"\x7fELF\x02\x01":
         raise NotComparable(f"{binary.name}: not a 64-bit little-endian ELF file")
     try:
-        sections = _sections(data)
-    except (struct.error, IndexError):
+        return (_entry_and_segments(data), *_sections_loaded(binary.name, data, build))
+    except (struct.error, IndexError, ValueError):
         raise NotComparable(f"{binary.name}: an ELF file cut short") from None
+
+
+def _entry_and_segments(data: bytes) -> bytes:
+    """The entry point and the program headers (the segments mapped, their addresses)."""
+    phoff = struct.unpack_from("<Q", data, 0x20)[0]
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    return data[0x18:0x20] + data[phoff : phoff + phentsize * phnum]
+
+
+def _sections_loaded(name: str, data: bytes, build: Build) -> list[bytes]:
+    sections = _sections(data)
     image = []
     for section in sections:
         if not section.flags & _SHF_ALLOC or section.name in _LEFT_OUT:
             continue
         content = b"" if section.kind == _SHT_NOBITS else _content(data, section)
         if section.kind == _SHT_DYNAMIC:
-            _check_run_paths(binary.name, content, _content(data, sections[section.link]), build)
+            _check_run_paths(name, content, _content(data, sections[section.link]), build)
         image.append(
             section.name + b"\0" + struct.pack("<Q", section.size) + build.neutral(content)
         )
-    return tuple(image)
+    return image
 
 
 def _content(data: bytes, section: _Section) -> bytes:

@@ -320,19 +320,31 @@ def slow_b_build(
 def test_b_builds_while_a_is_measured(
     repo: Repo, run_cli, monkeypatch, tmp_path: Path, no_overlap: bool
 ) -> None:
+    """With --measure-all (the selection of identical builds needs B built first)."""
     spans, built = slow_b_build(repo, monkeypatch, tmp_path, 1.5, {"sleep": 0.2})
-    done = run_ab(run_cli, repo, repo.a, repo.b, *(["--no-overlap"] if no_overlap else []))
+    done = run_ab(
+        run_cli, repo, repo.a, repo.b, "--measure-all", *(["--no-overlap"] if no_overlap else [])
+    )
     assert done.status == 1, done.err  # B's slower kernel is still found
     assert repo.traced() == ["A", "B"] * 3
     first = json.loads(spans.read_text().splitlines()[0])
     assert (first["start"] < built["B"]) is not no_overlap
 
 
+def test_the_selection_builds_b_before_measuring(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path
+) -> None:
+    spans, built = slow_b_build(repo, monkeypatch, tmp_path, 1.0, {"sleep": 0.1})
+    done = run_ab(run_cli, repo, repo.a, repo.b, rounds=2)
+    assert done.status in (0, 1), done.err
+    assert json.loads(spans.read_text().splitlines()[0])["start"] >= built["B"]
+
+
 def test_plain_binaries_wait_for_bs_build(repo: Repo, run_cli, monkeypatch, tmp_path: Path) -> None:
     """A plain Google Benchmark binary times the host: B's build beside A's first round would
     slow A (and hide B's slowdown), so B is built before anything is measured."""
     spans, built = slow_b_build(repo, monkeypatch, tmp_path, 1.0, {"counters": False})
-    done = run_ab(run_cli, repo, repo.a, repo.b)
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--measure-all")
     assert done.status == 1, done.err
     assert "plain Google Benchmark binary (host-timed): waiting for B's build" in done.err
     first = json.loads(spans.read_text().splitlines()[0])
@@ -364,7 +376,7 @@ def test_a_failed_measurement_ends_bs_build_at_once(repo: Repo, run_cli, monkeyp
     monkeypatch.setattr(ab, "cmake_build", endless_b_build)
     repo.extra = {"exit": 2}
     began = time.monotonic()
-    done = run_ab(run_cli, repo, repo.a, repo.b)
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--measure-all")  # B builds while A measures
     assert done.status == 2 and "refused the arguments" in one_error(done.err)
     assert started.is_set() and time.monotonic() - began < 60
 
@@ -490,3 +502,134 @@ def test_a_gpu_lost_mid_round_ends_ab_with_4(repo: Repo, run_cli, monkeypatch) -
     assert sorted(p.name for p in (out / "A").iterdir()) == ["round-1.json"]
     kept = json.loads((out / "B" / "round-1.json").read_text())
     assert kept["context"]["kernelwatch_no_result"] == list(OTHER)
+
+
+# --- benchmarks of binaries built identically: not measured (identical.py) --------------------
+
+WRAPPER = """\
+#include <stdio.h>
+#include <unistd.h>
+static const char commit[] = COMMIT; /* as the generated *_build_info.cpp embeds it */
+int main(int argc, char** argv) {
+  if (argc < 0) printf("%s %s %d\\n", commit, SCRIPT, VERSION);
+  execv(SCRIPT, argv);
+  return 127;
+}
+"""
+
+
+def elf_binaries(repo: Repo, monkeypatch, *, fake: bool = True, **changed: dict) -> Path:
+    """Each side builds kernelwatch_bench_other, an ELF program (cc) that runs a fake binary
+    beside it, with a CMakeCache.txt and the target's flag files; changed[side] may set its
+    "version" (a byte of its code) or "flags" (its flags.make). `fake`: the Python fake binary
+    (not ELF: always measured) is built too. Returns the other binary's trace."""
+    if shutil.which("cc") is None:
+        pytest.skip("cc is not installed")
+    trace = repo.root.parent / "other-trace.log"
+
+    def build(side: ab.Side, log: Path, **options: Any) -> None:
+        repo.build(side, log)
+        bench = side.build_dir / "bench"
+        if not fake:
+            (bench / "kernelwatch_bench_fake").unlink()
+        script = fakebench.make(bench, "kernelwatch_bench_other.py", OTHER, trace=str(trace))
+        source = side.build_dir / "other.c"
+        source.write_text(WRAPPER)
+        version = changed.get(side.name, {}).get("version", 1)
+        defines = [f'-DCOMMIT="{side.sha}"', f'-DSCRIPT="{script}"', f"-DVERSION={version}"]
+        subprocess.run(
+            ["cc", "-O2", "-o", str(bench / "kernelwatch_bench_other"), str(source), *defines],
+            check=True,
+        )
+        (side.build_dir / "CMakeCache.txt").write_text(f"fake_SOURCE_DIR:STATIC={side.worktree}\n")
+        target = bench / "CMakeFiles" / "kernelwatch_bench_other.dir"
+        target.mkdir(parents=True, exist_ok=True)
+        flags = changed.get(side.name, {}).get("flags", "-O2")
+        (target / "flags.make").write_text(f"C_FLAGS = {flags} -I{side.worktree}\n")
+        (target / "link.txt").write_text(f"cc -o {bench}/kernelwatch_bench_other\n")
+
+    monkeypatch.setattr(ab, "cmake_build", build)
+    return trace
+
+
+def test_a_binary_built_identically_is_not_measured(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path
+) -> None:
+    """The other binary differs only by each side's commit and paths: not measured on either
+    side, an IDENTICAL row in every format, failing nothing; the fake (not ELF) is measured."""
+    trace = elf_binaries(repo, monkeypatch)
+    json_out, markdown, junit = tmp_path / "ab.json", tmp_path / "ab.md", tmp_path / "ab.xml"
+    done = run_ab(
+        run_cli, repo, repo.a, repo.b, "--json", json_out, "--markdown", markdown, "--junit", junit
+    )
+    assert done.status == 1, done.out + done.err  # kernel 3 of the fake, measured
+    assert not trace.exists() and repo.traced() == ["A", "B"] * 3
+    row = report_of(json_out)["other/kernel/manual_time"]
+    assert (row["verdict"], row["failed"], row["reason"]) == (
+        "IDENTICAL",
+        False,
+        "identical build: not measured",
+    )
+    assert report_of(json_out)[SLOWED]["verdict"] == "REGRESSION"
+    assert "1 benchmark(s) of binaries built identically on both sides: not measured" in done.err
+    assert any(
+        line.startswith("IDENTICAL") and "other/kernel/manual_time" in line
+        for line in done.out.splitlines()
+    ), done.out
+    text = markdown.read_text()
+    assert "<summary>1 built identically, not measured</summary>" in text
+    assert "| **IDENTICAL** | `other/kernel/manual_time` |" in text.split("<summary>1 built")[1]
+    assert '<skipped message="IDENTICAL: identical build: not measured"' in junit.read_text()
+
+
+def test_a_byte_changed_is_measured(repo: Repo, run_cli, monkeypatch, tmp_path: Path) -> None:
+    trace = elf_binaries(repo, monkeypatch, B={"version": 2})
+    json_out = tmp_path / "ab.json"
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--json", json_out, rounds=2)
+    assert done.status == 1, done.out + done.err
+    assert len(trace.read_text().splitlines()) == 4  # A B A B
+    assert report_of(json_out)["other/kernel/manual_time"]["verdict"] == "SAME"
+
+
+def test_a_build_setting_changed_is_measured(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path
+) -> None:
+    trace = elf_binaries(repo, monkeypatch, B={"flags": "-O2 -DFAST_MATH"})
+    done = run_ab(run_cli, repo, repo.a, repo.b, rounds=2)
+    assert done.status == 1, done.out + done.err
+    assert len(trace.read_text().splitlines()) == 4
+
+
+def test_measure_all_measures_identical_builds(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path
+) -> None:
+    trace = elf_binaries(repo, monkeypatch)
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--measure-all", rounds=2)
+    assert done.status == 1, done.out + done.err
+    assert len(trace.read_text().splitlines()) == 4 and "IDENTICAL" not in done.out
+
+
+def test_nothing_to_measure_when_every_binary_is_identical(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path
+) -> None:
+    trace = elf_binaries(repo, monkeypatch, fake=False)
+    json_out = tmp_path / "ab.json"
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--json", json_out)
+    assert done.status == 0, done.out + done.err
+    assert not trace.exists() and not (repo.root.parent / "out" / "A").exists()
+    assert [r["verdict"] for r in report_of(json_out).values()] == ["IDENTICAL"]
+    assert f"baseline  {repo.root / '.kernelwatch' / 'worktrees' / repo.a / 'build'}" in done.out
+
+
+def test_one_commit_twice_is_measured_and_identical_rows_are_not_explained(
+    repo: Repo, run_cli, monkeypatch, tmp_path: Path
+) -> None:
+    """ab of one commit twice is an A/A run: measured by intent. --explain leaves IDENTICAL
+    rows alone (the same binary on both sides)."""
+    trace = elf_binaries(repo, monkeypatch)
+    done = run_ab(run_cli, repo, repo.b, repo.b, rounds=2)
+    assert done.status == 0, done.out + done.err
+    assert len(trace.read_text().splitlines()) == 4 and "IDENTICAL" not in done.out
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--explain", "^other/", rounds=2, out="o2")
+    assert done.status == 1 and "IDENTICAL" in done.out, done.out + done.err
+    assert "explaining 1 benchmark(s)" in done.out + done.err  # kernel 3 only

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import kernels, names, ncu, sass
-from kernelwatch.compare import SLOWDOWNS, Report
+from kernelwatch.compare import SLOWDOWNS, Report, Verdict
 from kernelwatch.errors import InputError
 from kernelwatch.files import write_json_atomic
 
@@ -112,11 +112,15 @@ class Explanation:
 
 def chosen(report: Report, pattern: re.Pattern[str] | None) -> list[str]:
     """The benchmarks to profile: REGRESSIONs, SLOWER ones but those a re-run did not confirm
-    (host-bound against another host, unverified), and every benchmark matching `pattern`."""
+    (host-bound against another host, unverified), and every benchmark matching `pattern` that
+    was measured (an IDENTICAL one runs the same binary on both sides: nothing to explain)."""
     names = []
     for c in report.comparisons:
         regressed = c.verdict in SLOWDOWNS and c.confirmed is not False
-        if regressed or (pattern is not None and pattern.search(c.name)):
+        matched = (
+            pattern is not None and pattern.search(c.name) and c.verdict is not Verdict.IDENTICAL
+        )
+        if regressed or matched:
             names.append(c.name)
     return names
 

@@ -107,6 +107,12 @@ class ResultSet:
     def __post_init__(self) -> None:
         object.__setattr__(self, "index", {name: k for k, name in enumerate(self.names)})
 
+    @classmethod
+    def empty(cls, label: str, paths: tuple[Path, ...] = ()) -> ResultSet:
+        """A side that measured nothing (`ab` when every binary was built identically)."""
+        none = np.zeros(0, dtype=np.int64)
+        return cls(label, paths, {}, (), none, none, none.astype(bool), none, none, {}, {}, {}, {})
+
     def subset(self, keep: np.ndarray, context: Mapping[str, Any]) -> ResultSet:
         """The rows where `keep` (a bool per row) holds, with another context; benchmarks left
         without rows keep a count of 0 (as skipped ones have)."""

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import ab, explain, gpus, runner, verdict
+from kernelwatch import ab, explain, gpus, identical, runner, verdict
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.compare import Report
 from kernelwatch.errors import BenchmarkCrashed, InputError, compile_regex
 from kernelwatch.files import Input, Output, check_outputs
 from kernelwatch.outputs import Outputs, report_outputs, write_report
+from kernelwatch.results import ResultSet
 from kernelwatch.verdict import Judging
 
 DESCRIPTION = """\
@@ -26,7 +27,9 @@ Build two commits in their own git worktrees (<repo>/.kernelwatch/worktrees/<sha
 its own build folder; both reused and rebuilt incrementally), run their benchmarks alternately
 A B A B ... on this GPU (--rounds times each, every run a fresh process per binary) so that
 drift of the machine falls on both alike, then compare all A runs (the baseline, several
-processes: their spread is the noise floor) with all B runs. See docs/running.md."""
+processes: their spread is the noise floor) with all B runs. A binary both commits built
+identically (machine code, host code, build settings) is not measured: its benchmarks are
+IDENTICAL rows (--measure-all measures everything). See docs/running.md."""
 
 EPILOG = """\
 exit status:
@@ -71,10 +74,18 @@ def register(subparsers: Any) -> None:
     steps.add_argument("--build-only", action="store_true", help="build both commits, run nothing")
     add_explain_options(parser)
     parser.add_argument(
+        "--measure-all",
+        action="store_true",
+        help="measure every benchmark (default: a binary that both builds made identically, "
+        "machine code, host code and build settings alike, is not measured: its rows read "
+        "IDENTICAL; docs/running.md)",
+    )
+    parser.add_argument(
         "--no-overlap",
         action="store_true",
-        help="build B before measuring anything (default: B builds while A's first round is "
-        "measured; host-bound benchmarks wait for the build)",
+        help="build B before measuring anything (with --measure-all, B builds while A's first "
+        "round is measured, host-bound benchmarks waiting for the build; the selection of "
+        "identical builds needs B built first)",
     )
     options.add_compare_options(parser)
     parser.set_defaults(handler=main)
@@ -117,6 +128,7 @@ class AbCommand:
     no_build: bool
     build_only: bool
     overlap: bool  # B builds while A's first round is measured
+    measure_all: bool  # else binaries built identically are not measured (identical.py)
     explain: re.Pattern[str] | None
     explain_budget: float
     judging: Judging
@@ -150,7 +162,8 @@ def main(args: argparse.Namespace) -> int:
             targets=tuple(args.target),
             no_build=args.no_build,
             build_only=args.build_only,
-            overlap=not (args.no_overlap or args.build_only),
+            overlap=not (args.no_overlap or args.build_only or not args.measure_all),
+            measure_all=args.measure_all,
             explain=pattern,
             explain_budget=args.explain_budget,
             judging=judging,
@@ -193,6 +206,17 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         plans = ab.SidePlans(
             sides, command.bench, command.filter, settings.extra_args, ahead, say=progress.say
         )
+        # The same commit twice is an A/A run, measured by intent (its noise).
+        same = sides[0].sha == sides[1].sha
+        left_out = {} if command.measure_all or same else identical.leave_out(sides, plans)
+        if left_out:
+            progress.say(
+                f"kernelwatch: {len(left_out)} benchmark(s) of binaries built identically on "
+                "both sides: not measured (--measure-all measures them)"
+            )
+        if not any(plans.jobs.values()):
+            report = _all_identical(command, sides, left_out)
+            return write_report(report, command.outputs, command="ab")
         settings = dataclasses.replace(settings, gpu_uuid=gpus.visible_uuid(settings.extra_args))
         measured = ab.run_rounds(
             sides,
@@ -209,7 +233,7 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         if ahead is not None:
             ahead.stop()
     progress.say(f"kernelwatch: wrote {command.rounds} run(s) of each side to {out}")
-    report = ab.judge_rounds(measured, command.judging)
+    report = identical.with_identical(ab.judge_rounds(measured, command.judging), left_out)
     builds = {
         side.name: explain.Build(
             {b.name: b for b in plans.binaries[side.name]}, settings.extra_args
@@ -228,6 +252,14 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         explain.write_explanations(report, out / explain.EXPLANATIONS_FILE)
     status = write_report(report, command.outputs, command="ab")
     return max(status, crash_status(measured, report))
+
+
+def _all_identical(command: AbCommand, sides: list[ab.Side], left_out: dict[str, str]) -> Report:
+    """The report when every binary was built identically: nothing measured, nothing failing;
+    each side shown as its build folder."""
+    a, b = (ResultSet.empty(side.name, (side.build_dir,)) for side in sides)
+    report = Report(command.judging.metric, command.judging.settings, a, b, comparisons=())
+    return identical.with_identical(report, left_out)
 
 
 def crash_status(measured: ab.Rounds, report: Report) -> int:

@@ -31,6 +31,8 @@ class Verdict(enum.StrEnum):
     NEW = "NEW"
     MISSING = "MISSING"
     ERROR = "ERROR"
+    # `ab` only: both builds made its binary identically (identical.py), so it was not measured
+    IDENTICAL = "IDENTICAL"
 
 
 # Worst first: the order of tables and of the JSON list.
@@ -46,6 +48,7 @@ SEVERITY: Mapping[Verdict, int] = {
             Verdict.NEW,
             Verdict.SAME,
             Verdict.IMPROVEMENT,
+            Verdict.IDENTICAL,
         ]
     )
 }

@@ -13,7 +13,8 @@ def render_junit(report: Report, command: str = "compare") -> str:
     """JUnit XML: one test case per benchmark; regressions (and other failing verdicts) fail.
     A slowdown that does not fail (SLOWER: not confirmed by a re-run, host-bound against
     another host, unverified under 2x) passes, with the reason in <system-out>. A regression of
-    the suite as a whole is one more failing test case, `geomean`."""
+    the suite as a whole is one more failing test case, `geomean`. A MISSING or non-failing
+    ERROR row, and one `ab` did not measure (IDENTICAL), is a skipped test case."""
     suite_name = f"kernelwatch.{command}.{report.metric.key}"
     counts = {"failures": 0, "errors": 0, "skipped": 0}
     cases = []
@@ -26,7 +27,7 @@ def render_junit(report: Report, command: str = "compare") -> str:
         elif c.failed:
             ET.SubElement(case, "failure", message=message, type=c.verdict.value).text = message
             counts["failures"] += 1
-        elif c.verdict in (Verdict.MISSING, Verdict.ERROR):
+        elif c.verdict in (Verdict.MISSING, Verdict.ERROR, Verdict.IDENTICAL):
             ET.SubElement(case, "skipped", message=message)
             counts["skipped"] += 1
         else:

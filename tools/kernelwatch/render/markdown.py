@@ -109,13 +109,18 @@ def render_markdown(report: Report, command: str = "compare") -> str:
             rows.append("| " + " | ".join(row) + " |")
         return rows
 
-    notable = [c for c in report.comparisons if c.verdict is not Verdict.SAME]
-    same = [c for c in report.comparisons if c.verdict is Verdict.SAME]
+    folded = {
+        Verdict.SAME: "unchanged (SAME)",
+        Verdict.IDENTICAL: "built identically, not measured",
+    }
+    notable = [c for c in report.comparisons if c.verdict not in folded]
     if notable:
         out += table(notable) + [""]
-    if same:
-        out += [f"<details><summary>{len(same)} unchanged (SAME)</summary>", ""]
-        out += table(same) + ["", "</details>", ""]
+    for verdict, summary in folded.items():
+        rows = [c for c in report.comparisons if c.verdict is verdict]
+        if rows:
+            out += [f"<details><summary>{len(rows)} {summary}</summary>", ""]
+            out += table(rows) + ["", "</details>", ""]
     if kernel_summary(report):
         out += [f"**{kernel_summary(report)}**", ""]
     out += _markdown_details(report)

@@ -1,0 +1,137 @@
+"""identical.py on real builds: a tiny CUDA program compiled by nvcc in two "worktrees" (each
+with its own commit embedded, as the generated *_build_info.cpp does) is identical when nothing
+changed, and different for a kernel constant, a __constant__ table, a template argument, a
+launch configuration in host code and a -D definition (skipped without nvcc, failed under
+CI=true)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from kernelwatch import identical, sass
+
+SOURCE = """\
+#include <cstdio>
+#include <cub/block/block_reduce.cuh>
+#ifndef SCALE
+#define SCALE 2.0f
+#endif
+__constant__ float table[4] = {1.0f, 2.0f, 3.0f, TABLE_LAST};
+namespace {  // nvcc names it after the source's path: differs between worktrees
+template <int Unroll, typename Op>
+__global__ void scale(float* x, int n, Op op) {
+  using Reduce = cub::BlockReduce<float, BLOCK, cub::BLOCK_REDUCE_ALGORITHM>;
+  __shared__ typename Reduce::TempStorage storage;
+  int i = (blockIdx.x * blockDim.x + threadIdx.x) * Unroll;
+  float sum = 0.0f;
+#pragma unroll
+  for (int k = 0; k < Unroll; ++k)
+    if (i + k < n) sum += x[i + k] = op(x[i + k]) * table[k % 4];
+  float total = Reduce(storage).Sum(sum);
+  if (threadIdx.x == 0) x[blockIdx.x] = total;
+}
+}  // namespace
+int main() {
+  float* x;
+  cudaMalloc(&x, 1 << 20);
+  auto op = [] __device__(float v) { return v * SCALE; };
+  scale<UNROLL><<<(262144 / UNROLL + BLOCK - 1) / BLOCK, BLOCK>>>(x, 262144, op);
+  cudaDeviceSynchronize();
+  std::printf("%s %s\\n", COMMIT, __FILE__);
+  return 0;
+}
+"""
+
+ALGORITHM = "-DBLOCK_REDUCE_ALGORITHM=BLOCK_REDUCE_WARP_REDUCTIONS"
+BASE = ("-DTABLE_LAST=4.0f", "-DUNROLL=1", "-DBLOCK=256", ALGORITHM)
+CHANGES = {
+    "a kernel constant": ("-DSCALE=3.0f",),
+    "a __constant__ table": ("-DTABLE_LAST=5.0f",),
+    "a template argument": ("-DUNROLL=2",),
+    "the launch configuration": ("-DBLOCK=128",),
+    "a header-only library's algorithm (CUB)": (ALGORITHM.replace("WARP_REDUCTIONS", "RAKING"),),
+}
+# As the project's CMakeLists.txt compiles CUDA: seeded names, an uncompressed fatbin.
+PROJECT_FLAGS = ("-frandom-seed=kernelwatch", "--compress-mode=none", "--extended-lambda")
+
+
+def _nvcc() -> str:
+    nvcc = shutil.which("nvcc") or sass.find_tool("nvcc")
+    if nvcc is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("nvcc not found (CI=true: the real-build tests must run)")
+        pytest.skip("nvcc not found: cannot build test programs")
+    return nvcc
+
+
+def build(root: Path, sha: str, *defines: str) -> tuple[identical.Build, Path]:
+    """A worktree root/<sha> holding the source, built into its build/bench, with a
+    CMakeCache.txt and the target's flags.make naming the worktree and the flags."""
+    worktree = root / sha
+    bench = worktree / "build" / "bench"
+    target = bench / "CMakeFiles" / "kernelwatch_bench_tiny.dir"
+    target.mkdir(parents=True, exist_ok=True)
+    source = worktree / "tiny.cu"
+    source.write_text(SOURCE)
+    flags = [*BASE, *defines]
+    binary = bench / "kernelwatch_bench_tiny"
+    command = [_nvcc(), "-arch=sm_90", "-O3", *PROJECT_FLAGS, "-o", str(binary), str(source)]
+    subprocess.run([*command, *flags, f'-DCOMMIT="{sha}"'], check=True, capture_output=True)
+    (worktree / "build" / "CMakeCache.txt").write_text(
+        f"CMAKE_BUILD_TYPE:STRING=Release\nfake_SOURCE_DIR:STATIC={worktree}\n"
+    )
+    (target / "flags.make").write_text(f"CUDA_DEFINES = {' '.join(flags)}\n")
+    (target / "link.txt").write_text(f"nvcc -o {binary}\n")
+    return identical.Build(sha, worktree, worktree / "build"), binary
+
+
+@pytest.fixture
+def reference(tmp_path: Path) -> tuple[identical.Build, Path]:
+    """Side A; B is built in tmp_path / "B": worktree paths of one length, as ab's are."""
+    return build(tmp_path / "A", "a" * 40)
+
+
+def test_the_same_source_in_another_worktree_is_identical(reference, tmp_path: Path) -> None:
+    a, a_binary = reference
+    b, b_binary = build(tmp_path / "B", "b" * 40)
+    assert a_binary.read_bytes() != b_binary.read_bytes()  # the commit, the paths, tmpxft_<pid>
+    assert identical.differs(a, a_binary, b, b_binary) is None
+    assert identical.select(a, [a_binary], b, [b_binary]) == {b_binary.name: None}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_each_change_is_measured(reference, tmp_path: Path, change: str) -> None:
+    a, a_binary = reference
+    b, b_binary = build(tmp_path / "B", "b" * 40, *CHANGES[change])
+    # The flag files differ too: the code alone must already tell.
+    shutil.copy(
+        a.build_dir / "bench/CMakeFiles/kernelwatch_bench_tiny.dir/flags.make",
+        b.build_dir / "bench/CMakeFiles/kernelwatch_bench_tiny.dir/flags.make",
+    )
+    assert identical.differs(a, a_binary, b, b_binary) == "machine code or data differ"
+
+
+def test_a_definition_the_code_ignores_is_still_a_change(reference, tmp_path: Path) -> None:
+    a, a_binary = reference
+    b, b_binary = build(tmp_path / "B", "b" * 40, "-DUNUSED=1")
+    assert identical.differs(a, a_binary, b, b_binary) == "build settings differ"
+    (b.build_dir / "CMakeCache.txt").write_text("CMAKE_BUILD_TYPE:STRING=RelWithDebInfo\n")
+    assert identical.differs(a, a_binary, b, b_binary) == "build settings differ"
+
+
+def test_what_cannot_be_compared_is_measured(reference, tmp_path: Path) -> None:
+    a, a_binary = reference
+    b, b_binary = build(tmp_path / "B", "b" * 40)
+    (b.build_dir / "CMakeCache.txt").unlink()
+    assert "No such file" in str(identical.differs(a, a_binary, b, b_binary))
+    b, b_binary = build(tmp_path / "B", "b" * 40)
+    b_binary.write_bytes(a_binary.read_bytes()[:4096])
+    assert "an ELF file cut short" in str(identical.differs(a, a_binary, b, b_binary))
+    b_binary.write_text("#!/bin/sh\n")
+    assert "not a 64-bit little-endian ELF file" in str(identical.differs(a, a_binary, b, b_binary))
+    other = b_binary.with_name("other")
+    assert identical.select(a, [a_binary], b, [other]) == {"other": "new in B"}

@@ -80,6 +80,17 @@ H100_CONTEXT = {
 }
 
 
+def git(repo: Path, *args: str) -> str:
+    """git in a test repository, as a fixed author; its output, stripped."""
+    done = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=kw", "-c", "user.email=kw@example.com", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
 def gpu_files() -> list[Path]:
     """Real result files from the GPU machines (checked in unedited by the lead)."""
     return sorted(GPU_DATA.glob("*.json")) if GPU_DATA.is_dir() else []

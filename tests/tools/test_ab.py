@@ -13,6 +13,7 @@ from typing import Any
 
 import fakebench
 import pytest
+from conftest import git
 from kernelwatch import ab, tool
 from kernelwatch.errors import InputError
 
@@ -20,16 +21,6 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not 
 
 BENCHMARKS = {f"fake/kernel/{n}/manual_time": 100.0 + 10 * n for n in range(5)}
 SLOWED = "fake/kernel/3/manual_time"
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=kw", "-c", "user.email=kw@example.com", *args],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 def one_error(err: str, prefix: str = "kernelwatch: error: ") -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import fakebench
 import pytest
+from conftest import git
 
 from kernelwatch import ab
 from kernelwatch.errors import InputError
@@ -22,16 +23,6 @@ BETA = {f"beta/sum/n:{n}/manual_time": 50_000.0 + 1000 * n for n in range(3)}  #
 SLOWED = "alpha/copy/2/manual_time"
 # The runner's card, by CUDA_VISIBLE_DEVICES: the baseline's, or another of the model.
 DEVICES = {"base": {"gpu_uuid": "GPU-base-card"}, "other": {"gpu_uuid": "GPU-other-card"}}
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=kw", "-c", "user.email=kw@example.com", *args],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 def one_error(err: str) -> str:

@@ -100,7 +100,6 @@ int benchmark_main(int argc, char** argv) {
         hang_watch.emplace(process_progress(), options.hang_timeout);
       }
     }
-    timeline_mark("monitors");
     benchmark::RunSpecifiedBenchmarks();
     timeline_mark("benchmarks_done");  // the results are written
   }

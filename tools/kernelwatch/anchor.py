@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ from kernelwatch import ab, levels, runner, verdict
 from kernelwatch import baseline as baselines
 from kernelwatch.compare import Report, Verdict
 from kernelwatch.errors import BenchmarkCrashed, InputError
-from kernelwatch.files import write_json_atomic
+from kernelwatch.files import strict_json, write_json_atomic
 from kernelwatch.gbench import read_json
 from kernelwatch.loading import from_documents
 from kernelwatch.provenance import ANCHOR_KEY
@@ -149,7 +148,7 @@ def key(commit: str, context: Mapping[str, Any], settings: runner.RunSettings) -
         settings.processes,
         list(settings.extra_args),
     ]
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+    return hashlib.sha256(strict_json(parts, indent=None).encode()).hexdigest()[:16]
 
 
 def stored(path: Path, names: set[str], max_age_s: float, now: datetime.datetime) -> Anchor | None:

@@ -17,8 +17,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernelwatch import runner, synthetic
+from kernelwatch import runner
 from kernelwatch.compare import SEVERITY, Comparison, Report, Verdict
+from kernelwatch.gbench import failed_row
 from kernelwatch.results import ResultSet
 
 CONTENDER, BASELINE = "contender", "baseline"
@@ -83,7 +84,7 @@ def error_document(context: Mapping[str, Any], crashes: Sequence[Crash]) -> dict
     context records no GPU, and the comparison says so)."""
     first = _by_name(crashes)
     rows = [
-        synthetic.failed_row(name, f"no result: {found[0].where}: {found[0].failure}")
+        failed_row(name, f"no result: {found[0].where}: {found[0].failure}")
         for name, found in first.items()
     ]
     return {"context": dict(context), "benchmarks": rows}

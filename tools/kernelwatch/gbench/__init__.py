@@ -6,7 +6,7 @@ mapped to one) into validated columns.
     fast.py       the usual file: one lean pass over the rows, then checks on whole columns
     stream.py     a large usual file a part of its rows at a time (never all as dicts)
     rows.py       any file, row by row: the first invalid row is the message (and the rows of
-                  the layout before 1.5 as 1.5 writes them)
+                  the layout before 1.5 as 1.5 writes them; the row of a failed benchmark)
     columns.py    FileColumns, time units, and how value rows become columns of doubles
 
 A 10,000-benchmark file has 140,000 rows, so the usual file is read by the fast path. Anything
@@ -17,12 +17,14 @@ words the exact message.
 from kernelwatch.gbench.columns import TIME_KEYS, TIME_UNITS, FileColumns
 from kernelwatch.gbench.jsonfile import read_json
 from kernelwatch.gbench.reader import check_envelope, read_document, read_file, read_streamed
+from kernelwatch.gbench.rows import failed_row
 
 __all__ = [
     "TIME_KEYS",
     "TIME_UNITS",
     "FileColumns",
     "check_envelope",
+    "failed_row",
     "read_document",
     "read_file",
     "read_json",

@@ -344,3 +344,26 @@ def _first_seen(rows: list[Any], name_process: tuple[str, Any]) -> list[tuple[An
         if key is not None and key[0] == name_process and key[1] not in seen:
             seen.append(key[1])
     return seen
+
+
+def failed_row(name: str, message: str, *, skipped: bool = False) -> dict[str, Any]:
+    """The one row of a benchmark that called SkipWithError(message) (`error_occurred`,
+    `error_message`) or, with `skipped`, SkipWithMessage(message) (`skipped`, `skip_message`,
+    Google Benchmark 1.8 on): no repetitions measured, zero times."""
+    row: dict[str, Any] = {
+        "name": name,
+        "run_name": name,
+        "run_type": "iteration",
+        "repetitions": 1,
+        "repetition_index": 0,
+        "threads": 1,
+        "iterations": 0,
+        "real_time": 0.0,
+        "cpu_time": 0.0,
+        "time_unit": "ns",
+    }
+    if skipped:
+        row.update(skipped=True, skip_message=message)
+    else:
+        row.update(error_occurred=True, error_message=message)
+    return row

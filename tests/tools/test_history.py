@@ -147,16 +147,22 @@ def test_list_and_show_two_runs_in_date_order(run_cli, tmp_path):
     assert "bytes_per_second, 2 run(s)" in r.out and "G" in r.out
 
 
-def test_show_series_from_synthetic_runs(run_cli, write_json, tmp_path):
+def _two_runs(run_cli, write_json, tmp_path: Path, zone: str) -> Path:
+    """A history of two runs of BM_A (commits c1 and c2, a day apart, in time zone `zone`)."""
     db = tmp_path / "h.sqlite"
     for day, (commit, times) in enumerate([("c1", [10, 11, 12]), ("c2", [20, 30, 40])]):
         context = dict(
             H100_CONTEXT,
-            date=f"2026-01-0{day + 1}T00:00:00+01:00",
+            date=f"2026-01-0{day + 1}T00:00:00{zone}",
             kernelwatch_git_commit=commit,
         )
         path = write_json(f"r{day}.json", {"BM_A": times}, context=context, time_unit="ns")
         assert run_cli("history", "ingest", path, "--db", db).status == 0
+    return db
+
+
+def test_show_series_from_synthetic_runs(run_cli, write_json, tmp_path):
+    db = _two_runs(run_cli, write_json, tmp_path, "+01:00")
     r = run_cli("history", "show", "BM_A", "--db", db)
     assert r.status == 0, r.err
     rows = [line.split() for line in r.out.splitlines()[2:]]
@@ -432,15 +438,7 @@ def test_history_without_action_prints_help(run_cli):
 
 
 def test_list_and_show_as_json_hold_what_the_tables_say(run_cli, write_json, tmp_path):
-    db = tmp_path / "h.sqlite"
-    for day, (commit, times) in enumerate([("c1", [10, 11, 12]), ("c2", [20, 30, 40])]):
-        context = dict(
-            H100_CONTEXT,
-            date=f"2026-01-0{day + 1}T00:00:00+00:00",
-            kernelwatch_git_commit=commit,
-        )
-        path = write_json(f"r{day}.json", {"BM_A": times}, context=context, time_unit="ns")
-        assert run_cli("history", "ingest", path, "--db", db).status == 0
+    db = _two_runs(run_cli, write_json, tmp_path, "+00:00")
 
     table = run_cli("history", "list", "--db", db)
     assert run_cli("history", "list", "--db", db, "--format", "table").out == table.out

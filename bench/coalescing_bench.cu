@@ -22,10 +22,9 @@ template <typename T>
 void offset_copy(benchmark::State& state) {
   const int offset = static_cast<int>(state.range(0));
   const std::size_t n = buffer_bytes / sizeof(T) - max_offset;  // the same n for every offset
-  kw::device_buffer<T> in(n + max_offset);
-  kw::device_buffer<T> out(n);
-  kw::fill_random(in.data(), in.size(), seed, T(-1), T(1));
-  out.fill_bytes(0xFF);  // NaN: an element the kernel skips cannot pass the check
+  auto& buffers = kw::set_up_once<kw::in_out_buffers<T>>(n + max_offset, n, seed, T(-1), T(1));
+  auto& in = buffers.in;
+  auto& out = buffers.out;
 
   kw::measure(state)
       .bytes_read(n * sizeof(T))
@@ -42,10 +41,9 @@ void stride_copy(benchmark::State& state) {
   const int stride = static_cast<int>(state.range(0));
   const std::size_t footprint = buffer_bytes / sizeof(T);  // the same span for every stride
   const std::size_t n = (footprint - 1) / stride + 1;
-  kw::device_buffer<T> in(footprint);
-  kw::device_buffer<T> out(footprint);
-  kw::fill_random(in.data(), in.size(), seed, T(-1), T(1));
-  out.fill_bytes(0xFF);
+  auto& buffers = kw::set_up_once<kw::in_out_buffers<T>>(footprint, footprint, seed, T(-1), T(1));
+  auto& in = buffers.in;
+  auto& out = buffers.out;
 
   kw::measure(state)
       .bytes_read(n * sizeof(T))
@@ -65,10 +63,9 @@ void stride_copy(benchmark::State& state) {
 template <typename Copy>
 void reference_copy(benchmark::State& state, Copy copy) {
   const std::size_t n = buffer_bytes / sizeof(float);
-  kw::device_buffer<float> in(n);
-  kw::device_buffer<float> out(n);
-  kw::fill_random(in.data(), n, seed, -1.0F, 1.0F);
-  out.fill_bytes(0xFF);
+  auto& buffers = kw::set_up_once<kw::in_out_buffers<float>>(n, n, seed, -1.0F, 1.0F);
+  auto& in = buffers.in;
+  auto& out = buffers.out;
 
   kw::measure(state)
       .bytes_read(buffer_bytes)

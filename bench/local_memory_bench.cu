@@ -22,11 +22,10 @@ constexpr std::size_t sampled_threads = std::size_t{1} << 16;
 void run_variant(benchmark::State& state, kk::local_memory_variant variant) {
   const auto n = static_cast<std::size_t>(state.range(0));
   const auto rounds = static_cast<int>(state.range(1));
-  kw::device_buffer<std::uint32_t> in(n);
-  kw::device_buffer<std::uint32_t> out(n);
-  kw::fill_random(in.data(), n, seed, std::uint32_t{0},
-                  std::numeric_limits<std::uint32_t>::max());
-  out.fill_bytes(0xFF);
+  auto& buffers = kw::set_up_once<kw::in_out_buffers<std::uint32_t>>(
+      n, n, seed, std::uint32_t{0}, std::numeric_limits<std::uint32_t>::max());
+  auto& in = buffers.in;
+  auto& out = buffers.out;
 
   cudaFuncAttributes attributes{};
   KW_CUDA_CHECK(kk::local_memory_attributes(variant, &attributes));

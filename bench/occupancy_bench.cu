@@ -22,10 +22,9 @@ constexpr std::uint64_t seed = 20261121;
 template <typename Launch>
 void timed_copy(benchmark::State& state, const kk::theoretical_occupancy& theoretical,
                 std::size_t shared_bytes, Launch launch) {
-  kw::device_buffer<float> in(n);
-  kw::device_buffer<float> out(n);
-  kw::fill_random(in.data(), n, seed, -1.0F, 1.0F);
-  out.fill_bytes(0xFF);  // NaN: an element the kernel skips cannot pass the check
+  auto& buffers = kw::set_up_once<kw::in_out_buffers<float>>(n, n, seed, -1.0F, 1.0F);
+  auto& in = buffers.in;
+  auto& out = buffers.out;
 
   kw::measure(state)
       .bytes_read(buffer_bytes)

@@ -31,11 +31,12 @@ void strided_read(benchmark::State& state, int padding) {
   unsigned int blocks = 0;
   KW_CUDA_CHECK(kk::shared_strided_read_grid<T>(&blocks));
   using F = fill_type<T>;
-  kw::device_buffer<F> in(kk::shared_banks_words);
-  kw::fill_random(in.data(), in.size(), seed, F(0), std::numeric_limits<F>::max());
+  auto& buffers = kw::set_up_once<kw::in_out_buffers<F, T>>(
+      kk::shared_banks_words, static_cast<std::size_t>(blocks) * kk::shared_banks_block_size,
+      seed, F(0), std::numeric_limits<F>::max());
+  auto& in = buffers.in;
+  auto& out = buffers.out;
   const T* words = reinterpret_cast<const T*>(in.data());
-  kw::device_buffer<T> out(static_cast<std::size_t>(blocks) * kk::shared_banks_block_size);
-  out.fill_bytes(0xFF);
 
   const double threads = static_cast<double>(out.size());
   const double shared_bytes = threads * rounds * kk::shared_banks_reads_per_round * sizeof(T);

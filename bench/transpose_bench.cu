@@ -34,10 +34,9 @@ void transpose_benchmark(benchmark::State& state, kk::transpose_variant variant)
                              ? static_cast<int>(state.range(2))
                              : kk::transpose_best_block_rows;
   const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
-  kw::device_buffer<float> in(n);
-  kw::device_buffer<float> out(n);
-  kw::fill_random(in.data(), n, seed, -1.0F, 1.0F);
-  out.fill_bytes(0xFF);  // NaN: an element the kernel skips cannot pass the check
+  auto& buffers = kw::set_up_once<kw::in_out_buffers<float>>(n, n, seed, -1.0F, 1.0F);
+  auto& in = buffers.in;
+  auto& out = buffers.out;
 
   kw::measure(state)
       .bytes_read(n * sizeof(float))

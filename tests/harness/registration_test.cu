@@ -91,10 +91,16 @@ void host_bound_download(benchmark::State& state) {
 
 int counted_calls = 0;
 int counted_verifications = 0;
+int counted_set_ups = 0;
+
+struct counted_set_up {
+  counted_set_up() : out(256) { ++counted_set_ups; }
+  kw::device_buffer<float> out;
+};
 
 void counted_verification(benchmark::State& state) {
   ++counted_calls;
-  kw::device_buffer<float> out(256);
+  kw::device_buffer<float>& out = kw::set_up_once<counted_set_up>().out;
   kw::measure(state)
       .verify([&] {
         ++counted_verifications;
@@ -206,12 +212,13 @@ TEST(GpuBenchmark, WrongResultIsAnErrorThatSaysWhatDifferedAndNeverATime) {
   EXPECT_EQ(runs[0].counters.count("bytes_per_second"), 0U);
 }
 
-TEST(GpuBenchmark, VerifiesEachInstanceOnceHoweverOftenItIsCalled) {
+TEST(GpuBenchmark, VerifiesAndSetsUpEachInstanceOnceHoweverOftenItIsCalled) {
   KW_REQUIRE_GPU();
   const auto runs = run_benchmarks("^registration_test/counted_verification");
   ASSERT_FALSE(runs.empty());
   EXPECT_EQ(counted_calls, 6);  // 2 instances x 3 repetitions, one iteration each
   EXPECT_EQ(counted_verifications, 2);
+  EXPECT_EQ(counted_set_ups, 2) << "set_up_once: once per instance, not per repetition";
 }
 
 TEST(GpuBenchmark, EveryThreadOfABenchmarkUsesTheChosenDevice) {

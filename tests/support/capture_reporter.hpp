@@ -3,6 +3,8 @@
 // assert on errors, times and counters. Bridges the Run fields that differ between Google
 // Benchmark 1.7 (error_occurred/error_message) and 1.8 (skipped/skip_message).
 
+#include <kernelwatch/detail/instance.hpp>
+
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -45,6 +47,7 @@ inline std::string error_text(const benchmark::BenchmarkReporter::Run& run) {
 inline std::vector<benchmark::BenchmarkReporter::Run> run_benchmarks(const std::string& filter) {
   capture_reporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter, filter);
+  kernelwatch::detail::drop_kept_set_ups();  // as kernelwatch's main does: no set-up outlives its run
   return reporter.runs();
 }
 

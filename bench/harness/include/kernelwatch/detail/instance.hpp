@@ -10,7 +10,8 @@ namespace kernelwatch::detail {
 /// The running instance's key, e.g. "coalescing/offset/float/3"; empty outside a benchmark.
 [[nodiscard]] const std::string& current_instance();
 
-/// Sets current_instance() for the lifetime of the scope.
+/// Sets current_instance() for the lifetime of the scope. Entering another instance than the
+/// one whose set-ups this thread keeps destroys them first.
 class instance_scope {
  public:
   explicit instance_scope(std::string key);
@@ -22,8 +23,13 @@ class instance_scope {
   std::string previous_;
 };
 
-/// True once `key` has passed its correctness check in this process.
-[[nodiscard]] bool instance_verified(const std::string& key);
-void mark_instance_verified(const std::string& key);
+/// True once `key` has been checked and warmed up in this process: its later repetitions
+/// skip the check and warm up with one launch (measurement.cpp says why).
+[[nodiscard]] bool instance_prepared(const std::string& key);
+void mark_instance_prepared(const std::string& key);
+
+/// Destroys this thread's kept set-ups; main calls it once the benchmarks have run, while the
+/// CUDA runtime can still free them.
+void drop_kept_set_ups();
 
 }  // namespace kernelwatch::detail

@@ -1,5 +1,6 @@
 """`run --gpus`: every GPU of the host at once, each with its own result, baseline and
-report; host-bound benchmarks one GPU at a time (fake binaries and a fake nvidia-smi)."""
+report; host-bound benchmarks one GPU at a time, on one GPU of each model (fake binaries and a
+fake nvidia-smi)."""
 
 from __future__ import annotations
 
@@ -26,14 +27,18 @@ SERIAL = '[run]\nserial = ["^transfers/"]\n'
 
 @pytest.fixture
 def host(tmp_path: Path, monkeypatch):
-    fakebench.fake_nvidia_smi(tmp_path, monkeypatch, SMI)
+    return make_host(tmp_path, monkeypatch, SMI, DEVICES)
+
+
+def make_host(tmp_path: Path, monkeypatch, smi: str, devices: dict) -> Path:
+    fakebench.fake_nvidia_smi(tmp_path, monkeypatch, smi)
     monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
     monkeypatch.chdir(tmp_path)
     spans = tmp_path / "spans.log"
     fakebench.suite(
         tmp_path / "build",
         {"alpha": KERNELS, "transfers": COPIES},
-        devices=DEVICES,
+        devices=devices,
         spans=str(spans),
         sleep=0.3,
     )
@@ -133,6 +138,42 @@ def test_host_bound_from_the_baselines_counter(run_cli, host: Path) -> None:
     assert json.loads((host / "r-gpu1.json").read_text())["context"][
         "kernelwatch_serial"
     ] == sorted(COPIES)
+
+
+def test_host_bound_benchmarks_measure_on_one_gpu_of_each_model(
+    run_cli, tmp_path: Path, monkeypatch
+) -> None:
+    twin = H100[:-4] + "b100"
+    host = make_host(
+        tmp_path,
+        monkeypatch,
+        f"0, {H100}, NVIDIA H100 80GB HBM3, 9.0\n1, {twin}, NVIDIA H100 80GB HBM3, 9.0",
+        {H100: {"gpu_uuid": H100}, twin: {"gpu_uuid": twin}},
+    )
+    done = run(run_cli, host, "--gpus", "all", "--no-compare", "--out", host / "base.json",
+               "--host-bound-on", "each")  # fmt: skip
+    assert done.status == 0, done.err
+    for index in (0, 1):  # each: both GPUs measured the copies, one at a time
+        rows = json.loads((host / f"base-gpu{index}.json").read_text())["benchmarks"]
+        assert {row["run_name"] for row in rows} == set(KERNELS) | set(COPIES)
+    done = run_cli("baseline", "update", host / "base-gpu1.json", "--baselines",
+                   host / "baselines", "--min-repetitions", "2")  # fmt: skip
+    assert done.status == 0, done.err
+    (host / "spans.log").unlink()
+
+    done = run(run_cli, host, "--gpus", "all", "--out", host / "night.json")
+    assert done.status == 0, done.err
+    assert "measure on the first GPU of each model only" in done.err
+    spans = [json.loads(line) for line in (host / "spans.log").read_text().splitlines()]
+    assert {s["gpu"] for s in spans if s["names"][0].startswith("transfers/")} == {H100}
+    second = json.loads((host / "night-gpu1.json").read_text())
+    assert {row["run_name"] for row in second["benchmarks"]} == set(KERNELS)
+    assert second["context"]["kernelwatch_host_bound_on"] == (
+        f"GPU 0 (NVIDIA H100 80GB HBM3, {H100})"
+    )
+    assert "kernelwatch_whole_build" not in second["context"]
+    assert "MISSING" not in done.out  # its baseline is judged on what it measured
+    assert done.err.count(": exit 0 (no regression)") == 2
 
 
 @pytest.mark.parametrize(

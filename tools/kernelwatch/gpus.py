@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kernelwatch import runner, tool
+from kernelwatch import hostbound, inbuild, runner, tool
 from kernelwatch.baseline import gpu_slug
 from kernelwatch.errors import InputError, NoGpuError
 from kernelwatch.merge import GPU_INDEX_KEY
@@ -129,25 +129,62 @@ def outputs_for(outputs: Outputs, gpu: Gpu) -> Outputs:
     )
 
 
+# Where `run --gpus` measures the host-bound benchmarks (--host-bound-on).
+HOST_BOUND_ON = ("first", "each")
+
+
+@dataclass(frozen=True)
+class Share:
+    """What one GPU of a `--gpus` run measures, and the context its result gets."""
+
+    jobs: tuple[runner.Job, ...]
+    context: Mapping[str, Any]
+
+
+def shares(
+    chosen: Sequence[Gpu], jobs: Sequence[runner.Job], context: Mapping[str, Any], on: str
+) -> dict[Gpu, Share]:
+    """Every GPU measures the GPU-bound jobs; the host-bound (serial) ones run on the first GPU
+    of each model only (`on` "first": each model's baseline still gets them), or on every GPU
+    in turn ("each"). They time the host's memcpy and PCIe more than the card and hold the
+    host alone, so on every GPU they cost N times their share of the suite while the other
+    GPUs wait: on a two-GPU H100 host (GPU-fbb49afb, GPU-1fb43360) they were 90 of GPU 0's
+    155 s, and `--gpus all` took 0.79x the two GPUs one after the other."""
+    others = tuple(job for job in jobs if not job.serial)
+    first: dict[str, Gpu] = {}
+    for gpu in chosen:
+        first.setdefault(gpu.name, gpu)
+    found = {}
+    for gpu in chosen:
+        measurer = first[gpu.name]
+        if gpu == measurer or on == "each" or len(others) == len(jobs):
+            found[gpu] = Share(tuple(jobs), {**context, GPU_INDEX_KEY: str(gpu.index)})
+            continue
+        mine = {key: value for key, value in context.items() if key != inbuild.WHOLE_BUILD_KEY}
+        found[gpu] = Share(
+            others, {**mine, GPU_INDEX_KEY: str(gpu.index), hostbound.ON_KEY: measurer.label}
+        )
+    return found
+
+
 def measure_all(
     chosen: Sequence[Gpu],
-    jobs: Sequence[runner.Job],
+    each: Mapping[Gpu, Share],
     settings: runner.RunSettings,
-    context: Mapping[str, Any],
     progress: runner.Progress,
 ) -> list[tuple[Gpu, runner.SuiteRun | InputError]]:
-    """The suite on every GPU at once, one thread (and one benchmark process at a time) per
-    GPU; the host-bound jobs take the host to themselves (locks). A GPU whose run fails gives
-    its error (runner.IncompleteRun, with what its finished processes measured, when a
-    benchmark process crashed or hung), the others still finish."""
+    """Every GPU's share at once, one thread (and one benchmark process at a time) per GPU;
+    the host-bound jobs take the host to themselves (locks). A GPU whose run fails gives its
+    error (runner.IncompleteRun, with what its finished processes measured, when a benchmark
+    process crashed or hung), the others still finish."""
 
     def one(gpu: Gpu) -> runner.SuiteRun:
         suite = runner.run_suite(
-            jobs,
+            each[gpu].jobs,
             settings_for(settings, gpu),
             progress=runner.Progress(stream=progress.stream, enabled=False),
             label=f"GPU {gpu.index}",
-            context={**context, GPU_INDEX_KEY: str(gpu.index)},
+            context=each[gpu].context,
             keep_going=True,
         )
         progress.say(f"kernelwatch: {gpu.label}: measured in {suite.seconds:.0f} s")

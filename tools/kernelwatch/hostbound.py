@@ -1,5 +1,6 @@
 """Which benchmarks are host-bound: measured with the host to themselves (runner.split_serial
-and locks.host_exclusive) when other GPUs measure at the same time.
+and locks.host_exclusive) when other GPUs measure at the same time, and by default on one GPU
+of a `run --gpus` host only (ON_KEY in the others' results: gpus.shares says why).
 
 A benchmark is host-bound when the baseline's rows carry the harness's counter `host_bound`
 equal to 1, or when its name matches a regex of `[run] serial` in the suite's kernelwatch.toml
@@ -17,6 +18,9 @@ from kernelwatch.names import row_name
 from kernelwatch.results import ResultSet
 
 COUNTER = "host_bound"
+# Context key of a `run --gpus` result that left the host-bound benchmarks to another GPU of
+# its host: its value names that GPU. The result covers a part of the suite (baseline.against).
+ON_KEY = "kernelwatch_host_bound_on"
 
 
 def from_baseline(documents: Iterable[Mapping[str, Any]]) -> set[str]:

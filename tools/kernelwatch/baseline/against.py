@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernelwatch import hostbound
 from kernelwatch import noise as noises
 from kernelwatch.baseline.rows import restrict
 from kernelwatch.baseline.store import default_root, resolve
@@ -106,5 +107,8 @@ def read_as_given(
 
 
 def ran_a_part(context: Mapping[str, Any]) -> bool:
-    """Whether a run's context says it covered only a part of the suite."""
-    return bool(context.get("kernelwatch_filter")) or bool(context.get("kernelwatch_shard"))
+    """Whether a run's context says it covered only a part of the suite: --filter, --shard, or
+    a GPU of `run --gpus` that left the host-bound benchmarks to another."""
+    return any(
+        context.get(key) for key in ("kernelwatch_filter", "kernelwatch_shard", hostbound.ON_KEY)
+    )

@@ -211,8 +211,8 @@ def add_gpus_option(parser: argparse.ArgumentParser) -> None:
         metavar="all|LIST",
         help="measure on these GPUs at once (all, or nvidia-smi indices or UUIDs, comma-"
         "separated), one process per GPU, each with its own result file (OUT-gpu<index>.json) "
-        "and report; host-bound benchmarks measure one GPU at a time; the exit status is the "
-        "worst GPU's",
+        "and report; host-bound benchmarks measure one GPU at a time (run: on the first GPU of "
+        "each model only, --host-bound-on); the exit status is the worst GPU's",
     )
 
 

@@ -101,6 +101,14 @@ def register(subparsers: Any) -> None:
         help="compare with this result file or folder instead of the GPU's baseline",
     )
     options.add_gpus_option(parser)
+    parser.add_argument(
+        "--host-bound-on",
+        choices=gpus.HOST_BOUND_ON,
+        default="first",
+        help="with --gpus: measure the host-bound benchmarks (the transfers) on the first GPU "
+        "of each model only, the others' results leaving them out (first, the default: they "
+        "time the host more than the card), or on every GPU in turn (each)",
+    )
     options.add_process_timeout_option(parser)
     parser.add_argument(
         "--shard",
@@ -130,6 +138,7 @@ class RunCommand:
     baseline: Path | None  # --baseline
     shard: str | None
     gpus: str | None
+    host_bound_on: str  # gpus.HOST_BOUND_ON
     outputs: Outputs
     command_line: str
     anchor: anchors.Request | None = None  # None: --anchor never, or ruled out
@@ -165,6 +174,7 @@ def main(args: argparse.Namespace) -> int:
             baseline=Path(args.baseline) if args.baseline else None,
             shard=args.shard,
             gpus=args.gpus,
+            host_bound_on=args.host_bound_on,
             outputs=options.outputs(args),
             command_line=args.command_line,
             anchor=options.anchoring(args, root),
@@ -223,7 +233,8 @@ def run(command: RunCommand) -> int:
         f"kernelwatch: measuring on {len(chosen_gpus)} GPU(s) at once, one process per GPU: "
         + "; ".join(gpu.label for gpu in chosen_gpus)
     )
-    measured = gpus.measure_all(chosen_gpus, jobs, settings, context, progress)
+    each = gpus.shares(chosen_gpus, jobs, context, command.host_bound_on)
+    measured = gpus.measure_all(chosen_gpus, each, settings, progress)
     stamp = runner.timestamp()
     statuses: list[tuple[gpus.Gpu, int, str]] = []
     for gpu, outcome in measured:
@@ -241,7 +252,7 @@ def run(command: RunCommand) -> int:
         try:
             status = _finish(
                 command,
-                jobs,
+                list(each[gpu].jobs),
                 on_gpu,
                 outcome,
                 out,
@@ -296,10 +307,15 @@ def schedule(
     if serial:
         jobs = runner.split_serial(jobs, serial)
         if several:
+            where = (
+                "measure on the first GPU of each model only (--host-bound-on each: on every GPU)"
+                if command.host_bound_on == "first"
+                else "measure one GPU at a time"
+            )
             progress.say(
                 f"kernelwatch: {len(serial)} host-bound benchmark(s) (counter "
-                f"{hostbound.COUNTER}, or [run] serial in {SUITE_CONFIG}) measure one GPU at a "
-                "time, with nothing else of kernelwatch running on this host"
+                f"{hostbound.COUNTER}, or [run] serial in {SUITE_CONFIG}) {where}, with nothing "
+                "else of kernelwatch running on this host"
             )
     return jobs
 

@@ -1,7 +1,9 @@
-// set_up_once keeps one instance's objects between its repetitions and frees them before the
-// next instance makes its own: checked here without a GPU, through the instance scope that
-// the registration opens around every call of a benchmark function.
+// set_up_once keeps each instance's objects between its repetitions, whatever order they come
+// in, and frees other instances' least recently used ones first when memory runs short:
+// checked here without a GPU, through the instance scope that the registration opens around
+// every call of a benchmark function.
 #include <kernelwatch/detail/instance.hpp>
+#include <kernelwatch/detail/kept_set_ups.hpp>
 #include <kernelwatch/set_up_once.hpp>
 
 #include <gtest/gtest.h>
@@ -15,12 +17,11 @@ namespace {
 
 int made = 0;
 int alive = 0;
-int most_alive = 0;
 
 struct counted {
   explicit counted(int value) : value(value) {
     ++made;
-    most_alive = std::max(most_alive, ++alive);
+    ++alive;
   }
   ~counted() { --alive; }
   counted(const counted&) = delete;
@@ -38,33 +39,63 @@ counted& repetition(const std::string& key, int value) {
   return kw::set_up_once<counted>(value);
 }
 
+class SetUpOnce : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    made = 0;
+    kw::detail::set_memory_short_test([this] { return short_of_memory; });
+  }
+  void TearDown() override {
+    kw::detail::drop_kept_set_ups();
+    kw::detail::set_memory_short_test({});
+    EXPECT_EQ(alive, 0) << "drop_kept_set_ups frees everything";
+  }
+  bool short_of_memory = false;
+};
+
 }  // namespace
 
-TEST(SetUpOnce, KeepsOneObjectPerInstanceAndFreesItBeforeTheNextInstanceMakesItsOwn) {
-  made = alive = most_alive = 0;
+TEST_F(SetUpOnce, KeepsEachInstancesObjectThroughInterleavedRepetitions) {
   counted* first = &repetition("family/1", 1);
+  counted* second = &repetition("family/2", 2);
   EXPECT_EQ(&repetition("family/1", 99), first) << "a later repetition gets the same object";
   EXPECT_EQ(first->value, 1) << "its arguments are not used again";
-  EXPECT_EQ(made, 1);
-
-  EXPECT_EQ(repetition("family/2", 2).value, 2);
+  EXPECT_EQ(&repetition("family/2", 99), second);
   EXPECT_EQ(made, 2);
-  EXPECT_EQ(most_alive, 1) << "the first instance's object was freed before the second was made";
-
-  EXPECT_EQ(repetition("family/1", 3).value, 3) << "an instance met again starts afresh";
-  kw::detail::drop_kept_set_ups();
-  EXPECT_EQ(alive, 0);
+  EXPECT_EQ(alive, 2);
 }
 
-TEST(SetUpOnce, KeepsOneObjectPerTypeWithinAnInstance) {
-  made = alive = most_alive = 0;
-  const kw::detail::instance_scope scope("family/types");
-  counted& a = kw::set_up_once<counted>(5);
-  other_type& b = kw::set_up_once<other_type>();
-  EXPECT_EQ(&kw::set_up_once<counted>(6), &a);
-  EXPECT_EQ(&kw::set_up_once<other_type>(), &b);
-  EXPECT_EQ(a.value, 5);
-  EXPECT_EQ(b.value, 7);
-  kw::detail::drop_kept_set_ups();
-  EXPECT_EQ(alive, 0);
+TEST_F(SetUpOnce, FreesOtherInstancesLeastRecentlyUsedFirstWhenMemoryIsShort) {
+  repetition("family/1", 1);
+  repetition("family/2", 2);
+  repetition("family/1", 1);  // now family/2 is the least recently used
+  kw::detail::set_memory_short_test([] { return alive > 1; });  // short until one is freed
+  repetition("family/3", 3);
+  EXPECT_EQ(alive, 2) << "one freed to make room, then the new one made";
+  EXPECT_EQ(made, 3);
+  repetition("family/1", 1);
+  EXPECT_EQ(made, 3) << "family/1 was kept";
+  kw::detail::set_memory_short_test({});
+  repetition("family/2", 2);
+  EXPECT_EQ(made, 4) << "family/2 was freed, so it is made again";
+}
+
+TEST_F(SetUpOnce, NeverFreesTheRunningInstancesOwnObjects) {
+  short_of_memory = true;  // always: everything else goes
+  repetition("family/1", 1);
+  const kw::detail::instance_scope scope("family/2");
+  counted& mine = kw::set_up_once<counted>(5);
+  other_type& also_mine = kw::set_up_once<other_type>();  // made while memory is short
+  EXPECT_EQ(&kw::set_up_once<counted>(6), &mine) << "one object per type and instance";
+  EXPECT_EQ(&kw::set_up_once<other_type>(), &also_mine);
+  EXPECT_EQ(mine.value, 5);
+  EXPECT_EQ(also_mine.value, 7);
+  EXPECT_EQ(alive, 1) << "family/1's object was freed, family/2's kept";
+}
+
+TEST_F(SetUpOnce, KeepsAtMostTheCapOfObjects) {
+  for (std::size_t i = 0; i <= kw::detail::max_kept_set_ups; ++i) {
+    repetition("family/" + std::to_string(i), 0);
+  }
+  EXPECT_EQ(static_cast<std::size_t>(alive), kw::detail::max_kept_set_ups);
 }

@@ -3,7 +3,7 @@
 // assert on errors, times and counters. Bridges the Run fields that differ between Google
 // Benchmark 1.7 (error_occurred/error_message) and 1.8 (skipped/skip_message).
 
-#include <kernelwatch/detail/instance.hpp>
+#include <kernelwatch/detail/kept_set_ups.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -2,7 +2,7 @@
 #include <kernelwatch/detail/context.hpp>
 #include <kernelwatch/detail/copy_ceiling.hpp>
 #include <kernelwatch/detail/fingerprint.hpp>
-#include <kernelwatch/detail/instance.hpp>
+#include <kernelwatch/detail/kept_set_ups.hpp>
 #include <kernelwatch/detail/main.hpp>
 #include <kernelwatch/detail/other_gpus_monitor.hpp>
 #include <kernelwatch/detail/run_options.hpp>
@@ -102,7 +102,7 @@ int benchmark_main(int argc, char** argv) {
       }
     }
     benchmark::RunSpecifiedBenchmarks();
-    drop_kept_set_ups();  // the last instance's set_up_once objects, while CUDA is up
+    drop_kept_set_ups();  // every set_up_once object, while CUDA is up
     timeline_mark("benchmarks_done");  // the results are written
   }
   benchmark::Shutdown();

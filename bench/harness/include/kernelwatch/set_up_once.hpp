@@ -12,33 +12,34 @@
 //   };
 //   auto& inputs = kernelwatch::set_up_once<copy_inputs>(n);  // the same object each repetition
 //
-// The object lives until another instance starts on this thread (it is destroyed first, so a
-// family of 1 GiB instances never holds two) or the benchmarks end. The correctness check runs
-// at the instance's first repetition, on a fresh object; a later repetition gets the object as
-// the previous one left it, so T must not rely on its outputs being reset.
+// Objects are kept per thread for every instance (repetitions are interleaved at random) until
+// the benchmarks end; when the device runs short of memory, other instances' least recently
+// used ones are freed first (detail/kept_set_ups.hpp), and made again when needed. The
+// correctness check runs at the instance's first repetition, on a fresh object; a later
+// repetition gets the object as the previous one left it, so T must not rely on its outputs
+// being reset.
+
+#include <kernelwatch/detail/kept_set_ups.hpp>
 
 #include <memory>
 #include <typeindex>
 #include <utility>
 
 namespace kernelwatch {
-namespace detail {
-
-/// The running instance's kept set-up of type `type` on this thread, or an empty pointer
-/// (instance.cpp keeps it beside the instance's key).
-[[nodiscard]] std::shared_ptr<void>& kept_set_up(std::type_index type);
-
-}  // namespace detail
 
 /// The running instance's T, constructed from `args` at its first call in this process (on
 /// this thread) and returned again by the calls of its later repetitions.
 template <typename T, typename... Args>
 T& set_up_once(Args&&... args) {
-  std::shared_ptr<void>& kept = detail::kept_set_up(std::type_index(typeid(T)));
-  if (!kept) {
-    kept = std::make_shared<T>(std::forward<Args>(args)...);
+  const std::type_index type(typeid(T));
+  if (void* const found = detail::find_kept_set_up(type)) {
+    return *static_cast<T*>(found);
   }
-  return *static_cast<T*>(kept.get());
+  detail::make_room_for_set_up();
+  auto made = std::make_shared<T>(std::forward<Args>(args)...);
+  T& object = *made;
+  detail::keep_set_up(type, std::move(made));
+  return object;
 }
 
 }  // namespace kernelwatch

@@ -10,8 +10,7 @@ namespace kernelwatch::detail {
 /// The running instance's key, e.g. "coalescing/offset/float/3"; empty outside a benchmark.
 [[nodiscard]] const std::string& current_instance();
 
-/// Sets current_instance() for the lifetime of the scope. Entering another instance than the
-/// one whose set-ups this thread keeps destroys them first.
+/// Sets current_instance() for the lifetime of the scope.
 class instance_scope {
  public:
   explicit instance_scope(std::string key);
@@ -27,9 +26,5 @@ class instance_scope {
 /// skip the check and warm up with one launch (measurement.cpp says why).
 [[nodiscard]] bool instance_prepared(const std::string& key);
 void mark_instance_prepared(const std::string& key);
-
-/// Destroys this thread's kept set-ups; main calls it once the benchmarks have run, while the
-/// CUDA runtime can still free them.
-void drop_kept_set_ups();
 
 }  // namespace kernelwatch::detail

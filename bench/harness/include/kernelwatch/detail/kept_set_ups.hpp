@@ -1,0 +1,37 @@
+#pragma once
+// The objects of set_up_once (kernelwatch/set_up_once.hpp), kept per thread between the calls
+// Google Benchmark makes of one instance. `run` interleaves the repetitions of all instances
+// at random, so an instance's next repetition usually comes after other instances': the
+// objects of every instance are kept, the least recently used freed first when the device runs
+// short of memory (a coalescing instance holds 512 MiB, a 1 Gi-element double dot product
+// 16 GiB) or more than max_kept_set_ups are kept.
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <typeindex>
+
+namespace kernelwatch::detail {
+
+inline constexpr std::size_t max_kept_set_ups = 256;
+
+/// The running instance's kept object of `type` on this thread (now the most recently used),
+/// or nullptr.
+[[nodiscard]] void* find_kept_set_up(std::type_index type);
+
+/// Frees other instances' objects, least recently used first, while memory is short or too
+/// many are kept: called before a new object is made, so that it finds the room.
+void make_room_for_set_up();
+
+/// Keeps `object` as the running instance's of `type`.
+void keep_set_up(std::type_index type, std::shared_ptr<void> object);
+
+/// Frees every object this thread keeps; main calls it once the benchmarks have run, while the
+/// CUDA runtime can still free them.
+void drop_kept_set_ups();
+
+/// Whether memory is short: by default, less than half of the device's memory is free. Tests
+/// replace it (an empty function restores the default).
+void set_memory_short_test(std::function<bool()> test);
+
+}  // namespace kernelwatch::detail

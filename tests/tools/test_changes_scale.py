@@ -18,6 +18,7 @@ import pytest
 from kernelwatch import changes, history, synthetic
 from kernelwatch.history import failed_runs
 from kernelwatch.results import resolve_metric
+from kernelwatch.gbench import failed_row
 
 pytest.importorskip("scipy", reason="scipy is not installed (the history extra)")
 
@@ -90,7 +91,7 @@ def real_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if k == 1:
             failing = night["benchmarks"][0]["run_name"]
             night["benchmarks"] = [r for r in night["benchmarks"] if r["run_name"] != failing] + [
-                synthetic.failed_row(failing, "launch failed")
+                failed_row(failing, "launch failed")
             ]
         nights.append(night)
     for k, night in enumerate(nights):

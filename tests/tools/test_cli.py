@@ -27,6 +27,7 @@ from kernelwatch import cli, commands, stats, synthetic
 from kernelwatch.commands import _options as options
 from kernelwatch.compare import Settings
 from kernelwatch.loading import load
+from kernelwatch.gbench import failed_row
 
 
 def steady(median: float, n: int = 10, seed: int = 0) -> list[float]:
@@ -362,7 +363,7 @@ def test_missing_and_error_exit_1_unless_allowed(write_json, run_cli) -> None:
     b = write_json("b.json", fewer)
     assert run_cli("compare", a, b).status == 1
     assert run_cli("compare", a, b, "--allow-missing").status == 0
-    error = synthetic.failed_row(SLOWED, "oom")
+    error = failed_row(SLOWED, "oom")
     c = write_json("c.json", document(fewer, rows=[error]))
     assert run_cli("compare", a, c).status == 1
     assert run_cli("compare", a, c, "--allow-errors").status == 0

@@ -19,6 +19,7 @@ from kernelwatch.gbench import jsonfile
 from kernelwatch.gbench.fast import read_usual
 from kernelwatch.gbench.rows import distinguish_registrations, read_rows
 from kernelwatch.errors import InputError
+from kernelwatch.gbench import failed_row
 
 
 def read(doc: dict) -> gbench.FileColumns:
@@ -164,8 +165,8 @@ def test_interleaved_repetitions_are_grouped() -> None:
 
 def test_error_and_skipped_rows() -> None:
     rows = [
-        synthetic.failed_row("BM_err", "cudaErrorIllegalAddress"),
-        synthetic.failed_row("BM_skip", "needs sm_100", skipped=True),
+        failed_row("BM_err", "cudaErrorIllegalAddress"),
+        failed_row("BM_skip", "needs sm_100", skipped=True),
     ]
     cols = read(synthetic.document(rows))
     assert cols.errors == {"BM_err": "cudaErrorIllegalAddress"}

@@ -30,6 +30,7 @@ import fakebench
 import pytest
 from conftest import H100_CONTEXT, REPO, TOOLS, document
 from kernelwatch import cli, files, synthetic
+from kernelwatch.gbench import failed_row
 
 SLUG = "nvidia-h100-80gb-hbm3-sm90"
 CONTEXT = {
@@ -156,7 +157,7 @@ def nvbench_with_sample(make: Callable[[Path], None]) -> Callable[[Path], None]:
 
 GOOD_TEXT = json.dumps(good())
 NAN_TEXT = doc_with(rows(real_time=math.nan)).replace("NaN", "NaN")
-ERROR_ROWS = doc_with(good()["benchmarks"] + [synthetic.failed_row("fam/broken", "boom")])
+ERROR_ROWS = doc_with(good()["benchmarks"] + [failed_row("fam/broken", "boom")])
 
 # kind -> the file's bytes (None: no file at all; "DIR": a folder; a function: makes bad.json
 # and what it names beside it)

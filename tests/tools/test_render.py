@@ -12,6 +12,7 @@ from kernelwatch import render, synthetic
 from kernelwatch.compare import Settings, compare
 from kernelwatch.loading import from_documents
 from kernelwatch.results import Metric, resolve_metric
+from kernelwatch.gbench import failed_row
 
 TIME = resolve_metric("time")
 
@@ -22,7 +23,7 @@ def steady(median: float, seed: int = 0) -> list[float]:
 
 @pytest.fixture(scope="module")
 def report():
-    error = synthetic.failed_row("BM_err", 'boom <&> "quoted"')
+    error = failed_row("BM_err", 'boom <&> "quoted"')
     base = result_set(
         {
             "BM_slow|pipe": steady(1000.0),

@@ -13,7 +13,7 @@ import fakebench
 import numpy as np
 import pytest
 from conftest import GPU_DATA, process_gone
-from kernelwatch import runner
+from kernelwatch import results, runner
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.runner import precision
 from kernelwatch.runner.progress import format_duration
@@ -276,8 +276,8 @@ def test_a_hung_binary_keeps_the_other_binaries_results(binaries: list[Path]) ->
     assert {row["run_name"] for row in document["benchmarks"]} == set(B)
     assert {row["kernelwatch_process"] for row in document["benchmarks"]} >= {1, 2}
     context = document["context"]
-    assert context[runner.NO_RESULT_KEY] == list(A)
-    assert context[runner.FAILED_KEY] == [str(failed)]
+    assert context[results.NO_RESULT_KEY] == list(A)
+    assert context[results.FAILED_KEY] == [str(failed)]
     # Its second process and its top-ups are skipped: it would hang again.
     assert fakebench.runs(binaries[0]) == 1
     assert fakebench.runs(binaries[1]) == 4  # its 2 processes and a top-up in 2 more

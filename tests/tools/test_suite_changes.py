@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from conftest import GPU_DATA, REPO, Run
 
-from kernelwatch import inbuild, runner, verdict
+from kernelwatch import inbuild, results, runner, verdict
 from kernelwatch.compare import Report, Verdict
 from kernelwatch.loading import from_documents
 from kernelwatch.render import render_markdown
@@ -186,8 +186,8 @@ def test_a_removed_benchmark_passes_without_the_rename_hint(
 def crashed(document: dict[str, Any], names: list[str], line: str) -> dict[str, Any]:
     """The partial result `run` writes when the process of `names` crashed (partial.py)."""
     document["benchmarks"] = [r for r in document["benchmarks"] if r["run_name"] not in names]
-    document["context"][runner.FAILED_KEY] = [line]
-    document["context"][runner.NO_RESULT_KEY] = names
+    document["context"][results.FAILED_KEY] = [line]
+    document["context"][results.NO_RESULT_KEY] = names
     return document
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kernelwatch import runner
+from kernelwatch import results, runner
 from kernelwatch.compare import SEVERITY, Comparison, Report, Verdict
 from kernelwatch.gbench import failed_row
 from kernelwatch.results import ResultSet
@@ -49,13 +49,13 @@ def from_context(result: ResultSet) -> list[Crash]:
     its benchmarks without a result, with the failure line. Which failed process each belongs
     to, the context does not say: with several, the first line and how many more."""
     context = result.context
-    names = _strings(context.get(runner.NO_RESULT_KEY))
+    names = _strings(context.get(results.NO_RESULT_KEY))
     if not names:
         return []
-    lines = _strings(context.get(runner.FAILED_KEY))
-    failure = lines[0] if lines else f"no result ({runner.NO_RESULT_KEY})"
+    lines = _strings(context.get(results.FAILED_KEY))
+    failure = lines[0] if lines else f"no result ({results.NO_RESULT_KEY})"
     if len(lines) > 1:
-        failure += f" (and {len(lines) - 1} more failed process(es): {runner.FAILED_KEY})"
+        failure += f" (and {len(lines) - 1} more failed process(es): {results.FAILED_KEY})"
     return [Crash(result.label, "", failure, tuple(names))]
 
 

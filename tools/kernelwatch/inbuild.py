@@ -7,7 +7,7 @@ that the build does not register passes.
 `run` of the whole suite (no --filter, --shard nor --bench) lists every benchmark its binaries
 register (--benchmark_list_tests) and runs them all, and says so in the result's context
 (WHOLE_BUILD_KEY): a benchmark absent from such a result is not in its build, unless the
-context names it among those whose process crashed (runner.NO_RESULT_KEY; crashes.py shows
+context names it among those whose process crashed (results.NO_RESULT_KEY; crashes.py shows
 those as the crash). Google Benchmark writes a row for every benchmark it runs, one that errors
 or skips too. `ab` lists B's binaries itself (not_registered).
 """
@@ -16,8 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kernelwatch.results import ResultSet
-from kernelwatch.runner.suite import NO_RESULT_KEY
+from kernelwatch.results import NO_RESULT_KEY, ResultSet
 
 # Context key of a result of `run` that ran every benchmark its build registers.
 WHOLE_BUILD_KEY = "kernelwatch_whole_build"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kernelwatch import baseline as baselines
-from kernelwatch import runner
+from kernelwatch import results, runner
 from kernelwatch.files import write_json_atomic
 
 
@@ -28,7 +28,7 @@ def keep(
     write_json_atomic(out, document, make_parents=True)
     progress.say(
         f"kernelwatch: wrote {out} with the results of the processes that finished (not "
-        f"compared; context keys {runner.FAILED_KEY} and {runner.NO_RESULT_KEY} say what is "
+        f"compared; context keys {results.FAILED_KEY} and {results.NO_RESULT_KEY} say what is "
         "missing)"
     )
     if failed.no_result:

@@ -12,8 +12,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kernelwatch.gbench import failed_row as failed_row  # (tests build error rows from here too)
-
 
 def benchmark_rows(
     name: str,

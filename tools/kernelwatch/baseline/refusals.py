@@ -17,7 +17,7 @@ from kernelwatch.environment import MEASURING_KEYS
 from kernelwatch.errors import InputError
 from kernelwatch.files import strict_json
 from kernelwatch.gbench import FileColumns
-from kernelwatch.runner import FAILED_KEY
+from kernelwatch.results import FAILED_KEY
 
 
 def same_file(paths: Sequence[Path]) -> None:

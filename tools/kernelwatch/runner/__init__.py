@@ -43,8 +43,6 @@ from kernelwatch.runner.settings import (
     RunSettings,
 )
 from kernelwatch.runner.suite import (
-    FAILED_KEY,
-    NO_RESULT_KEY,
     IncompleteRun,
     SuiteRun,
     run_suite,
@@ -63,10 +61,8 @@ __all__ = [
     "EXIT_CONTEXT_LOST",
     "EXIT_HANG",
     "EXIT_NO_GPU",
-    "FAILED_KEY",
     "IncompleteRun",
     "Job",
-    "NO_RESULT_KEY",
     "Progress",
     "RunSettings",
     "SuiteRun",

@@ -21,11 +21,8 @@ from kernelwatch.runner.jobs import rerun_jobs
 from kernelwatch.runner.merging import join_processes, merge
 from kernelwatch.runner.process import benchmark_command, run_one
 from kernelwatch.runner.progress import Progress
+from kernelwatch.results import FAILED_KEY, NO_RESULT_KEY
 from kernelwatch.runner.settings import Job, RunSettings
-
-# Context keys of a result that lacks what failed processes would have measured.
-FAILED_KEY = "kernelwatch_failed_processes"
-NO_RESULT_KEY = "kernelwatch_no_result"
 
 
 @dataclass

@@ -76,6 +76,7 @@ SCRIPT = r"""#!{python}
 import json, math, os, random, re, signal, sys
 sys.path.insert(0, {tools!r})
 from kernelwatch import synthetic
+from kernelwatch.gbench import failed_row
 
 me = os.path.abspath(__file__)
 config = json.load(open(me + ".json"))
@@ -167,10 +168,10 @@ ceiling_gbps = 3950.0 * speed
 rows = []
 for index, name in enumerate(names):
     if name in config.get("errors", {{}}):
-        rows.append(synthetic.failed_row(name, config["errors"][name]))
+        rows.append(failed_row(name, config["errors"][name]))
         continue
     if name in config.get("skipped", {{}}):
-        rows.append(synthetic.failed_row(name, config["skipped"][name], skipped=True))
+        rows.append(failed_row(name, config["skipped"][name], skipped=True))
         continue
     factor = config.get("slow", {{}}).get(name, 1.0) if slow_now else 1.0
     moved = config.get("bytes", {{}}).get(name)

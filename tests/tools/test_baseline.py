@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -15,6 +16,8 @@ from kernelwatch import baseline as baselines
 from kernelwatch import project, synthetic
 from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER
 from kernelwatch.errors import InputError
+from kernelwatch.gbench import jsonfile
+from kernelwatch.gbench import failed_row
 
 SLUG = "nvidia-h100-80gb-hbm3-sm90"
 
@@ -145,6 +148,49 @@ def test_update_writes_result_and_manifest(root: Path, write_json, run_cli) -> N
     assert record["update_command"].startswith("kernelwatch baseline update ")
 
 
+def test_a_compressed_baseline_is_judged_as_its_json_and_stays_compressed(
+    root: Path, write_json, run_cli, tmp_path: Path
+) -> None:
+    first = write_json("r1.json", suite(), context=context())
+    done = run_cli("baseline", "update", first, "--baselines", root, "--compress")
+    assert done.status == 0, done.err
+    folder = root / SLUG
+    assert sorted(os.listdir(folder)) == ["manifest.json", "noise.json", "result.json.gz"]
+    packed = (folder / "result.json.gz").read_bytes()
+    assert gzip.decompress(packed).startswith(b"{")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert run_cli("baseline", "update", first, "--baselines", plain).status == 0
+    assert gzip.decompress(packed) == (plain / SLUG / "result.json").read_bytes()
+
+    slowed = write_json("r2.json", suite({next(iter(SUITE)): 1.2}, seed=50), context=context())
+    verdicts = []
+    for baseline in (folder, folder / "result.json.gz", plain / SLUG):
+        done = run_cli("compare", baseline, slowed)
+        assert done.status == 1, done.err
+        verdicts.append([line.split()[0] for line in done.out.splitlines() if "/bench/" in line])
+    assert verdicts[0] == verdicts[1] == verdicts[2] and "REGRESSION" in verdicts[0]
+
+    again = write_json("r3.json", suite(seed=7), context=context(kernelwatch_git_commit="f" * 40))
+    assert run_cli("baseline", "update", again, "--baselines", root).status == 0
+    assert sorted(os.listdir(folder)) == ["manifest.json", "noise.json", "result.json.gz"]
+    converted = run_cli("baseline", "update", again, "--baselines", plain, "--compress")
+    assert converted.status == 0, converted.err
+    assert not (plain / SLUG / "result.json").exists()  # converted, not kept beside it
+
+
+def test_a_damaged_or_bomb_gzip_is_one_line(tmp_path: Path, run_cli, monkeypatch) -> None:
+    damaged = tmp_path / "damaged.json.gz"
+    damaged.write_bytes(gzip.compress(b'{"benchmarks": []}' * 100)[:40])
+    done = run_cli("compare", damaged, damaged)
+    assert done.status == 2 and "a damaged gzip file" in one_line(done.err)
+    monkeypatch.setattr(jsonfile, "MAX_UNPACKED", 1000)
+    bomb = tmp_path / "bomb.json"
+    bomb.write_bytes(gzip.compress(b" " * 5000))
+    done = run_cli("compare", bomb, bomb)
+    assert done.status == 2 and "unpacks to more than" in one_line(done.err)
+
+
 def test_second_update_prints_what_moved_and_keeps_history(root: Path, write_json, run_cli) -> None:
     first = write_json("r1.json", suite(), context=context())
     assert run_cli("baseline", "update", first, "--baselines", root).status == 0
@@ -211,7 +257,7 @@ REFUSED = {
     "error row": (
         lambda: document(
             suite(),
-            rows=[synthetic.failed_row("x/e", "oom")],
+            rows=[failed_row("x/e", "oom")],
             context=context(),
         ),
         "1 benchmark(s) have errors or were skipped (first: x/e: oom); a baseline needs a clean run",
@@ -219,7 +265,7 @@ REFUSED = {
     "skipped row": (
         lambda: document(
             suite(),
-            rows=[synthetic.failed_row("x/s", "no fp64", skipped=True)],
+            rows=[failed_row("x/s", "no fp64", skipped=True)],
             context=context(),
         ),
         "(first: x/s: skipped: no fp64)",

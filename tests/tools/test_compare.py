@@ -27,6 +27,7 @@ from kernelwatch.levels import Level
 from kernelwatch.loading import from_documents
 from kernelwatch.render import render_json, render_junit, render_markdown, render_table
 from kernelwatch.results import resolve_metric
+from kernelwatch.gbench import failed_row
 
 TIME = resolve_metric("time")
 BPS = resolve_metric("bytes_per_second")
@@ -142,7 +143,7 @@ def test_a_run_against_itself_is_all_same() -> None:
 
 def _error_row(name: str, skipped: bool = False) -> dict:
     message = "needs sm_100" if skipped else "cudaErrorIllegalAddress"
-    return synthetic.failed_row(name, message, skipped=skipped)
+    return failed_row(name, message, skipped=skipped)
 
 
 def test_new_missing_error_skipped() -> None:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 from conftest import GPU_DATA, H100_CONTEXT, document, run_module
-from kernelwatch import history, synthetic
+from kernelwatch import history
 from kernelwatch.errors import InputError
 from kernelwatch.history import schema, store
+from kernelwatch.gbench import failed_row
 
 SUITE = GPU_DATA / "h200-suite-rep10.json"
 COALESCING = GPU_DATA / "h200-coalescing-rep5.json"
@@ -407,7 +408,7 @@ def test_show_of_a_benchmark_that_always_failed_says_so(run_cli, write_json, tmp
     """Not "--metric time: ... has no real_time values" when no --metric was given: the
     benchmark has no value of any metric, and its error says why."""
     db = tmp_path / "h.sqlite"
-    failed = document({"BM_A": [1.0, 2.0, 3.0]}, rows=[synthetic.failed_row("BM_E", "boom")])
+    failed = document({"BM_A": [1.0, 2.0, 3.0]}, rows=[failed_row("BM_E", "boom")])
     path = write_json("r.json", json.dumps(failed))
     assert run_cli("history", "ingest", path, "--db", db).status == 0
     r = run_cli("history", "show", "BM_E", "--db", db)

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import GPU_DATA, REPO
+from kernelwatch import baseline as baselines
 from kernelwatch.loading import load
 from kernelwatch.report import lessons
 from kernelwatch.report.lessons import figure
@@ -41,7 +42,7 @@ def test_the_references_of_the_suite_s_families_are_benchmarks_of_the_suite() ->
     assert checked and set(checked) <= names
 
 
-BASELINES = sorted((REPO / "baselines").glob("*/result.json"))
+BASELINES = [entry.result for entry in baselines.entries(REPO / "baselines")]
 # The floors docs/kernels.md states for the lessons' effects: the median rate of the first
 # benchmark over the second's is at least the floor, on every GPU model with a baseline.
 FLOORS = [

@@ -32,6 +32,7 @@ from kernelwatch.loading import load
 from kernelwatch.report import Options, lessons, svg, trends, write_report
 from kernelwatch.report.rundata import RunData, parse_name
 from kernelwatch.results import resolve_metric
+from kernelwatch.gbench import failed_row
 
 SUITE = GPU_DATA / "h200-suite-rep10.json"
 COALESCING = GPU_DATA / "h200-coalescing-rep5.json"
@@ -719,8 +720,7 @@ def test_failed_benchmarks_are_not_said_to_be_absent(tmp_path) -> None:
     }
     document["benchmarks"] = [b for b in document["benchmarks"] if b["run_name"] not in broken]
     document["benchmarks"] += [
-        synthetic.failed_row(name, "an illegal memory access was encountered")
-        for name in sorted(broken)
+        failed_row(name, "an illegal memory access was encountered") for name in sorted(broken)
     ]
     path = tmp_path / "failed.json"
     synthetic.write(path, document)
@@ -925,7 +925,7 @@ def test_failed_benchmarks_are_listed_and_compared_as_errors(run_cli, write_json
     run = write_json(
         "run.json",
         {"BM_a/manual_time": [1.0, 1.1, 1.2]},
-        rows=[synthetic.failed_row("BM_b/manual_time", "wrong output at <index 7>")],
+        rows=[failed_row("BM_b/manual_time", "wrong output at <index 7>")],
     )
     out = tmp_path / "r.html"
     r = run_cli("report", run, "--baseline", base, "-o", out)

@@ -13,7 +13,13 @@ import numpy as np
 
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import TIME_KEYS, FileColumns, read_document, read_file, read_streamed
-from kernelwatch.results import PROCESS_KEY, ResultSet, gpu_model
+from kernelwatch.results import (
+    BASELINE_RESULT,
+    BASELINE_RESULT_PACKED,
+    PROCESS_KEY,
+    ResultSet,
+    gpu_model,
+)
 
 
 def load(path: str | Path) -> ResultSet:
@@ -49,10 +55,11 @@ def load_streamed(path: Path) -> ResultSet | None:
 
 
 def _expand(root: Path) -> tuple[list[Path], bool]:
-    # A baseline folder (baseline/: result.json, noise.json, manifest.json) is its result;
-    # its stored noise is found beside it (noise.stored_beside).
-    if (root / "manifest.json").is_file() and (root / "result.json").is_file():
-        return [root / "result.json"], False
+    # A baseline folder (baseline/: result.json or .json.gz, noise.json, manifest.json) is its
+    # result; its stored noise is found beside it (noise.stored_beside).
+    for name in (BASELINE_RESULT_PACKED, BASELINE_RESULT):
+        if (root / "manifest.json").is_file() and (root / name).is_file():
+            return [root / name], False
     if root.is_dir():
         files = sorted(p for p in root.glob("*.json") if p.is_file())
         if not files:

@@ -23,6 +23,9 @@ NOISE_COUNTER = "noise"
 # The row key `kernelwatch run` adds to every row of a merged result: which of the binary's
 # processes (1, 2, ...) the repetition came from. Not a counter: it groups values by process.
 PROCESS_KEY = "kernelwatch_process"
+# A baseline folder's result: as JSON text, or compressed (`baseline update --compress`).
+BASELINE_RESULT = "result.json"
+BASELINE_RESULT_PACKED = "result.json.gz"
 # Context keys of a result that lacks what failed processes would have measured (runner/).
 FAILED_KEY = "kernelwatch_failed_processes"
 NO_RESULT_KEY = "kernelwatch_no_result"

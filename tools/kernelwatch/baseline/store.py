@@ -13,9 +13,8 @@ from kernelwatch import noise as noises
 from kernelwatch import project
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
-from kernelwatch.results import gpu_model
+from kernelwatch.results import BASELINE_RESULT, BASELINE_RESULT_PACKED, gpu_model
 
-RESULT_FILE = "result.json"
 MANIFEST_FILE = "manifest.json"
 
 HOW_TO_CREATE = (
@@ -79,7 +78,13 @@ class Entry:
 
     @property
     def result(self) -> Path:
-        return self.directory / RESULT_FILE
+        """The folder's result: the compressed one where it holds it, else the JSON text."""
+        packed = self.directory / BASELINE_RESULT_PACKED
+        return packed if packed.is_file() else self.directory / BASELINE_RESULT
+
+    @property
+    def packed(self) -> bool:
+        return self.result.name == BASELINE_RESULT_PACKED
 
     @property
     def manifest_path(self) -> Path:
@@ -132,22 +137,26 @@ def read_manifest(directory: Path) -> dict[str, Any]:
 
 
 def entries(root: Path) -> list[Entry]:
-    """Every baseline under `root` (folders holding a result.json), by slug."""
+    """Every baseline under `root` (folders holding a result.json or result.json.gz), by slug."""
     try:
         if not root.is_dir():
             return []
         # (hidden folders: what an interrupted update left, files.folder_leftovers)
         folders = sorted(p for p in root.iterdir() if p.is_dir() and p.name[0] != ".")
-        kept = [d for d in folders if (d / RESULT_FILE).is_file()]
+        kept = [d for d in folders if holds_result(d)]
     except OSError as exc:  # a folder that may not be read (is_dir raises EACCES)
         raise _unreadable(exc, root) from None
     return [Entry(d.name, d, read_manifest(d)) for d in kept]
 
 
+def holds_result(directory: Path) -> bool:
+    return any((directory / name).is_file() for name in (BASELINE_RESULT_PACKED, BASELINE_RESULT))
+
+
 def find(root: Path, slug: str) -> Entry | None:
     directory = root / slug
     try:
-        present = (directory / RESULT_FILE).is_file()
+        present = holds_result(directory)
     except OSError as exc:
         raise _unreadable(exc, directory) from None
     return Entry(slug, directory, read_manifest(directory)) if present else None

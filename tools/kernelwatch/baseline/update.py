@@ -19,7 +19,6 @@ from kernelwatch.baseline.rows import groups, restrict
 from kernelwatch.baseline.store import (
     MANIFEST_FILE,
     NO_GPU,
-    RESULT_FILE,
     Entry,
     context_slug,
     check_same_gpu,
@@ -27,11 +26,16 @@ from kernelwatch.baseline.store import (
     refuse_other_model,
 )
 from kernelwatch.errors import InputError, compile_regex
-from kernelwatch.files import write_folder, write_json
+from kernelwatch.files import write_folder, write_json, write_json_gz
 from kernelwatch.gbench import FileColumns, read_document, read_json
 from kernelwatch.loading import from_documents
 from kernelwatch.provenance import slowed_on_purpose
-from kernelwatch.results import check_times, gpu_model
+from kernelwatch.results import (
+    BASELINE_RESULT,
+    BASELINE_RESULT_PACKED,
+    check_times,
+    gpu_model,
+)
 
 MANIFEST_SCHEMA = 1
 DEFAULT_MIN_REPETITIONS = 10
@@ -49,6 +53,7 @@ class Update:
     replaced: dict[str, Any]  # the part of the new result that was taken (for "what moved")
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    packed: bool = False  # the result written compressed (result.json.gz)
 
 
 def prepare_update(
@@ -59,10 +64,12 @@ def prepare_update(
     min_repetitions: int = DEFAULT_MIN_REPETITIONS,
     command: str = "",
     drop_missing: bool = False,
+    compress: bool = False,
 ) -> Update:
     """Check a result (or several runs of one build on other cards and hosts, pooled) and build
     the new baseline from it; writes nothing (see `write`). Without `filter` the result must
-    cover the whole suite, and (unless `drop_missing`) every benchmark the baseline holds."""
+    cover the whole suite, and (unless `drop_missing`) every benchmark the baseline holds. The
+    result is written compressed with `compress`, or where the baseline already is."""
     if drop_missing and filter:
         raise InputError(
             "--drop-missing: only for a whole update; with --filter the other benchmarks are kept"
@@ -90,7 +97,15 @@ def prepare_update(
     manifest["processes"] = min(processes.values()) if processes else 0
     manifest["noise_file"] = noises.NOISE_FILE
     return Update(
-        entry, new_document, noise, manifest, previous, taken, tuple(notes), tuple(warnings)
+        entry,
+        new_document,
+        noise,
+        manifest,
+        previous,
+        taken,
+        tuple(notes),
+        tuple(warnings),
+        packed=compress or entry.packed,
     )
 
 
@@ -297,15 +312,19 @@ def write(update: Update) -> list[str]:
     """Write the folder as a whole (files.write_folder): a reader, or a later update after a
     kill, finds the old result, noise and manifest or the new ones, never a mix. Returns notes
     on what an interrupted earlier update left (cleaned up)."""
-    documents = {
-        RESULT_FILE: update.document,
-        noises.NOISE_FILE: update.noise,
-        MANIFEST_FILE: update.manifest,
-    }
-    return write_folder(
-        update.entry.directory,
-        {name: functools.partial(write_json, document=d) for name, d in documents.items()},
+    result, other = (
+        (BASELINE_RESULT_PACKED, BASELINE_RESULT)
+        if update.packed
+        else (BASELINE_RESULT, BASELINE_RESULT_PACKED)
     )
+    files = {
+        result: functools.partial(
+            write_json_gz if update.packed else write_json, document=update.document
+        ),
+        noises.NOISE_FILE: functools.partial(write_json, document=update.noise),
+        MANIFEST_FILE: functools.partial(write_json, document=update.manifest),
+    }
+    return write_folder(update.entry.directory, files, drop=[other])
 
 
 def _compile(filter: str | None) -> re.Pattern[str] | None:

@@ -101,6 +101,12 @@ def register(subparsers: Any) -> None:
         "refuse, naming them)",
     )
     update.add_argument(
+        "--compress",
+        action="store_true",
+        help="write the result gzip-compressed (result.json.gz, about a ninth of the size: a "
+        "pooled baseline of several cards); a compressed baseline stays so at later updates",
+    )
+    update.add_argument(
         "--dry-run", action="store_true", help="check and show what would move; write nothing"
     )
     options.add_baselines_option(
@@ -157,6 +163,7 @@ class UpdateCommand:
     command_line: str
     drop_missing: bool = False
     root_may_create: bool = True  # False for a --baselines other than the checkout's
+    compress: bool = False
 
 
 def update_main(args: argparse.Namespace) -> int:
@@ -170,6 +177,7 @@ def update_main(args: argparse.Namespace) -> int:
             args.command_line,
             args.drop_missing,
             baselines.may_create_root(args.baselines),
+            args.compress,
         )
     )
 
@@ -190,6 +198,7 @@ def _update(command: UpdateCommand) -> int:
         min_repetitions=command.min_repetitions,
         command=command.command_line,
         drop_missing=command.drop_missing,
+        compress=command.compress,
     )
     for warning in update.warnings:
         print(f"kernelwatch: warning: {warning}", file=sys.stderr)

@@ -3,13 +3,18 @@
 Parsing is most of the time of a large comparison: `orjson` is used when it is installed (the
 optional extra `kernelwatch[fast]`; 2-3x faster than `json` on a 70 MB file), else `json`.
 A file orjson refuses (bare NaN or Infinity, which Google Benchmark writes; invalid JSON) is
-parsed again with `json`, which accepts the bare words and gives the error messages.
+parsed again with `json`, which accepts the bare words and gives the error messages. A file
+that starts as gzip does (a compressed baseline, `baseline update --compress`; any result) is
+read through gzip, whatever its name.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import re
+import zlib
 import stat
 import sys
 from collections.abc import Iterable
@@ -34,6 +39,12 @@ except ImportError:  # pragma: no cover - depends on the machine
 # content hash or a written baseline then failed on a deep context or nvbench `meta`.
 MAX_DEPTH = 100
 
+GZIP_MAGIC = b"\x1f\x8b"
+# The most a compressed file may unpack to: far above any result (a pooled baseline of 285,000
+# rows is 272 MB of text), far below what would exhaust the machine (a gzip bomb: 1 GB of
+# zeros packs into 1 MB).
+MAX_UNPACKED = 2 << 30
+
 
 def read_json(path: str | Path) -> Any:
     """Parse a JSON file, turning every way it can fail into one InputError line. Every
@@ -44,6 +55,21 @@ def read_json(path: str | Path) -> Any:
     if nvbench.is_nvbench(document):
         return nvbench.as_google_benchmark(document, path)
     return document
+
+
+def unpacked(path: str | Path, data: bytes) -> bytes:
+    """`data` as it is, or decompressed when it starts as gzip does; one InputError line for a
+    damaged file or one that unpacks past MAX_UNPACKED."""
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as packed:
+            text = packed.read(MAX_UNPACKED + 1)
+    except (OSError, EOFError, zlib.error) as exc:  # (gzip.BadGzipFile is an OSError)
+        raise InputError(f"{path}: a damaged gzip file ({exc})") from None
+    if len(text) > MAX_UNPACKED:
+        raise InputError(f"{path}: unpacks to more than {MAX_UNPACKED >> 30} GiB; not a result")
+    return text
 
 
 def _parse(path: str | Path) -> Any:
@@ -57,6 +83,7 @@ def _parse(path: str | Path) -> Any:
         data = file.read_bytes()
     except OSError as exc:
         raise InputError(f"{file}: cannot read: {exc.strerror or exc}") from None
+    data = unpacked(file, data)
     if data.startswith(_BOM):  # (Windows editors and PowerShell 5 write one; RFC 8259 8.1)
         data = data[len(_BOM) :]
     if not data or data.isspace():  # (isspace stops at the first other byte; strip copies)

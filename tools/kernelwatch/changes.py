@@ -20,7 +20,7 @@ A candidate that fails is removed, the neighbouring ones are judged again over t
 sides, until every remaining one passes. docs/history.md explains the choices. With
 `new_since`, only the changes that the history as it was then never showed (first_found.py).
 
-Over 400 lines: one path from the database to a series' changes (reading the series, the
+One path from the database to a series' changes (reading the series, the
 flat-series check, Otava's candidates, the run-level rules, the worker processes), sharing the
 Series and Change types; first_found.py holds what --new-since adds.
 """

@@ -13,7 +13,7 @@ its inputs, none is named twice, each can be written.
 `write_output` puts a command's report on stdout and words a failing write (`> /dev/full`) as
 one line.
 
-Over 400 lines: every way kernelwatch writes a file (one file, a folder as a whole) and every
+Every way kernelwatch writes a file (one file, a folder as a whole) and every
 check of an output path live here, so that no command writes past them.
 """
 

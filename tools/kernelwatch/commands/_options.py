@@ -4,7 +4,7 @@ namespace into its own settings right away; nothing past the edge sees argparse.
 
 The leading underscore keeps this module out of command discovery.
 
-Over 400 lines: every option that two commands share lives here, in one place.
+Every option that two commands share lives here, in one place.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`kernelwatch run`: run the built benchmarks, save one result, compare it with this GPU's
 baseline (or its anchor, anchor.py), and confirm regressions by re-running them.
 
-Over 400 lines: the command's one flow from options to exit status, for one GPU and for
+The command's one flow from options to exit status, for one GPU and for
 --gpus; each step's work is elsewhere (runner/, gpus, shard, anchor, verdict, reruns)."""
 
 from __future__ import annotations

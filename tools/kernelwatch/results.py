@@ -18,7 +18,7 @@ from kernelwatch.errors import InputError
 from kernelwatch.gbench import TIME_KEYS
 
 # The harness's per-repetition counter: relative width of the 95 % confidence interval of the
-# median of that repetition's samples (0.005 = 0.5 %). kernelwatch/noise/ turns it into a noise.
+# median of that repetition's samples (0.005 = 0.5 %). kernelwatch/noise.py turns it into a noise.
 NOISE_COUNTER = "noise"
 # The row key `kernelwatch run` adds to every row of a merged result: which of the binary's
 # processes (1, 2, ...) the repetition came from. Not a counter: it groups values by process.

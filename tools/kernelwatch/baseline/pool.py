@@ -1,6 +1,6 @@
 """Pooling runs of one build on several cards or hosts of one GPU model into one baseline
 result, each run's card, host and processes listed so that the spread between them can be
-measured (noise/)."""
+measured (noise.py)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def pool(runs: Sequence[tuple[str, Any]], warnings: list[str] | None = None) -> 
     """One result from runs of one build on several cards or hosts of one GPU model: every
     run's rows, their processes numbered anew (1..P over all runs), and each run's card, host,
     host configuration and processes listed in the context (levels.RUNS_KEY), so that the
-    spread between cards and between hosts can be measured (noise/). Runs of other commits are
+    spread between cards and between hosts can be measured (noise.py). Runs of other commits are
     pooled with a warning in `warnings`: say in the review why their timed code is the same.
     The runs' rows become the pooled result's: they are changed in place."""
     if len(runs) == 1:

@@ -16,7 +16,7 @@ from kernelwatch.gbench import read_file
 from kernelwatch.names import family as family_of
 from kernelwatch.names import short_commit
 
-# The wider levels noise.json stores a spread for (noise/), narrowest first.
+# The wider levels noise.json stores a spread for (noise.py), narrowest first.
 LEVELS = ("card", "kind", "host")
 
 

@@ -109,7 +109,7 @@ def spread_at_level(
 ) -> Spread:
     """Each benchmark's relative spread at the level the comparison crosses: the baseline's
     stored noise where there is one (for the time metric: noise.json describes times), else
-    computed from its values (noise/); where the level was never measured, the prior; at
+    computed from its values (noise.py); where the level was never measured, the prior; at
     least the spread of the contender's own per-process medians, so a disturbed process of
     the judged run widens its limit instead of raising an alarm."""
     spreads = _computed_spreads(against, metric, measured)
@@ -133,7 +133,7 @@ def spread_at_level(
 
 
 def _computed_spreads(against: Against, metric: Metric, measured: Measured) -> noises.LevelNoise:
-    """Each benchmark's spreads computed from the baseline's values (noise/)."""
+    """Each benchmark's spreads computed from the baseline's values (noise.py)."""
     if against.pooled is against.baseline:
         return noises.measure(against.baseline, metric, measured.b).levels()
     # the spread within kinds comes from every kind the pooled baseline holds

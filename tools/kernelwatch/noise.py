@@ -1,0 +1,590 @@
+"""Each benchmark's noise: how much its median moves from one run to the next, as a fraction.
+
+The noise of a benchmark is the largest of
+
+* between processes: the standard deviation of its per-process medians over their median
+  (a result of `kernelwatch run --processes K`, or a folder of runs). Repetitions inside one
+  process understate the variation between runs (0.01-0.04 % within a process, up to 3.2 %
+  between processes: docs/measurement.md, "Where the noise comes from"), so this is the
+  estimate that matters;
+* within the run: the robust coefficient of variation of its repetitions (1.4826 MAD / median);
+* the harness's `noise` counter (the relative width of the 95 % confidence interval of one
+  repetition's median) converted to a standard deviation: width / (2 x 1.96);
+* its group's: the median noise of the benchmarks of its group (its name without the
+  parameters, `transpose/diagonal_rows` for `transpose/diagonal_rows/rows:8192/...`) when the
+  group has at least MIN_GROUP of them. Two processes give the spread between processes one
+  degree of freedom, so one benchmark's estimate can come out far too small by chance; its
+  siblings, measured alike, guard against that.
+
+`kernelwatch baseline update` stores the result in baselines/<slug>/noise.json; `compare` uses
+the stored value (else computes it the same way) as the floor of each benchmark's limit.
+
+Read top to bottom: what is known of a noise (Noise, LevelNoise, TIME); the runs of a pooled
+result (which run a process belongs to, the kind of a card among them); measuring the noise
+from a result's values (measure); the stored noise, noise.json (written, read, found beside a
+baseline's result).
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+
+from kernelwatch import kinds, levels
+from kernelwatch.errors import InputError
+from kernelwatch.gbench import read_json
+from kernelwatch.levels import Level
+from kernelwatch.names import variant as group_of  # a benchmark's group: its variant
+from kernelwatch.results import NOISE_COUNTER, Metric, ResultSet
+from kernelwatch.stats import MAD_TO_SIGMA
+
+# --- what is known of a noise -----------------------------------------------------------------
+#
+# What is known of a benchmark's noise: each estimate (Noise) and the spread per level that
+# compare uses (LevelNoise); TIME, the metric they describe unless told otherwise.
+
+
+TIME = Metric("real_time", higher_is_better=False)
+
+
+@dataclass(frozen=True)
+class Noise:
+    """Noise estimates per benchmark, aligned with `names`; NaN where a source is missing."""
+
+    names: tuple[str, ...]
+    noise: np.ndarray  # the largest of the others (0 when none is known)
+    between: np.ndarray  # spread of per-process medians (NaN with one process)
+    within: np.ndarray  # robust CV of the repetitions (NaN with fewer than 3)
+    counter: np.ndarray  # the `noise` counter as a standard deviation (NaN without it)
+    group: np.ndarray  # median noise of the benchmark's group (NaN for small groups)
+    processes: np.ndarray  # processes the values came from
+    repetitions: np.ndarray  # values
+    # Wider levels (NaN where not measured): the spread of run medians between cards of one
+    # host and between hosts, for a result pooled from several runs (levels.RUNS_KEY).
+    card: np.ndarray | None = None
+    host: np.ndarray | None = None
+    cards: int = 1  # runs on distinct cards / hosts the pooled result holds
+    hosts: int = 1
+    # Within kinds of card (kinds.py): the spread of the run medians around their kind's mean,
+    # pooled over kinds; `kind_units`: 1 + its degrees of freedom (runs - kinds).
+    kind: np.ndarray | None = None
+    kind_units: int = 0
+
+    def as_dict(self) -> dict[str, float]:
+        return dict(zip(self.names, self.noise.tolist()))
+
+    def levels(self) -> LevelNoise:
+        """Per level, aligned with `names`; NaN where a level was not measured."""
+        nan = np.full(len(self.names), np.nan)
+        return LevelNoise(
+            self.names,
+            self.noise,
+            np.isfinite(self.between),
+            self.card if self.card is not None else nan,
+            self.host if self.host is not None else nan.copy(),
+            self.kind if self.kind is not None else nan.copy(),
+        )
+
+
+@dataclass(frozen=True)
+class LevelNoise:
+    """Each benchmark's spread at each level, as relative standard deviations of a run's median.
+    `process`: the noise above (always a number); `process_measured`: it includes a spread
+    between processes (without one, the within-process spread understates it). `card`, `host`:
+    NaN where not measured."""
+
+    names: tuple[str, ...]
+    process: np.ndarray
+    process_measured: np.ndarray
+    card: np.ndarray
+    host: np.ndarray
+    kind: np.ndarray
+
+    def take(self, names: Sequence[str]) -> LevelNoise:
+        """Aligned with `names`; NaN (not measured) for a name it does not hold."""
+        index = {name: i for i, name in enumerate(self.names)}
+        k = np.array([index.get(n, -1) for n in names], dtype=np.int64)
+        found = k >= 0
+
+        def pick(values: np.ndarray, missing: float) -> np.ndarray:
+            out = np.full(len(names), missing, dtype=values.dtype)
+            out[found] = values[k[found]]
+            return out
+
+        return LevelNoise(
+            tuple(names),
+            pick(self.process, np.nan),
+            pick(self.process_measured, False),
+            pick(self.card, np.nan),
+            pick(self.host, np.nan),
+            pick(self.kind, np.nan),
+        )
+
+    def at(self, level: Level) -> np.ndarray:
+        """The measured spread at `level`, at least the narrower levels'; NaN where the level
+        (or, for the process level, the spread between processes) was not measured."""
+        out = np.where(self.process_measured, self.process, np.nan)
+        if level is Level.CARD:
+            out = np.where(np.isfinite(self.card), np.fmax(self.card, self.process), np.nan)
+        if level is Level.KIND:  # measured between hosts whose cards are of one kind
+            out = np.where(np.isfinite(self.kind), np.fmax(self.kind, self.process), np.nan)
+        if level >= Level.HOST:
+            wider = np.fmax(self.host, np.fmax(self.card, self.process))
+            out = np.where(np.isfinite(self.host), wider, np.nan)
+        return out
+
+
+# --- the runs of a pooled result --------------------------------------------------------------
+#
+# The runs of a result pooled from several (levels.RUNS_KEY): which run each process belongs to,
+# the contender card's kind among them, and the result cut down to some of its runs.
+
+
+def row_units(
+    result: ResultSet,
+) -> tuple[np.ndarray, list[str | None], list[str | None]] | None:
+    """For a result pooled from several runs (levels.RUNS_KEY): the run of each process id,
+    and each run's card and host (None where its context did not name them); None for a result
+    of one run (or a list that does not match the result's processes)."""
+    runs = result.context.get(levels.RUNS_KEY)
+    if not isinstance(runs, list) or len(runs) < 2:
+        return None
+    keys: list[tuple[int, int]] = []
+    for u, run in enumerate(runs):
+        listed = run.get("processes") if isinstance(run, Mapping) else None
+        if not isinstance(listed, list):
+            return None
+        keys += [(int(p), u) for p in listed if isinstance(p, int)]
+    keys.sort()
+    # A pooled file numbers its processes 1..P and a process id is the rank of its number.
+    if len(result.processes) and int(result.processes.max()) + 1 != len(keys):
+        return None
+    units = levels.units_of(result.context)
+    unit_of_process = np.array([u for _, u in keys], dtype=np.int64)
+    return (
+        unit_of_process,
+        [u.card for u in units],
+        [u.host for u in units],
+    )
+
+
+def kind_of(baseline: ResultSet, contender: ResultSet) -> kinds.Match | None:
+    """The contender card's kind among a pooled baseline's runs (kinds.py); None for a result
+    of one run, or too few shared benchmarks."""
+    units = row_units(baseline)
+    if units is None:
+        return None
+    return kinds.match(kinds.of_runs(baseline, units[0]), contender)
+
+
+def runs_of(result: ResultSet, runs: Sequence[int]) -> ResultSet | None:
+    """A pooled result cut down to the runs `runs` (indices into levels.RUNS_KEY): their
+    processes' rows, and only those runs in its context; None when that is all of them."""
+    units = row_units(result)
+    listed = result.context.get(levels.RUNS_KEY)
+    if units is None or not isinstance(listed, list) or len(set(runs)) == len(listed):
+        return None
+    keep = np.isin(units[0][result.processes], list(runs))
+    context = {**result.context, levels.RUNS_KEY: [listed[u] for u in sorted(set(runs))]}
+    return result.subset(keep, context)
+
+
+def runs_of_card(result: ResultSet, card: str | None) -> ResultSet | None:
+    """A pooled result cut down to its runs on `card` (the rows of their processes, and only
+    those runs listed in its context); None when it holds no run on that card, or only such
+    runs (nothing to cut)."""
+    units = row_units(result)
+    if card is None or units is None:
+        return None
+    mine = [u for u, c in enumerate(units[1]) if c == card]
+    return runs_of(result, mine) if mine else None
+
+
+# --- measuring the noise ----------------------------------------------------------------------
+#
+# Measuring each benchmark's noise from a result's values: between processes, within the run,
+# the harness's counter, its group's median; and, for a result pooled from several runs, the
+# spread between cards, hosts and within kinds of card.
+
+
+# A group's median guards its members only when there are enough of them to have a median.
+MIN_GROUP = 3
+# The counter is a 95 % interval's width; a standard deviation is that over 2 x 1.96.
+COUNTER_TO_SIGMA = 1.0 / (2.0 * NormalDist().inv_cdf(0.975))
+
+
+def measure(
+    result: ResultSet,
+    metric: Metric = TIME,
+    which: np.ndarray | None = None,
+    *,
+    pool: bool = True,
+) -> Noise:
+    """The noise of the benchmarks `which` (indices into result; default all with values)."""
+    if which is None:
+        which = np.flatnonzero(result.counts > 0)
+    which = np.asarray(which, dtype=np.int64)
+    names = tuple(result.names[k] for k in which.tolist())
+    column = result.metric_column(metric)
+    nan = np.full(len(which), np.nan)
+    if column is None or not len(which):
+        zeros = np.zeros(len(which))
+        return Noise(names, zeros, nan, nan.copy(), nan.copy(), nan.copy(), zeros, zeros)
+    values = column[0]
+    rows, owner = _rows(result.starts[which], result.counts[which])
+    own_values = values[rows]
+    processes = result.processes[rows]
+
+    median = _grouped_median(own_values, owner, len(which))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mad = _grouped_median(np.abs(own_values - median[owner]), owner, len(which))
+        counts = np.bincount(owner, minlength=len(which))
+        within = np.where(counts >= 3, MAD_TO_SIGMA * mad / median, np.nan)
+        between, process_count = _between(own_values, owner, processes, median, len(which))
+
+    counter = nan.copy()
+    if metric.key == TIME.key and NOISE_COUNTER in result.columns:
+        widths = result.columns[NOISE_COUNTER][rows]
+        good = np.isfinite(widths) & (widths >= 0)
+        if good.any():
+            counter = COUNTER_TO_SIGMA * _grouped_median(widths[good], owner[good], len(which))
+
+    own = np.nan_to_num(np.fmax(np.fmax(between, within), counter), nan=0.0)
+    group = _group_medians(names, own) if pool else nan.copy()
+    noise = np.fmax(own, group)
+    units = row_units(result)
+    if units is None:
+        return Noise(names, noise, between, within, counter, group, process_count, counts)
+    row_unit = units[0][processes]
+    grouped = kinds.of_runs(result, units[0])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        between, within, card, host, kind = _level_spreads(
+            own_values, owner, processes, row_unit, units, median, grouped.of_run
+        )
+    own = np.nan_to_num(np.fmax(np.fmax(between, within), counter), nan=0.0)
+    group = _group_medians(names, own) if pool else nan.copy()
+    noise = np.fmax(own, group)
+    if pool:  # siblings guard the wider levels too: two cards give each estimate one degree
+        card = np.where(np.isfinite(card), np.fmax(card, _group_medians(names, card)), np.nan)
+        host = np.where(np.isfinite(host), np.fmax(host, _group_medians(names, host)), np.nan)
+        kind = np.where(np.isfinite(kind), np.fmax(kind, _group_medians(names, kind)), np.nan)
+    _, unit_cards, unit_hosts = units
+    return Noise(
+        names,
+        noise,
+        between,
+        within,
+        counter,
+        group,
+        process_count,
+        counts,
+        card,
+        host,
+        len(set(unit_cards) - {None}),
+        len(set(unit_hosts) - {None}),
+        kind,
+        len(unit_hosts) - grouped.count + 1,
+    )
+
+
+def _level_spreads(
+    values: np.ndarray,
+    owner: np.ndarray,
+    processes: np.ndarray,
+    row_unit: np.ndarray,
+    units: tuple[np.ndarray, list[str | None], list[str | None]],
+    median: np.ndarray,
+    kind_of_unit: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per benchmark, relative to its median: the spread between processes of one run pooled
+    over the runs; the robust CV of the repetitions inside a run (the median over runs); the
+    spread between the cards of one host (of each card's mean run median, pooled over hosts);
+    between hosts (of each host's mean run median); between the runs of one kind of card
+    (kinds.py), pooled over kinds. NaN where the pooled result has no such pairs. Runs whose
+    context does not name their card (host) measure no card (host) spread: two of them may be
+    one card run twice, whose spread is the process level's."""
+    size = len(median)
+    _, cards, hosts = units
+    host_ids = _ids(hosts)
+    card_ids = _ids(
+        [(h, c) if h is not None and c is not None else None for h, c in zip(hosts, cards)]
+    )
+    stride = int(max(processes.max(initial=0), row_unit.max(initial=0), len(hosts))) + 1
+
+    def pooled_sd(cell_values: np.ndarray, cell_group: np.ndarray) -> np.ndarray:
+        """sqrt(pooled variance) of values around their group's mean, per benchmark; the
+        group id encodes the benchmark as group // stride."""
+        keys, inverse = np.unique(cell_group, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        count = np.bincount(inverse)
+        mean = np.bincount(inverse, weights=cell_values) / count
+        squares = np.bincount(inverse, weights=(cell_values - mean[inverse]) ** 2)
+        bench = keys // stride
+        dof = np.bincount(bench, weights=count - 1, minlength=size)
+        total = np.bincount(bench, weights=squares, minlength=size)
+        return np.where(dof > 0, np.sqrt(total / np.maximum(dof, 1)), np.nan)
+
+    # Per (benchmark, process): the process's median; its run; the run's host.
+    cell_keys, cell = np.unique(owner * stride + processes, return_inverse=True)
+    cell = cell.reshape(-1)
+    process_median = _grouped_median(values, cell, len(cell_keys))
+    cell_owner = cell_keys // stride
+    first_row = np.zeros(len(cell_keys), dtype=np.int64)
+    first_row[cell[::-1]] = np.arange(len(cell))[::-1]
+    cell_unit = row_unit[first_row]
+    between = pooled_sd(process_median, cell_owner * stride + cell_unit) / median
+
+    # Per (benchmark, run): the run's median over its rows.
+    run_keys, run_cell = np.unique(owner * stride + row_unit, return_inverse=True)
+    run_cell = run_cell.reshape(-1)
+    run_median = _grouped_median(values, run_cell, len(run_keys))
+    run_owner, run_unit = run_keys // stride, run_keys % stride
+    deviation = np.abs(values - run_median[run_cell])
+    run_cv = MAD_TO_SIGMA * _grouped_median(deviation, run_cell, len(run_keys)) / run_median
+    run_cv = np.where(np.bincount(run_cell, minlength=len(run_keys)) >= 3, run_cv, np.nan)
+    has_cv = np.isfinite(run_cv)
+    within = _grouped_median(run_cv[has_cv], run_owner[has_cv], size)
+
+    def means(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per (benchmark, id >= 0): the mean of its runs' medians; the benchmark; a run of it."""
+        known = ids[run_unit] >= 0
+        keys, cell = np.unique(
+            run_owner[known] * stride + ids[run_unit][known], return_inverse=True
+        )
+        cell = cell.reshape(-1)
+        mean = np.bincount(cell, weights=run_median[known]) / np.bincount(cell)
+        first = np.zeros(len(keys), dtype=np.int64)
+        first[cell[::-1]] = np.flatnonzero(known)[::-1]
+        return mean, keys // stride, run_unit[first]
+
+    card_mean, card_owner, card_unit = means(card_ids)
+    card = pooled_sd(card_mean, card_owner * stride + host_ids[card_unit]) / median
+    host_mean, host_owner, _ = means(host_ids)
+    host = pooled_sd(host_mean, host_owner * stride) / median
+    kind = pooled_sd(run_median, run_owner * stride + kind_of_unit[run_unit]) / median
+    return between, within, card, host, kind
+
+
+def _ids(names: Sequence[object]) -> np.ndarray:
+    """0, 1, ... per distinct name (in first-seen order); -1 for None."""
+    seen: dict[object, int] = {}
+    return np.array(
+        [-1 if n is None else seen.setdefault(n, len(seen)) for n in names], dtype=np.int64
+    )
+
+
+def between_processes(
+    result: ResultSet, metric: Metric, which: np.ndarray, values: np.ndarray | None = None
+) -> np.ndarray:
+    """Only the spread of per-process medians (0 where there is one process)."""
+    which = np.asarray(which, dtype=np.int64)
+    if not len(which):
+        return np.zeros(0)
+    if values is None:
+        column = result.metric_column(metric)
+        if column is None:
+            return np.zeros(len(which))
+        values = column[0]
+    rows, owner = _rows(result.starts[which], result.counts[which])
+    own_values = values[rows]
+    median = _grouped_median(own_values, owner, len(which))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        between, _ = _between(own_values, owner, result.processes[rows], median, len(which))
+    return np.where(np.isfinite(between), between, 0.0)
+
+
+def _rows(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The row numbers of benchmarks given by (start, count), and the benchmark (0..B-1) of
+    each row."""
+    owner = np.repeat(np.arange(len(counts)), counts)
+    offsets = np.cumsum(counts) - counts
+    rows = np.repeat(starts, counts) + (np.arange(int(counts.sum())) - np.repeat(offsets, counts))
+    return rows.astype(np.int64), owner
+
+
+def _grouped_median(values: np.ndarray, groups: np.ndarray, size: int) -> np.ndarray:
+    """The median of `values` per group (0..size-1); NaN for an empty group."""
+    out = np.full(size, np.nan)
+    if not len(values):
+        return out
+    order = np.lexsort((values, groups))
+    ordered = values[order]
+    counts = np.bincount(groups, minlength=size)
+    starts = np.cumsum(counts) - counts
+    has = counts > 0
+    low = starts + (counts - 1) // 2
+    high = starts + counts // 2
+    out[has] = (ordered[low[has]] + ordered[high[has]]) / 2.0
+    return out
+
+
+def _between(
+    values: np.ndarray, owner: np.ndarray, processes: np.ndarray, median: np.ndarray, size: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per benchmark: standard deviation of its per-process medians over its median (NaN with
+    one process), and its number of processes."""
+    pairs = owner.astype(np.int64) * (int(processes.max(initial=0)) + 1) + processes
+    keys, cell = np.unique(pairs, return_inverse=True)
+    cell = cell.reshape(-1)
+    cell_median = _grouped_median(values, cell, len(keys))
+    cell_owner = keys // (int(processes.max(initial=0)) + 1)
+    count = np.bincount(cell_owner, minlength=size)
+    mean = np.bincount(cell_owner, weights=cell_median, minlength=size) / np.maximum(count, 1)
+    squares = np.bincount(cell_owner, weights=(cell_median - mean[cell_owner]) ** 2, minlength=size)
+    sd = np.sqrt(squares / np.maximum(count - 1, 1))
+    return np.where(count >= 2, sd / median, np.nan), count
+
+
+def _group_medians(names: Sequence[str], own: np.ndarray) -> np.ndarray:
+    members: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        members.setdefault(group_of(name), []).append(i)
+    out = np.full(len(names), np.nan)
+    for indices in members.values():
+        if len(indices) >= MIN_GROUP:
+            out[indices] = float(np.median(own[indices]))
+    return out
+
+
+# --- the stored noise, noise.json -------------------------------------------------------------
+#
+# The stored noise, baselines/<slug>/noise.json: written by `baseline update`, read and checked
+# for compare; found beside a baseline's result.json.
+
+
+NOISE_FILE = "noise.json"
+# 2: each benchmark's spread per level (process, card, host); 1 (read still): process only.
+NOISE_SCHEMA = 2
+READABLE_SCHEMAS = (1, 2)
+
+
+def noise_document(
+    noise: Noise, context: Mapping[str, Any], *, keep: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """noise.json's content for a baseline result; `keep`: entries of benchmarks not measured
+    again (a partial update), kept as they were."""
+    card = noise.card if noise.card is not None else np.full(len(noise.names), np.nan)
+    host = noise.host if noise.host is not None else np.full(len(noise.names), np.nan)
+    kind = noise.kind if noise.kind is not None else np.full(len(noise.names), np.nan)
+    benchmarks: dict[str, Any] = {}
+    for i, name in enumerate(noise.names):
+        benchmarks[name] = {
+            "noise": _round(noise.noise[i]),
+            "between_processes": _round(noise.between[i]),
+            "within_run": _round(noise.within[i]),
+            "counter": _round(noise.counter[i]),
+            "group": _round(noise.group[i]),
+            "card": _round(card[i]),
+            "host": _round(host[i]),
+            "kind": _round(kind[i]),
+            "processes": int(noise.processes[i]),
+            "repetitions": int(noise.repetitions[i]),
+        }
+    benchmarks.update(keep or {})
+    return {
+        "schema_version": NOISE_SCHEMA,
+        "metric": TIME.key,
+        "commit": context.get("kernelwatch_git_commit"),
+        "updated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "cards": noise.cards,
+        "hosts": noise.hosts,
+        "kind_units": noise.kind_units,
+        "method": "noise (process level): largest of: standard deviation of per-process medians "
+        "/ median (pooled over the runs); robust CV of the repetitions; noise counter / 3.92; "
+        "median of its group. card: standard deviation of the cards' mean run medians within "
+        "one host; host: of the hosts' mean run medians; kind: of the run medians around their "
+        "kind of card's mean (kinds.py), pooled over kinds; each at least its group's median; "
+        "null where not measured or where the runs do not name their card or host "
+        "(docs/measurement.md)",
+        "benchmarks": dict(sorted(benchmarks.items())),
+    }
+
+
+def _round(value: float) -> float | None:
+    if not math.isfinite(value):
+        return None
+    return float(f"{value:.4g}")
+
+
+def read_noise_file(path: Path) -> dict[str, Any]:
+    """A noise.json, checked; one InputError line when it is not one."""
+    data = read_json(path)
+    entries = data.get("benchmarks") if isinstance(data, dict) else None
+    if (
+        not isinstance(data, dict)
+        or not isinstance(entries, dict)
+        or data.get("schema_version") not in READABLE_SCHEMAS
+    ):
+        raise InputError(f"{path}: not a kernelwatch noise file (schema {NOISE_SCHEMA})")
+    for name, entry in entries.items():
+        if not isinstance(entry, dict):
+            raise InputError(f"{path}: {name}: not an object")
+        for key in ("noise", "card", "host", "kind"):
+            value = entry.get(key)
+            if key != "noise" and value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise InputError(f"{path}: {name}: {key} must be a number")
+            if not (0 <= value < 10):
+                raise InputError(f"{path}: {name}: {key} {value} out of range")
+    return data
+
+
+def levels_from_file(data: Mapping[str, Any]) -> LevelNoise:
+    """The per-level spreads a checked noise file holds (schema 1: the process level only)."""
+    entries = data["benchmarks"]
+    names = tuple(entries)
+
+    def column(key: str) -> np.ndarray:
+        values = [entries[n].get(key) for n in names]
+        return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+
+    # A file that does not say how many processes its noise came from (written by hand, or by
+    # an older tool) is taken at its word: measured.
+    processes = np.array([entries[n].get("processes") or 0 for n in names])
+    measured = (processes != 1) | np.isfinite(column("between_processes"))
+    return LevelNoise(
+        names, column("noise"), measured, column("card"), column("host"), column("kind")
+    )
+
+
+def stored(path: Path, context: Mapping[str, Any]) -> tuple[LevelNoise | None, str | None]:
+    """The stored noise per benchmark from `path`, and a warning when it was not written with
+    the result whose context is given (then nothing is used)."""
+    data = read_noise_file(path)
+    commit, theirs = data.get("commit"), context.get("kernelwatch_git_commit")
+    if commit and theirs and commit != theirs:
+        return None, (
+            f"{path} was written for commit {str(commit)[:12]}, the baseline is "
+            f"{str(theirs)[:12]}: its noise is not used"
+        )
+    return levels_from_file(data), None
+
+
+def stored_beside(
+    baseline: Path, context: Mapping[str, Any], path: Path | None = None
+) -> tuple[LevelNoise | None, str | None]:
+    """The stored noise of a baseline (`path`, else the noise.json beside it), None when there
+    is none; and a warning when the file does not belong to that result."""
+    path = path or beside(baseline)
+    if path is None:
+        return None, None
+    found, warning = stored(path, context)
+    return (found if found is not None and found.names else None), warning
+
+
+def beside(result_path: Path) -> Path | None:
+    """The noise.json of a baseline: beside its result.json, or in the folder given."""
+    try:
+        folder = result_path if result_path.is_dir() else result_path.parent
+        candidate = folder / NOISE_FILE
+        return candidate if candidate.is_file() else None
+    except OSError:  # a folder that may not be searched: reading its result says so, in one line
+        return None

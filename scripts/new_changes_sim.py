@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from kernelwatch import changes, first_found
+from kernelwatch import changes
 from kernelwatch.results import resolve_metric
 
 ANALYSIS = changes.otava_analysis()
@@ -53,17 +53,17 @@ def main() -> None:
                 full = series([100.0] * step + [110.0] * 10, np.random.default_rng(seed), noise)
                 listed = {"new-since": 0, "WHEN alone": 0, "since 2 days": 0}
                 for n in range(1, total + 1):
-                    now = first_found.as_of(full, day(n - 1, "05"))
+                    now = changes.as_of(full, day(n - 1, "05"))
                     found = detect(now)
                     when = day(n - 1, "02")  # the workflow run is made before the night's run
 
                     def near(cs: list[changes.Change]) -> int:
                         return sum(1 for c in cs if abs(c.index - step) <= 3)
 
-                    listed["new-since"] += near(first_found.unseen(now, found, when, detect))
+                    listed["new-since"] += near(changes.unseen(now, found, when, detect))
                     position = {run.id: k for k, run in enumerate(now.runs)}
-                    before = detect(first_found.as_of(full, when))
-                    listed["WHEN alone"] += near(first_found.unmatched(found, before, position))
+                    before = detect(changes.as_of(full, when))
+                    listed["WHEN alone"] += near(changes.unmatched(found, before, position))
                     listed["since 2 days"] += near([c for c in found if c.index >= n - 3])
                 for way, times in listed.items():
                     counts[(noise, way, min(times, 3))] += 1

@@ -1,6 +1,6 @@
 """`kernelwatch history changes` and kernelwatch.changes: steps found at the right run with the
 right commit, run-to-run noise left alone, --since, --new-since (each change once, the night it
-is first found: kernelwatch.first_found), exit statuses, a missing Otava."""
+is first found: changes.unseen), exit statuses, a missing Otava."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import H100_CONTEXT, run_module
-from kernelwatch import changes, first_found, history
+from kernelwatch import changes, history
 
 pytest.importorskip("scipy", reason="scipy is not installed (the history extra)")
 
@@ -486,7 +486,7 @@ def stand_in(found: Mapping[int, Sequence[tuple[int, bool]]]) -> Callable[..., l
 
 def new_of(series: changes.Series, now: Sequence[tuple[int, bool]], found, k: int) -> list[int]:
     current = [a_change(series, i, r) for i, r in now]
-    return [c.index for c in first_found.unseen(series, current, nightly_of(k), stand_in(found))]
+    return [c.index for c in changes.unseen(series, current, nightly_of(k), stand_in(found))]
 
 
 def test_a_change_found_again_a_run_away_is_the_same_change() -> None:
@@ -513,7 +513,7 @@ def test_a_change_found_lost_and_found_again_is_one_change() -> None:
         return []
 
     current = [a_change(series, 7, True)]
-    assert first_found.unseen(series, current, nightly_of(8), detector) == current
+    assert changes.unseen(series, current, nightly_of(8), detector) == current
     assert asked == [8, 7]  # runs 0..7 and 0..6; runs 0..5 hold nothing at index 6 or later
 
 
@@ -521,7 +521,7 @@ def test_the_history_as_it_was_is_what_was_ingested_by_then() -> None:
     # Run 2 was measured on night 2 but ingested only on night 5 (a late upload).
     times = [f"2026-03-{d:02d}T05:00:00+00:00" for d in (1, 2, 6, 4, 5)]
     series = a_series(5, times)
-    past = first_found.as_of(series, nightly_of(4))  # created on 03-05 03:00
+    past = changes.as_of(series, nightly_of(4))  # created on 03-05 03:00
     assert [run.id for run in past.runs] == [1, 2, 4]
     assert past.values.tolist() == [0, 1, 2, 3, 6, 7] and past.offsets.tolist() == [0, 2, 4, 6]
-    assert len(first_found.as_of(series, "2026-01-01T00:00:00+00:00").runs) == 0
+    assert len(changes.as_of(series, "2026-01-01T00:00:00+00:00").runs) == 0

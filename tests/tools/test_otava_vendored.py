@@ -129,7 +129,7 @@ if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
 
 
 def test_windows_kept_between_states_change_nothing() -> None:
-    """`windows` (what first_found's earlier states of a series reuse): the same change points
+    """`windows` (what changes.unseen's earlier states of a series reuse): the same change points
     as without, for the series and its states without the last runs, in any order."""
     pytest.importorskip("scipy", reason="scipy is not installed (the history extra)")
     from kernelwatch._vendor.otava import analysis

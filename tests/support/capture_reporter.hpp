@@ -4,6 +4,7 @@
 // Benchmark 1.7 (error_occurred/error_message) and 1.8 (skipped/skip_message).
 
 #include <kernelwatch/detail/kept_set_ups.hpp>
+#include <kernelwatch/detail/sampling_tools.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -48,6 +49,7 @@ inline std::vector<benchmark::BenchmarkReporter::Run> run_benchmarks(const std::
   capture_reporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter, filter);
   kernelwatch::detail::drop_kept_set_ups();  // as kernelwatch's main does: no set-up outlives its run
+  kernelwatch::detail::drop_sampling_tools();
   return reporter.runs();
 }
 

@@ -1,8 +1,8 @@
 #include <kernelwatch/cuda_event.hpp>
 #include <kernelwatch/detail/adaptive_sampler.hpp>
-#include <kernelwatch/detail/blocking_kernel.hpp>
 #include <kernelwatch/detail/gpu_clock.hpp>
 #include <kernelwatch/detail/nvml.hpp>
+#include <kernelwatch/detail/sampling_tools.hpp>
 #include <kernelwatch/detail/watchdog.hpp>
 #include <kernelwatch/device_info.hpp>
 
@@ -32,63 +32,60 @@ struct batch {
 
 class sampler {
  public:
-  sampler(const std::function<void(cudaStream_t)>& launch, cudaStream_t stream,
-          l2_flusher* flusher, bool inject, bool hold)
+  sampler(const std::function<void(cudaStream_t)>& launch, sampling_tools& tools, bool flush,
+          bool inject, bool hold)
       : launch_(launch),
-        stream_(stream),
-        flusher_(flusher),
-        inject_(inject),
-        probe_(current_device_info().sm_count) {
-    if (hold) {
-      blocker_.emplace();
-      if (inject_) {
-        launch_spin(stream_, 0);  // loaded before any hold (blocking_kernel.hpp says why)
-      }
+        tools_(tools),
+        stream_(tools.stream()),
+        flusher_(flush ? &tools.flusher() : nullptr),
+        blocker_(hold ? &tools.blocker() : nullptr),
+        inject_(inject) {
+    if (blocker_ != nullptr && inject_) {
+      launch_spin(stream_, 0);  // loaded before any hold (blocking_kernel.hpp says why)
     }
   }
 
   // spin_cycles < 0: no spin kernel at all (the kernel's own time, for the calibration).
   batch run(std::size_t count, long long spin_cycles) {
-    while (events_.size() < 2 * count) {
-      events_.emplace_back();
-    }
-    probe_.record(stream_, true);
+    std::vector<cuda_event>& events = tools_.events(2 * count);
+    clock_probe& probe = tools_.probe();
+    probe.record(stream_, true);
     for (std::size_t i = 0; i < count; ++i) {
       if (flusher_ != nullptr) {
         flusher_->flush(stream_);
       }
-      if (blocker_) {
+      if (blocker_ != nullptr) {
         blocker_->hold(stream_);  // released once the sample is enqueued: see blocking_kernel.hpp
       }
       try {
-        events_[2 * i].record(stream_);
+        events[2 * i].record(stream_);
         launch_(stream_);
         if (inject_ && spin_cycles >= 0) {
           launch_spin(stream_, spin_cycles);
         }
-        events_[2 * i + 1].record(stream_);
+        events[2 * i + 1].record(stream_);
       } catch (...) {
-        if (blocker_) {
+        if (blocker_ != nullptr) {
           blocker_->release();
         }
         throw;
       }
-      if (blocker_) {
+      if (blocker_ != nullptr) {
         blocker_->release();
       }
     }
-    probe_.record(stream_, false);
+    probe.record(stream_, false);
     KW_CUDA_CHECK(cudaStreamSynchronize(stream_));
     // The hang watchdog's progress: once per batch (about 2 ms of GPU work), a relaxed store.
     process_progress().tick();
-    if (blocker_) {
+    if (blocker_ != nullptr) {
       blocker_->check();
     }
-    batch result{{}, probe_.read()};
+    batch result{{}, probe.read()};
     gpu_seconds_ += result.clock.elapsed_ns * 1e-9;
     ++batches_;
     for (std::size_t i = 0; i < count; ++i) {
-      result.seconds.push_back(elapsed_seconds(events_[2 * i], events_[2 * i + 1]));
+      result.seconds.push_back(elapsed_seconds(events[2 * i], events[2 * i + 1]));
     }
     return result;
   }
@@ -98,12 +95,11 @@ class sampler {
 
  private:
   const std::function<void(cudaStream_t)>& launch_;
+  sampling_tools& tools_;
   cudaStream_t stream_;
   l2_flusher* flusher_;
+  blocking_kernel* blocker_;
   bool inject_;
-  clock_probe probe_;
-  std::optional<blocking_kernel> blocker_;
-  std::vector<cuda_event> events_;
   double gpu_seconds_ = 0.0;
   std::size_t batches_ = 0;
 };
@@ -132,11 +128,9 @@ bool slowed_down(const clock_probe::reading& clock, double threshold) {
 }  // namespace
 
 sampling_outcome sample_adaptively(const std::function<void(cudaStream_t)>& launch,
-                                   cudaStream_t stream, l2_flusher* flusher,
-                                   const sampling_plan& plan) {
+                                   sampling_tools& tools, bool flush, const sampling_plan& plan) {
   const sampling_options& options = plan.options;
-  sampler sample(launch, stream, flusher, plan.injected_fraction.has_value(),
-                 plan.blocking_kernel);
+  sampler sample(launch, tools, flush, plan.injected_fraction.has_value(), plan.blocking_kernel);
   const auto started = wall_clock::now();
   const auto budget = std::chrono::duration<double>(options.max_time);
   const auto deadline = started + std::chrono::duration_cast<wall_clock::duration>(budget);

@@ -3,6 +3,7 @@
 #include <kernelwatch/detail/copy_ceiling.hpp>
 #include <kernelwatch/detail/fingerprint.hpp>
 #include <kernelwatch/detail/kept_set_ups.hpp>
+#include <kernelwatch/detail/sampling_tools.hpp>
 #include <kernelwatch/detail/main.hpp>
 #include <kernelwatch/detail/other_gpus_monitor.hpp>
 #include <kernelwatch/detail/run_options.hpp>
@@ -103,6 +104,7 @@ int benchmark_main(int argc, char** argv) {
     }
     benchmark::RunSpecifiedBenchmarks();
     drop_kept_set_ups();  // every set_up_once object, while CUDA is up
+    drop_sampling_tools();
     timeline_mark("benchmarks_done");  // the results are written
   }
   benchmark::Shutdown();

@@ -1,11 +1,10 @@
-#include <kernelwatch/cuda_stream.hpp>
 #include <kernelwatch/detail/adaptive_sampler.hpp>
 #include <kernelwatch/detail/copy_ceiling.hpp>
 #include <kernelwatch/detail/instance.hpp>
 #include <kernelwatch/detail/kernel_record.hpp>
-#include <kernelwatch/detail/l2_flush.hpp>
 #include <kernelwatch/detail/other_gpus_monitor.hpp>
 #include <kernelwatch/detail/run_options.hpp>
+#include <kernelwatch/detail/sampling_tools.hpp>
 #include <kernelwatch/detail/timeline.hpp>
 #include <kernelwatch/detail/watchdog.hpp>
 #include <kernelwatch/device_info.hpp>
@@ -46,11 +45,9 @@ void measurement::run(const launch_function& launch) {
   // Setup (fills, copies, memsets) may still be running on other streams; the harness's own
   // stream is non-blocking and would not wait for it.
   KW_CUDA_CHECK(cudaDeviceSynchronize());
-  cuda_stream stream;
-  std::optional<detail::l2_flusher> flusher;
-  if (cache_.value_or(detail::current_run_options().cache) == cache_mode::cold) {
-    flusher.emplace();
-  }
+  detail::sampling_tools& tools = detail::thread_sampling_tools();  // sampling_tools.hpp
+  const cudaStream_t stream = tools.stream();
+  const bool cold = cache_.value_or(detail::current_run_options().cache) == cache_mode::cold;
 
   detail::benchmark_progress& progress = detail::process_progress();  // watchdog.hpp
 
@@ -63,8 +60,8 @@ void measurement::run(const launch_function& launch) {
   // warm-ups were 14 s of the transfers' 90 s on an H100, GPU-fbb49afb).
   const bool first = instance.empty() || !detail::instance_prepared(instance);
   if (first) {
-    launch_checked(launch, stream.get());
-    stream.synchronize();
+    launch_checked(launch, stream);
+    KW_CUDA_CHECK(cudaStreamSynchronize(stream));
     progress.tick();
     if (verify_) {
       const check_result result = verify_();
@@ -78,9 +75,9 @@ void measurement::run(const launch_function& launch) {
   detail::timeline_mark("verified", instance);
   const int warmups = first ? warmup_launches_ : std::min(warmup_launches_, 1);
   for (int i = 0; i < warmups; ++i) {
-    launch_checked(launch, stream.get());
+    launch_checked(launch, stream);
   }
-  stream.synchronize();
+  KW_CUDA_CHECK(cudaStreamSynchronize(stream));
   progress.tick();
   if (!instance.empty()) {
     detail::mark_instance_prepared(instance);
@@ -115,7 +112,7 @@ void measurement::run(const launch_function& launch) {
   }
   for (auto _ : state_) {
     const detail::sampling_outcome outcome =
-        detail::sample_adaptively(checked, stream.get(), flusher ? &*flusher : nullptr, plan);
+        detail::sample_adaptively(checked, tools, cold, plan);
     state_.SetIterationTime(outcome.summary.median);
     progress.tick();
     gpu_seconds += outcome.summary.median;

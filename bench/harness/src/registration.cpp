@@ -3,6 +3,7 @@
 #include <kernelwatch/detail/instance.hpp>
 #include <kernelwatch/detail/main.hpp>
 #include <kernelwatch/detail/run_options.hpp>
+#include <kernelwatch/detail/sampling_tools.hpp>
 #include <kernelwatch/detail/timeline.hpp>
 #include <kernelwatch/detail/watchdog.hpp>
 #include <kernelwatch/registration.hpp>
@@ -49,8 +50,10 @@ class gpu_benchmark_family final : public benchmark::internal::Benchmark {
                      detail::current_instance().c_str(), error.what());
         std::exit(detail::exit_code_context_lost);
       }
+      detail::drop_sampling_tools();  // a hold may have timed out: the next benchmark's are new
       state.SkipWithError(error.what());
     } catch (const std::exception& error) {
+      detail::drop_sampling_tools();
       state.SkipWithError(error.what());
     }
   }

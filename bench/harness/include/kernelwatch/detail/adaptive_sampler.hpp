@@ -3,9 +3,9 @@
 // the median's confidence interval is narrow enough or the time budget is spent; batches run
 // while the GPU was slowed down by power or heat are set aside.
 
-#include <kernelwatch/detail/l2_flush.hpp>
 #include <kernelwatch/detail/run_options.hpp>
 #include <kernelwatch/detail/sample_statistics.hpp>
+#include <kernelwatch/detail/sampling_tools.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -34,12 +34,12 @@ struct sampling_outcome {
   sample_summary summary;
 };
 
-/// Samples `launch` (one launch, already checked for launch errors) on `stream`; `flusher`,
-/// when given, evicts L2 before every sample, outside the timed region; with
-/// plan.blocking_kernel, a blocking_kernel holds the stream from after the flush until the
+/// Samples `launch` (one launch, already checked for launch errors) on the tools' stream; with
+/// `flush`, the tools' flusher evicts L2 before every sample, outside the timed region; with
+/// plan.blocking_kernel, their blocking_kernel holds the stream from after the flush until the
 /// sample's stop event is enqueued.
 [[nodiscard]] sampling_outcome sample_adaptively(const std::function<void(cudaStream_t)>& launch,
-                                                 cudaStream_t stream, l2_flusher* flusher,
+                                                 sampling_tools& tools, bool flush,
                                                  const sampling_plan& plan);
 
 }  // namespace kernelwatch::detail

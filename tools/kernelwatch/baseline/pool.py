@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import levels
+from kernelwatch.baseline.against import ran_a_part
 from kernelwatch.baseline.rows import row_identity
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_document
@@ -92,5 +93,8 @@ def pool(runs: Sequence[tuple[str, Any]], warnings: list[str] | None = None) -> 
             f"the runs were built from {len(commits)} commits ({', '.join(c[:12] for c in commits)}): "
             "pool only runs whose benchmarks and harness did not change between them"
         )
-    context = {**first_context, levels.RUNS_KEY: listed}
+    # The pooled context is a whole run's: a GPU that left the host-bound benchmarks to another
+    # (run --gpus) is pooled beside it, and the pool holds them.
+    whole = next((c for _, d in runs if not ran_a_part(c := d.get("context") or {})), first_context)
+    context = {**whole, levels.RUNS_KEY: listed}
     return {"context": context, "benchmarks": pooled_rows}

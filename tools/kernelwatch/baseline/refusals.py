@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import levels
+from kernelwatch import hostbound, levels
 from kernelwatch.baseline.against import ran_a_part
 from kernelwatch.baseline.rows import groups
 from kernelwatch.environment import MEASURING_KEYS
@@ -80,19 +80,30 @@ def failed_processes(runs: Sequence[tuple[str, Any]]) -> None:
 
 def partial_runs(runs: Sequence[tuple[str, Any]]) -> None:
     """A run of a part of the suite (run --filter, --shard) taken as a whole would drop every
-    other benchmark of the baseline."""
-    for label, document in runs:
-        context = document.get("context") if isinstance(document, dict) else None
-        if isinstance(context, dict) and ran_a_part(context):
-            if context.get("kernelwatch_filter"):
-                part = f"run --filter {context['kernelwatch_filter']!r}"
-                instead = "update with --filter REGEX to replace only its benchmarks"
-            else:
-                part = f"shard {context.get('kernelwatch_shard')}"
-                instead = (
-                    "merge the shards first (kernelwatch merge), or update with --filter REGEX"
-                )
-            raise InputError(f"{label}: ran a part of the suite ({part}); {instead}")
+    other benchmark of the baseline. A GPU of `run --gpus` that left the host-bound benchmarks
+    to another GPU of its host is pooled beside a run that measured them."""
+    contexts = [(label, _context(document)) for label, document in runs]
+    whole = any(not ran_a_part(context) for _, context in contexts)
+    for label, context in contexts:
+        if not ran_a_part(context):
+            continue
+        if context.get("kernelwatch_filter"):
+            part = f"run --filter {context['kernelwatch_filter']!r}"
+            instead = "update with --filter REGEX to replace only its benchmarks"
+        elif context.get("kernelwatch_shard"):
+            part = f"shard {context.get('kernelwatch_shard')}"
+            instead = "merge the shards first (kernelwatch merge), or update with --filter REGEX"
+        elif whole:
+            continue  # its host-bound benchmarks come from the runs that measured them
+        else:
+            part = f"the host-bound benchmarks left to {context[hostbound.ON_KEY]}"
+            instead = "pool it with a run that measured them, or update with --filter REGEX"
+        raise InputError(f"{label}: ran a part of the suite ({part}); {instead}")
+
+
+def _context(document: Any) -> Mapping[str, Any]:
+    context = document.get("context") if isinstance(document, dict) else None
+    return context if isinstance(context, dict) else {}
 
 
 SHOWN_DROPPED = 3

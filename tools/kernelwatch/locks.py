@@ -5,14 +5,17 @@ Two kinds, both fcntl.flock on files in one folder (KERNELWATCH_LOCK_DIR, defaul
 
 * One GPU: whoever measures on a GPU holds gpu-<UUID>.lock, so two kernelwatch commands never
   measure on the same card at once (`ab` builds the next commit meanwhile).
-* The host: a benchmark process that measures the GPU, or a build, holds the host lock shared;
-  a host-bound benchmark (transfers: the host's memory, PCIe and the driver decide its figure)
-  holds it exclusive, so it measures while nothing else of kernelwatch runs on the host: no
-  other GPU's benchmarks, no build. Two GPUs of an H200 host running the suite at once showed
-  pageable copies 40-67% slower than the one-GPU baseline (issue 15).
+* The host: a build holds host.lock shared; a host-bound benchmark (transfers: the host's
+  memory, PCIe and the driver decide its figure) holds it exclusive, so it measures while no
+  build and no other host-bound benchmark runs on the host. Two GPUs of an H200 host running
+  the whole suite at once showed pageable copies 40-67% slower than the one-GPU baseline
+  (issue 15). Other GPUs' GPU-bound benchmark processes take no host lock and measure beside
+  it: waiting for it left GPU 1 of a two-GPU H100 host idle for half its run (GPU-28cc5c97,
+  measured in 131 s for 60 s of benchmarks), and `run --gpus all` took 0.58x the two GPUs one
+  after the other.
 
 A waiting exclusive holder takes a turnstile first, which new shared holders must pass, so a
-steady stream of other GPUs' benchmarks cannot keep a host-bound one waiting for ever.
+steady stream of builds cannot keep a host-bound benchmark waiting for ever.
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ def gpu_lock(uuid: str, waiting: Waiting | None = None) -> contextlib.AbstractCo
 
 @contextlib.contextmanager
 def host_shared(waiting: Waiting | None = None) -> Iterator[None]:
-    """Held by a GPU benchmark process or a build: excludes host-bound measurements."""
+    """Held by a build: excludes host-bound measurements."""
     with _flock("turnstile.lock", fcntl.LOCK_EX, waiting, "waiting for a host-bound benchmark"):
         pass
     with _flock("host.lock", fcntl.LOCK_SH, waiting, "waiting for a host-bound benchmark"):
@@ -90,8 +93,9 @@ def host_shared(waiting: Waiting | None = None) -> Iterator[None]:
 
 @contextlib.contextmanager
 def host_exclusive(waiting: Waiting | None = None) -> Iterator[None]:
-    """Held by a host-bound benchmark process: nothing else of kernelwatch runs on the host."""
-    why = "host-bound benchmarks wait for the other GPUs' benchmarks and builds"
+    """Held by a host-bound benchmark process: no build and no other host-bound benchmark of
+    kernelwatch runs on the host meanwhile."""
+    why = "host-bound benchmarks wait for builds and each other"
     with _flock("turnstile.lock", fcntl.LOCK_EX, waiting, why):
         with _flock("host.lock", fcntl.LOCK_EX, waiting, why):
             yield

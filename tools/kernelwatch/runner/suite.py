@@ -152,15 +152,19 @@ class _Processes:
                 done += len(job.names)
 
     def _run_process(self, index: int, job: Job, command: list[str], out: Path) -> None:
-        """One process of one job's binary, under the host lock (exclusive for a serial job)."""
+        """One process of one job's binary; a serial (host-bound) job's under the host lock,
+        exclusive (locks.py: the others take none)."""
         # The first process of each binary records its kernels (the others would write the same).
         record = self.tmp / f"{index:03d}.kernels" if not self.runs[index] else None
         env = None
         if record is not None and self.settings.record_kernels:
             env = dict(os.environ, **{kernels.ENV: str(record)})
-        host = locks.host_exclusive if job.serial else locks.host_shared
         try:
-            with host(_waiting(self.progress, self.prefix)):
+            with (
+                locks.host_exclusive(_waiting(self.progress, self.prefix))
+                if job.serial
+                else contextlib.nullcontext()
+            ):
                 self.runs[index].append(
                     run_one(job.binary, command, out, self.settings, self.progress, env)
                 )

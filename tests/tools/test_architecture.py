@@ -15,12 +15,6 @@ COMMANDS = "kernelwatch.commands"
 SHARED_IN_COMMANDS = {f"{COMMANDS}._options", f"{COMMANDS}._parsers"}
 MAP = REPO / "docs" / "architecture.md"
 ARROW = "─►"
-# Imports that still point up a row, each with the step that removes it. Explanation (explain,
-# a workflow) rides on the core's Report and is shown by the views: issue 33 moves it down.
-KNOWN_UPWARD = {
-    "kernelwatch.compare.verdicts -> kernelwatch.explain",
-    "kernelwatch.render.cells -> kernelwatch.explain",
-}
 
 
 def _modules() -> dict[str, Path]:
@@ -155,7 +149,7 @@ def test_every_module_sits_in_a_row_of_the_map() -> None:
 
 def test_no_import_points_up_a_row() -> None:
     _, row_of = _rows(MAP.read_text(encoding="utf-8"))
-    assert _upward(_modules(), row_of) == KNOWN_UPWARD
+    assert _upward(_modules(), row_of) == set()
 
 
 def test_the_row_check_catches_a_planted_upward_import(tmp_path: Path) -> None:

@@ -9,17 +9,15 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
 from kernelwatch import stats
 from kernelwatch.config import ThresholdRule
 from kernelwatch.errors import InputError
+from kernelwatch.explanation import Explanation
 from kernelwatch.results import Metric, ResultSet
-
-if TYPE_CHECKING:
-    from kernelwatch.explain import Explanation
 
 
 class Verdict(enum.StrEnum):
@@ -206,7 +204,7 @@ class Report:
     comparisons: tuple[Comparison, ...]  # worst first
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    # Why benchmarks changed, by name (explain.py): set after the comparison, never by it.
+    # Why benchmarks changed, by name (explanation.py; explain.py fills them): set after the comparison, never by it.
     explanations: Mapping[str, Explanation] = field(default_factory=dict)
 
     def counts(self) -> dict[Verdict, int]:

@@ -286,7 +286,7 @@ REFUSED = {
         "has only aggregates (mean/median), no repetitions",
     ),
     "invalid JSON": (lambda: '{"benchmarks": [', "invalid JSON"),
-    "a process crashed": (  # what run keeps of a run whose process crashed (partial.py)
+    "a process crashed": (  # what run keeps of a run whose process crashed (completeness.keep_partial)
         lambda: document(
             suite(),
             context=context(

@@ -15,7 +15,7 @@ from typing import Any
 
 from kernelwatch import anchor as anchors
 from kernelwatch import baseline as baselines
-from kernelwatch import gpus, hostbound, inbuild, noise, partial, reruns, runner, suite, verdict
+from kernelwatch import completeness, gpus, hostbound, noise, reruns, runner, suite, verdict
 from kernelwatch import shard as shards
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
@@ -216,8 +216,8 @@ def run(command: RunCommand) -> int:
         "kernelwatch_filter": command.filter or "",
         **({SHARD_KEY: str(shard), shards.PLAN_KEY: plan} if shard else {}),
         # Every benchmark the binaries list runs: one the baseline has that this result lacks
-        # is not in this build (removed or renamed), not failing (inbuild.py).
-        **inbuild.whole_build(command.filter, shard, command.bench),
+        # is not in this build (removed or renamed), not failing (completeness.py).
+        **completeness.whole_build(command.filter, shard, command.bench),
     }
     if chosen_gpus is None:
         try:
@@ -225,7 +225,7 @@ def run(command: RunCommand) -> int:
                 jobs, settings, progress=progress, context=context, keep_going=True
             )
         except runner.IncompleteRun as exc:
-            partial.keep(exc, lambda slug: command.out or default_out(slug), progress)
+            completeness.keep_partial(exc, lambda slug: command.out or default_out(slug), progress)
             raise
         return _finish(command, jobs, settings, result, command.out, progress, command.outputs)
 
@@ -243,7 +243,7 @@ def run(command: RunCommand) -> int:
         if isinstance(outcome, InputError):
             kept = None
             if isinstance(outcome, runner.IncompleteRun):
-                kept = partial.keep(outcome, out_for, progress)
+                kept = completeness.keep_partial(outcome, out_for, progress)
             print(f"kernelwatch: {gpu.label}: {outcome.prefix}{outcome}", file=sys.stderr)
             statuses.append((gpu, outcome.exit_status, str(kept or "no result")))
             continue

@@ -55,7 +55,7 @@ def compare(
     """Verdicts for every benchmark. `stored_noise`: the baseline's noise per benchmark and
     level as `baseline update` kept it (noise.json), used for the time metric instead of
     computing it from the baseline's values. `removed`: the baseline's benchmarks that the
-    contender's build does not register (inbuild.py): MISSING there without failing."""
+    contender's build does not register (completeness.py): MISSING there without failing."""
     warnings, notes = check_environment(
         baseline.context, contender.context, settings.allow_gpu_mismatch, metric.key
     )

@@ -137,7 +137,7 @@ class Comparison(NamedTuple):
     sensitivity: float | None = None
     host_bound: bool = False
     label: str | None = None  # Google Benchmark's `label` of the benchmark (contender's first)
-    # A process that was to measure it crashed, hung or lost the GPU (crashes.py; the reason
+    # A process that was to measure it crashed, hung or lost the GPU (completeness.py; the reason
     # says on which side and in which run): an ERROR row of its own, or a kept verdict.
     crashed: bool = False
     # Judged from each side's summary (mean, relative standard deviation, sample count: nvbench

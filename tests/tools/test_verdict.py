@@ -128,7 +128,7 @@ def test_every_command_gives_the_same_pair_the_same_verdicts(
     saved = json.loads(CARD.read_text())
 
     def measured(jobs: Any, settings: Any, **how: Any) -> runner.SuiteRun:
-        # As run_suite merges: the caller's context keys win (runner/suite.py, _run_context).
+        # As run_suite merges: the caller's context keys win (runner/interleaving.py, _run_context).
         context = {**saved["context"], **(how.get("context") or {})}
         return runner.SuiteRun({**saved, "context": context})
 

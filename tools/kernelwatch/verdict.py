@@ -6,7 +6,7 @@ comparison; the re-runs that confirm its regressions.
 `run`, `report` and `compare` judge a result against its baseline through here (judge_result),
 so the page and a comparison of the saved files show exactly the verdicts `run` gives
 (docs/report.md); `ab` judges B against A's runs with the same comparison (judge), and
-`history changes` resolves its settings here (suite_config, decide), as they all do.
+`history changes` resolves its settings here (suite_config, resolve_decision), as they all do.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class Decision:
     rules: tuple[ThresholdRule, ...]
 
 
-def decide(given: Given, config: Config, defaults: Settings = Settings()) -> Decision:
+def resolve_decision(given: Given, config: Config, defaults: Settings = Settings()) -> Decision:
     """Command line over config file over `defaults`."""
 
     def pick(cli: Any, file: Any, default: Any) -> Any:
@@ -129,7 +129,7 @@ def settings(
     given: Given, config: Config, gates: Gates = Gates(), defaults: Settings = Settings()
 ) -> Settings:
     """Compare's settings: command line over config file over `defaults`."""
-    decision = decide(given, config, defaults)
+    decision = resolve_decision(given, config, defaults)
     return Settings(
         alpha=decision.alpha,
         threshold=decision.threshold,

@@ -307,7 +307,7 @@ CHANGES_DEFAULTS = Settings(
 
 def changes_main(args: argparse.Namespace) -> int:
     # The options, the suite's config and their precedence as compare reads them.
-    decision = verdict.decide(
+    decision = verdict.resolve_decision(
         verdict.Given(args.threshold, args.alpha),
         verdict.suite_config(args.config),
         defaults=CHANGES_DEFAULTS,

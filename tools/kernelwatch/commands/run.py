@@ -15,7 +15,8 @@ from typing import Any
 
 from kernelwatch import anchor as anchors
 from kernelwatch import baseline as baselines
-from kernelwatch import completeness, gpus, hostbound, noise, reruns, runner, suite, verdict
+from kernelwatch import completeness, gpus, hostbound, noise, reruns, runner, verdict
+from kernelwatch.binaries import find_binaries, planning_documents, usable_binaries
 from kernelwatch import shard as shards
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
@@ -196,11 +197,11 @@ def run(command: RunCommand) -> int:
 
     progress = runner.Progress(enabled=None if not settings.verbose else False)
     if chosen_gpus:
-        binaries = suite.find_binaries(command.build_dir, command.bench)
+        binaries = find_binaries(command.build_dir, command.bench)
     else:
-        binaries = suite.usable_binaries(command.build_dir, command.bench, settings.extra_args)
+        binaries = usable_binaries(command.build_dir, command.bench, settings.extra_args)
     if not binaries:
-        suite.usable_binaries(command.build_dir, command.bench, settings.extra_args)  # says why
+        usable_binaries(command.build_dir, command.bench, settings.extra_args)  # says why
     planned = runner.plan(binaries, command.filter, settings.extra_args)
     plan = shards.plan_key((n for job in planned for n in job.names), shard.count) if shard else ""
     jobs = schedule(
@@ -292,7 +293,7 @@ def schedule(
     names = [name for job in jobs for name in job.names]
     documents: list[Any] = []
     if shard or several or command.config.serial:
-        documents = suite.planning_documents(command.baseline, command.root)
+        documents = planning_documents(command.baseline, command.root)
     if shard:
         chosen = shards.select(names, shard, shards.durations(documents))
         if not chosen:

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import gpus, hostbound, runner, selftest, suite, verdict
-from kernelwatch.selftest import render as views
+from kernelwatch import gpus, hostbound, runner, selftest, verdict
+from kernelwatch.binaries import find_binaries, usable_binaries
+from kernelwatch.selftest import views
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.compare import Settings
@@ -314,9 +315,9 @@ def _measure_gpus(
     benchmarks one GPU at a time, as `run --gpus` measures them."""
     chosen = gpus.select(gpus.discover(), which)
     out = Path(command.out) if command.out else Path("results") / f"selftest-{runner.timestamp()}"
-    if not suite.find_binaries(command.build_dir, command.bench):
+    if not find_binaries(command.build_dir, command.bench):
         extra_args = command.run.settings().extra_args
-        suite.usable_binaries(command.build_dir, command.bench, extra_args)  # says why
+        usable_binaries(command.build_dir, command.bench, extra_args)  # says why
     progress = runner.Progress(enabled=False)
     several = len(chosen) > 1
 
@@ -357,9 +358,9 @@ def _measure(
         raise InputError(f"--out {out}: is a file; name a folder")
     settings = command.run.settings()
     binaries = (
-        suite.find_binaries(command.build_dir, command.bench)
+        find_binaries(command.build_dir, command.bench)
         if gpu
-        else suite.usable_binaries(command.build_dir, command.bench, settings.extra_args)
+        else usable_binaries(command.build_dir, command.bench, settings.extra_args)
     )
     jobs = runner.plan(binaries, command.run.filter, settings.extra_args)
     plain = [j.binary for j in jobs if not j.harness]

@@ -21,7 +21,7 @@ from kernelwatch.compare.decision import (
     too_few_reason,
 )
 from kernelwatch.compare import summaries as summary_rows
-from kernelwatch.compare.reference import Against, judged_against, sensitivity_of, spread_at_level
+from kernelwatch.compare.reference import Reference, judged_against, sensitivity_of, spread_at_level
 from kernelwatch.compare.sides import (
     LEAVE_OUT,
     Measured,
@@ -30,7 +30,7 @@ from kernelwatch.compare.sides import (
     presence_notes,
     process_counts,
 )
-from kernelwatch.compare.verdicts import (
+from kernelwatch.compare.outcome import (
     SEVERITY,
     Comparison,
     Report,
@@ -112,7 +112,7 @@ def compare(
 
 
 def _measured_verdicts(
-    against: Against,
+    against: Reference,
     contender: ResultSet,
     measured: Measured,
     metric: Metric,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernelwatch.compare.verdicts import Comparison, Settings, Verdict
+from kernelwatch.compare.outcome import Comparison, Settings, Verdict
 from kernelwatch.errors import InputError
 from kernelwatch.results import Metric, ResultSet
 

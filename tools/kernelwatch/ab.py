@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from kernelwatch import completeness, locks, runner, tool, verdict
+from kernelwatch import completeness, defaults, locks, runner, tool, verdict
 from kernelwatch.compare import Report
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_atomic, write_json_atomic
@@ -29,8 +29,8 @@ from kernelwatch.loading import from_documents, load_all
 WORKTREES = Path(".kernelwatch") / "worktrees"
 BUILD_FOLDER = "build"
 BUILD_LOG = "kernelwatch-build.log"
-DEFAULT_ROUNDS = 3
-DEFAULT_REPETITIONS = 4
+DEFAULT_ROUNDS = defaults.AB_ROUNDS
+DEFAULT_REPETITIONS = defaults.AB_REPETITIONS
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}")
 

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import kernels, names, ncu, sass
+from kernelwatch import defaults, kernels, names, ncu, sass
 from kernelwatch.compare import SLOWDOWNS, Report, Verdict
 from kernelwatch.errors import InputError
 from kernelwatch.explanation import Change, Explanation, KernelChange, Moved, SassDiff
 from kernelwatch.files import write_json_atomic
 
-DEFAULT_BUDGET = 300.0  # seconds of ncu per command: about 10 s per benchmark and side on an H200
+DEFAULT_BUDGET = defaults.EXPLAIN_BUDGET  # seconds of ncu per command
 EXPLANATIONS_FILE = "explanations.json"
 
 

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kernelwatch import stats
+from kernelwatch import defaults, stats
 from kernelwatch.config import ThresholdRule
 from kernelwatch.errors import InputError
 from kernelwatch.explanation import Explanation
@@ -62,13 +62,10 @@ def worded_for(verdict: Verdict, failed: bool) -> Verdict:
     return Verdict.SLOWER if verdict is Verdict.REGRESSION and not failed else verdict
 
 
-# Why these defaults: docs/measurement.md. A 1 % threshold lets a 2 % slowdown be flagged
-# where the run-to-run noise is small; 2 x a benchmark's noise (itself the largest of four
-# estimates) kept every same-code comparison of selftest on an H200 quiet (0 of 225) while
-# catching 72 of 72 injected 5 % slowdowns, where 3 x missed one.
-DEFAULT_THRESHOLD = 0.01
-DEFAULT_NOISE_MULTIPLIER = 2.0
-DEFAULT_ALPHA = 0.05
+# Why these defaults: defaults.py (where --help reads them).
+DEFAULT_THRESHOLD = defaults.DEFAULT_THRESHOLD
+DEFAULT_NOISE_MULTIPLIER = defaults.DEFAULT_NOISE_MULTIPLIER
+DEFAULT_ALPHA = defaults.DEFAULT_ALPHA
 
 
 @dataclass(frozen=True)

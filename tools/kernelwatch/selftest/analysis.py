@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from kernelwatch import defaults
 from kernelwatch.baseline import restrict
 from kernelwatch.compare import Comparison, Settings, Verdict, compare
 from kernelwatch.config import ThresholdRule, threshold_for
@@ -141,7 +142,7 @@ class Analysis:
 # --- how: analyse ---------------------------------------------------------------------------------
 
 # The targets of issue 6 (docs/measurement.md).
-TARGET_FALSE_ALARMS = 0.01  # at most, of all A/A benchmark comparisons
+TARGET_FALSE_ALARMS = defaults.TARGET_FALSE_ALARMS  # at most, of all A/A benchmark comparisons
 TARGET_DETECTION: Mapping[float, float] = {0.05: 0.99, 0.02: 0.90}  # at least, >= min time
 TARGET_MEDIAN_CV = 0.005  # at most
 

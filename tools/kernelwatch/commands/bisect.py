@@ -104,7 +104,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: BisectCommand) -> int:
-    from kernelwatch import ab, bisect, runner, verdict
+    from kernelwatch import ab, bisect, runner
 
     plan = command.plan
     # Before anything is built: the runs' folder (by default in results/, made when missing).

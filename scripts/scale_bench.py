@@ -53,7 +53,7 @@ sys.path.insert(0, str(TOOLS))
 from kernelwatch import history, synthetic  # noqa: E402
 from kernelwatch.baseline import context_slug  # noqa: E402
 from kernelwatch.gbench import read_json  # noqa: E402
-from kernelwatch.history.store import load_run  # noqa: E402
+from kernelwatch.history.intake import load_run  # noqa: E402
 
 NIGHT = ROOT / "tests/data/gpu/h200-suite-card-54f59374.json"  # one real nightly run
 GPUS = (("NVIDIA H200", "9.0", 1.0), ("NVIDIA H100 80GB HBM3", "9.0", 1.3))  # name, cc, speed

@@ -27,7 +27,7 @@ sys.path.insert(0, str(TOOLS))
 
 import numpy as np  # noqa: E402
 from kernelwatch import cli, synthetic  # noqa: E402
-from kernelwatch.gbench import jsonfile  # noqa: E402
+from kernelwatch import gbench  # noqa: E402
 
 
 def make_file(path: Path, benchmarks: int, repetitions: int, seed: int, slow: set[str]) -> None:
@@ -106,7 +106,7 @@ def main() -> int:
             f"(runs: {', '.join(f'{r:.2f}' for r in runs)})"
         )
 
-    parser = getattr(jsonfile._orjson, "__version__", None)
+    parser = getattr(gbench._orjson, "__version__", None)
     print(
         f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, numpy {np.__version__}, "
         f"JSON parser: {f'orjson {parser}' if parser else 'json (pip install orjson: faster)'}"

@@ -1,5 +1,5 @@
 """On the GPU machine: does a whole `kernelwatch run` of the real suite hold a row for every
-benchmark its binaries list (the assumption behind kernelwatch_whole_build, inbuild.py)?
+benchmark its binaries list (the assumption behind kernelwatch_whole_build, completeness.py)?
 
     python3 scripts/gpu/check_whole_build.py BUILD_DIR RESULT.json
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 
-from kernelwatch import inbuild, runner  # noqa: E402
+from kernelwatch import completeness, runner  # noqa: E402
 from kernelwatch.names import row_name  # noqa: E402
 
 
@@ -23,8 +23,8 @@ def main(build_dir: str, result: str) -> int:
     }
     document = json.loads(Path(result).read_text())
     rows = {row_name(r) for r in document["benchmarks"]}
-    marker = document["context"].get(inbuild.WHOLE_BUILD_KEY)
-    print(f"{inbuild.WHOLE_BUILD_KEY}: {marker}; listed {len(listed)}, with rows {len(rows)}")
+    marker = document["context"].get(completeness.WHOLE_BUILD_KEY)
+    print(f"{completeness.WHOLE_BUILD_KEY}: {marker}; listed {len(listed)}, with rows {len(rows)}")
     for name in sorted(listed - rows):
         print(f"listed, no row: {name}")
     for name in sorted(rows - listed):

@@ -16,7 +16,7 @@ from kernelwatch import baseline as baselines
 from kernelwatch import hostbound, project, synthetic
 from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER
 from kernelwatch.errors import InputError
-from kernelwatch.gbench import jsonfile
+from kernelwatch import gbench
 from kernelwatch.gbench import failed_row
 
 SLUG = "nvidia-h100-80gb-hbm3-sm90"
@@ -184,7 +184,7 @@ def test_a_damaged_or_bomb_gzip_is_one_line(tmp_path: Path, run_cli, monkeypatch
     damaged.write_bytes(gzip.compress(b'{"benchmarks": []}' * 100)[:40])
     done = run_cli("compare", damaged, damaged)
     assert done.status == 2 and "a damaged gzip file" in one_line(done.err)
-    monkeypatch.setattr(jsonfile, "MAX_UNPACKED", 1000)
+    monkeypatch.setattr(gbench, "MAX_UNPACKED", 1000)
     bomb = tmp_path / "bomb.json"
     bomb.write_bytes(gzip.compress(b" " * 5000))
     done = run_cli("compare", bomb, bomb)
@@ -286,7 +286,7 @@ REFUSED = {
         "has only aggregates (mean/median), no repetitions",
     ),
     "invalid JSON": (lambda: '{"benchmarks": [', "invalid JSON"),
-    "a process crashed": (  # what run keeps of a run whose process crashed (partial.py)
+    "a process crashed": (  # what run keeps of a run whose process crashed (completeness.keep_partial)
         lambda: document(
             suite(),
             context=context(

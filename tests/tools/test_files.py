@@ -66,13 +66,13 @@ def test_every_json_writer_goes_through_the_strict_helper() -> None:
     # One helper writes JSON (files.strict_json); synthetic.py writes Google Benchmark's own
     # layout, bare NaN included, as test input, and history.content_hash only hashes.
     package = Path(files.__file__).parent
-    allowed = {"files.py", "synthetic.py", "history/store.py"}
+    allowed = {"files.py", "synthetic.py", "history/intake.py"}
     for source in package.rglob("*.py"):
         text = source.read_text()
         if source.relative_to(package).as_posix() in allowed:
             continue
         assert "json.dump" not in text, f"{source}: use files.strict_json"
-    assert "json.dumps(context" not in (package / "history" / "store.py").read_text()
+    assert "json.dumps(context" not in (package / "history" / "intake.py").read_text()
 
 
 @pytest.mark.parametrize("kind", ["symlink", "fifo", "folder", "device"])

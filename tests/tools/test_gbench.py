@@ -15,9 +15,8 @@ from conftest import GPU_DATA, document, rows_for
 from hypothesis import given
 from hypothesis import strategies as st
 from kernelwatch import gbench, synthetic
-from kernelwatch.gbench import jsonfile
-from kernelwatch.gbench.fast import read_usual
-from kernelwatch.gbench.rows import distinguish_registrations, read_rows
+from kernelwatch import gbench
+from kernelwatch.gbench import distinguish_registrations, read_rows, read_usual
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import failed_row
 
@@ -409,10 +408,10 @@ def test_nesting_beyond_the_limit_is_refused_by_both_parsers(
     fast = pytest.importorskip("orjson") if parser == "orjson" else None
     path = tmp_path / "a.json"
     above = 2 if where == "context" else 3
-    path.write_bytes(_nested(jsonfile.MAX_DEPTH - above, where))
+    path.write_bytes(_nested(gbench.MAX_DEPTH - above, where))
     _read_with(monkeypatch, fast, path)  # as deep as allowed
     for levels in (
-        jsonfile.MAX_DEPTH - above + 1,
+        gbench.MAX_DEPTH - above + 1,
         990,
     ):  # 990: orjson and json parse it
         path.write_bytes(_nested(levels, where))
@@ -453,7 +452,7 @@ def test_non_result_json_in_a_directory_is_skipped(tmp_path: Path) -> None:
 
 
 def _read_with(monkeypatch: pytest.MonkeyPatch, parser: object, path: Path) -> object:
-    monkeypatch.setattr(jsonfile, "_orjson", parser)
+    monkeypatch.setattr(gbench, "_orjson", parser)
     return gbench.read_json(path)
 
 
@@ -690,7 +689,7 @@ def test_the_fast_path_agrees_with_the_row_by_row_path(order, edits, shuffle: bo
     assert fast is None or fast == slow
 
 
-# A large usual file is read a part of its rows at a time (`stream.read_parts`): the same
+# A large usual file is read a part of its rows at a time (`gbench.read_parts`): the same
 # columns as the whole document gives, however the parts fall; any other file is read whole.
 
 
@@ -729,11 +728,10 @@ def test_a_file_read_in_parts_gives_the_columns_of_the_whole(
         "orjson",
         reason="a file is read in parts with orjson (tools/kw setup installs it)",
     )
-    from kernelwatch.gbench import stream
 
     doc["context"]["suite"] = {"benchmarks": ["BM_a"], "note": '"benchmarks": ['}
     path = _written(tmp_path, doc, how)
-    parts = stream.read_parts(str(path), part_bytes)
+    parts = gbench.read_parts(str(path), part_bytes)
     assert parts is not None
     shell, columns = parts
     whole = gbench.read_document(str(path), gbench.read_json(path))
@@ -758,11 +756,10 @@ def test_other_files_are_read_whole(tmp_path: Path, text: bytes) -> None:
         "orjson",
         reason="a file is read in parts with orjson (tools/kw setup installs it)",
     )
-    from kernelwatch.gbench import stream
 
     path = tmp_path / "r.json"
     path.write_bytes(text)
-    assert stream.read_parts(str(path), 1) is None
+    assert gbench.read_parts(str(path), 1) is None
 
 
 def test_a_real_run_is_read_in_parts(tmp_path: Path, monkeypatch) -> None:
@@ -770,19 +767,18 @@ def test_a_real_run_is_read_in_parts(tmp_path: Path, monkeypatch) -> None:
         "orjson",
         reason="a file is read in parts with orjson (tools/kw setup installs it)",
     )
-    from kernelwatch.gbench import stream
 
     path = tmp_path / "run.json"
     path.write_bytes((GPU_DATA / "h200-suite-card-54f59374.json").read_bytes())
     seen: list[int] = []
-    taken = stream.Usual.take
+    taken = gbench.Usual.take
 
     def take(self: Any, rows: list) -> None:
         seen.append(len(rows))
         taken(self, rows)
 
-    monkeypatch.setattr(stream.Usual, "take", take)
-    monkeypatch.setattr(stream.read_parts, "__defaults__", (64 << 10,))
+    monkeypatch.setattr(gbench.Usual, "take", take)
+    monkeypatch.setattr(gbench.read_parts, "__defaults__", (64 << 10,))
     columns = gbench.read_file(str(path))
     assert columns is not None and len(seen) > 10 and max(seen) < 200
     assert _outcome(lambda: columns) == _outcome(

@@ -10,7 +10,7 @@ import pytest
 from conftest import GPU_DATA, H100_CONTEXT, document, run_module
 from kernelwatch import history
 from kernelwatch.errors import InputError
-from kernelwatch.history import schema, store
+from kernelwatch.history import intake, schema
 from kernelwatch.gbench import failed_row
 
 SUITE = GPU_DATA / "h200-suite-rep10.json"
@@ -194,7 +194,7 @@ def test_failed_ingest_writes_nothing(run_cli, write_json, tmp_path, monkeypatch
     def boom(*args, **kwargs):
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(store, "_store_values", boom)
+    monkeypatch.setattr(intake, "_store_values", boom)
     r = run_cli("history", "ingest", path, "--db", db)
     assert r.status == 2 and "disk I/O error" in one_line(r.err)
     monkeypatch.undo()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import H100_CONTEXT, result_set
 
-from kernelwatch import explain, ncu, render
+from kernelwatch import explain, explanation, ncu, render
 from kernelwatch.compare import Settings, compare
 from kernelwatch.results import resolve_metric
 
@@ -27,12 +27,12 @@ def test_parses_the_raw_page() -> None:
     assert len(rows) == 1
     row = rows[0]
     assert row["Kernel Name"].startswith("_Z15transpose_tiled")
-    assert row[ncu.DRAM_READ] == 67108864.0
-    assert row[ncu.BANK_LD] == 0.0
-    assert row[ncu.OCCUPANCY] == 91.2
+    assert row[explanation.DRAM_READ] == 67108864.0
+    assert row[explanation.BANK_LD] == 0.0
+    assert row[explanation.OCCUPANCY] == 91.2
     metrics = ncu.summarise(rows)
-    assert metrics[ncu.DURATION] == 45120.0
-    assert ncu.top_stalls(metrics)[0] == ("barrier", 0.8)
+    assert metrics[explanation.DURATION] == 45120.0
+    assert explanation.top_stalls(metrics)[0] == ("barrier", 0.8)
 
 
 def test_no_header_means_no_rows() -> None:
@@ -40,10 +40,20 @@ def test_no_header_means_no_rows() -> None:
 
 
 def test_moved_most_puts_a_jump_from_zero_first() -> None:
-    before = {ncu.BANK_LD: 0.0, ncu.OCCUPANCY: 91.0, ncu.DRAM_READ: 1e8, ncu.L2_HIT: 40.0}
-    after = {ncu.BANK_LD: 4.2e6, ncu.OCCUPANCY: 60.0, ncu.DRAM_READ: 1.01e8, ncu.L2_HIT: 40.5}
+    before = {
+        explanation.BANK_LD: 0.0,
+        explanation.OCCUPANCY: 91.0,
+        explanation.DRAM_READ: 1e8,
+        explanation.L2_HIT: 40.0,
+    }
+    after = {
+        explanation.BANK_LD: 4.2e6,
+        explanation.OCCUPANCY: 60.0,
+        explanation.DRAM_READ: 1.01e8,
+        explanation.L2_HIT: 40.5,
+    }
     moved = ncu.moved_most(before, after)
-    assert [m.metric for m in moved] == [ncu.BANK_LD, ncu.OCCUPANCY]
+    assert [m.metric for m in moved] == [explanation.BANK_LD, explanation.OCCUPANCY]
     assert moved[0].text() == "smem bank conflicts (ld) 0→4.2M"
 
 
@@ -125,7 +135,9 @@ def test_explain_profiles_the_regression_and_renders_it(tmp_path: Path) -> None:
     def fake(tool: str, target: ncu.Target, timeout: float) -> ncu.Profile:
         seen.append((target.binary.name, target.run_name))
         conflicts = 0.0 if target.binary.parent.name == "a" else 4.2e6
-        return ncu.Profile({ncu.BANK_LD: conflicts, ncu.OCCUPANCY: 90.0}, ("_Zk",), 1.0)
+        return ncu.Profile(
+            {explanation.BANK_LD: conflicts, explanation.OCCUPANCY: 90.0}, ("_Zk",), 1.0
+        )
 
     builds = {
         side: explain.Build(
@@ -137,7 +149,7 @@ def test_explain_profiles_the_regression_and_renders_it(tmp_path: Path) -> None:
     assert len(seen) == 2  # the REGRESSION only, once per side
     found = explained.explanations["transpose/best/n:4/manual_time"]
     assert found.kernel.change.value == "kernel code changed"
-    assert [m.metric for m in found.moved] == [ncu.BANK_LD]
+    assert [m.metric for m in found.moved] == [explanation.BANK_LD]
     assert explained.explanations["copy/n:4/manual_time"].kernel.change.value == "kernel identical"
     table = render.render_table(explained)
     assert re.search(
@@ -179,7 +191,7 @@ def test_nothing_regressed_costs_nothing(tmp_path: Path) -> None:
 
 
 def test_counter_values_read_alike_in_one_column() -> None:
-    assert [ncu.format_number(v) for v in (1820, 492_000, 65.5e6, 999, 2.64, 0.005, 0)] == [
+    assert [explanation.format_number(v) for v in (1820, 492_000, 65.5e6, 999, 2.64, 0.005, 0)] == [
         "1.82k",
         "492k",
         "65.5M",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelwatch import explain, kernels, sass
+from kernelwatch import explain, explanation, kernels, sass
 
 SOURCE = r"""
 #define TILE 32
@@ -125,7 +125,7 @@ def _records(block_rows: int) -> list[dict[str, object]]:
     ]
 
 
-def _classify(binary_a: Path, rows_a: int, binary_b: Path, rows_b: int) -> kernels.KernelChange:
+def _classify(binary_a: Path, rows_a: int, binary_b: Path, rows_b: int) -> explanation.KernelChange:
     # The binaries get one name, as the same benchmark binary of two builds does.
     entry_a = kernels.context_entry({binary_a: _records(rows_a)}, "9.0")
     entry_b = kernels.context_entry({binary_b: _records(rows_b)}, "9.0")
@@ -136,13 +136,13 @@ def _classify(binary_a: Path, rows_a: int, binary_b: Path, rows_b: int) -> kerne
 
 def test_classification_from_fingerprints_and_launches(built: dict[str, Path]) -> None:
     same = _classify(built["padded"], 8, built["padded_again"], 8)
-    assert same.change is kernels.Change.IDENTICAL
+    assert same.change is explanation.Change.IDENTICAL
     assert "came from elsewhere" in same.text()
     code = _classify(built["padded"], 8, built["unpadded"], 8)
-    assert code.change is kernels.Change.CODE
+    assert code.change is explanation.Change.CODE
     assert "SASS" in code.text() and code.changed_code
     launch = _classify(built["padded"], 8, built["rows16"], 16)
-    assert launch.change is kernels.Change.LAUNCH
+    assert launch.change is explanation.Change.LAUNCH
     assert "block 32x8x1→32x16x1" in launch.text() and "blocks/SM 8→4" in launch.text()
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from conftest import GPU_DATA, REPO, Run
 
-from kernelwatch import inbuild, results, runner, verdict
+from kernelwatch import completeness, results, runner, verdict
 from kernelwatch.compare import Report, Verdict
 from kernelwatch.loading import from_documents
 from kernelwatch.render import render_markdown
@@ -69,14 +69,14 @@ def judged(document: dict[str, Any], label: str = "pr.json") -> Report:
     found = verdict.find_baseline(BASELINES, document["context"], label, names)
     base = verdict.side(found.label, found.documents)
     contender = from_documents(label, [document])
-    removed = inbuild.not_in_build(base, contender)
+    removed = completeness.not_in_build(base, contender)
     return verdict.judge(base, contender, judging(), found, removed)
 
 
 def whole(document: dict[str, Any]) -> dict[str, Any]:
     """The run as `run` of the whole suite writes it now: it says that every benchmark its
     binaries register ran (the committed runs predate the key)."""
-    document["context"][inbuild.WHOLE_BUILD_KEY] = "true"
+    document["context"][completeness.WHOLE_BUILD_KEY] = "true"
     return document
 
 
@@ -184,7 +184,7 @@ def test_a_removed_benchmark_passes_without_the_rename_hint(
 
 
 def crashed(document: dict[str, Any], names: list[str], line: str) -> dict[str, Any]:
-    """The partial result `run` writes when the process of `names` crashed (partial.py)."""
+    """The partial result `run` writes when the process of `names` crashed (completeness.keep_partial)."""
     document["benchmarks"] = [r for r in document["benchmarks"] if r["run_name"] not in names]
     document["context"][results.FAILED_KEY] = [line]
     document["context"][results.NO_RESULT_KEY] = names

@@ -14,10 +14,8 @@ import fakebench
 import pytest
 from conftest import GPU_DATA, H100_CONTEXT, REPO, Run, document
 
-from kernelwatch import ab, changes, names, runner, verdict
+from kernelwatch import ab, changes, names, report, runner, verdict
 from kernelwatch.commands import ab as ab_command
-from kernelwatch.commands import history as history_command
-from kernelwatch.commands import report as report_command
 from kernelwatch.compare import Report
 from kernelwatch.config import Config, threshold_for
 from kernelwatch.loading import load_all
@@ -128,7 +126,7 @@ def test_every_command_gives_the_same_pair_the_same_verdicts(
     saved = json.loads(CARD.read_text())
 
     def measured(jobs: Any, settings: Any, **how: Any) -> runner.SuiteRun:
-        # As run_suite merges: the caller's context keys win (runner/suite.py, _run_context).
+        # As run_suite merges: the caller's context keys win (runner/interleaving.py, _run_context).
         context = {**saved["context"], **(how.get("context") or {})}
         return runner.SuiteRun({**saved, "context": context})
 
@@ -161,8 +159,9 @@ def test_every_command_gives_the_same_pair_the_same_verdicts(
         pages.append(report_command_write(options, out))
         return pages[-1]
 
-    report_command_write = report_command.write_report
-    monkeypatch.setattr(report_command, "write_report", keep_page)
+    # (the command imports write_report where it runs: patched where it comes from)
+    report_command_write = report.write_report
+    monkeypatch.setattr(report, "write_report", keep_page)
     db = tmp_path / "history.sqlite"  # the card's run alone: no other history is read
     ingested = run_cli("history", "ingest", CARD, "--db", db)
     assert ingested.status == 0, ingested.err
@@ -199,7 +198,7 @@ def test_every_command_gives_the_same_pair_the_same_verdicts(
         seen.update(kwargs)
         return find(*args, **kwargs)
 
-    monkeypatch.setattr(history_command.change_points, "find_changes", finding)
+    monkeypatch.setattr(changes, "find_changes", finding)  # as `history changes` calls it
     found = run_cli("history", "changes", "--db", db)
     assert found.status == 0 and "no change" in found.out, found.out + found.err
     judged = json.loads(compared.out)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from kernelwatch import crashes, inbuild, locks, runner, tool, verdict
+from kernelwatch import completeness, defaults, locks, runner, tool, verdict
 from kernelwatch.compare import Report
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_atomic, write_json_atomic
@@ -29,8 +29,8 @@ from kernelwatch.loading import from_documents, load_all
 WORKTREES = Path(".kernelwatch") / "worktrees"
 BUILD_FOLDER = "build"
 BUILD_LOG = "kernelwatch-build.log"
-DEFAULT_ROUNDS = 3
-DEFAULT_REPETITIONS = 4
+DEFAULT_ROUNDS = defaults.AB_ROUNDS
+DEFAULT_REPETITIONS = defaults.AB_REPETITIONS
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}")
 
@@ -284,7 +284,7 @@ class Rounds:
 
     sides: Sequence[Side]
     folders: list[Path]
-    crashes: dict[str, list[crashes.Crash]]
+    crashes: dict[str, list[completeness.Crash]]
     contexts: dict[str, dict[str, Any]]
     registered: dict[str, frozenset[str]]
 
@@ -309,11 +309,11 @@ def run_rounds(
     out_dir/<side>/round-<k>.json. `before(side)` is called before each run (`ab` waits there
     for B's build, made while A's first round is measured).
 
-    A binary that crashes or hangs costs only its own run of that round (crashes.py): the
+    A binary that crashes or hangs costs only its own run of that round (completeness.py): the
     other binaries and rounds run on, and what finished is written. A GPU gone ends it at
     once (NoGpuError, exit 4), the rounds written so far kept."""
     folders = [out_dir / side.name for side in sides]
-    crashed: dict[str, list[crashes.Crash]] = {side.name: [] for side in sides}
+    crashed: dict[str, list[completeness.Crash]] = {side.name: [] for side in sides}
     contexts: dict[str, dict[str, Any]] = {}
     for k in range(1, rounds + 1):
         for side, folder in zip(sides, folders):
@@ -343,7 +343,7 @@ def run_rounds(
                     write_json_atomic(out, exc.partial.document, make_parents=True)
                 if exc.gpu_lost is not None:
                     raise NoGpuError(exc.gpu_lost) from None
-                crashed[side.name] += crashes.from_incomplete(
+                crashed[side.name] += completeness.from_incomplete(
                     exc, side.name, f"round {k} of {rounds}"
                 )
                 progress.say(
@@ -360,9 +360,9 @@ def run_rounds(
 
 
 def judge_rounds(measured: Rounds, judging: verdict.Judging) -> Report:
-    """B's rounds judged against A's (verdict.judge), the crashes marked (crashes.mark). A
+    """B's rounds judged against A's (verdict.judge), the crashes marked (completeness.mark). A
     benchmark of A that B's binaries do not register was removed or renamed by B: MISSING,
-    not failing (inbuild.py). A side with no round file is its crashes' error rows; both
+    not failing (completeness.py). A side with no round file is its crashes' error rows; both
     without: the first crash's error (exit 3)."""
     written = [sorted(folder.glob("round-*.json")) for folder in measured.folders]
     if not any(written):
@@ -374,15 +374,21 @@ def judge_rounds(measured: Rounds, judging: verdict.Judging) -> Report:
             if files
             else from_documents(
                 side.name,
-                [crashes.error_document(measured.contexts[side.name], measured.crashes[side.name])],
+                [
+                    completeness.error_document(
+                        measured.contexts[side.name], measured.crashes[side.name]
+                    )
+                ],
             )
         )
         for side, folder, files in zip(measured.sides, measured.folders, written)
     ]
     b_registered = measured.registered.get(measured.sides[1].name)
     removed = (
-        inbuild.not_registered(loaded[0], b_registered) if b_registered is not None else frozenset()
+        completeness.not_registered(loaded[0], b_registered)
+        if b_registered is not None
+        else frozenset()
     )
     report = verdict.judge(loaded[0], loaded[1], judging, removed=removed)
     a, b = (measured.crashes[side.name] for side in measured.sides)
-    return crashes.mark(report, a, b)
+    return completeness.mark(report, a, b)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from kernelwatch import ab, levels, runner, verdict
+from kernelwatch import ab, defaults, levels, runner, verdict
 from kernelwatch import baseline as baselines
 from kernelwatch.compare import Report, Verdict
 from kernelwatch.errors import BenchmarkCrashed, InputError
@@ -35,13 +35,10 @@ from kernelwatch.loading import from_documents
 from kernelwatch.provenance import ANCHOR_KEY
 from kernelwatch.results import ResultSet
 
-MODES = ("auto", "always", "never")
+MODES = defaults.ANCHOR_MODES
 CONTEXT_KEY = ANCHOR_KEY  # whether and how a verdict was anchored (one phrase, a string)
 ANCHORS = ab.WORKTREES.parent / "anchors"
-# How old a stored anchor may be and still serve. No drift of one card over hours or days has
-# been measured (docs/measurement.md measures processes, cards and hosts, not time): 24 h is a
-# prior, one nightly's interval, to be replaced by a measurement of the drift.
-DEFAULT_MAX_AGE_HOURS = 24.0
+DEFAULT_MAX_AGE_HOURS = defaults.ANCHOR_MAX_AGE_HOURS  # why 24 h: defaults.py
 
 
 def max_age(text: str) -> float:

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from kernelwatch import defaults
 from kernelwatch.baseline import GPU_KEYS
 from kernelwatch.compare import Settings
 from kernelwatch.config import ThresholdRule, threshold_for
@@ -49,11 +50,8 @@ from kernelwatch.errors import InputError, compile_regex, missing_extra
 from kernelwatch.history import failed_runs, normalized_date
 from kernelwatch.results import Metric, resolve_metric
 
-# Larger than compare's: nights run on different processes and often different cards of one
-# model, whose medians differ by up to a few percent for small kernels (docs/measurement.md);
-# smaller steps are compare's to catch, against the baseline, with each benchmark's own noise.
-DEFAULT_THRESHOLD = 0.05
-DEFAULT_ALPHA = Settings().alpha  # as compare: 0.05
+DEFAULT_THRESHOLD = defaults.CHANGES_THRESHOLD  # larger than compare's: why, defaults.py
+DEFAULT_ALPHA = defaults.CHANGES_ALPHA  # as compare: 0.05
 NOISE_MULTIPLIER = Settings().noise_multiplier  # as compare's noise floor
 MIN_RUNS = 2  # runs on each side of a change: one run alone may be an odd process
 WINDOW_POINTS = 50  # Otava's default sliding window ...

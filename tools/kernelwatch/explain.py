@@ -13,16 +13,17 @@ import dataclasses
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import kernels, names, ncu, sass
+from kernelwatch import defaults, kernels, names, ncu, sass
 from kernelwatch.compare import SLOWDOWNS, Report, Verdict
 from kernelwatch.errors import InputError
+from kernelwatch.explanation import Change, Explanation, KernelChange, Moved, SassDiff
 from kernelwatch.files import write_json_atomic
 
-DEFAULT_BUDGET = 300.0  # seconds of ncu per command: about 10 s per benchmark and side on an H200
+DEFAULT_BUDGET = defaults.EXPLAIN_BUDGET  # seconds of ncu per command
 EXPLANATIONS_FILE = "explanations.json"
 
 
@@ -32,82 +33,6 @@ class Build:
 
     binaries: Mapping[str, Path]
     extra_args: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Explanation:
-    kernel: kernels.KernelChange | None = None
-    before: Mapping[str, float] = field(default_factory=dict)  # ncu metrics, baseline
-    after: Mapping[str, float] = field(default_factory=dict)  # ncu metrics, contender
-    moved: tuple[ncu.Moved, ...] = ()
-    sass_diffs: tuple[sass.SassDiff, ...] = ()
-    note: str = ""  # why no counters or no SASS diff
-    seconds: float = 0.0  # spent on ncu and cuobjdump for this benchmark
-
-    @property
-    def profiled(self) -> bool:
-        return bool(self.before and self.after)
-
-    def kernel_text(self) -> str:
-        return self.kernel.text() if self.kernel is not None else ""
-
-    def counters_text(self) -> str:
-        """`smem bank conflicts (ld) 0→1.05M, achieved occupancy % 91→88`, or why none."""
-        if self.moved:
-            return "; ".join(m.text() for m in self.moved)
-        if self.profiled:
-            return "no counter of the fixed set moved much"
-        return self.note
-
-    def line(self) -> str:
-        """One line for the table: the kernel verdict, then the counters that moved."""
-        parts = [p for p in (self.kernel_text(), self.counters_text()) if p]
-        mixes = [f"{kernels.short_name(d.name)}: {d.mix_text(4)}" for d in self.sass_diffs if d.mix]
-        if mixes:
-            parts.append("SASS " + "; ".join(mixes))
-        return " | ".join(parts)
-
-    def as_json(self) -> dict[str, Any]:
-        found: dict[str, Any] = {}
-        if self.kernel is not None:
-            found["kernel"] = self.kernel.as_json()
-        if self.before or self.after:
-            found["counters"] = {
-                "baseline": dict(self.before),
-                "contender": dict(self.after),
-                "moved": [
-                    {
-                        "metric": m.metric,
-                        "label": m.label,
-                        "baseline": m.before,
-                        "contender": m.after,
-                    }
-                    for m in self.moved
-                ],
-                "top_stalls": {
-                    "baseline": ncu.top_stalls(self.before),
-                    "contender": ncu.top_stalls(self.after),
-                },
-            }
-        if self.sass_diffs:
-            found["sass_diff"] = [
-                {
-                    "kernel": d.name,
-                    "baseline": d.before,
-                    "contender": d.after,
-                    "instructions": list(d.instructions),
-                    "mix": [list(m) for m in d.mix],
-                    "shared_ops": [list(m) for m in d.shared],
-                    "diff": list(d.diff),
-                    "diff_lines_left_out": d.truncated,
-                }
-                for d in self.sass_diffs
-            ]
-        if self.note:
-            found["note"] = self.note
-        if self.seconds:
-            found["seconds"] = round(self.seconds, 2)
-        return found
 
 
 def chosen(report: Report, pattern: re.Pattern[str] | None) -> list[str]:
@@ -248,13 +173,13 @@ def _profile(
 
 
 def _sass_diffs(
-    change: kernels.KernelChange | None, builds: Mapping[str, Build], report: Report
-) -> tuple[tuple[sass.SassDiff, ...], str]:
+    change: KernelChange | None, builds: Mapping[str, Build], report: Report
+) -> tuple[tuple[SassDiff, ...], str]:
     if change is None or not change.changed_code:
         return (), ""
     capability_a = report.baseline.context.get("gpu_compute_capability")
     capability_b = report.contender.context.get("gpu_compute_capability")
-    diffs: list[sass.SassDiff] = []
+    diffs: list[SassDiff] = []
     for binary_a, name_a, binary_b, name_b in change.changed_code:
         path_a = builds["A"].binaries.get(binary_a)
         path_b = builds["B"].binaries.get(binary_b)
@@ -296,18 +221,18 @@ def read_explanations(path: Path) -> dict[str, Explanation]:
         kernel = None
         if isinstance(item.get("kernel"), dict):
             try:
-                kind = kernels.Change(item["kernel"].get("change"))
+                kind = Change(item["kernel"].get("change"))
             except ValueError:
-                kind = kernels.Change.UNKNOWN
-            kernel = kernels.KernelChange(kind, tuple(map(str, item["kernel"].get("details", []))))
+                kind = Change.UNKNOWN
+            kernel = KernelChange(kind, tuple(map(str, item["kernel"].get("details", []))))
         counters = item.get("counters") or {}
         moved = tuple(
-            ncu.Moved(str(m["metric"]), float(m["baseline"]), float(m["contender"]))
+            Moved(str(m["metric"]), float(m["baseline"]), float(m["contender"]))
             for m in counters.get("moved", [])
             if isinstance(m, dict)
         )
         diffs = tuple(
-            sass.SassDiff(
+            SassDiff(
                 str(d.get("kernel", "")),
                 str(d.get("baseline", "")),
                 str(d.get("contender", "")),

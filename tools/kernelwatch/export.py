@@ -21,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from kernelwatch import defaults
 from kernelwatch.errors import InputError
 from kernelwatch.results import Metric, ResultSet
 
-FORMATS = ("bmf", "github-action-benchmark")
+FORMATS = defaults.EXPORT_FORMATS
 CONFIDENCE = 0.95
 BMF_TIME_MEASURE = "latency"  # Bencher's built-in measure, in nanoseconds
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kernelwatch import hostbound, inbuild, runner, tool
+from kernelwatch import completeness, defaults, hostbound, runner, tool
 from kernelwatch.baseline import gpu_slug
 from kernelwatch.errors import InputError, NoGpuError
 from kernelwatch.merge import GPU_INDEX_KEY
@@ -130,7 +130,7 @@ def outputs_for(outputs: Outputs, gpu: Gpu) -> Outputs:
 
 
 # Where `run --gpus` measures the host-bound benchmarks (--host-bound-on).
-HOST_BOUND_ON = ("first", "each")
+HOST_BOUND_ON = defaults.HOST_BOUND_ON
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ def shares(
         if gpu == measurer or on == "each" or len(others) == len(jobs):
             found[gpu] = Share(tuple(jobs), {**context, GPU_INDEX_KEY: str(gpu.index)})
             continue
-        mine = {key: value for key, value in context.items() if key != inbuild.WHOLE_BUILD_KEY}
+        mine = {key: value for key, value in context.items() if key != completeness.WHOLE_BUILD_KEY}
         found[gpu] = Share(
             others, {**mine, GPU_INDEX_KEY: str(gpu.index), hostbound.ON_KEY: measurer.label}
         )

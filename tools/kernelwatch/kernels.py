@@ -17,23 +17,18 @@ turns a result's run_name into it.
 
 from __future__ import annotations
 
-import enum
-import functools
 import json
 import os
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kernelwatch import sass
 from kernelwatch.errors import InputError
+from kernelwatch.explanation import Change, KernelChange, short_name
 from kernelwatch.names import instance_key
-from kernelwatch.tool import ToolError
-from kernelwatch.tool import run as run_tool
 
 CONTEXT_KEY = "kernelwatch_kernels"
 ENV = "KERNELWATCH_KERNELS_OUT"  # the harness's kernel_record_env
@@ -130,33 +125,6 @@ def _code_of(launch: Mapping[str, Any], listing: sass.Kernel | None) -> dict[str
 
 
 # --- did it change? ---------------------------------------------------------------------------
-
-
-class Change(enum.StrEnum):
-    CODE = "kernel code changed"
-    LAUNCH = "launch changed"
-    IDENTICAL = "kernel identical"
-    UNKNOWN = "kernel not compared"
-
-
-@dataclass(frozen=True)
-class KernelChange:
-    change: Change
-    details: tuple[str, ...] = ()
-    # Kernels whose SASS differs: (binary A, name in A, binary B, name in B), for the SASS diff.
-    changed_code: tuple[tuple[str, str, str, str], ...] = ()
-
-    def text(self) -> str:
-        """One line: `kernel code changed: transpose_tiled<...>: SASS 1a2b→3c4d, ...`."""
-        if self.change is Change.IDENTICAL:
-            return (
-                "kernel identical (same SASS, resources and launch): the change came from "
-                "elsewhere (harness, host, card)"
-            )
-        return self.change.value + (": " + "; ".join(self.details) if self.details else "")
-
-    def as_json(self) -> dict[str, Any]:
-        return {"change": self.change.value, "details": list(self.details)}
 
 
 def classify(
@@ -296,32 +264,3 @@ def stable_name(mangled: Any) -> str:
         out.append(text[at : match.start()] + "_GLOBAL__N_")
         at = match.start(1) + len(match.group(1)) + length
     return "".join(out) + text[at:]
-
-
-@functools.lru_cache(maxsize=4096)
-def short_name(mangled: str) -> str:
-    """A readable kernel name: demangled by c++filt where there is one, without the
-    parameter list; the mangled name otherwise."""
-    tool = shutil.which("c++filt")
-    if tool is None or not mangled.startswith("_Z"):
-        return mangled
-    try:
-        done = run_tool([tool, mangled], timeout=10, check=False)
-    except ToolError:
-        return mangled
-    text = done.stdout.strip() or mangled
-    return _without_parameters(text)
-
-
-def _without_parameters(name: str) -> str:
-    """`void f<int, 3>(int*, float)` -> `f<int, 3>`."""
-    depth = 0
-    for i, ch in enumerate(name):
-        if ch in "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif ch == "(" and depth == 0:
-            name = name[:i]
-            break
-    return name.removeprefix("void ").strip()

@@ -21,61 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelwatch import runner, tool
+from kernelwatch.explanation import DURATION, METRICS, STALLS, Moved
 from kernelwatch.sass import find_tool
 
-# The fixed metric set (Hopper names; docs/running.md, "Explaining a regression").
-DRAM_READ = "dram__bytes_read.sum"
-DRAM_WRITE = "dram__bytes_write.sum"
-L1_HIT = "l1tex__t_sector_hit_rate.pct"
-L2_HIT = "lts__t_sector_hit_rate.pct"
-BANK_LD = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
-BANK_ST = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
-OCCUPANCY = "sm__warps_active.avg.pct_of_peak_sustained_active"
-INSTRUCTIONS = "smsp__inst_executed.sum"
-DURATION = "gpu__time_duration.sum"
-_STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
-STALL_REASONS = (
-    "long_scoreboard",
-    "short_scoreboard",
-    "mio_throttle",
-    "lg_throttle",
-    "barrier",
-    "wait",
-    "math_pipe_throttle",
-    "not_selected",
-    "no_instruction",
-    "branch_resolving",
-    "membar",
-    "dispatch_stall",
-    "drain",
-    "tex_throttle",
-)
-STALLS = tuple(_STALL.format(reason) for reason in STALL_REASONS)
-METRICS = (
-    DRAM_READ,
-    DRAM_WRITE,
-    L1_HIT,
-    L2_HIT,
-    BANK_LD,
-    BANK_ST,
-    OCCUPANCY,
-    INSTRUCTIONS,
-    DURATION,
-    *STALLS,
-)
-# Short names for the views.
-LABELS: Mapping[str, str] = {
-    DRAM_READ: "DRAM read B",
-    DRAM_WRITE: "DRAM written B",
-    L1_HIT: "L1 hit %",
-    L2_HIT: "L2 hit %",
-    BANK_LD: "smem bank conflicts (ld)",
-    BANK_ST: "smem bank conflicts (st)",
-    OCCUPANCY: "achieved occupancy %",
-    INSTRUCTIONS: "instructions",
-    DURATION: "duration ns (ncu)",
-    **{s: f"stall {r} (per issue)" for s, r in zip(STALLS, STALL_REASONS)},
-}
 # Percentages move by points, the rest by ratio; below these a move is not shown.
 _MIN_POINTS = 2.0
 _MIN_RATIO = 1.1
@@ -95,31 +43,6 @@ class Profile:
     metrics: Mapping[str, float]
     kernels: tuple[str, ...] = ()
     seconds: float = 0.0
-
-
-@dataclass(frozen=True)
-class Moved:
-    metric: str
-    before: float
-    after: float
-
-    @property
-    def label(self) -> str:
-        return LABELS.get(self.metric, self.metric)
-
-    def text(self) -> str:
-        return f"{self.label} {format_number(self.before)}→{format_number(self.after)}"
-
-
-def format_number(value: float) -> str:
-    """Three significant digits with an SI prefix from 1,000 up (1820: 1.82k, where `.3g` wrote
-    1.82e+03 beside 492k in one column)."""
-    if value != 0 and (abs(value) >= 1e3 or abs(value) < 0.01):
-        for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-            if abs(value) >= scale:
-                return f"{value / scale:.3g}{prefix}"
-        return f"{value:.2g}"
-    return f"{value:.3g}"
 
 
 def _number(text: str) -> float | None:
@@ -224,12 +147,6 @@ def moved_most(
 def _top_stalls(metrics: Mapping[str, float], count: int = 3) -> set[str]:
     ranked = sorted((m for m in STALLS if m in metrics), key=lambda m: -metrics[m])
     return set(ranked[:count])
-
-
-def top_stalls(metrics: Mapping[str, float], count: int = 3) -> list[tuple[str, float]]:
-    """The largest stall reasons: (reason, warps stalled per issued instruction)."""
-    ranked = sorted((m for m in STALLS if m in metrics), key=lambda m: -metrics[m])
-    return [(STALL_REASONS[STALLS.index(m)], metrics[m]) for m in ranked[:count]]
 
 
 # --- running ncu ------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelwatch import partial, runner
+from kernelwatch import completeness, runner
 from kernelwatch.confirm import RerunCrashed
 from kernelwatch.files import write_json_atomic
 from kernelwatch.loading import from_documents
@@ -47,7 +47,7 @@ class Reruns:
             )
         except runner.IncompleteRun as exc:
             self.statuses.append(exc.exit_status)
-            kept = partial.keep(exc, lambda slug: path, self.progress)
+            kept = completeness.keep_partial(exc, lambda slug: path, self.progress)
             finished = None
             if kept is not None and exc.partial is not None:
                 finished = from_documents(str(kept), [exc.partial.document])

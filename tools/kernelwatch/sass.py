@@ -25,6 +25,7 @@ from pathlib import Path
 
 from kernelwatch import tool
 from kernelwatch.errors import InputError
+from kernelwatch.explanation import SassDiff
 
 # Where the CUDA binary utilities are looked for, after $PATH: the toolkit, and the pip wheels
 # nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm (which install into nvidia/cu*/bin).
@@ -242,25 +243,6 @@ def kernels_for_gpu(
     every = binary_kernels(binary, tool)
     arch = pick_arch({a for a, _ in every}, compute_capability)
     return arch, {name: k for (a, name), k in every.items() if a == arch}
-
-
-@dataclass(frozen=True)
-class SassDiff:
-    """Two listings of one kernel, compactly: the instruction mix that moved and the changed
-    lines (a unified diff, truncated)."""
-
-    name: str
-    before: str  # fingerprints
-    after: str
-    instructions: tuple[int, int]
-    mix: tuple[tuple[str, int, int], ...]  # (mnemonic, before, after), largest moves first
-    shared: tuple[tuple[str, int, int], ...]  # shared-memory ops (LDS, STS, ...), moved or not
-    diff: tuple[str, ...]
-    truncated: int  # diff lines left out
-
-    def mix_text(self, limit: int = 8) -> str:
-        """`LDS 2→4, STS 1→1 ...`: the mnemonics whose counts moved, largest first."""
-        return ", ".join(f"{op} {a}→{b}" for op, a, b in self.mix[:limit])
 
 
 MAX_DIFF_LINES = 60

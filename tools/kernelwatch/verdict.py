@@ -6,7 +6,7 @@ comparison; the re-runs that confirm its regressions.
 `run`, `report` and `compare` judge a result against its baseline through here (judge_result),
 so the page and a comparison of the saved files show exactly the verdicts `run` gives
 (docs/report.md); `ab` judges B against A's runs with the same comparison (judge), and
-`history changes` resolves its settings here (suite_config, decide), as they all do.
+`history changes` resolves its settings here (suite_config, resolve_decision), as they all do.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
-from kernelwatch import crashes, inbuild
+from kernelwatch import completeness
 from kernelwatch.compare import Report, Settings, compare
 from kernelwatch.config import Config, ThresholdRule, load_config, parse_fraction
 from kernelwatch.confirm import RerunCrashed, confirm_regressions
@@ -95,7 +95,7 @@ class Decision:
     rules: tuple[ThresholdRule, ...]
 
 
-def decide(given: Given, config: Config, defaults: Settings = Settings()) -> Decision:
+def resolve_decision(given: Given, config: Config, defaults: Settings = Settings()) -> Decision:
     """Command line over config file over `defaults`."""
 
     def pick(cli: Any, file: Any, default: Any) -> Any:
@@ -129,7 +129,7 @@ def settings(
     given: Given, config: Config, gates: Gates = Gates(), defaults: Settings = Settings()
 ) -> Settings:
     """Compare's settings: command line over config file over `defaults`."""
-    decision = decide(given, config, defaults)
+    decision = resolve_decision(given, config, defaults)
     return Settings(
         alpha=decision.alpha,
         threshold=decision.threshold,
@@ -199,7 +199,7 @@ def judge(
     removed: frozenset[str] = frozenset(),
 ) -> Report:
     """Compare `run` with `base` (with the stored noise of `found`, the baseline it came from;
-    `removed`: the benchmarks of `base` that run's build does not register, inbuild.py); warn
+    `removed`: the benchmarks of `base` that run's build does not register, completeness.py); warn
     where the two were run differently, and where the stored noise is not the baseline's."""
     report = compare(
         base,
@@ -228,10 +228,10 @@ def judge_result(
 ) -> Report:
     """A result judged against its baseline (judge), as `run`, `report` and `compare` all judge
     it: the baseline's benchmarks that the result's build does not register are not failing
-    (inbuild), and those a crash left without a result in a saved partial result are crashes
-    (crashes.mark_saved)."""
-    report = judge(base, run, judging, found, inbuild.not_in_build(base, run))
-    return crashes.mark_saved(report)
+    (completeness.not_in_build), and those a crash left without a result in a saved partial result are crashes
+    (completeness.mark_saved)."""
+    report = judge(base, run, judging, found, completeness.not_in_build(base, run))
+    return completeness.mark_saved(report)
 
 
 # rerun(k, names) -> re-run k (1-based) of `names`, as a result (confirm.RerunCrashed, with what

@@ -35,7 +35,7 @@ class _Contents:
 
 
 def _contents(entry: Entry) -> _Contents:
-    parsed = read_file(str(entry.result))  # (a part of its rows at a time: gbench/stream.py)
+    parsed = read_file(str(entry.result))  # (a part of its rows at a time: gbench.read_parts)
     assert parsed is not None  # (None only for a file in a folder)
     families = collections.Counter(family_of(name) for name in parsed.names)
     counts = [c for c in parsed.counts if c] or [0]

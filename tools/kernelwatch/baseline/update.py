@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import levels
+from kernelwatch import defaults, levels
 from kernelwatch import noise as noises
 from kernelwatch.baseline import refusals
 from kernelwatch.baseline.pool import pool
@@ -38,7 +38,7 @@ from kernelwatch.results import (
 )
 
 MANIFEST_SCHEMA = 1
-DEFAULT_MIN_REPETITIONS = 10
+DEFAULT_MIN_REPETITIONS = defaults.BASELINE_MIN_REPETITIONS
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,11 @@ A command imports no other command and not kernelwatch.cli; what two commands sh
 _options (flags and their typed values) or in a module outside this package (verdict: a run
 against its baseline; outputs: a report's files). tests/tools/test_architecture.py checks it.
 Modules are found by listing this package, so a new command is one new file.
+
+`kernelwatch --help` imports every command module (its help lists them all), so a command
+module imports at its top only what its parser needs (argparse, _options, _parsers, defaults,
+errors, files); its work is imported inside main and run, where it runs, so that a command
+loads only what it uses (tests/tools/test_architecture.py checks the --help imports).
 """
 
 from __future__ import annotations

@@ -14,18 +14,21 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernelwatch import ab, runner
-from kernelwatch import anchor as anchors
-from kernelwatch import baseline as baselines
-from kernelwatch.compare import DEFAULT_ALPHA, DEFAULT_NOISE_MULTIPLIER, DEFAULT_THRESHOLD
+from kernelwatch import defaults
 from kernelwatch.config import parse_fraction
 from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.files import json_text, write_output
-from kernelwatch.outputs import Outputs
-from kernelwatch.results import Metric, resolve_metric
-from kernelwatch.verdict import Gates, Given
+
+if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
+    from kernelwatch import ab
+    from kernelwatch import anchor as anchors
+    from kernelwatch import baseline as baselines
+    from kernelwatch import runner
+    from kernelwatch.outputs import Outputs
+    from kernelwatch.results import Metric, resolve_metric
+    from kernelwatch.verdict import Gates, Given
 
 
 def add_compare_options(parser: argparse.ArgumentParser) -> None:
@@ -79,7 +82,7 @@ def add_decision_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         metavar="K",
         help=f"noise floor = K x the benchmark's relative noise (default "
-        f"{DEFAULT_NOISE_MULTIPLIER:g})",
+        f"{defaults.DEFAULT_NOISE_MULTIPLIER:g})",
     )
     add_config_option(parser)
 
@@ -87,9 +90,9 @@ def add_decision_options(parser: argparse.ArgumentParser) -> None:
 def add_threshold_options(
     parser: argparse.ArgumentParser,
     threshold_help: str = "smallest change that counts, as 0.01 or 1%% (default "
-    f"{DEFAULT_THRESHOLD * 100:g}%%); config rules override it per benchmark; never below the "
-    "noise floor",
-    alpha_help: str = f"false discovery rate (default {DEFAULT_ALPHA:g})",
+    f"{defaults.DEFAULT_THRESHOLD * 100:g}%%); config rules override it per benchmark; never "
+    "below the noise floor",
+    alpha_help: str = f"false discovery rate (default {defaults.DEFAULT_ALPHA:g})",
 ) -> None:
     """--threshold and --alpha; `history changes` has them with its own defaults."""
     parser.add_argument("--threshold", metavar="T", help=threshold_help)
@@ -124,12 +127,16 @@ def add_baselines_option(
 
 def baselines_root(args: argparse.Namespace) -> Path:
     """--baselines, else baselines/ in the project (refused where there is none)."""
+    from kernelwatch import baseline as baselines
+
     return Path(args.baselines) if args.baselines else baselines.default_root()
 
 
 def baselines_root_if_any(args: argparse.Namespace) -> Path | None:
     """--baselines, else baselines/ in the project, or None outside any project (for what
     reads the folder only when it is there: the suite's kernelwatch.toml)."""
+    from kernelwatch import baseline as baselines
+
     return Path(args.baselines) if args.baselines else baselines.found_root()
 
 
@@ -232,7 +239,7 @@ def add_anchor_options(parser: argparse.ArgumentParser) -> None:
     """`run`'s anchoring (anchor.py; docs/running.md, "Anchoring")."""
     parser.add_argument(
         "--anchor",
-        choices=anchors.MODES,
+        choices=defaults.ANCHOR_MODES,
         default="auto",
         help="also measure the baseline's commit (its manifest's) on this card and judge "
         "against that: auto, when the baseline holds no run on this card; the committed "
@@ -242,7 +249,7 @@ def add_anchor_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--anchor-max-age",
         metavar="HOURS",
-        default=f"{anchors.DEFAULT_MAX_AGE_HOURS:g}",
+        default=f"{defaults.ANCHOR_MAX_AGE_HOURS:g}",
         help="reuse an anchor measured on this card, host and settings while younger than this "
         "(hours, or 90m, 2d; default %(default)s, a prior: drift over time is not measured)",
     )
@@ -250,6 +257,8 @@ def add_anchor_options(parser: argparse.ArgumentParser) -> None:
 
 def anchoring(args: argparse.Namespace, root: Path | None) -> anchors.Request | None:
     """`run`'s --anchor and --anchor-max-age; None where nothing is anchored."""
+    from kernelwatch import anchor as anchors
+
     ruled_out = {"--no-compare": args.no_compare, "--baseline": args.baseline}
     ruled_out.update({"--bench": args.bench, "--gpus": args.gpus})
     mode = anchors.mode(args.anchor, ruled_out)
@@ -262,7 +271,7 @@ def anchoring(args: argparse.Namespace, root: Path | None) -> anchors.Request | 
 def add_suite_options(parser: argparse.ArgumentParser, bench_help: str) -> None:
     """How the suite's binaries run here: the run options, the process options (--processes,
     --precision, --top-ups), --build-dir and --bench; `run` and `selftest` share them."""
-    add_run_options(parser, repetitions=runner.DEFAULT_REPETITIONS)
+    add_run_options(parser, repetitions=defaults.RUN_REPETITIONS)
     add_process_options(parser)
     add_binary_options(parser, bench_help)
 
@@ -288,10 +297,10 @@ def add_run_options(
     parser.add_argument(
         "--max-time",
         type=float,
-        default=runner.DEFAULT_MAX_TIME,
+        default=defaults.MAX_TIME,
         metavar="S",
         help="seconds of sampling per repetition at most (--kernelwatch_max_time; default "
-        f"{runner.DEFAULT_MAX_TIME:g})",
+        f"{defaults.MAX_TIME:g})",
     )
     parser.add_argument(
         "--no-interleave",
@@ -329,27 +338,27 @@ def add_process_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--processes",
         type=int,
-        default=runner.DEFAULT_PROCESSES,
+        default=defaults.PROCESSES,
         metavar="K",
         help="run each binary as K separate processes, interleaved across binaries, the "
-        f"repetitions split between them (default {runner.DEFAULT_PROCESSES}): the spread "
+        f"repetitions split between them (default {defaults.PROCESSES}): the spread "
         "between processes is the noise that matters",
     )
     parser.add_argument(
         "--precision",
         type=float,
-        default=runner.DEFAULT_PRECISION,
+        default=defaults.PRECISION,
         metavar="F",
         help="the relative standard error of each benchmark's median to aim for (default "
-        f"{runner.DEFAULT_PRECISION:g}): a benchmark above it after the processes runs again "
+        f"{defaults.PRECISION:g}): a benchmark above it after the processes runs again "
         "in as many fresh processes, with as many repetitions (a top-up)",
     )
     parser.add_argument(
         "--top-ups",
         type=int,
-        default=runner.DEFAULT_TOP_UPS,
+        default=defaults.TOP_UPS,
         metavar="N",
-        help=f"top-ups at most (default {runner.DEFAULT_TOP_UPS}; 0: none)",
+        help=f"top-ups at most (default {defaults.TOP_UPS}; 0: none)",
     )
 
 
@@ -357,15 +366,15 @@ def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
     """How two commits are built and run; `bisect` shares them."""
     add_run_options(
         parser,
-        repetitions=ab.DEFAULT_REPETITIONS,
+        repetitions=defaults.AB_REPETITIONS,
         repetitions_help="--benchmark_repetitions of each round's process",
     )
     parser.add_argument(
         "--rounds",
         type=int,
-        default=ab.DEFAULT_ROUNDS,
+        default=defaults.AB_ROUNDS,
         metavar="K",
-        help=f"runs of each side, alternating A B A B ... (default {ab.DEFAULT_ROUNDS})",
+        help=f"runs of each side, alternating A B A B ... (default {defaults.AB_ROUNDS})",
     )
     parser.add_argument(
         "--repo", metavar="DIR", default=".", help="the git repository (default: the current one)"
@@ -428,16 +437,22 @@ def slowdowns(text: str | None, default: Sequence[float]) -> list[float]:
 
 def metric(args: argparse.Namespace) -> Metric:
     """From add_metric_options."""
+    from kernelwatch.results import resolve_metric
+
     return resolve_metric(args.metric, args.higher_is_better)
 
 
 def given(args: argparse.Namespace) -> Given:
     """From add_decision_options."""
+    from kernelwatch.verdict import Given
+
     return Given(args.threshold, args.alpha, args.min_repetitions, args.noise_multiplier)
 
 
 def gates(args: argparse.Namespace, allow_gpu_mismatch: bool = False) -> Gates:
     """What may fail without failing the command, from add_output_options."""
+    from kernelwatch.verdict import Gates
+
     return Gates(
         allow_missing=args.allow_missing,
         allow_errors=args.allow_errors,
@@ -448,6 +463,8 @@ def gates(args: argparse.Namespace, allow_gpu_mismatch: bool = False) -> Gates:
 
 def outputs(args: argparse.Namespace) -> Outputs:
     """From add_output_options."""
+    from kernelwatch.outputs import Outputs
+
     return Outputs(
         format=args.format,
         junit=args.junit,
@@ -473,6 +490,8 @@ class RunOptions:
     top_ups: int = 0
 
     def settings(self) -> runner.RunSettings:
+        from kernelwatch import runner
+
         if self.filter is not None and not self.filter.strip():
             raise InputError("--filter: empty regex")
         if self.filter is not None:  # (a bad one would otherwise meet the GPU check first)

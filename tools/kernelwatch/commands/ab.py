@@ -10,17 +10,20 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernelwatch import ab, explain, gpus, identical, runner, verdict
+from kernelwatch import defaults
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
-from kernelwatch.compare import Report
 from kernelwatch.errors import BenchmarkCrashed, InputError, compile_regex
 from kernelwatch.files import Input, Output, check_outputs
-from kernelwatch.outputs import Outputs, report_outputs, write_report
-from kernelwatch.results import ResultSet
-from kernelwatch.verdict import Judging
+
+if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
+    from kernelwatch import ab, explain, gpus, identical, runner, verdict
+    from kernelwatch.compare import Report
+    from kernelwatch.outputs import Outputs, report_outputs, write_report
+    from kernelwatch.results import ResultSet
+    from kernelwatch.verdict import Judging
 
 DESCRIPTION = """\
 Build two commits in their own git worktrees (<repo>/.kernelwatch/worktrees/<sha>, each with
@@ -104,9 +107,9 @@ def add_explain_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--explain-budget",
         type=float,
-        default=explain.DEFAULT_BUDGET,
+        default=defaults.EXPLAIN_BUDGET,
         metavar="SECONDS",
-        help=f"at most this long for ncu and the SASS diffs (default {explain.DEFAULT_BUDGET:g}; "
+        help=f"at most this long for ncu and the SASS diffs (default {defaults.EXPLAIN_BUDGET:g}; "
         "0: kernel comparison only, no profiling)",
     )
 
@@ -137,6 +140,9 @@ class AbCommand:
 
 
 def main(args: argparse.Namespace) -> int:
+    from kernelwatch import verdict
+    from kernelwatch.verdict import Judging
+
     settings = options.run_settings(args)
     pattern = _explain_pattern(args.explain)
     if not 0 <= args.explain_budget < math.inf:
@@ -174,6 +180,9 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
+    from kernelwatch import ab, explain, gpus, identical, runner
+    from kernelwatch.outputs import write_report
+
     settings = command.settings
     if build is None:
         build = functools.partial(
@@ -257,6 +266,10 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
 def _all_identical(command: AbCommand, sides: list[ab.Side], left_out: dict[str, str]) -> Report:
     """The report when every binary was built identically: nothing measured, nothing failing;
     each side shown as its build folder."""
+    from kernelwatch import identical
+    from kernelwatch.compare import Report
+    from kernelwatch.results import ResultSet
+
     a, b = (ResultSet.empty(side.name, (side.build_dir,)) for side in sides)
     report = Report(command.judging.metric, command.judging.settings, a, b, comparisons=())
     return identical.with_identical(report, left_out)
@@ -275,6 +288,9 @@ def crash_status(measured: ab.Rounds, report: Report) -> int:
 def outputs_of(command: AbCommand) -> list[Output]:
     """The runs' folder (by default in results/, made when missing), the explanations beside
     the runs, the report files."""
+    from kernelwatch import explain
+    from kernelwatch.outputs import report_outputs
+
     out = command.out
     return [
         Output("--out", out if out else Path("results"), folder=True, make_parents=True),

@@ -6,19 +6,22 @@ import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from kernelwatch import defaults
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_actions, add_parser
-from kernelwatch import baseline as baselines
-from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER, Settings, Verdict, compare
 from kernelwatch.errors import InputError
-from kernelwatch.gbench import read_json
 from kernelwatch.files import one_writer
-from kernelwatch.loading import from_documents
 from kernelwatch.names import short_commit
-from kernelwatch.render import aligned, summary_line
-from kernelwatch.results import resolve_metric
+
+if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
+    from kernelwatch import baseline as baselines
+    from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER, Settings, Verdict, compare
+    from kernelwatch.gbench import read_json
+    from kernelwatch.loading import from_documents
+    from kernelwatch.render import aligned, summary_line
+    from kernelwatch.results import resolve_metric
 
 DESCRIPTION = """\
 The baselines: one result per GPU model in baselines/<gpu-slug>/ (result.json with the
@@ -89,10 +92,10 @@ def register(subparsers: Any) -> None:
     update.add_argument(
         "--min-repetitions",
         type=int,
-        default=baselines.DEFAULT_MIN_REPETITIONS,
+        default=defaults.BASELINE_MIN_REPETITIONS,
         metavar="N",
         help=f"refuse benchmarks with fewer repetitions (default "
-        f"{baselines.DEFAULT_MIN_REPETITIONS})",
+        f"{defaults.BASELINE_MIN_REPETITIONS})",
     )
     update.add_argument(
         "--drop-missing",
@@ -167,6 +170,8 @@ class UpdateCommand:
 
 
 def update_main(args: argparse.Namespace) -> int:
+    from kernelwatch import baseline as baselines
+
     return run_update(
         UpdateCommand(
             tuple(args.result),
@@ -183,6 +188,8 @@ def update_main(args: argparse.Namespace) -> int:
 
 
 def run_update(command: UpdateCommand) -> int:
+    from kernelwatch import baseline as baselines
+
     if command.min_repetitions < 1:
         raise InputError(f"--min-repetitions {command.min_repetitions}: must be at least 1")
     baselines.check_root(command.root, may_create=command.root_may_create)
@@ -191,6 +198,8 @@ def run_update(command: UpdateCommand) -> int:
 
 
 def _update(command: UpdateCommand) -> int:
+    from kernelwatch import baseline as baselines
+
     update = baselines.prepare_update(
         command.root,
         [Path(r) for r in command.results],
@@ -226,6 +235,12 @@ def _update(command: UpdateCommand) -> int:
 
 
 def _print_moves(update: baselines.Update, command: UpdateCommand) -> None:
+    from kernelwatch import baseline as baselines
+    from kernelwatch.compare import Settings, Verdict, compare
+    from kernelwatch.loading import from_documents
+    from kernelwatch.render import summary_line
+    from kernelwatch.results import resolve_metric
+
     if update.previous is None:
         print("new baseline: there was none for this GPU")
         return
@@ -260,6 +275,9 @@ def _print_moves(update: baselines.Update, command: UpdateCommand) -> None:
 
 
 def run_list(root: Path, format: str = "table") -> int:
+    from kernelwatch import baseline as baselines
+    from kernelwatch.render import aligned
+
     if not root.is_dir():
         what = "not a folder" if root.exists() else "no such folder"
         raise InputError(f"{root}: {what}, so no baselines; {baselines.HOW_TO_CREATE}")
@@ -286,6 +304,9 @@ def run_list(root: Path, format: str = "table") -> int:
 
 
 def run_show(name: str, every_noise: bool, root: Path, format: str = "table") -> int:
+    from kernelwatch import baseline as baselines
+    from kernelwatch.gbench import read_json
+
     which = Path(name)
     if which.is_file():
         document = read_json(which)
@@ -300,5 +321,5 @@ def run_show(name: str, every_noise: bool, root: Path, format: str = "table") ->
         raise InputError(f"no baseline {slug}: {baselines.available_text(root)}")
     if format == "json":
         return options.print_document(baselines.show_document(entry))
-    print("\n".join(baselines.describe(entry, every_noise, DEFAULT_NOISE_MULTIPLIER)))
+    print("\n".join(baselines.describe(entry, every_noise, defaults.DEFAULT_NOISE_MULTIPLIER)))
     return 0

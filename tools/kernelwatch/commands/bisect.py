@@ -7,13 +7,15 @@ import argparse
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernelwatch import ab, bisect, runner, verdict
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
 from kernelwatch.files import Output, check_outputs
+
+if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
+    from kernelwatch import ab, bisect, runner, verdict
 
 DESCRIPTION = """\
 Find the first commit between GOOD and BAD that made the --filter benchmarks slower. Runs
@@ -75,6 +77,8 @@ class BisectCommand:
 
 
 def main(args: argparse.Namespace) -> int:
+    from kernelwatch import bisect, verdict
+
     if not args.filter:
         raise InputError("--filter REGEX is required: name the benchmarks that regressed")
     if args.rounds < 1:
@@ -100,6 +104,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: BisectCommand) -> int:
+    from kernelwatch import ab, bisect, runner
+
     plan = command.plan
     # Before anything is built: the runs' folder (by default in results/, made when missing).
     check_outputs([Output("--out", command.out or "results", folder=True, make_parents=True)])

@@ -6,16 +6,18 @@ import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernelwatch.baseline import context_slug
-from kernelwatch.comment import body, json_instead, marker, marker_key
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs, write_atomic
-from kernelwatch.gbench import read_json
-from kernelwatch.results import gpu_model
+
+if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
+    from kernelwatch.baseline import context_slug
+    from kernelwatch.comment import body, json_instead, marker, marker_key
+    from kernelwatch.gbench import read_json
+    from kernelwatch.results import gpu_model
 
 DESCRIPTION = """\
 Print the body of kernelwatch's pull-request comment: a hidden marker on the first line,
@@ -90,6 +92,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: CommentCommand) -> int:
+    from kernelwatch.comment import body, json_instead, marker
+
     check_outputs(
         [Output("-o", command.out)],
         [Input("the report", command.report), Input("--result", command.result)],
@@ -119,6 +123,11 @@ def run(command: CommentCommand) -> int:
 
 def _gpu(command: CommentCommand) -> tuple[str, str]:
     """(marker key, heading) of the GPU model."""
+    from kernelwatch.baseline import context_slug
+    from kernelwatch.comment import marker, marker_key
+    from kernelwatch.gbench import read_json
+    from kernelwatch.results import gpu_model
+
     if command.result:
         document = read_json(command.result)
         context = document.get("context") if isinstance(document, dict) else None

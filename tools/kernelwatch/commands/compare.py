@@ -5,18 +5,20 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernelwatch import baseline as baselines
-from kernelwatch import noise as noises
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, check_outputs
-from kernelwatch.loading import load_all
-from kernelwatch.outputs import Outputs, report_outputs, write_report
-from kernelwatch import verdict
-from kernelwatch.verdict import Judging
+
+if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
+    from kernelwatch import baseline as baselines
+    from kernelwatch import noise as noises
+    from kernelwatch import verdict
+    from kernelwatch.loading import load_all
+    from kernelwatch.outputs import Outputs, report_outputs, write_report
+    from kernelwatch.verdict import Judging
 
 DESCRIPTION = """\
 Compare two Google Benchmark or nvbench results, benchmark by benchmark, and say what got
@@ -101,6 +103,9 @@ class CompareSettings:
 
 def main(args: argparse.Namespace) -> int:
     # --config, else the suite's kernelwatch.toml, as run, report and ab read it.
+    from kernelwatch import verdict
+    from kernelwatch.verdict import Judging
+
     config = verdict.suite_config(args.config)
     compare_with = verdict.settings(
         options.given(args),
@@ -120,6 +125,12 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(settings: CompareSettings) -> int:
+    from kernelwatch import baseline as baselines
+    from kernelwatch import noise as noises
+    from kernelwatch import verdict
+    from kernelwatch.loading import load_all
+    from kernelwatch.outputs import report_outputs, write_report
+
     check_outputs(  # before the work: a bad path fails fast
         report_outputs(settings.outputs),
         [

@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from kernelwatch import defaults
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
-from kernelwatch.export import FORMATS, export, github_tool
 from kernelwatch.files import Input, Output, check_outputs, json_text, write_atomic
-from kernelwatch.loading import load
-from kernelwatch.results import Metric
+
+if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
+    from kernelwatch.export import export, github_tool
+    from kernelwatch.loading import load
+    from kernelwatch.results import Metric
 
 DESCRIPTION = """\
 Write a result (a Google Benchmark or nvbench JSON file, or a folder of them, merged) as the
@@ -49,7 +52,9 @@ def register(subparsers: Any) -> None:
         epilog=EPILOG,
     )
     parser.add_argument("result", metavar="RESULT", help="result file or directory")
-    parser.add_argument("--format", required=True, choices=FORMATS, help="the format to write")
+    parser.add_argument(
+        "--format", required=True, choices=defaults.EXPORT_FORMATS, help="the format to write"
+    )
     parser.add_argument(
         "-o", "--out", metavar="FILE", type=options.output_file, help="write here (default: stdout)"
     )
@@ -70,6 +75,9 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: ExportCommand) -> int:
+    from kernelwatch.export import export, github_tool
+    from kernelwatch.loading import load
+
     metric = command.metric
     check_outputs([Output("-o", command.out)], [Input("the result", command.result)])
     result = load(command.result)

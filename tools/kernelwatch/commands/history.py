@@ -7,18 +7,21 @@ import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernelwatch import changes as change_points
-from kernelwatch import baseline as baselines
-from kernelwatch import history, verdict
+from kernelwatch import defaults
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_actions, add_parser
-from kernelwatch.compare import Settings
 from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
 from kernelwatch.names import short_commit
-from kernelwatch.render import aligned, format_value
-from kernelwatch.results import Metric, resolve_metric
+
+if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
+    from kernelwatch import baseline as baselines
+    from kernelwatch import changes as change_points
+    from kernelwatch import history, verdict
+    from kernelwatch.compare import Settings
+    from kernelwatch.render import aligned, format_value
+    from kernelwatch.results import Metric, resolve_metric
 
 DESCRIPTION = """\
 The results history: every ingested run (its context, commit, date, and every repetition of
@@ -171,7 +174,7 @@ def register(subparsers: Any) -> None:
     options.add_threshold_options(
         found,
         threshold_help="smallest change that counts, as 0.05 or 5%% (default "
-        f"{change_points.DEFAULT_THRESHOLD * 100:g}%%: wider than compare's, nights run on other "
+        f"{defaults.CHANGES_THRESHOLD * 100:g}%%: wider than compare's, nights run on other "
         "processes and cards); the config's per-benchmark thresholds win",
         alpha_help="significance level of a change (default 0.05)",
     )
@@ -199,10 +202,14 @@ def _add_db(parser: argparse.ArgumentParser) -> None:
 
 
 def _db(args: argparse.Namespace) -> str | Path:
+    from kernelwatch import history
+
     return args.db if args.db else history.default_path()
 
 
 def run_ingest(result: str, db: str | Path) -> int:
+    from kernelwatch import history
+
     done = history.ingest(result, db)
     if done.new:
         print(
@@ -221,6 +228,9 @@ def run_ingest(result: str, db: str | Path) -> int:
 
 
 def run_list(db_path: str | Path, format: str = "table") -> int:
+    from kernelwatch import history
+    from kernelwatch.render import aligned
+
     with history.database(db_path) as db:
         found = history.runs(db)
     if format == "json":
@@ -247,6 +257,10 @@ def run_list(db_path: str | Path, format: str = "table") -> int:
 def run_show(
     benchmark: str, metric_name: str, gpu: str | None, db_path: str | Path, format: str = "table"
 ) -> int:
+    from kernelwatch import history
+    from kernelwatch.render import aligned, format_value
+    from kernelwatch.results import Metric
+
     with history.database(db_path) as db:
         points = history.series(db, benchmark, metric_name, gpu)
     if format == "json":
@@ -299,18 +313,18 @@ class ChangesCommand:
     json: str | None
 
 
-# The defaults of `history changes` (changes.py); the precedence is compare's.
-CHANGES_DEFAULTS = Settings(
-    threshold=change_points.DEFAULT_THRESHOLD, alpha=change_points.DEFAULT_ALPHA
-)
-
-
 def changes_main(args: argparse.Namespace) -> int:
     # The options, the suite's config and their precedence as compare reads them.
-    decision = verdict.decide(
+    from kernelwatch import changes as change_points
+    from kernelwatch import verdict
+    from kernelwatch.compare import Settings
+    from kernelwatch.results import resolve_metric
+
+    decision = verdict.resolve_decision(
         verdict.Given(args.threshold, args.alpha),
         verdict.suite_config(args.config),
-        defaults=CHANGES_DEFAULTS,
+        # The defaults of `history changes` (defaults.py); the precedence is compare's.
+        defaults=Settings(threshold=defaults.CHANGES_THRESHOLD, alpha=defaults.CHANGES_ALPHA),
     )
     metric = resolve_metric(args.metric)
     return run_changes(
@@ -328,6 +342,11 @@ def changes_main(args: argparse.Namespace) -> int:
 
 
 def run_changes(command: ChangesCommand) -> int:
+    from kernelwatch import baseline as baselines
+    from kernelwatch import changes as change_points
+    from kernelwatch import history
+    from kernelwatch.render import aligned, format_value
+
     metric, since, new_since = command.metric, command.since, command.new_since
     threshold, alpha = command.decision.threshold, command.decision.alpha
     check_outputs([Output("--json", command.json)], [Input("--db", command.db)])

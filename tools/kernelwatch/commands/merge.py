@@ -5,14 +5,16 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
-from kernelwatch.gbench import read_document, read_json
-from kernelwatch.merge import is_confirming_rerun, merge_results
+
+if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
+    from kernelwatch.gbench import read_document, read_json
+    from kernelwatch.merge import is_confirming_rerun, merge_results
 
 DESCRIPTION = """\
 Join the results of `kernelwatch run --shard K/N` (one file per part, any cards of one GPU
@@ -73,6 +75,9 @@ class MergeCommand:
 
 
 def run(command: MergeCommand) -> int:
+    from kernelwatch.gbench import read_document, read_json
+    from kernelwatch.merge import is_confirming_rerun, merge_results
+
     out = command.out
     if out.is_dir():
         raise InputError(f"--out {out}: is a directory; name the merged result file")

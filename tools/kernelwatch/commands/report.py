@@ -6,17 +6,19 @@ import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernelwatch import history, noise, verdict
-from kernelwatch import baseline as baselines
+from kernelwatch import defaults
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs
-from kernelwatch.report import Options, write_report
-from kernelwatch.verdict import Judging
-from kernelwatch.report.trends import DEFAULT_LIMIT
+
+if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
+    from kernelwatch import baseline as baselines
+    from kernelwatch import history, noise, verdict
+    from kernelwatch.report import Options, write_report
+    from kernelwatch.verdict import Judging
 
 DESCRIPTION = """\
 Write one self-contained HTML page about a run (works offline: inline CSS and SVG figures, no
@@ -83,9 +85,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--max-trends",
         type=int,
-        default=DEFAULT_LIMIT,
+        default=defaults.TREND_PLOTS,
         metavar="N",
-        help=f"draw at most N trend plots (default {DEFAULT_LIMIT})",
+        help=f"draw at most N trend plots (default {defaults.TREND_PLOTS})",
     )
     parser.add_argument(
         "--explanations",
@@ -109,6 +111,10 @@ class ReportCommand:
 
 
 def main(args: argparse.Namespace) -> int:
+    from kernelwatch import verdict
+    from kernelwatch.report import Options
+    from kernelwatch.verdict import Judging
+
     if args.max_trends < 0:
         raise InputError(f"--max-trends {args.max_trends}: must be 0 or more")
     out = Path(args.out)
@@ -142,6 +148,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: ReportCommand) -> int:
+    from kernelwatch.report import write_report
+
     out = command.out
     check_outputs([Output("-o", out)], inputs(command.options))  # before the work
     page = write_report(command.options, out)
@@ -164,6 +172,9 @@ def run(command: ReportCommand) -> int:
 def inputs(given: Options) -> list[Input]:
     """What the page is built from: the result, the baseline (named, else the baselines root
     where it is found), the history database (named, else the default one), explanations."""
+    from kernelwatch import baseline as baselines
+    from kernelwatch import history, noise
+
     found = [Input("the result", given.result), Input("--explanations", given.explanations)]
     if given.baseline is not None:
         found.append(Input("--baseline", given.baseline))

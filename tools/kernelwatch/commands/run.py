@@ -11,21 +11,26 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernelwatch import anchor as anchors
-from kernelwatch import baseline as baselines
-from kernelwatch import gpus, hostbound, inbuild, noise, partial, reruns, runner, suite, verdict
-from kernelwatch import shard as shards
+from kernelwatch import defaults
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
 from kernelwatch.config import Config
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
-from kernelwatch.loading import from_documents
-from kernelwatch.merge import SHARD_KEY
-from kernelwatch.outputs import Outputs, report_outputs, write_report
-from kernelwatch.verdict import SUITE_CONFIG, Judging
+
+if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
+    from kernelwatch import anchor as anchors
+    from kernelwatch import baseline as baselines
+    from kernelwatch import completeness, gpus, hostbound, noise, reruns, runner
+    from kernelwatch import shard as shards
+    from kernelwatch import verdict
+    from kernelwatch.binaries import find_binaries, planning_documents, usable_binaries
+    from kernelwatch.loading import from_documents
+    from kernelwatch.merge import SHARD_KEY
+    from kernelwatch.outputs import Outputs, report_outputs, write_report
+    from kernelwatch.verdict import Judging, SUITE_CONFIG
 
 DESCRIPTION = """\
 Run the built benchmark binaries, merge their outputs into one result file, and compare it
@@ -103,7 +108,7 @@ def register(subparsers: Any) -> None:
     options.add_gpus_option(parser)
     parser.add_argument(
         "--host-bound-on",
-        choices=gpus.HOST_BOUND_ON,
+        choices=defaults.HOST_BOUND_ON,
         default="first",
         help="with --gpus: measure the host-bound benchmarks (the transfers) on the first GPU "
         "of each model only, the others' results leaving them out (first, the default: they "
@@ -138,13 +143,16 @@ class RunCommand:
     baseline: Path | None  # --baseline
     shard: str | None
     gpus: str | None
-    host_bound_on: str  # gpus.HOST_BOUND_ON
+    host_bound_on: str  # defaults.HOST_BOUND_ON
     outputs: Outputs
     command_line: str
     anchor: anchors.Request | None = None  # None: --anchor never, or ruled out
 
 
 def main(args: argparse.Namespace) -> int:
+    from kernelwatch import verdict
+    from kernelwatch.verdict import Judging
+
     settings = replace(
         options.suite_run_options(args).settings(), process_timeout=args.process_timeout
     )
@@ -183,6 +191,12 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: RunCommand) -> int:
+    from kernelwatch import baseline as baselines
+    from kernelwatch import completeness, gpus, runner
+    from kernelwatch import shard as shards
+    from kernelwatch.binaries import find_binaries, usable_binaries
+    from kernelwatch.merge import SHARD_KEY
+
     settings = command.settings
     if command.out and command.out.is_dir():
         raise InputError(f"--out {command.out}: is a directory; name the result file")
@@ -196,11 +210,11 @@ def run(command: RunCommand) -> int:
 
     progress = runner.Progress(enabled=None if not settings.verbose else False)
     if chosen_gpus:
-        binaries = suite.find_binaries(command.build_dir, command.bench)
+        binaries = find_binaries(command.build_dir, command.bench)
     else:
-        binaries = suite.usable_binaries(command.build_dir, command.bench, settings.extra_args)
+        binaries = usable_binaries(command.build_dir, command.bench, settings.extra_args)
     if not binaries:
-        suite.usable_binaries(command.build_dir, command.bench, settings.extra_args)  # says why
+        usable_binaries(command.build_dir, command.bench, settings.extra_args)  # says why
     planned = runner.plan(binaries, command.filter, settings.extra_args)
     plan = shards.plan_key((n for job in planned for n in job.names), shard.count) if shard else ""
     jobs = schedule(
@@ -216,8 +230,8 @@ def run(command: RunCommand) -> int:
         "kernelwatch_filter": command.filter or "",
         **({SHARD_KEY: str(shard), shards.PLAN_KEY: plan} if shard else {}),
         # Every benchmark the binaries list runs: one the baseline has that this result lacks
-        # is not in this build (removed or renamed), not failing (inbuild.py).
-        **inbuild.whole_build(command.filter, shard, command.bench),
+        # is not in this build (removed or renamed), not failing (completeness.py).
+        **completeness.whole_build(command.filter, shard, command.bench),
     }
     if chosen_gpus is None:
         try:
@@ -225,7 +239,7 @@ def run(command: RunCommand) -> int:
                 jobs, settings, progress=progress, context=context, keep_going=True
             )
         except runner.IncompleteRun as exc:
-            partial.keep(exc, lambda slug: command.out or default_out(slug), progress)
+            completeness.keep_partial(exc, lambda slug: command.out or default_out(slug), progress)
             raise
         return _finish(command, jobs, settings, result, command.out, progress, command.outputs)
 
@@ -243,7 +257,7 @@ def run(command: RunCommand) -> int:
         if isinstance(outcome, InputError):
             kept = None
             if isinstance(outcome, runner.IncompleteRun):
-                kept = partial.keep(outcome, out_for, progress)
+                kept = completeness.keep_partial(outcome, out_for, progress)
             print(f"kernelwatch: {gpu.label}: {outcome.prefix}{outcome}", file=sys.stderr)
             statuses.append((gpu, outcome.exit_status, str(kept or "no result")))
             continue
@@ -289,10 +303,15 @@ def schedule(
     several: bool,
 ) -> list[runner.Job]:
     """The jobs of this shard, the host-bound benchmarks in jobs of their own (serial)."""
+    from kernelwatch import hostbound, runner
+    from kernelwatch import shard as shards
+    from kernelwatch.binaries import planning_documents
+    from kernelwatch.verdict import SUITE_CONFIG
+
     names = [name for job in jobs for name in job.names]
     documents: list[Any] = []
     if shard or several or command.config.serial:
-        documents = suite.planning_documents(command.baseline, command.root)
+        documents = planning_documents(command.baseline, command.root)
     if shard:
         chosen = shards.select(names, shard, shards.durations(documents))
         if not chosen:
@@ -322,6 +341,8 @@ def schedule(
 
 def _gpu_out(out: Path | None, gpu: gpus.Gpu, stamp: str) -> Callable[[str | None], Path]:
     """Where one GPU's result goes, given its GPU slug: beside --out, else in results/."""
+    from kernelwatch import gpus
+
     return lambda slug: (
         gpus.out_for(out, gpu) if out else default_out(slug, f"gpu{gpu.index}-{stamp}")
     )
@@ -337,6 +358,12 @@ def _finish(
     outputs: Outputs,
 ) -> int:
     """Write the result; judge it against its GPU's baseline (verdict: compare, confirm)."""
+    from kernelwatch import anchor as anchors
+    from kernelwatch import baseline as baselines
+    from kernelwatch import reruns, verdict
+    from kernelwatch.loading import from_documents
+    from kernelwatch.outputs import write_report
+
     document = result.document
     context = document["context"]
     slug = baselines.context_slug(context)
@@ -381,6 +408,9 @@ def _finish(
 def outputs_of(command: RunCommand, chosen: list[gpus.Gpu] | None) -> list[Output]:
     """Every path the run writes, for files.check_outputs: the result (per GPU with --gpus;
     by default in results/, made when missing), its confirming re-runs, the report files."""
+    from kernelwatch import gpus
+    from kernelwatch.outputs import report_outputs
+
     found = []
     if command.out is None:
         found.append(Output("--out", default_out(None).parent, folder=True, make_parents=True))
@@ -404,6 +434,8 @@ def outputs_of(command: RunCommand, chosen: list[gpus.Gpu] | None) -> list[Outpu
 def inputs_of(command: RunCommand) -> list[Input]:
     """What the run reads: the binaries named, the baselines folder (a committed baseline is
     changed only by `baseline update`), the baseline named and its stored noise."""
+    from kernelwatch import noise
+
     found = [Input("--bench", bench) for bench in command.bench]
     found.append(Input("the baselines folder", command.root))
     if command.baseline is not None:
@@ -418,6 +450,8 @@ def confirm_path(out: Path, k: int) -> Path:
 
 
 def default_out(slug: str | None, tail: str | None = None) -> Path:
+    from kernelwatch import runner
+
     return (
         Path("results")
         / f"kernelwatch-run-{slug or 'unknown-gpu'}-{tail or runner.timestamp()}.json"

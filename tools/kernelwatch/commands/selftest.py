@@ -12,16 +12,20 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernelwatch import gpus, hostbound, runner, selftest, suite, verdict
-from kernelwatch.selftest import render as views
+from kernelwatch import defaults
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._parsers import add_parser
-from kernelwatch.compare import Settings
 from kernelwatch.config import Config
 from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.files import Input, Output, check_outputs, write_atomic, write_output
+
+if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
+    from kernelwatch import gpus, hostbound, runner, selftest, verdict
+    from kernelwatch.binaries import find_binaries, usable_binaries
+    from kernelwatch.compare import Settings
+    from kernelwatch.selftest import views
 
 DESCRIPTION = f"""\
 Measure how well kernelwatch measures on this GPU, from a build folder (like `run`), and say
@@ -30,7 +34,7 @@ whether the targets hold:
   A/A: the chosen benchmarks run --aa-runs times, each a `run`-style collection (--processes
   processes per binary, the --repetitions split between them); every pair is compared with the
   settings `run` uses (baselines/kernelwatch.toml, the compare options). A REGRESSION or
-  IMPROVEMENT is a false alarm. Target: at most {selftest.TARGET_FALSE_ALARMS:.0%} of them.
+  IMPROVEMENT is a false alarm. Target: at most {defaults.TARGET_FALSE_ALARMS:.0%} of them.
 
   Injected slowdowns: for each of --trials trials, a control run with
   --kernelwatch_inject=REGEX:0 (an empty extra kernel) and one run per level of --slowdowns
@@ -81,35 +85,35 @@ def register(subparsers: Any) -> None:
         type=int,
         metavar="N",
         help=f"runs of the same build, every pair compared (default "
-        f"{selftest.DEFAULT_AA_RUNS}; 0: no A/A)",
+        f"{defaults.SELFTEST_AA_RUNS}; 0: no A/A)",
     )
     parser.add_argument(
         "--slowdowns",
         metavar="LIST",
         help="injected slowdowns, comma-separated fractions or percentages (default "
-        + ",".join(f"{x:g}" for x in selftest.DEFAULT_LEVELS)
+        + ",".join(f"{x:g}" for x in defaults.SELFTEST_LEVELS)
         + ")",
     )
     parser.add_argument(
         "--trials",
         type=int,
         metavar="N",
-        help=f"control + slowed runs per level (default {selftest.DEFAULT_TRIALS}; 0: no "
+        help=f"control + slowed runs per level (default {defaults.SELFTEST_TRIALS}; 0: no "
         "injection)",
     )
     parser.add_argument(
         "--inject",
         metavar="REGEX",
         help="the benchmarks to slow down (matched by the harness against the full names; "
-        f"default {selftest.DEFAULT_INJECT!r}: all that run)",
+        f"default {defaults.SELFTEST_INJECT!r}: all that run)",
     )
     parser.add_argument(
         "--min-time-us",
         type=float,
-        default=selftest.DEFAULT_MIN_TIME_US,
+        default=defaults.SELFTEST_MIN_TIME_US,
         metavar="US",
         help="detection targets hold for benchmarks whose median is at least this "
-        f"(default {selftest.DEFAULT_MIN_TIME_US:g})",
+        f"(default {defaults.SELFTEST_MIN_TIME_US:g})",
     )
     parser.add_argument(
         "--out",
@@ -146,8 +150,8 @@ def register(subparsers: Any) -> None:
         what = f"also write the report as {kind}"
         parser.add_argument(flag, metavar="FILE", type=options.output_file, help=what)
     # What each run-only option is when not given (--repetitions has a number, not None).
-    defaults = {key: parser.get_default(key) for key in _RUN_ONLY}
-    parser.set_defaults(handler=functools.partial(main, run_only_defaults=defaults))
+    run_only = {key: parser.get_default(key) for key in _RUN_ONLY}
+    parser.set_defaults(handler=functools.partial(main, run_only_defaults=run_only))
 
 
 # Options that only make sense when runs are made, refused with --from.
@@ -196,6 +200,8 @@ class SelftestCommand:
 
 
 def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
+    from kernelwatch import verdict
+
     config = verdict.suite_config(args.config, options.baselines_root_if_any(args))
     compare_with = verdict.settings(options.given(args), config)  # bad ones fail before a run
     return run(
@@ -224,6 +230,8 @@ def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
 
 
 def run(command: SelftestCommand) -> int:
+    from kernelwatch import gpus, selftest
+
     settings = command.compare_with
     if not (command.min_time_us >= 0 and math.isfinite(command.min_time_us)):
         raise InputError(f"--min-time-us {command.min_time_us}: must be a number >= 0")
@@ -269,6 +277,9 @@ def _report(
     settings: Settings,
     only: re.Pattern[str] | None,
 ) -> int:
+    from kernelwatch import runner, selftest
+    from kernelwatch.selftest import views
+
     progress = runner.Progress()
     analysis = selftest.analyse(
         runs,
@@ -312,11 +323,14 @@ def _measure_gpus(
 ) -> list[tuple[gpus.Gpu, selftest.Collected | InputError]]:
     """The selftest on every chosen GPU at once, each into OUT/gpu<index>; host-bound
     benchmarks one GPU at a time, as `run --gpus` measures them."""
+    from kernelwatch import gpus, runner
+    from kernelwatch.binaries import find_binaries, usable_binaries
+
     chosen = gpus.select(gpus.discover(), which)
     out = Path(command.out) if command.out else Path("results") / f"selftest-{runner.timestamp()}"
-    if not suite.find_binaries(command.build_dir, command.bench):
+    if not find_binaries(command.build_dir, command.bench):
         extra_args = command.run.settings().extra_args
-        suite.usable_binaries(command.build_dir, command.bench, extra_args)  # says why
+        usable_binaries(command.build_dir, command.bench, extra_args)  # says why
     progress = runner.Progress(enabled=False)
     several = len(chosen) > 1
 
@@ -334,13 +348,16 @@ def _measure(
     several: bool = False,
     progress: runner.Progress | None = None,
 ) -> selftest.Collected:
-    aa_runs = selftest.DEFAULT_AA_RUNS if command.aa_runs is None else command.aa_runs
-    trials = selftest.DEFAULT_TRIALS if command.trials is None else command.trials
+    from kernelwatch import gpus, hostbound, runner, selftest
+    from kernelwatch.binaries import find_binaries, usable_binaries
+
+    aa_runs = defaults.SELFTEST_AA_RUNS if command.aa_runs is None else command.aa_runs
+    trials = defaults.SELFTEST_TRIALS if command.trials is None else command.trials
     selftest.check_counts(aa_runs, trials)
-    levels = options.slowdowns(command.slowdowns, selftest.DEFAULT_LEVELS)
+    levels = options.slowdowns(command.slowdowns, defaults.SELFTEST_LEVELS)
     if aa_runs == 0 and (trials == 0 or not levels):
         raise InputError("--aa-runs 0 and no injected slowdowns: nothing to measure")
-    inject = command.inject if command.inject is not None else selftest.DEFAULT_INJECT
+    inject = command.inject if command.inject is not None else defaults.SELFTEST_INJECT
     if not inject.strip():
         raise InputError("--inject: empty regex")
     compile_regex(inject, "--inject")  # the analysis matches it against the names too
@@ -357,9 +374,9 @@ def _measure(
         raise InputError(f"--out {out}: is a file; name a folder")
     settings = command.run.settings()
     binaries = (
-        suite.find_binaries(command.build_dir, command.bench)
+        find_binaries(command.build_dir, command.bench)
         if gpu
-        else suite.usable_binaries(command.build_dir, command.bench, settings.extra_args)
+        else usable_binaries(command.build_dir, command.bench, settings.extra_args)
     )
     jobs = runner.plan(binaries, command.run.filter, settings.extra_args)
     plain = [j.binary for j in jobs if not j.harness]

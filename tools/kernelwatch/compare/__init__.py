@@ -28,7 +28,7 @@ The decision for a benchmark measured on both sides (see docs/compare.md):
 * Each benchmark's sensitivity: the smallest slowdown this comparison catches with 90 %
   probability, from its limit and the spread of the difference of the two medians.
 
-    verdicts.py    Verdict, Settings, Comparison, Report: what a comparison decides, as data
+    outcome.py     Verdict, Settings, Comparison, Report: what a comparison decides, as data
     decision.py    the rule above: decide_many / decide, the limit's wording, what fails
     sides.py       what each side holds: presence verdicts, the benchmarks measured on both
     reference.py   what a contender is judged against and at which level; its spread there
@@ -37,7 +37,7 @@ The decision for a benchmark measured on both sides (see docs/compare.md):
 
 from kernelwatch.compare.decision import UNVERIFIED_FAIL_RATIO, decide, decide_many
 from kernelwatch.compare.judge import compare
-from kernelwatch.compare.verdicts import (
+from kernelwatch.compare.outcome import (
     DEFAULT_ALPHA,
     DEFAULT_NOISE_MULTIPLIER,
     DEFAULT_THRESHOLD,

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from kernelwatch import stats
-from kernelwatch.compare.verdicts import Verdict
+from kernelwatch.compare.outcome import Verdict
 
 # Where the test cannot decide (too few repetitions, or too few to reach alpha after the
 # correction), a change past the limit is an unverified REGRESSION, which fails only when it is

@@ -21,7 +21,7 @@ from kernelwatch.compare.decision import (
     too_few_reason,
 )
 from kernelwatch.compare import summaries as summary_rows
-from kernelwatch.compare.reference import Against, judged_against, sensitivity_of, spread_at_level
+from kernelwatch.compare.reference import Reference, judged_against, sensitivity_of, spread_at_level
 from kernelwatch.compare.sides import (
     LEAVE_OUT,
     Measured,
@@ -30,7 +30,7 @@ from kernelwatch.compare.sides import (
     presence_notes,
     process_counts,
 )
-from kernelwatch.compare.verdicts import (
+from kernelwatch.compare.outcome import (
     SEVERITY,
     Comparison,
     Report,
@@ -55,7 +55,7 @@ def compare(
     """Verdicts for every benchmark. `stored_noise`: the baseline's noise per benchmark and
     level as `baseline update` kept it (noise.json), used for the time metric instead of
     computing it from the baseline's values. `removed`: the baseline's benchmarks that the
-    contender's build does not register (inbuild.py): MISSING there without failing."""
+    contender's build does not register (completeness.py): MISSING there without failing."""
     warnings, notes = check_environment(
         baseline.context, contender.context, settings.allow_gpu_mismatch, metric.key
     )
@@ -112,7 +112,7 @@ def compare(
 
 
 def _measured_verdicts(
-    against: Against,
+    against: Reference,
     contender: ResultSet,
     measured: Measured,
     metric: Metric,

@@ -19,7 +19,7 @@ _Z_POWER = 1.2815515655446004
 
 
 @dataclass(frozen=True)
-class Against:
+class Reference:
     """What a contender is judged by: `baseline`, the runs it is compared with; `crossing`, the
     level between them; `pooled`, the result whose spreads apply (the whole baseline where
     `baseline` is its runs on cards of the contender's kind); `units`, how many runs measured
@@ -35,12 +35,12 @@ class Against:
     unseen_kind: bool = False
 
 
-def judged_against(baseline: ResultSet, contender: ResultSet, notes: list[str]) -> Against:
+def judged_against(baseline: ResultSet, contender: ResultSet, notes: list[str]) -> Reference:
     """The runs of a pooled baseline on the contender's own card (process level); else those on
     cards of its kind (kinds.py), held to the spread between cards of one kind; else all."""
     units = levels.units_of(baseline.context)
     crossing = levels.crossing(baseline.context, contender.context)
-    wide = Against(baseline, crossing, baseline, _units_at(crossing.level, units))
+    wide = Reference(baseline, crossing, baseline, _units_at(crossing.level, units))
     if len(levels.units_of(contender.context)) > 1:  # a pooled contender is not one card
         return wide
     own = noises.runs_of_card(baseline, levels.unit_of(contender.context).card)
@@ -50,7 +50,7 @@ def judged_against(baseline: ResultSet, contender: ResultSet, notes: list[str]) 
         notes.append(
             "the baseline holds a run on this card: compared with that run (process level)"
         )
-        return Against(own, levels.crossing(own.context, contender.context), own, 1)
+        return Reference(own, levels.crossing(own.context, contender.context), own, 1)
     found = noises.kind_of(baseline, contender) if crossing.level is Level.HOST else None
     if found is None:
         return wide
@@ -84,7 +84,7 @@ def judged_against(baseline: ResultSet, contender: ResultSet, notes: list[str]) 
     kind = levels.Crossing(
         Level.KIND, "another host, a card of the same kind", crossing.other_config
     )
-    return Against(mine, kind, baseline, len(units) - found.kinds + 1)
+    return Reference(mine, kind, baseline, len(units) - found.kinds + 1)
 
 
 def _units_at(level: Level, units: tuple[levels.Unit, ...]) -> int:
@@ -100,7 +100,7 @@ class Spread:
 
 
 def spread_at_level(
-    against: Against,
+    against: Reference,
     contender: ResultSet,
     measured: Measured,
     metric: Metric,
@@ -132,7 +132,7 @@ def spread_at_level(
     return Spread(np.maximum(noise, own), has, against.units)
 
 
-def _computed_spreads(against: Against, metric: Metric, measured: Measured) -> noises.LevelNoise:
+def _computed_spreads(against: Reference, metric: Metric, measured: Measured) -> noises.LevelNoise:
     """Each benchmark's spreads computed from the baseline's values (noise.py)."""
     if against.pooled is against.baseline:
         return noises.measure(against.baseline, metric, measured.b).levels()
@@ -162,7 +162,7 @@ def _stored_first(
 
 def _upper_bound(
     at: np.ndarray,
-    against: Against,
+    against: Reference,
     units: tuple[levels.Unit, ...],
     prior: np.ndarray,
     notes: list[str],
@@ -191,7 +191,7 @@ def _upper_bound(
 
 
 def _floored_where_unmeasured(
-    at: np.ndarray, against: Against, durations: np.ndarray, gpu: bool, notes: list[str]
+    at: np.ndarray, against: Reference, durations: np.ndarray, gpu: bool, notes: list[str]
 ) -> np.ndarray:
     """At least the prior where the baseline never measured a spread like this contender's:
     a card of an unseen kind, a host configured unlike all of the baseline's."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernelwatch.compare.verdicts import Comparison, Settings, Verdict
+from kernelwatch.compare.outcome import Comparison, Settings, Verdict
 from kernelwatch.errors import InputError
 from kernelwatch.results import Metric, ResultSet
 
@@ -27,7 +27,7 @@ def _status(result: ResultSet, name: str) -> str:
 
 
 # The reason of a baseline benchmark that the contender's build does not register at all
-# (inbuild.py): removed or renamed on purpose, so MISSING without failing.
+# (completeness.py): removed or renamed on purpose, so MISSING without failing.
 NOT_IN_BUILD = "not in this build: removed or renamed"
 
 
@@ -40,7 +40,7 @@ def presence_verdict(
 ) -> Comparison | None:
     """Verdicts decided by what exists and what failed, before any statistics; None when both
     sides have measurements. `removed`: the benchmarks the contender's build does not register
-    (inbuild.py); absent from the contender, they are MISSING without failing."""
+    (completeness.py); absent from the contender, they are MISSING without failing."""
     base, cont = _status(baseline, name), _status(contender, name)
     if cont == "error":
         where = "both sides" if base == "error" else "contender"

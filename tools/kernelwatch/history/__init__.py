@@ -16,7 +16,7 @@ An ingest is one transaction too: all of a run or nothing. A run is identified b
 of its canonical JSON (context + benchmarks), so ingesting the same file twice is a no-op.
 
     schema.py    the migrations, and opening a database (read-only, or migrated)
-    store.py     ingesting a run: one transaction, all of it or nothing
+    intake.py    ingesting a run: one transaction, all of it or nothing
     queries.py   the runs, and one benchmark's series of one metric
     documents.py those two as JSON documents (`history list|show --format json`)
 """
@@ -41,7 +41,7 @@ from kernelwatch.history.schema import (
     open_db,
     schema_version,
 )
-from kernelwatch.history.store import Ingested, content_hash, ingest, load_run, normalized_date
+from kernelwatch.history.intake import Ingested, content_hash, ingest, load_run, normalized_date
 
 __all__ = [
     "MIGRATIONS",

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 
 from kernelwatch.compare import Comparison, Report, Verdict
-from kernelwatch.explain import Explanation
+from kernelwatch.explanation import Explanation
 from kernelwatch.results import Metric
 
 HEADERS = ("Verdict", "Benchmark", "Baseline", "Contender", "Change", "CI", "q", "Why")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
-from kernelwatch import changes, crashes, explain, history, verdict
+from kernelwatch import changes, completeness, explain, history, verdict
 from kernelwatch.compare import SLOWDOWNS, Report, Settings, Verdict
 from kernelwatch.errors import InputError
 from kernelwatch.report import lessons, svg, trends
@@ -76,7 +76,7 @@ def _baseline(
             root,
             run.context,
             str(options.result),
-            set(run.names) | {name for c in crashes.from_context(run) for name in c.names},
+            set(run.names) | {name for c in completeness.from_context(run) for name in c.names},
             given=options.baseline,
         )
     except baselines.NoBaseline as exc:  # a broken baseline is exit 2, as in compare

@@ -19,14 +19,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kernelwatch import history
+from kernelwatch import defaults, history
 from kernelwatch.compare import Settings
 from kernelwatch.errors import InputError
 from kernelwatch.report import svg
 from kernelwatch.report.trend_plot import ChangeLike, plot, summary
 from kernelwatch.results import Metric
 
-DEFAULT_LIMIT = 24
+DEFAULT_LIMIT = defaults.TREND_PLOTS
 
 
 ChangeFinder = Callable[..., Sequence[Any]]

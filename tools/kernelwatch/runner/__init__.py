@@ -42,7 +42,7 @@ from kernelwatch.runner.settings import (
     Job,
     RunSettings,
 )
-from kernelwatch.runner.suite import (
+from kernelwatch.runner.interleaving import (
     IncompleteRun,
     SuiteRun,
     run_suite,

@@ -5,19 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernelwatch import defaults
 from kernelwatch.errors import InputError
 
-# Why these defaults: docs/running.md.
-DEFAULT_REPETITIONS = 10
-DEFAULT_MAX_TIME = 0.25  # the harness's own default
-DEFAULT_PROCESSES = 2  # `kernelwatch run`: 2 processes of 5 repetitions each
-# The relative standard error of a median that a run aims for (precision.py): with 10
-# repetitions, 6-15 of the 312 benchmarks that do not touch the host are above it on an H200
-# card (the 8192^2 transposes, the sums of 1 Mi elements, the empty kernel), the others at a
-# median of 0.05 %; topping them up made runs of 441-457 s, against 368-421 s without. Two
-# top-ups at most: 30 repetitions take a 1.2 % spread to 0.27 %.
-DEFAULT_PRECISION = 0.0025
-DEFAULT_TOP_UPS = 2
+# Why these defaults: defaults.py (where --help reads them) and docs/running.md.
+DEFAULT_REPETITIONS = defaults.RUN_REPETITIONS
+DEFAULT_MAX_TIME = defaults.MAX_TIME
+DEFAULT_PROCESSES = defaults.PROCESSES
+DEFAULT_PRECISION = defaults.PRECISION  # the relative standard error a run aims for
+DEFAULT_TOP_UPS = defaults.TOP_UPS
 MAX_TOP_UPS = 10
 # Sanity bounds (a typo, not a measurement plan): 10,000 repetitions of the suite's fastest
 # benchmark are about an hour; a host has far fewer than 64 cores to give each process.

@@ -16,8 +16,8 @@ Every run is saved (one result file each, named by its role) and carries its rol
 context, so a saved folder can be analysed again without a GPU (`--from`), with other compare
 settings: thresholds are tuned offline from GPU data.
 
-The modules: runs (planning, running and reading back the saved runs), results (the
-Analysis and its parts, data only), analysis (deciding: analyse), render (the views).
+The modules: runs (planning, running and reading back the saved runs), analysis (the
+Analysis and its parts, as data, and analyse, which decides them), views (text, Markdown, JSON).
 """
 
 from kernelwatch.selftest.analysis import (
@@ -30,7 +30,7 @@ from kernelwatch.selftest.analysis import (
     TIME,
     analyse,
 )
-from kernelwatch.selftest.results import (
+from kernelwatch.selftest.analysis import (
     Analysis,
     Detection,
     Example,

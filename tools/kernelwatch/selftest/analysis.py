@@ -1,5 +1,6 @@
 """The selftest's figures from saved runs: false alarms of the A/A pairs, detections of the
-injected slowdowns, the runs' own figures, and the targets they are held to."""
+injected slowdowns, the runs' own figures, and the targets they are held to. First what it
+finds, as data (the Analysis and its parts, which views.py shows), then how (analyse)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from kernelwatch import defaults
 from kernelwatch.baseline import restrict
 from kernelwatch.compare import Comparison, Settings, Verdict, compare
 from kernelwatch.config import ThresholdRule, threshold_for
@@ -21,19 +23,126 @@ from kernelwatch.loading import from_documents
 from kernelwatch.names import family as family_of
 from kernelwatch.names import row_name
 from kernelwatch.results import Metric, ResultSet, gpu_model
-from kernelwatch.selftest.results import (
-    Analysis,
-    Detection,
-    Example,
-    FamilyFigures,
-    Rate,
-    RunTime,
-    TargetCheck,
-)
 from kernelwatch.selftest.runs import DEFAULT_INJECT, DEFAULT_MIN_TIME_US, SavedRun, level_text
 
+# --- what the selftest finds, as data -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rate:
+    hits: int = 0
+    total: int = 0
+
+    @property
+    def rate(self) -> float | None:
+        return self.hits / self.total if self.total else None
+
+    def __add__(self, other: Rate) -> Rate:
+        return Rate(self.hits + other.hits, self.total + other.total)
+
+
+@dataclass(frozen=True)
+class Example:
+    """A false alarm, or a miss: which comparison, which benchmark, what compare said."""
+
+    where: str  # "aa-1.json vs aa-2.json"
+    name: str
+    verdict: str
+    reason: str
+    median_us: float | None
+
+
+@dataclass(frozen=True)
+class Detection:
+    level: float
+    trials: int
+    all: Rate  # every injected benchmark held to a threshold below the level
+    long: Rate  # those of them at or above the minimum time
+    excluded: int  # injected benchmarks that a threshold rule holds above the level
+    by_family: Mapping[str, Rate]  # long ones
+    misses: tuple[Example, ...]
+
+
+@dataclass(frozen=True)
+class FamilyFigures:
+    family: str
+    benchmarks: int
+    median_time_us: float | None
+    median_cv: float | None  # of the repetitions of one run (its processes pooled)
+    median_noise: float | None  # the harness's counter
+    median_samples: float | None
+    median_sample_cv: float | None
+    throttled_fraction: float | None  # samples_throttled / (samples + samples_throttled)
+    median_timed_ms: float | None  # samples x time: GPU time timed per repetition
+    median_clock_mhz: float | None
+    max_temperature_c: float | None
+
+
+@dataclass(frozen=True)
+class RunTime:
+    file: str
+    role: str
+    seconds: float | None
+    benchmarks: int
+    processes: int
+
+    @property
+    def per_benchmark(self) -> float | None:
+        return self.seconds / self.benchmarks if self.seconds and self.benchmarks else None
+
+
+@dataclass(frozen=True)
+class TargetCheck:
+    name: str
+    value: float | None  # None: not measured
+    limit: float
+    at_most: bool  # value <= limit (else >=)
+    detail: str = ""
+
+    @property
+    def measured(self) -> bool:
+        return self.value is not None
+
+    @property
+    def met(self) -> bool:
+        if self.value is None:
+            return True  # not measured is not missed; shown as such
+        return self.value <= self.limit if self.at_most else self.value >= self.limit
+
+
+@dataclass(frozen=True)
+class Analysis:
+    settings: Settings
+    min_time_us: float
+    runs: int
+    aa_runs: int
+    aa_pairs: int
+    false_alarms: Rate
+    false_alarms_long: Rate
+    false_alarms_by_family: Mapping[str, Rate]
+    unsure: Rate  # UNSURE among the A/A comparisons: not alarms, but not answers either
+    false_alarm_examples: tuple[Example, ...]
+    detections: tuple[Detection, ...]
+    figures: tuple[FamilyFigures, ...]
+    median_cv: float | None
+    median_cv_long: float | None
+    times: tuple[RunTime, ...]
+    targets: tuple[TargetCheck, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def missed(self) -> list[TargetCheck]:
+        return [t for t in self.targets if not t.met]
+
+    @property
+    def exit_status(self) -> int:
+        return 1 if self.missed else 0
+
+
+# --- how: analyse ---------------------------------------------------------------------------------
+
 # The targets of issue 6 (docs/measurement.md).
-TARGET_FALSE_ALARMS = 0.01  # at most, of all A/A benchmark comparisons
+TARGET_FALSE_ALARMS = defaults.TARGET_FALSE_ALARMS  # at most, of all A/A benchmark comparisons
 TARGET_DETECTION: Mapping[float, float] = {0.05: 0.99, 0.02: 0.90}  # at least, >= min time
 TARGET_MEDIAN_CV = 0.005  # at most
 

@@ -10,21 +10,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import runner
+from kernelwatch import defaults, runner
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_json_atomic
 from kernelwatch.gbench import read_json
 from kernelwatch.names import row_name
 
-DEFAULT_AA_RUNS = 4
-DEFAULT_TRIALS = 2
+DEFAULT_AA_RUNS = defaults.SELFTEST_AA_RUNS
+DEFAULT_TRIALS = defaults.SELFTEST_TRIALS
 # Sanity bounds (a typo, not a plan): each run is a whole `run` of the chosen benchmarks, and
 # the A/A runs are compared in every pair (1000 runs: about 500,000 comparisons).
 MAX_AA_RUNS = 1000
 MAX_TRIALS = 1000
-DEFAULT_LEVELS = (0.01, 0.02, 0.05)
-DEFAULT_MIN_TIME_US = 50.0
-DEFAULT_INJECT = "."  # every benchmark that runs
+DEFAULT_LEVELS = defaults.SELFTEST_LEVELS
+DEFAULT_MIN_TIME_US = defaults.SELFTEST_MIN_TIME_US
+DEFAULT_INJECT = defaults.SELFTEST_INJECT  # every benchmark that runs
 
 # Context keys that say what a saved run was for.
 ROLE_KEY = "kernelwatch_selftest_role"  # "aa", "control" or "inject"

@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from html import escape as _e
 
 from kernelwatch.compare import Comparison, Verdict
-from kernelwatch.explain import Explanation
 from kernelwatch.names import short_commit
-from kernelwatch.ncu import format_number as ncu_fmt
+from kernelwatch.explanation import Explanation
+from kernelwatch.explanation import format_number as ncu_fmt
 from kernelwatch.render.cells import (
     change,
     direction,

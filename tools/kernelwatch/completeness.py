@@ -1,28 +1,73 @@
-"""Benchmarks whose process crashed, hung or lost the GPU in a comparison's runs (`ab`,
-bisect's oracle), or in the run that wrote a result compared later (`compare`, `report` of the
-partial result `run` keeps: partial.py): where it happened, and the report's rows that say so.
+"""A run's completeness: which benchmarks a result has no row for, and why: the judged build
+does not register them (removed or renamed: MISSING without failing), or their process
+crashed, hung or lost the GPU (an ERROR, shown where it happened); and what a failed run still
+keeps (the result of the processes that finished, with the benchmarks it lacks named).
 
-A crashed process measures nothing of its binary, so each of the binary's benchmarks is
-marked; which one of them crashed, the failure line may say (the harness's hang watchdog names
-it). On the contender's side a crash is an ERROR of its own that fails whatever
---allow-errors says (a kernel that crashes is the worst regression there is); on the
-baseline's side it fails nothing: the benchmark is judged on the baseline's runs that
-finished, or is an ERROR "not compared" when none did.
+Not in the build. Google Benchmark's compare.py and nvbench's script ignore what one side
+lacks; here a benchmark that vanishes from a run can also be a crash or a hang, which must
+fail, so only one that the build does not register passes (docs/ci.md, "When a pull request
+changes the suite"). `run` of the whole suite (no --filter, --shard nor --bench) lists every
+benchmark its binaries register (--benchmark_list_tests) and runs them all, and says so in the
+result's context (WHOLE_BUILD_KEY): a benchmark absent from such a result is not in its build,
+unless the context names it among those whose process crashed (results.NO_RESULT_KEY: shown
+as the crash). Google Benchmark writes a row for every benchmark it runs, one that errors or
+skips too. `ab` lists B's binaries itself (not_registered).
+
+Crashes, in a comparison's runs (`ab`, bisect's oracle) or in the run that wrote a result
+compared later (`compare`, `report` of the partial result `run` keeps: keep_partial). A crashed
+process measures nothing of its binary, so each of the binary's benchmarks is marked; which
+one of them crashed, the failure line may say (the harness's hang watchdog names it). On the
+contender's side a crash is an ERROR of its own that fails whatever --allow-errors says (a
+kernel that crashes is the worst regression there is); on the baseline's side it fails
+nothing: the benchmark is judged on the baseline's runs that finished, or is an ERROR "not
+compared" when none did.
+
+(Issue 33: inbuild.py, crashes.py and partial.py, one concept in three files.)
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from kernelwatch import baseline as baselines
 from kernelwatch import results, runner
 from kernelwatch.compare import SEVERITY, Comparison, Report, Verdict
+from kernelwatch.files import write_json_atomic
 from kernelwatch.gbench import failed_row
-from kernelwatch.results import ResultSet
+from kernelwatch.results import NO_RESULT_KEY, ResultSet
 
-CONTENDER, BASELINE = "contender", "baseline"
+# --- not in the build -----------------------------------------------------------------------------
+
+# Context key of a result of `run` that ran every benchmark its build registers.
+WHOLE_BUILD_KEY = "kernelwatch_whole_build"
+
+
+def whole_build(filter: str | None, shard: object, bench: Iterable[str]) -> dict[str, str]:
+    """The context key of a run, when it runs the whole build."""
+    return {} if filter or shard or any(True for _ in bench) else {WHOLE_BUILD_KEY: "true"}
+
+
+def not_registered(baseline: ResultSet, registered: Iterable[str]) -> frozenset[str]:
+    """The baseline's benchmarks that are not among the build's `registered` ones."""
+    return frozenset(baseline.index.keys() - set(registered))
+
+
+def not_in_build(baseline: ResultSet, contender: ResultSet) -> frozenset[str]:
+    """The baseline's benchmarks that the contender's build does not register, as its context
+    tells (none when it does not say it ran its whole build)."""
+    if str(contender.context.get(WHOLE_BUILD_KEY, "")).lower() != "true":
+        return frozenset()
+    crashed = contender.context.get(NO_RESULT_KEY)
+    lost = {n for n in crashed if isinstance(n, str)} if isinstance(crashed, list) else set()
+    present = contender.index.keys() | contender.errors.keys() | contender.skipped.keys()
+    return frozenset(baseline.index.keys() - present - lost)
+
+
+# --- crashes --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -149,3 +194,33 @@ def _by_name(crashes: Iterable[Crash]) -> dict[str, list[Crash]]:
         for name in crash.names:
             found.setdefault(name, []).append(crash)
     return found
+
+
+# --- what a failed run keeps ----------------------------------------------------------------------
+
+
+def keep_partial(
+    failed: runner.IncompleteRun,
+    out_for: Callable[[str | None], Path],
+    progress: runner.Progress,
+) -> Path | None:
+    """Write the result of the processes that finished to `out_for(gpu slug)` and say which
+    benchmarks have no result; None when no process finished. Nothing is compared here (the
+    run fails with the crash); `compare` and `report` of the result show the benchmarks without
+    a result as the crash (mark_saved)."""
+    if failed.partial is None:
+        return None
+    document = failed.partial.document
+    out = out_for(baselines.context_slug(document["context"]))
+    write_json_atomic(out, document, make_parents=True)
+    progress.say(
+        f"kernelwatch: wrote {out} with the results of the processes that finished (not "
+        f"compared; context keys {results.FAILED_KEY} and {results.NO_RESULT_KEY} say what is "
+        "missing)"
+    )
+    if failed.no_result:
+        progress.say(
+            f"kernelwatch: no result for {len(failed.no_result)} benchmark(s): "
+            + ", ".join(failed.no_result)
+        )
+    return out

@@ -9,17 +9,15 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
-from kernelwatch import stats
+from kernelwatch import defaults, stats
 from kernelwatch.config import ThresholdRule
 from kernelwatch.errors import InputError
+from kernelwatch.explanation import Explanation
 from kernelwatch.results import Metric, ResultSet
-
-if TYPE_CHECKING:
-    from kernelwatch.explain import Explanation
 
 
 class Verdict(enum.StrEnum):
@@ -64,13 +62,10 @@ def worded_for(verdict: Verdict, failed: bool) -> Verdict:
     return Verdict.SLOWER if verdict is Verdict.REGRESSION and not failed else verdict
 
 
-# Why these defaults: docs/measurement.md. A 1 % threshold lets a 2 % slowdown be flagged
-# where the run-to-run noise is small; 2 x a benchmark's noise (itself the largest of four
-# estimates) kept every same-code comparison of selftest on an H200 quiet (0 of 225) while
-# catching 72 of 72 injected 5 % slowdowns, where 3 x missed one.
-DEFAULT_THRESHOLD = 0.01
-DEFAULT_NOISE_MULTIPLIER = 2.0
-DEFAULT_ALPHA = 0.05
+# Why these defaults: defaults.py (where --help reads them).
+DEFAULT_THRESHOLD = defaults.DEFAULT_THRESHOLD
+DEFAULT_NOISE_MULTIPLIER = defaults.DEFAULT_NOISE_MULTIPLIER
+DEFAULT_ALPHA = defaults.DEFAULT_ALPHA
 
 
 @dataclass(frozen=True)
@@ -139,7 +134,7 @@ class Comparison(NamedTuple):
     sensitivity: float | None = None
     host_bound: bool = False
     label: str | None = None  # Google Benchmark's `label` of the benchmark (contender's first)
-    # A process that was to measure it crashed, hung or lost the GPU (crashes.py; the reason
+    # A process that was to measure it crashed, hung or lost the GPU (completeness.py; the reason
     # says on which side and in which run): an ERROR row of its own, or a kept verdict.
     crashed: bool = False
     # Judged from each side's summary (mean, relative standard deviation, sample count: nvbench
@@ -206,7 +201,7 @@ class Report:
     comparisons: tuple[Comparison, ...]  # worst first
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    # Why benchmarks changed, by name (explain.py): set after the comparison, never by it.
+    # Why benchmarks changed, by name (explanation.py; explain.py fills them): set after the comparison, never by it.
     explanations: Mapping[str, Explanation] = field(default_factory=dict)
 
     def counts(self) -> dict[Verdict, int]:

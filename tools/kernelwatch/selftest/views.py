@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kernelwatch.files import json_text
-from kernelwatch.selftest.results import Analysis, Detection, Example, Rate, TargetCheck
+from kernelwatch.selftest.analysis import Analysis, Detection, Example, Rate, TargetCheck
 from kernelwatch.selftest.runs import level_text
 
 

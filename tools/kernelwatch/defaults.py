@@ -1,0 +1,77 @@
+"""What a command uses when it is not told: every default that a `--help` shows.
+
+They live here, in a leaf that imports nothing, so that `kernelwatch --help` (which builds
+every command's parser, and so words every default) loads no command's work: a command
+imports its workflow only when it runs (issue 33: the help imported 107 modules, numpy
+included). The module of each concern names its defaults from here (runner.DEFAULT_PROCESSES,
+ab.DEFAULT_ROUNDS, ...); a value is changed here only.
+"""
+
+from __future__ import annotations
+
+# --- compare: how a benchmark is judged ------------------------------------------------------
+
+# Why these defaults: docs/measurement.md. A 1 % threshold lets a 2 % slowdown be flagged
+# where the run-to-run noise is small; 2 x a benchmark's noise (itself the largest of four
+# estimates) kept every same-code comparison of selftest on an H200 quiet (0 of 225) while
+# catching 72 of 72 injected 5 % slowdowns, where 3 x missed one.
+DEFAULT_THRESHOLD = 0.01
+DEFAULT_NOISE_MULTIPLIER = 2.0
+DEFAULT_ALPHA = 0.05
+
+# --- run: how benchmarks run ----------------------------------------------------------------
+
+# Why these defaults: docs/running.md.
+RUN_REPETITIONS = 10
+MAX_TIME = 0.25  # the harness's own default
+PROCESSES = 2  # `kernelwatch run`: 2 processes of 5 repetitions each
+# The relative standard error of a median that a run aims for (precision.py): with 10
+# repetitions, 6-15 of the 312 benchmarks that do not touch the host are above it on an H200
+# card (the 8192^2 transposes, the sums of 1 Mi elements, the empty kernel), the others at a
+# median of 0.05 %; topping them up made runs of 441-457 s, against 368-421 s without. Two
+# top-ups at most: 30 repetitions take a 1.2 % spread to 0.27 %.
+PRECISION = 0.0025
+TOP_UPS = 2
+
+# Where `run --gpus` measures the host-bound benchmarks (--host-bound-on).
+HOST_BOUND_ON = ("first", "each")
+
+# run --anchor: whether to judge against the baseline's commit measured on this card.
+ANCHOR_MODES = ("auto", "always", "never")
+# How old a stored anchor may be and still serve. No drift of one card over hours or days has
+# been measured (docs/measurement.md measures processes, cards and hosts, not time): 24 h is a
+# prior, one nightly's interval, to be replaced by a measurement of the drift.
+ANCHOR_MAX_AGE_HOURS = 24.0
+
+# --- ab (and bisect's oracle) -----------------------------------------------------------------
+
+AB_ROUNDS = 3
+AB_REPETITIONS = 4
+EXPLAIN_BUDGET = 300.0  # seconds of ncu per command: about 10 s per benchmark and side on an H200
+
+# --- baseline update ------------------------------------------------------------------------
+
+BASELINE_MIN_REPETITIONS = 10
+
+# --- history changes ------------------------------------------------------------------------
+
+# Larger than compare's: nights run on different processes and often different cards of one
+# model, whose medians differ by up to a few percent for small kernels (docs/measurement.md);
+# smaller steps are compare's to catch, against the baseline, with each benchmark's own noise.
+CHANGES_THRESHOLD = 0.05
+CHANGES_ALPHA = DEFAULT_ALPHA  # as compare: 0.05
+
+# --- report, export -------------------------------------------------------------------------
+
+TREND_PLOTS = 24  # at most, on the report's page
+EXPORT_FORMATS = ("bmf", "github-action-benchmark")
+
+# --- selftest -------------------------------------------------------------------------------
+
+SELFTEST_AA_RUNS = 4
+SELFTEST_TRIALS = 2
+SELFTEST_LEVELS = (0.01, 0.02, 0.05)
+SELFTEST_MIN_TIME_US = 50.0
+SELFTEST_INJECT = "."  # every benchmark that runs
+# The targets of issue 6 (docs/measurement.md).
+TARGET_FALSE_ALARMS = 0.01  # at most, of all A/A benchmark comparisons

@@ -26,7 +26,7 @@ from kernelwatch.errors import InputError
 from kernelwatch.levels import Level
 from kernelwatch.loading import from_documents
 from kernelwatch.render import render_json, render_junit, render_markdown, render_table
-from kernelwatch.results import resolve_metric
+from kernelwatch.results import gpu_model, resolve_metric
 from kernelwatch.gbench import failed_row
 
 TIME = resolve_metric("time")
@@ -197,7 +197,7 @@ def test_new_missing_error_skipped() -> None:
 
 def test_too_few_repetitions_and_aggregates_only() -> None:
     base = result_set({"BM_two": [1.0, 1.0], "BM_one": [5.0], "BM_flat": [4.0]})
-    cont = result_set({"BM_two": [1.8, 1.8], "BM_one": [15.0], "BM_flat": [4.001]})
+    cont = result_set({"BM_two": [1.9, 1.9], "BM_one": [15.0], "BM_flat": [4.001]})
     report = compare(base, cont, TIME, Settings())
     found = {c.name: (c.verdict, c.failed, c.reason) for c in report.comparisons}
     # past the limit without a test: unverified, a failing REGRESSION from 2x worse only, below
@@ -205,8 +205,9 @@ def test_too_few_repetitions_and_aggregates_only() -> None:
     assert found["BM_two"] == (
         Verdict.SLOWER,
         False,
-        # a 1 us "kernel", one process a side: the process-level prior 0.78 % + 330 ns / 1 us, x 2
-        "+80.0%, beyond the +67.6% limit (noise floor); unverified: too few repetitions "
+        # a 1 us "kernel", one process a side: the H100's process-level prior 0.81 % + 430 ns /
+        # 1 us, x 2
+        "+90.0%, beyond the +87.6% limit (noise floor); unverified: too few repetitions "
         "(2 and 2; need 3); not 2x worse throughout its interval: not failing (--strict fails it)",
     )
     assert found["BM_one"][:2] == (Verdict.REGRESSION, True)
@@ -499,7 +500,7 @@ def test_a_baseline_from_another_card_is_held_to_its_levels_prior_not_a_blanket_
     assert same.comparisons[0].level == "process"
     other = verdict(100.0, "GPU-2")
     found = other.comparisons[0]
-    relative, absolute = levels.PRIOR[Level.HOST]
+    relative, absolute = levels.prior_constants(Level.HOST, gpu_model(unnamed))
     assert found.level == "host" and found.level_measured is False
     assert found.noise_floor == pytest.approx(2 * (relative + absolute / 100_000), rel=0.01)
     assert found.verdict is (Verdict.REGRESSION if found.limit < 0.03 else Verdict.SAME)
@@ -644,14 +645,14 @@ def test_a_slowdown_that_does_not_fail_is_slower_not_regression() -> None:
     """A REGRESSION that does not fail (here: unverified, under 2x worse) read as "this failed"
     under a passing headline: it is SLOWER, and the summary counts the two apart."""
     base = result_set({"BM_two": [1.0, 1.0], "BM_one": [5.0]})
-    cont = result_set({"BM_two": [1.8, 1.8], "BM_one": [15.0]})
+    cont = result_set({"BM_two": [1.9, 1.9], "BM_one": [15.0]})
     report = compare(base, cont, TIME, Settings())
     found = {c.name: (c.verdict, c.failed) for c in report.comparisons}
     assert found == {"BM_one": (Verdict.REGRESSION, True), "BM_two": (Verdict.SLOWER, False)}
     assert _summary(render_table(report)).endswith(": 1 REGRESSION, 1 SLOWER")
     summary = json.loads(render_json(report))["summary"]
     assert summary["counts"]["REGRESSION"] == 1 and summary["counts"]["SLOWER"] == 1
-    passing = compare(base, result_set({"BM_two": [1.8, 1.8], "BM_one": [5.0]}), TIME, Settings())
+    passing = compare(base, result_set({"BM_two": [1.9, 1.9], "BM_one": [5.0]}), TIME, Settings())
     assert passing.exit_status == 0
     assert _summary(render_table(passing)).endswith(": 1 SLOWER, 1 UNSURE")
     assert "REGRESSION" not in render_table(passing)

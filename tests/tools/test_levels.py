@@ -15,7 +15,7 @@ from kernelwatch.compare import Settings, Verdict, compare
 from kernelwatch.errors import InputError
 from kernelwatch.levels import Level
 from kernelwatch.loading import from_documents
-from kernelwatch.results import PROCESS_KEY, resolve_metric
+from kernelwatch.results import PROCESS_KEY, gpu_model, resolve_metric
 
 TIME = resolve_metric("time")
 CONFIG = {"host_cpu_model": "Xeon", "host_cpu_cores": "16", "host_gpu_count": "1"}
@@ -67,6 +67,23 @@ def test_a_host_configured_unlike_the_baselines_is_said() -> None:
     assert other.level is Level.HOST and other.other_config
     assert not levels.crossing(where("GPU-a"), where("GPU-b")).other_config
     assert levels.crossing(where("GPU-a"), where("GPU-a")).same_host
+
+
+def test_a_model_gets_its_own_prior_and_a_model_never_measured_the_widest() -> None:
+    """The H100's levels were measured on H100 cards (levels.PRIORS): its card and host priors
+    are its own, narrower than the H200's; an unmeasured level (the H100 saw one kind of card)
+    and a model never measured take the widest of the measured models', part by part."""
+    h100, h200 = gpu_model(H100_CONTEXT), "NVIDIA H200 (sm 9.0)"
+    assert set(levels.PRIORS) == {h100, h200}
+    for level in (Level.CARD, Level.HOST):
+        assert levels.prior_constants(level, h100)[0] < levels.prior_constants(level, h200)[0]
+    assert levels.prior_constants(Level.KIND, h100) == levels.PRIOR[Level.KIND]
+    for level in Level:
+        widest = levels.prior_constants(level, "NVIDIA A100-SXM4-80GB (sm 8.0)")
+        assert widest == levels.PRIOR[level] == levels.prior_constants(level, None)
+        for model in (h100, h200):
+            own = levels.prior_constants(level, model)
+            assert own[0] <= widest[0] and own[1] <= widest[1]
 
 
 def test_the_prior_grows_for_short_kernels_and_has_no_launch_term_without_a_gpu() -> None:
@@ -171,7 +188,7 @@ def test_two_hosts_are_too_few_to_trust_alone() -> None:
     report = compare(
         baseline, from_documents("c", [run(where("GPU-c"), SUITE, 5)]), TIME, Settings()
     )
-    relative, _ = levels.PRIOR[Level.HOST]
+    relative, _ = levels.prior_constants(Level.HOST, gpu_model(H100_CONTEXT))
     assert all(
         c.noise_floor is not None and c.noise_floor >= 2 * relative for c in report.comparisons
     )

@@ -21,7 +21,7 @@ from kernelwatch.config import load_config
 from kernelwatch.levels import Level
 from kernelwatch.loading import from_documents, load
 from kernelwatch.report.build import Options, build_page
-from kernelwatch.results import resolve_metric
+from kernelwatch.results import gpu_model, resolve_metric
 
 TIME = resolve_metric("time")
 BASELINE = REPO / "baselines" / "nvidia-h200-sm90"
@@ -36,6 +36,7 @@ CARD_E = GPU_DATA / "h200-suite-card-86422532.json"
 CARD_C = GPU_DATA / "h200-suite-card-54f59374.json"
 # GPU 0 of a two-GPU host, both GPUs measuring the suite at once (4 repetitions in 2 processes).
 TWO_GPU_HOST = GPU_DATA / "h200-x2-card-6a541b71-both-gpus.json"
+H200 = "NVIDIA H200 (sm 9.0)"  # the model of these files: its own prior applies (levels.PRIORS)
 SETTINGS = Settings(rules=load_config(REPO / "baselines" / "kernelwatch.toml").rules)
 
 pytestmark = pytest.mark.skipif(
@@ -96,7 +97,7 @@ def test_a_host_configured_unlike_the_baselines_is_held_to_at_least_the_host_pri
     assert empty.ratio is not None and empty.ratio > 1.15
     for c in report.comparisons:
         if c.noise_floor is not None and not c.host_bound:
-            host_prior = levels.prior(Level.HOST, np.array([c.baseline.median]))[0]
+            host_prior = levels.prior(Level.HOST, np.array([c.baseline.median]), model=H200)[0]
             assert c.noise_floor >= SETTINGS.noise_multiplier * host_prior * (1 - 1e-9)
     assert report.exit_status == 0
 
@@ -147,7 +148,7 @@ def test_a_card_of_a_kind_a_one_kind_baseline_never_held_gets_the_unseen_kind_pr
     assert any("none of the baseline's 1 kind(s)" in n and "unseen kind" in n for n in report.notes)
     for c in report.comparisons:
         if c.noise_floor is not None:
-            floor = levels.unseen_kind_prior(np.array([c.baseline.median]))[0]
+            floor = levels.unseen_kind_prior(np.array([c.baseline.median]), model=H200)[0]
             assert c.noise_floor >= SETTINGS.noise_multiplier * floor * (1 - 1e-9)
     assert report.exit_status == 0
     # the widest gap between the kinds, measured: occupancy/smem_limited, 4.6 %
@@ -193,7 +194,7 @@ def test_two_single_process_files_get_the_process_prior() -> None:
     kernels = [c for c in report.comparisons if c.level and not c.host_bound]
     assert kernels and {c.level for c in kernels} == {"process"}
     assert not any(c.level_measured for c in kernels)
-    relative, absolute = levels.PRIOR[Level.PROCESS]
+    relative, absolute = levels.prior_constants(Level.PROCESS, gpu_model(first["context"]))
     for c in kernels:
         assert c.noise_floor >= 2 * (relative + absolute / c.baseline.median) * 0.999
     assert report.exit_status == 0

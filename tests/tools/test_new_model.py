@@ -76,6 +76,7 @@ def test_a_one_card_baseline_says_the_host_level_is_the_prior(
     notes = report["notes"]
     level = next(n for n in notes if n.startswith("level: host"))
     assert "never measured" in level and "host-level prior 2.00%" in level, level
+    assert "no runs of this model: the widest prior" in level, level  # (an A100: levels.PRIORS)
     assert any("configured unlike every host" in n for n in notes), notes
     compared = [b for b in report["benchmarks"] if b["level"] is not None]
     assert compared and not any(b["level_measured"] for b in compared)

@@ -155,7 +155,10 @@ def crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Cross
 # A level never measured for a benchmark gets sd = relative + absolute / median time. The
 # absolute part is launch and clock jitter, which weighs on short kernels; the relative part is
 # what long kernels move by. scripts/derive_prior.py takes each as the 99th percentile of the
-# spreads measured at that level (docs/measurement.md, "The prior"), over the H200 runs:
+# spreads measured at that level (docs/measurement.md, "The prior"), per GPU model, over that
+# model's runs; each constant is the largest over the sets of runs below, rounded up.
+#
+# H200 (driver 580.159.04, CUDA 13.0):
 #   three one-GPU hosts (GPU-e6875044, -5d8b3240, -54f59374): process 0.455 %, 143 ns; host 1.99 %,
 #     597 ns;
 #   five, in two kinds of card (and GPU-d716bf60, -86422532): kind 0.966 %, 37 ns;
@@ -165,33 +168,71 @@ def crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Cross
 #   seven with device memory from the stream-ordered pool (GPU-fb021b3e, -a5b8dffa, -295b2056,
 #     -5e652b35, -33a20bea, -958b75d6, -9724cb6b), whose 8192^2 transposes spread 0.8-1.8 %
 #     between processes: process 0.772 %, 99 ns; kind 1.125 %, 36 ns; host 1.74 %, 671 ns.
-# Each constant is the largest of these, rounded up. Two cards of one host were measured once
-# (0.10 % median): the card level takes the host's prior, which covers it.
+#   Two cards of one host were measured once (0.10 % median): the card level takes the host's.
+# H100 80GB HBM3 (2026-11-27/28; one kind of card seen, so no kind level of its own):
+#   the five cards of its baseline (harness of c2e9ee4: one-GPU hosts GPU-7692141e, -18b292b3,
+#     -1ea85f9e, both GPUs of a two-GPU host GPU-fbb49afb, -1fb43360): process 0.388 %, 152 ns;
+#     host 0.661 %, 795 ns; the three one-GPU hosts alone: host 0.687 %, 35 ns;
+#   five of the harness of 7067794 (one-GPU host GPU-acf992b3; two two-GPU hosts, both GPUs at
+#     once: GPU-c73c6c90, -28cc5c97 and GPU-d99398cc, -495b2220): process 0.731 %, 341 ns;
+#     host 0.868 %, 747 ns; one GPU of each host: process 0.716 %, 420 ns, host 1.011 %, 976 ns;
+#   the two cards of each two-GPU host (card level): 0.750 %, 143 ns; 1.023 %, 40 ns; 0.797 %,
+#     89 ns; their process level at most 0.806 %, 424 ns.
+#   A host of several GPUs adds to short kernels (976 ns across both kinds of host, 35 ns among
+#     one-GPU hosts): the host prior is the one across both.
+PRIORS: Mapping[str, Mapping[Level, tuple[float, float]]] = {
+    "NVIDIA H200 (sm 9.0)": {
+        Level.PROCESS: (0.0078, 330.0),  # (relative, ns)
+        Level.CARD: (0.020, 770.0),
+        Level.KIND: (0.0113, 75.0),
+        Level.HOST: (0.020, 770.0),
+    },
+    "NVIDIA H100 80GB HBM3 (sm 9.0)": {
+        Level.PROCESS: (0.0081, 430.0),
+        Level.CARD: (0.0103, 150.0),
+        Level.HOST: (0.0102, 980.0),
+    },
+}
+
+# A model never measured, or a level its runs never measured: the widest of the measured
+# models' priors (each part's largest), so that no model gets less than one that was measured.
 PRIOR: Mapping[Level, tuple[float, float]] = {
-    Level.PROCESS: (0.0078, 330.0),  # (relative, ns)
-    Level.CARD: (0.020, 770.0),
-    Level.KIND: (0.0113, 75.0),
-    Level.HOST: (0.020, 770.0),
+    level: (
+        max(own[level][0] for own in PRIORS.values() if level in own),
+        max(own[level][1] for own in PRIORS.values() if level in own),
+    )
+    for level in Level
 }
 
 # A card of a kind that a one-kind baseline never held: its hosts' spread never crossed kinds,
 # and kinds differ systematically, the same on every card of a kind (occupancy/smem_limited by
 # 4.6 %). Half the widest gap between a run and the mean of another kind's runs, the largest
 # over the benchmarks, by derive_prior.py: all thirteen one-GPU runs above 2.30 %, 210 ns; the
-# first eight 2.29 %, 250 ns; the seven with the pool 2.29 %, 198 ns. Applied with the host
-# prior, whichever is larger.
+# first eight 2.29 %, 250 ns; the seven with the pool 2.29 %, 198 ns (H200s: the only model
+# whose runs held two kinds). Applied with the host prior, whichever is larger.
 UNSEEN_KIND_PRIOR = (0.023, 250.0)
 
 
-def prior(level: Level, median_ns: np.ndarray, *, gpu: bool = True) -> np.ndarray:
+def prior_constants(level: Level, model: str | None = None) -> tuple[float, float]:
+    """(relative, absolute ns) of the prior for `level` on the GPU model `model`
+    (results.gpu_model): the model's own where its runs measured that level, else PRIOR's."""
+    return PRIORS.get(model or "", {}).get(level, PRIOR[level])
+
+
+def prior(
+    level: Level, median_ns: np.ndarray, *, gpu: bool = True, model: str | None = None
+) -> np.ndarray:
     """The conservative spread of a level at which a benchmark was never measured."""
-    return _spread(PRIOR[level], median_ns, gpu)
+    return _spread(prior_constants(level, model), median_ns, gpu)
 
 
-def unseen_kind_prior(median_ns: np.ndarray, *, gpu: bool = True) -> np.ndarray:
+def unseen_kind_prior(
+    median_ns: np.ndarray, *, gpu: bool = True, model: str | None = None
+) -> np.ndarray:
     """The spread a card of a kind the baseline never held is held to, at least."""
     spread: np.ndarray = np.fmax(
-        _spread(UNSEEN_KIND_PRIOR, median_ns, gpu), prior(Level.HOST, median_ns, gpu=gpu)
+        _spread(UNSEEN_KIND_PRIOR, median_ns, gpu),
+        prior(Level.HOST, median_ns, gpu=gpu, model=model),
     )
     return spread
 

@@ -117,17 +117,18 @@ def spread_at_level(
         spreads = _stored_first(spreads, stored_noise.take(measured.names), notes)
     level = against.crossing.level
     durations = _durations(against.baseline, measured)
-    gpu = gpu_model(against.baseline.context) is not None
-    prior = levels.prior(level, durations, gpu=gpu)
+    model = gpu_model(against.baseline.context)
+    gpu = model is not None
+    prior = levels.prior(level, durations, gpu=gpu, model=model)
     units = levels.units_of(against.pooled.context)
     at = _upper_bound(spreads.at(level), against, units, prior, notes)
     # Measured or not before the floors: a floor (np.fmax) makes a never-measured level finite,
     # and a one-card baseline against a host configured otherwise read "measured for every
     # benchmark" while every limit was the host prior.
     has = np.isfinite(at)
-    at = _floored_where_unmeasured(at, against, durations, gpu, notes)
+    at = _floored_where_unmeasured(at, against, durations, model, notes)
     noise = np.where(np.isfinite(at), at, np.fmax(spreads.process, prior))
-    notes.append(_level_note(against.crossing, units, has, gpu))
+    notes.append(_level_note(against.crossing, units, has, model))
     own = noises.between_processes(contender, metric, measured.c, measured.c_values)
     return Spread(np.maximum(noise, own), has, against.units)
 
@@ -191,16 +192,22 @@ def _upper_bound(
 
 
 def _floored_where_unmeasured(
-    at: np.ndarray, against: Reference, durations: np.ndarray, gpu: bool, notes: list[str]
+    at: np.ndarray,
+    against: Reference,
+    durations: np.ndarray,
+    model: str | None,
+    notes: list[str],
 ) -> np.ndarray:
-    """At least the prior where the baseline never measured a spread like this contender's:
-    a card of an unseen kind, a host configured unlike all of the baseline's."""
+    """At least the prior (the baseline's GPU model's) where the baseline never measured a
+    spread like this contender's: a card of an unseen kind, a host configured unlike all of the
+    baseline's."""
+    gpu = model is not None
     if against.unseen_kind:
-        at = np.fmax(at, levels.unseen_kind_prior(durations, gpu=gpu))
+        at = np.fmax(at, levels.unseen_kind_prior(durations, gpu=gpu, model=model))
     if against.crossing.level >= Level.KIND and against.crossing.other_config:
         # Measured between hosts, but never on one configured so: at least the host prior,
         # whatever the level (the kind level's prior covers only one-GPU hosts alike).
-        at = np.fmax(at, levels.prior(Level.HOST, durations, gpu=gpu))
+        at = np.fmax(at, levels.prior(Level.HOST, durations, gpu=gpu, model=model))
         notes.append(
             "this host is configured unlike every host of the baseline (docs/results.md, "
             "fingerprint): each spread is at least the host-level prior"
@@ -209,24 +216,31 @@ def _floored_where_unmeasured(
 
 
 def _level_note(
-    crossing: levels.Crossing, units: tuple[levels.Unit, ...], has: np.ndarray, gpu: bool
+    crossing: levels.Crossing, units: tuple[levels.Unit, ...], has: np.ndarray, model: str | None
 ) -> str:
-    """Which level is crossed, and where its spread was measured or is the prior."""
+    """Which level is crossed, and where its spread was measured or is the prior (the
+    baseline's GPU model's)."""
     level = crossing.level
-    relative, absolute = levels.PRIOR[level]
-    per_time = f" + {absolute:g} ns / time" if gpu else " (no GPU: no launch term)"
+    relative, absolute = levels.prior_constants(level, model)
+    per_time = f" + {absolute:g} ns / time" if model is not None else " (no GPU: no launch term)"
     if has.all():
         said = "measured for every benchmark"
     else:
         said = (
             f"measured for {int(has.sum())} of {len(has)} benchmark(s); never measured for "
-            f"the others: the {level.label}-level prior {relative:.2%}{per_time} "
+            f"the others: the {level.label}-level prior {relative:.2%}{per_time}"
+            f"{' (no runs of this model: the widest prior)' if _unmeasured_model(model) else ''} "
             "(docs/measurement.md)"
         )
     return (
         f"level: {level.label} ({crossing.why}; baseline: {levels.describe(units)}); "
         f"its spread {said}"
     )
+
+
+def _unmeasured_model(model: str | None) -> bool:
+    """A GPU model none of whose runs went into levels.PRIORS."""
+    return model is not None and model not in levels.PRIORS
 
 
 def _durations(baseline: ResultSet, measured: Measured) -> np.ndarray:

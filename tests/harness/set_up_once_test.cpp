@@ -4,6 +4,7 @@
 // every call of a benchmark function.
 #include <kernelwatch/detail/instance.hpp>
 #include <kernelwatch/detail/kept_set_ups.hpp>
+#include <kernelwatch/detail/run_options.hpp>
 #include <kernelwatch/set_up_once.hpp>
 
 #include <gtest/gtest.h>
@@ -98,4 +99,18 @@ TEST_F(SetUpOnce, KeepsAtMostTheCapOfObjects) {
     repetition("family/" + std::to_string(i), 0);
   }
   EXPECT_EQ(static_cast<std::size_t>(alive), kw::detail::max_kept_set_ups);
+}
+
+TEST_F(SetUpOnce, KeepingOnlyTheRunningInstancesFreesTheOthersBeforeANewObject) {
+  kw::detail::run_options options = kw::detail::current_run_options();
+  options.keep_other_set_ups = false;  // --kernelwatch_keep_set_ups=running
+  kw::detail::set_current_run_options(options);
+  repetition("family/1", 1);
+  EXPECT_EQ(alive, 1);
+  repetition("family/2", 2);
+  EXPECT_EQ(alive, 1) << "family/1's object is freed before family/2's is made";
+  EXPECT_EQ(repetition("family/2", 2).value, 2);
+  EXPECT_EQ(made, 2) << "the running instance's own object is still kept";
+  options.keep_other_set_ups = true;
+  kw::detail::set_current_run_options(options);
 }

@@ -188,6 +188,7 @@ RUN_SETTING_KEYS = {
     "kernelwatch_noise_target": "noise target",
     "kernelwatch_min_samples": "min samples",
     "kernelwatch_blocking_kernel": "blocking kernel",
+    "kernelwatch_keep_set_ups": "set-ups kept",
 }
 
 

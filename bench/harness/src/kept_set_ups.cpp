@@ -1,5 +1,6 @@
 #include <kernelwatch/detail/instance.hpp>
 #include <kernelwatch/detail/kept_set_ups.hpp>
+#include <kernelwatch/detail/run_options.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -54,8 +55,10 @@ void* find_kept_set_up(std::type_index type) {
 
 void make_room_for_set_up() {
   const std::string& instance = current_instance();
+  const bool keep_others = current_run_options().keep_other_set_ups;
   auto entry = kept.begin();
-  while (entry != kept.end() && (kept.size() >= max_kept_set_ups || memory_short())) {
+  while (entry != kept.end() &&
+         (!keep_others || kept.size() >= max_kept_set_ups || memory_short())) {
     // The running instance's own objects stay: its function holds references to them.
     entry = entry->instance == instance ? std::next(entry) : kept.erase(entry);
   }

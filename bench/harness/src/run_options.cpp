@@ -168,6 +168,15 @@ run_options parse_run_options(int& argc, char** argv) {
       options.blocking_kernel = parse_bool(name, value, equals != std::string_view::npos);
     } else if (name == "--kernelwatch_hang_timeout") {
       options.hang_timeout = parse_number(name, value, 0.0, 86400.0);
+    } else if (name == "--kernelwatch_keep_set_ups") {
+      if (value == "all") {
+        options.keep_other_set_ups = true;
+      } else if (value == "running") {
+        options.keep_other_set_ups = false;
+      } else {
+        throw std::invalid_argument("--kernelwatch_keep_set_ups must be 'all' or 'running', not '" +
+                                    std::string(value) + "'");
+      }
     } else {
       throw std::invalid_argument("unknown flag '" + std::string(argument) + "'");
     }
@@ -209,6 +218,10 @@ std::string run_options_help() {
          "  --kernelwatch_hang_timeout=S   end the process (exit 5) when a benchmark makes no\n"
          "                                 progress for S seconds: a kernel that never\n"
          "                                 finishes (120; 0: never)\n"
+         "  --kernelwatch_keep_set_ups=all|running\n"
+         "                                 keep every instance's set_up_once objects between\n"
+         "                                 its repetitions (all, default), or only the running\n"
+         "                                 instance's\n"
          "Exit codes: 0 ran, 2 bad arguments, 3 CUDA context lost (sticky error), 4 no GPU,\n"
          "5 a benchmark hung (--kernelwatch_hang_timeout).\n";
 }

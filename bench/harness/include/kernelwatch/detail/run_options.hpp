@@ -45,6 +45,13 @@ struct run_options {
   /// it never fires on a real benchmark, and a hang costs the night two minutes instead of the
   /// CI job's timeout.
   double hang_timeout = 120.0;
+  /// set_up_once keeps other instances' objects between their repetitions (detail/
+  /// kept_set_ups.hpp); false: only the running instance's, every other one freed before a new
+  /// object is made. On five H100 cards (tree of 7067794) large strided transposes and 64 Mi
+  /// element reductions measured 1-2 % slower in whole runs than in fresh processes that ran
+  /// only them, and than c2e9ee4, which kept only the running instance's: a suspect, not yet
+  /// measured either way (docs/measurement.md, "Where the time goes").
+  bool keep_other_set_ups = true;
   bool list_only = false;  // --benchmark_list_tests: registration only, no GPU needed
   bool help = false;
   bool min_time_dropped = false;  // a --benchmark_min_time was taken out (see below)

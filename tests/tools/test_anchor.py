@@ -156,6 +156,38 @@ def test_unchanged_code_on_another_card_is_anchored_and_passes(checkout: Checkou
     assert anchor_context["gpu_uuid"] == "GPU-other-card"
 
 
+def test_the_anchor_is_measured_between_the_runs_own_process_rounds(
+    checkout: Checkout, tmp_path: Path
+) -> None:
+    """Built once the first round has said which card this is, the anchor measures its two
+    rounds between the run's two (A B B A), so that a drift of the card over the run (its clock,
+    docs/measurement.md) falls on both builds alike."""
+    spans = {"run": tmp_path / "run.jsonl", "anchor": tmp_path / "anchor.jsonl"}
+    checkout.extra = {"spans": str(spans["run"])}
+    checkout.build_current()
+    checkout.extra = {"spans": str(spans["anchor"])}  # the anchor's build, made by the run
+    checkout.on("other")
+    done = checkout.run("--out", checkout.root.parent / "run.json", "--format", "json")
+    assert done.status == 0, done.err
+    assert report_of(done)["notes"][0].startswith(f"anchored on {checkout.a[:12]} (measured")
+    started = sorted(
+        (json.loads(line)["start"], side)
+        for side, path in spans.items()
+        for line in path.read_text().splitlines()
+    )
+    order = [side for _, side in started][:8]  # 2 binaries x 2 processes a build; top-ups after
+    assert order == ["run"] * 2 + ["anchor"] * 4 + ["run"] * 2, order
+
+
+def test_the_rounds_after_the_first_alternate_in_pairs() -> None:
+    """(the anchor's?, round) after the run's first round: A B B A A B for three processes."""
+    from kernelwatch.anchor import interleaved
+
+    assert interleaved(1) == [(True, 0)]
+    assert interleaved(2) == [(True, 0), (True, 1), (False, 1)]
+    assert interleaved(3) == [(True, 0), (True, 1), (False, 1), (False, 2), (True, 2)]
+
+
 def test_on_the_baselines_card_auto_does_not_anchor(checkout: Checkout) -> None:
     out = checkout.root.parent / "run.json"
     done = checkout.run("--out", out, "--format", "json")

@@ -6,7 +6,9 @@ A committed baseline made on other cards holds a run on another card to the spre
 cards or hosts: on an H200 that lets most 2 % slowdowns through, where the process level
 catches 98 % of them (docs/measurement.md, "What a verdict can see"). The anchor is the
 baseline's commit (its manifest's `commit`), built in `ab`'s worktree with `ab`'s build step
-and measured with this run's settings, right after it, on the same card. The committed
+once the run's first process round has said which card and host it is on, and measured with
+the run's settings on the same card, its process rounds interleaved with the run's (A B B A:
+a drift of the card over the run falls on both alike). The committed
 baseline is then compared with the anchor (same code, another runner): what differs there is
 the runner, reported as a finding, never a failing regression.
 
@@ -169,7 +171,53 @@ def stored(path: Path, names: set[str], max_age_s: float, now: datetime.datetime
     return Anchor(commit, document, path, True, age)
 
 
-def obtain(
+@dataclass(frozen=True)
+class Pending:
+    """An anchor to measure beside the run: the baseline's commit, built, and its jobs."""
+
+    commit: str
+    side: ab.Side
+    jobs: list[runner.Job]
+    path: Path  # where it is kept once measured
+    repo: Path
+    context: dict[str, Any]  # its result's context keys
+
+    def measuring(
+        self, settings: runner.RunSettings, progress: runner.Progress
+    ) -> runner.Measuring:
+        """Its rounds, on the GPU whose lock the run holds; a crash costs only the anchor."""
+        return runner.Measuring(
+            self.jobs,
+            settings,
+            progress=progress,
+            label="anchor",
+            context=self.context,
+            keep_going=True,
+            lock=False,
+        )
+
+    def finish(
+        self, measuring: runner.Measuring, ours: Mapping[str, Any], progress: runner.Progress
+    ) -> Anchor | str:
+        """The measured anchor, kept for reuse; or the note that says why there is none."""
+        try:
+            measured = measuring.finish()
+        except BenchmarkCrashed as exc:  # (a GPU gone is NoGpuError: the run's end, exit 4)
+            return (
+                f"not anchored: the baseline's commit {self.side.short} failed on this card: {exc}"
+            )
+        document = measured.document
+        theirs, mine = levels.unit_of(document.get("context") or {}), levels.unit_of(ours)
+        if (theirs.card, theirs.host) != (mine.card, mine.host):  # (CUDA_VISIBLE_DEVICES changed?)
+            return "not anchored: the anchor ran on another card or host than this run"
+        ab.ignore_cache(self.repo / ab.WORKTREES.parent)
+        write_json_atomic(self.path, document, make_parents=True)
+        anchor = Anchor(self.commit, document, self.path, False, 0.0)
+        progress.say(f"kernelwatch: {anchor.phrase()}")
+        return anchor
+
+
+def prepare(
     request: Request,
     settings: runner.RunSettings,
     jobs: Sequence[runner.Job],
@@ -178,11 +226,11 @@ def obtain(
     why: str,
     context: Mapping[str, Any],
     progress: runner.Progress,
-) -> Anchor | str:
-    """The anchor (reused, or built and measured now, with `settings`) of the committed
-    baseline `found`, for the run of `jobs` whose result has `context`; or the note that says
-    why there is none (the run is then judged against the committed baseline, as without
-    anchoring)."""
+) -> Anchor | Pending | str:
+    """The anchor of the committed baseline `found` for the run of `jobs` whose first round's
+    result has `context`: reused, or its commit built, to be measured beside the run; or the
+    note that says why there is none (the run is then judged against the committed baseline,
+    as without anchoring)."""
     commit = baselines.read_manifest(Path(found.label).parent).get("commit")
     if not isinstance(commit, str) or not commit:
         return "not anchored: the baseline's manifest names no commit"
@@ -216,21 +264,65 @@ def obtain(
         "kernelwatch_filter": run.filter or "",
         "kernelwatch_anchor_commit": commit,
     }
-    try:
-        measured = runner.run_suite(
-            anchor_jobs, settings, progress=progress, label="anchor", context=extra
-        )
-    except BenchmarkCrashed as exc:  # (a GPU gone is NoGpuError: the run's end, exit 4)
-        return f"not anchored: the baseline's commit {side.short} failed on this card: {exc}"
-    document = measured.document
-    theirs, ours = levels.unit_of(document.get("context") or {}), levels.unit_of(context)
-    if (theirs.card, theirs.host) != (ours.card, ours.host):  # (CUDA_VISIBLE_DEVICES changed?)
-        return "not anchored: the anchor ran on another card or host than this run"
-    ab.ignore_cache(repo / ab.WORKTREES.parent)
-    write_json_atomic(path, document, make_parents=True)
-    anchor = Anchor(commit, document, path, False, 0.0)
-    progress.say(f"kernelwatch: {anchor.phrase()}")
-    return anchor
+    return Pending(commit, side, anchor_jobs, path, repo, extra)
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """Why the run is anchored, and its anchor (a Pending one until measured beside the run)
+    or the note that says why there is none."""
+
+    why: str
+    outcome: Anchor | Pending | str
+
+
+def ahead(
+    request: Request,
+    settings: runner.RunSettings,
+    jobs: Sequence[runner.Job],
+    run: Run,
+    base: ResultSet,
+    found: baselines.Against,
+    context: Mapping[str, Any],
+    progress: runner.Progress,
+) -> Ahead | None:
+    """After the run's first round (`context`: its result's): whether it is anchored, and how
+    (prepare). None where `request.mode` does not want an anchor."""
+    why = wanted(request.mode, base.context, context)
+    if why is None:
+        return None
+    return Ahead(why, prepare(request, settings, jobs, run, found, why, context, progress))
+
+
+def interleaved(rounds: int) -> list[tuple[bool, int]]:
+    """The order of the two builds' process rounds after the run's first: (the anchor's?,
+    round). A B B A A B ...: a drift of the card that is linear over the run (its clock moved
+    0.75 % over four suites on GPU-acf992b3, docs/measurement.md) falls on both alike."""
+    order, counts = [], [0, 0]
+    for i in range(2 * rounds):
+        anchor = i % 4 in (1, 2)
+        order.append((anchor, counts[anchor]))
+        counts[anchor] += 1
+    return order[1:]
+
+
+def measure_beside(
+    current: runner.Measuring,
+    plan: Ahead | None,
+    settings: runner.RunSettings,
+    progress: runner.Progress,
+) -> Ahead | None:
+    """The run's rounds after its first, with a pending anchor's interleaved (interleaved):
+    run and anchor on the same card at the same time, the anchor measured once and kept."""
+    if plan is None or not isinstance(plan.outcome, Pending):
+        for k in range(1, current.rounds):
+            current.round(k)
+        return plan
+    pending = plan.outcome
+    with pending.measuring(settings, progress) as theirs:
+        for anchor, k in interleaved(current.rounds):
+            (theirs if anchor else current).round(k)
+        return Ahead(plan.why, pending.finish(theirs, current.first_context(), progress))
 
 
 def _jobs(
@@ -273,10 +365,7 @@ def finding(report: Report) -> str:
 
 
 def judge(
-    request: Request,
-    settings: runner.RunSettings,
-    jobs: Sequence[runner.Job],
-    run: Run,
+    plan: Ahead | None,
     base: ResultSet,
     found: baselines.Against,
     report: Report,
@@ -288,11 +377,12 @@ def judge(
     the committed baseline against the anchor as a finding about the runner; or, where there is
     no anchor, `report` (against the committed baseline) with the note that says why. The run's
     `context` records which (CONTEXT_KEY). Returns the baseline its regressions are confirmed
-    against, and the report. Nothing is anchored where `request.mode` does not want it."""
-    why = wanted(request.mode, base.context, context)
-    if why is None:
+    against, and the report. Nothing is anchored without a plan (ahead, measure_beside)."""
+    if plan is None:
         return found, report
-    outcome = obtain(request, settings, jobs, run, found, why, context, progress)
+    outcome = plan.outcome
+    if isinstance(outcome, Pending):
+        outcome = "not anchored: the anchor was never measured"  # (measure_beside not called)
     if isinstance(outcome, str):
         progress.say(f"kernelwatch: {outcome}; judged against the committed baseline")
         context[CONTEXT_KEY] = outcome
@@ -303,5 +393,5 @@ def judge(
     against = outcome.against()
     anchored = verdict.judge_result(anchor_side, report.contender, judging, against)
     context[CONTEXT_KEY] = outcome.phrase()
-    notes = (f"{outcome.phrase()}: {why}", said, *anchored.notes)
+    notes = (f"{outcome.phrase()}: {plan.why}", said, *anchored.notes)
     return against, dataclasses.replace(anchored, notes=notes)

@@ -191,6 +191,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: RunCommand) -> int:
+    from kernelwatch import anchor as anchors
     from kernelwatch import baseline as baselines
     from kernelwatch import completeness, gpus, runner
     from kernelwatch import shard as shards
@@ -234,14 +235,21 @@ def run(command: RunCommand) -> int:
         **completeness.whole_build(command.filter, shard, command.bench),
     }
     if chosen_gpus is None:
-        try:
-            result = runner.run_suite(
-                jobs, settings, progress=progress, context=context, keep_going=True
-            )
-        except runner.IncompleteRun as exc:
-            completeness.keep_partial(exc, lambda slug: command.out or default_out(slug), progress)
-            raise
-        return _finish(command, jobs, settings, result, command.out, progress, command.outputs)
+        with runner.Measuring(
+            jobs, settings, progress=progress, context=context, keep_going=True
+        ) as current:
+            current.round(0)
+            anchoring = _anchor_plan(command, jobs, settings, current.first_context(), progress)
+            anchoring = anchors.measure_beside(current, anchoring, settings, progress)
+            try:
+                result = current.finish()
+            except runner.IncompleteRun as exc:
+                keep = lambda slug: command.out or default_out(slug)  # noqa: E731
+                completeness.keep_partial(exc, keep, progress)
+                raise
+        return _finish(
+            command, jobs, settings, result, command.out, progress, command.outputs, anchoring
+        )
 
     progress.say(
         f"kernelwatch: measuring on {len(chosen_gpus)} GPU(s) at once, one process per GPU: "
@@ -348,6 +356,34 @@ def _gpu_out(out: Path | None, gpu: gpus.Gpu, stamp: str) -> Callable[[str | Non
     )
 
 
+def _anchor_plan(
+    command: RunCommand,
+    jobs: list[runner.Job],
+    settings: runner.RunSettings,
+    context: dict[str, Any],
+    progress: runner.Progress,
+) -> anchors.Ahead | None:
+    """After the first round (`context`: what the result will say of its card and host):
+    whether and how the run is anchored (anchor.ahead). None without --anchor, or where the
+    baseline cannot be found yet: judging says why, once the result is written."""
+    from kernelwatch import anchor as anchors
+    from kernelwatch import baseline as baselines
+    from kernelwatch import verdict
+
+    if command.anchor is None or command.judging is None:
+        return None
+    names = {name for job in jobs for name in job.names}
+    label = str(command.out or default_out(baselines.context_slug(context)))
+    try:
+        found = verdict.find_baseline(
+            command.root, context, label, names, given=command.baseline, partial=bool(command.bench)
+        )
+        base = verdict.baseline_side(found, f"holds none of the {len(names)} benchmarks that ran")
+    except InputError:
+        return None
+    return anchors.ahead(command.anchor, settings, jobs, command, base, found, context, progress)
+
+
 def _finish(
     command: RunCommand,
     jobs: list[runner.Job],
@@ -356,8 +392,10 @@ def _finish(
     out: Path | None,
     progress: runner.Progress,
     outputs: Outputs,
+    plan: anchors.Ahead | None = None,
 ) -> int:
-    """Write the result; judge it against its GPU's baseline (verdict: compare, confirm)."""
+    """Write the result; judge it against its GPU's baseline, or the anchor `plan` measured
+    beside it (verdict: compare, confirm)."""
     from kernelwatch import anchor as anchors
     from kernelwatch import baseline as baselines
     from kernelwatch import reruns, verdict
@@ -390,10 +428,7 @@ def _finish(
     base = verdict.baseline_side(found, f"holds none of the {count} benchmarks that ran")
     contender = from_documents(str(out), [document])
     report = verdict.judge_result(base, contender, judging, found)  # as compare and report do
-    if command.anchor is not None:
-        found, report = anchors.judge(
-            command.anchor, settings, jobs, command, base, found, report, judging, context, progress
-        )
+    found, report = anchors.judge(plan, base, found, report, judging, context, progress)
     if anchors.CONTEXT_KEY in context:
         write_json_atomic(out, document, make_parents=True)  # with the anchor's context key
 

@@ -44,6 +44,7 @@ from kernelwatch.runner.settings import (
 )
 from kernelwatch.runner.interleaving import (
     IncompleteRun,
+    Measuring,
     SuiteRun,
     run_suite,
     timestamp,
@@ -63,6 +64,7 @@ __all__ = [
     "EXIT_NO_GPU",
     "IncompleteRun",
     "Job",
+    "Measuring",
     "Progress",
     "RunSettings",
     "SuiteRun",

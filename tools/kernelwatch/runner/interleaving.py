@@ -9,7 +9,7 @@ import os
 import shlex
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,36 +77,115 @@ def run_suite(
     A process that crashes or hangs ends the run (BenchmarkCrashed); with `keep_going`, its
     binary's other processes are skipped, the other binaries still run, and IncompleteRun is
     raised at the end, holding the merged result of the processes that finished."""
-    progress = progress or Progress(enabled=False)
-    shares = settings.split()
-    started = time.monotonic()
-    started_at = datetime.datetime.now(datetime.UTC)
-    prefix = f"{label}: " if label else ""
-    with (
-        contextlib.ExitStack() as held,
-        tempfile.TemporaryDirectory(prefix="kernelwatch-run-") as tmp,
-    ):
-        if settings.gpu_uuid:
-            held.enter_context(locks.gpu_lock(settings.gpu_uuid, _waiting(progress, prefix)))
-        processes = _Processes(jobs, settings, shares, progress, prefix, Path(tmp), keep_going)
-        processes.run_round(dict(enumerate(jobs)), "")
-        topped_up = _top_up(processes)
-    progress.clear()
-    seconds = time.monotonic() - started
-    extra = _run_context(processes, started_at, seconds, topped_up, context)
-    if not processes.failures:
-        return SuiteRun(_merged(processes, extra), processes.commands, seconds)
-    no_result = processes.no_result()
-    partial = None
-    if any(processes.runs.values()):
-        extra = {
-            **extra,
-            FAILED_KEY: [str(failure) for _, failure in processes.failures],
-            NO_RESULT_KEY: no_result,
-        }
-        partial = SuiteRun(_merged(processes, extra), processes.commands, seconds)
-    lost = [(str(failure), jobs[index].names) for index, failure in processes.failures]
-    raise IncompleteRun([failure for _, failure in processes.failures], partial, no_result, lost)
+    with Measuring(
+        jobs, settings, progress=progress, label=label, context=context, keep_going=keep_going
+    ) as measuring:
+        for k in range(measuring.rounds):
+            measuring.round(k)
+        return measuring.finish()
+
+
+class Measuring:
+    """run_suite one process round at a time, so that another build's rounds can run between
+    this one's on the same GPU (an anchored run, anchor.py): the K-th round runs every binary's
+    K-th process. Its seconds are its own rounds' and top-ups', not the other build's."""
+
+    def __init__(
+        self,
+        jobs: Sequence[Job],
+        settings: RunSettings,
+        *,
+        progress: Progress | None = None,
+        label: str = "",
+        context: Mapping[str, Any] | None = None,
+        keep_going: bool = False,
+        lock: bool = True,  # False: the caller already holds this GPU's lock
+    ) -> None:
+        self._jobs = jobs
+        self._settings = settings
+        self._progress = progress or Progress(enabled=False)
+        self._prefix = f"{label}: " if label else ""
+        self._context = context
+        self._keep_going = keep_going
+        self._lock = lock
+        self._held = contextlib.ExitStack()
+        self._seconds = 0.0
+        self._started_at = datetime.datetime.now(datetime.UTC)
+        self._processes: _Processes | None = None
+
+    def __enter__(self) -> Measuring:
+        settings, progress = self._settings, self._progress
+        with self._held as held:
+            if settings.gpu_uuid and self._lock:
+                held.enter_context(
+                    locks.gpu_lock(settings.gpu_uuid, _waiting(progress, self._prefix))
+                )
+            tmp = held.enter_context(tempfile.TemporaryDirectory(prefix="kernelwatch-run-"))
+            self._processes = _Processes(
+                self._jobs,
+                settings,
+                settings.split(),
+                progress,
+                self._prefix,
+                Path(tmp),
+                self._keep_going,
+            )
+            self._started_at = datetime.datetime.now(datetime.UTC)
+            self._held = held.pop_all()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._held.close()
+
+    @property
+    def rounds(self) -> int:
+        return len(self._settings.split())
+
+    def _timed(self, work: Callable[[], Any]) -> Any:
+        started = time.monotonic()
+        try:
+            return work()
+        finally:
+            self._seconds += time.monotonic() - started
+
+    def round(self, k: int) -> None:
+        """Every binary's process k (0-based)."""
+        processes = self._running()
+        self._timed(lambda: processes.run_round(dict(enumerate(self._jobs)), "", only=k))
+
+    def first_context(self) -> dict[str, Any]:
+        """The context of the first process that finished, with the caller's: what this run's
+        result will say of its GPU and host, known after the first round."""
+        found = next((runs[0] for runs in self._running().runs.values() if runs), {})
+        return {**(found.get("context") or {}), **(self._context or {})}
+
+    def finish(self) -> SuiteRun:
+        """The top-ups, then the merged result (IncompleteRun: see run_suite)."""
+        processes = self._running()
+        topped_up = self._timed(lambda: _top_up(processes))
+        self._progress.clear()
+        seconds = self._seconds
+        extra = _run_context(processes, self._started_at, seconds, topped_up, self._context)
+        if not processes.failures:
+            return SuiteRun(_merged(processes, extra), processes.commands, seconds)
+        no_result = processes.no_result()
+        partial = None
+        if any(processes.runs.values()):
+            extra = {
+                **extra,
+                FAILED_KEY: [str(failure) for _, failure in processes.failures],
+                NO_RESULT_KEY: no_result,
+            }
+            partial = SuiteRun(_merged(processes, extra), processes.commands, seconds)
+        lost = [(str(failure), self._jobs[index].names) for index, failure in processes.failures]
+        raise IncompleteRun(
+            [failure for _, failure in processes.failures], partial, no_result, lost
+        )
+
+    def _running(self) -> _Processes:
+        if self._processes is None:
+            raise RuntimeError("Measuring used outside its with block")
+        return self._processes
 
 
 @dataclass
@@ -129,12 +208,15 @@ class _Processes:
     def __post_init__(self) -> None:
         self.runs = {index: [] for index in range(len(self.jobs))}
 
-    def run_round(self, chosen: Mapping[int, Job], what: str) -> None:
-        """Every chosen job's processes, interleaved across binaries."""
+    def run_round(self, chosen: Mapping[int, Job], what: str, only: int | None = None) -> None:
+        """Every chosen job's processes, interleaved across binaries; with `only`, that one
+        process (0-based) of each."""
         shares = self.shares
         per_process = sum(len(job.names) for job in chosen.values())
-        total, done = per_process * len(shares), 0
+        total, done = per_process * len(shares), per_process * (only or 0)
         for process, share in enumerate(shares, 1):
+            if only is not None and process != only + 1:
+                continue
             which = f"process {process}/{len(shares)}, " if len(shares) > 1 else ""
             for index, job in chosen.items():
                 if self.failed(index):

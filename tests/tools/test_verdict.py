@@ -125,12 +125,30 @@ def test_every_command_gives_the_same_pair_the_same_verdicts(
     fakebench.suite(build, families(CARD))
     saved = json.loads(CARD.read_text())
 
-    def measured(jobs: Any, settings: Any, **how: Any) -> runner.SuiteRun:
-        # As run_suite merges: the caller's context keys win (runner/interleaving.py, _run_context).
-        context = {**saved["context"], **(how.get("context") or {})}
-        return runner.SuiteRun({**saved, "context": context})
+    class Measured:
+        """runner.Measuring whose rounds measure nothing and whose result is the saved one."""
 
-    monkeypatch.setattr(runner, "run_suite", measured)
+        def __init__(self, jobs: Any, settings: Any, **how: Any) -> None:
+            # As run_suite merges: the caller's context keys win (runner/interleaving.py).
+            self.context = {**saved["context"], **(how.get("context") or {})}
+            self.rounds = settings.processes
+
+        def __enter__(self) -> "Measured":
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def round(self, k: int) -> None:
+            pass
+
+        def first_context(self) -> dict:
+            return self.context
+
+        def finish(self) -> runner.SuiteRun:
+            return runner.SuiteRun({**saved, "context": self.context})
+
+    monkeypatch.setattr(runner, "Measuring", Measured)
     report_json = tmp_path / "run-report.json"
     ran = run_cli(
         "run",

@@ -13,7 +13,8 @@ Every row of the merged result names its process (`kernelwatch_process`, 1-based
 The modules, one concern each: settings (RunSettings, Job), discovery (binaries, listing,
 plan), probe (is there a GPU), jobs (filters, reruns, shards, host-bound jobs), precision
 (which medians need more repetitions), progress (the status line), process (one benchmark
-process), suite (run_suite), merging (joining outputs).
+process), interleaving (run_suite, Measuring: a suite a process round at a time), merging
+(joining outputs).
 """
 
 from kernelwatch.runner.discovery import (

@@ -11,8 +11,8 @@ with another one. Files are only written by `kernelwatch baseline update`.
     store.py     the folders: slugs, listing, finding the baseline of a GPU model
     rows.py      a result's rows by benchmark; a result restricted to some benchmarks
     pool.py      runs of one build on several cards or hosts pooled into one result
-    update.py    `baseline update`: check, build the new files, write them as a whole
-    refusals.py  what `baseline update` refuses (a file twice, a part for the whole, ...)
+    update.py    `baseline update`: check, build the new files, write them as a whole; what it
+                 refuses (a file twice, a part for the whole, ...)
     against.py   a run's baseline, restricted and with its stored noise, ready to compare
     show.py      `baseline show`'s text: provenance, updates, the stored noise per level; the
                  JSON documents of `baseline list|show --format json`

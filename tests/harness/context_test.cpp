@@ -77,7 +77,7 @@ TEST(MakeContext, HasEveryDocumentedKeyWithItsValue) {
       {"kernelwatch_throttle_threshold", "0.75"},
       {"kernelwatch_blocking_kernel", "true"},
       {"kernelwatch_hang_timeout", "120"},
-      {"kernelwatch_keep_set_ups", "all"},
+      {"kernelwatch_keep_set_ups", "declared"},
   };
   EXPECT_EQ(context, expected);
 }
@@ -89,7 +89,7 @@ TEST(MakeContext, RecordsAnInjectedSlowdownSoNobodyMistakesTheRunForAReal) {
   const std::map<std::string, std::string> context(entries.begin(), entries.end());
   EXPECT_EQ(context.at("kernelwatch_inject"), "^transpose/:0.02");
   EXPECT_EQ(kw::detail::make_context(h100(), {}, {}).size(), entries.size() - 1);
-  options.keep_other_set_ups = false;
+  options.keep_set_ups = kw::detail::set_up_keeping::running;
   const kw::detail::context_entries kept = kw::detail::make_context(h100(), {}, options);
   const std::map<std::string, std::string> kept_context(kept.begin(), kept.end());
   EXPECT_EQ(kept_context.at("kernelwatch_keep_set_ups"), "running");

@@ -200,3 +200,23 @@ TEST(ParseRunOptions, HangTimeoutIsTwoMinutesZeroForNeverAndRefusesNonsense) {
   EXPECT_NE(kw::detail::run_options_help().find("--kernelwatch_hang_timeout=S"),
             std::string::npos);
 }
+
+TEST(ParseRunOptions, KeepSetUpsIsDeclaredByDefaultAndRefusesOtherValues) {
+  using kw::detail::set_up_keeping;
+  const auto parse = [](std::vector<std::string> values) {
+    arguments args(std::move(values));
+    return kw::detail::parse_run_options(args.argc, args.pointers.data()).keep_set_ups;
+  };
+  EXPECT_EQ(parse({"bench"}), set_up_keeping::declared);
+  EXPECT_EQ(parse({"bench", "--kernelwatch_keep_set_ups=declared"}), set_up_keeping::declared);
+  EXPECT_EQ(parse({"bench", "--kernelwatch_keep_set_ups=all"}), set_up_keeping::all);
+  EXPECT_EQ(parse({"bench", "--kernelwatch_keep_set_ups=running"}), set_up_keeping::running);
+  arguments bad({"bench", "--kernelwatch_keep_set_ups=some"});
+  try {
+    (void)kw::detail::parse_run_options(bad.argc, bad.pointers.data());
+    FAIL() << "'some' must be refused";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "--kernelwatch_keep_set_ups must be 'declared', 'all' or 'running', not 'some'");
+  }
+}

@@ -1,7 +1,7 @@
-// set_up_once keeps each instance's objects between its repetitions, whatever order they come
-// in, and frees other instances' least recently used ones first when memory runs short:
-// checked here without a GPU, through the instance scope that the registration opens around
-// every call of a benchmark function.
+// set_up_kept keeps each instance's objects between its repetitions, whatever order they come
+// in, and frees other instances' least recently used ones first when memory runs short;
+// set_up_once's live only while their instance runs. Checked here without a GPU, through the
+// instance scope that the registration opens around every call of a benchmark function.
 #include <kernelwatch/detail/instance.hpp>
 #include <kernelwatch/detail/kept_set_ups.hpp>
 #include <kernelwatch/detail/run_options.hpp>
@@ -37,7 +37,18 @@ struct other_type {
 // One call of a benchmark function of instance `key`: what the registration does.
 counted& repetition(const std::string& key, int value) {
   const kw::detail::instance_scope scope(key);
+  return kw::set_up_kept<counted>(value);
+}
+
+counted& repetition_once(const std::string& key, int value) {
+  const kw::detail::instance_scope scope(key);
   return kw::set_up_once<counted>(value);
+}
+
+void keep_set_ups(kw::detail::set_up_keeping keeping) {
+  kw::detail::run_options options = kw::detail::current_run_options();
+  options.keep_set_ups = keeping;
+  kw::detail::set_current_run_options(options);
 }
 
 class SetUpOnce : public ::testing::Test {
@@ -85,9 +96,9 @@ TEST_F(SetUpOnce, NeverFreesTheRunningInstancesOwnObjects) {
   short_of_memory = true;  // always: everything else goes
   repetition("family/1", 1);
   const kw::detail::instance_scope scope("family/2");
-  counted& mine = kw::set_up_once<counted>(5);
+  counted& mine = kw::set_up_kept<counted>(5);
   other_type& also_mine = kw::set_up_once<other_type>();  // made while memory is short
-  EXPECT_EQ(&kw::set_up_once<counted>(6), &mine) << "one object per type and instance";
+  EXPECT_EQ(&kw::set_up_kept<counted>(6), &mine) << "one object per type and instance";
   EXPECT_EQ(&kw::set_up_once<other_type>(), &also_mine);
   EXPECT_EQ(mine.value, 5);
   EXPECT_EQ(also_mine.value, 7);
@@ -101,16 +112,33 @@ TEST_F(SetUpOnce, KeepsAtMostTheCapOfObjects) {
   EXPECT_EQ(static_cast<std::size_t>(alive), kw::detail::max_kept_set_ups);
 }
 
+TEST_F(SetUpOnce, SetUpOnceObjectsLiveOnlyWhileTheirInstanceRuns) {
+  counted& first = repetition_once("family/1", 1);
+  EXPECT_EQ(&repetition_once("family/1", 99), &first) << "its next repetition reuses it";
+  repetition("family/kept", 2);
+  EXPECT_EQ(alive, 1) << "family/1's object is freed before another instance makes one";
+  repetition_once("family/2", 3);
+  EXPECT_EQ(alive, 2) << "set_up_kept's object stays while other instances run";
+  EXPECT_EQ(repetition_once("family/1", 4).value, 4) << "family/1 comes back to a new object";
+  EXPECT_EQ(made, 4);
+}
+
+TEST_F(SetUpOnce, KeepingEverythingKeepsSetUpOnceObjectsToo) {
+  keep_set_ups(kw::detail::set_up_keeping::all);  // --kernelwatch_keep_set_ups=all
+  counted& first = repetition_once("family/1", 1);
+  repetition_once("family/2", 2);
+  EXPECT_EQ(&repetition_once("family/1", 1), &first);
+  EXPECT_EQ(alive, 2);
+  keep_set_ups(kw::detail::set_up_keeping::declared);
+}
+
 TEST_F(SetUpOnce, KeepingOnlyTheRunningInstancesFreesTheOthersBeforeANewObject) {
-  kw::detail::run_options options = kw::detail::current_run_options();
-  options.keep_other_set_ups = false;  // --kernelwatch_keep_set_ups=running
-  kw::detail::set_current_run_options(options);
+  keep_set_ups(kw::detail::set_up_keeping::running);  // --kernelwatch_keep_set_ups=running
   repetition("family/1", 1);
   EXPECT_EQ(alive, 1);
   repetition("family/2", 2);
   EXPECT_EQ(alive, 1) << "family/1's object is freed before family/2's is made";
   EXPECT_EQ(repetition("family/2", 2).value, 2);
   EXPECT_EQ(made, 2) << "the running instance's own object is still kept";
-  options.keep_other_set_ups = true;
-  kw::detail::set_current_run_options(options);
+  keep_set_ups(kw::detail::set_up_keeping::declared);
 }

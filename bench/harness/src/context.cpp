@@ -46,7 +46,7 @@ context_entries make_context(const device_info& device, const build_info& build,
       {"kernelwatch_throttle_threshold", format_number(options.sampling.throttle_threshold)},
       {"kernelwatch_blocking_kernel", options.blocking_kernel ? "true" : "false"},
       {"kernelwatch_hang_timeout", format_number(options.hang_timeout)},
-      {"kernelwatch_keep_set_ups", options.keep_other_set_ups ? "all" : "running"},
+      {"kernelwatch_keep_set_ups", to_string(options.keep_set_ups)},
   };
   if (options.inject.enabled()) {
     entries.emplace_back("kernelwatch_inject",

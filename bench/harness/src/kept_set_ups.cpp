@@ -15,6 +15,7 @@ struct kept_object {
   std::string instance;
   std::type_index type;
   std::shared_ptr<void> object;
+  bool past_its_instance;  // set_up_kept's
 };
 
 // Least recently used first. A list: moving an entry to the back keeps the others in place.
@@ -55,17 +56,23 @@ void* find_kept_set_up(std::type_index type) {
 
 void make_room_for_set_up() {
   const std::string& instance = current_instance();
-  const bool keep_others = current_run_options().keep_other_set_ups;
+  const set_up_keeping keeping = current_run_options().keep_set_ups;
+  const auto keep_past_its_instance = [keeping](const kept_object& entry) {
+    return keeping == set_up_keeping::all ||
+           (keeping == set_up_keeping::declared && entry.past_its_instance);
+  };
+  // The running instance's own objects stay: its function holds references to them.
+  kept.remove_if([&](const kept_object& entry) {
+    return entry.instance != instance && !keep_past_its_instance(entry);
+  });
   auto entry = kept.begin();
-  while (entry != kept.end() &&
-         (!keep_others || kept.size() >= max_kept_set_ups || memory_short())) {
-    // The running instance's own objects stay: its function holds references to them.
+  while (entry != kept.end() && (kept.size() >= max_kept_set_ups || memory_short())) {
     entry = entry->instance == instance ? std::next(entry) : kept.erase(entry);
   }
 }
 
-void keep_set_up(std::type_index type, std::shared_ptr<void> object) {
-  kept.push_back(kept_object{current_instance(), type, std::move(object)});
+void keep_set_up(std::type_index type, std::shared_ptr<void> object, bool past_its_instance) {
+  kept.push_back(kept_object{current_instance(), type, std::move(object), past_its_instance});
 }
 
 void drop_kept_set_ups() { kept.clear(); }

@@ -169,13 +169,16 @@ run_options parse_run_options(int& argc, char** argv) {
     } else if (name == "--kernelwatch_hang_timeout") {
       options.hang_timeout = parse_number(name, value, 0.0, 86400.0);
     } else if (name == "--kernelwatch_keep_set_ups") {
-      if (value == "all") {
-        options.keep_other_set_ups = true;
+      if (value == "declared") {
+        options.keep_set_ups = set_up_keeping::declared;
+      } else if (value == "all") {
+        options.keep_set_ups = set_up_keeping::all;
       } else if (value == "running") {
-        options.keep_other_set_ups = false;
+        options.keep_set_ups = set_up_keeping::running;
       } else {
-        throw std::invalid_argument("--kernelwatch_keep_set_ups must be 'all' or 'running', not '" +
-                                    std::string(value) + "'");
+        throw std::invalid_argument(
+            "--kernelwatch_keep_set_ups must be 'declared', 'all' or 'running', not '" +
+            std::string(value) + "'");
       }
     } else {
       throw std::invalid_argument("unknown flag '" + std::string(argument) + "'");
@@ -196,6 +199,18 @@ const run_options& current_run_options() { return current_options; }
 void set_current_run_options(const run_options& options) { current_options = options; }
 
 const char* to_string(cache_mode mode) noexcept { return mode == cache_mode::hot ? "hot" : "cold"; }
+
+const char* to_string(set_up_keeping keeping) noexcept {
+  switch (keeping) {
+    case set_up_keeping::all:
+      return "all";
+    case set_up_keeping::running:
+      return "running";
+    case set_up_keeping::declared:
+      break;
+  }
+  return "declared";
+}
 
 std::string run_options_help() {
   return "kernelwatch flags:\n"
@@ -218,10 +233,11 @@ std::string run_options_help() {
          "  --kernelwatch_hang_timeout=S   end the process (exit 5) when a benchmark makes no\n"
          "                                 progress for S seconds: a kernel that never\n"
          "                                 finishes (120; 0: never)\n"
-         "  --kernelwatch_keep_set_ups=all|running\n"
-         "                                 keep every instance's set_up_once objects between\n"
-         "                                 its repetitions (all, default), or only the running\n"
-         "                                 instance's\n"
+         "  --kernelwatch_keep_set_ups=declared|all|running\n"
+         "                                 keep set_up_kept objects while other instances run,\n"
+         "                                 set_up_once ones only while theirs does (declared,\n"
+         "                                 default); keep every object (all); or none past its\n"
+         "                                 instance (running)\n"
          "Exit codes: 0 ran, 2 bad arguments, 3 CUDA context lost (sticky error), 4 no GPU,\n"
          "5 a benchmark hung (--kernelwatch_hang_timeout).\n";
 }

@@ -30,6 +30,15 @@ struct injected_slowdown {
   [[nodiscard]] bool enabled() const { return !pattern.empty(); }
 };
 
+/// --kernelwatch_keep_set_ups: declared (set_up_kept objects are kept while other instances
+/// run, set_up_once ones only while their own instance runs), all (every object kept), or
+/// running (none kept past its instance). `all` is how the harness of 7067794 ran: it made
+/// large strided transposes and 64 Mi-element reductions 1.3-3.2 % slower in whole runs than
+/// alone (five H100 cards), since the other instances' device buffers stay allocated.
+enum class set_up_keeping { declared, all, running };
+
+[[nodiscard]] const char* to_string(set_up_keeping keeping) noexcept;
+
 struct run_options {
   cache_mode cache = cache_mode::cold;
   int device = 0;
@@ -45,13 +54,8 @@ struct run_options {
   /// it never fires on a real benchmark, and a hang costs the night two minutes instead of the
   /// CI job's timeout.
   double hang_timeout = 120.0;
-  /// set_up_once keeps other instances' objects between their repetitions (detail/
-  /// kept_set_ups.hpp); false: only the running instance's, every other one freed before a new
-  /// object is made. On five H100 cards (tree of 7067794) large strided transposes and 64 Mi
-  /// element reductions measured 1-2 % slower in whole runs than in fresh processes that ran
-  /// only them, and than c2e9ee4, which kept only the running instance's: a suspect, not yet
-  /// measured either way (docs/measurement.md, "Where the time goes").
-  bool keep_other_set_ups = true;
+  /// Which set-ups outlive their instance's repetitions (kernelwatch/set_up_once.hpp).
+  set_up_keeping keep_set_ups = set_up_keeping::declared;
   bool list_only = false;  // --benchmark_list_tests: registration only, no GPU needed
   bool help = false;
   bool min_time_dropped = false;  // a --benchmark_min_time was taken out (see below)

@@ -6,6 +6,7 @@ context (docs/results.md, "nvbench results"): the baseline's manifest and the hi
 commit, and runs on one card are told apart from runs on other cards (docs/measurement.md).
 
     stamp.py RUN.json [--commit SHA] [--uuid GPU-...] [--driver VERSION] [--date ISO]
+                      [--context KEY=VALUE ...]
 
 Defaults: the commit of the git checkout in the current folder; the date when nvbench wrote
 the file; the UUID and driver from nvidia-smi, for a file of one device, when CUDA_VISIBLE_DEVICES
@@ -55,6 +56,13 @@ def main() -> int:
     parser.add_argument("--uuid", help="the card's UUID (default: from nvidia-smi)")
     parser.add_argument("--driver", help="the driver version (default: from nvidia-smi)")
     parser.add_argument("--date", help="ISO 8601 (default: when the file was written)")
+    parser.add_argument(
+        "--context",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="another context key (a build option, the runner), as many as needed",
+    )
     args = parser.parse_args()
     document = json.loads(args.file.read_text())
     if not isinstance(document.get("meta"), dict) or not isinstance(document.get("devices"), list):
@@ -64,7 +72,12 @@ def main() -> int:
     date = args.date or datetime.datetime.fromtimestamp(
         args.file.stat().st_mtime, datetime.timezone.utc
     ).isoformat(timespec="seconds")
+    extra = [item.partition("=") for item in args.context]
+    if any(not key or not sep for key, sep, _ in extra):
+        print("stamp.py: --context takes KEY=VALUE", file=sys.stderr)
+        return 2
     context = document["meta"].setdefault("context", {})
+    context.update({key: value for key, _, value in extra})
     context.update({k: v for k, v in (("kernelwatch_git_commit", commit), ("date", date)) if v})
     devices = [d for d in document["devices"] if isinstance(d, dict)]
     uuid, driver = _card(args.uuid) if len(devices) == 1 else (None, None)

@@ -13,6 +13,7 @@
 # Everything lands in $OUT (default: ./nvbench-gate-out); summary.txt has the GPUs, the commit,
 # each exit status and the verdict. Exit 0 when the gate behaved as expected, else 1.
 # Usage, from the repository root: scripts/gpu/nvbench_gate.sh   (about a minute on an H100)
+#   [OUT=DIR] [KERNELWATCH_GIT_COMMIT=SHA] (the commit to stamp; default: git HEAD)
 set -uo pipefail
 
 start=$SECONDS
@@ -30,11 +31,15 @@ export PYTHONPATH=$REPO/tools${PYTHONPATH:+:$PYTHONPATH}
 export NO_COLOR=1
 kw() { python3 -m kernelwatch "$@"; }
 say() { printf '\n=== [%3ds] %s\n' "$((SECONDS - start))" "$*"; }
-COMMIT=$(git -C "$REPO" rev-parse HEAD 2>/dev/null || echo "${KERNELWATCH_GIT_COMMIT:-unknown}")
+# The commit stamped on every run: KERNELWATCH_GIT_COMMIT when set (a copy of the tree whose
+# .git lags behind it), else the checkout's HEAD.
+COMMIT=${KERNELWATCH_GIT_COMMIT:-$(git -C "$REPO" rev-parse HEAD 2>/dev/null || echo unknown)}
+DIRTY=$(git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null | wc -l)
 SUMMARY=$OUT/summary.txt
 {
   echo "nvbench gate: examples/nvbench, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "commit: $COMMIT"
+  echo "checkout: HEAD $(git -C "$REPO" rev-parse HEAD 2>/dev/null || echo none), $DIRTY tracked file(s) changed"
   nvidia-smi -L
   nvidia-smi --query-gpu=name,uuid,driver_version --format=csv,noheader
   nvcc --version | tail -1
@@ -153,7 +158,7 @@ kw history show "${slowed:-transpose/Size:8192}" --db "$DB" | tee "$OUT/history-
 say "nvbench's own compare on the same pairs (for comparison; never the gate)"
 for contender in unchanged slow; do
   echo "--- nvbench_compare_robust base-1.json $contender.json"
-  (cd "$RUNS" && PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} timeout 60 python3 -m \
+  (cd "$RUNS" && PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} timeout 20 python3 -m \
     cuda.bench.scripts.nvbench_compare_robust base-1.json "$contender.json" 2>&1 | tail -25
     echo "exit ${PIPESTATUS[0]}")
 done 2>&1 | tee "$OUT/nvbench_compare_robust.txt"

@@ -610,3 +610,48 @@ def test_baseline_show_of_an_nvbench_baseline_says_unknown_not_none(
     assert done.status == 0, done.err
     assert "None" not in done.out, done.out
     assert "  commit        unknown" in done.out and "  driver        unknown" in done.out
+
+
+def test_a_stamped_file_names_its_commit_date_and_card(tmp_path: Path, run_cli) -> None:
+    """nvbench records no commit, date or card UUID; a file stamped with them after the run
+    (examples/nvbench/stamp.py: `meta.context`, `devices[].uuid`) gives them to the baseline's
+    manifest, the history and the levels (the same card, not 'another host')."""
+    runs = []
+    for n in (1, 2):
+        path = with_samples(tmp_path / str(n), "r.json", {}, seed=n)
+        document = json.loads(path.read_text())
+        document["meta"]["context"] = {
+            "kernelwatch_git_commit": "0123456789abcdef0123456789abcdef01234567",
+            "date": f"2026-11-28T08:0{n}:00+00:00",
+            "nvbench_version": "forged",  # nvbench's own keys keep its value
+        }
+        document["devices"][0]["uuid"] = "GPU-00000000-1111-2222-3333-444444444444"
+        path.write_text(json.dumps(document))
+        runs.append(path)
+    context = load(runs[0]).context
+    assert context["kernelwatch_git_commit"].startswith("0123456789")
+    assert context["gpu_uuid"] == "GPU-00000000-1111-2222-3333-444444444444"
+    assert context["date"] == "2026-11-28T08:01:00+00:00"
+    assert context["nvbench_version"] == "0.1.0"
+    (tmp_path / "b").mkdir()
+    assert run_cli("baseline", "update", *runs, "--baselines", tmp_path / "b").status == 0
+    manifest = json.loads((tmp_path / "b" / "quadro-gv100-sm70" / "manifest.json").read_text())
+    assert manifest["commit"].startswith("0123456789") and manifest["date"]
+    done = run_cli("compare", tmp_path / "b" / "quadro-gv100-sm70" / "result.json", runs[1])
+    assert "level: process (same card (GPU-00000000" in done.err + done.out, done.out
+    assert run_cli("history", "ingest", runs[0], "--db", tmp_path / "h.sqlite").status == 0
+    with sqlite3.connect(tmp_path / "h.sqlite") as connection:
+        assert connection.execute("SELECT git_commit FROM runs").fetchall() == [
+            ("0123456789abcdef0123456789abcdef01234567",)
+        ]
+
+
+@pytest.mark.parametrize("stamp", [["a list"], {"kernelwatch_git_commit": 12}])
+def test_a_malformed_stamp_is_one_line(tmp_path: Path, run_cli, stamp: Any) -> None:
+    document = one_device(REF)
+    document["meta"]["context"] = stamp
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(document))
+    done = run_cli("compare", path, path)
+    assert done.status == 2 and "meta.context is not an object of strings" in done.err
+    assert done.err.count("\n") == 1, done.err

@@ -20,8 +20,10 @@ JSON format 1.0.0, as written by nvbench 0.1.0 (its own test files) and by cuda-
   `peak_fraction`, per sample scaled by the sample's time (the bytes per launch are fixed).
 * `is_skipped` states are skipped rows with nvbench's reason.
 * The device description becomes the `context` keys of docs/results.md (`gpu_name`,
-  `gpu_compute_capability`, `gpu_sm_count`, clocks, memory, ECC); nvbench's version and command
-  line are kept as `nvbench_*` keys.
+  `gpu_compute_capability`, `gpu_sm_count`, clocks, memory, ECC; `uuid` and `driver_version`
+  where a device entry was stamped with them); nvbench's version and command line are kept as
+  `nvbench_*` keys, and a `meta.context` object of strings stamped on the file after the run
+  (the project's commit, the date) is taken as it stands.
 """
 
 from __future__ import annotations
@@ -283,13 +285,28 @@ class _Converter:
         }
         if self.lost:
             context["nvbench_samples_lost"] = self.lost
+        context = {**self._stamped(meta), **context}
         described = [self._device_context(d) for d in devices]
         names = {d["gpu_name"] for d in described}
         if len(devices) == 1 or (devices and len(names) == 1):
-            context.update(described[0])
+            context.update({k: v for k, v in described[0].items() if v is not None})
         elif devices:
             context["nvbench_devices"] = sorted(str(n) for n in names)
         return {k: v for k, v in context.items() if v is not None}
+
+    def _stamped(self, meta: Mapping[str, Any]) -> dict[str, str]:
+        """`meta.context`: what nvbench cannot record, added to the file after the run (the
+        measured project's commit as `kernelwatch_git_commit`, the run's `date`, the host):
+        string values, as Google Benchmark's `--benchmark_context=key=value` gives them. A key
+        the file's own description sets (`nvbench_*`, the device's) keeps nvbench's value."""
+        stamped = meta.get("context")
+        if stamped is None:
+            return {}
+        if not isinstance(stamped, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in stamped.items()
+        ):
+            raise self.fail("meta.context is not an object of strings")
+        return {k: v for k, v in stamped.items() if v}
 
     def _device_context(self, device: Mapping[str, Any]) -> dict[str, Any]:
         """A device's description as the context keys of docs/results.md; a value of the wrong

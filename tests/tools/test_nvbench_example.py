@@ -1,0 +1,271 @@
+"""The nvbench example (examples/nvbench) and its gate (scripts/gpu/nvbench_gate.sh; docs/ci.md,
+"Gating an nvbench project").
+
+- The example's wiring, read statically: nvbench from its CMake config, EXAMPLE_SLOW a CMake
+  option that only defines the macro, and the macro reaching the transpose's tile alone.
+- With nvcc and the cuda-bench wheel at hand (.whl/ or .kernelwatch/dev/): both builds' PTX,
+  which differ in the transpose kernel only.
+- The gate script itself, with stand-ins for what needs a GPU (cmake, nvidia-smi and the
+  benchmark binary, which writes the committed nvbench runs of tests/data/nvbench): its
+  kernelwatch steps, exit statuses, stamps and verdict, passing and failing.
+- The gate's output from the GPU machine, once committed (tests/data/nvbench/gate/).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import REPO, TOOLS
+
+EXAMPLE = REPO / "examples" / "nvbench"
+GATE = REPO / "scripts" / "gpu" / "nvbench_gate.sh"
+DATA = REPO / "tests" / "data" / "nvbench"
+GATE_OUTPUT = DATA / "gate"
+UUID = "GPU-54f59374-68c2-fa1d-22b8-e4ffc323f366"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def test_the_example_finds_nvbench_and_has_the_slow_switch() -> None:
+    cmake = (EXAMPLE / "CMakeLists.txt").read_text()
+    assert "find_package(nvbench CONFIG REQUIRED)" in cmake
+    assert "target_link_libraries(kernels_bench PRIVATE nvbench::main)" in cmake
+    assert re.search(r'option\(EXAMPLE_SLOW "[^"]*" OFF\)', cmake), cmake
+    # ON defines the macro, OFF nothing: the unchanged build is the plain one
+    switch = re.search(r"if\(EXAMPLE_SLOW\)(.*?)endif\(\)", cmake, flags=re.S)
+    assert switch and "EXAMPLE_SLOW=1" in switch.group(1), cmake
+    # the wheel's CMake package needs 3.30.4 (an older CMake fails in its config file)
+    assert "cmake_minimum_required(VERSION 3.30.4)" in cmake
+
+
+def test_the_slow_switch_changes_the_transpose_alone() -> None:
+    source = (EXAMPLE / "kernels_bench.cu").read_text()
+    benchmarks = re.findall(r'NVBENCH_BENCH\((\w+)\)\s*\.set_name\("(\w+)"\)', source)
+    assert benchmarks == [
+        ("copy_bench", "copy"),
+        ("transpose_bench", "transpose"),
+        ("reduce_bench", "reduce"),
+    ]
+    assert source.count("EXAMPLE_SLOW") == 3  # the comments' two and one #ifdef
+    switched = re.search(r"#ifdef EXAMPLE_SLOW\n(.*?)#endif", source, flags=re.S)
+    assert switched and "kTilePad = 0" in switched.group(1) and "kTilePad = 1" in switched.group(1)
+    kernels = dict(re.findall(r"__global__ void (\w+)\((.*?)\n}\n", source, flags=re.S))
+    assert set(kernels) == {"copy_kernel", "transpose_kernel", "reduce_kernel"}
+    assert [k for k, body in kernels.items() if "kTilePad" in body] == ["transpose_kernel"]
+    assert source.count("kTilePad") == 3  # its two definitions and the tile
+
+
+def _wheel() -> Path | None:
+    for folder in (REPO / ".whl", REPO / ".kernelwatch" / "dev"):
+        found = sorted(folder.glob("cuda_bench-*.whl"))
+        if found:
+            return found[0]
+    return None
+
+
+def _ptx_entries(ptx: str) -> dict[str, str]:
+    """Each kernel's PTX by its mangled name."""
+    parts = re.split(r"^(?:\.visible )?\.entry (\S+)\(", ptx, flags=re.M)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def test_both_builds_differ_in_the_transpose_kernel_only(tmp_path: Path) -> None:
+    nvcc = shutil.which("nvcc") or shutil.which("/usr/local/cuda/bin/nvcc")
+    wheel = _wheel()
+    if not nvcc or wheel is None:
+        pytest.skip("needs nvcc and the cuda-bench wheel in .whl/ or .kernelwatch/dev/")
+    with zipfile.ZipFile(wheel) as archive:
+        headers = [
+            n for n in archive.namelist() if n.startswith("cuda/bench/cu13/nvbench/include/")
+        ]
+        archive.extractall(tmp_path, members=headers)
+    include = tmp_path / "cuda" / "bench" / "cu13" / "nvbench" / "include"
+    ptx = {}
+    for variant, defines in (("fast", []), ("slow", ["-DEXAMPLE_SLOW=1"])):
+        out = tmp_path / f"{variant}.ptx"
+        subprocess.run(
+            [nvcc, "-std=c++17", "-arch=sm_90", "-O3", "-ptx", f"-I{include}", *defines]
+            + [str(EXAMPLE / "kernels_bench.cu"), "-o", str(out)],
+            check=True,
+            capture_output=True,
+        )
+        ptx[variant] = _ptx_entries(out.read_text())
+    assert ptx["fast"].keys() == ptx["slow"].keys()
+    changed = [name for name in ptx["fast"] if ptx["fast"][name] != ptx["slow"][name]]
+    assert len(changed) == 1 and "transpose_kernel" in changed[0], changed
+    ours = [n for n in ptx["fast"] if "kernels_bench" in n]  # (nvbench's noop_kernel aside)
+    assert len(ours) == 3, list(ptx["fast"])
+
+
+FAKE_CMAKE = r"""#!/bin/bash
+# stand-in: configure notes EXAMPLE_SLOW; build writes a kernels_bench that replays runs
+[ "$1" = --version ] && { echo "cmake version (stand-in)"; exit 0; }
+if [ "$1" = --build ]; then
+  printf '#!/bin/bash\nexec "%s" "%s" %s "$@"\n' "$KW_PYTHON" "$KW_FAKE_BENCH" "$(cat "$2/slow")" \
+    > "$2/kernels_bench"
+  chmod +x "$2/kernels_bench"
+  exit 0
+fi
+build="" slow=OFF
+while [ $# -gt 0 ]; do
+  case $1 in
+    -B) build=$2; shift ;;
+    -DEXAMPLE_SLOW=*) slow=${1#*=} ;;
+    -Dnvbench_DIR=*) [ -f "${1#*=}/nvbench-config.cmake" ] || { echo "no nvbench config"; exit 1; } ;;
+  esac
+  shift
+done
+mkdir -p "$build" && echo "$slow" > "$build/slow"
+"""
+
+FAKE_SMI = f"""#!/bin/bash
+case "$*" in
+  -L) echo "GPU 0: NVIDIA H200 (UUID: {UUID})" ;;
+  *) echo "{UUID}, 580.159.04" ;;
+esac
+"""
+
+# The benchmark binary's stand-in: writes one of the committed GPU runs (py-a, py-b: unchanged;
+# py-slow: `slowed` twice the work) under the --jsonbin name, as nvbench names its sample files,
+# its kernel `slowed` renamed `transpose`.
+FAKE_BENCH = r"""
+import json, os, shutil, sys
+slow, args = sys.argv[1] == "ON", sys.argv[2:]
+name = args[args.index("--jsonbin") + 1]
+counter = os.environ["KW_FAKE_COUNTER"]
+n = int(open(counter).read()) if os.path.exists(counter) else 0
+open(counter, "w").write(str(n + 1))
+source = os.environ.get("KW_FAKE_SLOW", "py-slow") if slow else ("py-a", "py-b")[n % 2]
+data = os.environ["KW_FAKE_DATA"]
+document = json.load(open(f"{data}/{source}.json"))
+os.makedirs(f"{name}-bin", exist_ok=True)
+for benchmark in document["benchmarks"]:
+    benchmark["name"] = {"slowed": "transpose"}.get(benchmark["name"], benchmark["name"])
+    for state in benchmark["states"]:
+        for summary in state["summaries"]:
+            if summary["tag"] == "nv/json/bin:nv/cold/sample_times":
+                for item in summary["data"]:
+                    if item["name"] == "filename":
+                        base = os.path.basename(item["value"])
+                        shutil.copy(f"{data}/{source}.json-bin/{base}", f"{name}-bin/{base}")
+                        item["value"] = f"{name}-bin/{base}"
+json.dump(document, open(name, "w"), indent=2)
+"""
+
+
+def _gate(tmp_path: Path, slow_source: str = "py-slow") -> tuple[int, str, Path]:
+    """scripts/gpu/nvbench_gate.sh in a copy of the tree it needs, with the stand-ins."""
+    repo = tmp_path / "repo"
+    (repo / "scripts" / "gpu").mkdir(parents=True)
+    shutil.copy(GATE, repo / "scripts" / "gpu")
+    shutil.copytree(EXAMPLE, repo / "examples" / "nvbench")
+    (repo / ".whl").mkdir()
+    with zipfile.ZipFile(repo / ".whl" / "cuda_bench-0.3.0-py3-none-any.whl", "w") as wheel:
+        wheel.writestr("cuda/bench/cu13/nvbench/lib/cmake/nvbench/nvbench-config.cmake", "")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("cmake", FAKE_CMAKE), ("nvidia-smi", FAKE_SMI)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    (tmp_path / "fake_bench.py").write_text(FAKE_BENCH)
+    out = tmp_path / "out"
+    env = dict(
+        os.environ,
+        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        PYTHONPATH=str(TOOLS),
+        OUT=str(out),
+        SITE=str(tmp_path / "site"),
+        BUILD=str(tmp_path / "build"),
+        KERNELWATCH_GIT_COMMIT=COMMIT,
+        KW_PYTHON=sys.executable,
+        KW_FAKE_BENCH=str(tmp_path / "fake_bench.py"),
+        KW_FAKE_COUNTER=str(tmp_path / "count"),
+        KW_FAKE_DATA=str(DATA),
+        KW_FAKE_SLOW=slow_source,
+        GIT_CEILING_DIRECTORIES=str(tmp_path),  # (no checkout: the commit from the environment)
+    )
+    done = subprocess.run(
+        ["bash", str(repo / "scripts" / "gpu" / "nvbench_gate.sh")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=repo,
+        timeout=300,
+    )
+    return done.returncode, done.stdout + done.stderr, out
+
+
+needs_runs = pytest.mark.skipif(
+    not (DATA / "py-slow.json").is_file(), reason="no nvbench runs in tests/data/nvbench"
+)
+
+
+@needs_runs
+def test_the_gate_passes_when_the_unchanged_run_passes_and_the_slowed_one_fails(
+    tmp_path: Path,
+) -> None:
+    status, output, out = _gate(tmp_path)
+    assert status == 0, output
+    summary = (out / "summary.txt").read_text()
+    assert f"commit: {COMMIT}" in summary and UUID in summary
+    assert "unchanged run vs baseline: exit 0 (expected 0)" in summary
+    assert "vs baseline: exit 1 (expected 1, REGRESSION on transpose only)" in summary
+    assert re.search(r"^  REGRESSION +transpose/", summary, flags=re.M), summary
+    assert summary.rstrip().splitlines()[-1].startswith("gate: PASS")
+    # the baseline: two stamped processes of one card, with the commit
+    folder = out / "baselines" / "nvidia-h200-sm90"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["commit"] == COMMIT and manifest["processes"] == 2
+    runs = json.loads((folder / "result.json").read_text())["context"]["kernelwatch_baseline_runs"]
+    assert [r["card"] for r in runs] == [UUID, UUID]
+    assert (out / "baselines" / "kernelwatch.toml").is_file()
+    # compared at the process level (the same card), as the stamp makes it
+    assert "note: level: process (same card" in (out / "unchanged-compare.txt").read_text()
+    # the history: both baseline runs, the unchanged one and the slowed one, with the commit
+    with sqlite3.connect(out / "history.sqlite") as connection:
+        rows = connection.execute("SELECT git_commit, context FROM runs ORDER BY id").fetchall()
+    assert [r[0] for r in rows] == [COMMIT] * 4
+    assert json.loads(rows[-1][1]).get("example_slow") == "ON"
+    # the pull-request comment, and the reports
+    comment = (out / "slow-comment.md").read_text()
+    assert comment.startswith("<!-- kernelwatch:nvidia-h200-sm90 -->") and "transpose/" in comment
+    report = json.loads((out / "slow-compare.json").read_text())
+    assert report and (out / "slow-junit.xml").is_file()
+
+
+@needs_runs
+def test_the_gate_fails_when_the_slowed_build_is_not_caught(tmp_path: Path) -> None:
+    status, output, out = _gate(tmp_path, slow_source="py-b")
+    assert status == 1, output
+    summary = (out / "summary.txt").read_text()
+    assert "vs baseline: exit 0 (expected 1" in summary
+    assert summary.rstrip().splitlines()[-1].startswith("gate: FAIL")
+
+
+def test_the_gate_script_is_valid_shell() -> None:
+    done = subprocess.run(["bash", "-n", str(GATE)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    shellcheck = shutil.which("shellcheck")
+    if shellcheck:
+        done = subprocess.run([shellcheck, str(GATE)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout
+
+
+@pytest.mark.skipif(
+    not (GATE_OUTPUT / "summary.txt").is_file(),
+    reason="no nvbench gate output committed yet: run scripts/gpu/nvbench_gate.sh on the "
+    "GPU machine and copy its summary.txt and baselines/ to tests/data/nvbench/gate/",
+)
+def test_the_gate_on_the_gpu_machine_passed() -> None:
+    summary = (GATE_OUTPUT / "summary.txt").read_text()
+    assert re.search(r"^gate: PASS", summary, flags=re.M), summary
+    assert re.search(r"^commit: [0-9a-f]{40}$", summary, flags=re.M), summary
+    assert re.search(r"UUID: GPU-[0-9a-f-]+", summary), summary

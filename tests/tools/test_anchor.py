@@ -360,3 +360,56 @@ def test_report_history_and_the_pr_comment_say_the_verdict_was_anchored(
     assert [r["anchor"] is not None for r in runs["runs"]] == [False, True]
     series = checkout.run_cli("history", "show", SLOWED, "--db", db).out
     assert f"its verdict was {anchored}" in series
+
+
+CARDS = ("GPU-00000000-0000-0000-0000-0000000000c1", "GPU-00000000-0000-0000-0000-0000000000c2")
+
+
+def two_gpu_host(checkout: Checkout, tmp_path: Path) -> None:
+    """The runner: a host of two cards the baseline never held, listed by a fake nvidia-smi."""
+    checkout.extra = {"devices": {uuid: {"gpu_uuid": uuid} for uuid in CARDS}}
+    checkout.build_current()
+    smi = "\n".join(f"{i}, {uuid}, NVIDIA H100 80GB HBM3, 9.0" for i, uuid in enumerate(CARDS))
+    fakebench.fake_nvidia_smi(tmp_path, checkout.monkeypatch, smi)
+    checkout.monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
+    checkout.monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+
+
+def test_every_gpu_of_a_host_is_anchored_on_its_own_card(
+    checkout: Checkout, tmp_path: Path
+) -> None:
+    """`run --gpus all`: each GPU measures the baseline's commit on its own card beside its own
+    rounds and is judged against it; the commit is built once for both."""
+    two_gpu_host(checkout, tmp_path)
+    out = tmp_path / "night.json"
+    done = checkout.run("--gpus", "all", "--out", out)
+    assert done.status == 0, done.err
+    assert checkout.builds == [checkout.a]
+    assert done.err.count(": exit 0 (no regression)") == 2
+    kept = {}
+    for path in (checkout.root / ".kernelwatch" / "anchors").glob("*.json"):
+        kept[json.loads(path.read_text())["context"]["gpu_uuid"]] = path
+    assert set(kept) == set(CARDS)
+    for index, uuid in enumerate(CARDS):
+        context = json.loads((tmp_path / f"night-gpu{index}.json").read_text())["context"]
+        assert context["gpu_uuid"] == uuid
+        anchored = context["kernelwatch_anchor"]
+        assert anchored.startswith(f"anchored on {checkout.a[:12]} (measured by this run; ")
+        assert str(kept[uuid]) in anchored
+
+
+def test_a_slowdown_is_caught_on_every_gpu_against_its_own_anchor(
+    checkout: Checkout, tmp_path: Path
+) -> None:
+    checkout.commit("alpha/copy/2 3% slower", slow={SLOWED: 1.03})
+    two_gpu_host(checkout, tmp_path)
+    verdict = tmp_path / "verdict.json"
+    done = checkout.run("--gpus", "all", "--out", tmp_path / "pr.json", "--json", verdict)
+    assert done.status == 1, done.err
+    assert done.err.count(": exit 1 (regression") == 2
+    for index in (0, 1):
+        context = json.loads((tmp_path / f"pr-gpu{index}.json").read_text())["context"]
+        assert context["kernelwatch_anchor"].startswith(f"anchored on {checkout.a[:12]}")
+        report = json.loads((tmp_path / f"verdict-gpu{index}.json").read_text())
+        assert verdicts(report)[SLOWED] == "REGRESSION"
+        assert {v for n, v in verdicts(report).items() if n != SLOWED} == {"SAME"}

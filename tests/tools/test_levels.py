@@ -54,7 +54,11 @@ def run(context: dict, medians: dict[str, float], seed: int = 0, host_bound: boo
         (where("GPU-a"), where("GPU-a"), Level.PROCESS),
         (where("GPU-a", "GPU-a,GPU-b"), where("GPU-b", "GPU-b,GPU-a"), Level.CARD),
         (where("GPU-a"), where("GPU-b"), Level.HOST),
-        ({**UNNAMED, "gpu_uuid": "GPU-a"}, {**UNNAMED, "gpu_uuid": "GPU-b"}, Level.HOST),
+        (
+            {**UNNAMED, "gpu_uuid": "GPU-a"},
+            {**UNNAMED, "gpu_uuid": "GPU-b"},
+            Level.HOST,
+        ),
         (UNNAMED, UNNAMED, Level.HOST),  # nothing named: the widest, the safest
     ],
 )
@@ -104,7 +108,10 @@ def pooled(offsets: dict[str, float]) -> dict:
     """Runs on one card per host, each host's medians moved by its offset."""
     return pool(
         [
-            (f"{card}.json", run(where(card), {n: t * (1 + off) for n, t in SUITE.items()}, k))
+            (
+                f"{card}.json",
+                run(where(card), {n: t * (1 + off) for n, t in SUITE.items()}, k),
+            )
             for k, (card, off) in enumerate(offsets.items())
         ]
     )
@@ -145,8 +152,14 @@ def test_a_card_run_twice_is_one_card_and_unnamed_runs_measure_no_level() -> Non
     host = "GPU-a,GPU-b"
     runs = [
         ("a1.json", run(where("GPU-a", host), SUITE, 1)),
-        ("a2.json", run(where("GPU-a", host), {n: t * 1.01 for n, t in SUITE.items()}, 2)),
-        ("b.json", run(where("GPU-b", host), {n: t * 1.035 for n, t in SUITE.items()}, 3)),
+        (
+            "a2.json",
+            run(where("GPU-a", host), {n: t * 1.01 for n, t in SUITE.items()}, 2),
+        ),
+        (
+            "b.json",
+            run(where("GPU-b", host), {n: t * 1.035 for n, t in SUITE.items()}, 3),
+        ),
     ]
     found = noises.measure(from_documents("pooled", [pool(runs)]))
     assert found.cards == 2 and found.hosts == 1
@@ -164,7 +177,8 @@ def test_a_card_run_twice_is_one_card_and_unnamed_runs_measure_no_level() -> Non
 
 def test_a_run_on_a_fourth_host_is_held_to_the_measured_host_spread() -> None:
     """Three hosts: the host spread (0.2 %) at its 90 % upper bound for 2 degrees of freedom
-    (x3.08), times the multiplier 2: a 1.2 % limit, which 3 % clears and 0.1 % does not."""
+    (x3.08), times the multiplier 2: a 1.2 % limit, which 3 % clears and 0.1 % does not.
+    """
     baseline = from_documents("b", [pooled({"GPU-a": 0.0, "GPU-b": 0.002, "GPU-d": -0.002})])
     same = run(where("GPU-c"), {n: t * 1.001 for n, t in SUITE.items()}, seed=9)
     slow = run(where("GPU-c"), {n: t * 1.03 for n, t in SUITE.items()}, seed=9)
@@ -188,11 +202,41 @@ def test_two_hosts_are_too_few_to_trust_alone() -> None:
     report = compare(
         baseline, from_documents("c", [run(where("GPU-c"), SUITE, 5)]), TIME, Settings()
     )
-    relative, _ = levels.prior_constants(Level.HOST, gpu_model(H100_CONTEXT))
+    relative, _ = levels.prior_constants(Level.HOST, gpu_model(H100_CONTEXT), one_gpu_hosts=True)
     assert all(
         c.noise_floor is not None and c.noise_floor >= 2 * relative for c in report.comparisons
     )
     assert any("at least the prior" in n for n in report.notes)
+
+
+def test_one_gpu_hosts_on_both_sides_get_their_own_host_prior() -> None:
+    """H100 one-GPU hosts differ by 0.69 % + 35 ns, a host of several GPUs adds up to 2.3 us
+    per launch (levels.ONE_GPU_HOSTS): the narrower prior only where every host on both sides
+    has one GPU, and where a count is not recorded, the wider."""
+    h100 = gpu_model(H100_CONTEXT)
+    one = levels.prior_constants(Level.HOST, h100, one_gpu_hosts=True)
+    several = levels.prior_constants(Level.HOST, h100)
+    assert one == levels.ONE_GPU_HOSTS[h100] and one[0] < several[0] and one[1] < several[1]
+    assert levels.prior_constants(Level.CARD, h100, one_gpu_hosts=True) == (
+        levels.prior_constants(Level.CARD, h100)
+    ), "only the host level has a class"
+    assert levels.crossing(where("GPU-a"), where("GPU-b")).one_gpu_hosts
+    assert not levels.crossing(where("GPU-a"), where("GPU-b", host_gpu_count="2")).one_gpu_hosts
+    assert not levels.crossing(where("GPU-a", host_gpu_count="2"), where("GPU-b")).one_gpu_hosts
+    unknown = {k: v for k, v in where("GPU-b").items() if k != "host_gpu_count"}
+    assert not levels.crossing(where("GPU-a"), unknown).one_gpu_hosts
+    pooled_runs = pooled({"GPU-a": 0.0, "GPU-b": 0.0001})["context"]
+    assert levels.crossing(pooled_runs, where("GPU-c")).one_gpu_hosts
+    assert not levels.crossing(pooled_runs, where("GPU-c", host_gpu_count="4")).one_gpu_hosts
+
+    baseline = from_documents("b", [pooled({"GPU-a": 0.0, "GPU-b": 0.0001})])
+    floors = {}
+    for count, constants in (("1", one), ("2", several)):
+        contender = from_documents("c", [run(where("GPU-c", host_gpu_count=count), SUITE, 5)])
+        report = compare(baseline, contender, TIME, Settings())
+        floors[count] = [c.noise_floor for c in report.comparisons]
+        assert all(f is not None and f >= 2 * constants[0] for f in floors[count])
+    assert all(a < b for a, b in zip(floors["1"], floors["2"])), "two hosts: at least the prior"
 
 
 def test_stored_levels_survive_the_noise_file(tmp_path) -> None:
@@ -232,13 +276,19 @@ def test_a_host_bound_change_against_another_host_is_reported_not_failing() -> N
     baseline = from_documents("b", [run(where("GPU-a"), medians, host_bound=True)])
     slower = {n: t * 1.5 for n, t in medians.items()}
     elsewhere = compare(
-        baseline, from_documents("c", [run(where("GPU-b"), slower, 1, True)]), TIME, Settings()
+        baseline,
+        from_documents("c", [run(where("GPU-b"), slower, 1, True)]),
+        TIME,
+        Settings(),
     )
     found = elsewhere.comparisons[0]
     assert found.verdict is Verdict.SLOWER and not found.failed and found.host_bound
     assert "host-bound" in found.reason and elsewhere.exit_status == 0
     here = compare(
-        baseline, from_documents("c", [run(where("GPU-a"), slower, 1, True)]), TIME, Settings()
+        baseline,
+        from_documents("c", [run(where("GPU-a"), slower, 1, True)]),
+        TIME,
+        Settings(),
     )
     assert here.comparisons[0].verdict is Verdict.REGRESSION
     assert here.comparisons[0].failed and here.exit_status == 1

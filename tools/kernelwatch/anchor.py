@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import hashlib
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,14 +114,37 @@ class Anchor:
         )
 
 
+class Builds:
+    """The baseline's commits one `run` has built. The GPUs of a `run --gpus` anchor at once,
+    each on its own card, from one worktree: the first builds it, the others wait and take it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._built: dict[str, ab.Side] = {}
+
+    def side(self, repo: Path, commit: str, why: str, progress: runner.Progress) -> ab.Side:
+        """`commit` built in `ab`'s worktree (InputError: it did not build)."""
+        with self._lock:
+            if commit not in self._built:
+                side = ab.prepare_side(repo, "anchor", commit)
+                progress.say(
+                    f"kernelwatch: {why}: building the baseline's commit {side.short} in "
+                    f"{side.build_dir}"
+                )
+                ab.cmake_build(side, ab.build_log(side))
+                self._built[commit] = side
+            return self._built[commit]
+
+
 @dataclass(frozen=True)
 class Request:
     """How `run` asks for an anchor: --anchor (auto or always), --anchor-max-age (in seconds)
-    and the baselines folder (the checkout is the git repository that holds it)."""
+    and the baselines folder (the checkout is the git repository that holds it); what it built."""
 
     mode: str
     max_age_s: float
     root: Path
+    builds: Builds = dataclasses.field(default_factory=Builds, compare=False, repr=False)
 
 
 class Run(Protocol):
@@ -250,11 +274,7 @@ def prepare(
             "shallow clone? fetch it, or the whole history: docs/ci.md)"
         )
     try:
-        side = ab.prepare_side(repo, "anchor", commit)
-        progress.say(
-            f"kernelwatch: {why}: building the baseline's commit {side.short} in {side.build_dir}"
-        )
-        ab.cmake_build(side, ab.build_log(side))
+        side = request.builds.side(repo, commit, why, progress)
         anchor_jobs = _jobs(side, jobs, run.filter, settings)
     except InputError as exc:
         return f"not anchored: {exc}"

@@ -167,32 +167,6 @@ def shares(
     return found
 
 
-def measure_all(
-    chosen: Sequence[Gpu],
-    each: Mapping[Gpu, Share],
-    settings: runner.RunSettings,
-    progress: runner.Progress,
-) -> list[tuple[Gpu, runner.SuiteRun | InputError]]:
-    """Every GPU's share at once, one thread (and one benchmark process at a time) per GPU;
-    the host-bound jobs take the host to themselves (locks). A GPU whose run fails gives its
-    error (runner.IncompleteRun, with what its finished processes measured, when a benchmark
-    process crashed or hung), the others still finish."""
-
-    def one(gpu: Gpu) -> runner.SuiteRun:
-        suite = runner.run_suite(
-            each[gpu].jobs,
-            settings_for(settings, gpu),
-            progress=runner.Progress(stream=progress.stream, enabled=False),
-            label=f"GPU {gpu.index}",
-            context=each[gpu].context,
-            keep_going=True,
-        )
-        progress.say(f"kernelwatch: {gpu.label}: measured in {suite.seconds:.0f} s")
-        return suite
-
-    return on_each(chosen, one)
-
-
 def on_each(chosen: Sequence[Gpu], work: Callable[[Gpu], T]) -> list[tuple[Gpu, T | InputError]]:
     """`work` on every chosen GPU at once, one thread per GPU; a GPU whose work fails gives its
     error (this project's, one line), the others still finish."""

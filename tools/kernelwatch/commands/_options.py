@@ -260,7 +260,7 @@ def anchoring(args: argparse.Namespace, root: Path | None) -> anchors.Request | 
     from kernelwatch import anchor as anchors
 
     ruled_out = {"--no-compare": args.no_compare, "--baseline": args.baseline}
-    ruled_out.update({"--bench": args.bench, "--gpus": args.gpus})
+    ruled_out["--bench"] = args.bench
     mode = anchors.mode(args.anchor, ruled_out)
     max_age_s = anchors.max_age(args.anchor_max_age)
     if mode == "never" or root is None:

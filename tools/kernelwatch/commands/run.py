@@ -235,18 +235,12 @@ def run(command: RunCommand) -> int:
         **completeness.whole_build(command.filter, shard, command.bench),
     }
     if chosen_gpus is None:
-        with runner.Measuring(
-            jobs, settings, progress=progress, context=context, keep_going=True
-        ) as current:
-            current.round(0)
-            anchoring = _anchor_plan(command, jobs, settings, current.first_context(), progress)
-            anchoring = anchors.measure_beside(current, anchoring, settings, progress)
-            try:
-                result = current.finish()
-            except runner.IncompleteRun as exc:
-                keep = lambda slug: command.out or default_out(slug)  # noqa: E731
-                completeness.keep_partial(exc, keep, progress)
-                raise
+        try:
+            result, anchoring = _measure(command, jobs, settings, context, progress)
+        except runner.IncompleteRun as exc:
+            keep = lambda slug: command.out or default_out(slug)  # noqa: E731
+            completeness.keep_partial(exc, keep, progress)
+            raise
         return _finish(
             command, jobs, settings, result, command.out, progress, command.outputs, anchoring
         )
@@ -256,11 +250,20 @@ def run(command: RunCommand) -> int:
         + "; ".join(gpu.label for gpu in chosen_gpus)
     )
     each = gpus.shares(chosen_gpus, jobs, context, command.host_bound_on)
-    measured = gpus.measure_all(chosen_gpus, each, settings, progress)
+
+    def on_gpu(gpu: gpus.Gpu) -> tuple[runner.SuiteRun, anchors.Ahead | None]:
+        """One thread (and one benchmark process at a time) per GPU; the host-bound jobs take
+        the host to themselves (locks), and each GPU is anchored on its own card."""
+        quiet = runner.Progress(stream=progress.stream, enabled=False)
+        share, own = list(each[gpu].jobs), gpus.settings_for(settings, gpu)
+        measured = _measure(command, share, own, each[gpu].context, quiet, f"GPU {gpu.index}")
+        progress.say(f"kernelwatch: {gpu.label}: measured in {measured[0].seconds:.0f} s")
+        return measured
+
+    measured = gpus.on_each(chosen_gpus, on_gpu)
     stamp = runner.timestamp()
     statuses: list[tuple[gpus.Gpu, int, str]] = []
     for gpu, outcome in measured:
-        on_gpu = gpus.settings_for(settings, gpu)
         out_for = _gpu_out(command.out, gpu, stamp)
         if isinstance(outcome, InputError):
             kept = None
@@ -269,17 +272,19 @@ def run(command: RunCommand) -> int:
             print(f"kernelwatch: {gpu.label}: {outcome.prefix}{outcome}", file=sys.stderr)
             statuses.append((gpu, outcome.exit_status, str(kept or "no result")))
             continue
-        out = out_for(baselines.context_slug(outcome.document["context"]))
+        result, anchoring = outcome
+        out = out_for(baselines.context_slug(result.document["context"]))
         print(f"== {gpu.label} ==", flush=True)
         try:
             status = _finish(
                 command,
                 list(each[gpu].jobs),
-                on_gpu,
-                outcome,
+                gpus.settings_for(settings, gpu),
+                result,
                 out,
                 progress,
                 gpus.outputs_for(command.outputs, gpu),
+                anchoring,
             )
         except InputError as exc:  # this GPU's own trouble (no baseline for its model, ...)
             print(f"kernelwatch: {gpu.label}: {exc.prefix}{exc}", file=sys.stderr)
@@ -354,6 +359,28 @@ def _gpu_out(out: Path | None, gpu: gpus.Gpu, stamp: str) -> Callable[[str | Non
     return lambda slug: (
         gpus.out_for(out, gpu) if out else default_out(slug, f"gpu{gpu.index}-{stamp}")
     )
+
+
+def _measure(
+    command: RunCommand,
+    jobs: list[runner.Job],
+    settings: runner.RunSettings,
+    context: dict[str, Any],
+    progress: runner.Progress,
+    label: str = "",
+) -> tuple[runner.SuiteRun, anchors.Ahead | None]:
+    """The run's process rounds on one GPU, with its anchor's between them where the run is
+    anchored (decided after the first round, once it has said which card this is)."""
+    from kernelwatch import anchor as anchors
+    from kernelwatch import runner
+
+    with runner.Measuring(
+        jobs, settings, progress=progress, label=label, context=context, keep_going=True
+    ) as current:
+        current.round(0)
+        anchoring = _anchor_plan(command, jobs, settings, current.first_context(), progress)
+        anchoring = anchors.measure_beside(current, anchoring, settings, progress)
+        return current.finish(), anchoring
 
 
 def _anchor_plan(

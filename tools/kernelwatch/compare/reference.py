@@ -119,7 +119,8 @@ def spread_at_level(
     durations = _durations(against.baseline, measured)
     model = gpu_model(against.baseline.context)
     gpu = model is not None
-    prior = levels.prior(level, durations, gpu=gpu, model=model)
+    one_gpu_hosts = against.crossing.one_gpu_hosts
+    prior = levels.prior(level, durations, gpu=gpu, model=model, one_gpu_hosts=one_gpu_hosts)
     units = levels.units_of(against.pooled.context)
     at = _upper_bound(spreads.at(level), against, units, prior, notes)
     # Measured or not before the floors: a floor (np.fmax) makes a never-measured level finite,
@@ -202,12 +203,19 @@ def _floored_where_unmeasured(
     spread like this contender's: a card of an unseen kind, a host configured unlike all of the
     baseline's."""
     gpu = model is not None
+    one_gpu_hosts = against.crossing.one_gpu_hosts
     if against.unseen_kind:
-        at = np.fmax(at, levels.unseen_kind_prior(durations, gpu=gpu, model=model))
+        unseen = levels.unseen_kind_prior(
+            durations, gpu=gpu, model=model, one_gpu_hosts=one_gpu_hosts
+        )
+        at = np.fmax(at, unseen)
     if against.crossing.level >= Level.KIND and against.crossing.other_config:
         # Measured between hosts, but never on one configured so: at least the host prior,
         # whatever the level (the kind level's prior covers only one-GPU hosts alike).
-        at = np.fmax(at, levels.prior(Level.HOST, durations, gpu=gpu, model=model))
+        host = levels.prior(
+            Level.HOST, durations, gpu=gpu, model=model, one_gpu_hosts=one_gpu_hosts
+        )
+        at = np.fmax(at, host)
         notes.append(
             "this host is configured unlike every host of the baseline (docs/results.md, "
             "fingerprint): each spread is at least the host-level prior"
@@ -221,14 +229,16 @@ def _level_note(
     """Which level is crossed, and where its spread was measured or is the prior (the
     baseline's GPU model's)."""
     level = crossing.level
-    relative, absolute = levels.prior_constants(level, model)
+    relative, absolute = levels.prior_constants(level, model, crossing.one_gpu_hosts)
     per_time = f" + {absolute:g} ns / time" if model is not None else " (no GPU: no launch term)"
     if has.all():
         said = "measured for every benchmark"
     else:
         said = (
             f"measured for {int(has.sum())} of {len(has)} benchmark(s); never measured for "
-            f"the others: the {level.label}-level prior {relative:.2%}{per_time}"
+            f"the others: the {level.label}-level prior"
+            f"{' of one-GPU hosts' if crossing.one_gpu_hosts and level is Level.HOST else ''} "
+            f"{relative:.2%}{per_time}"
             f"{' (no runs of this model: the widest prior)' if _unmeasured_model(model) else ''} "
             "(docs/measurement.md)"
         )

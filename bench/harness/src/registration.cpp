@@ -17,10 +17,10 @@ namespace {
 
 // A Google Benchmark family whose instances know their own arguments (ArgsCnt() is only
 // visible to subclasses), and whose CUDA failures become skipped benchmarks.
-class gpu_benchmark_family final : public benchmark::internal::Benchmark {
+class gpu_benchmark_family final : public benchmark_handle {
  public:
   gpu_benchmark_family(const std::string& name, benchmark_body body)
-      : Benchmark(name.c_str()), name_(name), body_(std::move(body)) {}
+      : benchmark_handle(name.c_str()), name_(name), body_(std::move(body)) {}
 
   void Run(benchmark::State& state) override {
     const detail::instance_scope scope(instance_key(state));

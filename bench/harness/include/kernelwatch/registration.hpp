@@ -6,10 +6,15 @@
 
 #include <functional>
 #include <string>
+#include <type_traits>
 
 namespace kernelwatch {
 
-using benchmark_handle = ::benchmark::internal::Benchmark;
+/// What Google Benchmark's public RegisterBenchmark returns: the handle its axes are set on
+/// (benchmark::internal::Benchmark up to 1.8, benchmark::Benchmark since 1.9, which deprecates
+/// the internal name), taken from that function so no version's own name is spelled here.
+using benchmark_handle = std::remove_pointer_t<decltype(::benchmark::RegisterBenchmark(
+    "", static_cast<void (*)(::benchmark::State&)>(nullptr)))>;
 using benchmark_body = std::function<void(::benchmark::State&)>;
 
 /// Registers `body` as benchmark `name` ("family/variant[/type]" by convention) timed with

@@ -236,9 +236,8 @@ def _level_note(
     else:
         said = (
             f"measured for {int(has.sum())} of {len(has)} benchmark(s); never measured for "
-            f"the others: the {level.label}-level prior"
-            f"{' of one-GPU hosts' if crossing.one_gpu_hosts and level is Level.HOST else ''} "
-            f"{relative:.2%}{per_time}"
+            f"the others: the {level.label}-level prior {relative:.2%}{per_time}"
+            f"{' (one-GPU hosts)' if _one_gpu_host_prior(crossing, model) else ''}"
             f"{' (no runs of this model: the widest prior)' if _unmeasured_model(model) else ''} "
             "(docs/measurement.md)"
         )
@@ -246,6 +245,11 @@ def _level_note(
         f"level: {level.label} ({crossing.why}; baseline: {levels.describe(units)}); "
         f"its spread {said}"
     )
+
+
+def _one_gpu_host_prior(crossing: levels.Crossing, model: str | None) -> bool:
+    """Whether the host prior taken is the one among one-GPU hosts (levels.ONE_GPU_HOSTS)."""
+    return crossing.level is Level.HOST and crossing.one_gpu_hosts and model in levels.ONE_GPU_HOSTS
 
 
 def _unmeasured_model(model: str | None) -> bool:

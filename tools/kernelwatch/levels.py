@@ -249,7 +249,7 @@ def prior_constants(
     """(relative, absolute ns) of the prior for `level` on the GPU model `model`
     (results.gpu_model): the model's own where its runs measured that level (the host level
     among one-GPU hosts where `one_gpu_hosts`), else PRIOR's."""
-    if one_gpu_hosts and level is Level.HOST and model in ONE_GPU_HOSTS:
+    if one_gpu_hosts and level is Level.HOST and model is not None and model in ONE_GPU_HOSTS:
         return ONE_GPU_HOSTS[model]
     return PRIORS.get(model or "", {}).get(level, PRIOR[level])
 

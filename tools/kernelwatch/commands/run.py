@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -365,7 +365,7 @@ def _measure(
     command: RunCommand,
     jobs: list[runner.Job],
     settings: runner.RunSettings,
-    context: dict[str, Any],
+    context: Mapping[str, Any],
     progress: runner.Progress,
     label: str = "",
 ) -> tuple[runner.SuiteRun, anchors.Ahead | None]:

@@ -23,12 +23,14 @@ import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernelwatch import sass
 from kernelwatch.errors import InputError
 from kernelwatch.explanation import Change, KernelChange, short_name
 from kernelwatch.names import instance_key
+
+if TYPE_CHECKING:  # cuobjdump's listings are read where a run records kernels, not in compare
+    from kernelwatch import sass
 
 CONTEXT_KEY = "kernelwatch_kernels"
 ENV = "KERNELWATCH_KERNELS_OUT"  # the harness's kernel_record_env
@@ -63,6 +65,8 @@ def context_entry(
     benchmarks: dict[str, Any] = {}
     code: dict[str, dict[str, dict[str, Any]]] = {}
     entry: dict[str, Any] = {"version": VERSION, "arch": None, "sass": None}
+    from kernelwatch import sass
+
     notes = []
     tool = sass.find_tool("cuobjdump")
     if tool is None:

@@ -15,7 +15,7 @@ from conftest import REPO, TOOLS
 PACKAGE = TOOLS / "kernelwatch"
 COMMANDS = "kernelwatch.commands"
 # Private modules of commands/ that every command may share (they register no command).
-SHARED_IN_COMMANDS = {f"{COMMANDS}._options", f"{COMMANDS}._parsers"}
+SHARED_IN_COMMANDS = {f"{COMMANDS}._options"}
 MAP = REPO / "docs" / "architecture.md"
 ARROW = "─►"
 
@@ -213,7 +213,7 @@ def _loaded_by(*argv: str) -> list[str]:
 
 
 # What `kernelwatch compare A B` may load (issue 33: 74 modules, every command's and a run's).
-COMPARE_MODULES = 51
+COMPARE_MODULES = 37
 
 
 def test_a_command_loads_only_what_it_uses() -> None:
@@ -222,7 +222,6 @@ def test_a_command_loads_only_what_it_uses() -> None:
     loaded = _loaded_by("compare", str(baseline), str(run))
     assert sorted(m for m in loaded if m.startswith(f"{COMMANDS}.")) == [
         f"{COMMANDS}._options",
-        f"{COMMANDS}._parsers",
         f"{COMMANDS}.compare",
     ]
     assert not {"kernelwatch.runner", "kernelwatch.ncu", "kernelwatch.sass"} & set(loaded)

@@ -39,13 +39,13 @@ def write_report(report: Report, outputs: Outputs, command: str = "compare") -> 
         report = explain.explain(report)
     for warning in report.warnings:
         print(f"kernelwatch: warning: {warning}", file=sys.stderr)
-    files = [(outputs.junit, "--junit", render.render_junit)]
-    files.append((outputs.markdown, "--markdown", render.render_markdown))
-    files.append((outputs.json, "--json", render.render_json))
+    files = [(outputs.junit, "--junit", "render_junit")]
+    files.append((outputs.markdown, "--markdown", "render_markdown"))
+    files.append((outputs.json, "--json", "render_json"))
     for path, option, view in files:
-        if path:
+        if path:  # (a format's code loads where its file is asked for: render/__init__.py)
             try:
-                write_atomic(path, view(report, command=command))
+                write_atomic(path, getattr(render, view)(report, command=command))
             except InputError as exc:
                 raise InputError(f"{option} {exc}") from None
     if outputs.format == "json":

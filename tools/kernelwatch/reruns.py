@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelwatch import completeness, runner
-from kernelwatch.confirm import RerunCrashed
+from kernelwatch.verdict import RerunCrashed
 from kernelwatch.files import write_json_atomic
 from kernelwatch.loading import from_documents
 from kernelwatch.results import ResultSet

@@ -20,7 +20,7 @@ from kernelwatch import defaults, hostbound, levels
 from kernelwatch import noise as noises
 from kernelwatch.baseline.against import ran_a_part
 from kernelwatch.baseline.pool import pool
-from kernelwatch.baseline.rows import groups, restrict
+from kernelwatch.baseline.against import groups, restrict
 from kernelwatch.baseline.store import (
     MANIFEST_FILE,
     NO_GPU,
@@ -35,7 +35,7 @@ from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.files import strict_json, write_folder, write_json, write_json_gz
 from kernelwatch.gbench import FileColumns, read_document, read_json
 from kernelwatch.loading import from_documents
-from kernelwatch.provenance import slowed_on_purpose
+from kernelwatch.results import slowed_on_purpose
 from kernelwatch.results import (
     BASELINE_RESULT,
     BASELINE_RESULT_PACKED,

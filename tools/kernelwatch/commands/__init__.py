@@ -13,7 +13,7 @@ Modules are found by listing this package, so a new command is one new file.
 
 `kernelwatch --help` imports every command module (its help lists them all); `kernelwatch CMD
 ...` imports only CMD's (cli passes the word to discover). A command module imports at its top
-only what its parser needs (argparse, _options, _parsers, defaults,
+only what its parser needs (argparse, _options, defaults,
 errors, files); its work is imported inside main and run, where it runs, so that a command
 loads only what it uses (tests/tools/test_architecture.py checks the --help imports).
 """

@@ -22,7 +22,7 @@ from kernelwatch.gbench import read_json
 from kernelwatch.history.schema import database, rollback
 from kernelwatch.levels import RUNS_KEY
 from kernelwatch.loading import from_documents
-from kernelwatch.provenance import slowed_on_purpose
+from kernelwatch.results import slowed_on_purpose
 from kernelwatch.results import ResultSet, check_times
 
 

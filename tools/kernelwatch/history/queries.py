@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from kernelwatch.errors import InputError
-from kernelwatch.provenance import ANCHOR_KEY, anchoring, slowed_on_purpose
+from kernelwatch.results import ANCHOR_KEY, anchoring, slowed_on_purpose
 
 
 @dataclass(frozen=True)

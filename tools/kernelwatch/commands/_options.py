@@ -27,9 +27,8 @@ if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
     from kernelwatch import anchor as anchors
     from kernelwatch import baseline as baselines
     from kernelwatch import runner
-    from kernelwatch.outputs import Outputs
     from kernelwatch.results import Metric, resolve_metric
-    from kernelwatch.verdict import Gates, Given
+    from kernelwatch.verdict import Gates, Given, Outputs
 
 
 def add_compare_options(parser: argparse.ArgumentParser) -> None:
@@ -464,7 +463,7 @@ def gates(args: argparse.Namespace, allow_gpu_mismatch: bool = False) -> Gates:
 
 def outputs(args: argparse.Namespace) -> Outputs:
     """From add_output_options."""
-    from kernelwatch.outputs import Outputs
+    from kernelwatch.verdict import Outputs
 
     return Outputs(
         format=args.format,

@@ -42,8 +42,7 @@ from kernelwatch.compare.reference import (
     spread_at_level,
 )
 from kernelwatch.config import threshold_for
-from kernelwatch.environment import check_environment
-from kernelwatch.results import Metric, ResultSet
+from kernelwatch.results import Metric, ResultSet, check_environment
 
 
 def compare(

@@ -29,7 +29,7 @@ class Verdict(enum.StrEnum):
     NEW = "NEW"
     MISSING = "MISSING"
     ERROR = "ERROR"
-    # `ab` only: both builds made its binary identically (identical.py), so it was not measured
+    # `ab` only: both builds made its binary identically (ab.py), so it was not measured
     IDENTICAL = "IDENTICAL"
 
 
@@ -138,7 +138,7 @@ class Comparison(NamedTuple):
     # says on which side and in which run): an ERROR row of its own, or a kept verdict.
     crashed: bool = False
     # Judged from each side's summary (mean, relative standard deviation, sample count: nvbench
-    # without --jsonbin), by Welch's t on the means, not per sample (compare/summaries.py).
+    # without --jsonbin), by Welch's t on the means, not per sample (compare/judge.py).
     from_summaries: bool = False
 
     @property

@@ -17,6 +17,7 @@ turns a result's run_name into it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -26,11 +27,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelwatch.errors import InputError
-from kernelwatch.explanation import Change, KernelChange, short_name
+from kernelwatch.explanation import Change, Explanation, KernelChange, short_name
 from kernelwatch.names import instance_key
 
 if TYPE_CHECKING:  # cuobjdump's listings are read where a run records kernels, not in compare
     from kernelwatch import sass
+    from kernelwatch.compare import Report
 
 CONTEXT_KEY = "kernelwatch_kernels"
 ENV = "KERNELWATCH_KERNELS_OUT"  # the harness's kernel_record_env
@@ -251,6 +253,18 @@ def classify_all(
         )
         for name in names
     }
+
+
+def classified(report: Report) -> Report:
+    """`report` with each benchmark's kernel change from the results' kernel records (free: no
+    build, no tool; what every printed report shows), itself where neither side has records.
+    explain.py adds the rest (SASS diffs, ncu counters) where builds are at hand."""
+    names = [c.name for c in report.comparisons]
+    changes = classify_all(report.baseline.context, report.contender.context, names)
+    if not changes:
+        return report
+    explanations = {name: Explanation(kernel=change) for name, change in changes.items()}
+    return dataclasses.replace(report, explanations=explanations)
 
 
 _ANONYMOUS = re.compile(r"(\d+)_GLOBAL__N__")

@@ -409,10 +409,10 @@ def write_report(report: Report, outputs: Outputs, command: str = "compare") -> 
     it reads the results' kernel records)."""
     # The views and the kernel records' reading load here: `history changes` and `ab`'s
     # planning read their settings through this module and print no report.
-    from kernelwatch import explain, render
+    from kernelwatch import kernels, render
 
     if not report.explanations:
-        report = explain.explain(report)
+        report = kernels.classified(report)
     for warning in report.warnings:
         print(f"kernelwatch: warning: {warning}", file=sys.stderr)
     files = [(outputs.junit, "--junit", "render_junit")]

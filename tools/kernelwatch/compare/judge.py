@@ -12,7 +12,6 @@ import numpy as np
 
 from kernelwatch import hostbound
 from kernelwatch import noise as noises
-from kernelwatch import nvbench
 from kernelwatch import nvbench as nvbench_format
 from kernelwatch import stats
 from kernelwatch.compare.outcome import (
@@ -358,7 +357,7 @@ def _side(
     count = len(k)
     summary = np.zeros(count, dtype=bool)
     mean, cv, n = np.full(count, np.nan), np.full(count, np.nan), np.full(count, np.nan)
-    columns = (nvbench.MEAN_KEY, nvbench.SAMPLES_COUNTER, nvbench.CV_COUNTER)
+    columns = (nvbench_format.MEAN_KEY, nvbench_format.SAMPLES_COUNTER, nvbench_format.CV_COUNTER)
     present = [result.columns.get(key) for key in columns]
     gaps = [result.gaps.get(key) for key in columns]
     starts, counts = result.starts[k], result.counts[k]

@@ -21,9 +21,9 @@ What a comparison needs (store, against) loads with the package; update and show
 first use (module __getattr__; pool.py is update's), so that `compare` loads none of their code.
 """
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from kernelwatch import loaded_at_first_use
 from kernelwatch.baseline.against import (
     Against,
     against,
@@ -70,10 +70,7 @@ _LOADED_AT_FIRST_USE = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LOADED_AT_FIRST_USE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return loaded_at_first_use(__name__, _LOADED_AT_FIRST_USE, name)
 
 
 __all__ = [

@@ -10,9 +10,9 @@ The table is what a command prints unless asked otherwise; the other formats loa
 use (module __getattr__), so a compare that prints the table loads none of their code.
 """
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from kernelwatch import loaded_at_first_use
 from kernelwatch.render.cells import aligned, format_value, render_table, summary_line
 
 if TYPE_CHECKING:
@@ -29,10 +29,7 @@ _LOADED_AT_FIRST_USE = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LOADED_AT_FIRST_USE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return loaded_at_first_use(__name__, _LOADED_AT_FIRST_USE, name)
 
 
 __all__ = [

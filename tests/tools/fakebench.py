@@ -262,7 +262,7 @@ def suite(build: Path, families: Mapping[str, Mapping[str, float]], **behaviour:
 def no_nvidia_smi(monkeypatch: Any, devices: bool = True) -> None:
     """Make kernelwatch find no nvidia-smi (and, unless `devices`, no NVIDIA device files),
     so that the GPU is probed through the first binary."""
-    from kernelwatch.runner import probe as runner  # where the GPU is looked for
+    from kernelwatch.runner import process as runner  # where the GPU is looked for
 
     monkeypatch.setattr(runner, "NVIDIA_SMI", "kernelwatch-test-no-such-nvidia-smi")
     monkeypatch.setattr(runner, "GPU_DEVICE_GLOBS", ("/",) if devices else ())
@@ -270,7 +270,7 @@ def no_nvidia_smi(monkeypatch: Any, devices: bool = True) -> None:
 
 def fake_nvidia_smi(folder: Path, monkeypatch: Any, output: str, status: int = 0) -> Path:
     """An nvidia-smi that prints `output` and exits with `status`."""
-    from kernelwatch.runner import probe as runner  # where the GPU is looked for
+    from kernelwatch.runner import process as runner  # where the GPU is looked for
 
     path = folder / "nvidia-smi"
     path.write_text(

@@ -495,7 +495,7 @@ def test_a_gpu_lost_mid_round_ends_ab_with_4(repo: Repo, run_cli, monkeypatch) -
     assert kept["context"]["kernelwatch_no_result"] == list(OTHER)
 
 
-# --- benchmarks of binaries built identically: not measured (identical.py) --------------------
+# --- benchmarks of binaries built identically: not measured (ab.py) --------------------------
 
 WRAPPER = """\
 #include <stdio.h>

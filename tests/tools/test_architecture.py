@@ -15,7 +15,7 @@ from conftest import REPO, TOOLS
 PACKAGE = TOOLS / "kernelwatch"
 COMMANDS = "kernelwatch.commands"
 # Private modules of commands/ that every command may share (they register no command).
-SHARED_IN_COMMANDS = {f"{COMMANDS}._options", f"{COMMANDS}._parsers"}
+SHARED_IN_COMMANDS = {f"{COMMANDS}._options"}
 MAP = REPO / "docs" / "architecture.md"
 ARROW = "─►"
 
@@ -187,3 +187,42 @@ def test_help_loads_no_command_s_work() -> None:
     ours = {name.split(".")[1] for name in loaded if name.startswith("kernelwatch.")}
     assert ours <= PARSER_MODULES
     assert f"{COMMANDS}.compare" in loaded and "numpy" not in loaded
+
+
+def _loaded_by(*argv: str) -> list[str]:
+    """The kernelwatch modules `kernelwatch ARGV` loads, run to its end."""
+    probe = (
+        "import runpy, sys\nsys.argv = ['kernelwatch', *sys.argv[1:]]\n"
+        "try:\n    runpy.run_module('kernelwatch', run_name='__main__')\n"
+        "except SystemExit:\n    pass\nfinally:\n"
+        "    print(' '.join(m for m in sys.modules if m.split('.')[0] == 'kernelwatch'),"
+        " file=sys.stderr)\n"
+    )
+    return (
+        subprocess.run(
+            [sys.executable, "-c", probe, *argv],
+            cwd=TOOLS,
+            env={**os.environ, "PYTHONPATH": str(TOOLS)},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        .stderr.splitlines()[-1]
+        .split()
+    )  # the last line: after the command's own
+
+
+# What `kernelwatch compare A B` may load (issue 33: 74 modules, every command's and a run's).
+COMPARE_MODULES = 33
+
+
+def test_a_command_loads_only_what_it_uses() -> None:
+    baseline = REPO / "baselines" / "nvidia-h200-sm90" / "result.json"
+    run = REPO / "tests" / "data" / "gpu" / "h200-suite-card-54f59374.json"
+    loaded = _loaded_by("compare", str(baseline), str(run))
+    assert sorted(m for m in loaded if m.startswith(f"{COMMANDS}.")) == [
+        f"{COMMANDS}._options",
+        f"{COMMANDS}.compare",
+    ]
+    assert not {"kernelwatch.runner", "kernelwatch.ncu", "kernelwatch.sass"} & set(loaded)
+    assert len(loaded) <= COMPARE_MODULES, loaded

@@ -470,7 +470,7 @@ def test_interrupt_and_internal_error_are_one_line(monkeypatch, write_json, run_
 def test_an_interrupt_while_the_commands_are_imported_is_one_line(monkeypatch, run_cli) -> None:
     # Ctrl-C in the first ~0.3 s (importing every command, numpy) printed a traceback: the
     # parser was built outside main's handlers.
-    def interrupted() -> list[object]:
+    def interrupted(wanted: str | None = None) -> list[object]:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(commands, "discover", interrupted)

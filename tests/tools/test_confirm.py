@@ -1,4 +1,4 @@
-"""Confirming regressions by re-running them (kernelwatch.confirm), and how reports show it."""
+"""Confirming regressions by re-running them (kernelwatch.verdict), and how reports show it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 from conftest import result_set
 from kernelwatch import render
 from kernelwatch.compare import Report, Settings, Verdict, compare
-from kernelwatch.confirm import confirm_regressions
+from kernelwatch.verdict import confirm_regressions
 from kernelwatch.results import resolve_metric
 
 TIME = resolve_metric("time")
@@ -123,7 +123,7 @@ def test_reports_say_what_was_confirmed() -> None:
 def test_a_rerun_that_crashes_leaves_the_first_verdict_failing() -> None:
     """Re-run 1 loses BM_2 to a crash and measures BM_4 again: BM_2 stays a failing REGRESSION,
     not confirmed either way; BM_4 is judged by what finished; a second re-run skips BM_2."""
-    from kernelwatch.confirm import RerunCrashed
+    from kernelwatch.verdict import RerunCrashed
 
     report = first_report({"BM_2": 1.2, "BM_4": 1.2})
     calls: list[list[str]] = []

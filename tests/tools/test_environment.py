@@ -6,7 +6,7 @@ import re
 
 import pytest
 from conftest import H100_CONTEXT
-from kernelwatch.environment import check_environment
+from kernelwatch.results import check_environment
 from kernelwatch.errors import InputError
 
 H200 = dict(H100_CONTEXT, gpu_name="NVIDIA H200")

@@ -1,4 +1,4 @@
-"""identical.py on real builds: a tiny CUDA program compiled by nvcc in two "worktrees" (each
+"""ab.py's rule on real builds: a tiny CUDA program compiled by nvcc in two "worktrees" (each
 with its own commit embedded, as the generated *_build_info.cpp does) is identical when nothing
 changed, and different for a kernel constant, a __constant__ table, a template argument, a
 launch configuration in host code and a -D definition (skipped without nvcc, failed under
@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from kernelwatch import identical, sass
+from kernelwatch import ab, sass
 
 SOURCE = """\
 #include <cstdio>
@@ -68,7 +68,7 @@ def _nvcc() -> str:
     return nvcc
 
 
-def build(root: Path, sha: str, *defines: str) -> tuple[identical.Build, Path]:
+def build(root: Path, sha: str, *defines: str) -> tuple[ab.Build, Path]:
     """A worktree root/<sha> holding the source, built into its build/bench, with a
     CMakeCache.txt and the target's flags.make naming the worktree and the flags."""
     worktree = root / sha
@@ -86,11 +86,11 @@ def build(root: Path, sha: str, *defines: str) -> tuple[identical.Build, Path]:
     )
     (target / "flags.make").write_text(f"CUDA_DEFINES = {' '.join(flags)}\n")
     (target / "link.txt").write_text(f"nvcc -o {binary}\n")
-    return identical.Build(sha, worktree, worktree / "build"), binary
+    return ab.Build(sha, worktree, worktree / "build"), binary
 
 
 @pytest.fixture
-def reference(tmp_path: Path) -> tuple[identical.Build, Path]:
+def reference(tmp_path: Path) -> tuple[ab.Build, Path]:
     """Side A; B is built in tmp_path / "B": worktree paths of one length, as ab's are."""
     return build(tmp_path / "A", "a" * 40)
 
@@ -99,8 +99,8 @@ def test_the_same_source_in_another_worktree_is_identical(reference, tmp_path: P
     a, a_binary = reference
     b, b_binary = build(tmp_path / "B", "b" * 40)
     assert a_binary.read_bytes() != b_binary.read_bytes()  # the commit, the paths, tmpxft_<pid>
-    assert identical.differs(a, a_binary, b, b_binary) is None
-    assert identical.select(a, [a_binary], b, [b_binary]) == {b_binary.name: None}
+    assert ab.differs(a, a_binary, b, b_binary) is None
+    assert ab.select(a, [a_binary], b, [b_binary]) == {b_binary.name: None}
 
 
 @pytest.mark.parametrize("change", sorted(CHANGES))
@@ -112,26 +112,26 @@ def test_each_change_is_measured(reference, tmp_path: Path, change: str) -> None
         a.build_dir / "bench/CMakeFiles/kernelwatch_bench_tiny.dir/flags.make",
         b.build_dir / "bench/CMakeFiles/kernelwatch_bench_tiny.dir/flags.make",
     )
-    assert identical.differs(a, a_binary, b, b_binary) == "machine code or data differ"
+    assert ab.differs(a, a_binary, b, b_binary) == "machine code or data differ"
 
 
 def test_a_definition_the_code_ignores_is_still_a_change(reference, tmp_path: Path) -> None:
     a, a_binary = reference
     b, b_binary = build(tmp_path / "B", "b" * 40, "-DUNUSED=1")
-    assert identical.differs(a, a_binary, b, b_binary) == "build settings differ"
+    assert ab.differs(a, a_binary, b, b_binary) == "build settings differ"
     (b.build_dir / "CMakeCache.txt").write_text("CMAKE_BUILD_TYPE:STRING=RelWithDebInfo\n")
-    assert identical.differs(a, a_binary, b, b_binary) == "build settings differ"
+    assert ab.differs(a, a_binary, b, b_binary) == "build settings differ"
 
 
 def test_what_cannot_be_compared_is_measured(reference, tmp_path: Path) -> None:
     a, a_binary = reference
     b, b_binary = build(tmp_path / "B", "b" * 40)
     (b.build_dir / "CMakeCache.txt").unlink()
-    assert "No such file" in str(identical.differs(a, a_binary, b, b_binary))
+    assert "No such file" in str(ab.differs(a, a_binary, b, b_binary))
     b, b_binary = build(tmp_path / "B", "b" * 40)
     b_binary.write_bytes(a_binary.read_bytes()[:4096])
-    assert "an ELF file cut short" in str(identical.differs(a, a_binary, b, b_binary))
+    assert "an ELF file cut short" in str(ab.differs(a, a_binary, b, b_binary))
     b_binary.write_text("#!/bin/sh\n")
-    assert "not a 64-bit little-endian ELF file" in str(identical.differs(a, a_binary, b, b_binary))
+    assert "not a 64-bit little-endian ELF file" in str(ab.differs(a, a_binary, b, b_binary))
     other = b_binary.with_name("other")
-    assert identical.select(a, [a_binary], b, [other]) == {"other": "new in B"}
+    assert ab.select(a, [a_binary], b, [other]) == {"other": "new in B"}

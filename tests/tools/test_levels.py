@@ -10,7 +10,7 @@ from conftest import H100_CONTEXT, merged
 from kernelwatch import levels
 from kernelwatch import noise as noises
 from kernelwatch import synthetic
-from kernelwatch.baseline import pool
+from kernelwatch.baseline.pool import pool
 from kernelwatch.compare import Settings, Verdict, compare
 from kernelwatch.errors import InputError
 from kernelwatch.levels import Level

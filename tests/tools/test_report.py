@@ -30,7 +30,7 @@ from kernelwatch.config import load_config
 from kernelwatch.errors import InputError
 from kernelwatch.loading import load
 from kernelwatch.report import Options, lessons, svg, trends, write_report
-from kernelwatch.report.rundata import RunData, parse_name
+from kernelwatch.report.lessons.figure import RunData, parse_name
 from kernelwatch.results import resolve_metric
 from kernelwatch.gbench import failed_row
 

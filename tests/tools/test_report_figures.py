@@ -15,8 +15,8 @@ from conftest import GPU_DATA
 from kernelwatch import history
 from kernelwatch.changes import Change
 from kernelwatch.loading import load
-from kernelwatch.report import lessons, svg, trend_plot
-from kernelwatch.report.rundata import RunData
+from kernelwatch.report import lessons, svg, trends
+from kernelwatch.report.lessons.figure import RunData
 from kernelwatch.results import resolve_metric
 
 matplotlib = pytest.importorskip("matplotlib", reason="matplotlib is not installed")
@@ -118,7 +118,7 @@ def test_trend_plot_labels_never_collide(case: str) -> None:
     points = series(levels)
     current = None if this_run else max(levels) * 1.12
     changes = changes_at(points, indices)
-    figure = trend_plot.draw(points, changes, TIME, this_run=this_run, current=current)
+    figure = trends.draw(points, changes, TIME, this_run=this_run, current=current)
     try:
         assert problems(figure) == {}
         drawn = {t.get_text() for t, _ in svg.drawn_texts(figure)}
@@ -131,7 +131,7 @@ def test_trend_plot_labels_never_collide(case: str) -> None:
 def test_close_change_points_are_stacked_and_the_axes_make_room() -> None:
     levels, indices, this_run = AWKWARD["four changes in a row in 40 runs"]
     points = series(levels)
-    figure = trend_plot.draw(points, changes_at(points, indices), TIME, this_run=this_run)
+    figure = trends.draw(points, changes_at(points, indices), TIME, this_run=this_run)
     try:
         labels = figure.axes[0].texts
         renderer = figure.canvas.get_renderer()
@@ -145,11 +145,11 @@ def test_close_change_points_are_stacked_and_the_axes_make_room() -> None:
 def test_trend_summary_says_what_the_plot_shows() -> None:
     levels, indices, _ = AWKWARD["two changes side by side in 30 runs"]
     points = series(levels)
-    text = trend_plot.summary(points, changes_at(points, indices), TIME, this_run=30)
+    text = trends.summary(points, changes_at(points, indices), TIME, this_run=30)
     assert text.startswith("30 run(s), 2027-01-01 (0000001) to 2027-01-30 (000001e): median ")
     assert "Change point at 2027-01-15 (000000f): +30." in text and "(slower)" in text
     assert "(faster), 1.299 ms → 998.1 us" in text and "This run: 1.001 ms, circled." in text
-    absent = trend_plot.summary(points, [], TIME, current=2e6)
+    absent = trends.summary(points, [], TIME, current=2e6)
     assert "This run (not in the history): 2.000 ms, drawn as ◇ last." in absent
 
 

@@ -12,7 +12,7 @@ import pytest
 
 import fakebench
 from conftest import GPU_DATA, REPO
-from kernelwatch import shard as shards
+from kernelwatch import merge as shards
 from kernelwatch.baseline import entries
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json

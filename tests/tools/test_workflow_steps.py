@@ -20,7 +20,7 @@ import pytest
 
 from conftest import GPU_DATA, REPO
 from kernelwatch import history
-from kernelwatch import shard as shards
+from kernelwatch import merge as shards
 from kernelwatch.gbench import read_json
 
 yaml = pytest.importorskip("yaml", reason="PyYAML is needed to read the workflows")

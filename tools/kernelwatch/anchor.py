@@ -35,7 +35,7 @@ from kernelwatch.errors import BenchmarkCrashed, InputError
 from kernelwatch.files import strict_json, write_json_atomic
 from kernelwatch.gbench import read_json
 from kernelwatch.loading import from_documents
-from kernelwatch.provenance import ANCHOR_KEY
+from kernelwatch.results import ANCHOR_KEY
 from kernelwatch.results import ResultSet
 
 MODES = defaults.ANCHOR_MODES

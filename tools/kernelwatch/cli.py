@@ -84,7 +84,9 @@ def _joined_values(argv: Sequence[str]) -> list[str]:
     return out
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with `argv` starting with a command's name, only that command's parser (the
+    only one argparse would use), so that a command loads only what it uses."""
     parser = Parser(
         prog="kernelwatch",
         description=(
@@ -96,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"kernelwatch {__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for module in commands.discover():
+    first = next(iter(argv or ()), None)
+    for module in commands.discover(first):
         module.register(subparsers)
     return parser
 
@@ -143,7 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     try:
-        parser = build_parser()  # (imports every command: a Ctrl-C lands here most often)
+        given = sys.argv[1:] if argv is None else argv
+        parser = build_parser(given)  # (imports the command: a Ctrl-C lands here most often)
         try:
             args, unknown = parser.parse_known_args(argv)
             if unknown:

@@ -31,14 +31,17 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelwatch import baseline as baselines
-from kernelwatch import results, runner
+from kernelwatch import results
 from kernelwatch.compare import SEVERITY, Comparison, Report, Verdict
 from kernelwatch.files import write_json_atomic
 from kernelwatch.gbench import failed_row
 from kernelwatch.results import NO_RESULT_KEY, ResultSet
+
+if TYPE_CHECKING:  # its types only: a compare of two files runs nothing
+    from kernelwatch import runner
 
 # --- not in the build -----------------------------------------------------------------------------
 

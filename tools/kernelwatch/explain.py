@@ -15,13 +15,16 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernelwatch import defaults, kernels, names, ncu, sass
+from kernelwatch import defaults, kernels, names
 from kernelwatch.compare import SLOWDOWNS, Report, Verdict
 from kernelwatch.errors import InputError
 from kernelwatch.explanation import Change, Explanation, KernelChange, Moved, SassDiff
 from kernelwatch.files import write_json_atomic
+
+if TYPE_CHECKING:  # profiling and SASS diffs load where builds are explained, not in compare
+    from kernelwatch import ncu
 
 DEFAULT_BUDGET = defaults.EXPLAIN_BUDGET  # seconds of ncu per command
 EXPLANATIONS_FILE = "explanations.json"
@@ -50,7 +53,7 @@ def chosen(report: Report, pattern: re.Pattern[str] | None) -> list[str]:
     return names
 
 
-Profiler = Callable[[str, ncu.Target, float], ncu.Profile]
+Profiler = Callable[[str, "ncu.Target", float], "ncu.Profile"]
 
 
 def explain(
@@ -61,7 +64,7 @@ def explain(
     budget: float = DEFAULT_BUDGET,
     say: Callable[[str], None] = lambda line: None,
     ncu_path: str | None | bool = None,
-    profiler: Profiler = ncu.profile,
+    profiler: Profiler | None = None,
 ) -> Report:
     """`report` with its explanations: the kernel comparison of every benchmark (when the
     results carry kernel records), and for the chosen benchmarks, when `builds` has both
@@ -75,6 +78,9 @@ def explain(
     if builds and not picked:
         notes.append("nothing to explain (no REGRESSION, no --explain match): 0 s added")
     if picked and builds is not None:
+        from kernelwatch import ncu
+
+        profiler = profiler or ncu.profile
         started = time.monotonic()
         tool: str | None = (
             ncu.find_ncu()
@@ -150,6 +156,8 @@ def _profile(
                 explanation,
                 note=f"not profiled: {side}'s binary {record.get('binary')} not at hand",
             )
+        from kernelwatch import ncu
+
         target = ncu.Target(
             binary,
             name,
@@ -179,6 +187,8 @@ def _sass_diffs(
         return (), ""
     capability_a = report.baseline.context.get("gpu_compute_capability")
     capability_b = report.contender.context.get("gpu_compute_capability")
+    from kernelwatch import sass
+
     diffs: list[SassDiff] = []
     for binary_a, name_a, binary_b, name_b in change.changed_code:
         path_a = builds["A"].binaries.get(binary_a)

@@ -16,9 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernelwatch.tool import ToolError
-from kernelwatch.tool import run as run_tool
-
 # --- the ncu metrics ------------------------------------------------------------------------------
 
 # The fixed metric set (Hopper names; docs/running.md, "Explaining a regression").
@@ -163,6 +160,13 @@ class KernelChange:
 def short_name(mangled: str) -> str:
     """A readable kernel name: demangled by c++filt where there is one, without the
     parameter list; the mangled name otherwise."""
+    from kernelwatch.tool import (
+        ToolError,
+    )
+    from kernelwatch.tool import (
+        run as run_tool,
+    )  # (a subprocess: compare without records runs none)
+
     tool = shutil.which("c++filt")
     if tool is None or not mangled.startswith("_Z"):
         return mangled

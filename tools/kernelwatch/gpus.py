@@ -4,9 +4,9 @@ CUDA's device order, which is not nvidia-smi's unless CUDA_DEVICE_ORDER=PCI_BUS_
 
 from __future__ import annotations
 
-import os
 import concurrent.futures
 import dataclasses
+import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,8 +17,8 @@ from kernelwatch import completeness, defaults, hostbound, runner, tool
 from kernelwatch.baseline import gpu_slug
 from kernelwatch.errors import InputError, NoGpuError
 from kernelwatch.merge import GPU_INDEX_KEY
-from kernelwatch.outputs import Outputs
-from kernelwatch.runner import probe
+from kernelwatch.runner import process
+from kernelwatch.verdict import Outputs
 
 T = TypeVar("T")
 
@@ -59,7 +59,7 @@ def parse(text: str) -> list[Gpu]:
 
 def discover() -> list[Gpu]:
     """Every GPU nvidia-smi lists; exit 4 (one line) when there is none or no nvidia-smi."""
-    smi = shutil.which(probe.NVIDIA_SMI)
+    smi = shutil.which(process.NVIDIA_SMI)
     if smi is None:
         raise NoGpuError(
             "no CUDA GPU is visible (--gpus: no nvidia-smi to list the GPUs); nothing to measure"

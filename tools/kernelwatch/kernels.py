@@ -17,18 +17,22 @@ turns a result's run_name into it.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kernelwatch import sass
 from kernelwatch.errors import InputError
-from kernelwatch.explanation import Change, KernelChange, short_name
+from kernelwatch.explanation import Change, Explanation, KernelChange, short_name
 from kernelwatch.names import instance_key
+
+if TYPE_CHECKING:  # cuobjdump's listings are read where a run records kernels, not in compare
+    from kernelwatch import sass
+    from kernelwatch.compare import Report
 
 CONTEXT_KEY = "kernelwatch_kernels"
 ENV = "KERNELWATCH_KERNELS_OUT"  # the harness's kernel_record_env
@@ -63,6 +67,8 @@ def context_entry(
     benchmarks: dict[str, Any] = {}
     code: dict[str, dict[str, dict[str, Any]]] = {}
     entry: dict[str, Any] = {"version": VERSION, "arch": None, "sass": None}
+    from kernelwatch import sass
+
     notes = []
     tool = sass.find_tool("cuobjdump")
     if tool is None:
@@ -247,6 +253,18 @@ def classify_all(
         )
         for name in names
     }
+
+
+def classified(report: Report) -> Report:
+    """`report` with each benchmark's kernel change from the results' kernel records (free: no
+    build, no tool; what every printed report shows), itself where neither side has records.
+    explain.py adds the rest (SASS diffs, ncu counters) where builds are at hand."""
+    names = [c.name for c in report.comparisons]
+    changes = classify_all(report.baseline.context, report.contender.context, names)
+    if not changes:
+        return report
+    explanations = {name: Explanation(kernel=change) for name, change in changes.items()}
+    return dataclasses.replace(report, explanations=explanations)
 
 
 _ANONYMOUS = re.compile(r"(\d+)_GLOBAL__N__")

@@ -14,7 +14,7 @@ JSON format 1.0.0, as written by nvbench 0.1.0 (its own test files) and by cuda-
   only from the JSON file's folder or its `<json file>-bin` folder (`_Converter._find`).
   Without it, nvbench's summary alone: one `median` (else `mean`) aggregate row of the cold GPU
   time, with the mean, the sample count and the relative standard deviation as counters
-  (MEAN_KEY, ...), from which the comparison judges it (compare/summaries.py: Welch's t on the
+  (MEAN_KEY, ...), from which the comparison judges it (compare/judge.py: Welch's t on the
   means), and a note saying so (docs/compare.md).
 * Bandwidth and item rate (`nv/cold/bw/...`) become `bytes_per_second`, `items_per_second` and
   `peak_fraction`, per sample scaled by the sample's time (the bytes per launch are fixed).
@@ -44,7 +44,7 @@ SAMPLE_TIMES_TAG = "nv/json/bin:nv/cold/sample_times"
 # Where the statistics come from, in the context (`nvbench_samples`): read by gbench to note it.
 SAMPLES_KEY = "nvbench_samples"
 SUMMARIES_ONLY = "summaries"
-# A summary row's counters that the comparison judges it by (compare/summaries.py): the cold GPU
+# A summary row's counters that the comparison judges it by (compare/judge.py): the cold GPU
 # mean (ns), the sample count, and the samples' relative standard deviation.
 MEAN_KEY = "gpu_time_mean"
 SAMPLES_COUNTER = "samples"

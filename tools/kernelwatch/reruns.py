@@ -1,6 +1,6 @@
 """`run`'s confirming re-runs: the flagged benchmarks run again in fresh processes, each re-run
 written beside the result; a re-run whose process crashes, hangs or loses the GPU keeps what
-finished and hands confirm.py the benchmarks it lost (RerunCrashed), so that the first run's
+finished and hands verdict.confirm the benchmarks it lost (RerunCrashed), so that the first run's
 verdicts stand."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelwatch import completeness, runner
-from kernelwatch.confirm import RerunCrashed
 from kernelwatch.files import write_json_atomic
 from kernelwatch.loading import from_documents
 from kernelwatch.results import ResultSet
+from kernelwatch.verdict import RerunCrashed
 
 
 @dataclass

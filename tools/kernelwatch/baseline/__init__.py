@@ -9,26 +9,31 @@ A run is compared with the baseline of its exact GPU model (name and compute cap
 with another one. Files are only written by `kernelwatch baseline update`.
 
     store.py     the folders: slugs, listing, finding the baseline of a GPU model
-    rows.py      a result's rows by benchmark; a result restricted to some benchmarks
     pool.py      runs of one build on several cards or hosts pooled into one result
     update.py    `baseline update`: check, build the new files, write them as a whole; what it
                  refuses (a file twice, a part for the whole, ...)
-    against.py   a run's baseline, restricted and with its stored noise, ready to compare
+    against.py   a run's baseline, restricted and with its stored noise, ready to compare; a
+                 result's rows by benchmark, a result restricted to some benchmarks
     show.py      `baseline show`'s text: provenance, updates, the stored noise per level; the
                  JSON documents of `baseline list|show --format json`
+
+What a comparison needs (store, against) loads with the package; update and show load at their
+first use (module __getattr__; pool.py is update's), so that `compare` loads none of their code.
 """
 
+from typing import TYPE_CHECKING, Any
+
+from kernelwatch import loaded_at_first_use
 from kernelwatch.baseline.against import (
     Against,
     against,
+    groups,
     ran_a_part,
     read_as_given,
     read_result,
+    restrict,
     result_documents,
 )
-from kernelwatch.baseline.pool import pool
-from kernelwatch.baseline.rows import groups, restrict
-from kernelwatch.baseline.show import describe, list_document, show_document
 from kernelwatch.baseline.store import (
     GPU_KEYS,
     HOW_TO_CREATE,
@@ -41,14 +46,32 @@ from kernelwatch.baseline.store import (
     default_root,
     entries,
     find,
+    found_root,
     gpu_slug,
     holds_result,
     may_create_root,
-    found_root,
     read_manifest,
     resolve,
 )
-from kernelwatch.baseline.update import DEFAULT_MIN_REPETITIONS, Update, prepare_update, write
+
+if TYPE_CHECKING:
+    from kernelwatch.baseline.show import describe, list_document, show_document
+    from kernelwatch.baseline.update import DEFAULT_MIN_REPETITIONS, Update, prepare_update, write
+
+_LOADED_AT_FIRST_USE = {
+    "describe": "show",
+    "list_document": "show",
+    "show_document": "show",
+    "DEFAULT_MIN_REPETITIONS": "update",
+    "Update": "update",
+    "prepare_update": "update",
+    "write": "update",
+}
+
+
+def __getattr__(name: str) -> Any:
+    return loaded_at_first_use(__name__, _LOADED_AT_FIRST_USE, name)
+
 
 __all__ = [
     "DEFAULT_MIN_REPETITIONS",
@@ -73,7 +96,6 @@ __all__ = [
     "groups",
     "list_document",
     "may_create_root",
-    "pool",
     "prepare_update",
     "ran_a_part",
     "read_as_given",

@@ -3,19 +3,19 @@ one of its GPU model; restricted to the benchmarks the run covered; with its sto
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 import functools
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kernelwatch import hostbound
 from kernelwatch import noise as noises
-from kernelwatch.baseline.rows import restrict
 from kernelwatch.baseline.store import default_root, resolve
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import check_envelope, read_json
 from kernelwatch.loading import load_streamed
+from kernelwatch.names import without_aggregate
 from kernelwatch.results import ResultSet
 
 
@@ -112,3 +112,29 @@ def ran_a_part(context: Mapping[str, Any]) -> bool:
     return any(
         context.get(key) for key in ("kernelwatch_filter", "kernelwatch_shard", hostbound.ON_KEY)
     )
+
+
+# A result's rows by benchmark; a result restricted to some benchmarks.
+
+
+def row_identity(row: Mapping[str, Any]) -> str:
+    """The benchmark a row belongs to (its run_name; older files: name without aggregate)."""
+    run_name = row.get("run_name")
+    if isinstance(run_name, str) and run_name:
+        return run_name
+    name = str(row.get("name"))
+    aggregate = row.get("aggregate_name")
+    return without_aggregate(name, aggregate) if aggregate else name
+
+
+def groups(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(row_identity(row), []).append(row)
+    return groups
+
+
+def restrict(document: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
+    """The same result with only the rows of `names`."""
+    rows = [r for r in document.get("benchmarks", []) if row_identity(r) in names]
+    return {**document, "benchmarks": rows}

@@ -10,7 +10,7 @@ from typing import Any
 
 from kernelwatch import levels
 from kernelwatch.baseline.against import ran_a_part
-from kernelwatch.baseline.rows import row_identity
+from kernelwatch.baseline.against import row_identity
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_document
 from kernelwatch.results import PROCESS_KEY, gpu_model

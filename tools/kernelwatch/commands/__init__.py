@@ -11,8 +11,9 @@ _options (flags and their typed values) or in a module outside this package (ver
 against its baseline; outputs: a report's files). tests/tools/test_architecture.py checks it.
 Modules are found by listing this package, so a new command is one new file.
 
-`kernelwatch --help` imports every command module (its help lists them all), so a command
-module imports at its top only what its parser needs (argparse, _options, _parsers, defaults,
+`kernelwatch --help` imports every command module (its help lists them all); `kernelwatch CMD
+...` imports only CMD's (cli passes the word to discover). A command module imports at its top
+only what its parser needs (argparse, _options, defaults,
 errors, files); its work is imported inside main and run, where it runs, so that a command
 loads only what it uses (tests/tools/test_architecture.py checks the --help imports).
 """
@@ -24,9 +25,12 @@ import pkgutil
 from types import ModuleType
 
 
-def discover() -> list[ModuleType]:
-    """The command modules, in name order."""
+def discover(wanted: str | None = None) -> list[ModuleType]:
+    """The command modules, in name order; only `wanted` where it names one (listing the
+    package imports nothing, so a command run loads no other command's module)."""
     names = sorted(
         info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_")
     )
+    if wanted in names:
+        names = [str(wanted)]
     return [importlib.import_module(f"{__name__}.{name}") for name in names]

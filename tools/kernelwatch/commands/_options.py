@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,9 +27,8 @@ if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
     from kernelwatch import anchor as anchors
     from kernelwatch import baseline as baselines
     from kernelwatch import runner
-    from kernelwatch.outputs import Outputs
     from kernelwatch.results import Metric, resolve_metric
-    from kernelwatch.verdict import Gates, Given
+    from kernelwatch.verdict import Gates, Given, Outputs
 
 
 def add_compare_options(parser: argparse.ArgumentParser) -> None:
@@ -463,7 +463,7 @@ def gates(args: argparse.Namespace, allow_gpu_mismatch: bool = False) -> Gates:
 
 def outputs(args: argparse.Namespace) -> Outputs:
     """From add_output_options."""
-    from kernelwatch.outputs import Outputs
+    from kernelwatch.verdict import Outputs
 
     return Outputs(
         format=args.format,
@@ -533,3 +533,26 @@ def suite_run_options(args: argparse.Namespace) -> RunOptions:
 
 def run_settings(args: argparse.Namespace) -> runner.RunSettings:
     return run_options(args).settings()
+
+
+# Parsers: every command's parser is made here (its text keeps its line breaks).
+
+
+def add_parser(subparsers: Any, name: str, **options: Any) -> argparse.ArgumentParser:
+    """A (sub)command parser whose description and epilog keep their own line breaks."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        name, formatter_class=argparse.RawDescriptionHelpFormatter, **options
+    )
+    return parser
+
+
+def add_actions(parser: argparse.ArgumentParser) -> Any:
+    """The actions of a command that does nothing alone (`baseline`, `history`): without one
+    it prints its help on stderr and exits 2."""
+    parser.set_defaults(handler=lambda args: _usage(parser))
+    return parser.add_subparsers(title="actions", metavar="ACTION")
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2

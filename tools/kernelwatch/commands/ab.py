@@ -14,16 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwatch import defaults
 from kernelwatch.commands import _options as options
-from kernelwatch.commands._parsers import add_parser
+from kernelwatch.commands._options import add_parser
 from kernelwatch.errors import BenchmarkCrashed, InputError, compile_regex
 from kernelwatch.files import Input, Output, check_outputs
 
 if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
-    from kernelwatch import ab, explain, gpus, identical, runner, verdict
+    from kernelwatch import ab, explain, gpus, runner, verdict
     from kernelwatch.compare import Report
-    from kernelwatch.outputs import Outputs, report_outputs, write_report
     from kernelwatch.results import ResultSet
-    from kernelwatch.verdict import Judging
+    from kernelwatch.verdict import Judging, Outputs, report_outputs, write_report
 
 DESCRIPTION = """\
 Build two commits in their own git worktrees (<repo>/.kernelwatch/worktrees/<sha>, each with
@@ -131,7 +130,7 @@ class AbCommand:
     no_build: bool
     build_only: bool
     overlap: bool  # B builds while A's first round is measured
-    measure_all: bool  # else binaries built identically are not measured (identical.py)
+    measure_all: bool  # else binaries built identically are not measured (ab.py)
     explain: re.Pattern[str] | None
     explain_budget: float
     judging: Judging
@@ -180,8 +179,8 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
-    from kernelwatch import ab, explain, gpus, identical, runner
-    from kernelwatch.outputs import write_report
+    from kernelwatch import ab, explain, gpus, runner
+    from kernelwatch.verdict import write_report
 
     settings = command.settings
     if build is None:
@@ -217,7 +216,7 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         )
         # The same commit twice is an A/A run, measured by intent (its noise).
         same = sides[0].sha == sides[1].sha
-        left_out = {} if command.measure_all or same else identical.leave_out(sides, plans)
+        left_out = {} if command.measure_all or same else ab.leave_out(sides, plans)
         if left_out:
             progress.say(
                 f"kernelwatch: {len(left_out)} benchmark(s) of binaries built identically on "
@@ -242,7 +241,7 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         if ahead is not None:
             ahead.stop()
     progress.say(f"kernelwatch: wrote {command.rounds} run(s) of each side to {out}")
-    report = identical.with_identical(ab.judge_rounds(measured, command.judging), left_out)
+    report = ab.with_identical(ab.judge_rounds(measured, command.judging), left_out)
     builds = {
         side.name: explain.Build(
             {b.name: b for b in plans.binaries[side.name]}, settings.extra_args
@@ -266,13 +265,13 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
 def _all_identical(command: AbCommand, sides: list[ab.Side], left_out: dict[str, str]) -> Report:
     """The report when every binary was built identically: nothing measured, nothing failing;
     each side shown as its build folder."""
-    from kernelwatch import identical
+    from kernelwatch import ab
     from kernelwatch.compare import Report
     from kernelwatch.results import ResultSet
 
     a, b = (ResultSet.empty(side.name, (side.build_dir,)) for side in sides)
     report = Report(command.judging.metric, command.judging.settings, a, b, comparisons=())
-    return identical.with_identical(report, left_out)
+    return ab.with_identical(report, left_out)
 
 
 def crash_status(measured: ab.Rounds, report: Report) -> int:
@@ -289,7 +288,7 @@ def outputs_of(command: AbCommand) -> list[Output]:
     """The runs' folder (by default in results/, made when missing), the explanations beside
     the runs, the report files."""
     from kernelwatch import explain
-    from kernelwatch.outputs import report_outputs
+    from kernelwatch.verdict import report_outputs
 
     out = command.out
     return [

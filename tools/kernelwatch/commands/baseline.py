@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwatch import defaults
 from kernelwatch.commands import _options as options
-from kernelwatch.commands._parsers import add_actions, add_parser
+from kernelwatch.commands._options import add_actions, add_parser
 from kernelwatch.errors import InputError
 from kernelwatch.files import one_writer
 from kernelwatch.names import short_commit

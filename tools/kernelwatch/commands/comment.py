@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelwatch.commands import _options as options
-from kernelwatch.commands._parsers import add_parser
+from kernelwatch.commands._options import add_parser
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs, write_atomic
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelwatch.commands import _options as options
-from kernelwatch.commands._parsers import add_parser
+from kernelwatch.commands._options import add_parser
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, check_outputs
 
@@ -17,8 +17,7 @@ if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
     from kernelwatch import noise as noises
     from kernelwatch import verdict
     from kernelwatch.loading import load_all
-    from kernelwatch.outputs import Outputs, report_outputs, write_report
-    from kernelwatch.verdict import Judging
+    from kernelwatch.verdict import Judging, Outputs, report_outputs, write_report
 
 DESCRIPTION = """\
 Compare two Google Benchmark or nvbench results, benchmark by benchmark, and say what got
@@ -129,7 +128,7 @@ def run(settings: CompareSettings) -> int:
     from kernelwatch import noise as noises
     from kernelwatch import verdict
     from kernelwatch.loading import load_all
-    from kernelwatch.outputs import report_outputs, write_report
+    from kernelwatch.verdict import report_outputs, write_report
 
     check_outputs(  # before the work: a bad path fails fast
         report_outputs(settings.outputs),

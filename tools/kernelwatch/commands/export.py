@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwatch import defaults
 from kernelwatch.commands import _options as options
-from kernelwatch.commands._parsers import add_parser
+from kernelwatch.commands._options import add_parser
 from kernelwatch.files import Input, Output, check_outputs, json_text, write_atomic
 
 if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwatch import defaults
 from kernelwatch.commands import _options as options
-from kernelwatch.commands._parsers import add_actions, add_parser
+from kernelwatch.commands._options import add_actions, add_parser
 from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
 from kernelwatch.names import short_commit
 

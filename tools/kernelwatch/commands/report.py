@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwatch import defaults
 from kernelwatch.commands import _options as options
-from kernelwatch.commands._parsers import add_parser
+from kernelwatch.commands._options import add_parser
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwatch import defaults
 from kernelwatch.commands import _options as options
-from kernelwatch.commands._parsers import add_parser
+from kernelwatch.commands._options import add_parser
 from kernelwatch.config import Config
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
@@ -24,12 +24,12 @@ if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
     from kernelwatch import anchor as anchors
     from kernelwatch import baseline as baselines
     from kernelwatch import completeness, gpus, hostbound, noise, reruns, runner
-    from kernelwatch import shard as shards
+    from kernelwatch import merge as shards
     from kernelwatch import verdict
     from kernelwatch.binaries import find_binaries, planning_documents, usable_binaries
     from kernelwatch.loading import from_documents
     from kernelwatch.merge import SHARD_KEY
-    from kernelwatch.outputs import Outputs, report_outputs, write_report
+    from kernelwatch.verdict import Outputs, report_outputs, write_report
     from kernelwatch.verdict import Judging, SUITE_CONFIG
 
 DESCRIPTION = """\
@@ -194,7 +194,7 @@ def run(command: RunCommand) -> int:
     from kernelwatch import anchor as anchors
     from kernelwatch import baseline as baselines
     from kernelwatch import completeness, gpus, runner
-    from kernelwatch import shard as shards
+    from kernelwatch import merge as shards
     from kernelwatch.binaries import find_binaries, usable_binaries
     from kernelwatch.merge import SHARD_KEY
 
@@ -317,7 +317,7 @@ def schedule(
 ) -> list[runner.Job]:
     """The jobs of this shard, the host-bound benchmarks in jobs of their own (serial)."""
     from kernelwatch import hostbound, runner
-    from kernelwatch import shard as shards
+    from kernelwatch import merge as shards
     from kernelwatch.binaries import planning_documents
     from kernelwatch.verdict import SUITE_CONFIG
 
@@ -427,7 +427,7 @@ def _finish(
     from kernelwatch import baseline as baselines
     from kernelwatch import reruns, verdict
     from kernelwatch.loading import from_documents
-    from kernelwatch.outputs import write_report
+    from kernelwatch.verdict import write_report
 
     document = result.document
     context = document["context"]
@@ -471,7 +471,7 @@ def outputs_of(command: RunCommand, chosen: list[gpus.Gpu] | None) -> list[Outpu
     """Every path the run writes, for files.check_outputs: the result (per GPU with --gpus;
     by default in results/, made when missing), its confirming re-runs, the report files."""
     from kernelwatch import gpus
-    from kernelwatch.outputs import report_outputs
+    from kernelwatch.verdict import report_outputs
 
     found = []
     if command.out is None:

@@ -28,14 +28,14 @@ The decision for a benchmark measured on both sides (see docs/compare.md):
 * Each benchmark's sensitivity: the smallest slowdown this comparison catches with 90 %
   probability, from its limit and the spread of the difference of the two medians.
 
-    outcome.py     Verdict, Settings, Comparison, Report: what a comparison decides, as data
-    decision.py    the rule above: decide_many / decide, the limit's wording, what fails
-    sides.py       what each side holds: presence verdicts, the benchmarks measured on both
-    reference.py   what a contender is judged against and at which level; its spread there
-    judge.py       compare(): the verdict of every benchmark, with the report's notes
+    outcome.py     Verdict, Settings, Comparison, Report: what a comparison decides, as data;
+                   the rule above (decide_many / decide), the limit's wording, what fails
+    reference.py   what each side holds (presence verdicts, the benchmarks measured on both);
+                   what a contender is judged against and at which level; its spread there
+    judge.py       compare(): the verdict of every benchmark, with the report's notes; those
+                   judged from summaries (nvbench without samples)
 """
 
-from kernelwatch.compare.decision import UNVERIFIED_FAIL_RATIO, decide, decide_many
 from kernelwatch.compare.judge import compare
 from kernelwatch.compare.outcome import (
     DEFAULT_ALPHA,
@@ -43,12 +43,15 @@ from kernelwatch.compare.outcome import (
     DEFAULT_THRESHOLD,
     SEVERITY,
     SLOWDOWNS,
+    UNVERIFIED_FAIL_RATIO,
     Comparison,
     Report,
     Settings,
     SideSummary,
     SuiteChange,
     Verdict,
+    decide,
+    decide_many,
     worded_for,
 )
 

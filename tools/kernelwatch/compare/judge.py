@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -13,35 +14,34 @@ from kernelwatch import hostbound
 from kernelwatch import noise as noises
 from kernelwatch import nvbench as nvbench_format
 from kernelwatch import stats
-from kernelwatch.compare.decision import (
-    UNVERIFIED_FAIL_RATIO,
-    decide_many,
-    fails,
-    powerless_reasons,
-    too_few_reason,
-)
-from kernelwatch.compare import summaries as summary_rows
-from kernelwatch.compare.reference import Reference, judged_against, sensitivity_of, spread_at_level
-from kernelwatch.compare.sides import (
-    LEAVE_OUT,
-    Measured,
-    metric_values,
-    presence_verdict,
-    presence_notes,
-    process_counts,
-)
 from kernelwatch.compare.outcome import (
     SEVERITY,
+    UNVERIFIED_FAIL_RATIO,
     Comparison,
     Report,
     Settings,
     SideSummary,
     Verdict,
+    decide_many,
+    fails,
+    powerless_reasons,
+    too_few_reason,
     worded_for,
 )
+from kernelwatch.compare.reference import (
+    LEAVE_OUT,
+    Measured,
+    Reference,
+    judged_against,
+    metric_values,
+    presence_notes,
+    presence_verdict,
+    process_counts,
+    sensitivity_of,
+    spread_at_level,
+)
 from kernelwatch.config import threshold_for
-from kernelwatch.environment import check_environment
-from kernelwatch.results import Metric, ResultSet
+from kernelwatch.results import Metric, ResultSet, check_environment
 
 
 def compare(
@@ -137,9 +137,7 @@ def _measured_verdicts(
     tested = (n >= settings.min_repetitions) & (m >= settings.min_repetitions)
     # nvbench without --jsonbin: judged from each side's mean, noise and sample count instead.
     by_summary = np.zeros(len(b), dtype=bool)
-    summarised = summary_rows.from_summaries(
-        baseline, contender, measured, metric, settings.confidence
-    )
+    summarised = from_summaries(baseline, contender, measured, metric, settings.confidence)
     n_shown, m_shown = n.copy(), m.copy()
     if summarised is not None:
         by_summary = summarised.mask
@@ -155,7 +153,7 @@ def _measured_verdicts(
         tested[by_summary] = (summarised.b_samples >= settings.min_repetitions) & (
             summarised.c_samples >= settings.min_repetitions
         )
-        notes.append(summary_rows.note(summarised))
+        notes.append(note(summarised))
     q = np.full(len(b), np.nan)
     q[tested] = stats.bh_adjust(ps.p_value[tested])
     _note_power(n, m, tested & ~by_summary, settings.alpha, notes)
@@ -240,7 +238,7 @@ def _measured_verdicts(
     for i, name in enumerate(measured.names):
         verdict, reason = verdicts[i], reasons[i]
         if summary_list[i]:
-            reason = f"{summary_rows.MARKER}: {reason}" if reason else summary_rows.MARKER
+            reason = f"{MARKER}: {reason}" if reason else MARKER
         failed = failing[i]
         bound = "host-bound"
         if one_side[i]:
@@ -322,3 +320,107 @@ def _note_power(
 def _optional(values: np.ndarray) -> list[float | None]:
     """A list with None where the array is not finite (NaN marks "undefined" in arrays)."""
     return [v if math.isfinite(v) else None for v in values.tolist()]
+
+
+# Benchmarks judged from summaries instead of samples: nvbench's states without `--jsonbin`
+# carry no sample times, only each state's mean cold GPU time, the samples' relative standard
+# deviation and their count (kernelwatch.nvbench puts them in the row's counters). That is enough
+# for Welch's t on the log ratio of the means (stats.summary_statistics), which then stands in for
+# the per-sample Mann-Whitney test and Hodges-Lehmann interval; the rest of the decision (limit,
+# noise floor, Benjamini-Hochberg, verdicts) is the same. Every such row says `from summaries`.
+#
+# The side against a summary may have samples (nvbench with `--jsonbin`, or Google Benchmark
+# repetitions): their mean, relative standard deviation and count are taken from the values.
+
+
+MARKER = "from summaries"
+
+
+@dataclass(frozen=True)
+class Summaries:
+    """Which measured benchmarks are judged from summaries (`mask`), their statistics (one
+    entry per masked benchmark, in order) and their sample counts a side."""
+
+    mask: np.ndarray
+    statistics: stats.SummaryStats
+    b_mean: np.ndarray
+    c_mean: np.ndarray
+    b_samples: np.ndarray
+    c_samples: np.ndarray
+
+
+def _side(
+    result: ResultSet, k: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per benchmark k: whether its values are a summary row, and its mean, relative standard
+    deviation and sample count (NaN where unknown)."""
+    count = len(k)
+    summary = np.zeros(count, dtype=bool)
+    mean, cv, n = np.full(count, np.nan), np.full(count, np.nan), np.full(count, np.nan)
+    columns = (nvbench_format.MEAN_KEY, nvbench_format.SAMPLES_COUNTER, nvbench_format.CV_COUNTER)
+    present = [result.columns.get(key) for key in columns]
+    gaps = [result.gaps.get(key) for key in columns]
+    starts, counts = result.starts[k], result.counts[k]
+    for i, (start, rows, agg) in enumerate(
+        zip(starts.tolist(), counts.tolist(), result.from_aggregates[k].tolist())
+    ):
+        if agg:
+            if rows != 1 or any(c is None for c in present):
+                continue
+            if any(g is not None and bool(g[start]) for g in gaps):
+                continue
+            m, s, c = (float(col[start]) for col in present if col is not None)
+            summary[i] = True
+            mean[i], n[i], cv[i] = m, s, c
+        elif rows >= 2:
+            own = values[start : start + rows]
+            mean[i] = float(own.mean())
+            cv[i] = float(own.std(ddof=1) / mean[i])
+            n[i] = rows
+    return summary, mean, cv, n
+
+
+def from_summaries(
+    baseline: ResultSet, contender: ResultSet, measured: Measured, metric: Metric, confidence: float
+) -> Summaries | None:
+    """The benchmarks of `measured` to judge from summaries: the time metric, a summary row
+    with its mean, count and noise on at least one side, and a mean, a count of at least 2 and
+    a finite relative standard deviation on both. None when there are none."""
+    if metric.key != "real_time" or not len(measured.b):
+        return None
+    b_sum, b_mean, b_cv, b_n = _side(baseline, measured.b, measured.b_values)
+    c_sum, c_mean, c_cv, c_n = _side(contender, measured.c, measured.c_values)
+    with np.errstate(invalid="ignore"):
+        usable = (
+            (b_sum | c_sum)
+            & (b_n >= 2)
+            & (c_n >= 2)
+            & np.isfinite(b_cv)
+            & np.isfinite(c_cv)
+            & (b_cv >= 0)
+            & (c_cv >= 0)
+            & (b_mean > 0)
+            & (c_mean > 0)
+        )
+    if not usable.any():
+        return None
+    statistics = stats.summary_statistics(
+        b_mean[usable],
+        b_cv[usable],
+        b_n[usable],
+        c_mean[usable],
+        c_cv[usable],
+        c_n[usable],
+        confidence,
+    )
+    return Summaries(usable, statistics, b_mean[usable], c_mean[usable], b_n[usable], c_n[usable])
+
+
+def note(summaries: Summaries) -> str:
+    """What the notes say about the benchmarks judged from summaries."""
+    return (
+        f"{int(summaries.mask.sum())} benchmark(s) judged {MARKER} (nvbench without --jsonbin: "
+        "each side's mean cold GPU time, relative standard deviation and sample count): the "
+        "change is the ratio of means and its test Welch's t on their logs (delta method), not "
+        "per sample; the rows say so"
+    )

@@ -17,19 +17,21 @@ of its canonical JSON (context + benchmarks), so ingesting the same file twice i
 
     schema.py    the migrations, and opening a database (read-only, or migrated)
     intake.py    ingesting a run: one transaction, all of it or nothing
-    queries.py   the runs, and one benchmark's series of one metric
-    documents.py those two as JSON documents (`history list|show --format json`)
+    queries.py   the runs, and one benchmark's series of one metric; those two as JSON
+                 documents (`history list|show --format json`)
 """
 
-from kernelwatch.history.documents import runs_document, series_document
+from kernelwatch.history.intake import Ingested, content_hash, ingest, load_run, normalized_date
 from kernelwatch.history.queries import (
     Point,
     Run,
     failed_runs,
     metric_key,
     runs,
+    runs_document,
     runs_without_gpu,
     series,
+    series_document,
     summary,
 )
 from kernelwatch.history.schema import (
@@ -41,7 +43,6 @@ from kernelwatch.history.schema import (
     open_db,
     schema_version,
 )
-from kernelwatch.history.intake import Ingested, content_hash, ingest, load_run, normalized_date
 
 __all__ = [
     "MIGRATIONS",

@@ -22,8 +22,7 @@ from kernelwatch.gbench import read_json
 from kernelwatch.history.schema import database, rollback
 from kernelwatch.levels import RUNS_KEY
 from kernelwatch.loading import from_documents
-from kernelwatch.provenance import slowed_on_purpose
-from kernelwatch.results import ResultSet, check_times
+from kernelwatch.results import ResultSet, check_times, slowed_on_purpose
 
 
 @dataclass(frozen=True)
@@ -32,7 +31,7 @@ class Ingested:
     new: bool  # False: the same run was already there; nothing written
     benchmarks: int
     samples: int
-    slowed: str | None = None  # slowed down on purpose (provenance.slowed_on_purpose)
+    slowed: str | None = None  # slowed down on purpose (results.slowed_on_purpose)
 
 
 def content_hash(document: Mapping[str, Any]) -> str:

@@ -9,12 +9,13 @@ import math
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kernelwatch.errors import InputError
-from kernelwatch.provenance import ANCHOR_KEY, anchoring, slowed_on_purpose
+from kernelwatch.results import ANCHOR_KEY, Metric, anchoring, slowed_on_purpose
 
 
 @dataclass(frozen=True)
@@ -26,8 +27,8 @@ class Run:
     gpu_name: str | None
     benchmarks: int
     source: str
-    slowed: str | None = None  # slowed down on purpose (provenance.slowed_on_purpose)
-    anchor: str | None = None  # how its verdict was anchored (provenance.anchoring)
+    slowed: str | None = None  # slowed down on purpose (results.slowed_on_purpose)
+    anchor: str | None = None  # how its verdict was anchored (results.anchoring)
 
     @property
     def marks(self) -> str:
@@ -66,7 +67,7 @@ def runs(db: sqlite3.Connection) -> list[Run]:
 
 
 def _provenance(run: Run, context_json: Any) -> Run:
-    """The run with what its context says of how it was made (provenance.py)."""
+    """The run with what its context says of how it was made (results.py)."""
     try:
         context = json.loads(context_json)
     except (TypeError, ValueError):
@@ -207,3 +208,66 @@ def summary(values: np.ndarray) -> tuple[float, float, float, int]:
         float(values.max()),
         len(values),
     )
+
+
+# `history list --format json` and `history show --format json`: the runs, and one benchmark's
+# series, as JSON documents (schema in docs/history.md). The tables say the same things.
+
+
+# Bump on any change to these documents that could break a reader (renames, removals, meaning).
+SCHEMA_VERSION = 1
+
+
+def _run_document(run: Run) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "date": run.date,
+        "commit": run.git_commit,
+        "gpu_slug": run.gpu_slug,
+        "gpu_name": run.gpu_name,
+        "benchmarks": run.benchmarks,
+        "source": run.source,
+        "slowed_on_purpose": run.slowed,
+        "anchor": run.anchor,
+    }
+
+
+def runs_document(db: str | Path, runs: Sequence[Run]) -> dict[str, Any]:
+    """`history list`: every run, oldest first."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": "history list",
+        "db": str(db),
+        "runs": [_run_document(run) for run in runs],
+    }
+
+
+def series_document(
+    db: str | Path, benchmark: str, metric: str, gpu: str | None, points: Sequence[Point]
+) -> dict[str, Any]:
+    """`history show`: one benchmark's metric per run, oldest first; values in the stored unit
+    (ns for times); a median, min or max of no value is null."""
+    key = metric_key(metric)
+    rows = []
+    for point in points:
+        median, low, high, n = summary(point.values)
+        rows.append(
+            {
+                **_run_document(point.run),
+                "n": n,
+                "median": median,
+                "min": low,
+                "max": high,
+                "error": point.error,
+            }
+        )
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "command": "history show",
+        "db": str(db),
+        "benchmark": benchmark,
+        "metric": key,
+        "unit": "ns" if Metric(key, False).is_time else None,
+        "gpu": gpu,
+        "runs": rows,
+    }

@@ -3,10 +3,9 @@
     build.py     gathers the data: run, comparison with the baseline, history, lessons (a Page)
     page/        the Page as HTML (inline CSS and SVG, no script, no external URL)
     lessons/     the classic CUDA memory-lesson figures, redrawn from the run: one module
-                 per kernel family (its benchmark names and figure), found by listing
-    trends.py    which benchmarks get a trend plot, with their change points
-    trend_plot.py  one benchmark's trend plot
-    rundata.py   a run's medians, addressed by the suite's benchmark names
+                 per kernel family (its benchmark names and figure), found by listing;
+                 figure.py: what they share, with the run's medians by name (RunData)
+    trends.py    which benchmarks get a trend plot, with their change points; the plot
     svg.py       matplotlib (no pyplot) to SVG fragments that can share one page
 
 matplotlib is imported only when figures are drawn: the rest of kernelwatch does not need it.

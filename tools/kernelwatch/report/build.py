@@ -14,7 +14,7 @@ from kernelwatch import changes, completeness, explain, history, verdict
 from kernelwatch.compare import SLOWDOWNS, Report, Settings, Verdict
 from kernelwatch.errors import InputError
 from kernelwatch.report import lessons, svg, trends
-from kernelwatch.report.rundata import RunData
+from kernelwatch.report.lessons.figure import RunData
 from kernelwatch.results import Metric, ResultSet
 
 

@@ -11,25 +11,34 @@ binary's first process, then every binary's second, ...) so that they are minute
 Every row of the merged result names its process (`kernelwatch_process`, 1-based).
 
 The modules, one concern each: settings (RunSettings, Job), discovery (binaries, listing,
-plan), probe (is there a GPU), jobs (filters, reruns, shards, host-bound jobs), precision
-(which medians need more repetitions), progress (the status line), process (one benchmark
-process), interleaving (run_suite, Measuring: a suite a process round at a time), merging
-(joining outputs).
+plan; filters, reruns, shards, host-bound jobs), precision (which medians need more
+repetitions), progress (the status line), process (is there a GPU; one benchmark process),
+interleaving (run_suite, Measuring: a suite a process round at a time), merging (joining
+outputs).
 """
 
 from kernelwatch.runner.discovery import (
     BINARY_FOLDER,
     BINARY_GLOB,
     check_binary,
+    ere_escape,
     find_binaries,
     list_benchmarks,
+    names_filter,
     plan,
+    rerun_jobs,
+    select_jobs,
+    split_serial,
 )
-from kernelwatch.runner.jobs import ere_escape, names_filter, rerun_jobs, select_jobs, split_serial
+from kernelwatch.runner.interleaving import (
+    IncompleteRun,
+    Measuring,
+    SuiteRun,
+    run_suite,
+    timestamp,
+)
 from kernelwatch.runner.merging import join_outputs, join_processes, merge
-from kernelwatch.runner.probe import gpu_absent_reason, require_gpu
-from kernelwatch.runner.process import benchmark_command
-from kernelwatch.runner.progress import Progress
+from kernelwatch.runner.process import Progress, benchmark_command, gpu_absent_reason, require_gpu
 from kernelwatch.runner.settings import (
     DEFAULT_MAX_TIME,
     DEFAULT_PRECISION,
@@ -42,13 +51,6 @@ from kernelwatch.runner.settings import (
     EXIT_NO_GPU,
     Job,
     RunSettings,
-)
-from kernelwatch.runner.interleaving import (
-    IncompleteRun,
-    Measuring,
-    SuiteRun,
-    run_suite,
-    timestamp,
 )
 
 __all__ = [

@@ -17,10 +17,10 @@ from typing import Any
 from kernelwatch import kernels, locks
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.runner import precision
-from kernelwatch.runner.jobs import rerun_jobs
+from kernelwatch.runner.discovery import rerun_jobs
 from kernelwatch.runner.merging import join_processes, merge
 from kernelwatch.runner.process import benchmark_command, run_one
-from kernelwatch.runner.progress import Progress
+from kernelwatch.runner.process import Progress
 from kernelwatch.results import FAILED_KEY, NO_RESULT_KEY
 from kernelwatch.runner.settings import Job, RunSettings
 

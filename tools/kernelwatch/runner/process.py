@@ -3,20 +3,22 @@ status mapped to this project's errors, its JSON output validated)."""
 
 from __future__ import annotations
 
+import glob
 import os
+import re
 import shlex
+import shutil
 import signal
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from kernelwatch import tool
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.gbench import read_document, read_json
 from kernelwatch.runner.discovery import HARNESS_FLAG, filter_args
-from kernelwatch.runner.probe import no_gpu_reason
-from kernelwatch.runner.progress import Progress
 from kernelwatch.runner.settings import (
     EXIT_BAD_ARGUMENTS,
     EXIT_CONTEXT_LOST,
@@ -109,3 +111,109 @@ def run_one(
         raise BenchmarkCrashed(f"{binary}: wrote an unreadable result: {exc}") from None
     read_document(f"{binary} output", document)  # validates; raises one line
     return document
+
+
+# Is there a CUDA GPU to measure on? Asked before anything runs, so that a machine without one is
+# told in one line (exit 4) instead of by the first binary's crash.
+
+
+# How the GPU is looked for (tests replace these).
+NVIDIA_SMI = "nvidia-smi"
+GPU_DEVICE_GLOBS: tuple[str, ...] = ("/dev/nvidia[0-9]*", "/dev/dxg")
+
+_NO_GPU_LINE = re.compile(r"no CUDA GPU is visible \((.*)\); nothing to measure")
+
+
+def gpu_absent_reason(probe: Path | None, extra_args: Sequence[str] = ()) -> str | None:
+    """Why no CUDA GPU can be used, or None when one seems usable. Asks `nvidia-smi -L` when
+    there is one; else runs `probe` (a benchmark binary) with a filter that matches nothing, so
+    that it only opens the GPU (this project's binaries exit 4 without one); else looks for
+    NVIDIA device files."""
+    smi = shutil.which(NVIDIA_SMI)
+    if smi:
+        try:
+            done = tool.run([smi, "-L"], timeout=60, check=False)
+        except tool.ToolError as exc:
+            return f"nvidia-smi -L failed: {exc.exception}"
+        if done.status == 0 and any(line.startswith("GPU ") for line in done.stdout.splitlines()):
+            return None
+        said = tool.last_line(done.stdout + "\n" + done.stderr)
+        return f"nvidia-smi -L: {said or f'exit status {done.status}, no GPU listed'}"
+    if probe is not None:
+        command = [str(probe), "--benchmark_filter=^$", *extra_args]
+        try:
+            done = tool.run(command, timeout=120, check=False)
+        except tool.ToolError:
+            return None  # the real run will say what is wrong with the binary
+        if done.status == EXIT_NO_GPU:
+            return f"no nvidia-smi; {probe.name}: {no_gpu_reason(done.stderr)}"
+        return None
+    if not any(glob.glob(pattern) for pattern in GPU_DEVICE_GLOBS):
+        return "no nvidia-smi, no /dev/nvidia* device files"
+    return None
+
+
+def require_gpu(probe: Path | None, extra_args: Sequence[str] = ()) -> None:
+    reason = gpu_absent_reason(probe, extra_args)
+    if reason is not None:
+        raise NoGpuError(f"no CUDA GPU is visible ({reason}); nothing to measure")
+
+
+def no_gpu_reason(stderr: str) -> str:
+    """The reason a binary that exited 4 gave (its stderr), without the sentence around it."""
+    match = _NO_GPU_LINE.search(stderr)
+    if match:
+        return match.group(1)
+    return tool.last_line(stderr) or "exit status 4 (no usable GPU)"
+
+
+# The status line of a run on a terminal.
+
+
+class Progress:
+    """One self-rewriting status line on stderr, only when stderr is a terminal: which binary,
+    how many benchmarks are done and left, elapsed time."""
+
+    def __init__(self, stream: TextIO | None = None, enabled: bool | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        if enabled is None:
+            enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.enabled = enabled
+        self.started = time.monotonic()
+        self._status = ""
+        self._shown = False
+
+    def status(self, text: str) -> None:
+        self._status = text
+        self.tick()
+
+    def tick(self) -> None:
+        if not self.enabled:
+            return
+        elapsed = format_duration(time.monotonic() - self.started)
+        self.stream.write(f"\r\033[K{self._status}; {elapsed} elapsed")
+        self.stream.flush()
+        self._shown = True
+
+    def clear(self) -> None:
+        if self.enabled and self._shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self._shown = False
+
+    def say(self, line: str) -> None:
+        """A line that stays (shown whether or not stderr is a terminal)."""
+        self.clear()
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def format_duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"

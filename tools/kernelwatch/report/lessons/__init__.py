@@ -13,8 +13,7 @@ from collections import Counter
 from dataclasses import replace
 
 from kernelwatch.report import svg
-from kernelwatch.report.lessons.figure import Drawn, Figure, Lesson, Omitted, figures
-from kernelwatch.report.rundata import RunData
+from kernelwatch.report.lessons.figure import Drawn, Figure, Lesson, Omitted, RunData, figures
 
 __all__ = ["REFERENCES", "Drawn", "Figure", "Lesson", "Omitted", "draw_all", "figures"]
 

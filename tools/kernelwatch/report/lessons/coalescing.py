@@ -9,6 +9,7 @@ from kernelwatch.report.lessons.figure import (
     Figure,
     Lesson,
     Omitted,
+    RunData,
     dram_peak,
     finish,
     gbs,
@@ -17,7 +18,6 @@ from kernelwatch.report.lessons.figure import (
     reference_line,
     xy,
 )
-from kernelwatch.report.rundata import RunData
 
 
 def draw(data: RunData) -> Lesson:

@@ -1,5 +1,5 @@
 """What a family's figure module uses: the figure types, the plotting helpers, and the
-discovery of the figure modules.
+discovery of the figure modules; and at the end, the run they draw from (RunData).
 
 A figure module (any other module of this package) declares `FIGURE = Figure(...)`; figures()
 lists the package and returns them in page order. No registry is filled at import time.
@@ -8,14 +8,18 @@ lists the package and returns them in page order. No registry is filled at impor
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from kernelwatch.names import path_and_parameters as parse_name
 from kernelwatch.report import svg
-from kernelwatch.report.rundata import RunData
+from kernelwatch.results import ResultSet
 
 BPS = "bytes_per_second"
 FLOPS = "flop_per_second"
@@ -130,3 +134,113 @@ def finish(key: str, title: str, caption: str, figure: Any) -> Drawn:
         return Drawn(key, title, caption, svg.to_svg(figure, key, title, caption))
     finally:
         svg.close(figure)
+
+
+# One run's medians, addressed the way the suite names its benchmarks.
+#
+# Suite names are `family/variant/.../key:value/.../manual_time`: the parts without a colon are
+# the benchmark's path (`coalescing/offset/float`), the `key:value` parts its parameters
+# (`offset: 6`). The figures ask for a value (`value(path, metric, **params)`) or a sweep over one
+# parameter (`sweep(path, param, metric, **fixed)`); an absent benchmark is simply not there.
+
+
+def number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    params: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class RunData:
+    """Median of every metric of every benchmark measured in a run (times in ns)."""
+
+    medians: Mapping[str, Mapping[str, float]]
+    context: Mapping[str, Any] = field(default_factory=dict)
+    # Benchmarks of the run without a value: failed (an error) or skipped, with which.
+    unmeasured: Mapping[str, str] = field(default_factory=dict)
+    _by_path: Mapping[str, tuple[Entry, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_path: dict[str, list[Entry]] = {}
+        for name in self.medians:
+            path, params = parse_name(name)
+            by_path.setdefault(path, []).append(Entry(name, params))
+        object.__setattr__(self, "_by_path", {p: tuple(e) for p, e in by_path.items()})
+
+    @classmethod
+    def from_result(cls, result: ResultSet) -> RunData:
+        medians: dict[str, dict[str, float]] = {}
+        for k, name in enumerate(result.names):
+            if name in result.errors or name in result.skipped or result.counts[k] == 0:
+                continue
+            start, count = int(result.starts[k]), int(result.counts[k])
+            own: dict[str, float] = {}
+            for key, column in result.columns.items():
+                values = column[start : start + count]
+                gap = result.gaps.get(key)
+                if gap is not None:
+                    values = values[~gap[start : start + count]]
+                values = values[np.isfinite(values)]
+                if len(values):
+                    own[key] = float(np.median(values))
+            if own:
+                medians[name] = own
+        unmeasured = {n: "skipped" for n in result.skipped}
+        unmeasured.update({n: "failed" for n in result.errors})
+        return cls(medians, dict(result.context), unmeasured)
+
+    def __len__(self) -> int:
+        return len(self.medians)
+
+    def entries(self, path: str) -> tuple[Entry, ...]:
+        return self._by_path.get(path, ())
+
+    def paths(self, prefix: str) -> list[str]:
+        """The benchmark paths that start with `prefix`, sorted."""
+        return sorted(p for p in self._by_path if p.startswith(prefix))
+
+    def value(self, path: str, metric: str, **params: Any) -> float | None:
+        """The median of `metric` of the benchmark at `path` whose parameters include
+        `params` (the first such, by name); None when there is none."""
+        wanted = {k: str(v) for k, v in params.items()}
+        for entry in sorted(self.entries(path), key=lambda e: e.name):
+            if all(entry.params.get(k) == v for k, v in wanted.items()):
+                found = self.medians[entry.name].get(metric)
+                if found is not None:
+                    return found
+        return None
+
+    def name(self, path: str, **params: Any) -> str | None:
+        wanted = {k: str(v) for k, v in params.items()}
+        for entry in sorted(self.entries(path), key=lambda e: e.name):
+            if all(entry.params.get(k) == v for k, v in wanted.items()):
+                return entry.name
+        return None
+
+    def sweep(self, path: str, param: str, metric: str, **fixed: Any) -> list[tuple[float, float]]:
+        """(parameter value, median of metric) over the benchmarks at `path` that have the
+        parameter and the `fixed` ones, by parameter value."""
+        wanted = {k: str(v) for k, v in fixed.items()}
+        points: dict[float, float] = {}
+        for entry in sorted(self.entries(path), key=lambda e: e.name):
+            x = number(entry.params.get(param, ""))
+            if x is None or x in points:
+                continue
+            if not all(entry.params.get(k) == v for k, v in wanted.items()):
+                continue
+            y = self.medians[entry.name].get(metric)
+            if y is not None:
+                points[x] = y
+        return sorted(points.items())
+
+    def context_number(self, key: str) -> float | None:
+        value = self.context.get(key)
+        return number(str(value)) if value is not None else None

@@ -7,9 +7,9 @@ from kernelwatch.report.lessons.figure import (
     Figure,
     Lesson,
     Omitted,
+    RunData,
     finish,
 )
-from kernelwatch.report.rundata import RunData
 
 
 def draw(data: RunData) -> Lesson:

@@ -8,12 +8,12 @@ from kernelwatch.report.lessons.figure import (
     Figure,
     Lesson,
     Omitted,
+    RunData,
     finish,
     log2_axis,
     new_panels,
     xy,
 )
-from kernelwatch.report.rundata import RunData
 
 
 def draw(data: RunData) -> Lesson:

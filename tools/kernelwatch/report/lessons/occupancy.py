@@ -11,13 +11,13 @@ from kernelwatch.report.lessons.figure import (
     Figure,
     Lesson,
     Omitted,
+    RunData,
     finish,
     gbs,
     new_panels,
     reference_line,
     xy,
 )
-from kernelwatch.report.rundata import RunData
 
 
 def draw(data: RunData) -> Lesson:

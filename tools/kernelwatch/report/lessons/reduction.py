@@ -9,6 +9,7 @@ from kernelwatch.report.lessons.figure import (
     Figure,
     Lesson,
     Omitted,
+    RunData,
     finish,
     gbs,
     log2_axis,
@@ -18,7 +19,6 @@ from kernelwatch.report.lessons.figure import (
     size_label,
     xy,
 )
-from kernelwatch.report.rundata import RunData
 
 VARIANTS = (
     "naive",

@@ -9,11 +9,11 @@ from kernelwatch.report.lessons.figure import (
     Figure,
     Lesson,
     Omitted,
+    RunData,
     finish,
     reference_line,
     xy,
 )
-from kernelwatch.report.rundata import RunData
 
 
 def draw(data: RunData) -> Lesson:

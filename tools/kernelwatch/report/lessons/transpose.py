@@ -9,13 +9,13 @@ from kernelwatch.report.lessons.figure import (
     Figure,
     Lesson,
     Omitted,
+    RunData,
     dram_peak,
     finish,
     gbs,
     pct,
     reference_line,
 )
-from kernelwatch.report.rundata import RunData
 
 VARIANTS = (
     "copy_rows",

@@ -9,7 +9,7 @@ from html import escape as _e
 from typing import Any
 
 from kernelwatch import hostbound
-from kernelwatch.provenance import anchoring, slowed_on_purpose
+from kernelwatch.results import anchoring, slowed_on_purpose
 from kernelwatch.report.build import Page
 from kernelwatch.report.page.markup import when
 from kernelwatch.results import gpu_model

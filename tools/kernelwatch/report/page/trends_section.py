@@ -8,18 +8,18 @@ from html import escape as _e
 
 from kernelwatch.names import short_commit
 from kernelwatch.render.cells import change, format_value
-from kernelwatch.report import trend_plot, trends
+from kernelwatch.report import trends
 from kernelwatch.report.build import Page
 from kernelwatch.report.page.markup import svg_with_width, when
 from kernelwatch.results import Metric
 
 
-def _changes_table(changes: Sequence[trend_plot.ChangeLike], metric: Metric) -> str:
+def _changes_table(changes: Sequence[trends.ChangeLike], metric: Metric) -> str:
     rows = []
     for c in sorted(changes, key=lambda c: (c.benchmark, c.date)):
         kind = "REGRESSION" if c.regression else "IMPROVEMENT"
         rows.append(
-            f'<tr class="{kind}"><td><span class="badge {kind}">{trend_plot.direction_word(metric, c.regression)}</span></td>'
+            f'<tr class="{kind}"><td><span class="badge {kind}">{trends.direction_word(metric, c.regression)}</span></td>'
             f'<td class="name"><code>{_e(c.benchmark)}</code></td><td class="num">{_e(when(c.date))}</td>'
             f"<td><code>{_e(short_commit(c.commit))}</code></td>"
             f'<td class="num">{_e(format_value(c.before, metric))}</td>'

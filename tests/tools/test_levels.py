@@ -320,3 +320,19 @@ def test_a_run_on_a_card_of_the_baseline_is_compared_with_that_cards_runs() -> N
         assert c.ratio == pytest.approx(1.02, rel=0.003)  # against GPU-b's rows alone
         assert c.baseline is not None and c.baseline.n == 10
     assert any("holds a run on this card" in n for n in report.notes)
+
+
+def test_the_level_note_names_the_one_gpu_host_prior() -> None:
+    """A one-card baseline never measured the host level: the note gives the prior taken, that
+    of one-GPU hosts where both sides have one GPU, the one across kinds of host otherwise."""
+    baseline = from_documents("b", [run(where("GPU-a"), SUITE, 1)])
+    h100 = gpu_model(H100_CONTEXT)
+    for count, constants, said in (
+        ("1", levels.ONE_GPU_HOSTS[h100], " (one-GPU hosts)"),
+        ("2", levels.prior_constants(Level.HOST, h100), ""),
+    ):
+        contender = from_documents("c", [run(where("GPU-c", host_gpu_count=count), SUITE, 5)])
+        notes = compare(baseline, contender, TIME, Settings()).notes
+        level = next(n for n in notes if n.startswith("level: host"))
+        prior = f"host-level prior {constants[0]:.2%} + {constants[1]:g} ns / time{said} ("
+        assert prior in level, level

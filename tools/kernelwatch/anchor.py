@@ -35,8 +35,7 @@ from kernelwatch.errors import BenchmarkCrashed, InputError
 from kernelwatch.files import strict_json, write_json_atomic
 from kernelwatch.gbench import read_json
 from kernelwatch.loading import from_documents
-from kernelwatch.results import ANCHOR_KEY
-from kernelwatch.results import ResultSet
+from kernelwatch.results import ANCHOR_KEY, ResultSet
 
 MODES = defaults.ANCHOR_MODES
 CONTEXT_KEY = ANCHOR_KEY  # whether and how a verdict was anchored (one phrase, a string)

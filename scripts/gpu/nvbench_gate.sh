@@ -113,14 +113,15 @@ run_bench fast base-2.json || exit 1
 mkdir -p "$OUT/baselines"
 cp "$REPO/examples/nvbench/kernelwatch.toml" "$OUT/baselines/kernelwatch.toml"
 CONFIG=(--config "$OUT/baselines/kernelwatch.toml")
-kw baseline update "$RUNS/base-1.json" "$RUNS/base-2.json" --baselines "$OUT/baselines"
+kw baseline update "$RUNS/base-1.json" "$RUNS/base-2.json" --baselines "$OUT/baselines" --compress
 baseline_status=$?
 echo "baseline update: exit $baseline_status"
 [ "$baseline_status" -eq 0 ] || exit 1
 kw baseline list --baselines "$OUT/baselines"
 manifests=("$OUT"/baselines/*/manifest.json)
 slug=$(basename "$(dirname "${manifests[0]}")")
-BASELINE=$OUT/baselines/$slug/result.json
+results=("$OUT/baselines/$slug"/result.json*)  # result.json.gz: --compress
+BASELINE=${results[0]}
 kw baseline show "$slug" --baselines "$OUT/baselines" | tee "$OUT/baseline-show.txt"
 DB=$OUT/history.sqlite
 for run in base-1 base-2; do

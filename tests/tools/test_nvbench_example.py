@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -224,7 +225,8 @@ def test_the_gate_passes_when_the_unchanged_run_passes_and_the_slowed_one_fails(
     folder = out / "baselines" / "nvidia-h200-sm90"
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["commit"] == COMMIT and manifest["processes"] == 2
-    runs = json.loads((folder / "result.json").read_text())["context"]["kernelwatch_baseline_runs"]
+    with gzip.open(folder / "result.json.gz", "rt") as packed:  # the script's --compress
+        runs = json.load(packed)["context"]["kernelwatch_baseline_runs"]
     assert [r["card"] for r in runs] == [UUID, UUID]
     assert (out / "baselines" / "kernelwatch.toml").is_file()
     # compared at the process level (the same card), as the stamp makes it
@@ -269,3 +271,43 @@ def test_the_gate_on_the_gpu_machine_passed() -> None:
     assert re.search(r"^gate: PASS", summary, flags=re.M), summary
     assert re.search(r"^commit: [0-9a-f]{40}$", summary, flags=re.M), summary
     assert re.search(r"UUID: GPU-[0-9a-f-]+", summary), summary
+
+
+@pytest.mark.skipif(
+    not (GATE_OUTPUT / "runs").is_dir(), reason="no nvbench gate runs committed yet"
+)
+@pytest.mark.parametrize("run, expected", [("unchanged", 0), ("slow", 1)])
+def test_the_gpu_machines_runs_get_the_same_verdicts_from_todays_code(
+    run: str, expected: int, tmp_path: Path
+) -> None:
+    """The baseline and the runs the gate made there, judged again here: the verdicts the
+    GPU machine printed (summary.txt) are what the committed files give, so a change to the
+    reading of nvbench's files or to the statistics shows up without a GPU."""
+    baselines = GATE_OUTPUT / "baselines"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kernelwatch",
+            "compare",
+            str(baselines / "nvidia-h200-sm90" / "result.json.gz"),
+            str(GATE_OUTPUT / "runs" / f"{run}.json"),
+            "--config",
+            str(baselines / "kernelwatch.toml"),
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(TOOLS)},
+    )
+    assert done.returncode == expected, done.stderr
+    verdicts = {row["name"]: row["verdict"] for row in json.loads(done.stdout)["benchmarks"]}
+    regressions = sorted(name for name, verdict in verdicts.items() if verdict == "REGRESSION")
+    summary = (GATE_OUTPUT / "summary.txt").read_text()
+    assert regressions == (
+        [] if run == "unchanged" else ["transpose/Size:4096", "transpose/Size:8192"]
+    )
+    for name in regressions:
+        assert re.search(rf"^  REGRESSION +{re.escape(name)} ", summary, flags=re.M)

@@ -4,14 +4,16 @@ an injected build step (as in test_ab.py); the runner's card is chosen by CUDA_V
 
 from __future__ import annotations
 
+import gzip
 import json
+import statistics
 import shutil
 import subprocess
 from pathlib import Path
 
 import fakebench
 import pytest
-from conftest import git
+from conftest import REPO, git
 
 from kernelwatch import ab
 from kernelwatch.errors import InputError
@@ -413,3 +415,36 @@ def test_a_slowdown_is_caught_on_every_gpu_against_its_own_anchor(
         report = json.loads((tmp_path / f"verdict-gpu{index}.json").read_text())
         assert verdicts(report)[SLOWED] == "REGRESSION"
         assert {v for n, v in verdicts(report).items() if n != SLOWED} == {"SAME"}
+
+
+CHANGES = REPO / "tests" / "data" / "gpu" / "h200-changes-6367bc18"
+
+
+def _verdicts(name: str) -> dict[str, dict]:
+    with gzip.open(CHANGES / name, "rt") as report:
+        return {row["name"]: row for row in json.load(report)["benchmarks"]}
+
+
+def test_the_anchored_run_of_real_changes_agrees_with_the_same_card_truth() -> None:
+    """docs/measurement.md, "Anchored verdicts on real code changes": the reports the H200
+    machine wrote (ab of 5 rounds, then the anchored run) hold what that section says."""
+    truth = _verdicts("truth-ab-5-rounds.json.gz")
+    anchored = _verdicts("anchored-changes.json.gz")
+    unchanged = _verdicts("anchored-unchanged.json.gz")
+    assert len(truth) == 46 and all(
+        anchored[n]["verdict"] == r["verdict"] for n, r in truth.items()
+    )
+    caught = [n for n, r in truth.items() if r["verdict"] == "REGRESSION"]
+    assert len(caught) == 8 and all(anchored[n]["verdict"] == "REGRESSION" for n in caught)
+    others = [r for n, r in anchored.items() if n not in truth]
+    assert len(others) == 310 and not [
+        r for r in others if r["verdict"] in ("REGRESSION", "SLOWER")
+    ]
+    assert not [r for r in unchanged.values() if r["verdict"] == "REGRESSION"]
+    for report in (anchored, unchanged):
+        long = [
+            r["sensitivity"]
+            for r in report.values()
+            if not r["host_bound"] and r["baseline"]["median"] >= 50_000
+        ]
+        assert len(long) == 298 and statistics.median(long) <= 0.015

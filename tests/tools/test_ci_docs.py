@@ -1,6 +1,6 @@
-"""The snippets of docs/ci.md (ARC values.yaml, Slurm scripts, a model's line) are valid: YAML
-parses, shell passes `bash -n` (and shellcheck when installed), kernelwatch commands parse, JSON
-lines are models the workflows' `plan` step takes."""
+"""The snippets of docs/ci.md (ARC values.yaml, a project's call of nvbench-gate.yml, Slurm
+scripts, a model's line) are valid: YAML parses, shell passes `bash -n` (and shellcheck when
+installed), kernelwatch commands parse, JSON lines are models the workflows' `plan` step takes."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,11 +32,52 @@ def test_there_are_the_snippets() -> None:
 
 
 @pytest.mark.parametrize("text", blocks("yaml"), ids=lambda t: t.splitlines()[0][:40])
-def test_yaml_snippets_parse(text: str) -> None:
+def test_yaml_snippets_parse(text: str, tmp_path: Path) -> None:
     values = yaml.safe_load(text)
+    if "jobs" in values:  # a project's workflow calling nvbench-gate.yml
+        calls_the_nvbench_gate(values, text, tmp_path)
+        return
     container = values["template"]["spec"]["containers"][0]
     assert container["resources"]["limits"]["nvidia.com/gpu"] == 1  # one GPU per runner pod
     assert values["minRunners"] == 0 and values["runnerScaleSetName"]
+
+
+def calls_the_nvbench_gate(values: dict[Any, Any], text: str, tmp_path: Path) -> None:
+    """The example call: the workflow's inputs (every required one, no other), the tools from
+    the commit of its `uses:`, the calling job's permissions what the gate's jobs ask for; and
+    actionlint passes it."""
+    gate = values["jobs"]["gate"]
+    workflow = REPO / ".github" / "workflows" / "nvbench-gate.yml"
+    document = yaml.safe_load(workflow.read_text())
+    inputs = document[True]["workflow_call"]["inputs"]  # (YAML 1.1 reads `on` as True)
+    assert gate["uses"] == "OWNER/kernelwatch/.github/workflows/nvbench-gate.yml@COMMIT"
+    given = gate["with"]
+    assert set(given) <= set(inputs), set(given) - set(inputs)
+    assert {name for name, spec in inputs.items() if spec.get("required")} <= set(given)
+    assert given["kernelwatch-ref"] == "COMMIT" and given["kernelwatch-repository"].endswith(
+        "/kernelwatch"
+    )
+    assert values["permissions"] == {}
+    asked: dict[str, str] = {}
+    for job in document["jobs"].values():
+        asked.update(job["permissions"])
+    assert gate["permissions"] == asked == {"contents": "read", "pull-requests": "write"}
+    assert "pull_request_target" not in values[True]
+    actionlint = shutil.which("actionlint")
+    if actionlint:
+        (tmp_path / "benchmarks.yml").write_text(text)
+        done = subprocess.run(
+            [
+                actionlint,
+                "-config-file",
+                str(REPO / ".github" / "actionlint.yaml"),
+                "benchmarks.yml",
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.mark.parametrize("text", blocks("bash"), ids=lambda t: t.splitlines()[1][:40])

@@ -9,6 +9,9 @@
   benchmark binary, which writes the committed nvbench runs of tests/data/nvbench): its
   kernelwatch steps, exit statuses, stamps and verdict, passing and failing.
 - The gate's output from the GPU machine, once committed (tests/data/nvbench/gate/).
+- The reusable workflow's GPU job (.github/workflows/nvbench-gate.yml, whose steps run
+  scripts/ci/nvbench-gate.sh) on the example as a calling project, with the same stand-ins:
+  baseline mode, then check mode unchanged and slowed, the history carried between jobs.
 """
 
 from __future__ import annotations
@@ -311,3 +314,172 @@ def test_the_gpu_machines_runs_get_the_same_verdicts_from_todays_code(
     )
     for name in regressions:
         assert re.search(rf"^  REGRESSION +{re.escape(name)} ", summary, flags=re.M)
+
+
+# --- the reusable workflow (.github/workflows/nvbench-gate.yml, scripts/ci/nvbench-gate.sh) ---
+
+GATE_WORKFLOW = REPO / ".github" / "workflows" / "nvbench-gate.yml"
+GATE_JOB = REPO / "scripts" / "ci" / "nvbench-gate.sh"
+MEASURE = "Build, run with --jsonbin, stamp"
+JUDGE = "Compare with this GPU's baseline (baseline mode - pool the runs into it)"
+HISTORY = Path("nvbench-gate") / "history.sqlite"
+
+
+def _caller(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A calling project's checkout (the example, committed; kernelwatch's checkout beside it
+    as the workflow makes it, _kernelwatch/) and the stand-ins' environment."""
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLE, project)
+    (project / "_kernelwatch").symlink_to(REPO)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(project)]
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    subprocess.run([*git, "add", "CMakeLists.txt", "kernels_bench.cu"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "example"], check=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("cmake", FAKE_CMAKE), ("nvidia-smi", FAKE_SMI)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    (tmp_path / "fake_bench.py").write_text(FAKE_BENCH)
+    nvbench = tmp_path / "nvbench" / "lib" / "cmake" / "nvbench"
+    nvbench.mkdir(parents=True)
+    (nvbench / "nvbench-config.cmake").write_text("")
+    env = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "RUNNER_TEMP": str(tmp_path / "runner-temp"),
+        "KW_PYTHON": sys.executable,
+        "KW_FAKE_BENCH": str(tmp_path / "fake_bench.py"),
+        "KW_FAKE_COUNTER": str(tmp_path / "count"),
+        "KW_FAKE_DATA": str(DATA),
+        "KW_FAKE_SLOW": "py-slow",
+        "KW_NVBENCH_DIR": str(nvbench),
+    }
+    (tmp_path / "runner-temp").mkdir()
+    return project, env
+
+
+def _gate_job(
+    project: Path, env: dict[str, str], mode: str, cmake_args: str = ""
+) -> tuple[int, str, str]:
+    """The measure job's two steps, as Actions runs them (test_workflow_steps.run_step: bash -e,
+    the job's env from the inputs), the history carried between calls as the cache carries it:
+    restored before `judge` from the last save, saved after it. (status, slug, log)"""
+    from test_workflow_steps import run_step
+
+    inputs = {
+        "mode": mode,
+        "source-dir": ".",
+        "cmake-args": cmake_args,
+        "benchmark": "kernels_bench",
+        "benchmark-args": "--min-samples 20",
+        "baselines": "baselines",
+        "config": "",
+        "nvbench-dir": env["KW_NVBENCH_DIR"],
+        "nvbench-pip": "",
+        "baseline-runs": "2",
+    }
+    contexts = {f"inputs.{k}": v for k, v in inputs.items()}
+    contexts["github.event.pull_request.head.sha || github.sha"] = COMMIT
+    saved = project.parent / "cache" / "history.sqlite"
+    shutil.rmtree(project / "nvbench-gate", ignore_errors=True)  # every job starts clean
+    old = dict(os.environ)
+    os.environ.update(env)
+    try:
+        status, output, log = run_step(
+            "measure", MEASURE, project, contexts=contexts, workflow=GATE_WORKFLOW
+        )
+        slug = output.removeprefix("slug=").strip()
+        if status != 0:
+            return status, slug, log
+        if saved.is_file():  # actions/cache/restore
+            shutil.copy(saved, project / HISTORY)
+        status, _, judged = run_step(
+            "measure", JUDGE, project, contexts=contexts, workflow=GATE_WORKFLOW
+        )
+        if (project / HISTORY).is_file():  # actions/cache/save
+            saved.parent.mkdir(exist_ok=True)
+            shutil.copy(project / HISTORY, saved)
+        return status, slug, log + judged
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+
+
+def _history_runs(project: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(project / HISTORY) as connection:
+        return connection.execute("SELECT git_commit, context FROM runs ORDER BY id").fetchall()
+
+
+@needs_runs
+def test_the_reusable_workflow_gates_an_nvbench_project(tmp_path: Path) -> None:
+    """baseline mode (two runs, pooled, uploaded: committed here by hand as a maintainer
+    would), then check mode: an unchanged run passes, the slowed build fails naming the
+    transpose, each with the comment's body; every run goes into the carried history."""
+    project, env = _caller(tmp_path)
+    head = subprocess.run(
+        ["git", "-C", str(project), "rev-parse", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    # No baseline committed yet: check stops with 2 and says what to do.
+    status, slug, log = _gate_job(project, env, "check")
+    assert status == 2 and slug == "nvidia-h200-sm90", log
+    assert "no baseline for this GPU (nvidia-h200-sm90) in baselines/" in log
+    assert not (project / "nvbench-gate" / "comment.md").exists()
+
+    status, slug, log = _gate_job(project, env, "baseline")
+    assert status == 0, log
+    made = project / "nvbench-gate" / "baselines" / slug
+    assert sorted(p.name for p in made.iterdir()) == [
+        "manifest.json",
+        "noise.json",
+        "result.json.gz",
+    ]
+    manifest = json.loads((made / "manifest.json").read_text())
+    assert manifest["commit"] == head and manifest["processes"] == 2
+    assert (
+        (project / ".github_step_summary")
+        .read_text()
+        .startswith(f"### nvbench baseline for {slug}")
+    )
+    # the maintainer commits the artifact, with the project's settings
+    shutil.copytree(made, project / "baselines" / slug)
+    shutil.copy(EXAMPLE / "kernelwatch.toml", project / "baselines" / "kernelwatch.toml")
+
+    status, _, log = _gate_job(project, env, "check")
+    assert status == 0, log
+    out = project / "nvbench-gate"
+    assert "note: level: process (same card" in (out / "compare.txt").read_text()
+    comment = (out / "comment.md").read_text()
+    assert comment.startswith(f"<!-- kernelwatch:{slug} -->\n")
+    assert "actions/runs/7" in comment and COMMIT[:12] in comment  # the run and the PR's head
+    assert (out / "report.xml").is_file() and json.loads((out / "compare.json").read_text())
+
+    status, _, log = _gate_job(project, env, "check", cmake_args="-DEXAMPLE_SLOW=ON")
+    assert status == 1, log
+    rows = (out / "compare.txt").read_text().splitlines()
+    regressions = [line.split()[1] for line in rows if line.startswith("REGRESSION")]
+    assert regressions and all(name.startswith("transpose/") for name in regressions), rows
+    comment = (out / "comment.md").read_text()
+    assert comment.startswith(f"<!-- kernelwatch:{slug} -->\n") and "transpose/" in comment
+    assert "REGRESSION" in (project / ".github_step_summary").read_text()
+    # the history, carried from job to job: the baseline's two runs, the unchanged, the slowed
+    runs = _history_runs(project)
+    assert [commit for commit, _ in runs] == [head] * 4
+    assert all(json.loads(context).get("gpu_name") for _, context in runs)
+
+
+@needs_runs
+def test_the_reusable_workflow_stops_with_3_when_the_build_fails(tmp_path: Path) -> None:
+    project, env = _caller(tmp_path)
+    env["KW_NVBENCH_DIR"] = str(tmp_path / "nowhere")
+    status, slug, log = _gate_job(project, env, "check")
+    assert status == 3 and slug == "", log
+    assert "no nvbench CMake config" in log
+
+
+def test_the_reusable_workflow_script_is_valid_shell() -> None:
+    done = subprocess.run(["bash", "-n", str(GATE_JOB)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    shellcheck = shutil.which("shellcheck")
+    if shellcheck:
+        done = subprocess.run([shellcheck, str(GATE_JOB)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout

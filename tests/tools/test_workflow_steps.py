@@ -680,14 +680,15 @@ def comment(login: str, number: int) -> dict[str, Any]:
     return {"id": number, "user": {"login": login}, "body": MARKER + "\n### report"}
 
 
-def post(tmp_path: Path, fixtures: dict[str, Any]) -> list[str]:
-    """gpu.yml's comment step with the pull request's comments in `fixtures`: gh's writes."""
+def post(tmp_path: Path, fixtures: dict[str, Any], workflow: str = "gpu.yml") -> list[str]:
+    """The comment job's posting step (gpu.yml's, or nvbench-gate.yml's, the same) with the pull
+    request's comments in `fixtures`: gh's writes."""
     _, status, _, calls = with_gh(
         tmp_path,
         fixtures,
         "comment",
         POST,
-        workflow=WORKFLOWS / "gpu.yml",
+        workflow=WORKFLOWS / workflow,
         contexts={"github.token": "t", "github.event.pull_request.number": "5"},
         env={"MARKER": MARKER},
     )
@@ -695,17 +696,43 @@ def post(tmp_path: Path, fixtures: dict[str, Any]) -> list[str]:
     return [call for call in calls[:-1] if "--method" in call]
 
 
-def test_the_comment_is_found_by_its_author_too(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workflow", ["gpu.yml", "nvbench-gate.yml"])
+def test_the_comment_is_found_by_its_author_too(tmp_path: Path, workflow: str) -> None:
     """Anyone who may comment could plant the marker first: the report went into their comment
     (or, where it may not be edited, was never posted)."""
     planted = [comment("mallory", 11), comment("github-actions[bot]", 12)]
-    assert post(tmp_path / "a", {COMMENTS: planted}) == [
+    assert post(tmp_path / "a", {COMMENTS: planted}, workflow) == [
         "api --method PATCH repos/o/r/issues/comments/12 -F body=@results/comment.md"
     ]
-    writes = post(tmp_path / "b", {COMMENTS: planted[:1]})  # only theirs: a new one
+    writes = post(tmp_path / "b", {COMMENTS: planted[:1]}, workflow)  # only theirs: a new one
     assert writes == ["api --method POST repos/o/r/issues/5/comments -F body=@results/comment.md"]
     # Posted with another token (a PAT), the comment is that token's user's.
     fixtures = {"user$": {"login": "kw-bot"}, COMMENTS: [*planted, comment("kw-bot", 13)]}
-    assert post(tmp_path / "c", fixtures) == [
+    assert post(tmp_path / "c", fixtures, workflow) == [
         "api --method PATCH repos/o/r/issues/comments/13 -F body=@results/comment.md"
     ]
+
+
+@pytest.mark.parametrize(
+    "first_line, marker",
+    [
+        (MARKER, MARKER),
+        ("<!-- kernelwatch:nvidia-h200-sm90 --> trailing", ""),
+        ("# a report without its marker", ""),
+        (None, ""),  # no artifact: the measure job stopped before comparing
+    ],
+)
+def test_the_nvbench_gate_posts_only_a_body_that_starts_with_a_marker(
+    tmp_path: Path, first_line: str | None, marker: str
+) -> None:
+    """nvbench-gate.yml's comment job takes the marker from the body the GPU job wrote (the
+    first line of results/comment.md) and posts nothing when there is none."""
+    root = workspace(tmp_path)
+    if first_line is not None:
+        (root / "results").mkdir()
+        (root / "results" / "comment.md").write_text(first_line + "\n## kernelwatch on H200\n")
+    status, _, log = run_step(
+        "comment", "The comment's marker", root, workflow=WORKFLOWS / "nvbench-gate.yml"
+    )
+    assert status == 0, log
+    assert (root / ".github_env").read_text() == (f"MARKER={marker}\n" if marker else "")

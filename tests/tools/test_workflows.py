@@ -23,7 +23,7 @@ ALLOWED_COMMANDS = re.compile(
     r"^(tools/kw|bash \.ci/run|PYTHONPATH=tools python3 -m kernelwatch|python3 -m kernelwatch|"
     r"gh |git |cat |echo |printf |status=|\[ |title=|body=|number=|branch=|if |else|fi|exit |"
     r"wget |sudo |--|\"|for |done|since=|run_id=|file=|\{ |mkdir -p |parts=|shard=|regressed=|"
-    r"runs=|newest=|kept=|created=|written=|jq )"
+    r"runs=|newest=|kept=|created=|written=|jq |bash _kernelwatch/scripts/ci/nvbench-gate\.sh )"
 )
 # The list of GPU models (docs/ci.md, "GPU runners"), read by the `plan` step of gpu.yml,
 # nightly.yml and baseline.yml.
@@ -41,8 +41,17 @@ def triggers(document: dict[Any, Any]) -> dict[str, Any]:
     return on if isinstance(on, dict) else {name: None for name in on}
 
 
-def test_there_are_the_four_workflows() -> None:
-    assert {path.stem for path in WORKFLOWS} == {"ci", "gpu", "nightly", "baseline"}
+def test_there_are_the_five_workflows() -> None:
+    assert {path.stem for path in WORKFLOWS} == {"ci", "gpu", "nightly", "baseline", "nvbench-gate"}
+
+
+# nvbench-gate.yml's GPU job runs on the caller's runner, named by an input.
+CALLERS_RUNNER = "${{ fromJSON(inputs.runs-on) }}"
+
+
+def gpu_runner(job: dict[str, Any]) -> bool:
+    """A job on a self-hosted GPU runner: this repository's, or a calling project's."""
+    return "self-hosted" in str(job["runs-on"]) or job["runs-on"] == CALLERS_RUNNER
 
 
 def test_actionlint_passes() -> None:
@@ -64,9 +73,7 @@ def test_least_privilege(path: Path) -> None:
         assert "permissions" in job, f"{path.name}: job {name} must declare its permissions"
         writes = {scope for scope, level in job["permissions"].items() if level == "write"}
         if writes:
-            assert "self-hosted" not in str(
-                job["runs-on"]
-            ), f"{path.name}: job {name} writes {writes} on a self-hosted runner"
+            assert not gpu_runner(job), f"{path.name}: job {name} writes {writes} on a GPU runner"
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
@@ -191,7 +198,7 @@ def test_nightly_takes_the_history_only_from_its_own_default_branch_runs() -> No
 
 
 def self_hosted_jobs(document: dict[Any, Any]) -> dict[str, Any]:
-    return {n: j for n, j in document["jobs"].items() if "self-hosted" in str(j["runs-on"])}
+    return {n: j for n, j in document["jobs"].items() if gpu_runner(j)}
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
@@ -331,8 +338,13 @@ def test_a_re_run_job_can_upload_again(path: Path) -> None:
 def test_every_job_has_a_timeout(path: Path) -> None:
     """The default is 6 hours: a hung job would hold a GPU runner, or the history's
     concurrency group, that long."""
-    for name, job in load(path)["jobs"].items():
-        assert 0 < job.get("timeout-minutes", 0) <= 90, f"{path.name}: {name}"
+    document = load(path)
+    for name, job in document["jobs"].items():
+        limit = job.get("timeout-minutes", 0)
+        given = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", str(limit))
+        if given:  # a reusable workflow's input: its default, which a caller may change
+            limit = triggers(document)["workflow_call"]["inputs"][given.group(1)]["default"]
+        assert 0 < limit <= 90, f"{path.name}: {name}"
 
 
 def test_the_issue_writers_make_their_label_and_post_files() -> None:
@@ -480,3 +492,106 @@ def test_the_baseline_workflow_takes_any_model_of_the_list() -> None:
     assert (
         measure["needs"] == "plan" and "fromJSON(needs.plan.outputs.labels)" in measure["runs-on"]
     )
+
+
+NVBENCH_GATE = ROOT / ".github" / "workflows" / "nvbench-gate.yml"
+
+
+def test_the_nvbench_gate_is_reusable_and_its_inputs_reach_scripts_only_through_env() -> None:
+    """A workflow_call workflow (docs/ci.md, "Gating an nvbench project"). An input
+    interpolated into a `run:` line would be shell code: every one goes through `env:`."""
+    document = load(NVBENCH_GATE)
+    on = triggers(document)
+    assert set(on) == {"workflow_call"}
+    inputs = on["workflow_call"]["inputs"]
+    required = {name for name, spec in inputs.items() if spec.get("required")}
+    assert required == {"runs-on", "benchmark", "kernelwatch-repository", "kernelwatch-ref"}
+    assert inputs["mode"]["default"] == "check" and inputs["baselines"]["default"] == "baselines"
+    assert inputs["environment"]["default"] == "gpu"  # gpu.yml's, with its required reviewers
+    for name, job in document["jobs"].items():
+        for step in job["steps"]:
+            assert "${{" not in step.get("run", ""), f"{name}: {step.get('name')}"
+    measure = document["jobs"]["measure"]
+    assert measure["runs-on"] == CALLERS_RUNNER
+    env = measure["env"]
+    assert env["KW_PINNED"] == "1" and env["KW_ROOT"] == "_kernelwatch"
+    for name in inputs:
+        if name not in ("runs-on", "name", "kernelwatch-repository", "kernelwatch-ref"):
+            if name not in ("comment", "fork-label", "environment", "timeout-minutes"):
+                assert f"${{{{ inputs.{name} }}}}" in env.values(), name
+
+
+def test_the_nvbench_gate_keeps_gpu_yml_s_rules() -> None:
+    """Its GPU job: read-only, approved (the environment), a fork's pull request only with the
+    maintainer's label, never pull_request_target; the comment from a hosted job that may
+    write to pull requests alone, posted exactly as gpu.yml posts it."""
+    jobs = load(NVBENCH_GATE)["jobs"]
+    measure, comment = jobs["measure"], jobs["comment"]
+    assert measure["permissions"] == {"contents": "read"}
+    assert measure["environment"] == "${{ inputs.environment }}"
+    gate = " ".join(measure["if"].split())
+    assert gate.startswith("github.event_name != 'pull_request' || ")
+    assert "github.event.label.name == inputs.fork-label" in gate
+    assert (
+        "github.event.action != 'labeled' && "
+        "github.event.pull_request.head.repo.full_name == github.repository" in gate
+    )
+    first = measure["steps"][0]
+    assert first["if"] == "github.event_name == 'pull_request_target'" and "exit 2" in first["run"]
+    checkouts = [
+        s for s in measure["steps"] if str(s.get("uses", "")).startswith("actions/checkout")
+    ]
+    assert len(checkouts) == 2 and all(s["with"]["persist-credentials"] is False for s in checkouts)
+    assert checkouts[1]["with"]["path"] == "_kernelwatch"
+    assert "self-hosted" not in str(comment["runs-on"])
+    assert comment["permissions"] == {"pull-requests": "write"}
+    assert not any("actions/checkout" in str(s.get("uses", "")) for s in comment["steps"])
+    condition = " ".join(comment["if"].split())
+    for rule in (
+        "inputs.mode == 'check'",
+        "needs.measure.result != 'skipped'",
+        "github.event_name == 'pull_request'",
+        "github.event.pull_request.head.repo.full_name == github.repository",
+    ):
+        assert rule in condition, rule
+    post = "Post it, or update the one posted before"
+    ours = next(s for s in comment["steps"] if s.get("name") == post)
+    theirs = next(
+        s
+        for s in load(ROOT / ".github" / "workflows" / "gpu.yml")["jobs"]["comment"]["steps"]
+        if s.get("name") == post
+    )
+    assert ours == theirs
+    # Nothing is committed or pushed: a baseline leaves as an artifact.
+    text = NVBENCH_GATE.read_text()
+    assert "contents: write" not in text and "git push" not in text
+
+
+def test_the_nvbench_gate_carries_its_history_in_the_cache_per_gpu_model() -> None:
+    """Restored after the run names its GPU, before `judge` ingests into it; saved after it
+    whatever the verdict (a regression is history too) under a key of its own (a cache entry
+    is never overwritten), found again by the prefix of the gate and the GPU model."""
+    steps = load(NVBENCH_GATE)["jobs"]["measure"]["steps"]
+    names = [s.get("id") or s.get("uses", "").split("@")[0] for s in steps]
+    order = ["measure", "actions/cache/restore", "judge", "actions/cache/save"]
+    assert [n for n in names if n in order] == order
+    restore = steps[names.index("actions/cache/restore")]
+    save = steps[names.index("actions/cache/save")]
+    prefix = "nvbench-history-${{ inputs.name }}-${{ steps.measure.outputs.slug }}-"
+    assert restore["with"]["restore-keys"] == prefix
+    assert restore["with"]["key"] == save["with"]["key"]
+    assert save["with"]["key"] == prefix + "${{ github.run_id }}-${{ github.run_attempt }}"
+    assert restore["with"]["path"] == save["with"]["path"] == "nvbench-gate/history.sqlite"
+    assert save["if"].startswith("always() && ")
+    judge = steps[names.index("judge")]
+    assert judge["run"] == "bash _kernelwatch/scripts/ci/nvbench-gate.sh judge"
+    # the results always; the baseline only when it was made
+    uploads = [s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
+    assert [u["with"]["name"] for u in uploads] == [
+        "${{ inputs.name }}-results",
+        "${{ inputs.name }}-baseline",
+    ]
+    assert (
+        uploads[0]["if"] == "always()" and uploads[1]["with"]["path"] == "nvbench-gate/baselines/"
+    )
+    assert "steps.judge.outcome == 'success'" in uploads[1]["if"]

@@ -166,7 +166,7 @@ def main(args: argparse.Namespace) -> int:
     if not args.no_compare:  # bad options fail before any run
         judging = Judging(
             options.metric(args),
-            verdict.settings(options.given(args), config, options.gates(args)),
+            options.settings(args, config, **options.gates(args)),
         )
     return run(
         RunCommand(

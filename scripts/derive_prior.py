@@ -23,9 +23,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from kernelwatch import hostbound, kinds
+from kernelwatch import kinds
 from kernelwatch import noise as noises
 from kernelwatch.loading import load
+from kernelwatch.results import HOST_BOUND_COUNTER
 
 LONG_NS = 100_000.0
 
@@ -35,7 +36,7 @@ def _medians(path: str) -> tuple[dict[str, float], dict[str, float], set[str]]:
     result = load(path)
     measured = noises.measure(result, pool=False)
     times = result.columns["real_time"]
-    flags = result.columns.get(hostbound.COUNTER)
+    flags = result.columns.get(HOST_BOUND_COUNTER)
     medians, spreads, host_bound = {}, {}, set()
     for k, name in enumerate(result.names):
         rows = slice(result.starts[k], result.starts[k] + result.counts[k])

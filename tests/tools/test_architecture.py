@@ -213,7 +213,7 @@ def _loaded_by(*argv: str) -> list[str]:
 
 
 # What `kernelwatch compare A B` may load (issue 33: 74 modules, every command's and a run's).
-COMPARE_MODULES = 33
+COMPARE_MODULES = 25
 
 
 def test_a_command_loads_only_what_it_uses() -> None:

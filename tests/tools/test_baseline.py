@@ -13,7 +13,7 @@ import pytest
 from conftest import REPO, document, rows_for
 from fakebench import GPU_CONTEXT
 from kernelwatch import baseline as baselines
-from kernelwatch import hostbound, project, synthetic
+from kernelwatch import project, results, synthetic
 from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER
 from kernelwatch.errors import InputError
 from kernelwatch import gbench
@@ -397,7 +397,7 @@ def test_a_gpu_that_left_the_host_bound_benchmarks_to_another_is_pooled_beside_i
 ) -> None:
     """run --gpus: the second GPU of a host leaves the host-bound benchmarks to the first; its
     run pools beside the first's, not alone (the pooled context is the whole run's)."""
-    on = {hostbound.ON_KEY: "GPU 0 (NVIDIA H100, GPU-card-0)"}
+    on = {results.HOST_BOUND_ON_KEY: "GPU 0 (NVIDIA H100, GPU-card-0)"}
     fam1 = {n: t for n, t in suite(seed=7).items() if n.startswith("fam1/")}
     second = write_json("gpu1.json", fam1, context=context(gpu_uuid="GPU-card-1", **on))
     done = run_cli("baseline", "update", second, "--baselines", root)
@@ -412,7 +412,7 @@ def test_a_gpu_that_left_the_host_bound_benchmarks_to_another_is_pooled_beside_i
     manifest = json.loads((root / SLUG / "manifest.json").read_text())
     assert manifest["benchmarks"] == len(SUITE)
     pooled = json.loads((root / SLUG / "result.json").read_text())["context"]
-    assert hostbound.ON_KEY not in pooled and pooled["gpu_uuid"] == "GPU-card-0"
+    assert results.HOST_BOUND_ON_KEY not in pooled and pooled["gpu_uuid"] == "GPU-card-0"
 
 
 def test_a_whole_update_that_drops_benchmarks_needs_drop_missing(

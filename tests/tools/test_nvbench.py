@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 from conftest import REPO
-from kernelwatch import nvbench
+from kernelwatch import gbench, nvbench, results
 from kernelwatch.gbench import read_json
 from kernelwatch.loading import load
 
@@ -88,9 +88,9 @@ def with_samples(
 
 def test_detected_by_its_shape() -> None:
     document = json.loads(REF.read_text())
-    assert nvbench.is_nvbench(document)
-    assert not nvbench.is_nvbench({"context": {}, "benchmarks": []})
-    assert not nvbench.is_nvbench({"meta": {}, "devices": [], "benchmarks": [{"name": "x"}]})
+    assert gbench.is_nvbench(document)
+    assert not gbench.is_nvbench({"context": {}, "benchmarks": []})
+    assert not gbench.is_nvbench({"meta": {}, "devices": [], "benchmarks": [{"name": "x"}]})
 
 
 def test_states_are_named_family_axis_values_and_device() -> None:
@@ -110,7 +110,9 @@ def test_summaries_only_are_aggregates_and_a_note_says_so(run_cli) -> None:
     assert result.from_aggregates[k] and result.counts[k] == 1
     # the cold GPU mean of that state, 0.0010034715849794225 s
     assert result.columns["real_time"][result.starts[k]] == pytest.approx(1003471.5849794225)
-    assert result.columns[nvbench.MEAN_KEY][result.starts[k]] == pytest.approx(1003471.5849794225)
+    assert result.columns[results.NVBENCH_MEAN_KEY][result.starts[k]] == pytest.approx(
+        1003471.5849794225
+    )
     assert any("nvbench summaries only" in n and "--jsonbin" in n for n in result.notes)
     done = run_cli("compare", REF, CMP)
     assert done.status == 0, done.err
@@ -292,7 +294,7 @@ def test_sample_files_become_repetitions(tmp_path: Path) -> None:
     values = result.columns["real_time"][result.starts[k] : result.starts[k] + 40]
     assert values == pytest.approx(samples.astype(float) * 1e9)
     assert not result.notes
-    assert result.context[nvbench.SAMPLES_KEY] == "sample files"
+    assert result.context[results.NVBENCH_SAMPLES_KEY] == "sample files"
 
 
 def test_a_missing_sample_file_falls_back_to_the_summary_with_a_note(
@@ -573,7 +575,7 @@ def test_gpu_files_a_a_passes_and_a_slowed_kernel_fails(run_cli) -> None:
     assert regressions and all("slowed" in line for line in regressions), slowed.out
     context = load(GPU_A).context
     assert context["gpu_name"] and context["gpu_compute_capability"]
-    assert context[nvbench.SAMPLES_KEY] == "sample files"
+    assert context[results.NVBENCH_SAMPLES_KEY] == "sample files"
 
 
 @needs_gpu_files

@@ -599,7 +599,7 @@ def test_suite_config_in_the_baselines_folder_is_used_unless_config_is_given(
 
     def compare_settings(args: argparse.Namespace) -> verdict.Settings:
         config = verdict.suite_config(args.config, Path(args.baselines))
-        return verdict.settings(_options.given(args), config, _options.gates(args))
+        return _options.settings(args, config, **_options.gates(args))
 
     (tmp_path / "kernelwatch.toml").write_text(
         '[[compare.thresholds]]\nmatch = "^transfers/"\nthreshold = "40%"\n'

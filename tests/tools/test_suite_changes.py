@@ -60,7 +60,7 @@ def slowed(document: dict[str, Any], name: str, factor: float) -> None:
 
 def judging() -> verdict.Judging:
     config = verdict.suite_config(None, BASELINES)
-    return verdict.Judging(resolve_metric("time"), verdict.settings(verdict.Given(), config))
+    return verdict.Judging(resolve_metric("time"), verdict.settings(config))
 
 
 def judged(document: dict[str, Any], label: str = "pr.json") -> Report:

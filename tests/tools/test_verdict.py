@@ -87,7 +87,7 @@ def test_compare_warns_of_other_run_settings_as_run_report_and_ab_do(
         line for line in done.err.splitlines() if "different " in line
     ]
     base, contender = load_all([a, b])
-    judging = verdict.Judging(resolve_metric("time"), verdict.settings(verdict.Given(), Config()))
+    judging = verdict.Judging(resolve_metric("time"), verdict.settings(Config()))
     assert list(verdict.judge(base, contender, judging).warnings) == expected
 
 

@@ -47,6 +47,12 @@ class Config:
     rules: tuple[ThresholdRule, ...] = ()
     serial: tuple[re.Pattern[str], ...] = ()  # [run] serial: host-bound benchmarks
 
+    def over(self, name: str, given: Any, default: Any) -> Any:
+        """The precedence of every command: the command line's value (None: not given) over
+        this file's `name` over `default`."""
+        found = getattr(self, name)
+        return given if given is not None else found if found is not None else default
+
 
 def parse_fraction(value: Any, what: str) -> float:
     """Read "5%", 0.05 or "0.05" as 0.05. A bare number above 1 is refused as ambiguous."""

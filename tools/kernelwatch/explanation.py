@@ -1,4 +1,4 @@
-"""Why a benchmark changed, as data: the Explanation that a Report holds (compare/outcome.py)
+"""Why a benchmark changed, as data: the Explanation that a Report holds (compare.py)
 and the views show (render/, report/page), with its parts and their wording: how the kernel
 changed (kernels.py classifies it), the ncu metrics that moved (ncu.py measures them) and the
 SASS diff (sass.py makes it).

@@ -27,7 +27,7 @@ import stat
 import sys
 import zlib
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import Path
@@ -35,10 +35,10 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from kernelwatch import nvbench
 from kernelwatch.errors import InputError
 from kernelwatch.files import SURROGATE_ESCAPE, strict_json
 from kernelwatch.names import registration, without_aggregate
+from kernelwatch.results import NVBENCH_SAMPLES_KEY, TIME_KEYS
 
 # --- the file: a parsed document ------------------------------------------------------------------
 # Parsing a JSON file into a document, every failure one InputError line.
@@ -76,9 +76,24 @@ def read_json(path: str | Path) -> Any:
     the Google Benchmark document it maps to (kernelwatch/nvbench.py)."""
     document = _parse(path)
     check_depth(path, document)
-    if nvbench.is_nvbench(document):
+    if is_nvbench(document):
+        from kernelwatch import nvbench  # (loaded for nvbench's files alone)
+
         return nvbench.as_google_benchmark(document, path)
     return document
+
+
+def is_nvbench(document: Any) -> bool:
+    """Whether a parsed JSON document is nvbench's output."""
+    if not isinstance(document, dict) or "context" in document:
+        return False
+    benchmarks = document.get("benchmarks")
+    return (
+        isinstance(document.get("meta"), dict)
+        and isinstance(document.get("devices"), list)
+        and isinstance(benchmarks, list)
+        and all(isinstance(b, dict) and "states" in b for b in benchmarks)
+    )
 
 
 def unpacked(path: str | Path, data: bytes) -> bytes:
@@ -255,7 +270,6 @@ def _lone_in(text: str) -> str | None:
 
 # Scale of each Google Benchmark time unit in nanoseconds; times are compared in ns.
 TIME_UNITS: dict[str, float] = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
-TIME_KEYS = ("real_time", "cpu_time")
 
 # Row keys that are not counters (everything else numeric in a row is a counter).
 RESERVED_KEYS = frozenset(
@@ -412,10 +426,10 @@ def read_streamed(path: str) -> FileColumns | None:
     if parts is None:
         return None
     shell, columns = parts
-    if nvbench.is_nvbench(shell) or _report_of(shell):
+    if is_nvbench(shell) or _report_of(shell):
         return None
     check_depth(path, shell)  # (its rows were read as columns: only the rest is kept)
-    note = nvbench.summaries_note(path, columns.context)
+    note = _nvbench_note(path, columns.context)
     return columns if note is None else replace(columns, notes=(note,))
 
 
@@ -461,8 +475,18 @@ def read_document(path: str, document: Any) -> FileColumns:
     """Validate a parsed result document; `path` names it in messages."""
     context = check_envelope(path, document).get("context", {})
     columns = _read(path, context, document["benchmarks"])
-    note = nvbench.summaries_note(path, context)
+    note = _nvbench_note(path, context)
     return columns if note is None else replace(columns, notes=(note,))
+
+
+def _nvbench_note(path: str, context: Mapping[str, Any]) -> str | None:
+    """nvbench.summaries_note for a converted nvbench file (its context says so); None for any
+    other file, without loading nvbench.py."""
+    if NVBENCH_SAMPLES_KEY not in context:
+        return None
+    from kernelwatch import nvbench
+
+    return nvbench.summaries_note(path, context)
 
 
 def _read(path: str, context: dict[str, Any], rows: list[Any]) -> FileColumns:

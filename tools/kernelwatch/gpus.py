@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from kernelwatch import completeness, defaults, hostbound, runner, tool
+from kernelwatch import completeness, defaults, runner, tool
 from kernelwatch.baseline import gpu_slug
 from kernelwatch.errors import InputError, NoGpuError
 from kernelwatch.merge import GPU_INDEX_KEY
+from kernelwatch.results import HOST_BOUND_ON_KEY
 from kernelwatch.runner import process
 from kernelwatch.verdict import Outputs
 
@@ -162,7 +163,7 @@ def shares(
             continue
         mine = {key: value for key, value in context.items() if key != completeness.WHOLE_BUILD_KEY}
         found[gpu] = Share(
-            others, {**mine, GPU_INDEX_KEY: str(gpu.index), hostbound.ON_KEY: measurer.label}
+            others, {**mine, GPU_INDEX_KEY: str(gpu.index), HOST_BOUND_ON_KEY: measurer.label}
         )
     return found
 

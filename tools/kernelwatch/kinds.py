@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernelwatch import hostbound
 from kernelwatch.results import ResultSet
 
 # Within a kind the largest shape distance measured was 0.10 % (GPU-5d8b3240 against
@@ -110,7 +109,7 @@ class Kinds:
 def of_runs(result: ResultSet, unit_of_process: np.ndarray) -> Kinds:
     """Group a pooled result's runs into kinds from their medians of the benchmarks that do
     not touch the host (a host-bound time says as much about the host as about the card)."""
-    host_bound = hostbound.in_result(result, np.arange(len(result.names)))
+    host_bound = result.host_bound(np.arange(len(result.names)))
     names = [n for n, bound in zip(result.names, host_bound.tolist()) if not bound]
     runs = int(unit_of_process.max()) + 1 if len(unit_of_process) else 0
     medians = np.array(

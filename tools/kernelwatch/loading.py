@@ -12,11 +12,12 @@ from typing import Any
 import numpy as np
 
 from kernelwatch.errors import InputError
-from kernelwatch.gbench import TIME_KEYS, FileColumns, read_document, read_file, read_streamed
+from kernelwatch.gbench import FileColumns, read_document, read_file, read_streamed
 from kernelwatch.results import (
     BASELINE_RESULT,
     BASELINE_RESULT_PACKED,
     PROCESS_KEY,
+    TIME_KEYS,
     ResultSet,
     gpu_model,
 )

@@ -14,7 +14,7 @@ JSON format 1.0.0, as written by nvbench 0.1.0 (its own test files) and by cuda-
   only from the JSON file's folder or its `<json file>-bin` folder (`_Converter._find`).
   Without it, nvbench's summary alone: one `median` (else `mean`) aggregate row of the cold GPU
   time, with the mean, the sample count and the relative standard deviation as counters
-  (MEAN_KEY, ...), from which the comparison judges it (compare/judge.py: Welch's t on the
+  (results.NVBENCH_MEAN_KEY, ...), from which the comparison judges it (compare.py: Welch's t on the
   means), and a note saying so (docs/compare.md).
 * Bandwidth and item rate (`nv/cold/bw/...`) become `bytes_per_second`, `items_per_second` and
   `peak_fraction`, per sample scaled by the sample's time (the bytes per launch are fixed).
@@ -38,17 +38,17 @@ from typing import Any
 import numpy as np
 
 from kernelwatch.errors import InputError
+from kernelwatch.results import (
+    NVBENCH_CV_COUNTER,
+    NVBENCH_MEAN_KEY,
+    NVBENCH_SAMPLES_COUNTER,
+    NVBENCH_SAMPLES_KEY,
+    NVBENCH_SAMPLES_LOST_KEY,
+    NVBENCH_SUMMARIES_ONLY,
+)
 
 TESTED_FORMAT = "1.0.0"  # nvbench's meta.version.json
 SAMPLE_TIMES_TAG = "nv/json/bin:nv/cold/sample_times"
-# Where the statistics come from, in the context (`nvbench_samples`): read by gbench to note it.
-SAMPLES_KEY = "nvbench_samples"
-SUMMARIES_ONLY = "summaries"
-# A summary row's counters that the comparison judges it by (compare/judge.py): the cold GPU
-# mean (ns), the sample count, and the samples' relative standard deviation.
-MEAN_KEY = "gpu_time_mean"
-SAMPLES_COUNTER = "samples"
-CV_COUNTER = "sample_cv"
 
 _GPU_TIME_TAGS = (("median", "nv/cold/time/gpu/median"), ("mean", "nv/cold/time/gpu/mean"))
 _RATES = (
@@ -56,19 +56,6 @@ _RATES = (
     ("items_per_second", "nv/cold/bw/item_rate"),
     ("peak_fraction", "nv/cold/bw/global/utilization"),
 )
-
-
-def is_nvbench(document: Any) -> bool:
-    """Whether a parsed JSON document is nvbench's output."""
-    if not isinstance(document, dict) or "context" in document:
-        return False
-    benchmarks = document.get("benchmarks")
-    return (
-        isinstance(document.get("meta"), dict)
-        and isinstance(document.get("devices"), list)
-        and isinstance(benchmarks, list)
-        and all(isinstance(b, dict) and "states" in b for b in benchmarks)
-    )
 
 
 def as_google_benchmark(document: dict[str, Any], path: str | Path) -> dict[str, Any]:
@@ -182,14 +169,18 @@ class _Converter:
         if cpu is not None:
             row["cpu_time"] = self._number(name, cpu, "value") * 1e9
         if "nv/cold/time/gpu/mean" in summaries:
-            row[MEAN_KEY] = self._number(name, summaries["nv/cold/time/gpu/mean"], "value") * 1e9
+            row[NVBENCH_MEAN_KEY] = (
+                self._number(name, summaries["nv/cold/time/gpu/mean"], "value") * 1e9
+            )
         if "nv/cold/sample_size" in summaries:
-            row[SAMPLES_COUNTER] = self._number(name, summaries["nv/cold/sample_size"], "value")
+            row[NVBENCH_SAMPLES_COUNTER] = self._number(
+                name, summaries["nv/cold/sample_size"], "value"
+            )
         noise = _field(summaries.get("nv/cold/time/gpu/stdev/relative") or {}, "value")
         # nvbench writes an infinite noise where it had too few samples to measure one: then
         # the state has no counter, and cannot be judged from its summaries.
         if noise is not None and str(noise).strip().lower() not in ("inf", "infinity", "+inf"):
-            row[CV_COUNTER] = self._number(
+            row[NVBENCH_CV_COUNTER] = self._number(
                 name, summaries["nv/cold/time/gpu/stdev/relative"], "value"
             )
         return [row]
@@ -281,10 +272,10 @@ class _Converter:
             "nvbench_git_sha": _get(meta, "version", "nvbench", "git_sha"),
             "nvbench_json_version": _get(meta, "version", "json", "string"),
             "nvbench_argv": meta.get("argv"),
-            SAMPLES_KEY: "sample files" if not self.summarised else SUMMARIES_ONLY,
+            NVBENCH_SAMPLES_KEY: "sample files" if not self.summarised else NVBENCH_SUMMARIES_ONLY,
         }
         if self.lost:
-            context["nvbench_samples_lost"] = self.lost
+            context[NVBENCH_SAMPLES_LOST_KEY] = self.lost
         context = {**self._stamped(meta), **context}
         described = [self._device_context(d) for d in devices]
         names = {d["gpu_name"] for d in described}
@@ -355,8 +346,8 @@ class _Converter:
 
 def summaries_note(path: str, context: Mapping[str, Any]) -> str | None:
     """The note for a converted nvbench file whose statistics are not per sample."""
-    lost = context.get("nvbench_samples_lost") or []
-    if context.get(SAMPLES_KEY) != SUMMARIES_ONLY and not lost:
+    lost = context.get(NVBENCH_SAMPLES_LOST_KEY) or []
+    if context.get(NVBENCH_SAMPLES_KEY) != NVBENCH_SUMMARIES_ONLY and not lost:
         return None
     why = f"; sample files not usable: {'; '.join(map(str, lost[:3]))}" if lost else ""
     return (

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from kernelwatch.errors import InputError
-from kernelwatch.gbench import TIME_KEYS
 
+# A row's two times (Google Benchmark's keys), in its time_unit; read in ns.
+TIME_KEYS = ("real_time", "cpu_time")
 # The harness's per-repetition counter: relative width of the 95 % confidence interval of the
 # median of that repetition's samples (0.005 = 0.5 %). kernelwatch/noise.py turns it into a noise.
 NOISE_COUNTER = "noise"
@@ -26,6 +27,22 @@ PROCESS_KEY = "kernelwatch_process"
 # A baseline folder's result: as JSON text, or compressed (`baseline update --compress`).
 BASELINE_RESULT = "result.json"
 BASELINE_RESULT_PACKED = "result.json.gz"
+# An nvbench file read as this schema (nvbench.py): where its statistics came from, in the
+# context (sample files, or the summaries alone), the sample files it could not use, and a
+# summary row's counters that the comparison judges it by (the cold GPU mean in ns, the sample
+# count, the samples' relative standard deviation).
+NVBENCH_SAMPLES_KEY = "nvbench_samples"
+NVBENCH_SUMMARIES_ONLY = "summaries"
+NVBENCH_SAMPLES_LOST_KEY = "nvbench_samples_lost"
+NVBENCH_MEAN_KEY = "gpu_time_mean"
+NVBENCH_SAMPLES_COUNTER = "samples"
+NVBENCH_CV_COUNTER = "sample_cv"
+# The harness's row counter of a host-bound benchmark (1: its time includes host work;
+# hostbound.py), and the context key of a `run --gpus` result that left the host-bound
+# benchmarks to another GPU of its host: its value names that GPU (the result covers a part of
+# the suite: baseline.ran_a_part).
+HOST_BOUND_COUNTER = "host_bound"
+HOST_BOUND_ON_KEY = "kernelwatch_host_bound_on"
 # Context keys of a result that lacks what failed processes would have measured (runner/).
 FAILED_KEY = "kernelwatch_failed_processes"
 NO_RESULT_KEY = "kernelwatch_no_result"
@@ -118,6 +135,18 @@ class ResultSet:
         """A side that measured nothing (`ab` when every binary was built identically)."""
         none = np.zeros(0, dtype=np.int64)
         return cls(label, paths, {}, (), none, none, none.astype(bool), none, none, {}, {}, {}, {})
+
+    def host_bound(self, k: np.ndarray) -> np.ndarray:
+        """Which of the benchmarks `k` (indices) have a row with HOST_BOUND_COUNTER = 1."""
+        column = self.columns.get(HOST_BOUND_COUNTER)
+        if column is None or not len(k):
+            return np.zeros(len(k), dtype=bool)
+        flagged = np.nan_to_num(column) == 1
+        cumulative = np.concatenate([[0], np.cumsum(flagged)])
+        found: np.ndarray = (
+            cumulative[self.starts[k] + self.counts[k]] - cumulative[self.starts[k]]
+        ) > 0
+        return found
 
     def subset(self, keep: np.ndarray, context: Mapping[str, Any]) -> ResultSet:
         """The rows where `keep` (a bool per row) holds, with another context; benchmarks left

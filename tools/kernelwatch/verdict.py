@@ -6,7 +6,7 @@ comparison; the re-runs that confirm its regressions.
 `run`, `report` and `compare` judge a result against its baseline through here (judge_result),
 so the page and a comparison of the saved files show exactly the verdicts `run` gives
 (docs/report.md); `ab` judges B against A's runs with the same comparison (judge), and
-`history changes` resolves its settings here (suite_config, resolve_decision), as they all do.
+`history changes` reads the same config (suite_config, Config.over), as they all do.
 """
 
 from __future__ import annotations
@@ -39,17 +39,6 @@ from kernelwatch.loading import from_documents
 from kernelwatch.results import Metric, ResultSet
 
 SUITE_CONFIG = "kernelwatch.toml"
-
-
-@dataclass(frozen=True)
-class Given:
-    """The decision options as typed (None: not given). `history changes` has no
-    --min-repetitions nor --noise-multiplier: they stay None there."""
-
-    threshold: str | None = None
-    alpha: float | None = None
-    min_repetitions: int | None = None
-    noise_multiplier: float | None = None
 
 
 @dataclass(frozen=True)
@@ -94,63 +83,29 @@ def suite_config(path: str | Path | None, root: Path | None = None) -> Config:
     return load_config(path) if path else Config()
 
 
-@dataclass(frozen=True)
-class Decision:
-    """Compare's numbers after the precedence, not yet checked (`history changes` checks its
-    own alpha as find_changes words it)."""
-
-    threshold: float
-    alpha: float
-    min_repetitions: int
-    noise_multiplier: float
-    rules: tuple[ThresholdRule, ...]
-
-
-def resolve_decision(given: Given, config: Config, defaults: Settings = Settings()) -> Decision:
-    """Command line over config file over `defaults`."""
-
-    def pick(cli: Any, file: Any, default: Any) -> Any:
-        return cli if cli is not None else file if file is not None else default
-
-    threshold = parse_fraction(given.threshold, "--threshold") if given.threshold else None
-    return Decision(
-        threshold=pick(threshold, config.threshold, defaults.threshold),
-        alpha=pick(given.alpha, config.alpha, defaults.alpha),
-        min_repetitions=pick(
-            given.min_repetitions, config.min_repetitions, defaults.min_repetitions
-        ),
-        noise_multiplier=pick(
-            given.noise_multiplier, config.noise_multiplier, defaults.noise_multiplier
+def settings(
+    config: Config,
+    *,
+    threshold: str | None = None,
+    alpha: float | None = None,
+    min_repetitions: int | None = None,
+    noise_multiplier: float | None = None,
+    **gates: bool,
+) -> Settings:
+    """Compare's settings, resolved once: the command line (None: not given) over the suite's
+    config over compare's defaults; `gates` (allow_missing, allow_errors, allow_gpu_mismatch,
+    strict) as the command has them."""
+    given = parse_fraction(threshold, "--threshold") if threshold else None
+    default = Settings()
+    return Settings(
+        threshold=config.over("threshold", given, default.threshold),
+        alpha=config.over("alpha", alpha, default.alpha),
+        min_repetitions=config.over("min_repetitions", min_repetitions, default.min_repetitions),
+        noise_multiplier=config.over(
+            "noise_multiplier", noise_multiplier, default.noise_multiplier
         ),
         rules=config.rules,
-    )
-
-
-@dataclass(frozen=True)
-class Gates:
-    """What may differ or fail without failing the comparison, as the command has them."""
-
-    allow_missing: bool = False
-    allow_errors: bool = False
-    allow_gpu_mismatch: bool = False
-    strict: bool = False
-
-
-def settings(
-    given: Given, config: Config, gates: Gates = Gates(), defaults: Settings = Settings()
-) -> Settings:
-    """Compare's settings: command line over config file over `defaults`."""
-    decision = resolve_decision(given, config, defaults)
-    return Settings(
-        alpha=decision.alpha,
-        threshold=decision.threshold,
-        min_repetitions=decision.min_repetitions,
-        noise_multiplier=decision.noise_multiplier,
-        rules=decision.rules,
-        allow_missing=gates.allow_missing,
-        allow_errors=gates.allow_errors,
-        allow_gpu_mismatch=gates.allow_gpu_mismatch,
-        strict=gates.strict,
+        **gates,
     )
 
 

@@ -8,51 +8,377 @@
 A run is compared with the baseline of its exact GPU model (name and compute capability), never
 with another one. Files are only written by `kernelwatch baseline update`.
 
-    store.py     the folders: slugs, listing, finding the baseline of a GPU model
     pool.py      runs of one build on several cards or hosts pooled into one result
     update.py    `baseline update`: check, build the new files, write them as a whole; what it
                  refuses (a file twice, a part for the whole, ...)
-    against.py   a run's baseline, restricted and with its stored noise, ready to compare; a
-                 result's rows by benchmark, a result restricted to some benchmarks
     show.py      `baseline show`'s text: provenance, updates, the stored noise per level; the
                  JSON documents of `baseline list|show --format json`
 
-What a comparison needs (store, against) loads with the package; update and show load at their
-first use (module __getattr__; pool.py is update's), so that `compare` loads none of their code.
+Here, what a comparison needs, read top to bottom: the folders (slugs, listing, finding the
+baseline of a GPU model), then a run's baseline, restricted and with its stored noise, ready to
+compare (a result's rows by benchmark, a result restricted to some benchmarks). update and show
+load at their first use (module __getattr__; pool.py is update's), so that `compare` loads none
+of their code.
 """
 
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernelwatch import loaded_at_first_use
-from kernelwatch.baseline.against import (
-    Against,
-    against,
-    groups,
-    ran_a_part,
-    read_as_given,
-    read_result,
-    restrict,
-    result_documents,
+from kernelwatch import loaded_at_first_use, project
+from kernelwatch import noise as noises
+from kernelwatch.errors import InputError
+from kernelwatch.gbench import check_envelope, read_json
+from kernelwatch.loading import load_streamed
+from kernelwatch.names import without_aggregate
+from kernelwatch.results import (
+    BASELINE_RESULT,
+    BASELINE_RESULT_PACKED,
+    HOST_BOUND_ON_KEY,
+    ResultSet,
+    gpu_model,
 )
-from kernelwatch.baseline.store import (
-    GPU_KEYS,
-    HOW_TO_CREATE,
-    NO_GPU,
-    Entry,
-    NoBaseline,
-    available_text,
-    check_root,
-    context_slug,
-    default_root,
-    entries,
-    find,
-    found_root,
-    gpu_slug,
-    holds_result,
-    may_create_root,
-    read_manifest,
-    resolve,
+
+# The committed baselines on disk: one folder per GPU model, named by its slug, found, listed and
+# matched to a run's GPU (never another model's).
+
+MANIFEST_FILE = "manifest.json"
+
+HOW_TO_CREATE = (
+    "create one on this GPU with: kernelwatch run --no-compare --out RESULT.json && "
+    "kernelwatch baseline update RESULT.json (see baselines/README.md)"
 )
+
+
+# The context keys that name a result's GPU, and how a binary without the harness records them
+# (Google Benchmark 1.7 and 1.8 copy each --benchmark_context=KEY=VALUE into the JSON's context).
+GPU_KEYS = (
+    "gpu_name and gpu_compute_capability; a Google Benchmark binary without kernelwatch's "
+    "harness records them with --benchmark_context=gpu_name=NAME "
+    "--benchmark_context=gpu_compute_capability=X.Y"
+)
+NO_GPU = f"the result records no GPU ({GPU_KEYS})"
+
+
+def gpu_slug(name: str, capability: str) -> str:
+    """ "NVIDIA H100 80GB HBM3", "9.0" -> "nvidia-h100-80gb-hbm3-sm90"."""
+    base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    sm = re.sub(r"[^0-9]", "", str(capability))
+    if not base or not sm:
+        raise InputError(
+            f"cannot name a baseline for GPU {name!r}, compute capability {capability!r}"
+        )
+    return f"{base}-sm{sm}"
+
+
+def context_slug(context: Mapping[str, Any]) -> str | None:
+    """The baseline slug of a result's GPU, or None when its context records no GPU."""
+    name, capability = context.get("gpu_name"), context.get("gpu_compute_capability")
+    if not name or not capability:
+        return None
+    return gpu_slug(str(name), str(capability))
+
+
+# How to name the baselines folder where no project is found (project.root's line).
+NAME_ROOT = "name the baselines folder with --baselines DIR"
+
+
+def default_root() -> Path:
+    """baselines/ in the project being measured (kernelwatch.project); refuses without one."""
+    return project.root(NAME_ROOT) / "baselines"
+
+
+def found_root() -> Path | None:
+    """baselines/ in the project being measured, or None where there is none (for the commands
+    that read it only when it is there: the suite's kernelwatch.toml, report's baseline)."""
+    found = project.find()
+    return None if found is None else found / "baselines"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One GPU's baseline folder."""
+
+    slug: str
+    directory: Path
+    manifest: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def result(self) -> Path:
+        """The folder's result: the compressed one where it holds it, else the JSON text."""
+        packed = self.directory / BASELINE_RESULT_PACKED
+        return packed if packed.is_file() else self.directory / BASELINE_RESULT
+
+    @property
+    def packed(self) -> bool:
+        return self.result.name == BASELINE_RESULT_PACKED
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.directory / MANIFEST_FILE
+
+    @property
+    def noise_path(self) -> Path:
+        return self.directory / noises.NOISE_FILE
+
+    @property
+    def gpu(self) -> str:
+        name = self.manifest.get("gpu_name")
+        if not name:
+            return "?"
+        capability = self.manifest.get("gpu_compute_capability")
+        return gpu_model({"gpu_name": name, "gpu_compute_capability": capability}) or "?"
+
+
+def may_create_root(given: str | None) -> bool:
+    """Whether `baseline update` may make the baselines folder: only the checkout's own
+    (--baselines not given, or naming it)."""
+    default = found_root()
+    return not given or (default is not None and Path(given).resolve() == default.resolve())
+
+
+def check_root(root: Path, *, may_create: bool) -> None:
+    """Refuse a baselines folder that is a file, or missing unless `may_create` (the checkout's
+    own baselines/): a mistyped --baselines must not grow a tree of folders."""
+    if root.is_dir():
+        return
+    if root.exists():
+        raise InputError(f"--baselines {root}: not a folder")
+    if not may_create:
+        raise InputError(
+            f"--baselines {root}: no such folder (to start a new set of baselines, create it)"
+        )
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    path = directory / MANIFEST_FILE
+    try:
+        if not path.exists():
+            return {}
+    except OSError as exc:
+        raise _unreadable(exc, path) from None
+    document = read_json(path)
+    if not isinstance(document, dict):
+        raise InputError(f"{path}: not a baseline manifest (not a JSON object)")
+    return document
+
+
+def entries(root: Path) -> list[Entry]:
+    """Every baseline under `root` (folders holding a result.json or result.json.gz), by slug."""
+    try:
+        if not root.is_dir():
+            return []
+        # (hidden folders: what an interrupted update left, files.folder_leftovers)
+        folders = sorted(p for p in root.iterdir() if p.is_dir() and p.name[0] != ".")
+        kept = [d for d in folders if holds_result(d)]
+    except OSError as exc:  # a folder that may not be read (is_dir raises EACCES)
+        raise _unreadable(exc, root) from None
+    return [Entry(d.name, d, read_manifest(d)) for d in kept]
+
+
+def holds_result(directory: Path) -> bool:
+    return any((directory / name).is_file() for name in (BASELINE_RESULT_PACKED, BASELINE_RESULT))
+
+
+def find(root: Path, slug: str) -> Entry | None:
+    directory = root / slug
+    try:
+        present = holds_result(directory)
+    except OSError as exc:
+        raise _unreadable(exc, directory) from None
+    return Entry(slug, directory, read_manifest(directory)) if present else None
+
+
+def _unreadable(exc: OSError, where: Path) -> InputError:
+    return InputError(f"{exc.filename or where}: cannot read: {exc.strerror or exc}")
+
+
+def available_text(root: Path) -> str:
+    found = entries(root)
+    if not found:
+        return f"there are no baselines in {root}"
+    return f"available in {root}: " + ", ".join(e.slug for e in found)
+
+
+class NoBaseline(InputError):
+    """There is no baseline for the result's GPU (as opposed to one that cannot be read):
+    `report` shows the page without a comparison then, and stops (exit 2) on a broken one."""
+
+
+def resolve(root: Path, context: Mapping[str, Any], result_label: str) -> Entry:
+    """The baseline of the result's exact GPU model; refuses (one line) when there is none."""
+    slug = context_slug(context)
+    if slug is None:
+        raise NoBaseline(
+            f"{result_label}: {NO_GPU}, so it has no baseline; pass --baseline FILE, or "
+            "--no-compare"
+        )
+    entry = find(root, slug)
+    if entry is None:
+        # The result is written (run writes it before it looks for the baseline; report reads
+        # it): it can be the baseline itself. Measuring again into it, as HOW_TO_CREATE says,
+        # would overwrite the very run `report` was asked about.
+        raise NoBaseline(
+            f"no baseline for this GPU ({gpu_model(context)}, {slug}): "
+            f"{available_text(root)}; to make this run its first baseline: kernelwatch baseline "
+            f"update {result_label} (baselines/README.md, 'Adding a GPU')"
+        )
+    check_same_gpu(entry, context, result_label)
+    return entry
+
+
+def check_same_gpu(entry: Entry, context: Mapping[str, Any], label: str) -> None:
+    if entry.manifest.get("gpu_name") is None:
+        return
+    theirs = gpu_model(
+        {
+            "gpu_name": entry.manifest.get("gpu_name"),
+            "gpu_compute_capability": entry.manifest.get("gpu_compute_capability"),
+        }
+    )
+    refuse_other_model(label, context, f"baseline {entry.slug}", theirs)
+
+
+def refuse_other_model(
+    label: str, context: Mapping[str, Any], holder: str, theirs: str | None
+) -> None:
+    """One baseline is one GPU model: `holder` (a baseline, its result file) holds `theirs`."""
+    if theirs != gpu_model(context):
+        raise InputError(
+            f"{label}: measured on {gpu_model(context)}, but {holder} holds {theirs}; "
+            "a baseline is one GPU model"
+        )
+
+
+# A run's baseline, ready to compare with: the one given with --baseline, else the committed one
+# of its GPU model; restricted to the benchmarks the run covered; with its stored noise.
+
+
+def read_result(path: Path) -> dict[str, Any]:
+    """A baseline's result document, refused (one line, naming it) unless it has the shape its
+    readers take for granted (a baseline of `[1]` stopped `run` with an AttributeError)."""
+    return check_envelope(str(path), read_json(path))
+
+
+def result_documents(path: Path) -> list[Any]:
+    """A --baseline file, or the result files of a folder (a baseline's manifest.json and
+    noise.json skipped)."""
+    if not path.exists():
+        raise InputError(f"--baseline {path}: no such file or directory")
+    if not path.is_dir():
+        return [read_result(path)]
+    documents = []
+    for file in sorted(p for p in path.glob("*.json") if p.is_file()):
+        document = read_json(file)
+        # (a baseline's manifest.json has a "benchmarks" count, not a list)
+        if isinstance(document, dict) and isinstance(document.get("benchmarks"), list):
+            documents.append(check_envelope(str(file), document))
+    if not documents:
+        raise InputError(f"--baseline {path}: holds no benchmark results")
+    return documents
+
+
+@dataclass(frozen=True)
+class Against:
+    """A run's baseline, ready to compare with: what `run`, `report` and `ab` all judge by."""
+
+    label: str
+    how: str
+    read: list[Any] | None  # its documents, when read as documents (see `documents`)
+    noise: noises.LevelNoise | None  # the stored noise per level, if the baseline has one
+    warning: str | None  # a stored noise that does not belong to the baseline, said once
+    # A usual result file taken whole, read as one side a part of its rows at a time: a pooled
+    # baseline of 285,000 rows is 1.3 GB as documents (then None, and `read` holds them); or
+    # the side a command read itself (read_as_given).
+    whole: ResultSet | None = None
+
+    @functools.cached_property
+    def documents(self) -> list[Any]:
+        """Restricted to the run's benchmarks when only a part of it ran; a file read `whole`
+        is read again as a document here (only `run --confirm` restricts it to the flagged)."""
+        return self.read if self.read is not None else [read_result(Path(self.label))]
+
+
+def against(
+    root: Path | None,
+    context: Mapping[str, Any],
+    result_label: str,
+    *,
+    given: Path | None = None,
+    names: set[str] | None = None,
+) -> Against:
+    """The baseline of a run: `given`, else the committed one of its GPU model; restricted to
+    `names` (the benchmarks of a run that covered a part of the suite: --filter, --shard,
+    --bench); with its stored noise. One path from a run to its verdict (docs/compare.md)."""
+    if given is not None:
+        path, how = given, "given with --baseline"
+        file = given if names is None and given.is_file() else None
+    else:
+        entry = resolve(root if root is not None else default_root(), context, result_label)
+        path, how = entry.result, f"this GPU's baseline ({entry.slug})"
+        file = entry.result if names is None else None
+    whole = load_streamed(file) if file is not None else None
+    if whole is not None:
+        noise, warning = noises.stored_beside(path, whole.context or {})
+        return Against(str(path), how, None, noise, warning, whole)
+    documents = result_documents(given) if given is not None else [read_result(path)]
+    if names is not None:
+        documents = [d for d in (restrict(d, names) for d in documents) if d.get("benchmarks")]
+    first = (documents[0].get("context") or {}) if documents else {}
+    noise, warning = noises.stored_beside(path, first)
+    return Against(str(path), how, documents, noise, warning)
+
+
+def read_as_given(
+    label: str, side: ResultSet, noise_file: Path | None = None, *, stored: bool = True
+) -> Against:
+    """A baseline read by the command itself (`compare`'s BASELINE: a file or a folder, nvbench's
+    too, loading.load_all), with its stored noise as `against` finds it: `noise_file`, else the
+    noise.json beside it; none when not `stored` (--no-noise-file)."""
+    noise, warning = (
+        noises.stored_beside(Path(label), side.context, noise_file) if stored else (None, None)
+    )
+    return Against(label, "given as BASELINE", None, noise, warning, side)
+
+
+def ran_a_part(context: Mapping[str, Any]) -> bool:
+    """Whether a run's context says it covered only a part of the suite: --filter, --shard, or
+    a GPU of `run --gpus` that left the host-bound benchmarks to another."""
+    return any(
+        context.get(key) for key in ("kernelwatch_filter", "kernelwatch_shard", HOST_BOUND_ON_KEY)
+    )
+
+
+# A result's rows by benchmark; a result restricted to some benchmarks.
+
+
+def row_identity(row: Mapping[str, Any]) -> str:
+    """The benchmark a row belongs to (its run_name; older files: name without aggregate)."""
+    run_name = row.get("run_name")
+    if isinstance(run_name, str) and run_name:
+        return run_name
+    name = str(row.get("name"))
+    aggregate = row.get("aggregate_name")
+    return without_aggregate(name, aggregate) if aggregate else name
+
+
+def groups(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(row_identity(row), []).append(row)
+    return groups
+
+
+def restrict(document: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
+    """The same result with only the rows of `names`."""
+    rows = [r for r in document.get("benchmarks", []) if row_identity(r) in names]
+    return {**document, "benchmarks": rows}
+
 
 if TYPE_CHECKING:
     from kernelwatch.baseline.show import describe, list_document, show_document

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import levels
-from kernelwatch.baseline.against import ran_a_part
-from kernelwatch.baseline.against import row_identity
+from kernelwatch.baseline import ran_a_part, row_identity
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_document
 from kernelwatch.results import PROCESS_KEY, gpu_model

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import noise as noises
-from kernelwatch.baseline.store import Entry
+from kernelwatch.baseline import Entry
 from kernelwatch.gbench import read_file
 from kernelwatch.names import family as family_of
 from kernelwatch.names import short_commit

@@ -16,24 +16,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import defaults, hostbound, levels
+from kernelwatch import defaults, levels
 from kernelwatch import noise as noises
-from kernelwatch.baseline.against import groups, ran_a_part, restrict
-from kernelwatch.baseline.pool import pool
-from kernelwatch.baseline.store import (
+from kernelwatch.baseline import (
     MANIFEST_FILE,
     NO_GPU,
     Entry,
     check_same_gpu,
     context_slug,
+    groups,
+    ran_a_part,
     read_manifest,
     refuse_other_model,
+    restrict,
 )
+from kernelwatch.baseline.pool import pool
 from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.files import strict_json, write_folder, write_json, write_json_gz
 from kernelwatch.gbench import FileColumns, read_document, read_json
 from kernelwatch.loading import from_documents
 from kernelwatch.results import (
+    HOST_BOUND_ON_KEY,
     BASELINE_RESULT,
     BASELINE_RESULT_PACKED,
     FAILED_KEY,
@@ -467,7 +470,7 @@ def partial_runs(runs: Sequence[tuple[str, Any]]) -> None:
         elif whole:
             continue  # its host-bound benchmarks come from the runs that measured them
         else:
-            part = f"the host-bound benchmarks left to {context[hostbound.ON_KEY]}"
+            part = f"the host-bound benchmarks left to {context[HOST_BOUND_ON_KEY]}"
             instead = "pool it with a run that measured them, or update with --filter REGEX"
         raise InputError(f"{label}: ran a part of the suite ({part}); {instead}")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelwatch import defaults
-from kernelwatch.config import parse_fraction
+from kernelwatch.config import Config, parse_fraction
 from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.files import json_text, write_output
 
@@ -28,7 +28,8 @@ if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
     from kernelwatch import baseline as baselines
     from kernelwatch import runner
     from kernelwatch.results import Metric, resolve_metric
-    from kernelwatch.verdict import Gates, Given, Outputs
+    from kernelwatch.compare import Settings
+    from kernelwatch.verdict import Outputs
 
 
 def add_compare_options(parser: argparse.ArgumentParser) -> None:
@@ -442,23 +443,29 @@ def metric(args: argparse.Namespace) -> Metric:
     return resolve_metric(args.metric, args.higher_is_better)
 
 
-def given(args: argparse.Namespace) -> Given:
-    """From add_decision_options."""
-    from kernelwatch.verdict import Given
+def settings(args: argparse.Namespace, config: Config, **gates: bool) -> Settings:
+    """Compare's settings from add_decision_options over the suite's `config`; `gates` as the
+    command has them (gates())."""
+    from kernelwatch import verdict
 
-    return Given(args.threshold, args.alpha, args.min_repetitions, args.noise_multiplier)
-
-
-def gates(args: argparse.Namespace, allow_gpu_mismatch: bool = False) -> Gates:
-    """What may fail without failing the command, from add_output_options."""
-    from kernelwatch.verdict import Gates
-
-    return Gates(
-        allow_missing=args.allow_missing,
-        allow_errors=args.allow_errors,
-        allow_gpu_mismatch=allow_gpu_mismatch,
-        strict=args.strict,
+    return verdict.settings(
+        config,
+        threshold=args.threshold,
+        alpha=args.alpha,
+        min_repetitions=args.min_repetitions,
+        noise_multiplier=args.noise_multiplier,
+        **gates,
     )
+
+
+def gates(args: argparse.Namespace, allow_gpu_mismatch: bool = False) -> dict[str, bool]:
+    """What may fail without failing the command, from add_output_options."""
+    return {
+        "allow_missing": args.allow_missing,
+        "allow_errors": args.allow_errors,
+        "allow_gpu_mismatch": allow_gpu_mismatch,
+        "strict": args.strict,
+    }
 
 
 def outputs(args: argparse.Namespace) -> Outputs:

@@ -151,7 +151,7 @@ def main(args: argparse.Namespace) -> int:
     config = verdict.suite_config(args.config)
     judging = Judging(
         options.metric(args),
-        verdict.settings(options.given(args), config, options.gates(args)),
+        options.settings(args, config, **options.gates(args)),
     )
     return run(
         AbCommand(

@@ -86,9 +86,7 @@ def main(args: argparse.Namespace) -> int:
     settings = options.run_settings(args)  # bad options fail before anything is built
     judging = verdict.Judging(
         options.metric(args),
-        verdict.settings(
-            options.given(args), verdict.suite_config(args.config), options.gates(args)
-        ),
+        options.settings(args, verdict.suite_config(args.config), **options.gates(args)),
     )
     plan = bisect.Plan(
         filter=args.filter,

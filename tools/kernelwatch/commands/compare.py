@@ -91,7 +91,9 @@ def register(subparsers: Any) -> None:
 
 
 @dataclass(frozen=True)
-class CompareSettings:
+class CompareCommand:
+    """What `kernelwatch compare` was asked to do; `judging` holds the settings, resolved once."""
+
     baseline: str
     contender: str
     judging: Judging
@@ -106,13 +108,11 @@ def main(args: argparse.Namespace) -> int:
     from kernelwatch.verdict import Judging
 
     config = verdict.suite_config(args.config)
-    compare_with = verdict.settings(
-        options.given(args),
-        config,
-        options.gates(args, allow_gpu_mismatch=args.allow_gpu_mismatch),
+    compare_with = options.settings(
+        args, config, **options.gates(args, allow_gpu_mismatch=args.allow_gpu_mismatch)
     )
     return run(
-        CompareSettings(
+        CompareCommand(
             baseline=args.baseline,
             contender=args.contender,
             judging=Judging(options.metric(args), compare_with),
@@ -123,7 +123,7 @@ def main(args: argparse.Namespace) -> int:
     )
 
 
-def run(settings: CompareSettings) -> int:
+def run(command: CompareCommand) -> int:
     from kernelwatch import baseline as baselines
     from kernelwatch import noise as noises
     from kernelwatch import verdict
@@ -131,20 +131,20 @@ def run(settings: CompareSettings) -> int:
     from kernelwatch.verdict import report_outputs, write_report
 
     check_outputs(  # before the work: a bad path fails fast
-        report_outputs(settings.outputs),
+        report_outputs(command.outputs),
         [
-            Input("the baseline", settings.baseline),
-            Input("the contender", settings.contender),
-            Input("--noise-file", settings.noise_file),
-            Input("the baseline's noise.json", noises.beside(Path(settings.baseline))),
+            Input("the baseline", command.baseline),
+            Input("the contender", command.contender),
+            Input("--noise-file", command.noise_file),
+            Input("the baseline's noise.json", noises.beside(Path(command.baseline))),
         ],
     )
-    if settings.noise_file and not settings.noise_file.is_file():
-        raise InputError(f"--noise-file {settings.noise_file}: no such file")
-    baseline, contender = load_all([settings.baseline, settings.contender])
+    if command.noise_file and not command.noise_file.is_file():
+        raise InputError(f"--noise-file {command.noise_file}: no such file")
+    baseline, contender = load_all([command.baseline, command.contender])
     found = baselines.read_as_given(
-        settings.baseline, baseline, settings.noise_file, stored=not settings.no_noise_file
+        command.baseline, baseline, command.noise_file, stored=not command.no_noise_file
     )
     # The path `run` and `report` take: the same two files get the same verdicts.
-    report = verdict.judge_result(baseline, contender, settings.judging, found)
-    return write_report(report, settings.outputs)
+    report = verdict.judge_result(baseline, contender, command.judging, found)
+    return write_report(report, command.outputs)

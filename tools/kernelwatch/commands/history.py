@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kernelwatch import defaults
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._options import add_actions, add_parser
+from kernelwatch.config import ThresholdRule, parse_fraction
 from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
 from kernelwatch.names import short_commit
 
@@ -19,7 +20,6 @@ if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
     from kernelwatch import baseline as baselines
     from kernelwatch import changes as change_points
     from kernelwatch import history, verdict
-    from kernelwatch.compare import Settings
     from kernelwatch.render import aligned, format_value
     from kernelwatch.results import Metric, resolve_metric
 
@@ -309,7 +309,11 @@ class ChangesCommand:
     gpu: str | None
     filter: str | None
     metric: Metric
-    decision: verdict.Decision  # threshold, alpha, the config's rules: as compare reads them
+    # As compare reads them (Config.over), with its own defaults; checked as find_changes
+    # words it, after the database is found.
+    threshold: float
+    alpha: float
+    rules: tuple[ThresholdRule, ...]  # the suite config's per-benchmark thresholds
     json: str | None
 
 
@@ -317,15 +321,13 @@ def changes_main(args: argparse.Namespace) -> int:
     # The options, the suite's config and their precedence as compare reads them.
     from kernelwatch import changes as change_points
     from kernelwatch import verdict
-    from kernelwatch.compare import Settings
     from kernelwatch.results import resolve_metric
 
-    decision = verdict.resolve_decision(
-        verdict.Given(args.threshold, args.alpha),
-        verdict.suite_config(args.config),
-        # The defaults of `history changes` (defaults.py); the precedence is compare's.
-        defaults=Settings(threshold=defaults.CHANGES_THRESHOLD, alpha=defaults.CHANGES_ALPHA),
-    )
+    config = verdict.suite_config(args.config)
+    # The defaults of `history changes` (defaults.py); the precedence is compare's.
+    threshold = parse_fraction(args.threshold, "--threshold") if args.threshold else None
+    threshold = config.over("threshold", threshold, defaults.CHANGES_THRESHOLD)
+    alpha = config.over("alpha", args.alpha, defaults.CHANGES_ALPHA)
     metric = resolve_metric(args.metric)
     return run_changes(
         ChangesCommand(
@@ -335,7 +337,9 @@ def changes_main(args: argparse.Namespace) -> int:
             gpu=args.gpu,
             filter=args.filter,
             metric=metric,
-            decision=decision,
+            threshold=threshold,
+            alpha=alpha,
+            rules=config.rules,
             json=args.json,
         )
     )
@@ -348,7 +352,7 @@ def run_changes(command: ChangesCommand) -> int:
     from kernelwatch.render import aligned, format_value
 
     metric, since, new_since = command.metric, command.since, command.new_since
-    threshold, alpha = command.decision.threshold, command.decision.alpha
+    threshold, alpha = command.threshold, command.alpha
     check_outputs([Output("--json", command.json)], [Input("--db", command.db)])
     change_points.otava_analysis()  # missing: say what to install before opening anything
     with history.database(command.db) as db:
@@ -361,7 +365,7 @@ def run_changes(command: ChangesCommand) -> int:
             since=since,
             threshold=threshold,
             alpha=alpha,
-            rules=command.decision.rules,
+            rules=command.rules,
             new_since=new_since,
         )
     if command.json:

@@ -126,9 +126,7 @@ def main(args: argparse.Namespace) -> int:
     config = verdict.suite_config(args.config, options.baselines_root_if_any(args))
     judging = Judging(
         options.metric(args),
-        verdict.settings(
-            options.given(args), config, verdict.Gates(allow_gpu_mismatch=args.allow_gpu_mismatch)
-        ),
+        options.settings(args, config, allow_gpu_mismatch=args.allow_gpu_mismatch),
     )
     return run(
         ReportCommand(

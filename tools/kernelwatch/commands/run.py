@@ -166,7 +166,7 @@ def main(args: argparse.Namespace) -> int:
     if not args.no_compare:  # bad options fail before any run
         judging = Judging(
             options.metric(args),
-            verdict.settings(options.given(args), config, options.gates(args)),
+            options.settings(args, config, **options.gates(args)),
         )
     return run(
         RunCommand(
@@ -317,6 +317,7 @@ def schedule(
 ) -> list[runner.Job]:
     """The jobs of this shard, the host-bound benchmarks in jobs of their own (serial)."""
     from kernelwatch import hostbound, runner
+    from kernelwatch.results import HOST_BOUND_COUNTER
     from kernelwatch import merge as shards
     from kernelwatch.binaries import planning_documents
     from kernelwatch.verdict import SUITE_CONFIG
@@ -346,7 +347,7 @@ def schedule(
             )
             progress.say(
                 f"kernelwatch: {len(serial)} host-bound benchmark(s) (counter "
-                f"{hostbound.COUNTER}, or [run] serial in {SUITE_CONFIG}) {where}, with nothing "
+                f"{HOST_BOUND_COUNTER}, or [run] serial in {SUITE_CONFIG}) {where}, with nothing "
                 "else of kernelwatch running on this host"
             )
     return jobs

@@ -203,7 +203,7 @@ def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
     from kernelwatch import verdict
 
     config = verdict.suite_config(args.config, options.baselines_root_if_any(args))
-    compare_with = verdict.settings(options.given(args), config)  # bad ones fail before a run
+    compare_with = options.settings(args, config)  # bad ones fail before a run
     return run(
         SelftestCommand(
             run=options.suite_run_options(args),

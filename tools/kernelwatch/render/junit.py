@@ -6,7 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from kernelwatch.compare import Report, Verdict
-from kernelwatch.render.cells import suite_statement
+from kernelwatch.render import suite_statement
 
 
 def render_junit(report: Report, command: str = "compare") -> str:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from kernelwatch.compare import Comparison, Report, Verdict
-from kernelwatch.render.cells import (
+from kernelwatch.render import (
     HEADERS,
     catches,
     cells,

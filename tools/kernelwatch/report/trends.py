@@ -25,8 +25,8 @@ from kernelwatch import defaults, history
 from kernelwatch.compare import Settings
 from kernelwatch.errors import InputError
 from kernelwatch.names import short_commit
-from kernelwatch.render.cells import change as signed_change
-from kernelwatch.render.cells import format_value
+from kernelwatch.render import change as signed_change
+from kernelwatch.render import format_value
 from kernelwatch.report import svg
 from kernelwatch.results import Metric
 

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from kernelwatch import hostbound
 from kernelwatch.names import row_name
+from kernelwatch.results import HOST_BOUND_COUNTER
 from kernelwatch.stats import robust_cv
 
 # The context key listing the benchmarks a run topped up.
@@ -53,7 +53,7 @@ def imprecise(documents: Iterable[Mapping[str, Any]], precision: float) -> list[
             if not isinstance(row, Mapping) or row.get("run_type") == "aggregate":
                 continue
             name = row_name(row)
-            if row.get(hostbound.COUNTER) == 1:
+            if row.get(HOST_BOUND_COUNTER) == 1:
                 host_bound.add(name)
             value = row.get("real_time")
             if isinstance(value, (int, float)) and not row.get("error_occurred"):

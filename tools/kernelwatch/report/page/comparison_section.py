@@ -10,7 +10,7 @@ from kernelwatch.compare import Comparison, Verdict
 from kernelwatch.names import short_commit
 from kernelwatch.explanation import Explanation
 from kernelwatch.explanation import format_number as ncu_fmt
-from kernelwatch.render.cells import (
+from kernelwatch.render import (
     change,
     direction,
     format_value,

@@ -8,11 +8,9 @@ from collections.abc import Mapping
 from html import escape as _e
 from typing import Any
 
-from kernelwatch import hostbound
-from kernelwatch.results import anchoring, slowed_on_purpose
 from kernelwatch.report.build import Page
 from kernelwatch.report.page.markup import when
-from kernelwatch.results import gpu_model
+from kernelwatch.results import HOST_BOUND_ON_KEY, anchoring, gpu_model, slowed_on_purpose
 
 
 def _number(value: Any) -> float | None:
@@ -79,7 +77,7 @@ def context_rows(context: Mapping[str, Any], page: Page) -> list[tuple[str, str]
     )
     add("random interleaving", context.get("kernelwatch_random_interleaving"))
     add("filter", context.get("kernelwatch_filter"))
-    elsewhere = context.get(hostbound.ON_KEY)
+    elsewhere = context.get(HOST_BOUND_ON_KEY)
     add("host-bound benchmarks", f"measured on {elsewhere}, not this GPU" if elsewhere else None)
     add("host", context.get("host_name"))
     add("kernelwatch", context.get("kernelwatch_version"))

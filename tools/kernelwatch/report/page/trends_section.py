@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from html import escape as _e
 
 from kernelwatch.names import short_commit
-from kernelwatch.render.cells import change, format_value
+from kernelwatch.render import change, format_value
 from kernelwatch.report import trends
 from kernelwatch.report.build import Page
 from kernelwatch.report.page.markup import svg_with_width, when

@@ -1,0 +1,1344 @@
+"""Deciding a verdict per benchmark from two result sets. Verdicts are data; render/ shows them.
+
+The decision for a benchmark measured on both sides (see docs/compare.md):
+
+* limit = max(threshold, noise floor); threshold from --threshold or the first matching config
+  rule, noise floor = noise_multiplier x the benchmark's noise at the level the comparison
+  crosses (levels.py: process, card, kind or host, from the two contexts; a host configured
+  unlike every baseline host: at least the host prior): the baseline's stored
+  noise (baselines/<slug>/noise.json) or else computed as noise/ does; where that level was
+  never measured, the prior for it (levels.prior); and at least the spread of the
+  contender's own per-process medians.
+* UNSURE if either side has fewer than min_repetitions values; but a ratio past the limit is
+  then an unverified REGRESSION / IMPROVEMENT, and an unverified REGRESSION fails when it is
+  at least UNVERIFIED_FAIL_RATIO worse (or at all, with `strict`). So is a ratio past the limit
+  that the test did not call significant where it could not have: the smallest exact p-value
+  for its repetitions, times the benchmarks tested (Benjamini-Hochberg), is not below alpha.
+* REGRESSION / IMPROVEMENT if the Benjamini–Hochberg-adjusted Mann–Whitney p-value is below
+  alpha and the ratio of medians is worse / better than the limit (symmetric in log space).
+* UNSURE if the confidence interval of the ratio reaches past the limit on both sides, or if the
+  ratio is past the limit without significance; SAME otherwise.
+* A host-bound benchmark (its rows carry the counter `host_bound` = 1: its time includes host
+  work) compared with a baseline measured on another host does not fail.
+* The word says whether a row fails: REGRESSION fails; a slowdown that does not (unverified
+  under 2x, host-bound against another host, not confirmed by a re-run) is SLOWER.
+* The suite: where the confidence interval of the geometric mean of the ratios lies wholly past
+  the geometric mean of the limits, the comparison fails as a regression of the suite
+  (Report.suite_change), even when no row can fail on its own.
+* Each benchmark's sensitivity: the smallest slowdown this comparison catches with 90 %
+  probability, from its limit and the spread of the difference of the two medians.
+
+In this module, top to bottom: what a comparison decides, as data (Verdict, Settings,
+Comparison, Report; the rule above, decide_many / decide, the limit's wording, what fails);
+what each side holds and what a contender is judged against at which level, with its spread
+there (Reference); compare() itself, the verdict of every benchmark with the report's notes,
+and those judged from summaries (nvbench without samples).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import NamedTuple
+
+import numpy as np
+
+from kernelwatch import defaults, kinds, levels, stats
+from kernelwatch import noise as noises
+from kernelwatch.config import ThresholdRule, threshold_for
+from kernelwatch.errors import InputError
+from kernelwatch.explanation import Explanation
+from kernelwatch.levels import Level
+from kernelwatch.results import (
+    NVBENCH_CV_COUNTER,
+    NVBENCH_MEAN_KEY,
+    NVBENCH_SAMPLES_COUNTER,
+    NVBENCH_SAMPLES_KEY,
+    Metric,
+    ResultSet,
+    check_environment,
+    gpu_model,
+)
+
+# What a comparison decides, as data: the verdicts, the settings that decide them, each
+# benchmark's Comparison and the whole Report (views in render/ only show them).
+
+
+class Verdict(enum.StrEnum):
+    REGRESSION = "REGRESSION"  # a slowdown that fails the comparison
+    SLOWER = "SLOWER"  # a slowdown shown but not failing (worded_for: why it does not fail)
+    IMPROVEMENT = "IMPROVEMENT"
+    SAME = "SAME"
+    UNSURE = "UNSURE"
+    NEW = "NEW"
+    MISSING = "MISSING"
+    ERROR = "ERROR"
+    # `ab` only: both builds made its binary identically (ab.py), so it was not measured
+    IDENTICAL = "IDENTICAL"
+
+
+# Worst first: the order of tables and of the JSON list.
+SEVERITY: Mapping[Verdict, int] = {
+    v: i
+    for i, v in enumerate(
+        [
+            Verdict.REGRESSION,
+            Verdict.ERROR,
+            Verdict.MISSING,
+            Verdict.SLOWER,
+            Verdict.UNSURE,
+            Verdict.NEW,
+            Verdict.SAME,
+            Verdict.IMPROVEMENT,
+            Verdict.IDENTICAL,
+        ]
+    )
+}
+
+# The verdicts that say "slower than its limit", failing or not.
+SLOWDOWNS = frozenset({Verdict.REGRESSION, Verdict.SLOWER})
+
+
+def worded_for(verdict: Verdict, failed: bool) -> Verdict:
+    """The word a verdict is shown with: REGRESSION only where it fails; a slowdown that does
+    not (host-bound against another host, not confirmed by a re-run, unverified under 2x) is
+    SLOWER, so that no row reads REGRESSION under a passing headline."""
+    return Verdict.SLOWER if verdict is Verdict.REGRESSION and not failed else verdict
+
+
+# Why these defaults: defaults.py (where --help reads them).
+DEFAULT_THRESHOLD = defaults.DEFAULT_THRESHOLD
+DEFAULT_NOISE_MULTIPLIER = defaults.DEFAULT_NOISE_MULTIPLIER
+DEFAULT_ALPHA = defaults.DEFAULT_ALPHA
+
+
+@dataclass(frozen=True)
+class Settings:
+    alpha: float = DEFAULT_ALPHA
+    threshold: float = DEFAULT_THRESHOLD
+    min_repetitions: int = 3
+    noise_multiplier: float = DEFAULT_NOISE_MULTIPLIER
+    rules: tuple[ThresholdRule, ...] = ()
+    allow_missing: bool = False
+    allow_errors: bool = False
+    allow_gpu_mismatch: bool = False
+    strict: bool = False  # an unverified REGRESSION (too few repetitions) fails at any size
+
+    def __post_init__(self) -> None:
+        if not 0 < self.alpha < 1:
+            raise InputError(f"alpha {self.alpha}: must be between 0 and 1")
+        if self.min_repetitions < 1:
+            raise InputError(f"min repetitions {self.min_repetitions}: must be at least 1")
+        # finite too: a noise multiplier of inf made every change SAME (a 50 % regression)
+        for what, value in (
+            ("threshold", self.threshold),
+            ("noise multiplier", self.noise_multiplier),
+        ):
+            if not (value >= 0 and math.isfinite(value)):
+                raise InputError(f"{what} {value:g}: must be a finite number >= 0")
+
+    @property
+    def confidence(self) -> float:
+        """Level of the confidence interval of the ratio: 1 - alpha."""
+        return 1.0 - self.alpha
+
+
+class SideSummary(NamedTuple):
+    n: int  # values compared (repetitions; per-file aggregates for aggregates-only input)
+    median: float | None  # of the metric; times in ns
+    robust_cv: float | None
+    processes: int  # files (processes) the values came from
+    from_aggregates: bool
+
+
+# NamedTuples, not frozen dataclasses: as immutable, and 10,000 of them build 5x faster.
+class Comparison(NamedTuple):
+    name: str
+    verdict: Verdict
+    reason: str
+    failed: bool  # counts toward exit status 1
+    baseline: SideSummary | None = None
+    contender: SideSummary | None = None
+    ratio: float | None = None  # median(contender) / median(baseline) of the metric
+    ci_low: float | None = None  # confidence interval of that ratio
+    ci_high: float | None = None
+    p_value: float | None = None  # Mann–Whitney U, two-sided
+    q_value: float | None = None  # Benjamini–Hochberg adjusted
+    threshold: float | None = None  # configured threshold for this benchmark
+    noise_floor: float | None = None
+    limit: float | None = None  # max(threshold, noise_floor)
+    # Set by `kernelwatch run` for REGRESSION rows it re-ran in a fresh process: True when every
+    # re-run regressed again (still failing), False when one did not (shown, not failing).
+    confirmed: bool | None = None
+    # The level the comparison crosses ("process", "card", "host"), whether this benchmark's
+    # spread there was measured (False: the prior), and the smallest slowdown (a fraction)
+    # caught with 90 % probability (None when too few values to test).
+    level: str | None = None
+    level_measured: bool | None = None
+    sensitivity: float | None = None
+    host_bound: bool = False
+    label: str | None = None  # Google Benchmark's `label` of the benchmark (contender's first)
+    # A process that was to measure it crashed, hung or lost the GPU (completeness.py; the reason
+    # says on which side and in which run): an ERROR row of its own, or a kept verdict.
+    crashed: bool = False
+    # Judged from each side's summary (mean, relative standard deviation, sample count: nvbench
+    # without --jsonbin), by Welch's t on the means, not per sample (Summaries, below).
+    from_summaries: bool = False
+
+    @property
+    def shown_name(self) -> str:
+        """The name as outputs show it: with its label, if it has one."""
+        return f"{self.name} [{self.label}]" if self.label else self.name
+
+    def worse_by(self, higher_is_better: bool) -> float:
+        """Log of the change in the bad direction (for sorting); -inf when there is none."""
+        if self.ratio is None:
+            return -math.inf
+        log_ratio = math.log(self.ratio)
+        return -log_ratio if higher_is_better else log_ratio
+
+
+class SuiteChange(NamedTuple):
+    """The suite as a whole: the geometric mean of the ratios of the benchmarks that can fail on
+    their own, its confidence interval (Student's t over their log ratios), and the geometric
+    mean of their limits. A REGRESSION of the suite when that interval lies wholly past the
+    limit on the worse side: the benchmarks moved, on average, by more than their limits allow,
+    by a margin their own spread supports (a row within its limit cannot move the mean past
+    it: only changes past their limits can)."""
+
+    ratio: float
+    ci_low: float
+    ci_high: float
+    limit: float  # geometric mean of the benchmarks' limits, as a fraction
+    benchmarks: int  # how many it is over
+    confidence: float
+    higher_is_better: bool
+
+    @property
+    def limit_ratio(self) -> float:
+        """The ratio past which the suite is worse: 1 + limit (1 / (1 + limit) for rates)."""
+        return 1.0 / (1.0 + self.limit) if self.higher_is_better else 1.0 + self.limit
+
+    @property
+    def verdict(self) -> Verdict:
+        """REGRESSION, IMPROVEMENT (the interval wholly past the limit on that side) or SAME."""
+        low, high = self.ci_low, self.ci_high
+        if self.higher_is_better:  # as "worse by" ratios
+            low, high = 1.0 / high, 1.0 / low
+        if low > 1.0 + self.limit:
+            return Verdict.REGRESSION
+        if high < 1.0 / (1.0 + self.limit):
+            return Verdict.IMPROVEMENT
+        return Verdict.SAME
+
+    @property
+    def regression(self) -> bool:
+        return self.verdict is Verdict.REGRESSION
+
+
+@dataclass(frozen=True)
+class Report:
+    metric: Metric
+    settings: Settings
+    baseline: ResultSet
+    contender: ResultSet
+    comparisons: tuple[Comparison, ...]  # worst first
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    # Why benchmarks changed, by name (explanation.py; explain.py fills them): set after the comparison, never by it.
+    explanations: Mapping[str, Explanation] = field(default_factory=dict)
+
+    def counts(self) -> dict[Verdict, int]:
+        found = Counter(c.verdict for c in self.comparisons)
+        return {v: found.get(v, 0) for v in Verdict}
+
+    def geomean_ratio(self) -> tuple[float, int] | None:
+        """Geometric mean of the ratios of benchmarks measured on both sides, and their count."""
+        ratios = [c.ratio for c in self.comparisons if c.ratio is not None]
+        if not ratios:
+            return None
+        return math.exp(math.fsum(math.log(r) for r in ratios) / len(ratios)), len(ratios)
+
+    @cached_property
+    def suite(self) -> SuiteChange | None:
+        """The suite as a whole (SuiteChange), over the benchmarks measured on both sides that
+        can fail on their own: host-bound ones are left out (their time moves with the host's,
+        20-140 % between hosts), and so are those a re-run did not confirm. None for fewer
+        than two."""
+        rows = [
+            (c.ratio, c.limit)
+            for c in self.comparisons
+            if c.ratio is not None
+            and c.limit is not None
+            and not c.host_bound
+            and c.confirmed is not False
+        ]
+        if len(rows) < 2:
+            return None
+        logs = np.log(np.array([r for r, _ in rows]))
+        limit = math.expm1(float(np.log1p(np.array([lim for _, lim in rows])).mean()))
+        mean, sd = float(logs.mean()), float(logs.std(ddof=1))
+        confidence = self.settings.confidence
+        half = stats.t_quantile((1.0 + confidence) / 2.0, len(rows) - 1) * sd / math.sqrt(len(rows))
+        return SuiteChange(
+            math.exp(mean),
+            math.exp(mean - half),
+            math.exp(mean + half),
+            limit,
+            len(rows),
+            confidence,
+            self.metric.higher_is_better,
+        )
+
+    @property
+    def failed(self) -> bool:
+        """A failing benchmark, or a regression of the suite as a whole (SuiteChange)."""
+        suite = self.suite
+        return any(c.failed for c in self.comparisons) or (suite is not None and suite.regression)
+
+    @property
+    def exit_status(self) -> int:
+        return 1 if self.failed else 0
+
+
+# The decision rule (kernelwatch.compare's docstring): from the ratio of medians, its interval,
+# the adjusted p-value and the limit to a verdict and its reason; which verdicts fail.
+
+
+# Where the test cannot decide (too few repetitions, or too few to reach alpha after the
+# correction), a change past the limit is an unverified REGRESSION, which fails only when it is
+# at least this factor worse (Settings.strict: at any size). Noise does not double a GPU
+# kernel's time: the widest spread measured between two runs of one build was 4.7 % (two H200
+# cards, docs/measurement.md).
+UNVERIFIED_FAIL_RATIO = 2.0
+
+
+# Verdict codes of decide_many, in increasing precedence.
+_SAME, _SAME_SIGNIFICANT, _PAST_NOT_SIGNIFICANT, _NOISY, _CHANGED, _TOO_FEW = range(6)
+
+
+def decide_many(
+    log_ratio: np.ndarray,
+    log_ci_low: np.ndarray,
+    log_ci_high: np.ndarray,
+    q: np.ndarray,
+    *,
+    alpha: float,
+    limit: np.ndarray,
+    higher_is_better: bool,
+    floor_binds: np.ndarray,
+    too_few: list[str | None],
+    confidence: float,
+    powerless: list[str | None] | None = None,
+) -> tuple[list[Verdict], list[str], np.ndarray]:
+    """Verdicts, reasons, and which verdicts are unverified, for benchmarks measured on both
+    sides (the rule: kernelwatch.compare).
+
+    log_ratio: log(median(contender) / median(baseline)); log_ci_*: its confidence interval;
+    q: BH-adjusted p-values (NaN when untested); too_few: why a benchmark was not tested;
+    powerless: why a tested one could not reach q < alpha however far apart its samples
+    (powerless_reasons). The limits are symmetric in log space: a ratio beyond 1 + limit or
+    below 1 / (1 + limit) is a change."""
+    band = np.log1p(limit)
+    sign = -1.0 if higher_is_better else 1.0  # turns log ratios into "worse by"
+    worse = sign * log_ratio
+    low = np.minimum(sign * log_ci_low, sign * log_ci_high)
+    high = np.maximum(sign * log_ci_low, sign * log_ci_high)
+    with np.errstate(invalid="ignore"):
+        significant = q < alpha  # NaN (untested) compares False
+    past = np.abs(worse) > band
+
+    code = np.where(significant, _SAME_SIGNIFICANT, _SAME)
+    code[past & ~significant] = _PAST_NOT_SIGNIFICANT
+    code[(low < -band) & (high > band)] = _NOISY
+    code[significant & past] = _CHANGED
+    # No test, or one that could not have called it: a change past the limit is judged as
+    # unverified, never left UNSURE (3 and 3 repetitions hid a 100x slowdown that way).
+    weak = np.array([w is not None for w in (powerless or [None] * len(code))], dtype=bool)
+    unverified = np.array([t is not None for t in too_few], dtype=bool)
+    unverified |= weak & past & ~significant
+    code[unverified] = _TOO_FEW
+    why = [t or w for t, w in zip(too_few, powerless or too_few)]
+
+    verdicts: list[Verdict] = []
+    reasons: list[str] = []
+    within_cache: dict[tuple[float, bool], str] = {}
+    for i, kind in enumerate(code.tolist()):
+        lim, binds = float(limit[i]), bool(floor_binds[i])
+        floor = " (noise floor)" if binds else ""
+        if kind == _TOO_FEW:
+            if past[i]:  # no test possible, but the change is past the limit: say so
+                ratio = float(log_ratio[i])
+                bound = math.expm1(math.copysign(math.log1p(lim), ratio)) * 100
+                verdicts.append(Verdict.REGRESSION if worse[i] > 0 else Verdict.IMPROVEMENT)
+                reasons.append(
+                    f"{math.expm1(ratio) * 100:+.1f}%, beyond the {bound:+.1f}% limit{floor}; "
+                    f"unverified: {why[i]}"
+                )
+            else:
+                verdicts.append(Verdict.UNSURE)
+                reasons.append(why[i] or "")
+            continue
+        if kind == _SAME:  # the common case: one string per distinct limit
+            reason = within_cache.get((lim, binds))
+            if reason is None:
+                reason = within_cache[(lim, binds)] = f"within {_limits(lim)}{floor}"
+            verdicts.append(Verdict.SAME)
+            reasons.append(reason)
+            continue
+        ratio = float(log_ratio[i])
+        change = f"{math.expm1(ratio) * 100:+.1f}%"
+        crossed = f"{math.expm1(math.copysign(math.log1p(lim), ratio)) * 100:+.1f}%"
+        if kind == _CHANGED:
+            verdicts.append(Verdict.REGRESSION if worse[i] > 0 else Verdict.IMPROVEMENT)
+            reasons.append(f"{change}, beyond the {crossed} limit{floor}; q={q[i]:.2g}")
+        elif kind == _NOISY:
+            verdicts.append(Verdict.UNSURE)
+            reasons.append(
+                f"too noisy: the {confidence:.0%} interval reaches past both limits "
+                f"{_limits(lim)}{floor}"
+            )
+        elif kind == _PAST_NOT_SIGNIFICANT:
+            verdicts.append(Verdict.UNSURE)
+            reasons.append(f"{change}, beyond the {crossed} limit{floor}, but q={q[i]:.2g}")
+        else:
+            verdicts.append(Verdict.SAME)
+            reasons.append(f"{change}: significant (q={q[i]:.2g}) but within {_limits(lim)}{floor}")
+    return verdicts, reasons, unverified
+
+
+def _limits(limit: float) -> str:
+    return f"[{-limit / (1 + limit) * 100:+.1f}%, {limit * 100:+.1f}%]"
+
+
+def decide(
+    *,
+    log_ratio: float,
+    log_ci: tuple[float, float],
+    q: float,
+    alpha: float,
+    limit: float,
+    higher_is_better: bool = False,
+    floor_binds: bool = False,
+    too_few: str | None = None,
+    confidence: float = 0.95,
+    powerless: str | None = None,
+) -> tuple[Verdict, str]:
+    """decide_many for one benchmark."""
+    verdicts, reasons, _ = decide_many(
+        np.array([log_ratio]),
+        np.array([log_ci[0]]),
+        np.array([log_ci[1]]),
+        np.array([q]),
+        alpha=alpha,
+        limit=np.array([limit]),
+        higher_is_better=higher_is_better,
+        floor_binds=np.array([floor_binds]),
+        too_few=[too_few],
+        confidence=confidence,
+        powerless=[powerless],
+    )
+    return verdicts[0], reasons[0]
+
+
+def too_few_reason(n: int, m: int, need: int, aggregates: bool, nvbench: bool = False) -> str:
+    if aggregates and nvbench:  # its summaries: the samples are in --jsonbin's files
+        return f"nvbench summaries only ({n} and {m} values; need {need}): run it with --jsonbin"
+    if aggregates:
+        return (
+            f"aggregates only ({n} and {m} values; need {need}): "
+            "keep the repetitions in the JSON file"
+        )
+    return f"too few repetitions ({n} and {m}; need {need})"
+
+
+def powerless_reasons(
+    n: np.ndarray, m: np.ndarray, tested: np.ndarray, alpha: float
+) -> list[str | None]:
+    """For each tested benchmark, why its test cannot reach q < alpha however far apart the
+    two samples are, or None where it can. The smallest q a change alone can get is the
+    smallest exact Mann-Whitney p-value (2 / C(n+m, n): 0.1 for 3 and 3) times the number of
+    benchmarks tested (Benjamini-Hochberg ranks it first of them); where that is not below
+    alpha, a lone change is called only by the unverified rule. A change the test did call
+    significant stays a tested verdict (decide_many)."""
+    family = int(tested.sum())
+    cache: dict[tuple[int, int], str | None] = {}
+    out: list[str | None] = []
+    for ok, n_i, m_i in zip(tested.tolist(), n.tolist(), m.tolist()):
+        if not ok:
+            out.append(None)
+            continue
+        if (n_i, m_i) not in cache:
+            smallest = stats.min_p_value(n_i, m_i)
+            reason = None
+            if smallest * family >= alpha:
+                reason = (
+                    f"{n_i} and {m_i} repetitions cannot reach q < {alpha:g} (the smallest "
+                    f"p-value is {smallest:.2g})"
+                )
+                if family > 1 and smallest < alpha:
+                    reason = (
+                        f"{n_i} and {m_i} repetitions cannot reach q < {alpha:g} among "
+                        f"{family} benchmarks alone (the smallest p-value is {smallest:.2g}; "
+                        f"Benjamini-Hochberg needs p < {alpha / family:.2g})"
+                    )
+            cache[(n_i, m_i)] = reason
+        out.append(cache[(n_i, m_i)])
+    return out
+
+
+def fails(
+    verdicts: list[Verdict],
+    unverified: np.ndarray,
+    log_ci_low: np.ndarray,
+    log_ci_high: np.ndarray,
+    higher_is_better: bool,
+    strict: bool,
+) -> list[bool]:
+    """Which verdicts fail: every tested REGRESSION; an unverified one (no test, or one that
+    could not reach alpha) with `strict`, or when its whole confidence interval is at least
+    UNVERIFIED_FAIL_RATIO worse (with one value a side, the ratio itself). The interval, not
+    the ratio of medians: with 4 and 4 repetitions two slow outliers (3.5x, a tenth of the
+    values) doubled a median of an unchanged benchmark, but not the interval's low end."""
+    sign = -1.0 if higher_is_better else 1.0
+    least = np.minimum(sign * log_ci_low, sign * log_ci_high).tolist()
+    gross = math.log(UNVERIFIED_FAIL_RATIO)
+    return [
+        v is Verdict.REGRESSION and (not weak or strict or w >= gross)
+        for v, weak, w in zip(verdicts, unverified.tolist(), least)
+    ]
+
+
+# What a contender is judged against and at which level: the baseline's runs it is compared with
+# (its own card, cards of its kind, or all), the level crossed, each benchmark's spread at that
+# level (stored, measured or the prior, with the notes saying which) and the sensitivity.
+
+
+# Sensitivity is the slowdown caught with 90 % probability: the one-sided normal quantile.
+_Z_POWER = 1.2815515655446004
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a contender is judged by: `baseline`, the runs it is compared with; `crossing`, the
+    level between them; `pooled`, the result whose spreads apply (the whole baseline where
+    `baseline` is its runs on cards of the contender's kind); `units`, how many runs measured
+    that level's spread (1 + its degrees of freedom)."""
+
+    baseline: ResultSet
+    crossing: levels.Crossing
+    pooled: ResultSet
+    units: int
+    # The contender's card is of no kind the baseline holds, and the baseline holds one kind:
+    # the spread between its hosts never crossed kinds, which differ by 0.6-1.0 % (median) and
+    # up to 4.9 % (docs/measurement.md), so it says nothing of this card.
+    unseen_kind: bool = False
+
+
+def judged_against(baseline: ResultSet, contender: ResultSet, notes: list[str]) -> Reference:
+    """The runs of a pooled baseline on the contender's own card (process level); else those on
+    cards of its kind (kinds.py), held to the spread between cards of one kind; else all."""
+    units = levels.units_of(baseline.context)
+    crossing = levels.crossing(baseline.context, contender.context)
+    wide = Reference(baseline, crossing, baseline, _units_at(crossing.level, units))
+    if len(levels.units_of(contender.context)) > 1:  # a pooled contender is not one card
+        return wide
+    own = noises.runs_of_card(baseline, levels.unit_of(contender.context).card)
+    if own is not None:
+        # Cards of one model differ by up to 4.9 % on some kernels (docs/measurement.md): a
+        # pooled baseline that holds a run on the contender's own card is compared by it.
+        notes.append(
+            "the baseline holds a run on this card: compared with that run (process level)"
+        )
+        return Reference(own, levels.crossing(own.context, contender.context), own, 1)
+    found = noises.kind_of(baseline, contender) if crossing.level is Level.HOST else None
+    if found is None:
+        return wide
+    if found.kind is None:
+        unseen = found.kinds < 2
+        notes.append(
+            f"this card is of none of the baseline's {found.kinds} kind(s) of card (shape "
+            f"distance {found.distance:.2%} from the nearest; one kind within "
+            f"{kinds.KIND_DISTANCE:.2%}): held to the spread between all its hosts"
+            + (
+                ", at least the prior for an unseen kind (docs/measurement.md): with one kind, "
+                "that spread never crossed kinds; add a run on a card of this kind to the "
+                "baseline to judge it sharply"
+                if unseen
+                else ""
+            )
+        )
+        return replace(wide, unseen_kind=unseen)
+    mine = noises.runs_of(baseline, found.runs) or baseline
+    if int((mine.counts > 0).sum()) < int((baseline.counts > 0).sum()):
+        notes.append(
+            "this card is of a kind the baseline holds, but its runs on that kind lack "
+            "benchmarks the others have: held to the spread between all its hosts"
+        )
+        return wide
+    notes.append(
+        f"this card is of a kind the baseline holds (shape distance {found.distance:.2%}, "
+        f"within {kinds.KIND_DISTANCE:.2%}): compared with its {len(found.runs)} run(s) on "
+        "cards of that kind, held to the spread between cards of one kind (kinds.py)"
+    )
+    kind = levels.Crossing(
+        Level.KIND, "another host, a card of the same kind", crossing.other_config
+    )
+    return Reference(mine, kind, baseline, len(units) - found.kinds + 1)
+
+
+def _units_at(level: Level, units: tuple[levels.Unit, ...]) -> int:
+    """The distinct cards (hosts at the host level) a level's spread was measured over."""
+    return len({u.host if level is Level.HOST else u.card for u in units})
+
+
+@dataclass(frozen=True)
+class Spread:
+    noise: np.ndarray  # relative spread of each benchmark at the level crossed
+    measured: np.ndarray  # bool: measured at that level (False: the prior was used)
+    units: int  # the baseline's runs at that level (cards or hosts), for the sensitivity
+
+
+def spread_at_level(
+    against: Reference,
+    contender: ResultSet,
+    measured: Measured,
+    metric: Metric,
+    stored_noise: noises.LevelNoise | None,
+    notes: list[str],
+) -> Spread:
+    """Each benchmark's relative spread at the level the comparison crosses: the baseline's
+    stored noise where there is one (for the time metric: noise.json describes times), else
+    computed from its values (noise.py); where the level was never measured, the prior; at
+    least the spread of the contender's own per-process medians, so a disturbed process of
+    the judged run widens its limit instead of raising an alarm."""
+    spreads = _computed_spreads(against, metric, measured)
+    if stored_noise is not None and metric.key == noises.TIME.key:
+        spreads = _stored_first(spreads, stored_noise.take(measured.names), notes)
+    level = against.crossing.level
+    durations = _durations(against.baseline, measured)
+    model = gpu_model(against.baseline.context)
+    gpu = model is not None
+    one_gpu_hosts = against.crossing.one_gpu_hosts
+    prior = levels.prior(level, durations, gpu=gpu, model=model, one_gpu_hosts=one_gpu_hosts)
+    units = levels.units_of(against.pooled.context)
+    at = _upper_bound(spreads.at(level), against, units, prior, notes)
+    # Measured or not before the floors: a floor (np.fmax) makes a never-measured level finite,
+    # and a one-card baseline against a host configured otherwise read "measured for every
+    # benchmark" while every limit was the host prior.
+    has = np.isfinite(at)
+    at = _floored_where_unmeasured(at, against, durations, model, notes)
+    noise = np.where(np.isfinite(at), at, np.fmax(spreads.process, prior))
+    notes.append(_level_note(against.crossing, units, has, model))
+    own = noises.between_processes(contender, metric, measured.c, measured.c_values)
+    return Spread(np.maximum(noise, own), has, against.units)
+
+
+def _computed_spreads(against: Reference, metric: Metric, measured: Measured) -> noises.LevelNoise:
+    """Each benchmark's spreads computed from the baseline's values (noise.py)."""
+    if against.pooled is against.baseline:
+        return noises.measure(against.baseline, metric, measured.b).levels()
+    # the spread within kinds comes from every kind the pooled baseline holds
+    return noises.measure(against.pooled, metric).levels().take(measured.names)
+
+
+def _stored_first(
+    spreads: noises.LevelNoise, kept: noises.LevelNoise, notes: list[str]
+) -> noises.LevelNoise:
+    """The stored noise `kept` (aligned with `spreads`) where it holds the benchmark."""
+    found = np.isfinite(kept.process)
+    notes.append(
+        f"noise: the baseline's stored noise for {int(found.sum())} of "
+        f"{len(found)} benchmark(s)"
+        + ("" if found.all() else "; computed from its repetitions for the others")
+    )
+    return noises.LevelNoise(
+        spreads.names,
+        np.where(found, kept.process, spreads.process),
+        np.where(found, kept.process_measured, spreads.process_measured),
+        np.where(found, kept.card, spreads.card),
+        np.where(found, kept.host, spreads.host),
+        np.where(found & np.isfinite(kept.kind), kept.kind, spreads.kind),
+    )
+
+
+def _upper_bound(
+    at: np.ndarray,
+    against: Reference,
+    units: tuple[levels.Unit, ...],
+    prior: np.ndarray,
+    notes: list[str],
+) -> np.ndarray:
+    """A spread measured above the process level, at the upper bound of its confidence interval;
+    with too few of them, at least the prior."""
+    level, at_level = against.crossing.level, against.units
+    if level is Level.PROCESS or not np.isfinite(at).any():
+        return at
+    factor = levels.upper_bound_factor(at_level)
+    at = at * factor
+    few = at_level < levels.MIN_UNITS
+    if few:
+        at = np.fmax(at, prior)
+    measured_from = (
+        f"{len(units)} runs in kinds of card ({at_level - 1} degree(s) of freedom)"
+        if level is Level.KIND
+        else f"{at_level} {level.label}s"
+    )
+    notes.append(
+        f"the {level.label}-level spread, measured from {measured_from}, is taken "
+        f"at its upper {levels.UPPER_BOUND_CONFIDENCE:.0%} confidence bound (x{factor:.2f})"
+        + (f"; with fewer than {levels.MIN_UNITS}, at least the prior" if few else "")
+    )
+    return at
+
+
+def _floored_where_unmeasured(
+    at: np.ndarray,
+    against: Reference,
+    durations: np.ndarray,
+    model: str | None,
+    notes: list[str],
+) -> np.ndarray:
+    """At least the prior (the baseline's GPU model's) where the baseline never measured a
+    spread like this contender's: a card of an unseen kind, a host configured unlike all of the
+    baseline's."""
+    gpu = model is not None
+    one_gpu_hosts = against.crossing.one_gpu_hosts
+    if against.unseen_kind:
+        unseen = levels.unseen_kind_prior(
+            durations, gpu=gpu, model=model, one_gpu_hosts=one_gpu_hosts
+        )
+        at = np.fmax(at, unseen)
+    if against.crossing.level >= Level.KIND and against.crossing.other_config:
+        # Measured between hosts, but never on one configured so: at least the host prior,
+        # whatever the level (the kind level's prior covers only one-GPU hosts alike).
+        host = levels.prior(
+            Level.HOST, durations, gpu=gpu, model=model, one_gpu_hosts=one_gpu_hosts
+        )
+        at = np.fmax(at, host)
+        notes.append(
+            "this host is configured unlike every host of the baseline (docs/results.md, "
+            "fingerprint): each spread is at least the host-level prior"
+        )
+    return at
+
+
+def _level_note(
+    crossing: levels.Crossing, units: tuple[levels.Unit, ...], has: np.ndarray, model: str | None
+) -> str:
+    """Which level is crossed, and where its spread was measured or is the prior (the
+    baseline's GPU model's)."""
+    level = crossing.level
+    relative, absolute = levels.prior_constants(level, model, crossing.one_gpu_hosts)
+    per_time = f" + {absolute:g} ns / time" if model is not None else " (no GPU: no launch term)"
+    if has.all():
+        said = "measured for every benchmark"
+    else:
+        said = (
+            f"measured for {int(has.sum())} of {len(has)} benchmark(s); never measured for "
+            f"the others: the {level.label}-level prior {relative:.2%}{per_time}"
+            f"{' (one-GPU hosts)' if _one_gpu_host_prior(crossing, model) else ''}"
+            f"{' (no runs of this model: the widest prior)' if _unmeasured_model(model) else ''} "
+            "(docs/measurement.md)"
+        )
+    return (
+        f"level: {level.label} ({crossing.why}; baseline: {levels.describe(units)}); "
+        f"its spread {said}"
+    )
+
+
+def _one_gpu_host_prior(crossing: levels.Crossing, model: str | None) -> bool:
+    """Whether the host prior taken is the one among one-GPU hosts (levels.ONE_GPU_HOSTS)."""
+    return crossing.level is Level.HOST and crossing.one_gpu_hosts and model in levels.ONE_GPU_HOSTS
+
+
+def _unmeasured_model(model: str | None) -> bool:
+    """A GPU model none of whose runs went into levels.PRIORS."""
+    return model is not None and model not in levels.PRIORS
+
+
+def _durations(baseline: ResultSet, measured: Measured) -> np.ndarray:
+    """Each benchmark's median time in the baseline (ns), for the prior; NaN without times."""
+    column = baseline.metric_column(noises.TIME)
+    if column is None:
+        return np.full(len(measured.names), np.nan)
+    values, _ = column
+    return np.array(
+        [
+            float(np.median(values[start : start + count])) if count else np.nan
+            for start, count in zip(
+                baseline.starts[measured.b].tolist(), baseline.counts[measured.b].tolist()
+            )
+        ]
+    )
+
+
+def sensitivity_of(
+    limit: np.ndarray,
+    spread: Spread,
+    level: Level,
+    b_processes: list[int],
+    c_processes: list[int],
+) -> list[float]:
+    """The smallest slowdown caught with 90 % probability: the change must clear the limit,
+    and the observed difference of the medians falls short of the true one by more than
+    1.28 standard deviations only 10 % of the time. That standard deviation: at the process
+    level the noise (a per-process median's spread) over each side's processes; at a wider
+    level one run's offset plus the baseline's mean offset over its runs at that level."""
+    if level is Level.PROCESS:
+        b_count = np.maximum(np.asarray(b_processes, dtype=float), 1.0)
+        c_count = np.maximum(np.asarray(c_processes, dtype=float), 1.0)
+        factor = np.sqrt(1.0 / b_count + 1.0 / c_count)
+    else:
+        factor = np.full(len(limit), np.sqrt(1.0 + 1.0 / max(spread.units, 1)))
+    result: list[float] = np.expm1(np.log1p(limit) + _Z_POWER * spread.noise * factor).tolist()
+    return result
+
+
+# What each side holds of a benchmark: verdicts decided by presence, errors and skips alone; the
+# benchmarks measured on both sides with the metric's columns; the processes per benchmark.
+
+
+# Marks a benchmark skipped or absent on both sides: left out, counted in a note.
+LEAVE_OUT = Comparison("", Verdict.SAME, "", failed=False)
+
+
+def _status(result: ResultSet, name: str) -> str:
+    if name in result.errors:
+        return "error"
+    k = result.index.get(name)
+    if k is None:
+        return "absent"
+    if name in result.skipped or result.counts[k] == 0:
+        return "skipped"
+    return "ok"
+
+
+# The reason of a baseline benchmark that the contender's build does not register at all
+# (completeness.py): removed or renamed on purpose, so MISSING without failing.
+NOT_IN_BUILD = "not in this build: removed or renamed"
+
+
+def presence_verdict(
+    name: str,
+    baseline: ResultSet,
+    contender: ResultSet,
+    settings: Settings,
+    removed: frozenset[str] = frozenset(),
+) -> Comparison | None:
+    """Verdicts decided by what exists and what failed, before any statistics; None when both
+    sides have measurements. `removed`: the benchmarks the contender's build does not register
+    (completeness.py); absent from the contender, they are MISSING without failing."""
+    base, cont = _status(baseline, name), _status(contender, name)
+    if cont == "error":
+        where = "both sides" if base == "error" else "contender"
+        return Comparison(
+            name,
+            Verdict.ERROR,
+            f"{where}: {contender.errors[name]}",
+            failed=not settings.allow_errors,
+        )
+    if cont != "ok":
+        if base in ("absent", "skipped"):
+            return LEAVE_OUT
+        if cont == "absent" and name in removed:
+            return Comparison(name, Verdict.MISSING, NOT_IN_BUILD, failed=False)
+        why = (
+            f"skipped in the contender: {contender.skipped[name]}"
+            if name in contender.skipped
+            else "not in the contender"
+        )
+        return Comparison(name, Verdict.MISSING, why, failed=not settings.allow_missing)
+    if base in ("absent", "skipped"):
+        why = (
+            f"skipped in the baseline: {baseline.skipped[name]}"
+            if name in baseline.skipped
+            else "not in the baseline"
+        )
+        return Comparison(name, Verdict.NEW, why, failed=False)
+    if base == "error":
+        return Comparison(name, Verdict.ERROR, f"baseline: {baseline.errors[name]}", failed=False)
+    return None
+
+
+def presence_notes(comparisons: list[Comparison]) -> list[str]:
+    """What to do about the benchmarks a changed suite added, removed or renamed: a NEW one is
+    not judged at all until the baseline holds it; one the build no longer registers is
+    MISSING without failing until the baseline drops it; any other MISSING one fails every run
+    until then (docs/ci.md, "When a pull request changes the suite")."""
+    new = sum(c.verdict is Verdict.NEW and "skipped" not in c.reason for c in comparisons)
+    missing = sum(c.verdict is Verdict.MISSING and c.failed for c in comparisons)
+    removed = sum(
+        c.verdict is Verdict.MISSING and not c.failed and c.reason == NOT_IN_BUILD
+        for c in comparisons
+    )
+    rename = "; NEW and MISSING together: a rename? Its old names are MISSING, its new NEW"
+    notes = []
+    if new:
+        notes.append(
+            f"{new} NEW benchmark(s) not in the baseline: not judged until the baseline holds "
+            "them; add them after the merge (baselines/README.md)"
+        )
+    if removed:
+        notes.append(
+            f"{removed} MISSING benchmark(s) not in this build (removed or renamed): not "
+            "failing; the baseline drops them at its next whole update (the baseline workflow "
+            "after the merge pools with --drop-missing)" + (rename if new else "")
+        )
+    if missing:
+        notes.append(
+            f"{missing} MISSING benchmark(s) fail the comparison until the baseline drops them: "
+            "if removed on purpose, drop them from the baseline (baselines/README.md)"
+            + (rename if new and not removed else "")
+        )
+    return notes
+
+
+@dataclass(frozen=True)
+class Measured:
+    """The benchmarks measured on both sides: their indices in each result set and the
+    metric's columns (validated)."""
+
+    names: list[str]
+    b: np.ndarray  # benchmark index in the baseline
+    c: np.ndarray  # benchmark index in the contender
+    b_values: np.ndarray  # the baseline's metric column
+    c_values: np.ndarray
+
+
+def metric_values(
+    baseline: ResultSet, contender: ResultSet, names: list[str], metric: Metric
+) -> tuple[Measured, int, list[tuple[str, str]]]:
+    """The benchmarks measured on both sides; plus how many lack the metric on both sides,
+    and which lack it on one side."""
+    empty = np.zeros(0, dtype=np.int64)
+    if not names:
+        return Measured([], empty, empty, np.zeros(0), np.zeros(0)), 0, []
+    found = []
+    for result in (baseline, contender):
+        column = result.metric_column(metric)
+        if column is None:
+            raise InputError(f"{result.label}: no benchmark has the metric {metric.key!r}")
+        values, mask = column
+        cumulative = np.concatenate([[0], np.cumsum(mask)])
+        present = cumulative[result.starts + result.counts] - cumulative[result.starts]
+        partial = (present > 0) & (present < result.counts)
+        if partial.any():
+            k = int(np.argmax(partial))
+            raise InputError(
+                f"{result.label}: {metric.key} missing from some repetitions of {result.names[k]}"
+            )
+        found.append((values, present > 0))
+    (b_values, b_has), (c_values, c_has) = found
+
+    b = np.array([baseline.index[name] for name in names], dtype=np.int64)
+    c = np.array([contender.index[name] for name in names], dtype=np.int64)
+    both, b_only, c_only = b_has[b] & c_has[c], b_has[b] & ~c_has[c], ~b_has[b] & c_has[c]
+    one_sided = [(names[i], "contender") for i in np.flatnonzero(b_only)]
+    one_sided += [(names[i], "baseline") for i in np.flatnonzero(c_only)]
+    lacking = int((~b_has[b] & ~c_has[c]).sum())
+    keep = np.flatnonzero(both)
+    measured = Measured([names[i] for i in keep], b[keep], c[keep], b_values, c_values)
+    return measured, lacking, one_sided
+
+
+def process_counts(result: ResultSet, k: np.ndarray) -> list[int]:
+    """How many processes (files, or processes of a merged run) each benchmark's values came
+    from."""
+    if not len(result.processes) or result.processes.max() == 0:
+        return [1] * len(k)
+    return [
+        len(set(result.processes[start : start + count].tolist()))
+        for start, count in zip(result.starts[k].tolist(), result.counts[k].tolist())
+    ]
+
+
+# compare(): every benchmark's verdict from two result sets, with the report's notes and warnings:
+# presence first, then the statistics of those measured on both sides, the limit against the
+# spread at the level crossed, the decision, and which verdicts fail.
+
+
+def compare(
+    baseline: ResultSet,
+    contender: ResultSet,
+    metric: Metric,
+    settings: Settings,
+    stored_noise: noises.LevelNoise | None = None,
+    removed: frozenset[str] = frozenset(),
+) -> Report:
+    """Verdicts for every benchmark. `stored_noise`: the baseline's noise per benchmark and
+    level as `baseline update` kept it (noise.json), used for the time metric instead of
+    computing it from the baseline's values. `removed`: the baseline's benchmarks that the
+    contender's build does not register (completeness.py): MISSING there without failing."""
+    warnings, notes = check_environment(
+        baseline.context, contender.context, settings.allow_gpu_mismatch, metric.key
+    )
+    notes = list(baseline.notes) + list(contender.notes) + notes
+    against = judged_against(baseline, contender, notes)
+    baseline = against.baseline
+    comparisons: list[Comparison] = []
+    # Present on both sides, without errors or skips (nearly all): measured without more checks.
+    flagged = (
+        baseline.errors.keys()
+        | baseline.skipped.keys()
+        | contender.errors.keys()
+        | contender.skipped.keys()
+    )
+    both = (baseline.index.keys() & contender.index.keys()) - flagged
+    pairs = sorted(both)
+    left_out = 0
+    for name in sorted((baseline.index.keys() | contender.index.keys()) - both):
+        early = presence_verdict(name, baseline, contender, settings, removed)
+        if early is LEAVE_OUT:
+            left_out += 1
+        elif early is not None:
+            comparisons.append(early)
+        else:
+            pairs.append(name)
+    if left_out:
+        notes.append(f"{left_out} benchmark(s) skipped or absent on both sides: not compared")
+    notes += presence_notes(comparisons)
+
+    measured, lacking, one_sided = metric_values(baseline, contender, pairs, metric)
+    for name, side in one_sided:
+        comparisons.append(
+            Comparison(
+                name,
+                Verdict.ERROR,
+                f"no {metric.key} in the {side}",
+                failed=side == "contender" and not settings.allow_errors,
+            )
+        )
+    if lacking:
+        notes.append(f"{lacking} benchmark(s) have no {metric.key} on either side: not compared")
+    comparisons += _measured_verdicts(
+        against, contender, measured, metric, settings, notes, stored_noise
+    )
+    labels = {**baseline.labels, **contender.labels}
+    if labels:
+        comparisons = [c._replace(label=labels.get(c.name)) for c in comparisons]
+    comparisons.sort(
+        key=lambda c: (SEVERITY[c.verdict], -c.worse_by(metric.higher_is_better), c.name)
+    )
+    return Report(
+        metric, settings, baseline, contender, tuple(comparisons), tuple(warnings), tuple(notes)
+    )
+
+
+def _measured_verdicts(
+    against: Reference,
+    contender: ResultSet,
+    measured: Measured,
+    metric: Metric,
+    settings: Settings,
+    notes: list[str],
+    stored_noise: noises.LevelNoise | None,
+) -> list[Comparison]:
+    if not measured.names:
+        return []
+    baseline, crossing = against.baseline, against.crossing
+    b, c = measured.b, measured.c
+    n, m = baseline.counts[b], contender.counts[c]
+    ps = stats.pair_statistics_columns(
+        measured.b_values,
+        baseline.starts[b],
+        n,
+        measured.c_values,
+        contender.starts[c],
+        m,
+        settings.confidence,
+    )
+    tested = (n >= settings.min_repetitions) & (m >= settings.min_repetitions)
+    # nvbench without --jsonbin: judged from each side's mean, noise and sample count instead.
+    by_summary = np.zeros(len(b), dtype=bool)
+    summarised = from_summaries(baseline, contender, measured, metric, settings.confidence)
+    n_shown, m_shown = n.copy(), m.copy()
+    if summarised is not None:
+        by_summary = summarised.mask
+        st = summarised.statistics
+        ps.log_ratio[by_summary], ps.p_value[by_summary] = st.log_ratio, st.p_value
+        ps.log_ci_low[by_summary], ps.log_ci_high[by_summary] = st.log_ci_low, st.log_ci_high
+        ps.baseline_median[by_summary] = summarised.b_mean
+        ps.contender_median[by_summary] = summarised.c_mean
+        ps.baseline_cv[by_summary] = np.nan
+        ps.contender_cv[by_summary] = np.nan
+        n_shown[by_summary] = summarised.b_samples.astype(np.int64)
+        m_shown[by_summary] = summarised.c_samples.astype(np.int64)
+        tested[by_summary] = (summarised.b_samples >= settings.min_repetitions) & (
+            summarised.c_samples >= settings.min_repetitions
+        )
+        notes.append(note(summarised))
+    q = np.full(len(b), np.nan)
+    q[tested] = stats.bh_adjust(ps.p_value[tested])
+    _note_power(n, m, tested & ~by_summary, settings.alpha, notes)
+
+    threshold = _thresholds(measured.names, settings)
+    b_processes, c_processes = process_counts(baseline, b), process_counts(contender, c)
+    spread = spread_at_level(against, contender, measured, metric, stored_noise, notes)
+    floor = settings.noise_multiplier * spread.noise
+    limit = np.maximum(threshold, floor)
+    b_agg, c_agg = baseline.from_aggregates[b].tolist(), contender.from_aggregates[c].tolist()
+    n_list, m_list = n.tolist(), m.tolist()
+    nvbench = any(NVBENCH_SAMPLES_KEY in side.context for side in (baseline, contender))
+    too_few = [
+        None if ok else too_few_reason(n_i, m_i, settings.min_repetitions, b_ag or c_ag, nvbench)
+        for ok, n_i, m_i, b_ag, c_ag in zip(
+            tested.tolist(), n_shown.tolist(), m_shown.tolist(), b_agg, c_agg
+        )
+    ]
+    # A t-test reaches any p-value: Mann-Whitney's smallest one does not bind summary rows.
+    powerless = [
+        None if summary else why
+        for summary, why in zip(
+            by_summary.tolist(), powerless_reasons(n, m, tested & ~by_summary, settings.alpha)
+        )
+    ]
+    verdicts, reasons, unverified = decide_many(
+        ps.log_ratio,
+        ps.log_ci_low,
+        ps.log_ci_high,
+        q,
+        alpha=settings.alpha,
+        limit=limit,
+        higher_is_better=metric.higher_is_better,
+        floor_binds=floor > threshold,
+        too_few=too_few,
+        confidence=settings.confidence,
+        powerless=powerless,
+    )
+    sensitivity = sensitivity_of(limit, spread, crossing.level, b_processes, c_processes)
+    # Either side's declaration counts (a change that stops declaring it still times the host
+    # it timed); one side's alone means the change declared or undeclared it: said, per row.
+    b_bound, c_bound = baseline.host_bound(b), contender.host_bound(c)
+    host_bound = b_bound | c_bound
+    one_side = (b_bound != c_bound).tolist()
+    b_bound_list = b_bound.tolist()
+    lenient = _lenient(host_bound, crossing.same_host, notes)
+
+    failing = fails(
+        verdicts,
+        unverified,
+        ps.log_ci_low,
+        ps.log_ci_high,
+        metric.higher_is_better,
+        settings.strict,
+    )
+    # Plain lists: element access on numpy arrays is slow in a 10,000-step loop.
+    ratio = np.exp(ps.log_ratio).tolist()
+    ci_low, ci_high = _optional(np.exp(ps.log_ci_low)), _optional(np.exp(ps.log_ci_high))
+    p_value, q_value = _optional(ps.p_value), _optional(q)
+    b_median, c_median = ps.baseline_median.tolist(), ps.contender_median.tolist()
+    b_cv, c_cv = _optional(ps.baseline_cv), _optional(ps.contender_cv)
+    threshold_list, floor_list, limit_list = threshold.tolist(), floor.tolist(), limit.tolist()
+    # None too where no p-value can reach alpha (3 and 3: at least 0.1): nothing is caught.
+    reachable = [
+        ok and (summary or stats.min_p_value(n_i, m_i) < settings.alpha)
+        for ok, summary, n_i, m_i in zip(tested.tolist(), by_summary.tolist(), n_list, m_list)
+    ]
+    sensitivity_list = [s if ok else None for ok, s in zip(reachable, sensitivity)]
+    measured_list, lenient_list = spread.measured.tolist(), lenient.tolist()
+    host_bound_list = host_bound.tolist()
+    level = crossing.level.label
+    # Where the interval is more than the ratio (two or more values a side), the 2x rule is of
+    # its low end (decision.fails): said so.
+    twice = f"{UNVERIFIED_FAIL_RATIO:g}x worse"
+    short = [
+        f"not {twice} throughout its interval" if n_i > 1 or m_i > 1 else f"under {twice}"
+        for n_i, m_i in zip(n_list, m_list)
+    ]
+    summary_list = by_summary.tolist()
+    n_list, m_list = n_shown.tolist(), m_shown.tolist()
+    out = []
+    for i, name in enumerate(measured.names):
+        verdict, reason = verdicts[i], reasons[i]
+        if summary_list[i]:
+            reason = f"{MARKER}: {reason}" if reason else MARKER
+        failed = failing[i]
+        bound = "host-bound"
+        if one_side[i]:
+            bound += f" (in the {'baseline' if b_bound_list[i] else 'contender'} only)"
+        if failed and lenient_list[i]:
+            failed = False
+            reason += f"; {bound}, baseline not from this host: not failing"
+        elif one_side[i]:
+            reason += f"; {bound}"
+        elif verdict is Verdict.REGRESSION and not failed:  # unverified, under 2x
+            reason += f"; {short[i]}: not failing (--strict fails it)"
+        out.append(
+            Comparison(
+                name,
+                worded_for(verdict, failed),
+                reason,
+                failed,
+                baseline=SideSummary(n_list[i], b_median[i], b_cv[i], b_processes[i], b_agg[i]),
+                contender=SideSummary(m_list[i], c_median[i], c_cv[i], c_processes[i], c_agg[i]),
+                ratio=ratio[i],
+                ci_low=ci_low[i],
+                ci_high=ci_high[i],
+                p_value=p_value[i],
+                q_value=q_value[i],
+                threshold=threshold_list[i],
+                noise_floor=floor_list[i],
+                limit=limit_list[i],
+                level=level,
+                level_measured=measured_list[i],
+                sensitivity=sensitivity_list[i],
+                host_bound=host_bound_list[i],
+                from_summaries=summary_list[i],
+            )
+        )
+    return out
+
+
+def _thresholds(names: list[str], settings: Settings) -> np.ndarray:
+    """Each benchmark's threshold: its config rule's, else the one threshold."""
+    if not settings.rules:
+        return np.full(len(names), settings.threshold)
+    return np.array([threshold_for(name, settings.rules, settings.threshold) for name in names])
+
+
+def _lenient(host_bound: np.ndarray, same_host: bool, notes: list[str]) -> np.ndarray:
+    """The host-bound benchmarks whose change does not fail: against another host's baseline
+    their time includes that host's work (pageable copies moved 20-140 % between one-GPU H200
+    hosts with nothing changed on the GPU, docs/measurement.md)."""
+    lenient: np.ndarray = host_bound & (not same_host)
+    if lenient.any():
+        notes.append(
+            f"{int(lenient.sum())} host-bound benchmark(s) (their time includes host work) "
+            "against a baseline not measured on this host: their changes are reported, "
+            "not failing"
+        )
+    return lenient
+
+
+def _note_power(
+    n: np.ndarray, m: np.ndarray, tested: np.ndarray, alpha: float, notes: list[str]
+) -> None:
+    """Say so when too few repetitions make a lone change impossible to call significant."""
+    family = int(tested.sum())
+    if family == 0:
+        return
+    pairs = Counter(zip(n[tested].tolist(), m[tested].tolist()))
+    (n_common, m_common), _ = pairs.most_common(1)[0]
+    smallest = stats.min_p_value(n_common, m_common)
+    if smallest * family >= alpha:
+        notes.append(
+            f"with {n_common} and {m_common} repetitions the smallest possible p-value is "
+            f"{smallest:.2g}: a change in one benchmark alone cannot reach significance among "
+            f"{family} (Benjamini-Hochberg needs p < {alpha / family:.2g}): such a change past "
+            f"the limit is judged unverified, failing from {UNVERIFIED_FAIL_RATIO:g}x worse; "
+            "record more repetitions"
+        )
+
+
+def _optional(values: np.ndarray) -> list[float | None]:
+    """A list with None where the array is not finite (NaN marks "undefined" in arrays)."""
+    return [v if math.isfinite(v) else None for v in values.tolist()]
+
+
+# Benchmarks judged from summaries instead of samples: nvbench's states without `--jsonbin`
+# carry no sample times, only each state's mean cold GPU time, the samples' relative standard
+# deviation and their count (kernelwatch.nvbench puts them in the row's counters). That is enough
+# for Welch's t on the log ratio of the means (stats.summary_statistics), which then stands in for
+# the per-sample Mann-Whitney test and Hodges-Lehmann interval; the rest of the decision (limit,
+# noise floor, Benjamini-Hochberg, verdicts) is the same. Every such row says `from summaries`.
+#
+# The side against a summary may have samples (nvbench with `--jsonbin`, or Google Benchmark
+# repetitions): their mean, relative standard deviation and count are taken from the values.
+
+
+MARKER = "from summaries"
+
+
+@dataclass(frozen=True)
+class Summaries:
+    """Which measured benchmarks are judged from summaries (`mask`), their statistics (one
+    entry per masked benchmark, in order) and their sample counts a side."""
+
+    mask: np.ndarray
+    statistics: stats.SummaryStats
+    b_mean: np.ndarray
+    c_mean: np.ndarray
+    b_samples: np.ndarray
+    c_samples: np.ndarray
+
+
+def _side(
+    result: ResultSet, k: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per benchmark k: whether its values are a summary row, and its mean, relative standard
+    deviation and sample count (NaN where unknown)."""
+    count = len(k)
+    summary = np.zeros(count, dtype=bool)
+    mean, cv, n = np.full(count, np.nan), np.full(count, np.nan), np.full(count, np.nan)
+    columns = (NVBENCH_MEAN_KEY, NVBENCH_SAMPLES_COUNTER, NVBENCH_CV_COUNTER)
+    present = [result.columns.get(key) for key in columns]
+    gaps = [result.gaps.get(key) for key in columns]
+    starts, counts = result.starts[k], result.counts[k]
+    for i, (start, rows, agg) in enumerate(
+        zip(starts.tolist(), counts.tolist(), result.from_aggregates[k].tolist())
+    ):
+        if agg:
+            if rows != 1 or any(c is None for c in present):
+                continue
+            if any(g is not None and bool(g[start]) for g in gaps):
+                continue
+            m, s, c = (float(col[start]) for col in present if col is not None)
+            summary[i] = True
+            mean[i], n[i], cv[i] = m, s, c
+        elif rows >= 2:
+            own = values[start : start + rows]
+            mean[i] = float(own.mean())
+            cv[i] = float(own.std(ddof=1) / mean[i])
+            n[i] = rows
+    return summary, mean, cv, n
+
+
+def from_summaries(
+    baseline: ResultSet, contender: ResultSet, measured: Measured, metric: Metric, confidence: float
+) -> Summaries | None:
+    """The benchmarks of `measured` to judge from summaries: the time metric, a summary row
+    with its mean, count and noise on at least one side, and a mean, a count of at least 2 and
+    a finite relative standard deviation on both. None when there are none."""
+    if metric.key != "real_time" or not len(measured.b):
+        return None
+    b_sum, b_mean, b_cv, b_n = _side(baseline, measured.b, measured.b_values)
+    c_sum, c_mean, c_cv, c_n = _side(contender, measured.c, measured.c_values)
+    with np.errstate(invalid="ignore"):
+        usable = (
+            (b_sum | c_sum)
+            & (b_n >= 2)
+            & (c_n >= 2)
+            & np.isfinite(b_cv)
+            & np.isfinite(c_cv)
+            & (b_cv >= 0)
+            & (c_cv >= 0)
+            & (b_mean > 0)
+            & (c_mean > 0)
+        )
+    if not usable.any():
+        return None
+    statistics = stats.summary_statistics(
+        b_mean[usable],
+        b_cv[usable],
+        b_n[usable],
+        c_mean[usable],
+        c_cv[usable],
+        c_n[usable],
+        confidence,
+    )
+    return Summaries(usable, statistics, b_mean[usable], c_mean[usable], b_n[usable], c_n[usable])
+
+
+def note(summaries: Summaries) -> str:
+    """What the notes say about the benchmarks judged from summaries."""
+    return (
+        f"{int(summaries.mask.sum())} benchmark(s) judged {MARKER} (nvbench without --jsonbin: "
+        "each side's mean cold GPU time, relative standard deviation and sample count): the "
+        "change is the ratio of means and its test Welch's t on their logs (delta method), not "
+        "per sample; the rows say so"
+    )

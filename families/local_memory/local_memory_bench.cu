@@ -63,18 +63,6 @@ void run_variant(benchmark::State& state, kk::local_memory_variant variant) {
       });
 }
 
-void registers(benchmark::State& state) {
-  run_variant(state, kk::local_memory_variant::registers);
-}
-
-void local_array(benchmark::State& state) {
-  run_variant(state, kk::local_memory_variant::local_array);
-}
-
-void register_capped(benchmark::State& state) {
-  run_variant(state, kk::local_memory_variant::register_capped);
-}
-
 // 2^24 threads: about 0.5 ms in registers at 8 rounds on an H100. 2 rounds leaves more of the
 // time to the fixed parts (input, fill and fold of the array, DRAM), 8 rounds to the array
 // updates, where the three variants differ.
@@ -84,6 +72,10 @@ void axes(kw::benchmark_handle* b) {
 
 }  // namespace
 
-KW_GPU_BENCHMARK("local_memory/registers", registers)->Apply(axes);
-KW_GPU_BENCHMARK("local_memory/local_array", local_array)->Apply(axes);
-KW_GPU_BENCHMARK("local_memory/register_capped", register_capped)->Apply(axes);
+KW_GPU_BENCHMARK_VARIANTS("local_memory",
+                          std::vector<kw::named<kk::local_memory_variant>>{
+                              {"registers", kk::local_memory_variant::registers},
+                              {"local_array", kk::local_memory_variant::local_array},
+                              {"register_capped", kk::local_memory_variant::register_capped}},
+                          run_variant)
+    .apply(axes);

@@ -175,12 +175,6 @@ void guide_multiply(benchmark::State& state, guide_launcher launcher) {
   });
 }
 
-void simple(benchmark::State& state) { guide_multiply(state, kk::simple_multiply<float>); }
-void coalesced_a(benchmark::State& state) {
-  guide_multiply(state, kk::coalesced_multiply<float>);
-}
-void shared_ab(benchmark::State& state) { guide_multiply(state, kk::shared_ab_multiply<float>); }
-
 void sgemm_tiled(benchmark::State& state) {
   const int size = static_cast<int>(state.range(0));
   problem p(size, size, size);
@@ -203,12 +197,15 @@ void cublas_sgemm(benchmark::State& state) {
 }  // namespace
 
 // m = n ≥ 8192 with w = 32: ≥ 256 MiB of C, ≥ 100 µs per launch on an H100/H200.
-KW_GPU_BENCHMARK("matmul/simple", simple)
-    ->Args({8192, 8192})->Args({16384, 16384})->ArgNames({"m", "n"});
-KW_GPU_BENCHMARK("matmul/coalesced_a", coalesced_a)
-    ->Args({8192, 8192})->Args({16384, 16384})->ArgNames({"m", "n"});
-KW_GPU_BENCHMARK("matmul/shared_ab", shared_ab)
-    ->Args({8192, 8192})->Args({16384, 16384})->ArgNames({"m", "n"});
+KW_GPU_BENCHMARK_VARIANTS("matmul",
+                          std::vector<kw::named<guide_launcher>>{
+                              {"simple", kk::simple_multiply<float>},
+                              {"coalesced_a", kk::coalesced_multiply<float>},
+                              {"shared_ab", kk::shared_ab_multiply<float>}},
+                          guide_multiply)
+    .apply([](kw::benchmark_handle* b) {
+      b->Args({8192, 8192})->Args({16384, 16384})->ArgNames({"m", "n"});
+    });
 KW_GPU_BENCHMARK("matmul/sgemm_tiled", sgemm_tiled)
     ->Arg(1024)->Arg(2048)->Arg(4096)->ArgName("size");
 KW_GPU_BENCHMARK("matmul/cublas_sgemm", cublas_sgemm)

@@ -210,11 +210,6 @@ void streaming(benchmark::State& state, op operation) {
       });
 }
 
-std::string name(op operation, const char* variant_name, const char* type) {
-  return std::string("reduction/") + (operation == op::sum ? "sum/" : "dot/") + variant_name +
-         "/" + type;
-}
-
 void add_sizes(kw::benchmark_handle* handle, bool sweep) {
   if (sweep) {
     for (const std::int64_t n : sweep_n) {
@@ -226,36 +221,38 @@ void add_sizes(kw::benchmark_handle* handle, bool sweep) {
   handle->ArgName("n");
 }
 
+// reduction/<sum|dot>/<variant>/<type>: per type, the sum's variants, its streaming read, the
+// dot product's variants and its streaming read.
 template <typename T>
-void register_type(const char* type) {
-  for (const variant v : {variant::naive, variant::interleaved, variant::sequential,
-                          variant::warp_shuffle, variant::vectorized, variant::cub}) {
-    const bool sweep = v == variant::vectorized || v == variant::cub;
-    add_sizes(kw::register_gpu_benchmark(
-                  name(op::sum, kk::to_string(v), type),
-                  [v](benchmark::State& state) { reduction<T>(state, op::sum, v); }),
-              sweep);
-  }
+bool register_type(const std::string& type) {
+  const auto named = [](std::vector<variant> variants) {
+    return kw::named_values(variants, kk::to_string);
+  };
+  kw::register_gpu_variants(
+      "reduction/sum/{}/" + type,
+      named({variant::naive, variant::interleaved, variant::sequential, variant::warp_shuffle,
+             variant::vectorized, variant::cub}),
+      [](benchmark::State& state, variant v) { reduction<T>(state, op::sum, v); })
+      .apply([](kw::benchmark_handle* handle, variant v) {
+        add_sizes(handle, v == variant::vectorized || v == variant::cub);
+      });
   add_sizes(kw::register_gpu_benchmark(
-                name(op::sum, "streaming", type),
+                "reduction/sum/streaming/" + type,
                 [](benchmark::State& state) { streaming<T>(state, op::sum); }),
             true);
-  for (const variant v : {variant::sequential, variant::vectorized, variant::cub}) {
-    add_sizes(kw::register_gpu_benchmark(
-                  name(op::dot, kk::to_string(v), type),
-                  [v](benchmark::State& state) { reduction<T>(state, op::dot, v); }),
-              false);
-  }
+  kw::register_gpu_variants(
+      "reduction/dot/{}/" + type, named({variant::sequential, variant::vectorized, variant::cub}),
+      [](benchmark::State& state, variant v) { reduction<T>(state, op::dot, v); })
+      .apply([](kw::benchmark_handle* handle) { add_sizes(handle, false); });
   add_sizes(kw::register_gpu_benchmark(
-                name(op::dot, "streaming", type),
+                "reduction/dot/streaming/" + type,
                 [](benchmark::State& state) { streaming<T>(state, op::dot); }),
             false);
+  return true;
 }
 
-[[maybe_unused]] const bool registered = [] {
-  register_type<float>("float");
-  register_type<double>("double");
-  return true;
-}();
+// A type axis whose types each register several variant axes: float's, then double's.
+[[maybe_unused]] const bool registered = register_type<float>("float") &&
+                                         register_type<double>("double");
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <kernelwatch/kernelwatch.hpp>
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 namespace kw = kernelwatch;
@@ -80,19 +79,16 @@ void without_block_rows(kw::benchmark_handle* benchmark) {
   }
 }
 
-// transpose/<variant>/rows:R/cols:C[/block_rows:B], in the order of kk::transpose_variants.
-[[maybe_unused]] const bool registered = [] {
-  for (const kk::transpose_variant variant : kk::transpose_variants) {
-    kw::benchmark_handle* benchmark = kw::register_gpu_benchmark(
-        std::string("transpose/") + kk::transpose_variant_name(variant),
-        [variant](benchmark::State& state) { transpose_benchmark(state, variant); });
-    if (kk::transpose_takes_block_rows(variant)) {
-      with_block_rows(benchmark);
-    } else {
-      without_block_rows(benchmark);
-    }
-  }
-  return true;
-}();
-
 }  // namespace
+
+// transpose/<variant>/rows:R/cols:C[/block_rows:B], in the order of kk::transpose_variants.
+KW_GPU_BENCHMARK_VARIANTS("transpose",
+                          kw::named_values(kk::transpose_variants, kk::transpose_variant_name),
+                          transpose_benchmark)
+    .apply([](kw::benchmark_handle* benchmark, kk::transpose_variant variant) {
+      if (kk::transpose_takes_block_rows(variant)) {
+        with_block_rows(benchmark);
+      } else {
+        without_block_rows(benchmark);
+      }
+    });

@@ -18,21 +18,32 @@ constexpr int max_offset = 32;
 constexpr int max_stride = 32;
 constexpr std::uint64_t seed = 20261121;
 
-template <typename T>
-void offset_copy(benchmark::State& state) {
-  const int offset = static_cast<int>(state.range(0));
-  const std::size_t n = buffer_bytes / sizeof(T) - max_offset;  // the same n for every offset
-  auto& buffers = kw::set_up_once<kw::in_out_buffers<T>>(n + max_offset, n, seed, T(-1), T(1));
-  auto& in = buffers.in;
-  auto& out = buffers.out;
+// Every benchmark of the family: n elements of T copied from a random input (in_count
+// elements) to a poisoned output (out_count), checked by `check(in, out)` and timed.
+template <typename T, typename Check, typename Copy>
+void timed_copy(benchmark::State& state, std::size_t in_count, std::size_t out_count,
+                std::size_t n, Check check, Copy copy) {
+  auto& buffers = kw::set_up_once<kw::in_out_buffers<T>>(in_count, out_count, seed, T(-1), T(1));
+  const T* in = buffers.in.data();
+  T* out = buffers.out.data();
 
   kw::measure(state)
       .bytes_read(n * sizeof(T))
       .bytes_written(n * sizeof(T))
       .elements(n)
-      .verify([&] { return kw::compare_exact_on_device(in.data() + offset, out.data(), n); })
-      .run([&](cudaStream_t stream) {
-        KW_CUDA_CHECK(kk::offset_copy(out.data(), in.data(), n, offset, block_size, stream));
+      .verify([&] { return check(in, out); })
+      .run([&](cudaStream_t stream) { copy(out, in, stream); });
+}
+
+template <typename T>
+void offset_copy(benchmark::State& state) {
+  const int offset = static_cast<int>(state.range(0));
+  const std::size_t n = buffer_bytes / sizeof(T) - max_offset;  // the same n for every offset
+  timed_copy<T>(
+      state, n + max_offset, n, n,
+      [&](const T* in, const T* out) { return kw::compare_exact_on_device(in + offset, out, n); },
+      [&](T* out, const T* in, cudaStream_t stream) {
+        KW_CUDA_CHECK(kk::offset_copy(out, in, n, offset, block_size, stream));
       });
 }
 
@@ -41,20 +52,13 @@ void stride_copy(benchmark::State& state) {
   const int stride = static_cast<int>(state.range(0));
   const std::size_t footprint = buffer_bytes / sizeof(T);  // the same span for every stride
   const std::size_t n = (footprint - 1) / stride + 1;
-  auto& buffers = kw::set_up_once<kw::in_out_buffers<T>>(footprint, footprint, seed, T(-1), T(1));
-  auto& in = buffers.in;
-  auto& out = buffers.out;
-
-  kw::measure(state)
-      .bytes_read(n * sizeof(T))
-      .bytes_written(n * sizeof(T))
-      .elements(n)
-      .verify([&] {
-        return kw::compare_exact_on_device(in.data(), out.data(), n,
-                                           static_cast<std::size_t>(stride));
-      })
-      .run([&](cudaStream_t stream) {
-        KW_CUDA_CHECK(kk::stride_copy(out.data(), in.data(), n, stride, block_size, stream));
+  timed_copy<T>(
+      state, footprint, footprint, n,
+      [&](const T* in, const T* out) {
+        return kw::compare_exact_on_device(in, out, n, static_cast<std::size_t>(stride));
+      },
+      [&](T* out, const T* in, cudaStream_t stream) {
+        KW_CUDA_CHECK(kk::stride_copy(out, in, n, stride, block_size, stream));
       });
 }
 
@@ -63,16 +67,10 @@ void stride_copy(benchmark::State& state) {
 template <typename Copy>
 void reference_copy(benchmark::State& state, Copy copy) {
   const std::size_t n = buffer_bytes / sizeof(float);
-  auto& buffers = kw::set_up_once<kw::in_out_buffers<float>>(n, n, seed, -1.0F, 1.0F);
-  auto& in = buffers.in;
-  auto& out = buffers.out;
-
-  kw::measure(state)
-      .bytes_read(buffer_bytes)
-      .bytes_written(buffer_bytes)
-      .elements(n)
-      .verify([&] { return kw::compare_exact_on_device(in.data(), out.data(), n); })
-      .run([&](cudaStream_t stream) { copy(out.data(), in.data(), stream); });
+  timed_copy<float>(
+      state, n, n, n,
+      [&](const float* in, const float* out) { return kw::compare_exact_on_device(in, out, n); },
+      copy);
 }
 
 void memcpy_d2d(benchmark::State& state) {

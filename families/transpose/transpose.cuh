@@ -149,34 +149,31 @@ __global__ void __launch_bounds__(32 * BlockRows)
   const unsigned int x0 = tile.x * (transpose_tile_dim * Unroll) + threadIdx.x;
   const unsigned int y0 = tile.y * transpose_tile_dim + threadIdx.y;
 
+  // Calls element(k, r, c) for each of the thread's elements inside the matrix: the k-th,
+  // at row r and column c. Once for the loads, once for the stores.
+  const auto for_each_element = [&](auto element) {
+#pragma unroll
+    for (int u = 0; u < Unroll; ++u) {
+#pragma unroll
+      for (int j = 0; j < per_lane; ++j) {
+        const unsigned int x = x0 + u * transpose_tile_dim;
+        const unsigned int y = y0 + j * BlockRows;
+        const unsigned int r = Walk == transpose_walk::rows ? y : x;
+        const unsigned int c = Walk == transpose_walk::rows ? x : y;
+        if (r < n_rows && c < n_cols) {
+          element(u * per_lane + j, r, c);
+        }
+      }
+    }
+  };
   T values[count] = {};
-#pragma unroll
-  for (int u = 0; u < Unroll; ++u) {
-#pragma unroll
-    for (int j = 0; j < per_lane; ++j) {
-      const unsigned int x = x0 + u * transpose_tile_dim;
-      const unsigned int y = y0 + j * BlockRows;
-      const unsigned int r = Walk == transpose_walk::rows ? y : x;
-      const unsigned int c = Walk == transpose_walk::rows ? x : y;
-      if (r < n_rows && c < n_cols) {
-        values[u * per_lane + j] = in[transpose_detail::offset(r, c, n_cols)];
-      }
-    }
-  }
-#pragma unroll
-  for (int u = 0; u < Unroll; ++u) {
-#pragma unroll
-    for (int j = 0; j < per_lane; ++j) {
-      const unsigned int x = x0 + u * transpose_tile_dim;
-      const unsigned int y = y0 + j * BlockRows;
-      const unsigned int r = Walk == transpose_walk::rows ? y : x;
-      const unsigned int c = Walk == transpose_walk::rows ? x : y;
-      if (r < n_rows && c < n_cols) {
-        out[Transpose ? transpose_detail::offset(c, r, n_rows)
-                      : transpose_detail::offset(r, c, n_cols)] = values[u * per_lane + j];
-      }
-    }
-  }
+  for_each_element([&](int k, unsigned int r, unsigned int c) {
+    values[k] = in[transpose_detail::offset(r, c, n_cols)];
+  });
+  for_each_element([&](int k, unsigned int r, unsigned int c) {
+    out[Transpose ? transpose_detail::offset(c, r, n_rows)
+                  : transpose_detail::offset(r, c, n_cols)] = values[k];
+  });
 }
 
 /// The shared-memory transpose: the block reads a TileDim x TileDim tile along its rows into
@@ -197,40 +194,39 @@ __global__ void __launch_bounds__(32 * BlockRows)
   const unsigned int row0 = blockIdx.y * TileDim;  // the tile's first input row
   const unsigned int col0 = blockIdx.x * TileDim;  // and first input column
 
-  T values[down * across] = {};  // all loads issued before the first shared-memory store
+  // Calls part(j, k) for each of the thread's parts of the tile: BlockRows * j rows and 32 * k
+  // columns past its first.
+  const auto for_each_part = [](auto part) {
 #pragma unroll
-  for (int j = 0; j < down; ++j) {
+    for (int j = 0; j < down; ++j) {
 #pragma unroll
-    for (int k = 0; k < across; ++k) {
-      const unsigned int r = row0 + threadIdx.y + j * BlockRows;
-      const unsigned int c = col0 + threadIdx.x + k * 32;
-      if (r < n_rows && c < n_cols) {
-        values[j * across + k] = in[transpose_detail::offset(r, c, n_cols)];
+      for (int k = 0; k < across; ++k) {
+        part(j, k);
       }
     }
-  }
-#pragma unroll
-  for (int j = 0; j < down; ++j) {
-#pragma unroll
-    for (int k = 0; k < across; ++k) {
-      tile[threadIdx.y + j * BlockRows][threadIdx.x + k * 32] = values[j * across + k];
+  };
+  T values[down * across] = {};  // all loads issued before the first shared-memory store
+  for_each_part([&](int j, int k) {
+    const unsigned int r = row0 + threadIdx.y + j * BlockRows;
+    const unsigned int c = col0 + threadIdx.x + k * 32;
+    if (r < n_rows && c < n_cols) {
+      values[j * across + k] = in[transpose_detail::offset(r, c, n_cols)];
     }
-  }
+  });
+  for_each_part([&](int j, int k) {
+    tile[threadIdx.y + j * BlockRows][threadIdx.x + k * 32] = values[j * across + k];
+  });
   __syncthreads();
 
   // Lanes now run along an output row: output row = input column, output column = input row.
-#pragma unroll
-  for (int j = 0; j < down; ++j) {
-#pragma unroll
-    for (int k = 0; k < across; ++k) {
-      const unsigned int out_row = col0 + threadIdx.y + j * BlockRows;
-      const unsigned int out_col = row0 + threadIdx.x + k * 32;
-      if (out_row < n_cols && out_col < n_rows) {
-        out[transpose_detail::offset(out_row, out_col, n_rows)] =
-            tile[threadIdx.x + k * 32][threadIdx.y + j * BlockRows];
-      }
+  for_each_part([&](int j, int k) {
+    const unsigned int out_row = col0 + threadIdx.y + j * BlockRows;
+    const unsigned int out_col = row0 + threadIdx.x + k * 32;
+    if (out_row < n_cols && out_col < n_rows) {
+      out[transpose_detail::offset(out_row, out_col, n_rows)] =
+          tile[threadIdx.x + k * 32][threadIdx.y + j * BlockRows];
     }
-  }
+  });
 }
 
 }  // namespace kernelwatch::kernels

@@ -1,6 +1,7 @@
 """The report's lesson figures are found by listing report/lessons/: one module per family
-(what each figure draws is tested with the report, in test_report.py); and every committed
-baseline shows the lessons' effects at least as large as the families' pages' floors (families/<family>/README.md).
+(what each figure draws is tested with the report, in test_report.py), reading the family's
+variants from the run; and every committed baseline shows the lessons' effects at least as large
+as the families' pages' floors (families/<family>/README.md).
 """
 
 from __future__ import annotations
@@ -32,6 +33,38 @@ def test_every_module_of_the_package_is_a_figure_in_page_order() -> None:
     # A module is named after its family (`transpose/...`): its reference is one of its own.
     for name, declared in found:
         assert declared.reference is None or declared.reference.startswith(name + "/")
+
+
+def test_a_figure_reads_the_variants_in_the_order_the_cpp_registers_them() -> None:
+    """Google Benchmark's family_index, not the rows' order (interleaved at random) nor a list
+    restated in Python; by name where a file has no family_index (Google Benchmark < 1.6)."""
+    if not SUITE.is_file():
+        pytest.skip("no H200 result files in tests/data/gpu")
+    data = figure.RunData.from_result(load(SUITE))
+    assert data.variants("transpose/") == [
+        "copy_rows",
+        "copy_columns",
+        "naive_rows",
+        "naive_columns",
+        "tiled",
+        "tiled_padded",
+        "diagonal_rows",
+        "diagonal_columns",
+        "unrolled_rows",
+        "unrolled_columns",
+        "best",
+    ]
+    assert data.variants("reduction/sum/") == [
+        "naive",
+        "interleaved",
+        "sequential",
+        "warp_shuffle",
+        "vectorized",
+        "cub",
+        "streaming",
+    ]
+    unordered = figure.RunData(data.medians)
+    assert unordered.variants("transpose/") == sorted(data.variants("transpose/"))
 
 
 def test_the_references_of_the_suite_s_families_are_benchmarks_of_the_suite() -> None:

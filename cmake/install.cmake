@@ -12,8 +12,12 @@ install(TARGETS kernelwatch_harness kernelwatch_main kernelwatch_kernels
 # include/kernelwatch/ holds the author's headers (those kernelwatch.hpp includes); detail/ goes
 # along because they include some of it (counters, cuda_array) and so does the build_info.cpp
 # that kernelwatch_add_benchmark() generates (context), as nvbench ships its detail/.
-install(DIRECTORY bench/harness/include/ kernels/include/
-        DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+install(DIRECTORY bench/harness/include/ DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+# Each family's header, as kernelwatch/kernels/<family>.cuh (its folder is families/<family>/).
+foreach(family IN LISTS KERNELWATCH_KERNEL_FAMILIES)
+  install(FILES families/${family}/${family}.cuh
+          DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/kernelwatch/kernels")
+endforeach()
 install(EXPORT kernelwatchTargets NAMESPACE kernelwatch:: DESTINATION "${kernelwatch_cmake_dir}")
 configure_package_config_file(cmake/kernelwatchConfig.cmake.in
   "${CMAKE_CURRENT_BINARY_DIR}/kernelwatchConfig.cmake"

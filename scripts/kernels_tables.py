@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""docs/kernels.md's tables, recomputed from the committed H200 baseline (the medians of its
+"""The kernels' tables (each family's page, families/<family>/README.md), recomputed from the committed H200 baseline (the medians of its
 repetitions): every cell to the precision it is written with. test_lessons.py checks them; after
 the baseline is re-measured, this rewrites them.
 
-    PYTHONPATH=tools python3 scripts/kernels_tables.py           rewrite docs/kernels.md's cells
+    PYTHONPATH=tools python3 scripts/kernels_tables.py           rewrite the pages' cells
     PYTHONPATH=tools python3 scripts/kernels_tables.py --check   list the stale cells (exit 1)
 
 Only the tables: the prose's figures and ranges over cards are checked by test_lessons.py's
@@ -25,12 +25,13 @@ from kernelwatch.results import ResultSet
 
 REPO = Path(__file__).resolve().parents[1]
 H200 = REPO / "baselines" / "nvidia-h200-sm90"
-KERNELS_MD = REPO / "docs" / "kernels.md"
+# One page per family, beside its code; docs/kernels.md says how they were measured.
+PAGES = sorted(REPO.glob("families/*/README.md"))
 SUFFIX = "/manual_time"
 
 
 def reference(section: str, name: str) -> str:
-    """The benchmark an "of reference" column is taken against (docs/kernels.md, per family)."""
+    """The benchmark an "of reference" column is taken against (per family, as its page says)."""
     if section == "reduction":  # the streaming read of the same operation, type and size
         return re.sub(r"/(sum|dot)/\w+/", r"/\1/streaming/", name)
     if section == "shared_banks":  # stride 1 of the same word size
@@ -56,11 +57,11 @@ class Cell:
 
 
 def cells(text: str) -> list[Cell]:
-    """Every cell of every benchmark table of docs/kernels.md."""
+    """Every cell of every benchmark table of a family's page."""
     cells: list[Cell] = []
     section, header = "", [""]
     for line in text.splitlines():
-        heading = re.match(r"## .*\(`(\w+)/`\)", line)
+        heading = re.match(r"# .*\(`(\w+)/`\)", line)
         if heading:
             section = heading.group(1)
         elif line.startswith("| benchmark") or line.startswith("| overlap"):
@@ -173,17 +174,20 @@ def regenerate(text: str, result: ResultSet) -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = KERNELS_MD.read_text(encoding="utf-8")
     result = load(H200)
-    if argv == ["--check"]:
-        wrong = stale(text, result)
-        print("\n".join(wrong) or "docs/kernels.md: every table cell is the baseline's")
-        return 1 if wrong else 0
-    if argv:
+    if argv not in ([], ["--check"]):
         print(__doc__, file=sys.stderr)
         return 2
-    write_atomic(KERNELS_MD, regenerate(text, result))
-    return 0
+    wrong: list[str] = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        if argv:
+            wrong += stale(text, result)
+        else:
+            write_atomic(page, regenerate(text, result))
+    if argv:
+        print("\n".join(wrong) or "families/*/README.md: every table cell is the baseline's")
+    return 1 if wrong else 0
 
 
 if __name__ == "__main__":

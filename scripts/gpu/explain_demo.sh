@@ -25,12 +25,12 @@ git -C "$CLONE" add -A
 BASE=$(git -C "$CLONE" -c user.name=demo -c user.email=demo@localhost commit -qm "demo base" --allow-empty && git -C "$CLONE" rev-parse HEAD)
 
 sed -i 's/launch_tiled<T, transpose_best_tile_dim, transpose_best_block_rows, 1>/launch_tiled<T, transpose_best_tile_dim, transpose_best_block_rows, 0>/' \
-  "$CLONE/kernels/transpose.cu"
-grep -q 'transpose_best_block_rows, 0>' "$CLONE/kernels/transpose.cu" || { echo "demo: padding edit did not apply" >&2; exit 2; }
+  "$CLONE/families/transpose/transpose.cu"
+grep -q 'transpose_best_block_rows, 0>' "$CLONE/families/transpose/transpose.cu" || { echo "demo: padding edit did not apply" >&2; exit 2; }
 UNPADDED=$(commit "scratch: transpose/best without shared-memory padding")
 git -C "$CLONE" checkout -q "$BASE"
-sed -i 's/^constexpr int block_size = 256;/constexpr int block_size = 32;/' "$CLONE/bench/coalescing_bench.cu"
-grep -q '^constexpr int block_size = 32;' "$CLONE/bench/coalescing_bench.cu" || { echo "demo: block-size edit did not apply" >&2; exit 2; }
+sed -i 's/^constexpr int block_size = 256;/constexpr int block_size = 32;/' "$CLONE/families/coalescing/coalescing_bench.cu"
+grep -q '^constexpr int block_size = 32;' "$CLONE/families/coalescing/coalescing_bench.cu" || { echo "demo: block-size edit did not apply" >&2; exit 2; }
 SMALLBLOCK=$(commit "scratch: coalescing launched with 32-thread blocks")
 
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)

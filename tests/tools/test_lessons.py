@@ -1,6 +1,8 @@
 """The report's lesson figures are found by listing report/lessons/: one module per family
-(what each figure draws is tested with the report, in test_report.py); and every committed
-baseline shows the lessons' effects at least as large as docs/kernels.md's floors."""
+(what each figure draws is tested with the report, in test_report.py), reading the family's
+variants from the run; and every committed baseline shows the lessons' effects at least as large
+as the families' pages' floors (families/<family>/README.md).
+"""
 
 from __future__ import annotations
 
@@ -33,6 +35,38 @@ def test_every_module_of_the_package_is_a_figure_in_page_order() -> None:
         assert declared.reference is None or declared.reference.startswith(name + "/")
 
 
+def test_a_figure_reads_the_variants_in_the_order_the_cpp_registers_them() -> None:
+    """Google Benchmark's family_index, not the rows' order (interleaved at random) nor a list
+    restated in Python; by name where a file has no family_index (Google Benchmark < 1.6)."""
+    if not SUITE.is_file():
+        pytest.skip("no H200 result files in tests/data/gpu")
+    data = figure.RunData.from_result(load(SUITE))
+    assert data.variants("transpose/") == [
+        "copy_rows",
+        "copy_columns",
+        "naive_rows",
+        "naive_columns",
+        "tiled",
+        "tiled_padded",
+        "diagonal_rows",
+        "diagonal_columns",
+        "unrolled_rows",
+        "unrolled_columns",
+        "best",
+    ]
+    assert data.variants("reduction/sum/") == [
+        "naive",
+        "interleaved",
+        "sequential",
+        "warp_shuffle",
+        "vectorized",
+        "cub",
+        "streaming",
+    ]
+    unordered = figure.RunData(data.medians)
+    assert unordered.variants("transpose/") == sorted(data.variants("transpose/"))
+
+
 def test_the_references_of_the_suite_s_families_are_benchmarks_of_the_suite() -> None:
     if not SUITE.is_file():
         pytest.skip("no H200 result files in tests/data/gpu")
@@ -43,7 +77,7 @@ def test_the_references_of_the_suite_s_families_are_benchmarks_of_the_suite() ->
 
 
 BASELINES = [entry.result for entry in baselines.entries(REPO / "baselines")]
-# The floors docs/kernels.md states for the lessons' effects: the median rate of the first
+# The floors the families' pages state for the lessons' effects: the median rate of the first
 # benchmark over the second's is at least the floor, on every GPU model with a baseline.
 FLOORS = [
     (
@@ -97,39 +131,55 @@ def test_every_committed_baseline_shows_the_lessons_effects(
     assert median(faster) / median(slower) >= floor, what
 
 
-# docs/kernels.md's tables, recomputed from the committed H200 baseline by
-# scripts/kernels_tables.py: a re-measured baseline that moves a figure fails here with the new
-# value (that script rewrites them).
+# The families' pages' tables (families/<family>/README.md), recomputed from the committed H200
+# baseline by scripts/kernels_tables.py: a re-measured baseline that moves a figure fails here
+# with the new value (that script rewrites them).
 sys.path.insert(0, str(REPO / "scripts"))
 import kernels_tables  # noqa: E402  (scripts/kernels_tables.py)
 
 H200 = kernels_tables.H200
-KERNELS_MD = kernels_tables.KERNELS_MD
+PAGES = kernels_tables.PAGES
 SUFFIX = kernels_tables.SUFFIX
 
 
 def test_every_figure_of_the_kernels_tables_is_the_committed_h200_baseline_s() -> None:
-    wrong = kernels_tables.stale(KERNELS_MD.read_text(encoding="utf-8"), load(H200))
+    result = load(H200)
+    wrong = [w for page in PAGES for w in kernels_tables.stale(page.read_text("utf-8"), result)]
     assert not wrong, "\n".join(wrong) + "\n(scripts/kernels_tables.py rewrites them)"
 
 
 def test_rewriting_the_tables_from_the_baseline_changes_nothing_now() -> None:
-    text = KERNELS_MD.read_text(encoding="utf-8")
-    assert kernels_tables.regenerate(text, load(H200)) == text
+    result = load(H200)
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        assert kernels_tables.regenerate(text, result) == text, page
 
 
-def test_the_kernels_page_names_only_benchmarks_of_the_baseline_and_every_family() -> None:
-    text = KERNELS_MD.read_text(encoding="utf-8")
+def test_the_kernels_pages_name_only_benchmarks_of_the_baseline_and_every_family() -> None:
+    """One page per family, in its folder, titled with the family; every benchmark a page (or
+    docs/kernels.md, which says how they were measured) names is the baseline's."""
     names = {n.removesuffix(SUFFIX) for n in load(H200).names}
     families = {n.split("/")[0] for n in names}
-    assert families == set(re.findall(r"^## .*\(`(\w+)/`\)$", text, re.M))
-    assert {c.name for c in kernels_tables.cells(text)} <= names
-    for quoted in re.findall(r"`([a-z_]+/[^`\s']*)`", text):
-        if quoted.split("/")[0] in families:  # a benchmark, or the start of several
-            assert any(n == quoted or n.startswith(quoted.rstrip("/") + "/") for n in names), quoted
+    titled = {}
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        titles = re.findall(r"^# .*\(`(\w+)/`\)$", text, re.M)
+        assert titles == [page.parent.name], page
+        titled[page.parent.name] = text
+        assert {c.name for c in kernels_tables.cells(text)} <= names
+    # Every family folder has its page, and every family of the baseline has a folder (one
+    # added since the baseline was measured has a page, without a table until then).
+    folders = {f.parent.name for f in REPO.glob("families/*/*.cu") if f.stem == f.parent.name}
+    assert set(titled) == folders and families <= folders
+    for text in [*titled.values(), (REPO / "docs" / "kernels.md").read_text(encoding="utf-8")]:
+        for quoted in re.findall(r"`([a-z_]+/[^`\s']*)`", text):
+            if quoted.split("/")[0] in families:  # a benchmark, or the start of several
+                assert any(
+                    n == quoted or n.startswith(quoted.rstrip("/") + "/") for n in names
+                ), quoted
 
 
-# The lessons' effects as docs/kernels.md states them, on the baseline and on every whole-suite
+# The lessons' effects as the families' pages state them, on the baseline and on every whole-suite
 # H200 run of tests/data/gpu (other cards): (what, slower, faster, low, high) bounds the ratio
 # of the medians of the times, slower / faster; `/` expands over `{}`'s values.
 T8 = "transpose/{}/rows:8192/cols:8192/block_rows:8"

@@ -320,6 +320,7 @@ class FileColumns:
     skipped: dict[str, str]
     notes: tuple[str, ...] = ()  # what the statistics should say about this file
     labels: dict[str, str] = field(default_factory=dict)  # Google Benchmark's `label`, if any
+    registered: dict[str, int] = field(default_factory=dict)  # its `family_index`, if any
 
 
 def show(value: Any) -> str:
@@ -336,6 +337,17 @@ def labels(names: list[str], firsts: list[dict[str, Any]]) -> dict[str, str]:
         name: row["label"]
         for name, row in zip(names, firsts)
         if isinstance(row.get("label"), str) and row["label"]
+    }
+
+
+def registration_order(names: list[str], firsts: list[dict[str, Any]]) -> dict[str, int]:
+    """Each benchmark's `family_index` (Google Benchmark >= 1.6), from its first value row: its
+    family's place in its binary's registration order, which the rows, interleaved at random,
+    do not keep. The report's figures order a family's variants by it."""
+    return {
+        name: row["family_index"]
+        for name, row in zip(names, firsts)
+        if isinstance(row.get("family_index"), int) and not isinstance(row["family_index"], bool)
     }
 
 
@@ -569,9 +581,10 @@ class Usual:
                 if code is None:
                     code = index[ident] = len(index)
                     first = dict.fromkeys(row.keys() - RESERVED_KEYS)
-                    if "label" in row:
-                        first["label"] = row["label"]
-                    self.firsts.append(first)  # (its counters and label: to_columns' firsts)
+                    for kept in ("label", "family_index"):
+                        if kept in row:
+                            first[kept] = row[kept]
+                    self.firsts.append(first)  # (its counters, label, family: to_columns' firsts)
                 codes.append(code)
                 value_rows.append(row)
                 repetitions.append(row.get("repetition_index"))
@@ -654,6 +667,7 @@ class Usual:
             {},
             {},
             labels=labels(names, self.firsts),
+            registered=registration_order(names, self.firsts),
         )
 
     def _joined(self, key: str) -> tuple[array[float], bytes | None] | None | bool:
@@ -897,6 +911,7 @@ def _file_columns(
         layout.errors,
         layout.skipped,
         labels=labels(measured, firsts),
+        registered=registration_order(measured, firsts),
     )
 
 

@@ -88,9 +88,12 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
             skipped.setdefault(name, message)
 
     labels: dict[str, str] = {}
+    registered: dict[str, int] = {}
     for p in kept:
         for name, text in p.labels.items():
             labels.setdefault(name, text)
+        for name, index in p.registered.items():
+            registered.setdefault(name, index)
 
     if len(kept) == 1:
         p = kept[0]
@@ -117,7 +120,7 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
         result = _merge_files(label, kept, errors, skipped, notes)
     if not len(result):
         raise InputError(f"{label}: holds no benchmark results")
-    return replace(result, labels=labels) if labels else result
+    return replace(result, labels=labels, registered=registered) if labels or registered else result
 
 
 def _numpy_columns(

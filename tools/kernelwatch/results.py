@@ -125,6 +125,7 @@ class ResultSet:
     skipped: Mapping[str, str]
     notes: tuple[str, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)  # Google Benchmark's `label`
+    registered: Mapping[str, int] = field(default_factory=dict)  # `family_index`: gbench.py
     index: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -168,6 +169,7 @@ class ResultSet:
             self.errors,
             self.skipped,
             self.notes,
+            registered=self.registered,
         )
 
     def __len__(self) -> int:

@@ -73,6 +73,12 @@ class gpu_benchmark_family final : public benchmark_handle {
 
 }  // namespace
 
+std::string variant_name(const std::string& name, const std::string& value) {
+  const std::size_t slot = name.find("{}");
+  return slot == std::string::npos ? name + '/' + value
+                                   : name.substr(0, slot) + value + name.substr(slot + 2);
+}
+
 benchmark_handle* register_gpu_benchmark(const std::string& name, benchmark_body body) {
   return benchmark::internal::RegisterBenchmarkInternal(
              new gpu_benchmark_family(name, std::move(body)))  // the registry owns it

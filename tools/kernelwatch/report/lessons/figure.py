@@ -166,6 +166,8 @@ class RunData:
     context: Mapping[str, Any] = field(default_factory=dict)
     # Benchmarks of the run without a value: failed (an error) or skipped, with which.
     unmeasured: Mapping[str, str] = field(default_factory=dict)
+    # Each benchmark's family_index (ResultSet.registered): the order its binary registered it.
+    registered: Mapping[str, int] = field(default_factory=dict)
     _by_path: Mapping[str, tuple[Entry, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -195,7 +197,7 @@ class RunData:
                 medians[name] = own
         unmeasured = {n: "skipped" for n in result.skipped}
         unmeasured.update({n: "failed" for n in result.errors})
-        return cls(medians, dict(result.context), unmeasured)
+        return cls(medians, dict(result.context), unmeasured, dict(result.registered))
 
     def __len__(self) -> int:
         return len(self.medians)
@@ -206,6 +208,21 @@ class RunData:
     def paths(self, prefix: str) -> list[str]:
         """The benchmark paths that start with `prefix`, sorted."""
         return sorted(p for p in self._by_path if p.startswith(prefix))
+
+    def variants(self, prefix: str) -> list[str]:
+        """What follows `prefix` in the run's benchmark paths, up to the next `/`
+        (`reduction/sum/` -> naive, interleaved, ...), in the order the benchmarks were
+        registered (family_index): a figure reads a family's variants from the results instead
+        of restating the C++'s list. By name where the run has no family_index."""
+        first: dict[str, tuple[int, str]] = {}
+        for path, entries in self._by_path.items():
+            if not path.startswith(prefix):
+                continue
+            variant = path.removeprefix(prefix).split("/", 1)[0]
+            indices = [self.registered[e.name] for e in entries if e.name in self.registered]
+            key = (min(indices) if indices else -1, variant)
+            first[variant] = min(first.get(variant, key), key)
+        return sorted(first, key=lambda v: first[v])
 
     def value(self, path: str, metric: str, **params: Any) -> float | None:
         """The median of `metric` of the benchmark at `path` whose parameters include

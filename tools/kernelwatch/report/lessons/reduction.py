@@ -20,16 +20,6 @@ from kernelwatch.report.lessons.figure import (
     xy,
 )
 
-VARIANTS = (
-    "naive",
-    "interleaved",
-    "sequential",
-    "warp_shuffle",
-    "vectorized",
-    "cub",
-    "streaming",
-)
-
 
 def _reduction_n(data: RunData) -> str | None:
     counts: dict[str, int] = {}
@@ -47,13 +37,14 @@ def draw(data: RunData) -> Lesson:
     n = _reduction_n(data)
     if n is None:
         return Omitted(key, title, "the run has no reduction/sum benchmarks")
+    variants = data.variants("reduction/sum/")  # as the C++ registers them
     dtypes = [
         t
         for t in ("float", "double")
-        if any(data.value(f"reduction/sum/{v}/{t}", BPS, n=n) for v in VARIANTS)
+        if any(data.value(f"reduction/sum/{v}/{t}", BPS, n=n) for v in variants)
     ]
     variants = [
-        v for v in VARIANTS if any(data.value(f"reduction/sum/{v}/{t}", BPS, n=n) for t in dtypes)
+        v for v in variants if any(data.value(f"reduction/sum/{v}/{t}", BPS, n=n) for t in dtypes)
     ]
     scaling = {
         v: data.sweep(f"reduction/sum/{v}/float", "n", BPS)

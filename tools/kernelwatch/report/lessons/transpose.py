@@ -17,20 +17,6 @@ from kernelwatch.report.lessons.figure import (
     reference_line,
 )
 
-VARIANTS = (
-    "copy_rows",
-    "copy_columns",
-    "naive_rows",
-    "naive_columns",
-    "tiled",
-    "tiled_padded",
-    "diagonal_rows",
-    "diagonal_columns",
-    "unrolled_rows",
-    "unrolled_columns",
-    "best",
-)
-
 
 def _transpose_shape(data: RunData) -> tuple[str, str] | None:
     shapes: dict[tuple[str, str], int] = {}
@@ -54,7 +40,7 @@ def draw(data: RunData) -> Lesson:
     rows, cols = shape
     copy = data.value("transpose/copy_rows", BPS, rows=rows, cols=cols, block_rows=8)
     bars: list[tuple[str, float | None, float | None]] = []
-    for variant in VARIANTS:
+    for variant in data.variants("transpose/"):  # as the C++ registers them
         path = f"transpose/{variant}"
         if variant == "best":
             b8, b32 = data.value(path, BPS, rows=rows, cols=cols), None

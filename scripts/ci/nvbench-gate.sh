@@ -32,8 +32,10 @@
 #                               is installed with --no-deps --target $GATE_SITE, whose nvbench is
 #                               cuda/bench/cu13/nvbench/lib/cmake/nvbench
 #   GATE_OUT=nvbench-gate       what the job uploads; the history is $GATE_OUT/history.sqlite
-#   GATE_COMMIT                 the commit of the comment (default: the checkout's HEAD, which
-#                               is also what every run is stamped with)
+#   GATE_COMMIT                 the commit of the comment (default: the one runs are stamped with)
+#   KERNELWATCH_GIT_COMMIT      the commit every run is stamped with (default: the checkout's
+#                               HEAD), as kernelwatch's own builds take it: for a copy of the
+#                               tree whose .git lags behind it (scripts/gpu/nvbench_gate.sh)
 #   GATE_RUN_URL                the workflow run, linked from the comment
 #   KW_ROOT                     the kernelwatch checkout (default: this script's)
 #
@@ -55,6 +57,7 @@ read -r -a BENCHMARK_ARGS <<<"${GATE_BENCHMARK_ARGS:-}"
 read -r -a NVBENCH_PIP <<<"${GATE_NVBENCH_PIP:-cuda-bench==0.3.0}"
 export PYTHONPATH=$KW_ROOT/tools${PYTHONPATH:+:$PYTHONPATH}
 export NO_COLOR=1
+STAMP_COMMIT=${KERNELWATCH_GIT_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
 
 say() { printf 'nvbench-gate: %s\n' "$*" >&2; }
 fail() {  # fail STATUS MESSAGE: one line, in the log and the job summary
@@ -97,8 +100,6 @@ measure() {
   [ -n "${GATE_BENCHMARK:-}" ] || fail 2 "no benchmark executable given (GATE_BENCHMARK)"
   [ -d "$SOURCE" ] || fail 2 "no project source folder $SOURCE"
   nvbench
-  local commit
-  commit=$(git rev-parse HEAD 2>/dev/null) || commit=unknown
   "$KW_ROOT/tools/kw" setup-python || fail 3 "the Python packages kernelwatch needs are missing"
   say "build $SOURCE in $BUILD (Release, nvbench from $NVBENCH_DIR)"
   cmake -S "$SOURCE" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -Dnvbench_DIR="$NVBENCH_DIR" \
@@ -113,7 +114,7 @@ measure() {
     # a relative name, from the folder the file goes to: nvbench writes <name>-bin/<n>.bin
     (cd "$RUNS" && "$binary" "${BENCHMARK_ARGS[@]}" --jsonbin "$name") ||
       fail 3 "$GATE_BENCHMARK failed (exit $?) writing $name"
-    python3 "$KW_ROOT/examples/nvbench/stamp.py" "$RUNS/$name" --commit "$commit" ||
+    python3 "$KW_ROOT/examples/nvbench/stamp.py" "$RUNS/$name" --commit "$STAMP_COMMIT" ||
       fail 2 "$name could not be stamped"
   done
   # The GPU's baseline slug, as `kernelwatch baseline list` prints it: the comment's marker
@@ -154,7 +155,7 @@ judge() {
       {
         echo "### nvbench baseline for $slug"
         echo
-        echo "Pooled from ${#files[@]} runs of commit \`$(git rev-parse HEAD 2>/dev/null)\`."
+        echo "Pooled from ${#files[@]} runs of commit \`$STAMP_COMMIT\`."
         echo "To adopt it, replace \`$BASELINES/$slug/\` with the folder of the artifact and"
         echo "commit it (nothing was committed by the workflow)."
         echo
@@ -178,7 +179,7 @@ workflow with mode: baseline on this GPU model and commit the folder it uploads"
     local url=()
     [ -z "${GATE_RUN_URL:-}" ] || url=(--run-url "$GATE_RUN_URL")
     kw comment "$OUT/report.md" --result "$run" \
-      --commit "${GATE_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}" \
+      --commit "${GATE_COMMIT:-$STAMP_COMMIT}" \
       "${url[@]}" -o "$OUT/comment.md" || say "warning: no comment body"
     summary <"$OUT/report.md"
   else

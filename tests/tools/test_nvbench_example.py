@@ -384,6 +384,7 @@ def _gate_job(
     shutil.rmtree(project / "nvbench-gate", ignore_errors=True)  # every job starts clean
     old = dict(os.environ)
     os.environ.update(env)
+    os.environ.pop("KERNELWATCH_GIT_COMMIT", None)  # (the runs stamped with the checkout's HEAD)
     try:
         status, output, log = run_step(
             "measure", MEASURE, project, contexts=contexts, workflow=GATE_WORKFLOW

@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
 # The nvbench example gated end to end on one GPU (issue #32; docs/ci.md, "Gating an nvbench
-# project"), no network needed:
-#   1. installs the cuda-bench wheel (nvbench's C++ headers, libnvbench, CMake config) from
-#      .whl/ (else .kernelwatch/dev/) and builds examples/nvbench twice, Release: as it is, and
-#      with -DEXAMPLE_SLOW=ON (the transpose's tile unpadded: a real change to that kernel only);
-#   2. runs the unchanged build twice, in two processes, with --jsonbin, stamps each file with
-#      the commit, date and card (examples/nvbench/stamp.py) and makes the baseline of both
-#      (kernelwatch baseline update, into $OUT/baselines) and their history (history ingest);
-#   3. runs the unchanged build a third time and compares it with the baseline: exit 0 expected;
-#   4. runs the slowed build and compares it: exit 1 expected, the REGRESSION rows naming
-#      `transpose` only; writes the pull-request comment body; ingests both into the history.
-# Everything lands in $OUT (default: ./nvbench-gate-out); summary.txt has the GPUs, the commit,
-# each exit status and the verdict. Exit 0 when the gate behaved as expected, else 1.
+# project") by the reusable workflow's own script, scripts/ci/nvbench-gate.sh, no network needed.
+# Each gate below is the workflow's GPU job (nvbench-gate.yml): `measure` (build Release, run
+# with --jsonbin, stamp), the history restored as its cache step restores it, `judge`, the
+# history saved; each in a folder of its own, $OUT/<gate> (the job's nvbench-gate/):
+#   base       baseline mode on the unchanged build: two runs, two processes, pooled into
+#              $OUT/base/baselines/<slug>/, ingested into the history; then adopted as the
+#              maintainer adopts the artifact: $OUT/baselines/, with the example's
+#              kernelwatch.toml beside it (the folder every check gate reads);
+#   unchanged  check mode, the same build: exit 0 expected;
+#   slow       check mode, built apart with GATE_CMAKE_ARGS=-DEXAMPLE_SLOW=ON (the transpose's
+#              tile unpadded: a real change to that kernel only): exit 1 expected, its
+#              REGRESSION rows naming `transpose` only.
+# This script adds only what the workflow does not do: nvbench from the cuda-bench wheel in
+# .whl/ (else .kernelwatch/dev/) through the workflow's GATE_NVBENCH_PIP, the slowed build,
+# nvbench's own nvbench_compare_robust on the same pairs, the expectations and summary.txt (the
+# GPUs, the commit, each exit status and the verdict). The history, carried from gate to gate,
+# is $OUT/history.sqlite; each gate's log $OUT/<gate>.log, its job summary
+# $OUT/<gate>/job-summary.md. Exit 0 when the gate behaved as expected, else 1.
 # Usage, from the repository root: scripts/gpu/nvbench_gate.sh   (about a minute on an H100)
-#   [OUT=DIR] [KERNELWATCH_GIT_COMMIT=SHA] (the commit to stamp; default: git HEAD)
+#   [OUT=DIR] (default ./nvbench-gate-out) [KERNELWATCH_GIT_COMMIT=SHA] (the commit to stamp;
+#   default: git HEAD) [SITE=DIR] [BUILD=PREFIX] (nvbench's install, the builds' folders)
 set -uo pipefail
 
 start=$SECONDS
@@ -21,12 +28,12 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${OUT:-$REPO/nvbench-gate-out}
 SITE=${SITE:-/tmp/nvbench-gate-site}
 BUILD=${BUILD:-/tmp/nvbench-gate-build}
-mkdir -p "$OUT/runs"
+mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-RUNS=$OUT/runs
-# A few samples per state: at least 20, stop at 1 % noise once 0.05 s of samples are taken,
-# never more than 2 s a state (6 states: well under 10 s a run).
-LIMITS=(--min-samples 20 --min-time 0.05 --max-noise 1 --timeout 2 --no-batch)
+# every gate from scratch: no baseline, history or build of an earlier run goes on
+rm -rf "$OUT/base" "$OUT/unchanged" "$OUT/slow" "$OUT/baselines" "$OUT/history.sqlite" \
+  "$BUILD-fast" "$BUILD-slow"
+DB=$OUT/history.sqlite
 export PYTHONPATH=$REPO/tools${PYTHONPATH:+:$PYTHONPATH}
 export NO_COLOR=1
 kw() { python3 -m kernelwatch "$@"; }
@@ -34,6 +41,7 @@ say() { printf '\n=== [%3ds] %s\n' "$((SECONDS - start))" "$*"; }
 # The commit stamped on every run: KERNELWATCH_GIT_COMMIT when set (a copy of the tree whose
 # .git lags behind it), else the checkout's HEAD.
 COMMIT=${KERNELWATCH_GIT_COMMIT:-$(git -C "$REPO" rev-parse HEAD 2>/dev/null || echo unknown)}
+export KERNELWATCH_GIT_COMMIT=$COMMIT
 DIRTY=$(git -C "$REPO" status --porcelain --untracked-files=no 2>/dev/null | wc -l)
 SUMMARY=$OUT/summary.txt
 {
@@ -47,126 +55,76 @@ SUMMARY=$OUT/summary.txt
   python3 --version
 } 2>&1 | tee "$SUMMARY"
 
-say "install the cuda-bench wheel into $SITE"
-wheels=("$REPO"/.whl/*.whl)
-[ -e "${wheels[0]}" ] || wheels=("$REPO"/.kernelwatch/dev/cuda_bench-*.whl)
-if [ ! -e "${wheels[0]}" ]; then
+for wheel in "$REPO"/.whl/cuda_bench-*.whl "$REPO"/.kernelwatch/dev/cuda_bench-*.whl; do
+  [ -e "$wheel" ] && break
+done
+if [ ! -e "$wheel" ]; then
   echo "no wheel in .whl/ or .kernelwatch/dev/: put cuda_bench-0.3.0-*.whl there" | tee -a "$SUMMARY"
   exit 1
 fi
-rm -rf "$SITE"
-if ! python3 -m pip install -q --no-index --no-deps --target "$SITE" "${wheels[@]}"; then
-  # (a wheel is a zip: its C++ part is all the build needs)
-  echo "pip refused; unpacking the cuda-bench wheel instead"
-  for wheel in "${wheels[@]}"; do
-    case $(basename "$wheel") in cuda_bench-*) python3 -m zipfile -e "$wheel" "$SITE" ;; esac
-  done
-fi
-NVBENCH=$SITE/cuda/bench/cu13/nvbench
-[ -f "$NVBENCH/lib/cmake/nvbench/nvbench-config.cmake" ] || {
-  echo "no nvbench CMake config in $NVBENCH" | tee -a "$SUMMARY"
-  exit 1
-}
-export LD_LIBRARY_PATH=$NVBENCH/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
-say "build examples/nvbench (Release) as it is and with -DEXAMPLE_SLOW=ON, side by side"
-generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
-build() {  # variant (fast, slow), EXAMPLE_SLOW value
-  rm -rf "$BUILD-$1"
-  cmake -S "$REPO/examples/nvbench" -B "$BUILD-$1" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-    -Dnvbench_DIR="$NVBENCH/lib/cmake/nvbench" -DEXAMPLE_SLOW="$2" >"$OUT/build-$1.log" 2>&1 &&
-    cmake --build "$BUILD-$1" -j 8 >>"$OUT/build-$1.log" 2>&1
-}
-build fast OFF &
-fast_pid=$!
-build slow ON
-built_slow=$?
-wait "$fast_pid"
-built_fast=$?
-for variant in fast:$built_fast slow:$built_slow; do
-  if [ "${variant#*:}" -ne 0 ]; then
-    echo "build ${variant%:*} failed (exit ${variant#*:}); the end of $OUT/build-${variant%:*}.log:"
-    tail -30 "$OUT/build-${variant%:*}.log"
-    echo "build ${variant%:*}: FAILED" >>"$SUMMARY"
-    exit 1
-  fi
-done
-echo "built in $((SECONDS - start)) s"
+# The workflow's inputs, as its GPU job's env passes them (examples/nvbench as the project).
+# A few samples per state: at least 20, stop at 1 % noise once 0.05 s of samples are taken,
+# never more than 2 s a state (6 states: well under 10 s a run).
+export GATE_SOURCE=examples/nvbench GATE_BENCHMARK=kernels_bench GATE_BASELINES=$OUT/baselines \
+  GATE_BENCHMARK_ARGS="--min-samples 20 --min-time 0.05 --max-noise 1 --timeout 2 --no-batch" \
+  GATE_NVBENCH_PIP="--no-index $wheel" GATE_SITE=$SITE
+unset GITHUB_OUTPUT # (not a workflow step: the slug is $OUT/<gate>/slug)
+cd "$REPO" || exit 1
 
-run_bench() {  # variant, file name (in $RUNS); then the file is stamped
-  local variant=$1 name=$2
-  # Run from $RUNS with a relative name: nvbench names its sample files `<name>-bin/<n>.bin`.
-  (cd "$RUNS" && "$BUILD-$variant/kernels_bench" "${LIMITS[@]}" --jsonbin "$name" \
-    --md "${name%.json}.md" >"${name%.json}.log" 2>&1)
-  local status=$?
-  echo "kernels_bench ($variant) -> $name: exit $status"
-  [ "$status" -eq 0 ] || { tail -20 "$RUNS/${name%.json}.log"; return "$status"; }
-  local extra=()
-  [ "$variant" = slow ] && extra=(--context example_slow=ON)
-  python3 "$REPO/examples/nvbench/stamp.py" "$RUNS/$name" --commit "$COMMIT" "${extra[@]}"
-}
-
-say "baseline: two runs of the unchanged build, two processes"
-run_bench fast base-1.json || exit 1
-run_bench fast base-2.json || exit 1
-mkdir -p "$OUT/baselines"
-cp "$REPO/examples/nvbench/kernelwatch.toml" "$OUT/baselines/kernelwatch.toml"
-CONFIG=(--config "$OUT/baselines/kernelwatch.toml")
-kw baseline update "$RUNS/base-1.json" "$RUNS/base-2.json" --baselines "$OUT/baselines" --compress
-baseline_status=$?
-echo "baseline update: exit $baseline_status"
-[ "$baseline_status" -eq 0 ] || exit 1
-kw baseline list --baselines "$OUT/baselines"
-manifests=("$OUT"/baselines/*/manifest.json)
-slug=$(basename "$(dirname "${manifests[0]}")")
-results=("$OUT/baselines/$slug"/result.json*)  # result.json.gz: --compress
-BASELINE=${results[0]}
-kw baseline show "$slug" --baselines "$OUT/baselines" | tee "$OUT/baseline-show.txt"
-DB=$OUT/history.sqlite
-for run in base-1 base-2; do
-  kw history ingest "$RUNS/$run.json" --db "$DB"
-done
-
-gate() {  # name: compare $RUNS/<name>.json with the baseline; prints and records its exit status
+gate() {  # NAME MODE VARIANT [CMAKE ARGS]: the workflow's GPU job in $OUT/NAME; its exit status
   local name=$1
-  kw compare "$BASELINE" "$RUNS/$name.json" "${CONFIG[@]}" --markdown "$OUT/$name.md" \
-    --json "$OUT/$name-compare.json" --junit "$OUT/$name-junit.xml" >"$OUT/$name-compare.txt" 2>&1
-  local status=$?
-  cat "$OUT/$name-compare.txt"
-  echo "compare baseline $name.json: exit $status"
-  kw history ingest "$RUNS/$name.json" --db "$DB"
-  kw comment "$OUT/$name.md" --result "$RUNS/$name.json" --commit "$COMMIT" -o "$OUT/$name-comment.md"
+  export GATE_OUT=$OUT/$name GATE_MODE=$2 GATE_BUILD=$BUILD-$3 GATE_CMAKE_ARGS=${4:-}
+  export GITHUB_STEP_SUMMARY=$GATE_OUT/job-summary.md
+  mkdir -p "$GATE_OUT"
+  (
+    bash scripts/ci/nvbench-gate.sh measure || exit
+    [ ! -f "$DB" ] || cp "$DB" "$GATE_OUT/history.sqlite" # actions/cache/restore
+    bash scripts/ci/nvbench-gate.sh judge
+  ) 2>&1 | tee "$OUT/$name.log"
+  local status=${PIPESTATUS[0]}
+  [ ! -f "$GATE_OUT/history.sqlite" ] || cp "$GATE_OUT/history.sqlite" "$DB" # actions/cache/save
+  echo "gate $name ($2, build $GATE_BUILD${4:+, $4}): exit $status"
   return "$status"
 }
 
-say "an unchanged run against the baseline (exit 0 expected)"
-run_bench fast unchanged.json || exit 1
-gate unchanged
+say "baseline mode: two runs of the unchanged build, pooled (the wheel: $wheel)"
+gate base baseline fast || {
+  echo "baseline mode: exit $? (expected 0; its log: $OUT/base.log)" | tee -a "$SUMMARY"
+  exit 1
+}
+slug=$(cat "$OUT/base/slug")
+cp -R "$OUT/base/baselines" "$OUT/baselines"
+cp examples/nvbench/kernelwatch.toml "$OUT/baselines/kernelwatch.toml"
+kw baseline list --baselines "$OUT/baselines"
+
+say "check mode: an unchanged run against the baseline (exit 0 expected)"
+gate unchanged check fast
 unchanged_status=$?
 
-say "the slowed build (EXAMPLE_SLOW=ON: the transpose only) against the baseline (exit 1 expected)"
-run_bench slow slow.json || exit 1
-gate slow
+say "check mode: the slowed build (EXAMPLE_SLOW=ON: the transpose only; exit 1 expected)"
+gate slow check slow -DEXAMPLE_SLOW=ON
 slow_status=$?
 
 say "history"
 kw history list --db "$DB" | tee "$OUT/history-list.txt"
 # The slowed benchmark's series: the two baseline runs, the unchanged one, the slowed one.
-slowed=$(awk '$1 == "REGRESSION" {print $2; exit}' "$OUT/slow-compare.txt")
+slowed=$(awk '$1 == "REGRESSION" {print $2; exit}' "$OUT/slow/compare.txt" 2>/dev/null)
 kw history show "${slowed:-transpose/Size:8192}" --db "$DB" | tee "$OUT/history-slowed.txt"
 
 say "nvbench's own compare on the same pairs (for comparison; never the gate)"
 for contender in unchanged slow; do
-  echo "--- nvbench_compare_robust base-1.json $contender.json"
-  (cd "$RUNS" && PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} timeout 20 python3 -m \
-    cuda.bench.scripts.nvbench_compare_robust base-1.json "$contender.json" 2>&1 | tail -25
+  echo "--- nvbench_compare_robust base/runs/base-1.json $contender/runs/pr.json"
+  (cd "$OUT" && PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH} timeout 20 python3 -m \
+    cuda.bench.scripts.nvbench_compare_robust base/runs/base-1.json "$contender/runs/pr.json" \
+    2>&1 | tail -25
     echo "exit ${PIPESTATUS[0]}")
 done 2>&1 | tee "$OUT/nvbench_compare_robust.txt"
 
 say "verdict"
-regressions=$(grep '^REGRESSION' "$OUT/slow-compare.txt")
-others=$(grep '^REGRESSION' "$OUT/slow-compare.txt" | grep -v ' transpose/')
+rows() { grep -sE '^(Verdict|SAME|REGRESSION|SLOWER|IMPROVEMENT|UNSURE|Geomean|note: level)' "$1"; }
+regressions=$(grep -s '^REGRESSION' "$OUT/slow/compare.txt")
+others=$(grep -s '^REGRESSION' "$OUT/slow/compare.txt" | grep -v ' transpose/')
 verdict=PASS
 [ "$unchanged_status" -eq 0 ] || verdict=FAIL
 [ "$slow_status" -eq 1 ] || verdict=FAIL
@@ -174,11 +132,9 @@ verdict=PASS
 {
   echo "baseline: $OUT/baselines/$slug ($(kw baseline list --baselines "$OUT/baselines" | tail -1))"
   echo "unchanged run vs baseline: exit $unchanged_status (expected 0)"
-  grep -E '^(Verdict|SAME|REGRESSION|SLOWER|IMPROVEMENT|UNSURE|Geomean|note: level)' \
-    "$OUT/unchanged-compare.txt" | sed 's/^/  /'
+  rows "$OUT/unchanged/compare.txt" | sed 's/^/  /'
   echo "slowed run (EXAMPLE_SLOW=ON) vs baseline: exit $slow_status (expected 1, REGRESSION on transpose only)"
-  grep -E '^(Verdict|SAME|REGRESSION|SLOWER|IMPROVEMENT|UNSURE|Geomean|note: level)' \
-    "$OUT/slow-compare.txt" | sed 's/^/  /'
+  rows "$OUT/slow/compare.txt" | sed 's/^/  /'
   echo "history: $(($(wc -l <"$OUT/history-list.txt") - 1)) runs in $DB"
   echo "gate: $verdict in $((SECONDS - start)) s"
 } | tee -a "$SUMMARY"

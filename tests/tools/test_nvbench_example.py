@@ -1,13 +1,15 @@
-"""The nvbench example (examples/nvbench) and its gate (scripts/gpu/nvbench_gate.sh; docs/ci.md,
-"Gating an nvbench project").
+"""The nvbench example (examples/nvbench) and its gate (scripts/gpu/nvbench_gate.sh, which drives
+the reusable workflow's scripts/ci/nvbench-gate.sh; docs/ci.md, "Gating an nvbench project").
 
 - The example's wiring, read statically: nvbench from its CMake config, EXAMPLE_SLOW a CMake
   option that only defines the macro, and the macro reaching the transpose's tile alone.
 - With nvcc and the cuda-bench wheel at hand (.whl/ or .kernelwatch/dev/): both builds' PTX,
   which differ in the transpose kernel only.
-- The gate script itself, with stand-ins for what needs a GPU (cmake, nvidia-smi and the
-  benchmark binary, which writes the committed nvbench runs of tests/data/nvbench): its
-  kernelwatch steps, exit statuses, stamps and verdict, passing and failing.
+- The GPU machine's gate script itself, with stand-ins for what needs a GPU (cmake, nvidia-smi
+  and the benchmark binary, which writes the committed nvbench runs of tests/data/nvbench):
+  the workflow script's three gates it drives (baseline, unchanged, slowed), the wheel through
+  pip, the two builds, exit statuses, stamps, the carried history and verdict, passing and
+  failing.
 - The gate's output from the GPU machine, once committed (tests/data/nvbench/gate/).
 - The reusable workflow's GPU job (.github/workflows/nvbench-gate.yml, whose steps run
   scripts/ci/nvbench-gate.sh) on the example as a calling project, with the same stand-ins:
@@ -32,6 +34,7 @@ from conftest import REPO, TOOLS
 
 EXAMPLE = REPO / "examples" / "nvbench"
 GATE = REPO / "scripts" / "gpu" / "nvbench_gate.sh"
+GATE_JOB = REPO / "scripts" / "ci" / "nvbench-gate.sh"  # the reusable workflow's, which it drives
 DATA = REPO / "tests" / "data" / "nvbench"
 GATE_OUTPUT = DATA / "gate"
 UUID = "GPU-54f59374-68c2-fa1d-22b8-e4ffc323f366"
@@ -166,14 +169,26 @@ json.dump(document, open(name, "w"), indent=2)
 
 
 def _gate(tmp_path: Path, slow_source: str = "py-slow") -> tuple[int, str, Path]:
-    """scripts/gpu/nvbench_gate.sh in a copy of the tree it needs, with the stand-ins."""
+    """scripts/gpu/nvbench_gate.sh in a copy of the tree it needs (no checkout: the commit from
+    the environment), with the stand-ins and a wheel pip installs (nvbench's CMake config
+    alone)."""
     repo = tmp_path / "repo"
-    (repo / "scripts" / "gpu").mkdir(parents=True)
-    shutil.copy(GATE, repo / "scripts" / "gpu")
+    for script in (GATE, GATE_JOB):
+        (repo / script.parent.relative_to(REPO)).mkdir(parents=True, exist_ok=True)
+        shutil.copy(script, repo / script.relative_to(REPO))
     shutil.copytree(EXAMPLE, repo / "examples" / "nvbench")
+    (repo / "tools").symlink_to(TOOLS)
     (repo / ".whl").mkdir()
     with zipfile.ZipFile(repo / ".whl" / "cuda_bench-0.3.0-py3-none-any.whl", "w") as wheel:
         wheel.writestr("cuda/bench/cu13/nvbench/lib/cmake/nvbench/nvbench-config.cmake", "")
+        info = "cuda_bench-0.3.0.dist-info"
+        wheel.writestr(
+            f"{info}/METADATA", "Metadata-Version: 2.1\nName: cuda-bench\nVersion: 0.3.0\n"
+        )
+        wheel.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        wheel.writestr(f"{info}/RECORD", "")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for name, text in (("cmake", FAKE_CMAKE), ("nvidia-smi", FAKE_SMI)):
@@ -181,8 +196,9 @@ def _gate(tmp_path: Path, slow_source: str = "py-slow") -> tuple[int, str, Path]
         (bin_dir / name).chmod(0o755)
     (tmp_path / "fake_bench.py").write_text(FAKE_BENCH)
     out = tmp_path / "out"
+    outside = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     env = dict(
-        os.environ,
+        outside,
         PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
         PYTHONPATH=str(TOOLS),
         OUT=str(out),
@@ -232,18 +248,39 @@ def test_the_gate_passes_when_the_unchanged_run_passes_and_the_slowed_one_fails(
         runs = json.load(packed)["context"]["kernelwatch_baseline_runs"]
     assert [r["card"] for r in runs] == [UUID, UUID]
     assert (out / "baselines" / "kernelwatch.toml").is_file()
+    # made by the workflow's script in baseline mode (its job summary), from the commit given
+    made = (out / "base" / "job-summary.md").read_text()
+    assert made.startswith("### nvbench baseline for nvidia-h200-sm90\n"), made
+    assert f"Pooled from 2 runs of commit `{COMMIT}`." in made
+    assert (out / "base" / "baselines" / "nvidia-h200-sm90" / "manifest.json").is_file()
+    # nvbench from the wheel through pip (GATE_NVBENCH_PIP); the slowed build apart (EXAMPLE_SLOW)
+    assert (tmp_path / "site" / "cuda_bench-0.3.0.dist-info").is_dir()
+    assert (tmp_path / "build-fast" / "slow").read_text() == "OFF\n"
+    assert (tmp_path / "build-slow" / "slow").read_text() == "ON\n"
     # compared at the process level (the same card), as the stamp makes it
-    assert "note: level: process (same card" in (out / "unchanged-compare.txt").read_text()
-    # the history: both baseline runs, the unchanged one and the slowed one, with the commit
+    assert "note: level: process (same card" in (out / "unchanged" / "compare.txt").read_text()
+    # the history, carried from gate to gate: both baseline runs, the unchanged one and the
+    # slowed one (the slowed build's: the stand-in replays py-slow), with the commit
     with sqlite3.connect(out / "history.sqlite") as connection:
-        rows = connection.execute("SELECT git_commit, context FROM runs ORDER BY id").fetchall()
-    assert [r[0] for r in rows] == [COMMIT] * 4
-    assert json.loads(rows[-1][1]).get("example_slow") == "ON"
-    # the pull-request comment, and the reports
-    comment = (out / "slow-comment.md").read_text()
-    assert comment.startswith("<!-- kernelwatch:nvidia-h200-sm90 -->") and "transpose/" in comment
-    report = json.loads((out / "slow-compare.json").read_text())
-    assert report and (out / "slow-junit.xml").is_file()
+        rows = connection.execute("SELECT git_commit, source, context FROM runs ORDER BY id")
+        runs = rows.fetchall()
+    assert [r[0] for r in runs] == [COMMIT] * 4
+    assert [Path(r[1]).relative_to(out).as_posix() for r in runs] == [
+        "base/runs/base-1.json",
+        "base/runs/base-2.json",
+        "unchanged/runs/pr.json",
+        "slow/runs/pr.json",
+    ]
+    assert "py-slow.json" in json.loads(runs[-1][2])["nvbench_argv"]
+    # the pull-request comments, and the reports
+    for gate in ("unchanged", "slow"):
+        comment = (out / gate / "comment.md").read_text()
+        assert comment.startswith("<!-- kernelwatch:nvidia-h200-sm90 -->\n"), comment
+        assert COMMIT[:12] in comment
+    assert "transpose/" in comment
+    report = json.loads((out / "slow" / "compare.json").read_text())
+    assert report and (out / "slow" / "report.xml").is_file()
+    assert "REGRESSION" in (out / "slow" / "job-summary.md").read_text()
 
 
 @needs_runs
@@ -319,7 +356,6 @@ def test_the_gpu_machines_runs_get_the_same_verdicts_from_todays_code(
 # --- the reusable workflow (.github/workflows/nvbench-gate.yml, scripts/ci/nvbench-gate.sh) ---
 
 GATE_WORKFLOW = REPO / ".github" / "workflows" / "nvbench-gate.yml"
-GATE_JOB = REPO / "scripts" / "ci" / "nvbench-gate.sh"
 MEASURE = "Build, run with --jsonbin, stamp"
 JUDGE = "Compare with this GPU's baseline (baseline mode - pool the runs into it)"
 HISTORY = Path("nvbench-gate") / "history.sqlite"

@@ -22,6 +22,7 @@ from kernelwatch.levels import Level
 from kernelwatch.loading import from_documents, load
 from kernelwatch.report.build import Options, build_page
 from kernelwatch.results import gpu_model, resolve_metric
+from kernelwatch.verdict import Judging
 
 TIME = resolve_metric("time")
 BASELINE = REPO / "baselines" / "nvidia-h200-sm90"
@@ -214,7 +215,7 @@ def test_report_and_run_give_the_same_verdicts() -> None:
     the suite that ran exactly as `run` does (baselines.against)."""
     pytest.importorskip("matplotlib")
     report = against_baseline(CARD_E, part=True)
-    shown = build_page(Options(result=CARD_E, metric=TIME, settings=SETTINGS))
+    shown = build_page(Options(result=CARD_E, judging=Judging(TIME, SETTINGS)))
     assert shown.comparison is not None
     assert [(c.name, c.verdict, c.limit) for c in shown.comparison.comparisons] == [
         (c.name, c.verdict, c.limit) for c in report.comparisons

@@ -32,6 +32,7 @@ from kernelwatch.loading import load
 from kernelwatch.report import Options, lessons, svg, trends, write_report
 from kernelwatch.report.lessons.figure import RunData, parse_name
 from kernelwatch.results import resolve_metric
+from kernelwatch.verdict import Judging
 from kernelwatch.gbench import failed_row
 
 SUITE = GPU_DATA / "h200-suite-rep10.json"
@@ -147,7 +148,7 @@ def no_default_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def options(result: Path = SUITE, **changes: Any) -> Options:
-    return Options(result=result, metric=TIME, settings=SUITE_SETTINGS, **changes)
+    return Options(result=result, judging=Judging(TIME, SUITE_SETTINGS), **changes)
 
 
 @pytest.fixture(scope="module")

@@ -224,8 +224,7 @@ def test_a_crashed_benchmark_of_a_saved_partial_result_fails_as_the_crash(
     page = build_page(
         Options(
             result=tmp_path / "pr.json",  # written by compared()
-            metric=judging().metric,
-            settings=judging().settings,
+            judging=judging(),
             baselines=BASELINES,
         )
     )

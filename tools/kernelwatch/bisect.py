@@ -92,38 +92,26 @@ def oracle(plan: Plan, repo: Path, good: ab.Side, out: Path) -> Oracle:
     return Oracle(
         repo=repo,
         good=good,
-        filter=plan.filter,
-        bench=plan.bench,
-        rounds=plan.rounds,
-        settings=plan.settings,
-        judging=plan.judging,
+        plan=plan,
         out=out,
         # Looked up now, not at import: tests replace ab.cmake_build.
         build=functools.partial(
             ab.cmake_build, cmake_args=list(plan.cmake_args), targets=list(plan.targets)
         ),
         progress=runner.Progress(enabled=None if not plan.settings.verbose else False),
-        command_line=plan.command_line,
-        crash_is_bad=plan.crash_is_bad,
     )
 
 
 @dataclass(frozen=True)
 class Oracle:
-    """Everything a step needs to judge one commit against GOOD."""
+    """Everything a step needs to judge one commit against GOOD: the plan, and where."""
 
     repo: Path
     good: ab.Side
-    filter: str
-    bench: tuple[str, ...]
-    rounds: int
-    settings: runner.RunSettings
-    judging: Judging
+    plan: Plan
     out: Path  # each judged commit writes under out/<sha12>/
     build: ab.BuildStep
     progress: runner.Progress
-    command_line: str
-    crash_is_bad: bool = False  # Plan.crash_is_bad
 
 
 @dataclass(frozen=True)
@@ -151,19 +139,20 @@ def is_ancestor(repo: Path, older: str, newer: str) -> bool:
 def judge(oracle: Oracle, sha: str) -> Judgement:
     """Build `sha` and run it against GOOD, alternating, as `ab` does. Raises what cannot be
     decided by skipping (no GPU, a crash, a broken worktree)."""
+    plan = oracle.plan
     side = ab.prepare_side(oracle.repo, "B", sha)
     oracle.progress.say(f"kernelwatch bisect: building {side.short} in {side.build_dir}")
     try:
         oracle.build(side, ab.build_log(side))
-        binaries = ab.binaries_of(side, oracle.bench)
-        jobs_b = runner.plan(binaries, oracle.filter, oracle.settings.extra_args)
+        binaries = ab.binaries_of(side, plan.bench)
+        jobs_b = runner.plan(binaries, plan.filter, plan.settings.extra_args)
     except (NoGpuError, BenchmarkCrashed):
         raise
     except InputError as exc:  # a failed build, no binaries, not the benchmarks: untestable
         return Judgement(sha, "skip", str(exc))
     jobs = {
         "A": runner.plan(
-            ab.binaries_of(oracle.good, oracle.bench), oracle.filter, oracle.settings.extra_args
+            ab.binaries_of(oracle.good, plan.bench), plan.filter, plan.settings.extra_args
         ),
         "B": jobs_b,
     }
@@ -171,19 +160,19 @@ def judge(oracle: Oracle, sha: str) -> Judgement:
     measured = ab.run_rounds(
         [oracle.good, side],
         jobs,
-        oracle.settings,
-        oracle.rounds,
+        plan.settings,
+        plan.rounds,
         out,
         progress=oracle.progress,
-        command_line=oracle.command_line,
-        filter=oracle.filter,
+        command_line=plan.command_line,
+        filter=plan.filter,
     )
-    report = ab.judge_rounds(measured, oracle.judging)  # as `ab` judges
+    report = ab.judge_rounds(measured, plan.judging)  # as `ab` judges
     report = explain.explain(report)  # kernel code changed / launch changed / identical
     table = write_atomic(
         out / "compare.txt", render_table(report, color=False, command="ab"), make_parents=True
     )
-    return _verdict(sha, report, table, oracle.crash_is_bad)
+    return _verdict(sha, report, table, plan.crash_is_bad)
 
 
 def _verdict(sha: str, report: Report, table: Path, crash_is_bad: bool) -> Judgement:

@@ -13,7 +13,6 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -481,65 +480,30 @@ def outputs(args: argparse.Namespace) -> Outputs:
     )
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    """add_run_options as typed; checked when made into RunSettings (`selftest --from` runs
-    nothing and checks none of them)."""
+def run_settings(args: argparse.Namespace, **more: Any) -> runner.RunSettings:
+    """From add_run_options (one process, no top-ups); `more`: the fields the command adds.
+    --filter is checked first (a bad one would otherwise meet the GPU check first)."""
+    from kernelwatch import runner
 
-    filter: str | None
-    repetitions: int
-    max_time: float
-    interleave: bool
-    extra_args: tuple[str, ...]
-    verbose: bool
-    processes: int
-    precision: float = 0.0
-    top_ups: int = 0
-
-    def settings(self) -> runner.RunSettings:
-        from kernelwatch import runner
-
-        if self.filter is not None and not self.filter.strip():
-            raise InputError("--filter: empty regex")
-        if self.filter is not None:  # (a bad one would otherwise meet the GPU check first)
-            compile_regex(self.filter, "--filter")
-        return runner.RunSettings(
-            repetitions=self.repetitions,
-            max_time=self.max_time,
-            interleave=self.interleave,
-            extra_args=self.extra_args,
-            verbose=self.verbose,
-            processes=self.processes,
-            precision=self.precision,
-            top_ups=self.top_ups,
-        )
-
-
-def run_options(args: argparse.Namespace) -> RunOptions:
-    """From add_run_options (one process, no top-ups)."""
-    return RunOptions(
-        filter=args.filter,
+    if args.filter is not None and not args.filter.strip():
+        raise InputError("--filter: empty regex")
+    if args.filter is not None:
+        compile_regex(args.filter, "--filter")
+    return runner.RunSettings(
         repetitions=args.repetitions,
         max_time=args.max_time,
         interleave=not args.no_interleave,
         extra_args=tuple(args.bench_arg),
         verbose=args.verbose,
-        processes=1,
+        **more,
     )
 
 
-def suite_run_options(args: argparse.Namespace) -> RunOptions:
+def suite_run_settings(args: argparse.Namespace, **more: Any) -> runner.RunSettings:
     """From add_suite_options: the run options and add_process_options's."""
-    return replace(
-        run_options(args),
-        processes=args.processes,
-        precision=args.precision,
-        top_ups=args.top_ups,
+    return run_settings(
+        args, processes=args.processes, precision=args.precision, top_ups=args.top_ups, **more
     )
-
-
-def run_settings(args: argparse.Namespace) -> runner.RunSettings:
-    return run_options(args).settings()
 
 
 # Parsers: every command's parser is made here (its text keeps its line breaks).

@@ -132,14 +132,15 @@ def run(command: BisectCommand) -> int:
     except InputError as exc:
         raise InputError(f"GOOD ({command.good}) cannot be built: {exc}") from None
     binaries = ab.binaries_of(good_side, plan.bench)
-    runner.require_gpu(binaries[0], oracle.settings.extra_args)
-    runner.plan(binaries, plan.filter, oracle.settings.extra_args)  # the filter matches in GOOD
+    runner.require_gpu(binaries[0], plan.settings.extra_args)
+    runner.plan(binaries, plan.filter, plan.settings.extra_args)  # the filter matches in GOOD
 
     say(f"kernelwatch bisect: measuring BAD ({command.bad}, {bad[:12]}) against GOOD")
     # A crash at BAD is part of what is hunted (bisect.Plan.crash_is_bad).
-    verdict = bisect.judge(dataclasses.replace(oracle, crash_is_bad=True), bad)
+    hunting_crashes = dataclasses.replace(plan, crash_is_bad=True)
+    verdict = bisect.judge(dataclasses.replace(oracle, plan=hunting_crashes), bad)
     if verdict.crashed:
-        plan = dataclasses.replace(plan, crash_is_bad=True)
+        plan = hunting_crashes
     if verdict.verdict == "skip":
         raise InputError(f"BAD ({command.bad}) cannot be measured: {verdict.detail}")
     if verdict.verdict == "good":

@@ -132,8 +132,7 @@ def main(args: argparse.Namespace) -> int:
         ReportCommand(
             Options(
                 result=Path(args.result),
-                metric=judging.metric,
-                settings=judging.settings,
+                judging=judging,
                 baseline=Path(args.baseline) if args.baseline else None,
                 baselines=Path(args.baselines) if args.baselines else None,
                 db=Path(args.db) if args.db else None,

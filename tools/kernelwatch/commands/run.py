@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -153,9 +153,7 @@ def main(args: argparse.Namespace) -> int:
     from kernelwatch import verdict
     from kernelwatch.verdict import Judging
 
-    settings = replace(
-        options.suite_run_options(args).settings(), process_timeout=args.process_timeout
-    )
+    settings = options.suite_run_settings(args, process_timeout=args.process_timeout)
     if args.confirm < 0:
         raise InputError(f"--confirm {args.confirm}: must be 0 or more")
     # Comparing with this GPU's baseline needs the project's baselines: refused before any run.

@@ -178,7 +178,10 @@ _RUN_ONLY = {
 class SelftestCommand:
     """What `kernelwatch selftest` was asked to do."""
 
-    run: options.RunOptions
+    # The run options as settings, or the error they raise: raised where runs are made, after
+    # the selftest's own options are checked (_run_settings); --from checks none of them.
+    run: runner.RunSettings | InputError
+    filter: str | None
     compare_with: Settings
     config: Config  # the suite's: its host-bound list
     build_dir: str | None
@@ -204,9 +207,15 @@ def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
 
     config = verdict.suite_config(args.config, options.baselines_root_if_any(args))
     compare_with = options.settings(args, config)  # bad ones fail before a run
+    run_settings: runner.RunSettings | InputError
+    try:
+        run_settings = options.suite_run_settings(args)
+    except InputError as exc:
+        run_settings = exc
     return run(
         SelftestCommand(
-            run=options.suite_run_options(args),
+            run=run_settings,
+            filter=args.filter,
             compare_with=compare_with,
             config=config,
             build_dir=args.build_dir,
@@ -247,7 +256,7 @@ def run(command: SelftestCommand) -> int:
                 f"--from re-analyses saved runs and runs nothing: {command.run_only_given} does "
                 "not apply"
             )
-        only = compile_regex(command.run.filter, "--filter") if command.run.filter else None
+        only = compile_regex(command.filter, "--filter") if command.filter else None
         return _report(command, selftest.load_runs(Path(command.from_dir)), 0, settings, only)
     if not command.gpus:
         collected = _measure(command)
@@ -329,7 +338,7 @@ def _measure_gpus(
     chosen = gpus.select(gpus.discover(), which)
     out = Path(command.out) if command.out else Path("results") / f"selftest-{runner.timestamp()}"
     if not find_binaries(command.build_dir, command.bench):
-        extra_args = command.run.settings().extra_args
+        extra_args = _run_settings(command).extra_args
         usable_binaries(command.build_dir, command.bench, extra_args)  # says why
     progress = runner.Progress(enabled=False)
     several = len(chosen) > 1
@@ -339,6 +348,13 @@ def _measure_gpus(
         return _measure(mine, gpu=gpu, several=several, progress=progress)
 
     return gpus.on_each(chosen, one)
+
+
+def _run_settings(command: SelftestCommand) -> runner.RunSettings:
+    """The run options' settings, or the error in them (SelftestCommand.run)."""
+    if isinstance(command.run, InputError):
+        raise command.run
+    return command.run
 
 
 def _measure(
@@ -372,13 +388,13 @@ def _measure(
     out = Path(command.out) if command.out else Path("results") / f"selftest-{runner.timestamp()}"
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: is a file; name a folder")
-    settings = command.run.settings()
+    settings = _run_settings(command)
     binaries = (
         find_binaries(command.build_dir, command.bench)
         if gpu
         else usable_binaries(command.build_dir, command.bench, settings.extra_args)
     )
-    jobs = runner.plan(binaries, command.run.filter, settings.extra_args)
+    jobs = runner.plan(binaries, command.filter, settings.extra_args)
     plain = [j.binary for j in jobs if not j.harness]
     if trials and levels and plain:  # it would exit 1 on the flag after the A/A runs: refuse now
         raise InputError(
@@ -407,7 +423,7 @@ def _measure(
         progress=progress,
         context={
             "kernelwatch_run_command": command.command_line,
-            "kernelwatch_filter": command.run.filter or "",
+            "kernelwatch_filter": command.filter or "",
         },
         time_budget=command.time_budget,
     )

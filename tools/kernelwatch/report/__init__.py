@@ -25,5 +25,5 @@ __all__ = ["Options", "Page", "build_page", "render_html", "write_report"]
 def write_report(options: Options, out: str | Path, **build: object) -> Page:
     """Build the page and write it to `out` atomically (temporary file, then rename)."""
     page = build_page(options, **build)  # type: ignore[arg-type]
-    write_atomic(out, render_html(page, options.metric))
+    write_atomic(out, render_html(page, options.judging.metric))
     return page

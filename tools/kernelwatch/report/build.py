@@ -11,18 +11,17 @@ from typing import Any
 
 from kernelwatch import baseline as baselines
 from kernelwatch import changes, completeness, explain, history, verdict
-from kernelwatch.compare import SLOWDOWNS, Report, Settings, Verdict
+from kernelwatch.compare import SLOWDOWNS, Report, Verdict
 from kernelwatch.errors import InputError
 from kernelwatch.report import lessons, svg, trends
 from kernelwatch.report.lessons.figure import RunData
-from kernelwatch.results import Metric, ResultSet
+from kernelwatch.results import ResultSet
 
 
 @dataclass(frozen=True)
 class Options:
     result: Path
-    metric: Metric
-    settings: Settings
+    judging: verdict.Judging  # as `run` judges: the metric and compare's settings
     baseline: Path | None = None  # a result file or a folder of them
     baselines: Path | None = None  # the baselines root (default: baselines/ in the checkout)
     db: Path | None = None  # the history database; None: the default, if it exists
@@ -127,7 +126,7 @@ def build_page(
     document, run = history.load_run(options.result)
     svg.require_matplotlib()
     base, info, against, no_baseline = _baseline(options, run)
-    judging = verdict.Judging(options.metric, options.settings)
+    judging = options.judging
     report = None
     if base is not None:  # as `run` judged it, and what crashed in a partial result
         report = verdict.judge_result(base, run, judging, against)
@@ -153,18 +152,18 @@ def build_page(
             section = trends.build(
                 db,
                 gpu=slug,
-                metric=options.metric,
+                metric=judging.metric,
                 run_names=run.names,
                 regressed=regressed,
                 references=lessons.REFERENCES,
                 document=document,
                 medians={
-                    n: m[options.metric.key]
+                    n: m[judging.metric.key]
                     for n, m in data.medians.items()
-                    if options.metric.key in m
+                    if judging.metric.key in m
                 },
                 find_changes=find_changes,
-                settings=options.settings,
+                settings=judging.settings,
                 limit=options.max_trends,
             )
     drawn = tuple(lessons.draw_all(data))

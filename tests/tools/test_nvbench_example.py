@@ -292,12 +292,13 @@ def test_the_gate_fails_when_the_slowed_build_is_not_caught(tmp_path: Path) -> N
     assert summary.rstrip().splitlines()[-1].startswith("gate: FAIL")
 
 
-def test_the_gate_script_is_valid_shell() -> None:
-    done = subprocess.run(["bash", "-n", str(GATE)], capture_output=True, text=True)
+@pytest.mark.parametrize("script", [GATE, GATE_JOB], ids=["gpu-gate", "workflow-script"])
+def test_the_gate_scripts_are_valid_shell(script: Path) -> None:
+    done = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     shellcheck = shutil.which("shellcheck")
     if shellcheck:
-        done = subprocess.run([shellcheck, str(GATE)], capture_output=True, text=True)
+        done = subprocess.run([shellcheck, str(script)], capture_output=True, text=True)
         assert done.returncode == 0, done.stdout
 
 
@@ -511,12 +512,3 @@ def test_the_reusable_workflow_stops_with_3_when_the_build_fails(tmp_path: Path)
     status, slug, log = _gate_job(project, env, "check")
     assert status == 3 and slug == "", log
     assert "no nvbench CMake config" in log
-
-
-def test_the_reusable_workflow_script_is_valid_shell() -> None:
-    done = subprocess.run(["bash", "-n", str(GATE_JOB)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    shellcheck = shutil.which("shellcheck")
-    if shellcheck:
-        done = subprocess.run([shellcheck, str(GATE_JOB)], capture_output=True, text=True)
-        assert done.returncode == 0, done.stdout

@@ -448,3 +448,125 @@ def test_the_anchored_run_of_real_changes_agrees_with_the_same_card_truth() -> N
             if not r["host_bound"] and r["baseline"]["median"] >= 50_000
         ]
         assert len(long) == 298 and statistics.median(long) <= 0.015
+
+
+# An ELF program that runs the fake binary beside it (beta.py), embedding the commit as the
+# generated *_build_info.cpp does and a byte of "code" (VERSION); like the project's binaries
+# (-ffile-prefix-map), it holds no path of its checkout.
+WRAPPER = """\
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+static const char commit[] = COMMIT;
+int main(int argc, char** argv) {
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 16);
+  if (n < 0) return 127;
+  path[n] = 0;
+  strcpy(strrchr(path, '/') + 1, "beta.py");
+  if (argc < 0) printf("%s %d\\n", commit, VERSION);
+  execv(path, argv);
+  return 127;
+}
+"""
+
+
+def elf_beta(checkout: Checkout, monkeypatch, versions: dict[str, int]) -> None:
+    """Every build's beta binary becomes an ELF program (cc) running its fake, with the CMake
+    files ab.py compares (CMAKE_HOME_DIRECTORY naming the build's checkout); its code byte is
+    versions[commit] (default 1)."""
+    if shutil.which("cc") is None:
+        pytest.skip("cc is not installed")
+    plain = checkout.build
+
+    def build(side: ab.Side, log: Path, **options: object) -> None:
+        plain(side, log)
+        bench = side.build_dir / "bench"
+        binary = bench / "kernelwatch_bench_beta"
+        script = binary.rename(bench / "beta.py")
+        Path(f"{binary}.json").rename(f"{script}.json")
+        source = side.build_dir / "beta.c"
+        source.write_text(WRAPPER)
+        version = versions.get(side.sha, 1)
+        defines = [f'-DCOMMIT="{side.sha}"', f"-DVERSION={version}"]
+        subprocess.run(["cc", "-O2", "-o", str(binary), str(source), *defines], check=True)
+        home = f"CMAKE_HOME_DIRECTORY:INTERNAL={side.worktree}\n"
+        (side.build_dir / "CMakeCache.txt").write_text(home)
+        target = bench / "CMakeFiles" / "kernelwatch_bench_beta.dir"
+        target.mkdir(parents=True, exist_ok=True)
+        (target / "flags.make").write_text(f"C_FLAGS = -O2 -I{side.worktree}/src\n")
+        (target / "link.txt").write_text(f"cc -o {binary}\n")
+
+    monkeypatch.setattr(checkout, "build", build)
+    monkeypatch.setattr(ab, "cmake_build", build)
+    checkout.build_current()
+
+
+def anchor_beta_runs(checkout: Checkout) -> int:
+    worktree = checkout.root / ".kernelwatch" / "worktrees" / checkout.a
+    return fakebench.runs(worktree / "build" / "bench" / "beta.py")
+
+
+def test_a_binary_built_identically_to_the_baselines_commit_is_not_anchored(
+    checkout: Checkout, monkeypatch
+) -> None:
+    """The checkout's beta binary is the baseline commit's, built at another path (the worktree
+    is longer): the anchor measures alpha only, beta's rows are IDENTICAL (never failing) and
+    the run's own beta numbers stand in for the anchor's in the runner finding (issue #32)."""
+    elf_beta(checkout, monkeypatch, {})
+    checkout.on("other")
+    out = checkout.root.parent / "run.json"
+    done = checkout.run("--out", out, "--format", "json")
+    assert done.status == 0, done.err
+    assert checkout.anchor_runs() == 2 and anchor_beta_runs(checkout) == 0
+    report = report_of(done)
+    assert {n: v for n, v in verdicts(report).items() if v != "SAME"} == dict.fromkeys(
+        BETA, "IDENTICAL"
+    )
+    beta = next(b for b in report["benchmarks"] if b["name"] in BETA)
+    assert beta["reason"] == "built identically to the baseline's commit: the anchor not measured"
+    assert "3 benchmark(s) built identically, not measured; " in report["notes"][0]
+    assert f"geometric mean of {len(ALPHA) + len(BETA)} benchmarks" in report["notes"][1]
+    assert "the anchor does not measure them" in done.err
+    [stored] = (checkout.root / ".kernelwatch" / "anchors").glob("*.json")
+    kept = {b["run_name"] for b in json.loads(stored.read_text())["benchmarks"]}
+    assert kept == {name.removesuffix("/manual_time") for name in ALPHA} or kept == set(ALPHA)
+    # the next run reuses it: it holds everything the anchor needs to measure
+    again = checkout.run("--out", checkout.root.parent / "2.json", "--format", "json")
+    assert again.status == 0, again.err
+    assert checkout.anchor_runs() == 2 and "(reused, 0.0 h old; 3 benchmark(s)" in again.err
+
+
+def test_a_binary_whose_code_changed_since_the_baselines_commit_is_anchored(
+    checkout: Checkout, monkeypatch
+) -> None:
+    versions: dict[str, int] = {}
+    elf_beta(checkout, monkeypatch, versions)
+    fakebench.configure(checkout.root / "src" / "bench" / "kernelwatch_bench_beta", note=1)
+    git(checkout.root, "commit", "-q", "-am", "beta's code")
+    versions[git(checkout.root, "rev-parse", "HEAD")] = 2  # a byte of its machine code
+    checkout.build_current()
+    checkout.on("other")
+    done = checkout.run("--out", checkout.root.parent / "run.json", "--format", "json")
+    assert done.status == 0, done.err
+    assert anchor_beta_runs(checkout) == 2
+    assert set(verdicts(report_of(done)).values()) == {"SAME"}
+    assert "built identically" not in report_of(done)["notes"][0]
+
+
+def test_an_anchor_with_every_binary_identical_measures_nothing(
+    checkout: Checkout, monkeypatch
+) -> None:
+    """With only the identical binary run, nothing is left for the anchor: nothing is measured
+    or kept, every row IDENTICAL, exit 0."""
+    elf_beta(checkout, monkeypatch, {})
+    checkout.on("other")
+    done = checkout.run(
+        "--filter", "^beta/", "--out", checkout.root.parent / "r.json", "--format", "json"
+    )
+    assert done.status == 0, done.err
+    assert anchor_beta_runs(checkout) == 0 and checkout.anchor_runs() == 0
+    assert set(verdicts(report_of(done)).values()) == {"IDENTICAL"}
+    assert f"anchored on {checkout.a[:12]} (nothing to measure; 3 benchmark(s)" in done.err
+    assert not (checkout.root / ".kernelwatch" / "anchors").exists()

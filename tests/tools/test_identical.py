@@ -79,7 +79,10 @@ def build(root: Path, sha: str, *defines: str) -> tuple[ab.Build, Path]:
     source.write_text(SOURCE)
     flags = [*BASE, *defines]
     binary = bench / "kernelwatch_bench_tiny"
-    command = [_nvcc(), "-arch=sm_90", "-O3", *PROJECT_FLAGS, "-o", str(binary), str(source)]
+    # (as the project does: __FILE__ relative to the checkout)
+    relative = f"-Xcompiler=-ffile-prefix-map={worktree}/="
+    command = [_nvcc(), "-arch=sm_90", "-O3", *PROJECT_FLAGS, relative, "-o", str(binary)]
+    command.append(str(source))
     subprocess.run([*command, *flags, f'-DCOMMIT="{sha}"'], check=True, capture_output=True)
     (worktree / "build" / "CMakeCache.txt").write_text(
         f"CMAKE_BUILD_TYPE:STRING=Release\nfake_SOURCE_DIR:STATIC={worktree}\n"
@@ -101,6 +104,15 @@ def test_the_same_source_in_another_worktree_is_identical(reference, tmp_path: P
     assert a_binary.read_bytes() != b_binary.read_bytes()  # the commit, the paths, tmpxft_<pid>
     assert ab.differs(a, a_binary, b, b_binary) is None
     assert ab.select(a, [a_binary], b, [b_binary]) == {b_binary.name: None}
+
+
+def test_a_checkout_at_a_longer_path_is_identical(reference, tmp_path: Path) -> None:
+    """The anchored run compares the checkout's build with the baseline commit's in `ab`'s
+    worktree, whose path is longer: with the project's -ffile-prefix-map the binaries hold no
+    path, and the build settings' paths are one placeholder whatever their length."""
+    a, a_binary = reference
+    b, b_binary = build(tmp_path / "B" / ".kernelwatch" / "worktrees", "b" * 40)
+    assert ab.differs(a, a_binary, b, b_binary) is None
 
 
 @pytest.mark.parametrize("change", sorted(CHANGES))

@@ -86,6 +86,15 @@ def test_another_card_of_a_held_kind_is_held_to_the_kind_spread_and_passes_uncha
     assert any(f"x{factor:.2f}" in n and "kinds of card" in n for n in report.notes)
 
 
+def test_todays_harness_on_another_card_passes_unchanged_at_the_kind_level() -> None:
+    """Card GPU-5f632982 (not in the baseline), the tree of 2cd5aac: the family folders, the
+    checks on the GPU, the sampling tools kept per thread; the baseline's harness is b9b23ab's.
+    Unchanged kernels, 356 SAME without any re-run (docs/measurement.md)."""
+    report = against_baseline(GPU_DATA / "h200-card-5f632982.json.gz")
+    assert {c.level for c in report.comparisons if c.level} == {"kind"}
+    assert report.exit_status == 0 and report.counts()[Verdict.SAME] == 356
+
+
 @pytest.mark.skipif(not TWO_GPU_HOST.is_file(), reason="no two-GPU host file")
 def test_a_host_configured_unlike_the_baselines_is_held_to_at_least_the_host_prior() -> None:
     """Short kernels took 0.7-1.6 us more there than on the baseline's one-GPU hosts (the

@@ -440,6 +440,7 @@ _SHT_DYNAMIC = 6
 _DT_RPATH, _DT_RUNPATH = 15, 29
 _LEFT_OUT = frozenset({b".note.gnu.build-id"})
 _PLACEHOLDER = b"#"
+_WORKTREE = b"<worktree>"
 _PIECE = 8
 _ANONYMOUS = re.compile(rb"(_GLOBAL__N__|_INTERNAL_)[0-9a-f]{8}(?=_\d+_)")
 
@@ -453,18 +454,35 @@ class Build:
     build_dir: Path
 
     def neutral(self, data: bytes) -> bytes:
-        """`data` with this side's worktree path and commit id made one placeholder each, of the
-        same length (so that nothing else moves), and so the hash of the source's path in nvcc's
-        names of anonymous namespaces (`_GLOBAL__N__7ad29798_18_transpose_bench_cu_...`)."""
-        for text in (str(self.worktree), str(self.worktree.resolve())):
-            raw = text.encode()
-            data = data.replace(raw, _PLACEHOLDER * len(raw))
+        """`data` with this side's worktree path and commit id made placeholders, and so the
+        hash of the source's path in nvcc's names of anonymous namespaces
+        (`_GLOBAL__N__7ad29798_18_transpose_bench_cu_...`). The path's placeholder is one token
+        whatever its length: the anchored run compares the checkout's build with the baseline
+        commit's in `ab`'s worktree, a longer path (the project builds with -ffile-prefix-map,
+        so the binaries hold none; the build settings do)."""
+        for text in sorted({str(self.worktree), str(self.worktree.resolve())}, key=len)[::-1]:
+            data = data.replace(text.encode(), _WORKTREE)
         # The compiler builds the commit's string from 8- and 16-byte pieces (immediates, a
         # vector load): every 8 characters of it go.
         sha = self.sha.encode()
         for k in range(len(sha) - _PIECE + 1):
             data = data.replace(sha[k : k + _PIECE], _PLACEHOLDER * _PIECE)
         return _ANONYMOUS.sub(rb"\1########", data)
+
+
+def build_of(binary: Path, sha: str) -> Build | None:
+    """The CMake build that made `binary` (the nearest folder above it with a CMakeCache.txt,
+    and the source folder that names), as built from commit `sha`; None when there is none."""
+    for folder in binary.parents:
+        try:
+            cache = (folder / "CMakeCache.txt").read_text(errors="replace")
+        except OSError:
+            continue
+        for line in cache.splitlines():
+            if line.startswith("CMAKE_HOME_DIRECTORY:"):
+                return Build(sha, Path(line.partition("=")[2]), folder)
+        return None
+    return None
 
 
 class NotComparable(Exception):

@@ -12,6 +12,11 @@ a drift of the card over the run falls on both alike). The committed
 baseline is then compared with the anchor (same code, another runner): what differs there is
 the runner, reported as a finding, never a failing regression.
 
+A benchmark binary that the checkout's build made identically to the baseline commit's (`ab`'s
+rule, ab.py: machine code, host code and build settings) is the baseline's own code: the anchor
+does not measure it, and its benchmarks read IDENTICAL, never failing; the run's own numbers of
+it stand in for the anchor's in the runner finding.
+
 An anchor is kept in <checkout>/.kernelwatch/anchors/<key>.json, the key naming the baseline's
 commit, the card, the host (its identity and configuration) and the harness settings; a later
 run with the same key reuses it while it is younger than --anchor-max-age.
@@ -41,6 +46,7 @@ MODES = defaults.ANCHOR_MODES
 CONTEXT_KEY = ANCHOR_KEY  # whether and how a verdict was anchored (one phrase, a string)
 ANCHORS = ab.WORKTREES.parent / "anchors"
 DEFAULT_MAX_AGE_HOURS = defaults.ANCHOR_MAX_AGE_HOURS  # why 24 h: defaults.py
+IDENTICAL_REASON = "built identically to the baseline's commit: the anchor not measured"
 
 
 def max_age(text: str) -> float:
@@ -97,10 +103,30 @@ class Anchor:
     path: Path
     reused: bool
     age_s: float
+    identical: frozenset[str] = frozenset()  # benchmarks of binaries built identically
 
     def phrase(self) -> str:
         how = f"reused, {self.age_s / 3600:.1f} h old" if self.reused else "measured by this run"
-        return f"anchored on {self.commit[:12]} ({how}; {self.path})"
+        where = f"; {self.path}"
+        if self.identical:
+            if not self.document.get("benchmarks"):
+                how, where = "nothing to measure", ""  # (and nothing kept)
+            how += f"; {len(self.identical)} benchmark(s) built identically, not measured"
+        return f"anchored on {self.commit[:12]} ({how}{where})"
+
+    def completed(self, run: Mapping[str, Any]) -> Anchor:
+        """The anchor with the run's own rows (`run`: its result document) of the benchmarks
+        built identically: the baseline's code on this card, as the anchor would have measured
+        it."""
+        if not self.identical:
+            return self
+        rows = [
+            row
+            for row in run.get("benchmarks", [])
+            if isinstance(row, dict) and row.get("run_name") in self.identical
+        ]
+        document = {**self.document, "benchmarks": [*self.document.get("benchmarks", []), *rows]}
+        return dataclasses.replace(self, document=document)
 
     def side(self) -> ResultSet:
         return from_documents(str(self.path), [self.document])
@@ -204,6 +230,7 @@ class Pending:
     path: Path  # where it is kept once measured
     repo: Path
     context: dict[str, Any]  # its result's context keys
+    identical: frozenset[str] = frozenset()  # benchmarks it does not measure (Anchor's)
 
     def measuring(
         self, settings: runner.RunSettings, progress: runner.Progress
@@ -235,7 +262,7 @@ class Pending:
             return "not anchored: the anchor ran on another card or host than this run"
         ab.ignore_cache(self.repo / ab.WORKTREES.parent)
         write_json_atomic(self.path, document, make_parents=True)
-        anchor = Anchor(self.commit, document, self.path, False, 0.0)
+        anchor = Anchor(self.commit, document, self.path, False, 0.0, self.identical)
         progress.say(f"kernelwatch: {anchor.phrase()}")
         return anchor
 
@@ -277,13 +304,28 @@ def prepare(
         anchor_jobs = _jobs(side, jobs, run.filter, settings)
     except InputError as exc:
         return f"not anchored: {exc}"
+    same = _built_identically(side, anchor_jobs, jobs, str(context.get("kernelwatch_git_commit")))
+    identical = frozenset(name for job in jobs if job.binary.name in same for name in job.names)
+    anchor_jobs = [job for job in anchor_jobs if job.binary.name not in same]
+    if identical:
+        progress.say(
+            f"kernelwatch: {len(identical)} benchmark(s) of {len(same)} binaries built "
+            f"identically to the baseline's commit {side.short}: the anchor does not measure them"
+        )
+    kept = stored(path, names - identical, request.max_age_s, now)
+    if kept is not None or not anchor_jobs:
+        # (every binary identical: nothing to measure, and nothing worth keeping)
+        empty = Anchor(commit, {"context": {}, "benchmarks": []}, path, False, 0.0)
+        found_anchor = dataclasses.replace(kept or empty, identical=identical)
+        progress.say(f"kernelwatch: {why}: {found_anchor.phrase()}")
+        return found_anchor
     extra = {
         "kernelwatch_run_command": run.command_line,
         "kernelwatch_run_purpose": f"anchor: the baseline's commit {side.short} on this card",
         "kernelwatch_filter": run.filter or "",
         "kernelwatch_anchor_commit": commit,
     }
-    return Pending(commit, side, anchor_jobs, path, repo, extra)
+    return Pending(commit, side, anchor_jobs, path, repo, extra, identical)
 
 
 @dataclass(frozen=True)
@@ -358,6 +400,20 @@ def _jobs(
     return runner.split_serial(jobs, serial) if serial else jobs
 
 
+def _built_identically(
+    side: ab.Side, theirs: Sequence[runner.Job], ours: Sequence[runner.Job], commit: str
+) -> set[str]:
+    """The binaries (by name) that this run's build, from `commit`, made identically to the
+    baseline commit's build `side` (ab.py's rule; a build it cannot find is measured)."""
+    mine = sorted({job.binary for job in ours})
+    build = ab.build_of(mine[0], commit.removesuffix("-dirty")) if mine else None
+    if build is None:
+        return set()
+    anchor = ab.Build(side.sha, side.worktree, side.build_dir)
+    chosen = ab.select(build, mine, anchor, sorted({job.binary for job in theirs}))
+    return {name for name, why in chosen.items() if why is None}
+
+
 def finding(report: Report) -> str:
     """The committed baseline against the anchor (same code, this runner): what the runner does
     to the numbers. Never a regression of the code, whatever it says."""
@@ -389,16 +445,18 @@ def judge(
     found: baselines.Against,
     report: Report,
     judging: verdict.Judging,
-    context: dict[str, Any],
+    document: dict[str, Any],
     progress: runner.Progress,
 ) -> tuple[baselines.Against, Report]:
-    """The run judged against its anchor (verdict.judge_result, as against any baseline), with
-    the committed baseline against the anchor as a finding about the runner; or, where there is
-    no anchor, `report` (against the committed baseline) with the note that says why. The run's
-    `context` records which (CONTEXT_KEY). Returns the baseline its regressions are confirmed
-    against, and the report. Nothing is anchored without a plan (ahead, measure_beside)."""
+    """The run (`document`, its result) judged against its anchor (verdict.judge_result, as
+    against any baseline), with the committed baseline against the anchor as a finding about the
+    runner; or, where there is no anchor, `report` (against the committed baseline) with the
+    note that says why. The run's context records which (CONTEXT_KEY). Returns the baseline its
+    regressions are confirmed against, and the report. Nothing is anchored without a plan
+    (ahead, measure_beside)."""
     if plan is None:
         return found, report
+    context = document["context"]
     outcome = plan.outcome
     if isinstance(outcome, Pending):
         outcome = "not anchored: the anchor was never measured"  # (measure_beside not called)
@@ -406,11 +464,14 @@ def judge(
         progress.say(f"kernelwatch: {outcome}; judged against the committed baseline")
         context[CONTEXT_KEY] = outcome
         return found, dataclasses.replace(report, notes=(outcome, *report.notes))
+    phrase = outcome.phrase()
+    outcome = outcome.completed(document)
     anchor_side = outcome.side()
     said = finding(verdict.judge(base, anchor_side, judging, found))
     progress.say(f"kernelwatch: {said}")
     against = outcome.against()
     anchored = verdict.judge_result(anchor_side, report.contender, judging, against)
-    context[CONTEXT_KEY] = outcome.phrase()
-    notes = (f"{outcome.phrase()}: {plan.why}", said, *anchored.notes)
+    anchored = ab.with_identical(anchored, dict.fromkeys(outcome.identical, IDENTICAL_REASON))
+    context[CONTEXT_KEY] = phrase
+    notes = (f"{phrase}: {plan.why}", said, *anchored.notes)
     return against, dataclasses.replace(anchored, notes=notes)

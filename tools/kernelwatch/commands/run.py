@@ -454,7 +454,7 @@ def _finish(
     base = verdict.baseline_side(found, f"holds none of the {count} benchmarks that ran")
     contender = from_documents(str(out), [document])
     report = verdict.judge_result(base, contender, judging, found)  # as compare and report do
-    found, report = anchors.judge(plan, base, found, report, judging, context, progress)
+    found, report = anchors.judge(plan, base, found, report, judging, document, progress)
     if anchors.CONTEXT_KEY in context:
         write_json_atomic(out, document, make_parents=True)  # with the anchor's context key
 

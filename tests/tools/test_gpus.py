@@ -226,3 +226,47 @@ def test_selftest_on_every_gpu_at_once(run_cli, host: Path) -> None:
             assert context["gpu_uuid"] == uuid
         assert f"== GPU {index} (" in done.out
         assert f"selftest: GPU {index} (" in done.err
+
+
+TWO_H200 = "GPU-00000000-0000-0000-0000-0000000b0200"
+SMI_TWO_H200 = f"0, {H200}, NVIDIA H200, 9.0\n1, {TWO_H200}, NVIDIA H200, 9.0"
+
+
+def test_split_shares_the_suite_among_the_gpus_each_judged_as_its_shard(
+    run_cli, tmp_path: Path, monkeypatch
+) -> None:
+    """--split: GPU k of N runs shard k/N at once, each result judged as that shard against the
+    model's baseline (no MISSING for the other shard's benchmarks); merge joins them."""
+    devices = {uuid: {"gpu_uuid": uuid, "gpu_name": "NVIDIA H200"} for uuid in (H200, TWO_H200)}
+    host = make_host(tmp_path, monkeypatch, SMI_TWO_H200, devices)
+    done = run(run_cli, host, "--gpus", "0", "--no-compare", "--out", host / "base.json")
+    assert done.status == 0, done.err
+    done = run_cli("baseline", "update", host / "base-gpu0.json", "--baselines",
+                   host / "baselines", "--min-repetitions", "2")  # fmt: skip
+    assert done.status == 0, done.err
+    (host / "spans.log").unlink()
+    done = run(run_cli, host, "--gpus", "all", "--split", "--out", host / "r.json")
+    assert done.status == 0, done.err
+    assert done.err.count(": exit 0 (no regression)") == 2 and "MISSING" not in done.out
+    names = []
+    for index in (0, 1):
+        document = json.loads((host / f"r-gpu{index}.json").read_text())
+        assert document["context"]["kernelwatch_shard"] == f"{index + 1}/2"
+        assert "kernelwatch_whole_build" not in document["context"]
+        names.append({row["run_name"] for row in document["benchmarks"]})
+    assert not names[0] & names[1] and names[0] | names[1] == set(KERNELS) | set(COPIES)
+    spans = [json.loads(line) for line in (host / "spans.log").read_text().splitlines()]
+    assert {s["gpu"] for s in spans} == {H200, TWO_H200}
+    merged = run_cli("merge", host / "r-gpu0.json", host / "r-gpu1.json", "--out", host / "m.json")
+    assert merged.status == 0, merged.err
+    rows = json.loads((host / "m.json").read_text())["benchmarks"]
+    assert {row["run_name"] for row in rows} == set(KERNELS) | set(COPIES)
+
+
+@pytest.mark.parametrize("argv", [["--split"], ["--gpus", "all", "--split", "--shard", "1/2"]])
+def test_split_needs_gpus_and_no_shard(run_cli, host: Path, argv: list[str]) -> None:
+    done = run(run_cli, host, "--no-compare", *argv)
+    assert done.status == 2
+    assert done.err.strip().splitlines()[-1] == (
+        "kernelwatch: error: --split shares the benchmarks among --gpus: give --gpus, not --shard"
+    )

@@ -27,7 +27,7 @@ from kernelwatch.errors import InputError
 from kernelwatch.gbench import TIME_UNITS
 from kernelwatch.levels import RUNS_KEY
 from kernelwatch.names import row_name
-from kernelwatch.results import MEASURING_KEYS, gpu_model
+from kernelwatch.results import ANCHOR_KEY, MEASURING_KEYS, gpu_model
 from kernelwatch.runner.precision import TOPPED_UP_KEY
 
 SHARD_KEY = "kernelwatch_shard"  # "K/N", in the context of a sharded run
@@ -53,6 +53,7 @@ PER_JOB_KEYS = frozenset(
         TOPPED_UP_KEY,  # each part tops up its own imprecise benchmarks
         # measured at each process start: differs between cards of one model by a few %
         "kernelwatch_copy_ceiling_bytes_per_second",
+        ANCHOR_KEY,  # how that part's card was judged (`run --gpus all --split`)
     }
 )
 

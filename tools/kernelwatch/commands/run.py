@@ -114,6 +114,13 @@ def register(subparsers: Any) -> None:
         "of each model only, the others' results leaving them out (first, the default: they "
         "time the host more than the card), or on every GPU in turn (each)",
     )
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help="with --gpus: share the benchmarks among the GPUs instead of measuring all of them "
+        "on each: GPU k of N runs shard k/N (as --shard does), judged as that shard (the suite "
+        "in about 1/N of the time; join the results with kernelwatch merge)",
+    )
     options.add_process_timeout_option(parser)
     parser.add_argument(
         "--shard",
@@ -144,6 +151,7 @@ class RunCommand:
     shard: str | None
     gpus: str | None
     host_bound_on: str  # defaults.HOST_BOUND_ON
+    split: bool  # --split: GPU k of N runs shard k/N
     outputs: Outputs
     command_line: str
     anchor: anchors.Request | None = None  # None: --anchor never, or ruled out
@@ -181,6 +189,7 @@ def main(args: argparse.Namespace) -> int:
             shard=args.shard,
             gpus=args.gpus,
             host_bound_on=args.host_bound_on,
+            split=args.split,
             outputs=options.outputs(args),
             command_line=args.command_line,
             anchor=options.anchoring(args, root),
@@ -203,6 +212,8 @@ def run(command: RunCommand) -> int:
         raise InputError(f"--baseline {command.baseline}: no such file or directory")
     # (--shard '' is a bad K/N, not "no shard")
     shard = shards.parse(command.shard) if command.shard is not None else None
+    if command.split and (not command.gpus or shard):
+        raise InputError("--split shares the benchmarks among --gpus: give --gpus, not --shard")
     chosen_gpus = gpus.select(gpus.discover(), command.gpus) if command.gpus else None
     # Before anything is measured: a bad path would lose the whole run at its end.
     check_outputs(outputs_of(command, chosen_gpus), inputs_of(command))
@@ -247,7 +258,10 @@ def run(command: RunCommand) -> int:
         f"kernelwatch: measuring on {len(chosen_gpus)} GPU(s) at once, one process per GPU: "
         + "; ".join(gpu.label for gpu in chosen_gpus)
     )
-    each = gpus.shares(chosen_gpus, jobs, context, command.host_bound_on)
+    if command.split:
+        each = _split(command, planned, chosen_gpus, context, progress)
+    else:
+        each = gpus.shares(chosen_gpus, jobs, context, command.host_bound_on)
 
     def on_gpu(gpu: gpus.Gpu) -> tuple[runner.SuiteRun, anchors.Ahead | None]:
         """One thread (and one benchmark process at a time) per GPU; the host-bound jobs take
@@ -349,6 +363,35 @@ def schedule(
                 "else of kernelwatch running on this host"
             )
     return jobs
+
+
+def _split(
+    command: RunCommand,
+    planned: list[runner.Job],
+    chosen: list[gpus.Gpu],
+    context: Mapping[str, Any],
+    progress: runner.Progress,
+) -> dict[gpus.Gpu, gpus.Share]:
+    """--split: GPU k of N measures shard k/N, with the context `--shard k/N` gives. A shard's
+    host-bound benchmarks stay on its GPU, the host lock keeping them one at a time while the
+    other GPUs measure on: the whole suite on two H200s took 0.47-0.55x one GPU alone
+    (docs/running.md)."""
+    from kernelwatch import completeness, gpus
+    from kernelwatch import merge as shards
+
+    names = [name for job in planned for name in job.names]
+    found = {}
+    for k, gpu in enumerate(chosen, start=1):
+        shard = shards.Shard(k, len(chosen))
+        jobs = schedule(command, planned, shard, progress, several=True)
+        mine = {k: v for k, v in context.items() if k != completeness.WHOLE_BUILD_KEY}
+        mine |= {
+            shards.SHARD_KEY: str(shard),
+            shards.PLAN_KEY: shards.plan_key(names, shard.count),
+            shards.GPU_INDEX_KEY: str(gpu.index),
+        }
+        found[gpu] = gpus.Share(tuple(jobs), mine)
+    return found
 
 
 def _gpu_out(out: Path | None, gpu: gpus.Gpu, stamp: str) -> Callable[[str | None], Path]:

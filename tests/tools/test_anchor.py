@@ -569,4 +569,5 @@ def test_an_anchor_with_every_binary_identical_measures_nothing(
     assert anchor_beta_runs(checkout) == 0 and checkout.anchor_runs() == 0
     assert set(verdicts(report_of(done)).values()) == {"IDENTICAL"}
     assert f"anchored on {checkout.a[:12]} (nothing to measure; 3 benchmark(s)" in done.err
+    assert "records no GPU" not in done.err  # the run's own context stands for the anchor's
     assert not (checkout.root / ".kernelwatch" / "anchors").exists()

@@ -398,3 +398,29 @@ def test_the_plan_key_is_of_the_sorted_names_and_n() -> None:
     assert shards.plan_key(names, 4) == shards.plan_key(sorted(names, reverse=True), 4)
     assert shards.plan_key(names, 4) != shards.plan_key(names, 3)
     assert shards.plan_key(names, 4) != shards.plan_key(names[1:], 4)
+
+
+SPLIT = GPU_DATA / "h200-x2-split"
+
+
+def test_the_shards_of_a_split_run_merge_with_their_kernel_records(tmp_path: Path, run_cli) -> None:
+    """`run --gpus all --split` on a two-GPU H200 host (GPU-836c5b6d, GPU-39cc5fa3, 46e20d7):
+    each part records only the kernels of its benchmarks; merge joins them (it refused them as
+    "not parts of one run" before), and the whole passes against the H200 baseline."""
+    parts = [SPLIT / f"split-gpu{i}.json.gz" for i in (0, 1)]
+    out = tmp_path / "merged.json"
+    done = run_cli("merge", *parts, "-o", out)
+    assert done.status == 0, done.err
+    merged = read_json(out)
+    records = merged["context"]["kernelwatch_kernels"]
+    for part in parts:
+        theirs = read_json(part)["context"]["kernelwatch_kernels"]
+        assert theirs["benchmarks"].items() <= records["benchmarks"].items()
+    assert len(records["benchmarks"]) > max(
+        len(read_json(p)["context"]["kernelwatch_kernels"]["benchmarks"]) for p in parts
+    )
+    assert "kernelwatch_anchor" not in merged["context"]
+    assert len({r["run_name"] for r in merged["benchmarks"]}) == 356
+    baseline = REPO / "baselines" / "nvidia-h200-sm90"
+    done = run_cli("compare", baseline, out, "--config", REPO / "baselines" / "kernelwatch.toml")
+    assert done.status == 0, done.out + done.err

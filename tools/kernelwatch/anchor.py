@@ -125,7 +125,9 @@ class Anchor:
             for row in run.get("benchmarks", [])
             if isinstance(row, dict) and row.get("run_name") in self.identical
         ]
-        document = {**self.document, "benchmarks": [*self.document.get("benchmarks", []), *rows]}
+        context = self.document.get("context") or run.get("context") or {}  # (none measured)
+        measured = self.document.get("benchmarks", [])
+        document = {**self.document, "context": context, "benchmarks": [*measured, *rows]}
         return dataclasses.replace(self, document=document)
 
     def side(self) -> ResultSet:

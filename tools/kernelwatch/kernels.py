@@ -42,6 +42,21 @@ _LAUNCH_KEYS = ("grid", "block", "dynamic_shared_bytes")
 _CODE_KEYS = ("registers", "static_shared_bytes", "local_bytes", "stack_bytes")
 
 
+def joined(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The kernel records of parts of one run (`merge`: shards, `run --gpus all --split`), as
+    one: each part records only the benchmarks it ran and the kernels they launched. None when
+    no part has records."""
+    found = [c[CONTEXT_KEY] for c in contexts if isinstance(c.get(CONTEXT_KEY), dict)]
+    if not found:
+        return None
+    whole: dict[str, Any] = {**found[0], "benchmarks": {}, "code": {}}
+    for part in found:
+        whole["benchmarks"].update(part.get("benchmarks") or {})
+        for binary, kernels in (part.get("code") or {}).items():
+            whole["code"].setdefault(binary, {}).update(kernels)
+    return whole
+
+
 def read_records(path: Path) -> list[dict[str, Any]]:
     """The harness's JSON lines; a torn last line (a crashed binary) is left out."""
     try:

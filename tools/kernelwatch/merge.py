@@ -25,6 +25,8 @@ from typing import Any
 from kernelwatch import runner
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import TIME_UNITS
+from kernelwatch.kernels import CONTEXT_KEY as KERNELS_KEY
+from kernelwatch.kernels import joined as joined_kernels
 from kernelwatch.levels import RUNS_KEY
 from kernelwatch.names import row_name
 from kernelwatch.results import ANCHOR_KEY, MEASURING_KEYS, gpu_model
@@ -54,6 +56,7 @@ PER_JOB_KEYS = frozenset(
         # measured at each process start: differs between cards of one model by a few %
         "kernelwatch_copy_ceiling_bytes_per_second",
         ANCHOR_KEY,  # how that part's card was judged (`run --gpus all --split`)
+        KERNELS_KEY,  # the kernels of that part's benchmarks: joined (kernels.joined)
     }
 )
 
@@ -140,6 +143,7 @@ def merge_results(
     contexts = [document.get("context") or {} for _, document in inputs]
     outputs = [(Path(label), document) for label, document in inputs]
     document = runner.join_outputs(outputs, _merged_context(contexts))
+    document["context"].pop(ANCHOR_KEY, None)  # each part's own verdict, not the whole's
     if count is not None:
         document["context"].pop(SHARD_KEY, None)
         document["context"].pop(PLAN_KEY, None)
@@ -198,6 +202,9 @@ def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         )
     if uuids:
         merged["gpu_uuid"] = ",".join(uuids)
+    records = joined_kernels(contexts)
+    if records is not None:
+        merged[KERNELS_KEY] = records
     for key in ("date", "kernelwatch_run_started"):
         values = [str(c[key]) for c in contexts if c.get(key)]
         if values:

@@ -222,6 +222,16 @@ def run_module(*args: Any, **kwargs: Any) -> subprocess.CompletedProcess[str]:
     )
 
 
+def assert_valid_shell(script: Path) -> None:
+    """`script` passes `bash -n`, and shellcheck where it is installed."""
+    done = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    shellcheck = shutil.which("shellcheck")
+    if shellcheck:
+        done = subprocess.run([shellcheck, str(script)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout
+
+
 def installed_kernelwatch() -> str | None:
     """The `kernelwatch` console script on PATH, if `pip install ./tools` put one there."""
     return shutil.which("kernelwatch")

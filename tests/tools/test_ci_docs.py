@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, assert_valid_shell
 from kernelwatch import cli
 
 yaml = pytest.importorskip("yaml", reason="PyYAML is needed to read the snippets")
@@ -84,12 +84,7 @@ def calls_the_nvbench_gate(values: dict[Any, Any], text: str, tmp_path: Path) ->
 def test_shell_snippets_are_valid(text: str, tmp_path: Path) -> None:
     script = tmp_path / "snippet.sh"
     script.write_text(text)
-    done = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    shellcheck = shutil.which("shellcheck")
-    if shellcheck:
-        done = subprocess.run([shellcheck, str(script)], capture_output=True, text=True)
-        assert done.returncode == 0, done.stdout
+    assert_valid_shell(script)
 
 
 def kernelwatch_commands() -> list[list[str]]:

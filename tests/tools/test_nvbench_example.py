@@ -30,7 +30,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO, TOOLS
+from conftest import REPO, TOOLS, assert_valid_shell
 
 EXAMPLE = REPO / "examples" / "nvbench"
 GATE = REPO / "scripts" / "gpu" / "nvbench_gate.sh"
@@ -168,6 +168,25 @@ json.dump(document, open(name, "w"), indent=2)
 """
 
 
+def _stand_ins(tmp_path: Path, slow_source: str = "py-slow") -> dict[str, str]:
+    """The stand-ins (cmake and nvidia-smi first on PATH, the fake benchmark) written into
+    tmp_path, and the environment the gate scripts find them by."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("cmake", FAKE_CMAKE), ("nvidia-smi", FAKE_SMI)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    (tmp_path / "fake_bench.py").write_text(FAKE_BENCH)
+    return {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "KW_PYTHON": sys.executable,
+        "KW_FAKE_BENCH": str(tmp_path / "fake_bench.py"),
+        "KW_FAKE_COUNTER": str(tmp_path / "count"),
+        "KW_FAKE_DATA": str(DATA),
+        "KW_FAKE_SLOW": slow_source,
+    }
+
+
 def _gate(tmp_path: Path, slow_source: str = "py-slow") -> tuple[int, str, Path]:
     """scripts/gpu/nvbench_gate.sh in a copy of the tree it needs (no checkout: the commit from
     the environment), with the stand-ins and a wheel pip installs (nvbench's CMake config
@@ -189,27 +208,16 @@ def _gate(tmp_path: Path, slow_source: str = "py-slow") -> tuple[int, str, Path]
             f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
         )
         wheel.writestr(f"{info}/RECORD", "")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name, text in (("cmake", FAKE_CMAKE), ("nvidia-smi", FAKE_SMI)):
-        (bin_dir / name).write_text(text)
-        (bin_dir / name).chmod(0o755)
-    (tmp_path / "fake_bench.py").write_text(FAKE_BENCH)
     out = tmp_path / "out"
     outside = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     env = dict(
         outside,
-        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        **_stand_ins(tmp_path, slow_source),
         PYTHONPATH=str(TOOLS),
         OUT=str(out),
         SITE=str(tmp_path / "site"),
         BUILD=str(tmp_path / "build"),
         KERNELWATCH_GIT_COMMIT=COMMIT,
-        KW_PYTHON=sys.executable,
-        KW_FAKE_BENCH=str(tmp_path / "fake_bench.py"),
-        KW_FAKE_COUNTER=str(tmp_path / "count"),
-        KW_FAKE_DATA=str(DATA),
-        KW_FAKE_SLOW=slow_source,
         GIT_CEILING_DIRECTORIES=str(tmp_path),  # (no checkout: the commit from the environment)
     )
     done = subprocess.run(
@@ -294,12 +302,7 @@ def test_the_gate_fails_when_the_slowed_build_is_not_caught(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("script", [GATE, GATE_JOB], ids=["gpu-gate", "workflow-script"])
 def test_the_gate_scripts_are_valid_shell(script: Path) -> None:
-    done = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    shellcheck = shutil.which("shellcheck")
-    if shellcheck:
-        done = subprocess.run([shellcheck, str(script)], capture_output=True, text=True)
-        assert done.returncode == 0, done.stdout
+    assert_valid_shell(script)
 
 
 @pytest.mark.skipif(
@@ -372,23 +375,12 @@ def _caller(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     subprocess.run([*git, "add", "CMakeLists.txt", "kernels_bench.cu"], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "example"], check=True)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for name, text in (("cmake", FAKE_CMAKE), ("nvidia-smi", FAKE_SMI)):
-        (bin_dir / name).write_text(text)
-        (bin_dir / name).chmod(0o755)
-    (tmp_path / "fake_bench.py").write_text(FAKE_BENCH)
     nvbench = tmp_path / "nvbench" / "lib" / "cmake" / "nvbench"
     nvbench.mkdir(parents=True)
     (nvbench / "nvbench-config.cmake").write_text("")
     env = {
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        **_stand_ins(tmp_path),
         "RUNNER_TEMP": str(tmp_path / "runner-temp"),
-        "KW_PYTHON": sys.executable,
-        "KW_FAKE_BENCH": str(tmp_path / "fake_bench.py"),
-        "KW_FAKE_COUNTER": str(tmp_path / "count"),
-        "KW_FAKE_DATA": str(DATA),
-        "KW_FAKE_SLOW": "py-slow",
         "KW_NVBENCH_DIR": str(nvbench),
     }
     (tmp_path / "runner-temp").mkdir()

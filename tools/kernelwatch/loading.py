@@ -4,10 +4,10 @@ them, and remembers which file (process) each came from (results.ResultSet)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -21,6 +21,8 @@ from kernelwatch.results import (
     ResultSet,
     gpu_model,
 )
+
+_V = TypeVar("_V")
 
 
 def load(path: str | Path) -> ResultSet:
@@ -79,21 +81,10 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
     if not kept:
         raise InputError(f"{label}: holds no benchmark results")
     _check_same_gpu(kept)
-    errors: dict[str, str] = {}
-    skipped: dict[str, str] = {}
-    for p in kept:
-        for name, message in p.errors.items():
-            errors.setdefault(name, message)
-        for name, message in p.skipped.items():
-            skipped.setdefault(name, message)
-
-    labels: dict[str, str] = {}
-    registered: dict[str, int] = {}
-    for p in kept:
-        for name, text in p.labels.items():
-            labels.setdefault(name, text)
-        for name, index in p.registered.items():
-            registered.setdefault(name, index)
+    errors = _first_wins([p.errors for p in kept])
+    skipped = _first_wins([p.skipped for p in kept])
+    labels = _first_wins([p.labels for p in kept])
+    registered = _first_wins([p.registered for p in kept])
 
     if len(kept) == 1:
         p = kept[0]
@@ -121,6 +112,16 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
     if not len(result):
         raise InputError(f"{label}: holds no benchmark results")
     return replace(result, labels=labels, registered=registered) if labels or registered else result
+
+
+def _first_wins(by_file: Sequence[Mapping[str, _V]]) -> dict[str, _V]:
+    """The files' {benchmark: value} tables as one: a benchmark named in several keeps the
+    first file's value (in the files' order, as it was first seen)."""
+    merged: dict[str, _V] = {}
+    for table in by_file:
+        for name, value in table.items():
+            merged.setdefault(name, value)
+    return merged
 
 
 def _numpy_columns(

@@ -19,7 +19,7 @@ import os
 import re
 import shutil
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,22 +136,32 @@ def normalise(raw: Sequence[tuple[int | None, str]]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _with_arch(text: str) -> Iterator[tuple[str | None, str]]:
+    """cuobjdump's output a line at a time, with the arch of the fatbin it stands in: None from
+    the `Fatbin` line that starts one up to its `arch =` line (which is not given)."""
+    arch: str | None = None
+    for line in text.splitlines():
+        if line.startswith("Fatbin"):
+            arch = None
+        else:
+            found = _ARCH.match(line)
+            if found:
+                arch = found.group(1)
+                continue
+        yield arch, line
+
+
 def parse_sass(text: str) -> dict[tuple[str, str], list[tuple[int | None, str]]]:
     """`cuobjdump -sass` output: (arch, function) -> its (address, instruction) lines."""
     functions: dict[tuple[str, str], list[tuple[int | None, str]]] = {}
-    arch: str | None = None
     current: list[tuple[int | None, str]] | None = None
-    for line in text.splitlines():
-        if line.startswith("Fatbin"):
-            arch, current = None, None
-            continue
-        found = _ARCH.match(line)
-        if found:
-            arch = found.group(1)
+    for arch, line in _with_arch(text):
+        if arch is None:  # a new fatbin, its arch not yet named: in no function
+            current = None
             continue
         found = _FUNCTION.match(line)
         if found:
-            current = None if arch is None else functions.setdefault((arch, found.group(1)), [])
+            current = functions.setdefault((arch, found.group(1)), [])
             continue
         if current is None or _ENCODING_ONLY.match(line) or ".headerflags" in line:
             continue
@@ -168,15 +178,10 @@ def parse_sass(text: str) -> dict[tuple[str, str], list[tuple[int | None, str]]]
 def parse_resources(text: str) -> dict[tuple[str, str], dict[str, int]]:
     """`cuobjdump -res-usage` output: (arch, function) -> {"REG": 18, "SHARED": 5248, ...}."""
     found: dict[tuple[str, str], dict[str, int]] = {}
-    arch: str | None = None
     function: str | None = None
-    for line in text.splitlines():
-        if line.startswith("Fatbin"):
-            arch = function = None
-            continue
-        match = _ARCH.match(line)
-        if match:
-            arch = match.group(1)
+    for arch, line in _with_arch(text):
+        if line.startswith("Fatbin"):  # a function's resources are in its own fatbin
+            function = None
             continue
         match = _RESOURCE.match(line)
         if match:

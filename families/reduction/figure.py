@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from kernelwatch.report import svg
-from kernelwatch.report.lessons.figure import (
+from kernelwatch.report.lessons.drawing import (
     BPS,
     GB,
     Figure,
     Lesson,
     Omitted,
-    RunData,
     finish,
     gbs,
     log2_axis,
@@ -19,6 +18,7 @@ from kernelwatch.report.lessons.figure import (
     size_label,
     xy,
 )
+from kernelwatch.report.lessons.rundata import RunData
 
 
 def _reduction_n(data: RunData) -> str | None:

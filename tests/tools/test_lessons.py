@@ -1,6 +1,7 @@
-"""The report's lesson figures are found by listing report/lessons/: one module per family
-(what each figure draws is tested with the report, in test_report.py), reading the family's
-variants from the run; and every committed baseline shows the lessons' effects at least as large
+"""The report's lesson figures are found by listing families/: one module per family, in its
+folder (families/<family>/figure.py; what each figure draws is tested with the report, in
+test_report.py), reading the family's variants from the run; none without the folder (an
+installed package); and every committed baseline shows the lessons' effects at least as large
 as the families' pages' floors (families/<family>/README.md).
 """
 
@@ -17,15 +18,17 @@ from conftest import GPU_DATA, REPO
 from kernelwatch import baseline as baselines
 from kernelwatch.loading import load
 from kernelwatch.report import lessons
-from kernelwatch.report.lessons import figure
+from kernelwatch.report.lessons import discovery
+from kernelwatch.report.lessons.rundata import RunData
 
 SUITE = GPU_DATA / "h200-suite-rep10.json"
 
 
-def test_every_module_of_the_package_is_a_figure_in_page_order() -> None:
-    folder = Path(lessons.__file__).parent
-    modules = {p.stem for p in folder.glob("*.py")} - {"__init__", "figure"}
-    found = figure.figures()
+def test_every_family_s_figure_module_is_a_figure_in_page_order() -> None:
+    assert discovery.families_folder() == REPO / "families"
+    modules = {p.parent.name for p in (REPO / "families").glob("*/figure.py")}
+    assert len(modules) >= 8  # (a family without a figure.py has no figure)
+    found = discovery.figures()
     assert {name for name, _ in found} == modules
     positions = [f.position for _, f in found]
     assert positions == sorted(positions) and len(set(positions)) == len(positions)
@@ -35,12 +38,33 @@ def test_every_module_of_the_package_is_a_figure_in_page_order() -> None:
         assert declared.reference is None or declared.reference.startswith(name + "/")
 
 
+def test_without_the_families_folder_there_are_no_figures_and_the_report_draws_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installed package (no checkout): no figures, and draw_all draws none, raising nothing;
+    a folder whose families have no figure.py is the same."""
+    (tmp_path / "families" / "coalescing").mkdir(parents=True)
+    (tmp_path / "families" / "coalescing" / "coalescing.cu").write_text("")
+    assert discovery.figures(tmp_path / "families") == ()
+    assert discovery.figures(tmp_path / "absent") == ()
+    monkeypatch.setattr(discovery.project, "package_checkout", lambda: None)
+    assert discovery.families_folder() is None and discovery.figures() == ()
+    assert lessons.draw_all(RunData({})) == []
+
+
+def test_a_module_without_a_figure_is_refused_with_its_path(tmp_path: Path) -> None:
+    (tmp_path / "probe").mkdir()
+    (tmp_path / "probe" / "figure.py").write_text("FIGURE = None\n")
+    with pytest.raises(TypeError, match="probe/figure.py: declares no FIGURE"):
+        discovery.figures(tmp_path)
+
+
 def test_a_figure_reads_the_variants_in_the_order_the_cpp_registers_them() -> None:
     """Google Benchmark's family_index, not the rows' order (interleaved at random) nor a list
     restated in Python; by name where a file has no family_index (Google Benchmark < 1.6)."""
     if not SUITE.is_file():
         pytest.skip("no H200 result files in tests/data/gpu")
-    data = figure.RunData.from_result(load(SUITE))
+    data = RunData.from_result(load(SUITE))
     assert data.variants("transpose/") == [
         "copy_rows",
         "copy_columns",
@@ -63,7 +87,7 @@ def test_a_figure_reads_the_variants_in_the_order_the_cpp_registers_them() -> No
         "cub",
         "streaming",
     ]
-    unordered = figure.RunData(data.medians)
+    unordered = RunData(data.medians)
     assert unordered.variants("transpose/") == sorted(data.variants("transpose/"))
 
 
@@ -72,7 +96,7 @@ def test_the_references_of_the_suite_s_families_are_benchmarks_of_the_suite() ->
         pytest.skip("no H200 result files in tests/data/gpu")
     names = set(load(SUITE).names)
     families = {name.split("/", 1)[0] for name in names}
-    checked = [f.reference for n, f in figure.figures() if n in families and f.reference]
+    checked = [f.reference for n, f in discovery.figures() if n in families and f.reference]
     assert checked and set(checked) <= names
 
 

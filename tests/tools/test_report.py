@@ -29,8 +29,9 @@ from kernelwatch.compare import Settings, Verdict
 from kernelwatch.config import load_config
 from kernelwatch.errors import InputError
 from kernelwatch.loading import load
+from kernelwatch.names import path_and_parameters as parse_name
 from kernelwatch.report import Options, lessons, svg, trends, write_report
-from kernelwatch.report.lessons.figure import RunData, parse_name
+from kernelwatch.report.lessons.rundata import RunData
 from kernelwatch.results import resolve_metric
 from kernelwatch.verdict import Judging
 from kernelwatch.gbench import failed_row

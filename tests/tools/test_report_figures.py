@@ -16,7 +16,7 @@ from kernelwatch import history
 from kernelwatch.changes import Change
 from kernelwatch.loading import load
 from kernelwatch.report import lessons, svg, trends
-from kernelwatch.report.lessons.figure import RunData
+from kernelwatch.report.lessons.rundata import RunData
 from kernelwatch.results import resolve_metric
 
 matplotlib = pytest.importorskip("matplotlib", reason="matplotlib is not installed")

@@ -1,4 +1,5 @@
-"""The package's type annotations hold: mypy --strict, configured in tools/pyproject.toml."""
+"""The package's type annotations hold, and the families' figure modules' (families/*/figure.py):
+mypy --strict, configured in tools/pyproject.toml."""
 
 from __future__ import annotations
 

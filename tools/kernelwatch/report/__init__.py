@@ -2,9 +2,9 @@
 
     build.py     gathers the data: run, comparison with the baseline, history, lessons (a Page)
     page/        the Page as HTML (inline CSS and SVG, no script, no external URL)
-    lessons/     the classic CUDA memory-lesson figures, redrawn from the run: one module
-                 per kernel family (its benchmark names and figure), found by listing;
-                 figure.py: what they share, with the run's medians by name (RunData)
+    lessons/     the classic CUDA memory-lesson figures, redrawn from the run: each kernel
+                 family's figure is families/<family>/figure.py, found by discovery.py;
+                 drawing.py: what they share; rundata.py: the run's medians by name
     trends.py    which benchmarks get a trend plot, with their change points; the plot
     svg.py       matplotlib (no pyplot) to SVG fragments that can share one page
 

@@ -14,7 +14,7 @@ from kernelwatch import changes, completeness, explain, history, verdict
 from kernelwatch.compare import SLOWDOWNS, Report, Verdict
 from kernelwatch.errors import InputError
 from kernelwatch.report import lessons, svg, trends
-from kernelwatch.report.lessons.figure import RunData
+from kernelwatch.report.lessons.rundata import RunData
 from kernelwatch.results import ResultSet
 
 

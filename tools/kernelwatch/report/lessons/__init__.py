@@ -1,10 +1,11 @@
 """The classic figures of the CUDA memory lessons, redrawn from one run (docs/kernels.md).
 
-One module per kernel family, named after it: the family's benchmark names and its figure
-together, declared as `FIGURE = Figure(position, draw, reference)`. figure.py holds the types,
-the shared plotting helpers and the discovery: adding a family's figure is adding its module
-here, nothing else. Each figure reads the run's medians (RunData) and returns a Drawn figure, or
-Omitted with the reason when the run holds none of the benchmarks it needs.
+Each kernel family's figure lives in its folder, families/<family>/figure.py, declared as
+`FIGURE = Figure(position, draw, reference)`: adding a family's figure is adding that module,
+nothing else. Here: drawing.py (the types and the shared plotting helpers), rundata.py (the run
+a figure draws from), discovery.py (finding the modules; none in an installed package). Each
+figure reads the run's medians (RunData) and returns a Drawn figure, or Omitted with the reason
+when the run holds none of the benchmarks it needs.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from collections import Counter
 from dataclasses import replace
 
 from kernelwatch.report import svg
-from kernelwatch.report.lessons.figure import Drawn, Figure, Lesson, Omitted, RunData, figures
+from kernelwatch.report.lessons.discovery import figures
+from kernelwatch.report.lessons.drawing import Drawn, Figure, Lesson, Omitted
+from kernelwatch.report.lessons.rundata import RunData
 
 __all__ = ["REFERENCES", "Drawn", "Figure", "Lesson", "Omitted", "draw_all", "figures"]
 
@@ -34,7 +37,7 @@ def draw_all(data: RunData) -> list[Lesson]:
     not have it."""
     found: list[Lesson] = []
     for name, figure in figures():
-        with svg.style(name):  # the module's name: the SVG's hash salt, as before the split
+        with svg.style(name):  # the family's name: the SVG's hash salt
             lesson = figure.draw(data)
         failed = unmeasured(data, name)
         if failed and isinstance(lesson, Omitted):

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from kernelwatch.report import svg
-from kernelwatch.report.lessons.figure import (
+from kernelwatch.report.lessons.drawing import (
     BPS,
     GB,
     Figure,
     Lesson,
     Omitted,
-    RunData,
     dram_peak,
     finish,
     gbs,
@@ -18,6 +17,7 @@ from kernelwatch.report.lessons.figure import (
     reference_line,
     xy,
 )
+from kernelwatch.report.lessons.rundata import RunData
 
 
 def draw(data: RunData) -> Lesson:

@@ -1,147 +1,23 @@
-"""What a family's figure module uses: the figure types, the plotting helpers, and the
-discovery of the figure modules; and at the end, the run they draw from (RunData).
+"""One run's medians, addressed the way the suite names its benchmarks: what a family's figure
+draws from.
 
-A figure module (any other module of this package) declares `FIGURE = Figure(...)`; figures()
-lists the package and returns them in page order. No registry is filled at import time.
+Suite names are `family/variant/.../key:value/.../manual_time`: the parts without a colon are
+the benchmark's path (`coalescing/offset/float`), the `key:value` parts its parameters
+(`offset: 6`). The figures ask for a value (`value(path, metric, **params)`) or a sweep over one
+parameter (`sweep(path, param, metric, **fixed)`); an absent benchmark is simply not there.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
-import pkgutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from kernelwatch.names import path_and_parameters as parse_name
-from kernelwatch.report import svg
 from kernelwatch.results import ResultSet
-
-BPS = "bytes_per_second"
-FLOPS = "flop_per_second"
-GB = 1e9
-
-
-@dataclass(frozen=True)
-class Drawn:
-    key: str  # the HTML id of the figure
-    title: str
-    caption: str
-    svg: str
-
-
-@dataclass(frozen=True)
-class Omitted:
-    key: str
-    title: str
-    reason: str
-
-
-Lesson = Drawn | Omitted
-
-
-@dataclass(frozen=True)
-class Figure:
-    """A family's figure. `draw` returns Omitted with the reason, never raises, when the run
-    holds none of the benchmarks it needs (a filtered run), and draws what is there when it
-    holds some."""
-
-    position: int  # its place on the page, ascending (steps of 10 leave room to insert)
-    draw: Callable[[RunData], Lesson]
-    # The family's speed-of-light benchmark (docs/kernels.md), always plotted in the trends:
-    # its trend shows drift of the machine itself (driver, clocks) rather than of one kernel.
-    reference: str | None = None
-
-
-def figures() -> tuple[tuple[str, Figure], ...]:
-    """(module name, figure) of every figure module of this package, in page order."""
-    found = []
-    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        if module.name == __name__.rpartition(".")[2] or module.name.startswith("_"):
-            continue
-        figure = importlib.import_module(f"{__package__}.{module.name}").FIGURE
-        found.append((module.name, figure))
-    return tuple(sorted(found, key=lambda item: (item[1].position, item[0])))
-
-
-# ---------------------------------------------------------------------------------- helpers
-
-
-def pct(value: float | None, reference: float | None) -> str:
-    if value is None or not reference:
-        return "?"
-    return f"{value / reference:.0%}"
-
-
-def gbs(value: float | None) -> str:
-    return "?" if value is None else f"{value / GB:,.0f} GB/s"
-
-
-def xy(
-    points: Sequence[tuple[float, float]], scale: float = 1.0
-) -> tuple[list[float], list[float]]:
-    return [p[0] for p in points], [p[1] / scale for p in points]
-
-
-def reference_line(
-    ax: Any,
-    value: float | None,
-    label: str,
-    scale: float,
-    vertical: bool = False,
-    color: str = svg.REFERENCE,
-    style: str = "--",
-) -> None:
-    if value is None:
-        return
-    line = ax.axvline if vertical else ax.axhline
-    line(value / scale, color=color, linestyle=style, linewidth=1.2, label=label, zorder=1)
-
-
-def dram_peak(data: RunData) -> float | None:
-    return data.context_number("gpu_peak_bandwidth_bytes_per_second")
-
-
-def size_label(n: float) -> str:
-    for unit, scale in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
-        if n >= scale and n % scale == 0:
-            return f"{n / scale:g} {unit}"
-    return f"{n:g}"
-
-
-def log2_axis(ax: Any, values: Sequence[float], suffix: str = "") -> None:
-    """A base-2 log x axis with a tick at each measured value (labelled 4 Ki, 1 Mi, ...)."""
-    from matplotlib.ticker import FixedLocator, NullLocator
-
-    ax.set_xscale("log", base=2)
-    ticks = sorted(set(values))
-    ax.xaxis.set_major_locator(FixedLocator(ticks))
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xticklabels([size_label(v) + suffix for v in ticks])
-
-
-def new_panels(count: int, width_each: float, height: float) -> tuple[Any, list[Any]]:
-    figure, axes = svg.new_figure(width_each * count, height, ncols=count, squeeze=False)
-    return figure, list(axes[0])
-
-
-def finish(key: str, title: str, caption: str, figure: Any) -> Drawn:
-    try:
-        return Drawn(key, title, caption, svg.to_svg(figure, key, title, caption))
-    finally:
-        svg.close(figure)
-
-
-# One run's medians, addressed the way the suite names its benchmarks.
-#
-# Suite names are `family/variant/.../key:value/.../manual_time`: the parts without a colon are
-# the benchmark's path (`coalescing/offset/float`), the `key:value` parts its parameters
-# (`offset: 6`). The figures ask for a value (`value(path, metric, **params)`) or a sweep over one
-# parameter (`sweep(path, param, metric, **fixed)`); an absent benchmark is simply not there.
 
 
 def number(text: str) -> float | None:

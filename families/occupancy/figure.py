@@ -5,19 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from kernelwatch.report import svg
-from kernelwatch.report.lessons.figure import (
+from kernelwatch.report.lessons.drawing import (
     BPS,
     GB,
     Figure,
     Lesson,
     Omitted,
-    RunData,
     finish,
     gbs,
     new_panels,
     reference_line,
     xy,
 )
+from kernelwatch.report.lessons.rundata import RunData
 
 
 def draw(data: RunData) -> Lesson:

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from kernelwatch.report import svg
-from kernelwatch.report.lessons.figure import (
+from kernelwatch.report.lessons.drawing import (
     BPS,
     GB,
     Figure,
     Lesson,
     Omitted,
-    RunData,
     dram_peak,
     finish,
     gbs,
     pct,
     reference_line,
 )
+from kernelwatch.report.lessons.rundata import RunData
 
 
 def _transpose_shape(data: RunData) -> tuple[str, str] | None:

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from kernelwatch.report import svg
-from kernelwatch.report.lessons.figure import (
+from kernelwatch.report.lessons.drawing import (
     BPS,
     GB,
     Figure,
     Lesson,
     Omitted,
-    RunData,
     finish,
     log2_axis,
     new_panels,
     xy,
 )
+from kernelwatch.report.lessons.rundata import RunData
 
 
 def draw(data: RunData) -> Lesson:

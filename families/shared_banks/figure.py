@@ -5,15 +5,15 @@ from __future__ import annotations
 import math
 
 from kernelwatch.report import svg
-from kernelwatch.report.lessons.figure import (
+from kernelwatch.report.lessons.drawing import (
     Figure,
     Lesson,
     Omitted,
-    RunData,
     finish,
     reference_line,
     xy,
 )
+from kernelwatch.report.lessons.rundata import RunData
 
 
 def draw(data: RunData) -> Lesson:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from kernelwatch.report import svg
-from kernelwatch.report.lessons.figure import (
+from kernelwatch.report.lessons.drawing import (
     Figure,
     Lesson,
     Omitted,
-    RunData,
     finish,
 )
+from kernelwatch.report.lessons.rundata import RunData
 
 
 def draw(data: RunData) -> Lesson:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from kernelwatch.report import svg
-from kernelwatch.report.lessons.figure import (
+from kernelwatch.report.lessons.drawing import (
     BPS,
     GB,
     Figure,
     Lesson,
     Omitted,
-    RunData,
     finish,
     gbs,
     log2_axis,
@@ -19,6 +18,7 @@ from kernelwatch.report.lessons.figure import (
     size_label,
     xy,
 )
+from kernelwatch.report.lessons.rundata import RunData
 
 
 def _reduction_n(data: RunData) -> str | None:
@@ -38,6 +38,9 @@ def draw(data: RunData) -> Lesson:
     if n is None:
         return Omitted(key, title, "the run has no reduction/sum benchmarks")
     variants = data.variants("reduction/sum/")  # as the C++ registers them
+    # The types as the page draws them: float first, blue; double, orange. Not read from the
+    # run (data.variants of each variant): a run without family_index (Google Benchmark < 1.6)
+    # would list double first, and a run filtered to double would colour it as the first type.
     dtypes = [
         t
         for t in ("float", "double")

@@ -32,7 +32,7 @@ def test_every_family_s_figure_module_is_a_figure_in_page_order() -> None:
     assert {name for name, _ in found} == modules
     positions = [f.position for _, f in found]
     assert positions == sorted(positions) and len(set(positions)) == len(positions)
-    assert lessons.REFERENCES == tuple(f.reference for _, f in found if f.reference)
+    assert lessons.references() == tuple(f.reference for _, f in found if f.reference)
     # A module is named after its family (`transpose/...`): its reference is one of its own.
     for name, declared in found:
         assert declared.reference is None or declared.reference.startswith(name + "/")

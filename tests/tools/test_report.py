@@ -236,7 +236,7 @@ def test_report_of_the_real_run_shows_every_part(suite_report) -> None:
     # Trends: both steps first (the regression first), then the family references.
     plotted = [p.benchmark for p in page.trends.plots]
     assert plotted[:2] == [STEP, FASTER]
-    assert {r for r in lessons.REFERENCES if r.split("/", 1)[0] in in_run} <= set(plotted)
+    assert {r for r in lessons.references() if r.split("/", 1)[0] in in_run} <= set(plotted)
     assert page.trends.run_in_history == SYNTHETIC_RUNS + 1
     assert page.trends.runs == SYNTHETIC_RUNS + 1
     assert "Change points (2)" in text
@@ -485,7 +485,7 @@ def test_trend_counts_are_of_the_plots_drawn(run_cli, history_db, tmp_path, monk
     assert r.status == 0, r.err
     text = out.read_text(encoding="utf-8")
     drawn = text.count('class="kw-figure trend"')
-    assert 0 < drawn < len(lessons.REFERENCES)
+    assert 0 < drawn < len(lessons.references())
     said = f"{drawn} trend plot(s) of the run's 355 benchmarks</b>: {drawn} family reference(s)"
     assert said in text
     # The places go to benchmarks with the metric: changes first, then references that have it.

@@ -155,7 +155,7 @@ def build_page(
                 metric=judging.metric,
                 run_names=run.names,
                 regressed=regressed,
-                references=lessons.REFERENCES,
+                references=lessons.references(),
                 document=document,
                 medians={
                     n: m[judging.metric.key]

@@ -18,10 +18,12 @@ from kernelwatch.report.lessons.discovery import figures
 from kernelwatch.report.lessons.drawing import Drawn, Figure, Lesson, Omitted
 from kernelwatch.report.lessons.rundata import RunData
 
-__all__ = ["REFERENCES", "Drawn", "Figure", "Lesson", "Omitted", "draw_all", "figures"]
+__all__ = ["Drawn", "Figure", "Lesson", "Omitted", "draw_all", "figures", "references"]
 
-# Each family's speed-of-light reference, in page order: plotted in the trends.
-REFERENCES: tuple[str, ...] = tuple(f.reference for _, f in figures() if f.reference)
+
+def references() -> tuple[str, ...]:
+    """Each family's speed-of-light reference, in page order: plotted in the trends."""
+    return tuple(f.reference for _, f in figures() if f.reference)
 
 
 def unmeasured(data: RunData, family: str) -> str:

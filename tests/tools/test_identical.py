@@ -1,8 +1,8 @@
 """ab.py's rule on real builds: a tiny CUDA program compiled by nvcc in two "worktrees" (each
 with its own commit embedded, as the generated *_build_info.cpp does) is identical when nothing
 changed, and different for a kernel constant, a __constant__ table, a template argument, a
-launch configuration in host code and a -D definition (skipped without nvcc, failed under
-CI=true)."""
+launch configuration in host code, the harness (another translation unit) and a -D definition
+(skipped without nvcc, failed under CI=true)."""
 
 from __future__ import annotations
 
@@ -35,15 +35,23 @@ __global__ void scale(float* x, int n, Op op) {
   if (threadIdx.x == 0) x[blockIdx.x] = total;
 }
 }  // namespace
+int harness_version();  // another translation unit, as the harness library is
 int main() {
   float* x;
   cudaMalloc(&x, 1 << 20);
   auto op = [] __device__(float v) { return v * SCALE; };
   scale<UNROLL><<<(262144 / UNROLL + BLOCK - 1) / BLOCK, BLOCK>>>(x, 262144, op);
   cudaDeviceSynchronize();
-  std::printf("%s %s\\n", COMMIT, __FILE__);
+  std::printf("%s %s %d\\n", COMMIT, __FILE__, harness_version());
   return 0;
 }
+"""
+
+HARNESS = """\
+#ifndef HARNESS_VERSION
+#define HARNESS_VERSION 1
+#endif
+int harness_version() { return HARNESS_VERSION; }
 """
 
 ALGORITHM = "-DBLOCK_REDUCE_ALGORITHM=BLOCK_REDUCE_WARP_REDUCTIONS"
@@ -54,6 +62,7 @@ CHANGES = {
     "a template argument": ("-DUNROLL=2",),
     "the launch configuration": ("-DBLOCK=128",),
     "a header-only library's algorithm (CUB)": (ALGORITHM.replace("WARP_REDUCTIONS", "RAKING"),),
+    "the harness (a library linked into every binary)": ("-DHARNESS_VERSION=2",),
 }
 # As the project's CMakeLists.txt compiles CUDA: seeded names, an uncompressed fatbin.
 PROJECT_FLAGS = ("-frandom-seed=kernelwatch", "--compress-mode=none", "--extended-lambda")
@@ -77,12 +86,14 @@ def build(root: Path, sha: str, *defines: str) -> tuple[ab.Build, Path]:
     target.mkdir(parents=True, exist_ok=True)
     source = worktree / "tiny.cu"
     source.write_text(SOURCE)
+    harness = worktree / "harness.cu"
+    harness.write_text(HARNESS)
     flags = [*BASE, *defines]
     binary = bench / "kernelwatch_bench_tiny"
     # (as the project does: __FILE__ relative to the checkout)
     relative = f"-Xcompiler=-ffile-prefix-map={worktree}/="
     command = [_nvcc(), "-arch=sm_90", "-O3", *PROJECT_FLAGS, relative, "-o", str(binary)]
-    command.append(str(source))
+    command += [str(source), str(harness)]
     subprocess.run([*command, *flags, f'-DCOMMIT="{sha}"'], check=True, capture_output=True)
     (worktree / "build" / "CMakeCache.txt").write_text(
         f"CMAKE_BUILD_TYPE:STRING=Release\nfake_SOURCE_DIR:STATIC={worktree}\n"

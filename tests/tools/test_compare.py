@@ -126,7 +126,7 @@ def test_regression_and_improvement_are_named() -> None:
     assert regression.ratio == pytest.approx(1.10, rel=0.01)
     assert regression.ci_low < regression.ratio < regression.ci_high
     # one process a side: no spread between processes measured, so the process-level prior
-    relative, absolute = levels.PRIOR[Level.PROCESS]
+    relative, absolute = levels.prior_constants(Level.PROCESS, gpu_model(base.context))
     assert regression.q_value < 0.05 and regression.level_measured is False
     assert regression.limit == pytest.approx(
         2 * (relative + absolute / regression.baseline.median), rel=1e-3

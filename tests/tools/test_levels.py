@@ -266,7 +266,7 @@ def test_two_single_process_files_get_the_process_prior_not_the_within_process_s
     report = compare(base, cont, TIME, Settings())
     found = report.comparisons[0]
     assert found.level == "process" and found.level_measured is False
-    relative, absolute = levels.PRIOR[Level.PROCESS]
+    relative, absolute = levels.prior_constants(Level.PROCESS, gpu_model(base.context))
     assert found.noise_floor == pytest.approx(2 * (relative + absolute / 10_000), rel=0.01)
     assert any("never measured" in n and "process-level prior" in n for n in report.notes)
 

@@ -15,7 +15,7 @@ from kernelwatch.compare import Settings, Verdict, compare
 from kernelwatch.errors import InputError
 from kernelwatch.levels import Level
 from kernelwatch.loading import from_documents
-from kernelwatch.results import resolve_metric
+from kernelwatch.results import gpu_model, resolve_metric
 
 TIME = resolve_metric("time")
 
@@ -157,7 +157,9 @@ def test_stored_noise_sets_the_floor_for_times_only() -> None:
         counters={"BM_a": {"bytes_per_second": [1e9 / 1.05] * 10}},
     )
     plain = compare(base, cont, TIME, Settings()).comparisons[0]
-    relative, absolute = levels.PRIOR[Level.PROCESS]  # one process a side: the prior
+    relative, absolute = levels.prior_constants(
+        Level.PROCESS, gpu_model(base.context)
+    )  # one process a side
     assert plain.verdict is Verdict.REGRESSION
     assert plain.limit == pytest.approx(2 * (relative + absolute / plain.baseline.median), rel=1e-3)
     stored = compare(base, cont, TIME, Settings(), process_noise({"BM_a": 0.03}))

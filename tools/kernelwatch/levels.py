@@ -191,7 +191,8 @@ def _crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Cros
 #   today's harness (2cd5aac-5076e5b: checks on the GPU, sampling tools kept per thread):
 #     GPU-e96746ba (GPU 0 of a two-GPU host, alone) and GPU-5f632982 (one-GPU host): process
 #     0.886 %, 177 ns; GPU-e96746ba alone and with GPU-531b1ecc measuring beside it: process
-#     0.919 %, 197 ns; both GPUs at once: process 0.852 %, 227 ns, card 0.447 %, 200 ns.
+#     0.919 %, 197 ns; both GPUs at once: process 0.852 %, 227 ns, card 0.447 %, 200 ns
+#     (tests/data/gpu/h200-x2-card-e96746ba/, h200-card-5f632982.json.gz).
 #   Two cards of one host were measured twice (0.10 % median; p99 0.447 % + 200 ns): the card
 #     level still takes the host's.
 # H100 80GB HBM3 (2026-11-27/28; one kind of card seen, so no kind level of its own):

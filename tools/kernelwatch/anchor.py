@@ -126,7 +126,11 @@ class Anchor:
             if isinstance(row, dict) and row.get("run_name") in self.identical
         ]
         context = self.document.get("context") or run.get("context") or {}  # (none measured)
-        measured = self.document.get("benchmarks", [])
+        measured = [  # (a kept anchor may hold some of them, measured when they differed)
+            row
+            for row in self.document.get("benchmarks", [])
+            if not isinstance(row, dict) or row.get("run_name") not in self.identical
+        ]
         document = {**self.document, "context": context, "benchmarks": [*measured, *rows]}
         return dataclasses.replace(self, document=document)
 

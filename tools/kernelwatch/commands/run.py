@@ -338,17 +338,20 @@ def schedule(
     documents: list[Any] = []
     if shard or several or command.config.serial:
         documents = planning_documents(command.baseline, command.root)
+    serial = hostbound.select(names, command.config.serial, documents)
     if shard:
-        chosen = shards.select(names, shard, shards.durations(documents))
+        together = serial if command.split else ()
+        chosen = shards.select(names, shard, shards.durations(documents), together)
         if not chosen:
             raise InputError(f"--shard {shard}: no benchmark falls in it ({len(names)} in all)")
         progress.say(
             f"kernelwatch: shard {shard}: {len(chosen)} of {len(names)} benchmarks "
-            f"(split by {'the baselines’ durations' if documents else 'count'})"
+            f"(split by {'the baselines’ durations' if documents else 'count'}"
+            f"{', the host-bound ones in one part' if together else ''})"
         )
         jobs = runner.select_jobs(jobs, chosen)
         names = chosen
-    serial = hostbound.select(names, command.config.serial, documents)
+        serial = [name for name in serial if name in chosen]
     if serial:
         jobs = runner.split_serial(jobs, serial)
         if several:
@@ -372,14 +375,19 @@ def _split(
     context: Mapping[str, Any],
     progress: runner.Progress,
 ) -> dict[gpus.Gpu, gpus.Share]:
-    """--split: GPU k of N measures shard k/N, with the context `--shard k/N` gives. A shard's
-    host-bound benchmarks stay on its GPU, the host lock keeping them one at a time while the
-    other GPUs measure on: the whole suite on two H200s took 92.5 s, against about 154 s on
-    one (docs/running.md)."""
-    from kernelwatch import completeness, gpus
+    """--split: GPU k of N measures shard k/N, with the context `--shard k/N` gives. Every
+    host-bound benchmark is in one shard (merge.split), as the host lock measures them one at
+    a time wherever they run: split among two H200s' shards they waited for each other, and
+    the whole suite took 92.5 s (GPU 0 65 s, GPU 1 89 s) against about 154 s on one GPU."""
+    from kernelwatch import completeness, gpus, hostbound
     from kernelwatch import merge as shards
+    from kernelwatch.binaries import planning_documents
 
     names = [name for job in planned for name in job.names]
+    documents = planning_documents(command.baseline, command.root)
+    plan = shards.plan_key(
+        names, len(chosen), hostbound.select(names, command.config.serial, documents)
+    )
     found = {}
     for k, gpu in enumerate(chosen, start=1):
         shard = shards.Shard(k, len(chosen))
@@ -387,7 +395,7 @@ def _split(
         mine = {key: v for key, v in context.items() if key != completeness.WHOLE_BUILD_KEY}
         mine |= {
             shards.SHARD_KEY: str(shard),
-            shards.PLAN_KEY: shards.plan_key(names, shard.count),
+            shards.PLAN_KEY: plan,
             shards.GPU_INDEX_KEY: str(gpu.index),
         }
         found[gpu] = gpus.Share(tuple(jobs), mine)

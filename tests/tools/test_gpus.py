@@ -276,6 +276,8 @@ def test_split_shares_the_suite_among_the_gpus_each_judged_as_its_shard(
     assert not names[0] & names[1] and names[0] | names[1] == set(KERNELS) | set(COPIES)
     assert set(COPIES) <= names[0]  # the host-bound ones in one part (merge.split)
     assert "the host-bound ones in one part" in done.err
+    assert "2 host-bound benchmark(s) (counter host_bound, or [run] serial in kernelwatch.toml) " \
+        "measure in shard 1/2 only, with no build" in done.err  # fmt: skip
     spans = [json.loads(line) for line in (host / "spans.log").read_text().splitlines()]
     assert {s["gpu"] for s in spans} == {H200, TWO_H200}
     merged = run_cli(

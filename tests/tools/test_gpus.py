@@ -55,9 +55,7 @@ def run(run_cli, host: Path, *argv: object):
 
 
 def make_baselines(run_cli, host: Path) -> None:
-    done = run(
-        run_cli, host, "--gpus", "all", "--no-compare", "--out", host / "base.json"
-    )
+    done = run(run_cli, host, "--gpus", "all", "--no-compare", "--out", host / "base.json")
     assert done.status == 0, done.err
     for index in (0, 1):
         done = run_cli("baseline", "update", host / f"base-gpu{index}.json",
@@ -66,9 +64,7 @@ def make_baselines(run_cli, host: Path) -> None:
     (host / "spans.log").unlink()
 
 
-def test_each_gpu_gets_its_own_result_and_its_own_models_baseline(
-    run_cli, host: Path
-) -> None:
+def test_each_gpu_gets_its_own_result_and_its_own_models_baseline(run_cli, host: Path) -> None:
     make_baselines(run_cli, host)
     done = run(run_cli, host, "--gpus", "all", "--out", host / "night.json",
                "--markdown", host / "night.md")  # fmt: skip
@@ -99,19 +95,14 @@ def test_the_worst_gpu_decides_the_exit_status(run_cli, host: Path) -> None:
 def test_a_hung_binary_loses_no_gpus_other_results(run_cli, host: Path) -> None:
     fakebench.configure(host / "build" / "bench" / "kernelwatch_bench_transfers",
                         hang="transfers/h2d/pinned/1")  # fmt: skip
-    done = run(
-        run_cli, host, "--gpus", "all", "--no-compare", "--out", host / "night.json"
-    )
+    done = run(run_cli, host, "--gpus", "all", "--no-compare", "--out", host / "night.json")
     assert done.status == 3
     for index in (0, 1):
         night = host / f"night-gpu{index}.json"
         rows = json.loads(night.read_text())["benchmarks"]
         assert {row["run_name"] for row in rows} == set(KERNELS)
         assert f": exit 3 (a benchmark binary crashed or hung); {night}" in done.err
-    assert (
-        done.err.count("hung (exit status 5): transfers/h2d/pinned/1 made no progress")
-        >= 2
-    )
+    assert done.err.count("hung (exit status 5): transfers/h2d/pinned/1 made no progress") >= 2
 
 
 def test_gpus_run_at_once_and_host_bound_benchmarks_alone(run_cli, host: Path) -> None:
@@ -168,9 +159,7 @@ def test_host_bound_benchmarks_measure_on_one_gpu_of_each_model(
     done = run_cli("baseline", "update", host / "base-gpu1.json", "--baselines",
                    host / "baselines", "--min-repetitions", "2", "--compress")  # fmt: skip
     assert done.status == 0, done.err  # (run judges against a compressed baseline too)
-    assert (
-        host / "baselines" / "nvidia-h100-80gb-hbm3-sm90" / "result.json.gz"
-    ).is_file()
+    assert (host / "baselines" / "nvidia-h100-80gb-hbm3-sm90" / "result.json.gz").is_file()
     (host / "spans.log").unlink()
 
     done = run(run_cli, host, "--gpus", "all", "--out", host / "night.json")
@@ -203,9 +192,7 @@ def test_no_gpu_listed_exits_4(run_cli, host: Path, monkeypatch) -> None:
     assert done.status == 4 and "no CUDA GPU is visible" in done.err
 
 
-def test_no_nvidia_smi_exits_4_with_the_no_gpu_line(
-    run_cli, host: Path, monkeypatch
-) -> None:
+def test_no_nvidia_smi_exits_4_with_the_no_gpu_line(run_cli, host: Path, monkeypatch) -> None:
     """The exit-4 line is always the one docs/running.md gives (CI scripts match on it)."""
     fakebench.no_nvidia_smi(monkeypatch)
     done = run(run_cli, host, "--gpus", "all")
@@ -235,9 +222,7 @@ def test_selftest_on_every_gpu_at_once(run_cli, host: Path) -> None:
     assert done.status in (0, 1), done.err
     for index, uuid in enumerate((H100, H200)):
         for k in (1, 2):
-            context = json.loads((out / f"gpu{index}" / f"aa-{k}.json").read_text())[
-                "context"
-            ]
+            context = json.loads((out / f"gpu{index}" / f"aa-{k}.json").read_text())["context"]
             assert context["gpu_uuid"] == uuid
         assert f"== GPU {index} (" in done.out
         assert f"selftest: GPU {index} (" in done.err
@@ -252,13 +237,9 @@ def test_split_shares_the_suite_among_the_gpus_each_judged_as_its_shard(
 ) -> None:
     """--split: GPU k of N runs shard k/N at once, each result judged as that shard against the
     model's baseline (no MISSING for the other shard's benchmarks); merge joins them."""
-    devices = {
-        uuid: {"gpu_uuid": uuid, "gpu_name": "NVIDIA H200"} for uuid in (H200, TWO_H200)
-    }
+    devices = {uuid: {"gpu_uuid": uuid, "gpu_name": "NVIDIA H200"} for uuid in (H200, TWO_H200)}
     host = make_host(tmp_path, monkeypatch, SMI_TWO_H200, devices)
-    done = run(
-        run_cli, host, "--gpus", "0", "--no-compare", "--out", host / "base.json"
-    )
+    done = run(run_cli, host, "--gpus", "0", "--no-compare", "--out", host / "base.json")
     assert done.status == 0, done.err
     done = run_cli("baseline", "update", host / "base-gpu0.json", "--baselines",
                    host / "baselines", "--min-repetitions", "2")  # fmt: skip
@@ -280,17 +261,13 @@ def test_split_shares_the_suite_among_the_gpus_each_judged_as_its_shard(
         "measure in shard 1/2 only, with no build" in done.err  # fmt: skip
     spans = [json.loads(line) for line in (host / "spans.log").read_text().splitlines()]
     assert {s["gpu"] for s in spans} == {H200, TWO_H200}
-    merged = run_cli(
-        "merge", host / "r-gpu0.json", host / "r-gpu1.json", "--out", host / "m.json"
-    )
+    merged = run_cli("merge", host / "r-gpu0.json", host / "r-gpu1.json", "--out", host / "m.json")
     assert merged.status == 0, merged.err
     rows = json.loads((host / "m.json").read_text())["benchmarks"]
     assert {row["run_name"] for row in rows} == set(KERNELS) | set(COPIES)
 
 
-@pytest.mark.parametrize(
-    "argv", [["--split"], ["--gpus", "all", "--split", "--shard", "1/2"]]
-)
+@pytest.mark.parametrize("argv", [["--split"], ["--gpus", "all", "--split", "--shard", "1/2"]])
 def test_split_needs_gpus_and_no_shard(run_cli, host: Path, argv: list[str]) -> None:
     done = run(run_cli, host, "--no-compare", *argv)
     assert done.status == 2

@@ -46,10 +46,7 @@ def test_the_suite_list_is_the_whole_suite() -> None:
 def test_every_benchmark_of_the_suite_in_exactly_one_shard(count: int) -> None:
     names = suite_names()
     seconds = planning_seconds()
-    parts = [
-        shards.select(names, shards.Shard(k, count), seconds)
-        for k in range(1, count + 1)
-    ]
+    parts = [shards.select(names, shards.Shard(k, count), seconds) for k in range(1, count + 1)]
     every = Counter(name for part in parts for name in part)
     assert set(every) == set(names) and set(every.values()) == {1}
     # Greedy LPT: no part exceeds the mean by more than the longest single benchmark.
@@ -65,8 +62,7 @@ def test_every_benchmark_of_the_suite_in_exactly_one_shard(count: int) -> None:
 def test_split_keeps_the_host_bound_benchmarks_in_one_part(count: int) -> None:
     """`run --gpus all --split`: the host lock measures the transfers one at a time wherever they
     run, so they go to one GPU (the first: they are the longest item) and the rest fill the
-    others; split among the parts they kept both GPUs of an H200 host waiting (92.5 s).
-    """
+    others; split among the parts they kept both GPUs of an H200 host waiting (92.5 s)."""
     names = suite_names()
     seconds = planning_seconds()
     host_bound = [n for n in names if n.startswith("transfers/")]
@@ -82,9 +78,7 @@ def test_split_keeps_the_host_bound_benchmarks_in_one_part(count: int) -> None:
     assert parts == [shards.select(names, shards.Shard(k, count), seconds, host_bound)
                      for k in range(1, count + 1)]  # fmt: skip
     key = shards.plan_key(names, count, host_bound)
-    assert key != shards.plan_key(names, count) and key.startswith(
-        shards.plan_key(names, count)
-    )
+    assert key != shards.plan_key(names, count) and key.startswith(shards.plan_key(names, count))
 
 
 def test_without_durations_the_parts_have_equal_counts() -> None:
@@ -128,24 +122,18 @@ def test_bad_shard_specs(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", ["", "-1/2", "１/２", "١/٢", "0/2", "3/2", "1/1001"])
-def test_every_bad_shard_option_is_the_k_n_line(
-    tmp_path: Path, run_cli, text: str
-) -> None:
+def test_every_bad_shard_option_is_the_k_n_line(tmp_path: Path, run_cli, text: str) -> None:
     """`--shard ''` ran the whole suite as "no shard", full-width and Arabic-Indic digits were
     taken, and `--shard -1/2` got argparse's "expected one argument"."""
     done = run_cli("run", "--bench", tmp_path / "absent", "--shard", text)
     assert done.status == 2
-    assert (
-        done.err
-        == f"kernelwatch: error: --shard {text!r}: write K/N in ASCII digits with "
-        + ("1 <= K <= N <= 1000, e.g. 2/4 (part 2 of 4)\n")
+    assert done.err == f"kernelwatch: error: --shard {text!r}: write K/N in ASCII digits with " + (
+        "1 <= K <= N <= 1000, e.g. 2/4 (part 2 of 4)\n"
     )
 
 
 def test_the_largest_shard_count() -> None:
-    assert shards.parse(f" 7 / {shards.MAX_COUNT} ") == shards.Shard(
-        7, shards.MAX_COUNT
-    )
+    assert shards.parse(f" 7 / {shards.MAX_COUNT} ") == shards.Shard(7, shards.MAX_COUNT)
 
 
 # --- merge ----------------------------------------------------------------------------------
@@ -156,9 +144,7 @@ def shard_files(tmp: Path, source: Path, count: int) -> list[Path]:
     document = read_json(source)
     names = list(dict.fromkeys(r["run_name"] for r in document["benchmarks"]))
     files = []
-    for k, part in enumerate(
-        shards.split(names, count, shards.durations([document])), 1
-    ):
+    for k, part in enumerate(shards.split(names, count, shards.durations([document])), 1):
         chosen = set(part)
         rows = [r for r in document["benchmarks"] if r["run_name"] in chosen]
         context = {**document["context"], "kernelwatch_shard": f"{k}/{count}"}
@@ -184,19 +170,13 @@ def rows_key(document: dict[str, Any]) -> list[str]:
     )
 
 
-@pytest.mark.parametrize(
-    "source", [REAL_RUN, SUITE_BASELINE, TOPPED_UP_RUN], ids=lambda p: p.name
-)
-def test_merging_shards_gives_the_unsharded_result(
-    tmp_path: Path, run_cli, source: Path
-) -> None:
+@pytest.mark.parametrize("source", [REAL_RUN, SUITE_BASELINE, TOPPED_UP_RUN], ids=lambda p: p.name)
+def test_merging_shards_gives_the_unsharded_result(tmp_path: Path, run_cli, source: Path) -> None:
     if not source.is_file():
         pytest.skip(f"no {source}")
     files = shard_files(tmp_path, source, 3)
     merged = tmp_path / "merged.json"
-    done = run_cli(
-        "merge", *reversed(files), "-o", merged
-    )  # any order on the command line
+    done = run_cli("merge", *reversed(files), "-o", merged)  # any order on the command line
     assert done.status == 0, done.err
     original, joined = read_json(source), read_json(merged)
     assert rows_key(joined) == rows_key(original)
@@ -218,9 +198,7 @@ def test_merging_shards_gives_the_unsharded_result(
 
 
 def test_merged_shards_go_into_the_history(tmp_path: Path, run_cli) -> None:
-    files = shard_files(
-        tmp_path, TOPPED_UP_RUN, 2
-    )  # a run (the baseline is a pool of runs)
+    files = shard_files(tmp_path, TOPPED_UP_RUN, 2)  # a run (the baseline is a pool of runs)
     merged = tmp_path / "merged.json"
     assert run_cli("merge", *files, "-o", merged).status == 0
     done = run_cli("history", "ingest", merged, "--db", tmp_path / "h.sqlite")
@@ -277,9 +255,7 @@ def test_merge_refuses_what_is_not_one_run(
     assert done.err.count("\n") == 1 and not out.exists()
 
 
-@pytest.mark.parametrize(
-    "spec", ["3/2", "-1/2", "0/0", "0/2", "1/100000000000", "2", "１/２"]
-)
+@pytest.mark.parametrize("spec", ["3/2", "-1/2", "0/0", "0/2", "1/100000000000", "2", "１/２"])
 @pytest.mark.parametrize("partial", [[], ["--allow-partial"]])
 def test_merge_refuses_impossible_shards(
     tmp_path: Path, run_cli, spec: str, partial: list[str]
@@ -299,14 +275,10 @@ def test_merge_refuses_a_missing_shard_unless_told(tmp_path: Path, run_cli) -> N
     out = tmp_path / "merged.json"
     done = run_cli("merge", files[0], files[2], "-o", out)
     assert done.status == 2 and "shard(s) 2/3 not given" in done.err
-    assert (
-        run_cli("merge", files[0], files[2], "-o", out, "--allow-partial").status == 0
-    )
+    assert run_cli("merge", files[0], files[2], "-o", out, "--allow-partial").status == 0
 
 
-def test_merge_leaves_out_a_regressions_re_run_beside_a_shard(
-    tmp_path: Path, run_cli
-) -> None:
+def test_merge_leaves_out_a_regressions_re_run_beside_a_shard(tmp_path: Path, run_cli) -> None:
     """`run --shard 2/2 --out s-2.json` re-runs a flagged benchmark into s-2.confirm-1.json (same
     commit and model, its own --filter, no shard key), which the glob of `merge s-*.json` names
     too: it was refused as "not parts of one run", so a night with a regression had no result.
@@ -341,9 +313,7 @@ def test_merge_refuses_a_benchmark_in_two_files(tmp_path: Path, run_cli) -> None
     assert done.status == 2 and "is in both" in done.err
 
 
-def test_shards_from_two_cards_of_one_model_are_another_card(
-    tmp_path: Path, run_cli
-) -> None:
+def test_shards_from_two_cards_of_one_model_are_another_card(tmp_path: Path, run_cli) -> None:
     files = shard_files(tmp_path, SUITE_BASELINE, 2)
     edit(files[1], gpu_uuid="GPU-ffffffff-0000-0000-0000-000000000000")
     out = tmp_path / "merged.json"
@@ -355,9 +325,7 @@ def test_shards_from_two_cards_of_one_model_are_another_card(
 # --- run --shard, end to end with a binary that lists the real suite -------------------------
 
 
-def test_run_shards_then_merge_is_the_whole_suite(
-    tmp_path: Path, run_cli, monkeypatch
-) -> None:
+def test_run_shards_then_merge_is_the_whole_suite(tmp_path: Path, run_cli, monkeypatch) -> None:
     fakebench.no_nvidia_smi(monkeypatch)
     monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
     names = suite_names()
@@ -381,9 +349,7 @@ def test_run_shards_then_merge_is_the_whole_suite(
     for part, path in zip(expected, files):
         assert {r["run_name"] for r in read_json(path)["benchmarks"]} == set(part)
     plan = shards.plan_key(names, count)  # the whole run's list, before sharding
-    assert {read_json(path)["context"]["kernelwatch_shard_plan"] for path in files} == {
-        plan
-    }
+    assert {read_json(path)["context"]["kernelwatch_shard_plan"] for path in files} == {plan}
     merged = tmp_path / "all.json"
     assert run_cli("merge", *files, "-o", merged).status == 0
     assert "kernelwatch_shard_plan" not in read_json(merged)["context"]
@@ -439,9 +405,7 @@ def test_merge_refuses_shards_of_another_projects_benchmarks(
     for given in (files, files[::-1]):
         done = run_cli("merge", *given, "-o", merged)
         assert done.status == 2 and done.err.count("\n") == 1, done.err
-        assert (
-            "are shards of different plans (kernelwatch_shard_plan sha256:" in done.err
-        )
+        assert "are shards of different plans (kernelwatch_shard_plan sha256:" in done.err
         assert "another project's or another build's benchmarks" in done.err
         assert not merged.exists()
 
@@ -462,9 +426,7 @@ def test_the_plan_key_is_of_the_sorted_names_and_n() -> None:
 SPLIT = GPU_DATA / "h200-x2-split"
 
 
-def test_the_shards_of_a_split_run_merge_with_their_kernel_records(
-    tmp_path: Path, run_cli
-) -> None:
+def test_the_shards_of_a_split_run_merge_with_their_kernel_records(tmp_path: Path, run_cli) -> None:
     """`run --gpus all --split` on a two-GPU H200 host (GPU-836c5b6d, GPU-39cc5fa3, 46e20d7):
     each part records only the kernels of its benchmarks; merge joins them (it refused them as
     "not parts of one run" before), and the whole passes against the H200 baseline."""
@@ -483,7 +445,5 @@ def test_the_shards_of_a_split_run_merge_with_their_kernel_records(
     assert "kernelwatch_anchor" not in merged["context"]
     assert len({r["run_name"] for r in merged["benchmarks"]}) == 356
     baseline = REPO / "baselines" / "nvidia-h200-sm90"
-    done = run_cli(
-        "compare", baseline, out, "--config", REPO / "baselines" / "kernelwatch.toml"
-    )
+    done = run_cli("compare", baseline, out, "--config", REPO / "baselines" / "kernelwatch.toml")
     assert done.status == 0, done.out + done.err

@@ -2,8 +2,7 @@
 baseline (or its anchor, anchor.py), and confirm regressions by re-running them.
 
 The command's one flow from options to exit status, for one GPU and for
---gpus; each step's work is elsewhere (runner/, gpus, shard, anchor, verdict, reruns).
-"""
+--gpus; each step's work is elsewhere (runner/, gpus, shard, anchor, verdict, reruns)."""
 
 from __future__ import annotations
 
@@ -147,9 +146,7 @@ class RunCommand:
     confirm: int
     judging: Judging | None  # None: --no-compare
     config: Config  # --config, else the suite's kernelwatch.toml
-    root: (
-        Path | None
-    )  # the baselines folder (None: outside any project, and not needed)
+    root: Path | None  # the baselines folder (None: outside any project, and not needed)
     baseline: Path | None  # --baseline
     shard: str | None
     gpus: str | None
@@ -169,11 +166,7 @@ def main(args: argparse.Namespace) -> int:
         raise InputError(f"--confirm {args.confirm}: must be 0 or more")
     # Comparing with this GPU's baseline needs the project's baselines: refused before any run.
     needs_root = not args.no_compare and args.baseline is None
-    root = (
-        options.baselines_root(args)
-        if needs_root
-        else options.baselines_root_if_any(args)
-    )
+    root = options.baselines_root(args) if needs_root else options.baselines_root_if_any(args)
     config = verdict.suite_config(args.config, root)
     judging = None
     if not args.no_compare:  # bad options fail before any run
@@ -220,9 +213,7 @@ def run(command: RunCommand) -> int:
     # (--shard '' is a bad K/N, not "no shard")
     shard = shards.parse(command.shard) if command.shard is not None else None
     if command.split and (not command.gpus or shard):
-        raise InputError(
-            "--split shares the benchmarks among --gpus: give --gpus, not --shard"
-        )
+        raise InputError("--split shares the benchmarks among --gpus: give --gpus, not --shard")
     chosen_gpus = gpus.select(gpus.discover(), command.gpus) if command.gpus else None
     # Before anything is measured: a bad path would lose the whole run at its end.
     check_outputs(outputs_of(command, chosen_gpus), inputs_of(command))
@@ -231,26 +222,14 @@ def run(command: RunCommand) -> int:
     if chosen_gpus:
         binaries = find_binaries(command.build_dir, command.bench)
     else:
-        binaries = usable_binaries(
-            command.build_dir, command.bench, settings.extra_args
-        )
+        binaries = usable_binaries(command.build_dir, command.bench, settings.extra_args)
     if not binaries:
-        usable_binaries(
-            command.build_dir, command.bench, settings.extra_args
-        )  # says why
+        usable_binaries(command.build_dir, command.bench, settings.extra_args)  # says why
     planned = runner.plan(binaries, command.filter, settings.extra_args)
-    plan = (
-        shards.plan_key((n for job in planned for n in job.names), shard.count)
-        if shard
-        else ""
-    )
-    jobs = schedule(
-        command,
-        planned,
-        shard,
-        progress,
-        several=bool(chosen_gpus and len(chosen_gpus) > 1),
-    )
+    plan = shards.plan_key((n for job in planned for n in job.names), shard.count) if shard else ""
+    several = bool(chosen_gpus and len(chosen_gpus) > 1)
+    # --split schedules each GPU's shard itself (_split)
+    jobs = [] if command.split else schedule(command, planned, shard, progress, several=several)
     context = {
         "kernelwatch_run_command": command.command_line,
         "kernelwatch_run_purpose": "run",
@@ -268,14 +247,7 @@ def run(command: RunCommand) -> int:
             completeness.keep_partial(exc, keep, progress)
             raise
         return _finish(
-            command,
-            jobs,
-            settings,
-            result,
-            command.out,
-            progress,
-            command.outputs,
-            anchoring,
+            command, jobs, settings, result, command.out, progress, command.outputs, anchoring
         )
 
     progress.say(
@@ -292,12 +264,8 @@ def run(command: RunCommand) -> int:
         the host to themselves (locks), and each GPU is anchored on its own card."""
         quiet = runner.Progress(stream=progress.stream, enabled=False)
         share, own = list(each[gpu].jobs), gpus.settings_for(settings, gpu)
-        measured = _measure(
-            command, share, own, each[gpu].context, quiet, f"GPU {gpu.index}"
-        )
-        progress.say(
-            f"kernelwatch: {gpu.label}: measured in {measured[0].seconds:.0f} s"
-        )
+        measured = _measure(command, share, own, each[gpu].context, quiet, f"GPU {gpu.index}")
+        progress.say(f"kernelwatch: {gpu.label}: measured in {measured[0].seconds:.0f} s")
         return measured
 
     measured = gpus.on_each(chosen_gpus, on_gpu)
@@ -309,9 +277,7 @@ def run(command: RunCommand) -> int:
             kept = None
             if isinstance(outcome, runner.IncompleteRun):
                 kept = completeness.keep_partial(outcome, out_for, progress)
-            print(
-                f"kernelwatch: {gpu.label}: {outcome.prefix}{outcome}", file=sys.stderr
-            )
+            print(f"kernelwatch: {gpu.label}: {outcome.prefix}{outcome}", file=sys.stderr)
             statuses.append((gpu, outcome.exit_status, str(kept or "no result")))
             continue
         result, anchoring = outcome
@@ -328,9 +294,7 @@ def run(command: RunCommand) -> int:
                 gpus.outputs_for(command.outputs, gpu),
                 anchoring,
             )
-        except (
-            InputError
-        ) as exc:  # this GPU's own trouble (no baseline for its model, ...)
+        except InputError as exc:  # this GPU's own trouble (no baseline for its model, ...)
             print(f"kernelwatch: {gpu.label}: {exc.prefix}{exc}", file=sys.stderr)
             status = exc.exit_status
         statuses.append((gpu, status, str(out)))
@@ -375,9 +339,7 @@ def schedule(
         together = serial if command.split else ()
         chosen = shards.select(names, shard, shards.durations(documents), together)
         if not chosen:
-            raise InputError(
-                f"--shard {shard}: no benchmark falls in it ({len(names)} in all)"
-            )
+            raise InputError(f"--shard {shard}: no benchmark falls in it ({len(names)} in all)")
         progress.say(
             f"kernelwatch: shard {shard}: {len(chosen)} of {len(names)} benchmarks "
             f"(split by {'the baselines’ durations' if documents else 'count'}"
@@ -392,7 +354,10 @@ def schedule(
             if command.split:
                 where = f"measure in shard {shard} only"
             elif command.host_bound_on == "first":
-                where = "measure on the first GPU of each model only (--host-bound-on each: on every GPU)"
+                where = (
+                    "measure on the first GPU of each model only (--host-bound-on each: on "
+                    "every GPU)"
+                )
             else:
                 where = "measure one GPU at a time"
             progress.say(
@@ -414,8 +379,7 @@ def _split(
     """--split: GPU k of N measures shard k/N, with the context `--shard k/N` gives. Every
     host-bound benchmark is in one shard (merge.split), as the host lock measures them one at
     a time wherever they run: split among two H200s' shards they waited for each other, and
-    the whole suite took 92.5 s (GPU 0 65 s, GPU 1 89 s) against about 154 s on one GPU.
-    """
+    the whole suite took 92.5 s (GPU 0 65 s, GPU 1 89 s) against about 154 s on one GPU."""
     from kernelwatch import completeness, gpus, hostbound
     from kernelwatch import merge as shards
     from kernelwatch.binaries import planning_documents
@@ -429,9 +393,7 @@ def _split(
     for k, gpu in enumerate(chosen, start=1):
         shard = shards.Shard(k, len(chosen))
         jobs = schedule(command, planned, shard, progress, several=True)
-        mine = {
-            key: v for key, v in context.items() if key != completeness.WHOLE_BUILD_KEY
-        }
+        mine = {key: v for key, v in context.items() if key != completeness.WHOLE_BUILD_KEY}
         mine |= {
             shards.SHARD_KEY: str(shard),
             shards.PLAN_KEY: plan,
@@ -441,9 +403,7 @@ def _split(
     return found
 
 
-def _gpu_out(
-    out: Path | None, gpu: gpus.Gpu, stamp: str
-) -> Callable[[str | None], Path]:
+def _gpu_out(out: Path | None, gpu: gpus.Gpu, stamp: str) -> Callable[[str | None], Path]:
     """Where one GPU's result goes, given its GPU slug: beside --out, else in results/."""
     from kernelwatch import gpus
 
@@ -469,9 +429,7 @@ def _measure(
         jobs, settings, progress=progress, label=label, context=context, keep_going=True
     ) as current:
         current.round(0)
-        anchoring = _anchor_plan(
-            command, jobs, settings, current.first_context(), progress
-        )
+        anchoring = _anchor_plan(command, jobs, settings, current.first_context(), progress)
         anchoring = anchors.measure_beside(current, anchoring, settings, progress)
         return current.finish(), anchoring
 
@@ -496,21 +454,12 @@ def _anchor_plan(
     label = str(command.out or default_out(baselines.context_slug(context)))
     try:
         found = verdict.find_baseline(
-            command.root,
-            context,
-            label,
-            names,
-            given=command.baseline,
-            partial=bool(command.bench),
+            command.root, context, label, names, given=command.baseline, partial=bool(command.bench)
         )
-        base = verdict.baseline_side(
-            found, f"holds none of the {len(names)} benchmarks that ran"
-        )
+        base = verdict.baseline_side(found, f"holds none of the {len(names)} benchmarks that ran")
     except InputError:
         return None
-    return anchors.ahead(
-        command.anchor, settings, jobs, command, base, found, context, progress
-    )
+    return anchors.ahead(command.anchor, settings, jobs, command, base, found, context, progress)
 
 
 def _finish(
@@ -554,55 +503,32 @@ def _finish(
         given=command.baseline,
         partial=bool(command.bench),  # --filter and --shard are in the context
     )
-    base = verdict.baseline_side(
-        found, f"holds none of the {count} benchmarks that ran"
-    )
+    base = verdict.baseline_side(found, f"holds none of the {count} benchmarks that ran")
     contender = from_documents(str(out), [document])
-    report = verdict.judge_result(
-        base, contender, judging, found
-    )  # as compare and report do
-    found, report = anchors.judge(
-        plan, base, found, report, judging, document, progress
-    )
+    report = verdict.judge_result(base, contender, judging, found)  # as compare and report do
+    found, report = anchors.judge(plan, base, found, report, judging, document, progress)
     if anchors.CONTEXT_KEY in context:
-        write_json_atomic(
-            out, document, make_parents=True
-        )  # with the anchor's context key
+        write_json_atomic(out, document, make_parents=True)  # with the anchor's context key
 
     rerun = reruns.Reruns(
-        jobs,
-        settings,
-        progress,
-        command.confirm,
-        out,
-        confirm_path,
-        command.command_line,
+        jobs, settings, progress, command.confirm, out, confirm_path, command.command_line
     )
     report = verdict.confirm(report, found, judging, rerun, command.confirm)
     status = write_report(report, outputs, command="run")
-    return max(
-        [status, *rerun.statuses]
-    )  # a re-run that failed: 3 (4: the GPU went away)
+    return max([status, *rerun.statuses])  # a re-run that failed: 3 (4: the GPU went away)
 
 
 def outputs_of(command: RunCommand, chosen: list[gpus.Gpu] | None) -> list[Output]:
     """Every path the run writes, for files.check_outputs: the result (per GPU with --gpus;
-    by default in results/, made when missing), its confirming re-runs, the report files.
-    """
+    by default in results/, made when missing), its confirming re-runs, the report files."""
     from kernelwatch import gpus
     from kernelwatch.verdict import report_outputs
 
     found = []
     if command.out is None:
-        found.append(
-            Output("--out", default_out(None).parent, folder=True, make_parents=True)
-        )
+        found.append(Output("--out", default_out(None).parent, folder=True, make_parents=True))
     for gpu in chosen if chosen is not None else [None]:
-        out = (
-            command.out
-            if gpu is None or command.out is None
-            else gpus.out_for(command.out, gpu)
-        )
+        out = command.out if gpu is None or command.out is None else gpus.out_for(command.out, gpu)
         if out is not None:
             found.append(Output("--out", out, make_parents=True))
         if command.judging is None:

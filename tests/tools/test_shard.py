@@ -87,11 +87,14 @@ def test_without_durations_the_parts_have_equal_counts() -> None:
     assert sum(sizes) == len(names) and max(sizes) - min(sizes) <= 1
 
 
-def test_the_durations_of_the_real_baseline_are_its_run_time() -> None:
-    document = read_json(SUITE_BASELINE)
+@pytest.mark.parametrize("run", ["h200-card-5f632982.json.gz", "h100-card-4474abb1.json.gz"])
+def test_the_durations_of_a_real_run_are_its_run_time(run: str) -> None:
+    """Runs of today's harness on an H200 (146.8 s) and an H100 (144.1 s): their rows' durations
+    add up to the run's time, so the parts of a split take what their sums say."""
+    document = read_json(GPU_DATA / run)
     total = sum(shards.durations([document]).values())
     run_seconds = float(document["context"]["kernelwatch_run_seconds"])
-    assert 0.8 * run_seconds <= total <= 1.2 * run_seconds
+    assert 0.9 * run_seconds <= total <= 1.1 * run_seconds
 
 
 @pytest.mark.parametrize(

@@ -168,6 +168,51 @@ def test_a_card_of_a_kind_a_one_kind_baseline_never_held_gets_the_unseen_kind_pr
     assert widest.ratio is not None and widest.ratio > 1.04 and not widest.failed
 
 
+def _on_one_host(path: Path, host_of: Path) -> dict:
+    """`path`'s run as if its card sat in the host of `host_of`'s run (the card level)."""
+    document = json.loads(path.read_text())
+    host = json.loads(host_of.read_text())["context"]
+    keys = ("host_gpu_uuids", "host_machine_id", *levels.HOST_CONFIG_KEYS)
+    document["context"].update({key: host[key] for key in keys if key in host})
+    document["context"]["host_gpu_uuids"] = ",".join(
+        sorted({host.get("gpu_uuid", ""), document["context"]["gpu_uuid"]} - {""})
+    )
+    return document
+
+
+@pytest.mark.parametrize("level", ["host", "card"])
+def test_two_single_runs_of_two_kinds_are_held_to_the_unseen_kind_prior(level: str) -> None:
+    """`compare A.json B.json`, card S against card C, unchanged code: one run is a baseline of
+    one kind, and the gap between the kinds (occupancy/smem_limited, +4.7 %) failed it against
+    the host prior (2.0 % + 770 ns: limit 4.7 %). Two cards of one host (the card level) of two
+    kinds did the same on a two-GPU H200 host (GPU-25583732, GPU-fe9a1c25)."""
+    contender = load(CARD_C)
+    if level == "card":
+        document = _on_one_host(CARD_C, OTHER_CARD)
+        own = json.loads(OTHER_CARD.read_text())
+        own["context"]["host_gpu_uuids"] = document["context"]["host_gpu_uuids"]
+        baseline = from_documents("S", [own])
+        contender = from_documents("C", [document])
+    else:
+        baseline = load(OTHER_CARD)
+    report = compare(baseline, contender, TIME, SETTINGS)
+    assert {c.level for c in report.comparisons if c.level} == {level}
+    assert any("none of the baseline's 1 kind(s)" in n and "unseen kind" in n for n in report.notes)
+    widest = next(
+        c for c in report.comparisons if "smem_limited/block:256/blocks_per_sm:3/" in c.name
+    )
+    assert widest.ratio is not None and widest.ratio > 1.045 and not widest.failed
+    assert report.exit_status == 0
+
+
+def test_two_single_runs_of_one_kind_are_compared_as_before() -> None:
+    """Cards S and E, one kind (shape distance 0.09 %): no unseen-kind floor, the host prior."""
+    report = compare(load(OTHER_CARD), load(CARD_E), TIME, SETTINGS)
+    assert not any("kind" in n for n in report.notes)
+    assert {c.level for c in report.comparisons if c.level} == {"host"}
+    assert report.exit_status == 0
+
+
 def test_host_bound_transfers_against_other_hosts_never_fail() -> None:
     """Card C's run, its transfers 60 % slower (pageable copies moved by up to 143 % between
     one-GPU hosts): reported as slowdowns of a host-bound benchmark, SLOWER, none failing."""

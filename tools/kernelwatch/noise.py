@@ -184,6 +184,13 @@ def kind_of(baseline: ResultSet, contender: ResultSet) -> kinds.Match | None:
     return kinds.match(kinds.of_runs(baseline, units[0]), contender)
 
 
+def kind_of_one_run(baseline: ResultSet, contender: ResultSet) -> kinds.Match | None:
+    """The contender card's kind against a baseline of one run, which holds one kind: `kind`
+    None when the two cards are of different kinds (kinds.py)."""
+    count = int(baseline.processes.max()) + 1 if len(baseline.processes) else 0
+    return kinds.match(kinds.of_runs(baseline, np.zeros(count, dtype=np.int64)), contender)
+
+
 def runs_of(result: ResultSet, runs: Sequence[int]) -> ResultSet | None:
     """A pooled result cut down to the runs `runs` (indices into levels.RUNS_KEY): their
     processes' rows, and only those runs in its context; None when that is all of them."""

@@ -231,9 +231,8 @@ def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 # between repetitions, its share of the processes' start): what makes a run's rows add up to
 # its kernelwatch_run_seconds. Five runs of today's harness: 0.0096-0.0124 s (H200s
 # GPU-dc7c8ec2, GPU-79d32954, GPU-5f632982, GPU-d1dff13b; H100 GPU-4474abb1), median 0.0105.
-# It was 0.077 s with the harness of the H200 baseline's runs (417 s and 419 s for 3560 rows);
-# kept there, it gave every short benchmark the weight of a transfer, and `run --gpus all
-# --split` on two H200s measured 81 s in the host-bound shard against 70 s in the other.
+# It was 0.077 s, from two runs of the harness of the H200 baseline (417 s and 419 s for 3,560
+# rows).
 OVERHEAD_PER_REPETITION_S = 0.0105
 # The most parts a suite splits into: beyond that a part holds one benchmark or none (the
 # suite has a few hundred), and the split's per-part lists must stay small.

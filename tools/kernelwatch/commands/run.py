@@ -379,8 +379,9 @@ def _split(
 ) -> dict[gpus.Gpu, gpus.Share]:
     """--split: GPU k of N measures shard k/N, with the context `--shard k/N` gives. Every
     host-bound benchmark is in one shard (merge.split), as the host lock measures them one at
-    a time wherever they run: split among two H200s' shards they waited for each other, and
-    the whole suite took 92.5 s (GPU 0 65 s, GPU 1 89 s) against about 154 s on one GPU."""
+    a time wherever they run: split among two H200s' shards they waited for each other (GPU 0
+    65 s, GPU 1 89 s). In one shard, four H200s took 80.4 s against 170.3 s for GPU 0 alone,
+    two 82.8-93.4 s against 137-141 s (docs/running.md)."""
     from kernelwatch import completeness, gpus, hostbound
     from kernelwatch import merge as shards
     from kernelwatch.binaries import planning_documents

@@ -558,7 +558,7 @@ def judged_against(baseline: ResultSet, contender: ResultSet, notes: list[str]) 
     found = noises.kind_of(baseline, contender) if crossing.level is Level.HOST else None
     if found is None and len(units) == 1 and crossing.level in (Level.CARD, Level.HOST):
         # Two single runs on cards of two kinds (H200s, one host or two) differ by 4.5-4.7 % on
-        # occupancy/smem_limited blocks_per_sm 3, every such pair of the committed runs, beyond
+        # occupancy/smem_limited blocks_per_sm 3 (five pairs tried, docs/measurement.md), beyond
         # the card and host priors' limits; a card of the run's own kind is held as before.
         found = noises.kind_of_one_run(baseline, contender)
         found = found if found is not None and found.kind is None else None

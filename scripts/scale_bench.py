@@ -414,7 +414,7 @@ def run_history(work: Path, nights: int, changes: str) -> list[dict[str, Any]]:
                 "report",
                 str(tonight),
                 "--baseline",
-                str(ROOT / "baselines/nvidia-h200-sm90/result.json"),
+                str(ROOT / "baselines/nvidia-h200-sm90/result.json.gz"),
                 *d,
                 "-o",
                 str(work / "report-history.html"),

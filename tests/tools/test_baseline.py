@@ -764,7 +764,7 @@ def test_a_whole_baseline_file_is_one_side_read_in_parts(tmp_path: Path) -> None
     )
     from kernelwatch.loading import from_documents
 
-    given = REPO / "baselines" / "nvidia-h200-sm90" / "result.json"
+    given = REPO / "baselines" / "nvidia-h200-sm90" / "result.json.gz"
     found = baselines.against(tmp_path, {}, "run.json", given=given)
     assert found.whole is not None and found.read is None
     side = from_documents(found.label, found.documents)

@@ -66,7 +66,7 @@ def test_ingest_real_file_stores_every_repetition(run_cli, tmp_path):
 
 @needs_gpu_data
 def test_a_pooled_baseline_is_not_one_run(run_cli, tmp_path):
-    pooled = GPU_DATA.parents[2] / "baselines" / "nvidia-h200-sm90" / "result.json"
+    pooled = GPU_DATA.parents[2] / "baselines" / "nvidia-h200-sm90" / "result.json.gz"
     db = tmp_path / "h.sqlite"
     done = run_cli("history", "ingest", pooled, "--db", db)
     assert done.status == 2 and done.err.count("\n") == 1

@@ -17,6 +17,7 @@ from kernelwatch import explain
 from kernelwatch import levels
 from kernelwatch import noise as noises
 from kernelwatch.compare import Settings, Verdict, compare
+from kernelwatch.gbench import read_json
 from kernelwatch.config import load_config
 from kernelwatch.levels import Level
 from kernelwatch.loading import from_documents, load
@@ -55,12 +56,12 @@ def against_baseline(path: Path, part: bool = False):
 
 
 def test_the_baseline_measured_the_host_and_kind_levels_on_seven_hosts() -> None:
-    context = json.loads((BASELINE / "result.json").read_text())["context"]
+    context = read_json(BASELINE / "result.json.gz")["context"]
     units = levels.units_of(context)
     assert (
         len(units) == 7 and len({u.card for u in units}) == 7 and len({u.host for u in units}) == 7
     )
-    stored, warning = noises.stored_beside(BASELINE / "result.json", context)
+    stored, warning = noises.stored_beside(BASELINE / "result.json.gz", context)
     assert warning is None and stored is not None
     assert np.isfinite(stored.host).sum() > 300 and np.isnan(stored.card).all()
     # two kinds (four cards and three): the spread within kinds is far narrower than between hosts
@@ -133,7 +134,7 @@ def test_a_card_of_no_held_kind_falls_back_to_the_host_spread() -> None:
 
 def _baseline_of_one_kind() -> dict:
     """The committed baseline's runs on cards M, N and O only: one kind, not C's."""
-    document = json.loads((BASELINE / "result.json").read_text())
+    document = read_json(BASELINE / "result.json.gz")
     runs = document["context"][levels.RUNS_KEY]
     cards_m_n_o = (
         "GPU-295b2056-942e-902e-12e0-839104189a4c",

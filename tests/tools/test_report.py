@@ -196,7 +196,7 @@ def test_report_of_the_real_run_shows_every_part(suite_report) -> None:
         assert expected in text, expected
     # The comparison, against this GPU's committed baseline.
     assert page.baseline is not None and page.baseline.label.endswith(
-        "nvidia-h200-sm90/result.json"
+        "nvidia-h200-sm90/result.json.gz"
     )
     # 355 benchmarks of the run and the baseline's probe/empty_kernel, which the run predates
     assert page.comparison is not None and len(page.comparison.comparisons) == 356
@@ -590,7 +590,7 @@ def test_this_gpus_baseline_without_a_benchmark_of_the_run_is_no_baseline(
         and "holds none of the 2 benchmarks of this run: nothing to compare" in text
     )
     # Named, it is compared, as compare does.
-    baseline = REPO / "baselines" / "nvidia-h200-sm90" / "result.json"
+    baseline = REPO / "baselines" / "nvidia-h200-sm90" / "result.json.gz"
     r = run_cli("report", nvbench, "--baseline", baseline, "-o", out)
     assert r.status == 0 and "2 NEW, 356 MISSING" in r.out, (r.out, r.err)
 

@@ -18,7 +18,7 @@ from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
 
 BASELINES = REPO / "baselines"
-SUITE_BASELINE = BASELINES / "nvidia-h200-sm90" / "result.json"
+SUITE_BASELINE = BASELINES / "nvidia-h200-sm90" / "result.json.gz"
 REAL_RUN = GPU_DATA / "h200-suite-rep10.json"
 # A whole run whose imprecise medians were topped up (card S, H200).
 TOPPED_UP_RUN = GPU_DATA / "h200-suite-card-5e6217f4.json"

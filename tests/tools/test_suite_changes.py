@@ -33,7 +33,7 @@ COALESCING = "coalescing/offset/double/offset:17/manual_time"
 TRANSPOSE = "transpose/copy_rows/rows:2048/cols:2048/block_rows:8/manual_time"
 
 pytestmark = pytest.mark.skipif(
-    not (OWN_CARD.is_file() and OTHER_CARD.is_file() and (BASELINE / "result.json").is_file()),
+    not (OWN_CARD.is_file() and OTHER_CARD.is_file() and (BASELINE / "result.json.gz").is_file()),
     reason="the real H200 runs and baseline are not in this checkout",
 )
 
@@ -340,8 +340,8 @@ def test_a_reviewer_compares_the_baseline_a_pull_request_brings_with_the_old(
 ) -> None:
     """The recipe of docs/ci.md: the base branch's result.json against the pull request's, with
     --allow-missing (a baseline that drops benchmarks)."""
-    old = tmp_path / "old.json"
-    shutil.copy(BASELINE / "result.json", old)
+    old = tmp_path / "old.json.gz"
+    shutil.copy(BASELINE / "result.json.gz", old)
     root = tmp_path / "baselines"
     shutil.copytree(BASELINES, root)
     document = load(OWN_CARD)
@@ -354,7 +354,7 @@ def test_a_reviewer_compares_the_baseline_a_pull_request_brings_with_the_old(
     review = run_cli(
         "compare",
         old,
-        root / "nvidia-h200-sm90" / "result.json",
+        root / "nvidia-h200-sm90" / "result.json.gz",
         *CONFIG,
         "--allow-missing",
         "--format",

@@ -29,7 +29,7 @@ CARD = GPU_DATA / "h200-suite-card-54f59374.json"
 REDUCTION = "reduction/sum/vectorized/double/n:1048576/manual_time"
 
 needs_real_pair = pytest.mark.skipif(
-    not (CARD.is_file() and (BASELINE / "result.json").is_file()),
+    not (CARD.is_file() and (BASELINE / "result.json.gz").is_file()),
     reason="the real H200 run and baseline are not in this checkout",
 )
 
@@ -193,7 +193,7 @@ def test_every_command_gives_the_same_pair_the_same_verdicts(
     monkeypatch.setattr(ab_command, "run", lambda command: asked.append(command) or 0)
     assert run_cli("ab", "A", "B").status == 0
     folders = [tmp_path / "ab" / "A", tmp_path / "ab" / "B"]
-    for folder, source in zip(folders, [BASELINE / "result.json", CARD]):
+    for folder, source in zip(folders, [BASELINE / "result.json.gz", CARD]):
         folder.mkdir(parents=True)
         shutil.copy(source, folder / "round-1.json")
     sides = [ab.Side(s, s, s * 40, tmp_path, tmp_path) for s in ("A", "B")]
@@ -207,7 +207,7 @@ def test_every_command_gives_the_same_pair_the_same_verdicts(
     # history changes: a pooled baseline is not a run, and a change needs runs on each side of
     # it (changes.MIN_RUNS), so it cannot judge this pair; what it shares with the others is
     # the suite's settings, which it must resolve as they do.
-    refused = run_cli("history", "ingest", BASELINE / "result.json", "--db", db)
+    refused = run_cli("history", "ingest", BASELINE / "result.json.gz", "--db", db)
     assert refused.status == 2 and "a baseline pooled from" in refused.err
     seen: dict[str, Any] = {}
     find = changes.find_changes

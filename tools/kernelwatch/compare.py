@@ -637,8 +637,11 @@ def spread_at_level(
     # and a one-card baseline against a host configured otherwise read "measured for every
     # benchmark" while every limit was the host prior.
     has = np.isfinite(at)
-    at = _floored_where_unmeasured(at, against, durations, model, notes)
-    noise = np.where(np.isfinite(at), at, np.fmax(spreads.process, prior))
+    # Never measured: the prior, or the baseline's own spread between processes where wider;
+    # the floors come after, so they only widen (flooring NaN first dropped a noisy host-bound
+    # copy's own spread: limits of 9.8 % became 5.0 %).
+    at = np.where(has, at, np.fmax(spreads.process, prior))
+    noise = _floored_where_unmeasured(at, against, durations, model, notes)
     notes.append(_level_note(against.crossing, units, has, model))
     own = noises.between_processes(contender, metric, measured.c, measured.c_values)
     return Spread(np.maximum(noise, own), has, against.units)

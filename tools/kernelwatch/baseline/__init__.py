@@ -266,12 +266,15 @@ def read_result(path: Path) -> dict[str, Any]:
 
 
 def result_documents(path: Path) -> list[Any]:
-    """A --baseline file, or the result files of a folder (a baseline's manifest.json and
-    noise.json skipped)."""
+    """A --baseline file; a baseline's folder, its result (result.json.gz or result.json, as
+    `compare` reads it: the compressed H100 baseline's folder held "no benchmark results");
+    else the result files of a folder."""
     if not path.exists():
         raise InputError(f"--baseline {path}: no such file or directory")
     if not path.is_dir():
         return [read_result(path)]
+    if (path / MANIFEST_FILE).is_file() and holds_result(path):  # a baseline's own folder
+        return [read_result(Entry(path.name, path).result)]
     documents = []
     for file in sorted(p for p in path.glob("*.json") if p.is_file()):
         document = read_json(file)

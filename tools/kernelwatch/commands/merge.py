@@ -34,7 +34,7 @@ exit status:
 
 examples:
   kernelwatch merge results/h200-shard-*.json -o results/h200.json
-  kernelwatch compare baselines/nvidia-h200-sm90/result.json results/h200.json
+  kernelwatch compare baselines/nvidia-h200-sm90 results/h200.json
 """
 
 

@@ -3,11 +3,13 @@ match of a contender, on synthetic medians and on the H200 cards' real files."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from conftest import GPU_DATA
 from kernelwatch import kinds
-from kernelwatch.loading import load
+from kernelwatch.loading import from_documents, load
 
 CARD_C = GPU_DATA / "h200-suite-card-54f59374.json"
 CARD_D = GPU_DATA / "h200-suite-card-d716bf60-no-transfers.json"
@@ -45,6 +47,25 @@ def test_runs_group_into_kinds() -> None:
     one, two = pattern(1), pattern(2)
     runs = np.array([jitter(one, 10), jitter(two, 11), jitter(one, 12), jitter(two, 13)])
     assert kinds.group(runs).tolist() == [0, 1, 0, 1]
+
+
+def test_a_benchmark_no_run_of_a_kind_has_is_left_out_without_a_warning() -> None:
+    """nvbench summaries have no per-repetition times: their medians are NaN, and the kind's
+    mean of them warned "Mean of empty slice" on compare's stderr."""
+    medians = np.array([pattern(1), pattern(1)])
+    medians[:, :10] = np.nan
+    grouped = kinds.Kinds(np.array([0, 0]), medians, [f"b/{i}" for i in range(medians.shape[1])])
+    contender = from_documents(
+        "c", [{"context": {}, "benchmarks": [
+            {"name": f"b/{i}", "run_name": f"b/{i}", "run_type": "iteration", "iterations": 1,
+             "real_time": float(v), "cpu_time": float(v), "time_unit": "ns"}
+            for i, v in enumerate(pattern(1))
+        ]}],
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = kinds.match(grouped, contender)
+    assert found is not None and found.kind == 0 and found.distance < 1e-9
 
 
 @pytest.mark.skipif(

@@ -136,9 +136,12 @@ def match(kinds: Kinds, contender: ResultSet) -> Match | None:
     mine = _medians(contender, kinds.names, None)
     best: tuple[float, int] | None = None
     for kind in range(kinds.count):
-        members = kinds.medians[kinds.of_run == kind]
+        # The geometric mean of each benchmark over the kind's runs that have it; NaN where none
+        # has (nvbench summaries: np.nanmean warned on stderr, "Mean of empty slice").
         with np.errstate(divide="ignore", invalid="ignore"):
-            mean = np.exp(np.nanmean(np.log(members), axis=0))
+            logs = np.log(kinds.medians[kinds.of_run == kind])
+            found = np.isfinite(logs)
+            mean = np.exp(np.where(found, logs, 0.0).sum(axis=0) / found.sum(axis=0))
         distance = shape_distance(mine, mean)
         if np.isfinite(distance) and (best is None or distance < best[0]):
             best = (distance, kind)

@@ -17,8 +17,8 @@ from kernelwatch import explain
 from kernelwatch import levels
 from kernelwatch import noise as noises
 from kernelwatch.compare import Settings, Verdict, compare
-from kernelwatch.gbench import read_json
 from kernelwatch.config import load_config
+from kernelwatch.gbench import read_json
 from kernelwatch.levels import Level
 from kernelwatch.loading import from_documents, load
 from kernelwatch.report.build import Options, build_page

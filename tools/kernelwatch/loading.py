@@ -57,12 +57,20 @@ def load_streamed(path: Path) -> ResultSet | None:
     return None if columns is None else _merge(str(path), [path], [columns])
 
 
-def _expand(root: Path) -> tuple[list[Path], bool]:
-    # A baseline folder (baseline/: result.json or .json.gz, noise.json, manifest.json) is its
-    # result; its stored noise is found beside it (noise.stored_beside).
+def baseline_folder_result(root: Path) -> Path | None:
+    """A baseline's folder (result.json or .json.gz, noise.json, manifest.json) given where a
+    result is expected: its result, the compressed one first; its stored noise is found beside
+    it (noise.stored_beside). None for any other path."""
     for name in (BASELINE_RESULT_PACKED, BASELINE_RESULT):
         if (root / "manifest.json").is_file() and (root / name).is_file():
-            return [root / name], False
+            return root / name
+    return None
+
+
+def _expand(root: Path) -> tuple[list[Path], bool]:
+    result = baseline_folder_result(root)
+    if result is not None:
+        return [result], False
     if root.is_dir():
         files = sorted(p for p in root.glob("*.json") if p.is_file())
         if not files:

@@ -34,7 +34,7 @@ from kernelwatch import loaded_at_first_use, project
 from kernelwatch import noise as noises
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import check_envelope, read_json
-from kernelwatch.loading import load_streamed
+from kernelwatch.loading import baseline_folder_result, load_streamed
 from kernelwatch.names import without_aggregate
 from kernelwatch.results import (
     BASELINE_RESULT,
@@ -266,15 +266,15 @@ def read_result(path: Path) -> dict[str, Any]:
 
 
 def result_documents(path: Path) -> list[Any]:
-    """A --baseline file; a baseline's folder, its result (result.json.gz or result.json, as
-    `compare` reads it: the compressed H100 baseline's folder held "no benchmark results");
-    else the result files of a folder."""
+    """A --baseline file; a baseline's folder, its result, as `compare` reads it (the compressed
+    H100 baseline's folder held "no benchmark results"); else the result files of a folder."""
     if not path.exists():
         raise InputError(f"--baseline {path}: no such file or directory")
     if not path.is_dir():
         return [read_result(path)]
-    if (path / MANIFEST_FILE).is_file() and holds_result(path):  # a baseline's own folder
-        return [read_result(Entry(path.name, path).result)]
+    result = baseline_folder_result(path)
+    if result is not None:
+        return [read_result(result)]
     documents = []
     for file in sorted(p for p in path.glob("*.json") if p.is_file()):
         document = read_json(file)

@@ -323,8 +323,11 @@ def schedule(
     progress: runner.Progress,
     *,
     several: bool,
+    split: tuple[list[Any], list[str]] | None = None,
 ) -> list[runner.Job]:
-    """The jobs of this shard, the host-bound benchmarks in jobs of their own (serial)."""
+    """The jobs of this shard, the host-bound benchmarks in jobs of their own (serial). `split`:
+    --split's planning documents and whole-run host-bound benchmarks, read once for every
+    shard (_split), the latter kept in one shard."""
     from kernelwatch import hostbound, runner
     from kernelwatch.results import HOST_BOUND_COUNTER
     from kernelwatch import merge as shards
@@ -332,12 +335,11 @@ def schedule(
     from kernelwatch.verdict import SUITE_CONFIG
 
     names = [name for job in jobs for name in job.names]
-    documents: list[Any] = []
-    if shard or several or command.config.serial:
+    documents, together = split or ([], [])
+    if not split and (shard or several or command.config.serial):
         documents = planning_documents(command.baseline, command.root)
-    serial = hostbound.select(names, command.config.serial, documents)
+    serial = together or hostbound.select(names, command.config.serial, documents)
     if shard:
-        together = serial if command.split else ()
         chosen = shards.select(names, shard, shards.durations(documents), together)
         if not chosen:
             raise InputError(f"--shard {shard}: no benchmark falls in it ({len(names)} in all)")
@@ -388,13 +390,14 @@ def _split(
 
     names = [name for job in planned for name in job.names]
     documents = planning_documents(command.baseline, command.root)
-    plan = shards.plan_key(
-        names, len(chosen), hostbound.select(names, command.config.serial, documents)
-    )
+    together = hostbound.select(names, command.config.serial, documents)
+    plan = shards.plan_key(names, len(chosen), together)
     found = {}
     for k, gpu in enumerate(chosen, start=1):
         shard = shards.Shard(k, len(chosen))
-        jobs = schedule(command, planned, shard, progress, several=True)
+        jobs = schedule(
+            command, planned, shard, progress, several=True, split=(documents, together)
+        )
         mine = {key: v for key, v in context.items() if key != completeness.WHOLE_BUILD_KEY}
         mine |= {
             shards.SHARD_KEY: str(shard),

@@ -45,6 +45,7 @@ beside it (<binary>.json), so a test can change it between runs:
     trace          PATH                 append the binary's path to PATH at each measuring run
     devices        {CUDA_VISIBLE_DEVICES: {key: value}}  context of each GPU it is shown
     sleep          0.0                  seconds each measuring run takes (with spans)
+    slow_on        {CUDA_VISIBLE_DEVICES: factor}  sleep this many times longer on that GPU
     spans          PATH                 append {"gpu", "names", "start", "end"} (JSON) of each
                                         measuring run to PATH
 """
@@ -138,7 +139,7 @@ if status:
     sys.exit(status)
 import time
 started = time.time()
-time.sleep(config.get("sleep", 0.0))
+time.sleep(config.get("sleep", 0.0) * config.get("slow_on", {{}}).get(os.environ.get("CUDA_VISIBLE_DEVICES"), 1.0))
 if "spans" in config:
     with open(config["spans"], "a") as spans:
         spans.write(json.dumps({{"gpu": os.environ.get("CUDA_VISIBLE_DEVICES"), "names": names,

@@ -235,8 +235,8 @@ SMI_TWO_H200 = f"0, {H200}, NVIDIA H200, 9.0\n1, {TWO_H200}, NVIDIA H200, 9.0"
 def test_split_shares_the_suite_among_the_gpus_each_judged_as_its_shard(
     run_cli, tmp_path: Path, monkeypatch
 ) -> None:
-    """--split: GPU k of N runs shard k/N at once, each result judged as that shard against the
-    model's baseline (no MISSING for the other shard's benchmarks); merge joins them."""
+    """--split: the GPUs share the suite, each result judged as shard k/N against the model's
+    baseline (no MISSING for the other shard's benchmarks); merge joins them."""
     devices = {uuid: {"gpu_uuid": uuid, "gpu_name": "NVIDIA H200"} for uuid in (H200, TWO_H200)}
     host = make_host(tmp_path, monkeypatch, SMI_TWO_H200, devices)
     done = run(run_cli, host, "--gpus", "0", "--no-compare", "--out", host / "base.json")
@@ -255,16 +255,51 @@ def test_split_shares_the_suite_among_the_gpus_each_judged_as_its_shard(
         assert "kernelwatch_whole_build" not in document["context"]
         names.append({row["run_name"] for row in document["benchmarks"]})
     assert not names[0] & names[1] and names[0] | names[1] == set(KERNELS) | set(COPIES)
-    assert set(COPIES) <= names[0]  # the host-bound ones in one part (merge.split)
-    assert "the host-bound ones in one part" in done.err
+    assert set(COPIES) <= names[0]  # the host-bound part: GPU 1's first (runner.sharing)
     assert "2 host-bound benchmark(s) (counter host_bound, or [run] serial in kernelwatch.toml) " \
-        "measure in shard 1/2 only, with no build" in done.err  # fmt: skip
+        "measure on GPU 1 of the split only, with no build" in done.err  # fmt: skip
+    plans = {json.loads((host / f"r-gpu{i}.json").read_text())["context"]["kernelwatch_shard_plan"]
+             for i in (0, 1)}  # fmt: skip
+    assert len(plans) == 1 and ", shared at run time " in plans.pop()
     spans = [json.loads(line) for line in (host / "spans.log").read_text().splitlines()]
     assert {s["gpu"] for s in spans} == {H200, TWO_H200}
     merged = run_cli("merge", host / "r-gpu0.json", host / "r-gpu1.json", "--out", host / "m.json")
     assert merged.status == 0, merged.err
     rows = json.loads((host / "m.json").read_text())["benchmarks"]
     assert {row["run_name"] for row in rows} == set(KERNELS) | set(COPIES)
+
+
+def test_split_gives_a_slower_gpu_fewer_parts_and_keeps_each_benchmark_on_one_card(
+    run_cli, tmp_path: Path, monkeypatch
+) -> None:
+    """Each GPU takes the next binary when it is free: a card five times slower measures
+    fewer of them, and a benchmark's processes and top-ups all run on the card that took it
+    (its processes' spread is one card's)."""
+    devices = {uuid: {"gpu_uuid": uuid, "gpu_name": "NVIDIA H200"} for uuid in (H200, TWO_H200)}
+    fakebench.fake_nvidia_smi(tmp_path, monkeypatch, SMI_TWO_H200)
+    monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
+    monkeypatch.chdir(tmp_path)
+    families = {f"b{i}": {f"b{i}/k/manual_time": 100.0} for i in range(8)}
+    fakebench.suite(tmp_path / "build", families, devices=devices, spans=str(tmp_path / "spans"),
+                    sleep=0.2, slow_on={TWO_H200: 5.0})  # fmt: skip
+    done = run_cli("run", "--build-dir", tmp_path / "build", "--repetitions", "4",
+                   "--processes", "2", "--no-compare", "--gpus", "all", "--split",
+                   "--out", tmp_path / "r.json")  # fmt: skip
+    assert done.status == 0, done.err
+    spans = [json.loads(line) for line in (tmp_path / "spans").read_text().splitlines()]
+    cards: dict[str, set[str]] = {}
+    for span in spans:
+        for name in span["names"]:
+            cards.setdefault(name, set()).add(span["gpu"])
+    assert set(cards) == {name for family in families.values() for name in family}
+    assert all(len(on) == 1 for on in cards.values())
+    fast = sum(on == {H200} for on in cards.values())
+    assert fast > len(cards) - fast >= 1
+    measured = {
+        uuid: {row["run_name"] for row in json.loads(out.read_text())["benchmarks"]}
+        for uuid, out in ((H200, tmp_path / "r-gpu0.json"), (TWO_H200, tmp_path / "r-gpu1.json"))
+    }
+    assert all(name in measured[next(iter(on))] for name, on in cards.items())
 
 
 @pytest.mark.parametrize("argv", [["--split"], ["--gpus", "all", "--split", "--shard", "1/2"]])

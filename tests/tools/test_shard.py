@@ -58,29 +58,6 @@ def test_every_benchmark_of_the_suite_in_exactly_one_shard(count: int) -> None:
         assert part == [n for n in names if n in set(part)]
 
 
-@pytest.mark.parametrize("count", [2, 4])
-def test_split_keeps_the_host_bound_benchmarks_in_one_part(count: int) -> None:
-    """`run --gpus all --split`: the host lock measures the transfers one at a time wherever they
-    run, so they go to one GPU (the first: they are the longest item) and the rest fill the
-    others; split among the parts they kept both GPUs of an H200 host waiting (92.5 s)."""
-    names = suite_names()
-    seconds = planning_seconds()
-    host_bound = [n for n in names if n.startswith("transfers/")]
-    parts = shards.split(names, count, seconds, together=host_bound)
-    assert set(host_bound) <= set(parts[0])
-    assert Counter(n for part in parts for n in part) == Counter(names)
-    loads = [sum(seconds[n] for n in part) for part in parts]
-    block = sum(seconds[n] for n in host_bound)
-    # LPT with the block as one item: no part above the larger of the block and the mean plus
-    # the longest other benchmark.
-    longest = max(seconds[n] for n in names if n not in set(host_bound))
-    assert max(loads) <= max(block, sum(loads) / count + longest) + 1e-9
-    assert parts == [shards.select(names, shards.Shard(k, count), seconds, host_bound)
-                     for k in range(1, count + 1)]  # fmt: skip
-    key = shards.plan_key(names, count, host_bound)
-    assert key != shards.plan_key(names, count) and key.startswith(shards.plan_key(names, count))
-
-
 def test_without_durations_the_parts_have_equal_counts() -> None:
     names = suite_names()
     sizes = [len(part) for part in shards.split(names, 4)]
@@ -424,6 +401,10 @@ def test_the_plan_key_is_of_the_sorted_names_and_n() -> None:
     assert shards.plan_key(names, 4) == shards.plan_key(sorted(names, reverse=True), 4)
     assert shards.plan_key(names, 4) != shards.plan_key(names, 3)
     assert shards.plan_key(names, 4) != shards.plan_key(names[1:], 4)
+    # A suite shared at run time: its parts depend on the run, so its key names the run.
+    shared = shards.plan_key(names, 4, shared="0123abcd")
+    assert shared.startswith(shards.plan_key(names, 4)) and shared.endswith("0123abcd")
+    assert shared != shards.plan_key(names, 4, shared="4567ef01")
 
 
 SPLIT = GPU_DATA / "h200-x2-split"

@@ -136,10 +136,12 @@ HOST_BOUND_ON = defaults.HOST_BOUND_ON
 
 @dataclass(frozen=True)
 class Share:
-    """What one GPU of a `--gpus` run measures, and the context its result gets."""
+    """What one GPU of a `--gpus` run measures, and the context its result gets; with
+    `--split`, no jobs but where to claim its parts of the shared suite (runner.sharing)."""
 
     jobs: tuple[runner.Job, ...]
     context: Mapping[str, Any]
+    claim: Callable[[], Sequence[runner.Job]] | None = None
 
 
 def shares(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -273,16 +273,14 @@ def parse(text: str, what: str = "--shard") -> Shard:
     return Shard(index, count)
 
 
-def plan_key(names: Iterable[str], count: int, together: Collection[str] = ()) -> str:
+def plan_key(names: Iterable[str], count: int, shared: str = "") -> str:
     """The plan a shard is a part of: the sha256 of the sorted names of every benchmark of the
-    whole run before sharding (one a line), and N; with the names kept `together` (split's)
-    after them, as they make other parts. Shards of another project's or another build's
-    benchmarks (same commit, other binaries) have another key."""
+    whole run before sharding (one a line), and N. Shards of another project's or another
+    build's benchmarks (same commit, other binaries) have another key. The parts of a suite
+    shared at run time (`run --gpus all --split`) depend on the run, so their key names it
+    (`shared`: a token of that run) and only they merge with each other."""
     digest = hashlib.sha256("\n".join(sorted(set(names))).encode("utf-8")).hexdigest()
-    if not together:
-        return f"sha256:{digest} of {count}"
-    kept = hashlib.sha256("\n".join(sorted(set(together))).encode("utf-8")).hexdigest()
-    return f"sha256:{digest} of {count}, host-bound in one part sha256:{kept}"
+    return f"sha256:{digest} of {count}" + (f", shared at run time {shared}" if shared else "")
 
 
 def durations(documents: Iterable[Mapping[str, Any]]) -> dict[str, float]:
@@ -305,30 +303,20 @@ def durations(documents: Iterable[Mapping[str, Any]]) -> dict[str, float]:
 
 
 def split(
-    names: Sequence[str],
-    count: int,
-    seconds: Mapping[str, float] | None = None,
-    together: Collection[str] = (),
+    names: Sequence[str], count: int, seconds: Mapping[str, float] | None = None
 ) -> list[list[str]]:
     """`names` in `count` parts of about equal estimated time, each part in the order of
     `names`. A benchmark the times do not know counts as their median (1 without times).
-    The names of `together` go into one part as one item: `run --gpus all --split` keeps the
-    host-bound benchmarks on one GPU, as the host lock measures them one at a time wherever
-    they run, and fills the other GPUs with the rest meanwhile. Ties are broken by name and
-    part number, so the split is deterministic."""
+    Ties are broken by name and part number, so the split is deterministic."""
     known = sorted(v for n, v in (seconds or {}).items() if v > 0)
     typical = known[len(known) // 2] if known else 1.0
     weight = {n: (seconds or {}).get(n) or typical for n in names}
-    pinned = set(together)
-    kept = [n for n in dict.fromkeys(names) if n in pinned]
-    items = [(sum(weight[n] for n in kept), "", kept)] if kept else []
-    items += [(weight[n], n, [n]) for n in set(names) if n not in pinned]
     load = [0.0] * count
     part_of: dict[str, int] = {}
-    for seconds_of, _, members in sorted(items, key=lambda item: (-item[0], item[1])):
+    for name in sorted(set(names), key=lambda n: (-weight[n], n)):
         part = min(range(count), key=lambda k: (load[k], k))
-        part_of |= dict.fromkeys(members, part)
-        load[part] += seconds_of
+        part_of[name] = part
+        load[part] += weight[name]
     parts: list[list[str]] = [[] for _ in range(count)]
     for name in dict.fromkeys(names):  # once each, in the given order
         parts[part_of[name]].append(name)
@@ -336,10 +324,7 @@ def split(
 
 
 def select(
-    names: Sequence[str],
-    shard: Shard,
-    seconds: Mapping[str, float] | None = None,
-    together: Collection[str] = (),
+    names: Sequence[str], shard: Shard, seconds: Mapping[str, float] | None = None
 ) -> list[str]:
     """The benchmarks of part `shard` (split)."""
-    return split(names, shard.count, seconds, together)[shard.index - 1]
+    return split(names, shard.count, seconds)[shard.index - 1]

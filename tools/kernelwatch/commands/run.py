@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -118,9 +118,9 @@ def register(subparsers: Any) -> None:
         "--split",
         action="store_true",
         help="with --gpus: share the benchmarks among the GPUs instead of measuring all of them "
-        "on each: GPU k of N runs shard k/N (as --shard does, every host-bound benchmark in "
-        "shard 1), judged as that shard; join the results with kernelwatch merge (four H200s: "
-        "0.47x the time of one; two: 0.59-0.68x)",
+        "on each: each GPU takes the next binary's benchmarks when it is free (the host-bound "
+        "ones all on GPU 1 of N), and its result is judged as shard k/N; join the results with "
+        "kernelwatch merge",
     )
     options.add_process_timeout_option(parser)
     parser.add_argument(
@@ -152,7 +152,7 @@ class RunCommand:
     shard: str | None
     gpus: str | None
     host_bound_on: str  # defaults.HOST_BOUND_ON
-    split: bool  # --split: GPU k of N runs shard k/N
+    split: bool  # --split: the GPUs share the benchmarks, each result shard k/N
     outputs: Outputs
     command_line: str
     anchor: anchors.Request | None = None  # None: --anchor never, or ruled out
@@ -203,7 +203,7 @@ def run(command: RunCommand) -> int:
     from kernelwatch import baseline as baselines
     from kernelwatch import completeness, gpus, runner
     from kernelwatch import merge as shards
-    from kernelwatch.binaries import find_binaries, usable_binaries
+    from kernelwatch.binaries import find_binaries, planning_documents, usable_binaries
     from kernelwatch.merge import SHARD_KEY
 
     settings = command.settings
@@ -229,8 +229,10 @@ def run(command: RunCommand) -> int:
     planned = runner.plan(binaries, command.filter, settings.extra_args)
     plan = shards.plan_key((n for job in planned for n in job.names), shard.count) if shard else ""
     several = bool(chosen_gpus and len(chosen_gpus) > 1)
-    # --split schedules each GPU's shard itself (_split)
-    jobs = [] if command.split else schedule(command, planned, shard, progress, several=several)
+    documents = []  # the baselines, for the durations of a split and the host-bound benchmarks
+    if shard or several or command.config.serial:
+        documents = planning_documents(command.baseline, command.root)
+    jobs = schedule(command, planned, shard, progress, documents, several=several)
     context = {
         "kernelwatch_run_command": command.command_line,
         "kernelwatch_run_purpose": "run",
@@ -247,16 +249,14 @@ def run(command: RunCommand) -> int:
             keep = lambda slug: command.out or default_out(slug)  # noqa: E731
             completeness.keep_partial(exc, keep, progress)
             raise
-        return _finish(
-            command, jobs, settings, result, command.out, progress, command.outputs, anchoring
-        )
+        return _finish(command, settings, result, command.out, progress, command.outputs, anchoring)
 
     progress.say(
         f"kernelwatch: measuring on {len(chosen_gpus)} GPU(s) at once, one process per GPU: "
         + "; ".join(gpu.label for gpu in chosen_gpus)
     )
     if command.split:
-        each = _split(command, planned, chosen_gpus, context, progress)
+        each = _split(command, jobs, chosen_gpus, context, documents)
     else:
         each = gpus.shares(chosen_gpus, jobs, context, command.host_bound_on)
 
@@ -264,9 +264,15 @@ def run(command: RunCommand) -> int:
         """One thread (and one benchmark process at a time) per GPU; the host-bound jobs take
         the host to themselves (locks), and each GPU is anchored on its own card."""
         quiet = runner.Progress(stream=progress.stream, enabled=False)
-        share, own = list(each[gpu].jobs), gpus.settings_for(settings, gpu)
-        measured = _measure(command, share, own, each[gpu].context, quiet, f"GPU {gpu.index}")
-        progress.say(f"kernelwatch: {gpu.label}: measured in {measured[0].seconds:.0f} s")
+        share, own = each[gpu], gpus.settings_for(settings, gpu)
+        label = f"GPU {gpu.index}"
+        measured = _measure(
+            command, list(share.jobs), own, share.context, quiet, label, share.claim
+        )
+        count = sum(len(job.names) for job in measured[0].jobs)
+        progress.say(
+            f"kernelwatch: {gpu.label}: measured {count} benchmark(s) in {measured[0].seconds:.0f} s"
+        )
         return measured
 
     measured = gpus.on_each(chosen_gpus, on_gpu)
@@ -287,7 +293,6 @@ def run(command: RunCommand) -> int:
         try:
             status = _finish(
                 command,
-                list(each[gpu].jobs),
                 gpus.settings_for(settings, gpu),
                 result,
                 out,
@@ -321,32 +326,25 @@ def schedule(
     jobs: list[runner.Job],
     shard: shards.Shard | None,
     progress: runner.Progress,
+    documents: list[Any],
     *,
     several: bool,
-    split: tuple[list[Any], list[str]] | None = None,
 ) -> list[runner.Job]:
-    """The jobs of this shard, the host-bound benchmarks in jobs of their own (serial). `split`:
-    --split's planning documents and whole-run host-bound benchmarks, read once for every
-    shard (_split), the latter kept in one shard."""
+    """The jobs of this shard, the host-bound benchmarks in jobs of their own (serial)."""
     from kernelwatch import hostbound, runner
     from kernelwatch.results import HOST_BOUND_COUNTER
     from kernelwatch import merge as shards
-    from kernelwatch.binaries import planning_documents
     from kernelwatch.verdict import SUITE_CONFIG
 
     names = [name for job in jobs for name in job.names]
-    documents, together = split or ([], [])
-    if not split and (shard or several or command.config.serial):
-        documents = planning_documents(command.baseline, command.root)
-    serial = together or hostbound.select(names, command.config.serial, documents)
+    serial = hostbound.select(names, command.config.serial, documents)
     if shard:
-        chosen = shards.select(names, shard, shards.durations(documents), together)
+        chosen = shards.select(names, shard, shards.durations(documents))
         if not chosen:
             raise InputError(f"--shard {shard}: no benchmark falls in it ({len(names)} in all)")
         progress.say(
             f"kernelwatch: shard {shard}: {len(chosen)} of {len(names)} benchmarks "
-            f"(split by {'the baselines’ durations' if documents else 'count'}"
-            f"{', the host-bound ones in one part' if together else ''})"
+            f"(split by {'the baselines’ durations' if documents else 'count'})"
         )
         jobs = runner.select_jobs(jobs, chosen)
         names = chosen
@@ -355,7 +353,7 @@ def schedule(
         jobs = runner.split_serial(jobs, serial)
         if several:
             if command.split:
-                where = f"measure in shard {shard} only"
+                where = "measure on GPU 1 of the split only"
             elif command.host_bound_on == "first":
                 where = (
                     "measure on the first GPU of each model only (--host-bound-on each: on "
@@ -374,38 +372,40 @@ def schedule(
 
 def _split(
     command: RunCommand,
-    planned: list[runner.Job],
+    jobs: list[runner.Job],
     chosen: list[gpus.Gpu],
     context: Mapping[str, Any],
-    progress: runner.Progress,
+    documents: list[Any],
 ) -> dict[gpus.Gpu, gpus.Share]:
-    """--split: GPU k of N measures shard k/N, with the context `--shard k/N` gives. Every
-    host-bound benchmark is in one shard (merge.split), as the host lock measures them one at
-    a time wherever they run: split among two H200s' shards they waited for each other (GPU 0
-    65 s, GPU 1 89 s). In one shard, four H200s took 80.4 s against 170.3 s for GPU 0 alone,
-    two 82.8-93.4 s against 137-141 s (docs/running.md)."""
-    from kernelwatch import completeness, gpus, hostbound
-    from kernelwatch import merge as shards
-    from kernelwatch.binaries import planning_documents
+    """--split: the GPUs share the jobs at run time (runner.sharing), GPU k of N taking the
+    k-th longest part first (the host-bound part on GPU 1), and each GPU's result is shard
+    k/N of a plan that only this run's parts have. A split fixed before the run left two
+    H200s' shards 68 and 88 s apart, one card taking 1.49x the other's samples."""
+    import functools
+    import secrets
 
-    names = [name for job in planned for name in job.names]
-    documents = planning_documents(command.baseline, command.root)
-    together = hostbound.select(names, command.config.serial, documents)
-    plan = shards.plan_key(names, len(chosen), together)
-    found = {}
-    for k, gpu in enumerate(chosen, start=1):
-        shard = shards.Shard(k, len(chosen))
-        jobs = schedule(
-            command, planned, shard, progress, several=True, split=(documents, together)
+    from kernelwatch import completeness, gpus
+    from kernelwatch import merge as shards
+    from kernelwatch.runner import sharing
+
+    names = [name for job in jobs for name in job.names]
+    parts = sharing.parts(jobs, shards.durations(documents), len(chosen))
+    claims = sharing.Claims(parts, len(chosen))
+    plan = shards.plan_key(names, len(chosen), shared=secrets.token_hex(8))
+    mine = {key: v for key, v in context.items() if key != completeness.WHOLE_BUILD_KEY}
+    return {
+        gpu: gpus.Share(
+            (),
+            mine
+            | {
+                shards.SHARD_KEY: str(shards.Shard(k, len(chosen))),
+                shards.PLAN_KEY: plan,
+                shards.GPU_INDEX_KEY: str(gpu.index),
+            },
+            functools.partial(claims.take, k),
         )
-        mine = {key: v for key, v in context.items() if key != completeness.WHOLE_BUILD_KEY}
-        mine |= {
-            shards.SHARD_KEY: str(shard),
-            shards.PLAN_KEY: plan,
-            shards.GPU_INDEX_KEY: str(gpu.index),
-        }
-        found[gpu] = gpus.Share(tuple(jobs), mine)
-    return found
+        for k, gpu in enumerate(chosen, start=1)
+    }
 
 
 def _gpu_out(out: Path | None, gpu: gpus.Gpu, stamp: str) -> Callable[[str | None], Path]:
@@ -424,16 +424,20 @@ def _measure(
     context: Mapping[str, Any],
     progress: runner.Progress,
     label: str = "",
+    claim: Callable[[], Sequence[runner.Job]] | None = None,
 ) -> tuple[runner.SuiteRun, anchors.Ahead | None]:
     """The run's process rounds on one GPU, with its anchor's between them where the run is
-    anchored (decided after the first round, once it has said which card this is)."""
+    anchored (decided after the first round, once it has said which card this is and, with
+    `claim`, which parts of a shared suite it took)."""
     from kernelwatch import anchor as anchors
     from kernelwatch import runner
 
     with runner.Measuring(
-        jobs, settings, progress=progress, label=label, context=context, keep_going=True
-    ) as current:
+        jobs, settings, progress=progress, label=label, context=context, keep_going=True,
+        claim=claim,
+    ) as current:  # fmt: skip
         current.round(0)
+        jobs = current.jobs
         anchoring = _anchor_plan(command, jobs, settings, current.first_context(), progress)
         anchoring = anchors.measure_beside(current, anchoring, settings, progress)
         return current.finish(), anchoring
@@ -469,7 +473,6 @@ def _anchor_plan(
 
 def _finish(
     command: RunCommand,
-    jobs: list[runner.Job],
     settings: runner.RunSettings,
     result: runner.SuiteRun,
     out: Path | None,
@@ -485,7 +488,7 @@ def _finish(
     from kernelwatch.loading import from_documents
     from kernelwatch.verdict import write_report
 
-    document = result.document
+    document, jobs = result.document, list(result.jobs)
     context = document["context"]
     slug = baselines.context_slug(context)
     out = out or default_out(slug)

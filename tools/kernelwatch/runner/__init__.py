@@ -13,8 +13,8 @@ Every row of the merged result names its process (`kernelwatch_process`, 1-based
 The modules, one concern each: settings (RunSettings, Job), discovery (binaries, listing,
 plan; filters, reruns, shards, host-bound jobs), precision (which medians need more
 repetitions), progress (the status line), process (is there a GPU; one benchmark process),
-interleaving (run_suite, Measuring: a suite a process round at a time), merging (joining
-outputs).
+interleaving (run_suite, Measuring: a suite a process round at a time), sharing (one suite
+shared among GPUs at run time), merging (joining outputs).
 """
 
 from kernelwatch.runner.discovery import (

@@ -32,6 +32,7 @@ class SuiteRun:
     document: dict[str, Any]
     commands: list[list[str]] = field(default_factory=list)
     seconds: float = 0.0
+    jobs: tuple[Job, ...] = ()  # what it measured (a shared suite's: the parts it took)
 
 
 class IncompleteRun(BenchmarkCrashed):
@@ -88,7 +89,11 @@ def run_suite(
 class Measuring:
     """run_suite one process round at a time, so that another build's rounds can run between
     this one's on the same GPU (an anchored run, anchor.py): the K-th round runs every binary's
-    K-th process. Its seconds are its own rounds' and top-ups', not the other build's."""
+    K-th process. Its seconds are its own rounds' and top-ups', not the other build's.
+
+    With `claim` (a shared suite, sharing.py), the first round measures the parts `claim`
+    hands out, one after another until it returns none, and the later rounds those parts:
+    `jobs` is known once the first round has run."""
 
     def __init__(
         self,
@@ -100,8 +105,10 @@ class Measuring:
         context: Mapping[str, Any] | None = None,
         keep_going: bool = False,
         lock: bool = True,  # False: the caller already holds this GPU's lock
+        claim: Callable[[], Sequence[Job]] | None = None,
     ) -> None:
-        self._jobs = jobs
+        self._jobs = list(jobs)
+        self._claim = claim
         self._settings = settings
         self._progress = progress or Progress(enabled=False)
         self._prefix = f"{label}: " if label else ""
@@ -148,10 +155,18 @@ class Measuring:
         finally:
             self._seconds += time.monotonic() - started
 
+    @property
+    def jobs(self) -> list[Job]:
+        return list(self._running().jobs)
+
     def round(self, k: int) -> None:
-        """Every binary's process k (0-based)."""
+        """Every binary's process k (0-based); in the first, each part `claim` hands out."""
         processes = self._running()
-        self._timed(lambda: processes.run_round(dict(enumerate(self._jobs)), "", only=k))
+        if k == 0 and self._claim is not None:
+            while taken := self._claim():
+                self._timed(lambda: processes.run_round(processes.add(taken), "", only=0))
+            return
+        self._timed(lambda: processes.run_round(dict(enumerate(processes.jobs)), "", only=k))
 
     def first_context(self) -> dict[str, Any]:
         """The context of the first process that finished, with the caller's: what this run's
@@ -166,8 +181,9 @@ class Measuring:
         self._progress.clear()
         seconds = self._seconds
         extra = _run_context(processes, self._started_at, seconds, topped_up, self._context)
+        jobs = tuple(processes.jobs)
         if not processes.failures:
-            return SuiteRun(_merged(processes, extra), processes.commands, seconds)
+            return SuiteRun(_merged(processes, extra), processes.commands, seconds, jobs)
         no_result = processes.no_result()
         partial = None
         if any(processes.runs.values()):
@@ -176,8 +192,8 @@ class Measuring:
                 FAILED_KEY: [str(failure) for _, failure in processes.failures],
                 NO_RESULT_KEY: no_result,
             }
-            partial = SuiteRun(_merged(processes, extra), processes.commands, seconds)
-        lost = [(str(failure), self._jobs[index].names) for index, failure in processes.failures]
+            partial = SuiteRun(_merged(processes, extra), processes.commands, seconds, jobs)
+        lost = [(str(failure), jobs[index].names) for index, failure in processes.failures]
         raise IncompleteRun(
             [failure for _, failure in processes.failures], partial, no_result, lost
         )
@@ -193,7 +209,7 @@ class _Processes:
     """A suite's processes as they run: each job's outputs (in order), the kernels each binary
     recorded, and every command line."""
 
-    jobs: Sequence[Job]
+    jobs: list[Job]
     settings: RunSettings
     shares: list[int]  # each process's repetitions
     progress: Progress
@@ -207,6 +223,13 @@ class _Processes:
 
     def __post_init__(self) -> None:
         self.runs = {index: [] for index in range(len(self.jobs))}
+
+    def add(self, jobs: Sequence[Job]) -> dict[int, Job]:
+        """More jobs (a part of a shared suite), by their indices."""
+        added = {len(self.jobs) + i: job for i, job in enumerate(jobs)}
+        self.jobs.extend(jobs)
+        self.runs.update((index, []) for index in added)
+        return added
 
     def run_round(self, chosen: Mapping[int, Job], what: str, only: int | None = None) -> None:
         """Every chosen job's processes, interleaved across binaries; with `only`, that one

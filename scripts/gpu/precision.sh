@@ -5,6 +5,7 @@
 # (--no-compare), one after the other on one card; scripts/precision_table.py prints the table.
 #
 #   BEFORE=86c2068 OUT=DIR scripts/gpu/precision.sh     (DIR/before.json, after-1.json, ...)
+#   FILTER='^occupancy/' ...                             (other families than the GPU-bound ones)
 set -uo pipefail
 source "$(dirname "$0")/start.sh" results/precision
 before=${BEFORE:-86c2068}
@@ -12,7 +13,7 @@ old=$(mktemp -d)/before
 git worktree add -f "$old" "$before" > /dev/null || exit 1
 (cd "$old" && cmake --preset release > "$OUT/configure-before.log" 2>&1 &&
   cmake --build --preset release -j > "$OUT/build-before.log" 2>&1) || { tail -30 "$OUT/build-before.log"; exit 1; }
-families='^(coalescing|transpose|reduction|matmul|shared_banks|occupancy|local_memory|probe)/'
+families=${FILTER:-'^(coalescing|transpose|reduction|matmul|shared_banks|occupancy|local_memory|probe)/'}
 measure() {  # NAME TREE [run options]
   local name=$1 tree=$2 started status; shift 2
   started=$(date +%s)

@@ -378,9 +378,10 @@ def _split(
     documents: list[Any],
 ) -> dict[gpus.Gpu, gpus.Share]:
     """--split: the GPUs share the jobs at run time (runner.sharing), GPU k of N taking the
-    k-th longest part first (the host-bound part on GPU 1), and each GPU's result is shard
-    k/N of a plan that only this run's parts have. A split fixed before the run left two
-    H200s' shards 68 and 88 s apart, one card taking 1.49x the other's samples."""
+    k-th part first (GPU 1 the host-bound part), and each GPU's result is shard k/N of a plan
+    that only this run's parts have. A split fixed before the run left two H200s' shards 68
+    and 88 s apart, one card taking 1.49x the other's samples; shared at run time, four H200s
+    took 0.46x the time of one (docs/running.md)."""
     import functools
     import secrets
 

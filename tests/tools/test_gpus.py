@@ -281,7 +281,7 @@ def test_split_gives_a_slower_gpu_fewer_parts_and_keeps_each_benchmark_on_one_ca
     monkeypatch.chdir(tmp_path)
     families = {f"b{i}": {f"b{i}/k/manual_time": 100.0} for i in range(8)}
     fakebench.suite(tmp_path / "build", families, devices=devices, spans=str(tmp_path / "spans"),
-                    sleep=0.2, slow_on={TWO_H200: 5.0})  # fmt: skip
+                    sleep=0.2, slow_on={TWO_H200: 5.0}, noisy={"b0/k/manual_time": 20})  # fmt: skip
     done = run_cli("run", "--build-dir", tmp_path / "build", "--repetitions", "4",
                    "--processes", "2", "--no-compare", "--gpus", "all", "--split",
                    "--out", tmp_path / "r.json")  # fmt: skip
@@ -293,6 +293,8 @@ def test_split_gives_a_slower_gpu_fewer_parts_and_keeps_each_benchmark_on_one_ca
             cards.setdefault(name, set()).add(span["gpu"])
     assert set(cards) == {name for family in families.values() for name in family}
     assert all(len(on) == 1 for on in cards.values())
+    # b0 is noisy: topped up, its top-ups' processes too on the card that took it
+    assert sum("b0/k/manual_time" in span["names"] for span in spans) > 2
     fast = sum(on == {H200} for on in cards.values())
     assert fast > len(cards) - fast >= 1
     measured = {

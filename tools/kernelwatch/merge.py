@@ -31,6 +31,7 @@ from kernelwatch.levels import RUNS_KEY
 from kernelwatch.names import row_name
 from kernelwatch.results import ANCHOR_KEY, MEASURING_KEYS, gpu_model
 from kernelwatch.runner.precision import TOPPED_UP_KEY
+from kernelwatch.runner.sharing import estimate
 
 SHARD_KEY = "kernelwatch_shard"  # "K/N", in the context of a sharded run
 SHARDS_KEY = "kernelwatch_shards"  # in a merged result: "K/N on GPU-…" for each part
@@ -308,9 +309,8 @@ def split(
     """`names` in `count` parts of about equal estimated time, each part in the order of
     `names`. A benchmark the times do not know counts as their median (1 without times).
     Ties are broken by name and part number, so the split is deterministic."""
-    known = sorted(v for n, v in (seconds or {}).items() if v > 0)
-    typical = known[len(known) // 2] if known else 1.0
-    weight = {n: (seconds or {}).get(n) or typical for n in names}
+    of = estimate(seconds)
+    weight = {n: of(n) for n in names}
     load = [0.0] * count
     part_of: dict[str, int] = {}
     for name in sorted(set(names), key=lambda n: (-weight[n], n)):

@@ -18,7 +18,7 @@ the GPU-bound rest (the host-bound part is the longest: 58 of 140 s on an H200).
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kernelwatch.errors import InputError
 from kernelwatch.runner.discovery import only
@@ -27,16 +27,23 @@ from kernelwatch.runner.settings import Job
 Part = tuple[Job, ...]
 
 
+def estimate(seconds: Mapping[str, float] | None) -> Callable[[str], float]:
+    """Each benchmark's estimated seconds (`seconds`, as merge.durations reads them from the
+    baselines): one the times do not know counts as their median, 1 without times."""
+    known = sorted(v for v in (seconds or {}).values() if v > 0)
+    typical = known[len(known) // 2] if known else 1.0
+    return lambda name: (seconds or {}).get(name) or typical
+
+
 def parts(jobs: Sequence[Job], seconds: Mapping[str, float], count: int) -> list[Part]:
     """The jobs as parts to share among `count` GPUs: the serial (host-bound) jobs as one
     part, first, then each other job as one, longest first by the estimated `seconds` of its
     benchmarks (an unknown one counts as the median). While there are fewer parts than GPUs,
     the longest job is halved, so that every GPU gets one."""
-    known = sorted(v for v in seconds.values() if v > 0)
-    typical = known[len(known) // 2] if known else 1.0
+    of = estimate(seconds)
 
     def weight(part: Part) -> float:
-        return sum(seconds.get(name) or typical for job in part for name in job.names)
+        return sum(of(name) for job in part for name in job.names)
 
     serial = tuple(job for job in jobs if job.serial)
     found = [(job,) for job in jobs if not job.serial]

@@ -132,6 +132,7 @@ def test_every_command_gives_the_same_pair_the_same_verdicts(
             # As run_suite merges: the caller's context keys win (runner/interleaving.py).
             self.context = {**saved["context"], **(how.get("context") or {})}
             self.rounds = settings.processes
+            self.jobs = list(jobs)
 
         def __enter__(self) -> "Measured":
             return self
@@ -146,7 +147,7 @@ def test_every_command_gives_the_same_pair_the_same_verdicts(
             return self.context
 
         def finish(self) -> runner.SuiteRun:
-            return runner.SuiteRun({**saved, "context": self.context})
+            return runner.SuiteRun({**saved, "context": self.context}, tuple(self.jobs))
 
     monkeypatch.setattr(runner, "Measuring", Measured)
     report_json = tmp_path / "run-report.json"

@@ -30,9 +30,9 @@ class SuiteRun:
     """What run_suite produced: the merged document and how it was made."""
 
     document: dict[str, Any]
+    jobs: tuple[Job, ...]  # what it measured (a shared suite's: the parts it took)
     commands: list[list[str]] = field(default_factory=list)
     seconds: float = 0.0
-    jobs: tuple[Job, ...] = ()  # what it measured (a shared suite's: the parts it took)
 
 
 class IncompleteRun(BenchmarkCrashed):
@@ -183,7 +183,7 @@ class Measuring:
         extra = _run_context(processes, self._started_at, seconds, topped_up, self._context)
         jobs = tuple(processes.jobs)
         if not processes.failures:
-            return SuiteRun(_merged(processes, extra), processes.commands, seconds, jobs)
+            return SuiteRun(_merged(processes, extra), jobs, processes.commands, seconds)
         no_result = processes.no_result()
         partial = None
         if any(processes.runs.values()):
@@ -192,7 +192,7 @@ class Measuring:
                 FAILED_KEY: [str(failure) for _, failure in processes.failures],
                 NO_RESULT_KEY: no_result,
             }
-            partial = SuiteRun(_merged(processes, extra), processes.commands, seconds, jobs)
+            partial = SuiteRun(_merged(processes, extra), jobs, processes.commands, seconds)
         lost = [(str(failure), jobs[index].names) for index, failure in processes.failures]
         raise IncompleteRun(
             [failure for _, failure in processes.failures], partial, no_result, lost

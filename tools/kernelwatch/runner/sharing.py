@@ -48,7 +48,7 @@ def parts(jobs: Sequence[Job], seconds: Mapping[str, float], count: int) -> list
     serial = tuple(job for job in jobs if job.serial)
     found = [(job,) for job in jobs if not job.serial]
     while len(found) + bool(serial) < count:
-        halvable = [p for p in found if len(p) == 1 and not p[0].serial and len(p[0].names) > 1]
+        halvable = [part for part in found if len(part[0].names) > 1]  # (one job each)
         if not halvable:
             names = sum(len(job.names) for job in jobs)
             raise InputError(

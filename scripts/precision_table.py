@@ -25,7 +25,7 @@ import numpy as np
 from kernelwatch.gbench import read_json
 
 FAMILIES = ("coalescing", "transpose", "reduction", "matmul", "shared_banks", "occupancy",
-            "local_memory", "probe")  # fmt: skip
+            "local_memory", "probe", "transfers")  # fmt: skip
 
 
 def process_spreads(document: dict) -> dict[str, list[float]]:

@@ -304,6 +304,32 @@ def test_split_gives_a_slower_gpu_fewer_parts_and_keeps_each_benchmark_on_one_ca
     assert all(name in measured[next(iter(on))] for name, on in cards.items())
 
 
+def test_an_unanchored_split_measures_each_part_whole_before_claiming_the_next(
+    run_cli, tmp_path: Path, monkeypatch
+) -> None:
+    """Not anchored (--no-compare), a GPU measures a part's processes and top-ups before it
+    claims the next part, so the top-ups count in how much each GPU takes."""
+    devices = {uuid: {"gpu_uuid": uuid, "gpu_name": "NVIDIA H200"} for uuid in (H200, TWO_H200)}
+    fakebench.fake_nvidia_smi(tmp_path, monkeypatch, SMI_TWO_H200)
+    monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
+    monkeypatch.chdir(tmp_path)
+    families = {f"b{i}": {f"b{i}/k/manual_time": 100.0} for i in range(6)}
+    fakebench.suite(tmp_path / "build", families, devices=devices, spans=str(tmp_path / "spans"),
+                    sleep=0.1, noisy={"b0/k/manual_time": 20, "b1/k/manual_time": 20})  # fmt: skip
+    done = run_cli("run", "--build-dir", tmp_path / "build", "--repetitions", "4",
+                   "--processes", "2", "--no-compare", "--gpus", "all", "--split",
+                   "--out", tmp_path / "r.json")  # fmt: skip
+    assert done.status == 0, done.err
+    spans = [json.loads(line) for line in (tmp_path / "spans").read_text().splitlines()]
+    for gpu in (H200, TWO_H200):
+        order = [span["names"][0].split("/")[0] for span in spans if span["gpu"] == gpu]
+        parts = list(dict.fromkeys(order))
+        assert order == sorted(order, key=parts.index), order  # each part's spans together
+    topped = [span for span in spans if span["names"] == ["b0/k/manual_time"]]
+    assert len(topped) > 2  # processes and top-ups, on one card
+    assert len({span["gpu"] for span in topped}) == 1
+
+
 @pytest.mark.parametrize("argv", [["--split"], ["--gpus", "all", "--split", "--shard", "1/2"]])
 def test_split_needs_gpus_and_no_shard(run_cli, host: Path, argv: list[str]) -> None:
     done = run(run_cli, host, "--no-compare", *argv)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
     from kernelwatch.merge import SHARD_KEY
     from kernelwatch.verdict import Outputs, report_outputs, write_report
     from kernelwatch.verdict import Judging, SUITE_CONFIG
+    from kernelwatch.results import ResultSet
 
 DESCRIPTION = """\
 Run the built benchmark binaries, merge their outputs into one result file, and compare it
@@ -429,7 +430,8 @@ def _measure(
 ) -> tuple[runner.SuiteRun, anchors.Ahead | None]:
     """The run's process rounds on one GPU, with its anchor's between them where the run is
     anchored (decided after the first round, once it has said which card this is and, with
-    `claim`, which parts of a shared suite it took)."""
+    `claim`, which parts of a shared suite it took). A shared suite that cannot be anchored
+    is measured a part at a time (Measuring.by_part): no anchor's rounds come between."""
     from kernelwatch import anchor as anchors
     from kernelwatch import runner
 
@@ -437,28 +439,45 @@ def _measure(
         jobs, settings, progress=progress, label=label, context=context, keep_going=True,
         claim=claim,
     ) as current:  # fmt: skip
+        if claim is not None and current.first_part():
+            found = _anchor_baseline(command, current.jobs, current.first_context())
+            if (
+                command.anchor is None
+                or command.judging is None
+                or (
+                    found is not None
+                    and anchors.wanted(
+                        command.anchor.mode, found[0].context, current.first_context()
+                    )
+                    is None
+                )
+            ):
+                current.by_part()
+                return current.finish(), None
         current.round(0)
         jobs = current.jobs
-        anchoring = _anchor_plan(command, jobs, settings, current.first_context(), progress)
+        context = current.first_context()
+        found = _anchor_baseline(command, jobs, context)
+        anchoring = None
+        if command.anchor is not None and found is not None:
+            base, against = found
+            anchoring = anchors.ahead(
+                command.anchor, settings, jobs, command, base, against, context, progress
+            )
         anchoring = anchors.measure_beside(current, anchoring, settings, progress)
         return current.finish(), anchoring
 
 
-def _anchor_plan(
-    command: RunCommand,
-    jobs: list[runner.Job],
-    settings: runner.RunSettings,
-    context: dict[str, Any],
-    progress: runner.Progress,
-) -> anchors.Ahead | None:
-    """After the first round (`context`: what the result will say of its card and host):
-    whether and how the run is anchored (anchor.ahead). None without --anchor, or where the
+def _anchor_baseline(
+    command: RunCommand, jobs: list[runner.Job], context: dict[str, Any]
+) -> tuple[ResultSet, baselines.Against] | None:
+    """After the first round (`context`: what the result will say of its card and host): the
+    baseline an anchor would be measured for. None where the run is not judged, or where the
     baseline cannot be found yet: judging says why, once the result is written."""
-    from kernelwatch import anchor as anchors
     from kernelwatch import baseline as baselines
     from kernelwatch import verdict
 
-    if command.anchor is None or command.judging is None:
+    if command.judging is None:
         return None
     names = {name for job in jobs for name in job.names}
     label = str(command.out or default_out(baselines.context_slug(context)))
@@ -466,10 +485,9 @@ def _anchor_plan(
         found = verdict.find_baseline(
             command.root, context, label, names, given=command.baseline, partial=bool(command.bench)
         )
-        base = verdict.baseline_side(found, f"holds none of the {len(names)} benchmarks that ran")
+        return verdict.baseline_side(found, f"holds none of the {len(names)} benchmarks"), found
     except InputError:
         return None
-    return anchors.ahead(command.anchor, settings, jobs, command, base, found, context, progress)
 
 
 def _finish(

@@ -5,7 +5,9 @@ card took 0.85-1.49x another's samples for the same coalescing benchmarks, and t
 shards came out 68 s and 88 s (docs/running.md). Here each GPU takes the next part of the
 suite when it is free, longest first, in its first process round; its later rounds run the
 same parts again on the same card, so a benchmark's processes and top-ups stay on one card
-(the spread between them is a card's, as in a run on one GPU).
+(the spread between them is a card's, as in a run on one GPU). Where no anchor's rounds come
+between, a GPU measures each part whole, processes and top-ups, before it claims the next
+(Measuring.by_part), so that what it takes counts the top-ups too.
 
 A part is a whole job (one binary's benchmarks), so a shared suite starts no more benchmark
 processes than one GPU alone: each extra process pays a CUDA context and its benchmarks'

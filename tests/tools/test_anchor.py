@@ -400,6 +400,36 @@ def test_every_gpu_of_a_host_is_anchored_on_its_own_card(
         assert str(kept[uuid]) in anchored
 
 
+def test_an_anchored_split_keeps_the_rounds_and_anchors_each_gpu_on_its_own_card(
+    checkout: Checkout, tmp_path: Path
+) -> None:
+    """`run --gpus all --split`, anchored: each GPU takes its parts in the first round and
+    measures the anchor of what it took between its later rounds (not part by part, as an
+    unanchored split does: the anchor's rounds come between)."""
+    two_gpu_host(checkout, tmp_path)
+    spans = {"run": tmp_path / "run.jsonl", "anchor": tmp_path / "anchor.jsonl"}
+    devices = checkout.extra
+    checkout.extra = {**devices, "spans": str(spans["run"])}
+    checkout.build_current()
+    checkout.extra = {**devices, "spans": str(spans["anchor"])}  # the anchor's, built by the run
+    done = checkout.run("--gpus", "all", "--split", "--out", tmp_path / "night.json")
+    assert done.status == 0, done.err
+    assert done.err.count(": exit 0 (no regression)") == 2
+    for index, uuid in enumerate(CARDS):
+        context = json.loads((tmp_path / f"night-gpu{index}.json").read_text())["context"]
+        assert context["gpu_uuid"] == uuid and context["kernelwatch_shard"] == f"{index + 1}/2"
+        assert context["kernelwatch_anchor"].startswith(f"anchored on {checkout.a[:12]} (meas")
+    # Each GPU took one binary: its two processes with its anchor's two between them.
+    started = sorted(
+        (span["start"], span["gpu"], side)
+        for side, path in spans.items()
+        for span in map(json.loads, path.read_text().splitlines())
+    )
+    for uuid in CARDS:
+        order = [side for _, gpu, side in started if gpu == uuid][:4]
+        assert order == ["run", "anchor", "anchor", "run"], order
+
+
 def test_a_slowdown_is_caught_on_every_gpu_against_its_own_anchor(
     checkout: Checkout, tmp_path: Path
 ) -> None:

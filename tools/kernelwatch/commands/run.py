@@ -440,24 +440,13 @@ def _measure(
         claim=claim,
     ) as current:  # fmt: skip
         if claim is not None and current.first_part():
-            found = _anchor_baseline(command, current.jobs, current.first_context())
-            if (
-                command.anchor is None
-                or command.judging is None
-                or (
-                    found is not None
-                    and anchors.wanted(
-                        command.anchor.mode, found[0].context, current.first_context()
-                    )
-                    is None
-                )
-            ):
+            if _surely_unanchored(command, current.jobs, current.first_context()):
                 current.by_part()
                 return current.finish(), None
         current.round(0)
         jobs = current.jobs
         context = current.first_context()
-        found = _anchor_baseline(command, jobs, context)
+        found = _anchor_baseline(command, jobs, context) if command.anchor is not None else None
         anchoring = None
         if command.anchor is not None and found is not None:
             base, against = found
@@ -466,6 +455,22 @@ def _measure(
             )
         anchoring = anchors.measure_beside(current, anchoring, settings, progress)
         return current.finish(), anchoring
+
+
+def _surely_unanchored(
+    command: RunCommand, jobs: list[runner.Job], context: dict[str, Any]
+) -> bool:
+    """Whether a run whose first part has run (`context`) cannot be anchored: it is not
+    judged, or not with --anchor, or its baseline holds this card (anchor.wanted). Where the
+    baseline is not found yet, it may be."""
+    from kernelwatch import anchor as anchors
+
+    if command.anchor is None or command.judging is None:
+        return True
+    found = _anchor_baseline(command, jobs, context)
+    return (
+        found is not None and anchors.wanted(command.anchor.mode, found[0].context, context) is None
+    )
 
 
 def _anchor_baseline(

@@ -10,6 +10,8 @@
 //     unwinding an exception thrown mid-batch, without synchronizing the stream first).
 //  3. smid: the largest %smid seen and %nsmid, against the SM count (clock_probe keeps only
 //     stamps with %smid < SM count).
+#include "probe_check.cuh"
+
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -17,15 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    const cudaError_t status_ = (call);                                               \
-    if (status_ != cudaSuccess) {                                                     \
-      std::printf("error: %s: %s (line %d)\n", #call, cudaGetErrorString(status_), __LINE__); \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (false)
 
 __global__ void spin_reading(const volatile unsigned int* flag, long long cycles) {
   const long long start = clock64();

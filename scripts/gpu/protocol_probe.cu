@@ -15,6 +15,8 @@
 //   nvbench      nvbench's cold loop: flush (memset 1x L2), synchronize, block, start, copy,
 //                stop, unblock, synchronize
 //   nvbench-2x   the same, flush 2x L2
+#include "probe_check.cuh"
+
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -23,15 +25,6 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t status_ = (call);                                                 \
-    if (status_ != cudaSuccess) {                                                       \
-      std::printf("error: %s: %s (line %d)\n", #call, cudaGetErrorString(status_), __LINE__); \
-      std::exit(1);                                                                     \
-    }                                                                                   \
-  } while (false)
 
 // Spins until the host-mapped counter reaches `number` (kernelwatch's and nvbench's hold).
 __global__ void hold_kernel(const volatile unsigned int* counter, unsigned int number) {

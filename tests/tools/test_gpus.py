@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -269,24 +270,35 @@ def test_split_shares_the_suite_among_the_gpus_each_judged_as_its_shard(
     assert {row["run_name"] for row in rows} == set(KERNELS) | set(COPIES)
 
 
+def split_on_two_h200(
+    run_cli, tmp_path: Path, monkeypatch, count: int, **behaviour: Any
+) -> tuple[dict[str, dict[str, float]], list[dict[str, Any]]]:
+    """`run --gpus all --split --no-compare` of `count` one-benchmark binaries (b0, b1, ...,
+    fakebench `behaviour`) on a host of two H200s: the binaries, and every process's span."""
+    devices = {uuid: {"gpu_uuid": uuid, "gpu_name": "NVIDIA H200"} for uuid in (H200, TWO_H200)}
+    fakebench.fake_nvidia_smi(tmp_path, monkeypatch, SMI_TWO_H200)
+    monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
+    monkeypatch.chdir(tmp_path)
+    families = {f"b{i}": {f"b{i}/k/manual_time": 100.0} for i in range(count)}
+    fakebench.suite(tmp_path / "build", families, devices=devices, spans=str(tmp_path / "spans"),
+                    **behaviour)  # fmt: skip
+    done = run_cli("run", "--build-dir", tmp_path / "build", "--repetitions", "4",
+                   "--processes", "2", "--no-compare", "--gpus", "all", "--split",
+                   "--out", tmp_path / "r.json")  # fmt: skip
+    assert done.status == 0, done.err
+    spans = [json.loads(line) for line in (tmp_path / "spans").read_text().splitlines()]
+    return families, spans
+
+
 def test_split_gives_a_slower_gpu_fewer_parts_and_keeps_each_benchmark_on_one_card(
     run_cli, tmp_path: Path, monkeypatch
 ) -> None:
     """Each GPU takes the next binary when it is free: a card five times slower measures
     fewer of them, and a benchmark's processes and top-ups all run on the card that took it
     (its processes' spread is one card's)."""
-    devices = {uuid: {"gpu_uuid": uuid, "gpu_name": "NVIDIA H200"} for uuid in (H200, TWO_H200)}
-    fakebench.fake_nvidia_smi(tmp_path, monkeypatch, SMI_TWO_H200)
-    monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
-    monkeypatch.chdir(tmp_path)
-    families = {f"b{i}": {f"b{i}/k/manual_time": 100.0} for i in range(8)}
-    fakebench.suite(tmp_path / "build", families, devices=devices, spans=str(tmp_path / "spans"),
-                    sleep=0.2, slow_on={TWO_H200: 5.0}, noisy={"b0/k/manual_time": 20})  # fmt: skip
-    done = run_cli("run", "--build-dir", tmp_path / "build", "--repetitions", "4",
-                   "--processes", "2", "--no-compare", "--gpus", "all", "--split",
-                   "--out", tmp_path / "r.json")  # fmt: skip
-    assert done.status == 0, done.err
-    spans = [json.loads(line) for line in (tmp_path / "spans").read_text().splitlines()]
+    families, spans = split_on_two_h200(run_cli, tmp_path, monkeypatch, 8, sleep=0.2,
+                                        slow_on={TWO_H200: 5.0},
+                                        noisy={"b0/k/manual_time": 20})  # fmt: skip
     cards: dict[str, set[str]] = {}
     for span in spans:
         for name in span["names"]:
@@ -309,18 +321,9 @@ def test_an_unanchored_split_measures_each_part_whole_before_claiming_the_next(
 ) -> None:
     """Not anchored (--no-compare), a GPU measures a part's processes and top-ups before it
     claims the next part, so the top-ups count in how much each GPU takes."""
-    devices = {uuid: {"gpu_uuid": uuid, "gpu_name": "NVIDIA H200"} for uuid in (H200, TWO_H200)}
-    fakebench.fake_nvidia_smi(tmp_path, monkeypatch, SMI_TWO_H200)
-    monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
-    monkeypatch.chdir(tmp_path)
-    families = {f"b{i}": {f"b{i}/k/manual_time": 100.0} for i in range(6)}
-    fakebench.suite(tmp_path / "build", families, devices=devices, spans=str(tmp_path / "spans"),
-                    sleep=0.1, noisy={"b0/k/manual_time": 20, "b1/k/manual_time": 20})  # fmt: skip
-    done = run_cli("run", "--build-dir", tmp_path / "build", "--repetitions", "4",
-                   "--processes", "2", "--no-compare", "--gpus", "all", "--split",
-                   "--out", tmp_path / "r.json")  # fmt: skip
-    assert done.status == 0, done.err
-    spans = [json.loads(line) for line in (tmp_path / "spans").read_text().splitlines()]
+    _, spans = split_on_two_h200(run_cli, tmp_path, monkeypatch, 6, sleep=0.1,
+                                 noisy={"b0/k/manual_time": 20,
+                                        "b1/k/manual_time": 20})  # fmt: skip
     for gpu in (H200, TWO_H200):
         order = [span["names"][0].split("/")[0] for span in spans if span["gpu"] == gpu]
         parts = list(dict.fromkeys(order))

@@ -308,6 +308,98 @@ def test_an_anchor_is_reused_within_its_age_and_measured_again_past_it(
     assert len(list((checkout.root / ".kernelwatch" / "anchors").glob("*.json"))) == 2
 
 
+def test_a_card_that_drifted_since_its_anchor_was_kept_fails_no_unchanged_code(
+    checkout: Checkout,
+) -> None:
+    """The card times one benchmark 5 % slower than when the anchor was kept, whatever code runs
+    on it: against the kept anchor that is a regression; its confirming re-runs are judged
+    against the baseline's commit measured again now, which drifted alike."""
+    checkout.on("other")
+    first = checkout.run("--out", checkout.root.parent / "1.json", "--format", "json")
+    assert first.status == 0, first.err
+    runs = checkout.anchor_runs()
+    checkout.extra = {"slow": {SLOWED: 1.05}}  # the card's drift, in every build made now
+    checkout.build_current()
+    kept = checkout.run(
+        "--confirm", "0", "--out", checkout.root.parent / "k.json", "--format", "json"
+    )
+    assert kept.status == 1, kept.err  # unconfirmed, against the anchor as kept: the drift fails
+    assert checkout.anchor_runs() == runs
+
+    second = checkout.run("--out", checkout.root.parent / "2.json", "--format", "json")
+    assert second.status == 0, second.err
+    report = report_of(second)
+    assert "(reused, 0.0 h old; " in report["notes"][0]
+    [row] = [b for b in report["benchmarks"] if b["name"] == SLOWED]
+    assert (row["verdict"], row["confirmed"]) == ("SLOWER", False), row
+    assert {v for n, v in verdicts(report).items() if n != SLOWED} == {"SAME"}
+    anchors = checkout.root / ".kernelwatch" / "anchors"
+    [again] = anchors.glob("*.again.json")
+    said = (
+        "1 regression(s) against the anchor reused 0.0 h old: the baseline's commit measured "
+        f"again on this card for their confirming re-runs ({again}; a card's drift over more "
+        "than 0.2 h was never measured)"
+    )
+    assert said in report["notes"] and f"kernelwatch: {said}" in second.err
+    assert checkout.anchor_runs() == runs + 2  # the regressed benchmark's binary, 2 processes
+    assert {r["run_name"] for r in json.loads(again.read_text())["benchmarks"]} == {SLOWED}
+    assert len(list(anchors.glob("*.json"))) == 2  # the kept anchor is not replaced
+    assert (
+        "(reused, "
+        in report_of(checkout.run("--out", checkout.root.parent / "3.json", "--format", "json"))[
+            "notes"
+        ][0]
+    )
+
+
+def test_an_anchor_older_than_any_measured_drift_says_so(checkout: Checkout) -> None:
+    import datetime
+
+    checkout.on("other")
+    assert checkout.run("--out", checkout.root.parent / "1.json").status == 0
+    [stored] = (checkout.root / ".kernelwatch" / "anchors").glob("*.json")
+    document = json.loads(stored.read_text())
+    started = datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=3)
+    document["context"]["kernelwatch_run_started"] = started.isoformat()
+    stored.write_text(json.dumps(document))  # (kept 3 h ago)
+    done = checkout.run("--out", checkout.root.parent / "2.json", "--format", "json")
+    assert done.status == 0, done.err
+    assert (
+        "(reused, 3.0 h old, older than a card's drift was ever measured over (0.2 h): a drift "
+        f"since may hide a change of its size; {stored})"
+    ) in report_of(done)["notes"][0]
+
+
+def test_a_regression_against_a_reused_anchor_is_confirmed_against_the_commit_measured_again(
+    checkout: Checkout,
+) -> None:
+    checkout.on("other")
+    first = checkout.run("--out", checkout.root.parent / "1.json", "--format", "json")
+    assert first.status == 0, first.err
+    checkout.commit("alpha/copy/2 3% slower", slow={SLOWED: 1.03})
+    done = checkout.run("--out", checkout.root.parent / "2.json", "--format", "json")
+    assert done.status == 1, done.err
+    report = report_of(done)
+    [row] = [b for b in report["benchmarks"] if b["name"] == SLOWED]
+    assert (row["verdict"], row["confirmed"]) == ("REGRESSION", True), row
+    assert any(n.startswith("1 regression(s) against the anchor reused") for n in report["notes"])
+
+
+def test_an_anchor_that_cannot_be_measured_again_confirms_as_kept(checkout: Checkout) -> None:
+    checkout.on("other")
+    assert checkout.run("--out", checkout.root.parent / "1.json").status == 0
+    checkout.commit("alpha/copy/2 3% slower", slow={SLOWED: 1.03})
+    checkout.fail.add(checkout.a)  # its worktree's build now fails
+    done = checkout.run("--out", checkout.root.parent / "2.json", "--format", "json")
+    assert done.status == 1, done.err
+    report = report_of(done)
+    [row] = [b for b in report["benchmarks"] if b["name"] == SLOWED]
+    assert row["confirmed"] is True
+    [note] = [n for n in report["notes"] if n.startswith("1 regression(s) against the anchor")]
+    assert "the commit not measured again (building anchor (" in note, note
+    assert note.endswith("; their confirming re-runs judged against the anchor as kept")
+
+
 def test_always_anchors_on_the_baselines_card_too(checkout: Checkout) -> None:
     done = checkout.run(
         "--anchor", "always", "--out", checkout.root.parent / "run.json", "--format", "json"

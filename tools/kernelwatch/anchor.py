@@ -36,7 +36,7 @@ from typing import Any, Protocol
 from kernelwatch import ab, defaults, levels, runner, verdict
 from kernelwatch import baseline as baselines
 from kernelwatch.compare import Report, Verdict
-from kernelwatch.errors import BenchmarkCrashed, InputError
+from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import strict_json, write_json_atomic
 from kernelwatch.gbench import read_json
 from kernelwatch.loading import from_documents
@@ -107,6 +107,12 @@ class Anchor:
 
     def phrase(self) -> str:
         how = f"reused, {self.age_s / 3600:.1f} h old" if self.reused else "measured by this run"
+        if self.reused and self.age_s > defaults.ANCHOR_AGE_MEASURED_HOURS * 3600:
+            how += (
+                f", older than a card's drift was ever measured over "
+                f"({defaults.ANCHOR_AGE_MEASURED_HOURS:g} h): a drift since may hide a change of "
+                "its size"
+            )
         where = f"; {self.path}"
         if self.identical:
             if not self.document.get("benchmarks"):
@@ -481,3 +487,68 @@ def judge(
     context[CONTEXT_KEY] = phrase
     notes = (f"{phrase}: {plan.why}", said, *anchored.notes)
     return against, dataclasses.replace(anchored, notes=notes)
+
+
+def again(
+    plan: Ahead | None,
+    request: Request,
+    report: Report,
+    settings: runner.RunSettings,
+    jobs: Sequence[runner.Job],
+    run: Run,
+    progress: runner.Progress,
+) -> tuple[baselines.Against | None, Report]:
+    """Where the run regressed against a reused anchor: the baseline's commit measured again on
+    this card now, for the regressed benchmarks alone, as what their confirming re-runs are
+    judged against; a card that drifted since the anchor was kept (a drift over more than
+    defaults.ANCHOR_AGE_MEASURED_HOURS was never measured) then fails no unchanged code.
+    Returns it (None: confirm against the reused anchor) and the report with a note saying so.
+    Kept beside the anchor (<key>.again.json), never in its place."""
+    anchor = plan.outcome if plan is not None else None
+    flagged = [c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION]
+    if not (isinstance(anchor, Anchor) and anchor.reused and flagged):
+        return None, report
+    why = f"{len(flagged)} regression(s) against the anchor reused {anchor.age_s / 3600:.1f} h old"
+    kept = "their confirming re-runs judged against the anchor as kept"
+    context = {
+        "kernelwatch_run_command": run.command_line,
+        "kernelwatch_run_purpose": f"anchor again: the baseline's commit {anchor.commit[:12]}",
+        "kernelwatch_filter": runner.names_filter(flagged),
+        "kernelwatch_anchor_commit": anchor.commit,
+    }
+    repo = ab.repo_root(request.root.parent, needed=False)
+    try:
+        side = request.builds.side(repo, anchor.commit, why, progress)
+        measured = runner.run_suite(
+            _jobs(side, runner.rerun_jobs(jobs, flagged), None, settings),
+            settings,
+            progress=progress,
+            label=f"measuring the anchor again for {len(flagged)} regression(s)",
+            context=context,
+        ).document
+    except NoGpuError:
+        raise  # the GPU went away: the run's end (exit 4)
+    except InputError as exc:  # its build failed, it lacks the benchmarks, or it crashed
+        return None, _said(
+            report, f"{why}: the commit not measured again ({exc}); {kept}", progress
+        )
+    theirs = levels.unit_of(measured.get("context") or {})
+    mine = levels.unit_of(report.contender.context)
+    if (theirs.card, theirs.host) != (mine.card, mine.host):  # (CUDA_VISIBLE_DEVICES changed?)
+        return None, _said(
+            report, f"{why}: measured again on another card or host; {kept}", progress
+        )
+    path = anchor.path.with_name(f"{anchor.path.stem}.again.json")
+    write_json_atomic(path, measured, make_parents=True)
+    fresh = dataclasses.replace(anchor, document=measured, path=path, reused=False)
+    note = (
+        f"{why}: the baseline's commit measured again on this card for their confirming re-runs "
+        f"({path}; a card's drift over more than {defaults.ANCHOR_AGE_MEASURED_HOURS:g} h was "
+        "never measured)"
+    )
+    return fresh.against(), _said(report, note, progress)
+
+
+def _said(report: Report, note: str, progress: runner.Progress) -> Report:
+    progress.say(f"kernelwatch: {note}")
+    return dataclasses.replace(report, notes=(*report.notes, note))

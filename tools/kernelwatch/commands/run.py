@@ -539,6 +539,11 @@ def _finish(
     contender = from_documents(str(out), [document])
     report = verdict.judge_result(base, contender, judging, found)  # as compare and report do
     found, report = anchors.judge(plan, base, found, report, judging, document, progress)
+    if command.confirm and command.anchor is not None:
+        again, report = anchors.again(
+            plan, command.anchor, report, settings, jobs, command, progress
+        )
+        found = again or found
     if anchors.CONTEXT_KEY in context:
         write_json_atomic(out, document, make_parents=True)  # with the anchor's context key
 

@@ -251,7 +251,9 @@ def add_anchor_options(parser: argparse.ArgumentParser) -> None:
         metavar="HOURS",
         default=f"{defaults.ANCHOR_MAX_AGE_HOURS:g}",
         help="reuse an anchor measured on this card, host and settings while younger than this "
-        "(hours, or 90m, 2d; default %(default)s, a prior: drift over time is not measured)",
+        "(hours, or 90m, 2d; default %(default)s, a prior: a card's drift was measured over "
+        f"{defaults.ANCHOR_AGE_MEASURED_HOURS:g} h at the most; a regression against a reused "
+        "anchor is confirmed against the commit measured again)",
     )
 
 

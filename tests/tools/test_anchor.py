@@ -333,8 +333,7 @@ def test_a_card_that_drifted_since_its_anchor_was_kept_fails_no_unchanged_code(
     [row] = [b for b in report["benchmarks"] if b["name"] == SLOWED]
     assert (row["verdict"], row["confirmed"]) == ("SLOWER", False), row
     assert {v for n, v in verdicts(report).items() if n != SLOWED} == {"SAME"}
-    anchors = checkout.root / ".kernelwatch" / "anchors"
-    [again] = anchors.glob("*.again.json")
+    again = checkout.root.parent / "2.anchor-again.json"  # beside the result and its re-runs
     said = (
         "1 regression(s) against the anchor reused 0.0 h old: the baseline's commit measured "
         f"again on this card for their confirming re-runs ({again}; a card's drift over more "
@@ -343,7 +342,7 @@ def test_a_card_that_drifted_since_its_anchor_was_kept_fails_no_unchanged_code(
     assert said in report["notes"] and f"kernelwatch: {said}" in second.err
     assert checkout.anchor_runs() == runs + 2  # the regressed benchmark's binary, 2 processes
     assert {r["run_name"] for r in json.loads(again.read_text())["benchmarks"]} == {SLOWED}
-    assert len(list(anchors.glob("*.json"))) == 2  # the kept anchor is not replaced
+    assert len(list((checkout.root / ".kernelwatch" / "anchors").glob("*"))) == 1  # as kept
     assert (
         "(reused, "
         in report_of(checkout.run("--out", checkout.root.parent / "3.json", "--format", "json"))[
@@ -383,6 +382,21 @@ def test_a_regression_against_a_reused_anchor_is_confirmed_against_the_commit_me
     [row] = [b for b in report["benchmarks"] if b["name"] == SLOWED]
     assert (row["verdict"], row["confirmed"]) == ("REGRESSION", True), row
     assert any(n.startswith("1 regression(s) against the anchor reused") for n in report["notes"])
+
+
+def test_where_the_anchor_measured_again_cannot_go_nothing_is_measured(
+    checkout: Checkout,
+) -> None:
+    checkout.on("other")
+    (checkout.root.parent / "2.anchor-again.json").mkdir()
+    done = checkout.run("--out", checkout.root.parent / "2.json")
+    assert done.status == 2, done.err
+    assert one_error(done.err).startswith(
+        f"kernelwatch: error: --out's anchor measured again {checkout.root.parent}/2.anchor-again"
+    )
+    assert checkout.builds == [] and not (checkout.root.parent / "2.json").exists()
+    unconfirmed = checkout.run("--confirm", "0", "--out", checkout.root.parent / "2.json")
+    assert unconfirmed.status == 0, unconfirmed.err  # (no re-runs: nothing measured again)
 
 
 def test_an_anchor_that_cannot_be_measured_again_confirms_as_kept(checkout: Checkout) -> None:

@@ -496,6 +496,7 @@ def again(
     settings: runner.RunSettings,
     jobs: Sequence[runner.Job],
     run: Run,
+    path: Path,
     progress: runner.Progress,
 ) -> tuple[baselines.Against | None, Report]:
     """Where the run regressed against a reused anchor: the baseline's commit measured again on
@@ -503,7 +504,7 @@ def again(
     judged against; a card that drifted since the anchor was kept (a drift over more than
     defaults.ANCHOR_AGE_MEASURED_HOURS was never measured) then fails no unchanged code.
     Returns it (None: confirm against the reused anchor) and the report with a note saying so.
-    Kept beside the anchor (<key>.again.json), never in its place."""
+    Written to `path` (beside the run's result and its re-runs), never in the anchor's place."""
     anchor = plan.outcome if plan is not None else None
     flagged = [c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION]
     if not (isinstance(anchor, Anchor) and anchor.reused and flagged):
@@ -538,7 +539,6 @@ def again(
         return None, _said(
             report, f"{why}: measured again on another card or host; {kept}", progress
         )
-    path = anchor.path.with_name(f"{anchor.path.stem}.again.json")
     write_json_atomic(path, measured, make_parents=True)
     fresh = dataclasses.replace(anchor, document=measured, path=path, reused=False)
     note = (

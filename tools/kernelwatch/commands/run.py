@@ -541,7 +541,7 @@ def _finish(
     found, report = anchors.judge(plan, base, found, report, judging, document, progress)
     if command.confirm and command.anchor is not None:
         again, report = anchors.again(
-            plan, command.anchor, report, settings, jobs, command, progress
+            plan, command.anchor, report, settings, jobs, command, anchor_again_path(out), progress
         )
         found = again or found
     if anchors.CONTEXT_KEY in context:
@@ -557,7 +557,8 @@ def _finish(
 
 def outputs_of(command: RunCommand, chosen: list[gpus.Gpu] | None) -> list[Output]:
     """Every path the run writes, for files.check_outputs: the result (per GPU with --gpus;
-    by default in results/, made when missing), its confirming re-runs, the report files."""
+    by default in results/, made when missing), its confirming re-runs and the anchor measured
+    again for them, the report files."""
     from kernelwatch import gpus
     from kernelwatch.verdict import report_outputs
 
@@ -575,6 +576,12 @@ def outputs_of(command: RunCommand, chosen: list[gpus.Gpu] | None) -> list[Outpu
                 Output(f"--out's re-run {k}", confirm_path(out, k), make_parents=True)
                 for k in range(1, command.confirm + 1)
             ]
+            if command.confirm and command.anchor is not None:
+                found.append(
+                    Output(
+                        "--out's anchor measured again", anchor_again_path(out), make_parents=True
+                    )
+                )
         found += report_outputs(
             command.outputs if gpu is None else gpus.outputs_for(command.outputs, gpu)
         )
@@ -597,6 +604,11 @@ def inputs_of(command: RunCommand) -> list[Input]:
 def confirm_path(out: Path, k: int) -> Path:
     """Where the k-th confirming re-run of the result `out` goes."""
     return out.with_name(f"{out.stem}.confirm-{k}{out.suffix or '.json'}")
+
+
+def anchor_again_path(out: Path) -> Path:
+    """Where the baseline's commit measured again for the re-runs of `out` goes (anchor.again)."""
+    return out.with_name(f"{out.stem}.anchor-again{out.suffix or '.json'}")
 
 
 def default_out(slug: str | None, tail: str | None = None) -> Path:

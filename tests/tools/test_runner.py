@@ -484,11 +484,34 @@ def test_imprecise_names_the_wide_and_leaves_out_host_bound_and_aggregates() -> 
         + [("copy", v, {"host_bound": 1}) for v in wide]
         + [("tight", 1000.0, {"run_type": "aggregate"})]
     )
-    assert precision.imprecise([document], 0.0025) == ["wide"]
+    aim = runner.RunSettings(precision=0.0025)
+    assert precision.imprecise([document], aim) == ["wide"]
     # over two processes' outputs, the repetitions are pooled
     half = _document([("wide", v, {}) for v in wide[:2]])
-    assert precision.imprecise([half], 0.0025) == []  # fewer than 3: not known to be wide
-    assert precision.imprecise([half, _document([("wide", 95.0, {})])], 0.0025) == ["wide"]
+    assert precision.imprecise([half], aim) == []  # fewer than 3: not known to be wide
+    assert precision.imprecise([half, _document([("wide", 95.0, {})])], aim) == ["wide"]
+
+
+def test_a_median_is_topped_up_to_the_precision_its_threshold_needs() -> None:
+    """--precision is the target at the default threshold; a benchmark judged with a threshold
+    k times looser needs its median k times less precisely, and none more precisely."""
+    from kernelwatch.config import ThresholdRule
+
+    rules = (
+        ThresholdRule(re.compile("^loose/"), 0.10),
+        ThresholdRule(re.compile("^tight/"), 0.005),
+    )
+    aim = runner.RunSettings(precision=0.0025, threshold=0.01, thresholds=rules)
+    assert precision.target("loose/a", aim) == pytest.approx(0.025)
+    assert precision.target("tight/a", aim) == 0.0025  # never tightened
+    assert precision.target("other/a", aim) == 0.0025
+    assert (
+        precision.target("loose/a", runner.RunSettings(precision=0.0025, thresholds=rules))
+        == 0.0025
+    )
+    spread = [99.0, 101.0, 99.5, 100.5, 100.0]  # its median known to 0.41 %
+    rows = [(f"{family}/a", v, {}) for family in ("loose", "tight", "other") for v in spread]
+    assert precision.imprecise([_document(rows)], aim) == ["tight/a", "other/a"]
 
 
 def test_top_ups_rerun_only_the_imprecise_in_fresh_processes(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -176,6 +176,9 @@ def main(args: argparse.Namespace) -> int:
             options.metric(args),
             options.settings(args, config, **options.gates(args)),
         )
+        # the top-ups aim each median at the precision its verdict needs (precision.target)
+        limits = judging.settings
+        settings = replace(settings, threshold=limits.threshold, thresholds=limits.rules)
     return run(
         RunCommand(
             settings=settings,

@@ -348,7 +348,7 @@ def _top_up(processes: _Processes, chosen: Mapping[int, Job]) -> set[str]:
             for index, job in chosen.items()
             if not job.serial
             and not processes.failed(index)
-            and (names := precision.imprecise(processes.runs[index], settings.precision))
+            and (names := precision.imprecise(processes.runs[index], settings))
         }
         if not again:
             break

@@ -21,8 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from kernelwatch.config import threshold_for
 from kernelwatch.names import row_name
 from kernelwatch.results import HOST_BOUND_COUNTER
+from kernelwatch.runner.settings import RunSettings
 from kernelwatch.stats import robust_cv
 
 # The context key listing the benchmarks a run topped up.
@@ -41,9 +43,20 @@ def median_error(times: np.ndarray) -> float:
     return _MEDIAN_EFFICIENCY * float(robust_cv(times)) / math.sqrt(len(times))
 
 
-def imprecise(documents: Iterable[Mapping[str, Any]], precision: float) -> list[str]:
+def target(name: str, settings: RunSettings) -> float:
+    """The relative standard error `name`'s median is topped up to: `settings.precision`, the
+    target for a benchmark judged with the default threshold (0.25 % for 1 %), loosened as
+    much as its own threshold is above that default, never tightened: a median known to a
+    quarter of its threshold is as precise as its verdict needs."""
+    if settings.threshold <= 0:
+        return settings.precision
+    own = threshold_for(name, settings.thresholds, settings.threshold)
+    return settings.precision * max(1.0, own / settings.threshold)
+
+
+def imprecise(documents: Iterable[Mapping[str, Any]], settings: RunSettings) -> list[str]:
     """The benchmarks of these outputs (one binary's processes) whose median's relative
-    standard error is above `precision`, in their order. Host-bound ones (the harness's
+    standard error is above their target, in their order. Host-bound ones (the harness's
     counter) are left out: their spread is the host's, and a repetition of a pageable copy
     costs seconds."""
     times: dict[str, list[float]] = defaultdict(list)
@@ -61,5 +74,5 @@ def imprecise(documents: Iterable[Mapping[str, Any]], precision: float) -> list[
     return [
         name
         for name, values in times.items()
-        if name not in host_bound and median_error(np.array(values)) > precision
+        if name not in host_bound and median_error(np.array(values)) > target(name, settings)
     ]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelwatch import defaults
+from kernelwatch.config import ThresholdRule
 from kernelwatch.errors import InputError
 
 # Why these defaults: defaults.py (where --help reads them) and docs/running.md.
@@ -50,6 +51,11 @@ class RunSettings:
     # `precision` run again, `top_ups` times at most; 0 turns them off.
     precision: float = 0.0
     top_ups: int = 0
+    # How the result will be judged (compare.Settings's threshold and rules): a benchmark whose
+    # threshold is k > 1 times the default needs its median only to k x `precision`
+    # (precision.target). The 1 Mi-element sums (10 %) took 9.0 s of top-ups in a 140 s suite.
+    threshold: float = 0.0
+    thresholds: tuple[ThresholdRule, ...] = ()
     # `run --process-timeout`: seconds after which a benchmark process (its whole process
     # group) is killed and reported as hung; None: never (the harness has its own watchdog,
     # --kernelwatch_hang_timeout; a plain Google Benchmark binary has none).

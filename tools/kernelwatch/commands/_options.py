@@ -10,6 +10,7 @@ Every option that two commands share lives here, in one place.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -506,6 +507,12 @@ def suite_run_settings(args: argparse.Namespace, **more: Any) -> runner.RunSetti
     return run_settings(
         args, processes=args.processes, precision=args.precision, top_ups=args.top_ups, **more
     )
+
+
+def judged_by(settings: runner.RunSettings, compare: Settings) -> runner.RunSettings:
+    """The run's settings once it is known how its result will be compared: the top-ups aim
+    each median at the precision its threshold needs (runner/precision.target)."""
+    return dataclasses.replace(settings, threshold=compare.threshold, thresholds=compare.rules)
 
 
 # Parsers: every command's parser is made here (its text keeps its line breaks).

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -176,9 +176,7 @@ def main(args: argparse.Namespace) -> int:
             options.metric(args),
             options.settings(args, config, **options.gates(args)),
         )
-        # the top-ups aim each median at the precision its verdict needs (precision.target)
-        limits = judging.settings
-        settings = replace(settings, threshold=limits.threshold, thresholds=limits.rules)
+        settings = options.judged_by(settings, judging.settings)
     return run(
         RunCommand(
             settings=settings,

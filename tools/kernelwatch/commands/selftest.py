@@ -209,7 +209,7 @@ def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
     compare_with = options.settings(args, config)  # bad ones fail before a run
     run_settings: runner.RunSettings | InputError
     try:
-        run_settings = options.suite_run_settings(args)
+        run_settings = options.judged_by(options.suite_run_settings(args), compare_with)
     except InputError as exc:
         run_settings = exc
     return run(

@@ -53,7 +53,8 @@ class RunSettings:
     top_ups: int = 0
     # How the result will be judged (compare.Settings's threshold and rules): a benchmark whose
     # threshold is k > 1 times the default needs its median only to k x `precision`
-    # (precision.target). The 1 Mi-element sums (10 %) took 9.0 s of top-ups in a 140 s suite.
+    # (precision.target). The 1 Mi-element sums (10 %) took 16.3 s of top-ups in a 163 s H200
+    # suite, 0.9 s with it (docs/measurement.md, "Top-ups").
     threshold: float = 0.0
     thresholds: tuple[ThresholdRule, ...] = ()
     # `run --process-timeout`: seconds after which a benchmark process (its whole process

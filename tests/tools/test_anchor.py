@@ -108,6 +108,12 @@ class Checkout:
         assert manifest["commit"] == self.a
         self.builds.clear()
 
+    def anchored_once(self) -> None:
+        """A first run on another card than the baseline's: its anchor measured and kept."""
+        self.on("other")
+        done = self.run("--out", self.root.parent / "1.json")
+        assert done.status == 0, done.err
+
     def anchor_runs(self) -> int:
         """Measuring runs of the anchor's (commit A's) alpha binary."""
         worktree = self.root / ".kernelwatch" / "worktrees" / self.a
@@ -314,9 +320,7 @@ def test_a_card_that_drifted_since_its_anchor_was_kept_fails_no_unchanged_code(
     """The card times one benchmark 5 % slower than when the anchor was kept, whatever code runs
     on it: against the kept anchor that is a regression; its confirming re-runs are judged
     against the baseline's commit measured again now, which drifted alike."""
-    checkout.on("other")
-    first = checkout.run("--out", checkout.root.parent / "1.json", "--format", "json")
-    assert first.status == 0, first.err
+    checkout.anchored_once()
     runs = checkout.anchor_runs()
     checkout.extra = {"slow": {SLOWED: 1.05}}  # the card's drift, in every build made now
     checkout.build_current()
@@ -354,8 +358,7 @@ def test_a_card_that_drifted_since_its_anchor_was_kept_fails_no_unchanged_code(
 def test_an_anchor_older_than_any_measured_drift_says_so(checkout: Checkout) -> None:
     import datetime
 
-    checkout.on("other")
-    assert checkout.run("--out", checkout.root.parent / "1.json").status == 0
+    checkout.anchored_once()
     [stored] = (checkout.root / ".kernelwatch" / "anchors").glob("*.json")
     document = json.loads(stored.read_text())
     started = datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=3)
@@ -372,9 +375,7 @@ def test_an_anchor_older_than_any_measured_drift_says_so(checkout: Checkout) -> 
 def test_a_regression_against_a_reused_anchor_is_confirmed_against_the_commit_measured_again(
     checkout: Checkout,
 ) -> None:
-    checkout.on("other")
-    first = checkout.run("--out", checkout.root.parent / "1.json", "--format", "json")
-    assert first.status == 0, first.err
+    checkout.anchored_once()
     checkout.commit("alpha/copy/2 3% slower", slow={SLOWED: 1.03})
     done = checkout.run("--out", checkout.root.parent / "2.json", "--format", "json")
     assert done.status == 1, done.err
@@ -400,8 +401,7 @@ def test_where_the_anchor_measured_again_cannot_go_nothing_is_measured(
 
 
 def test_an_anchor_that_cannot_be_measured_again_confirms_as_kept(checkout: Checkout) -> None:
-    checkout.on("other")
-    assert checkout.run("--out", checkout.root.parent / "1.json").status == 0
+    checkout.anchored_once()
     checkout.commit("alpha/copy/2 3% slower", slow={SLOWED: 1.03})
     checkout.fail.add(checkout.a)  # its worktree's build now fails
     done = checkout.run("--out", checkout.root.parent / "2.json", "--format", "json")

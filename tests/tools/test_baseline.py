@@ -744,13 +744,14 @@ def test_an_update_from_fewer_cards_than_the_pool_warns(root: Path, write_json, 
 
 def test_show_names_every_level_the_committed_h200_baseline_measured(run_cli) -> None:
     """baselines/README.md: process, kind and host levels measured, the card level never; the
-    kind level (compare's for a card of a kind the baseline holds) was left unsaid."""
+    kind level (shown, no longer a level compare judges at) was left unsaid."""
     done = run_cli("baseline", "show", "nvidia-h200-sm90", "--baselines", REPO / "baselines")
     assert done.status == 0, done.err
     line = next(text.strip() for text in done.out.splitlines() if text.strip().startswith("levels"))
     assert line == (
         "levels        process: measured; card: never measured, the prior applies "
-        "(docs/measurement.md); kind: measured (between the cards of one kind); "
+        "(docs/measurement.md); kind: measured (between the cards of one kind; compare holds "
+        "a card to the host level); "
         "host: measured (7 hosts)"
     )
 

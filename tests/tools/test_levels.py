@@ -75,13 +75,12 @@ def test_a_host_configured_unlike_the_baselines_is_said() -> None:
 
 def test_a_model_gets_its_own_prior_and_a_model_never_measured_the_widest() -> None:
     """The H100's levels were measured on H100 cards (levels.PRIORS): its card and host priors
-    are its own, narrower than the H200's; an unmeasured level (the H100 saw one kind of card)
-    and a model never measured take the widest of the measured models', part by part."""
+    are its own, narrower than the H200's; a model never measured takes the widest of the
+    measured models', part by part."""
     h100, h200 = gpu_model(H100_CONTEXT), "NVIDIA H200 (sm 9.0)"
     assert set(levels.PRIORS) == {h100, h200}
     for level in (Level.CARD, Level.HOST):
         assert levels.prior_constants(level, h100)[0] < levels.prior_constants(level, h200)[0]
-    assert levels.prior_constants(Level.KIND, h100) == levels.PRIOR[Level.KIND]
     for level in Level:
         widest = levels.prior_constants(level, "NVIDIA A100-SXM4-80GB (sm 8.0)")
         assert widest == levels.PRIOR[level] == levels.prior_constants(level, None)

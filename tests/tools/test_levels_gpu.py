@@ -36,6 +36,9 @@ OTHER_CARD = GPU_DATA / "h200-suite-card-5e6217f4.json"
 CARD_E = GPU_DATA / "h200-suite-card-86422532.json"
 # Card C, not in the baseline, of the kind of its cards K, L and Q; an earlier harness.
 CARD_C = GPU_DATA / "h200-suite-card-54f59374.json"
+# Card a2348aed, not in the baseline, of the kind of M, N, O and R by its shape, yet 1.2-2.5 %
+# slower than all four on 13 DRAM-read-bound reductions; unchanged kernels (6972a59).
+CARD_UNLIKE_ITS_KIND = GPU_DATA / "h200-card-a2348aed-plain" / "plain.json.gz"
 # GPU 0 of a two-GPU host, both GPUs measuring the suite at once (4 repetitions in 2 processes).
 TWO_GPU_HOST = GPU_DATA / "h200-x2-card-6a541b71-both-gpus.json"
 H200 = "NVIDIA H200 (sm 9.0)"  # the model of these files: its own prior applies (levels.PRIORS)
@@ -64,10 +67,12 @@ def test_the_baseline_measured_the_host_and_kind_levels_on_seven_hosts() -> None
     stored, warning = noises.stored_beside(BASELINE / "result.json.gz", context)
     assert warning is None and stored is not None
     assert np.isfinite(stored.host).sum() > 300 and np.isnan(stored.card).all()
-    # two kinds (four cards and three): the spread within kinds is far narrower than between hosts
-    both = np.isfinite(stored.kind) & np.isfinite(stored.host)
-    assert both.sum() > 300
-    assert np.median(stored.kind[both]) < np.median(stored.host[both]) / 3
+    # two kinds (four cards and three): the spread within kinds, kept in noise.json as a
+    # description, is far narrower than between hosts
+    entries = json.loads((BASELINE / "noise.json").read_text())["benchmarks"].values()
+    both = [(e["kind"], e["host"]) for e in entries if None not in (e["kind"], e["host"])]
+    assert len(both) > 300
+    assert np.median([k for k, _ in both]) < np.median([h for _, h in both]) / 3
 
 
 def test_a_card_the_baseline_holds_is_compared_with_its_own_runs() -> None:
@@ -77,22 +82,35 @@ def test_a_card_the_baseline_holds_is_compared_with_its_own_runs() -> None:
     assert report.exit_status == 0
 
 
-def test_another_card_of_a_held_kind_is_held_to_the_kind_spread_and_passes_unchanged() -> None:
+def test_another_card_of_a_held_kind_is_held_to_the_host_spread_and_passes_unchanged() -> None:
     report = against_baseline(OTHER_CARD)
     measured = [c for c in report.comparisons if c.level]
-    assert {c.level for c in measured} == {"kind"} and all(c.level_measured for c in measured)
+    assert {c.level for c in measured} == {"host"} and all(c.level_measured for c in measured)
     assert report.exit_status == 0 and report.counts()[Verdict.SAME] == 356
-    assert any("of a kind the baseline holds" in n and "4 run(s)" in n for n in report.notes)
-    factor = levels.upper_bound_factor(6)  # 7 runs in 2 kinds: 5 degrees of freedom
-    assert any(f"x{factor:.2f}" in n and "kinds of card" in n for n in report.notes)
+    assert any(
+        "of a kind the baseline holds" in n and "held all the same" in n for n in report.notes
+    )
+    factor = levels.upper_bound_factor(7)  # 7 hosts: 6 degrees of freedom
+    assert any(f"x{factor:.2f}" in n and "7 hosts" in n for n in report.notes)
 
 
-def test_todays_harness_on_another_card_passes_unchanged_at_the_kind_level() -> None:
+def test_a_card_that_times_some_benchmarks_unlike_its_kind_passes_unchanged() -> None:
+    """Card a2348aed matches the kind of four baseline cards (shape distance 0.12 %) but times
+    13 DRAM-read-bound reductions 1.2-2.5 % slower than all four, which agree within 0.2 %;
+    held to that kind's spread, compare failed all 13 on unchanged kernels."""
+    report = against_baseline(CARD_UNLIKE_ITS_KIND)
+    assert any("of a kind the baseline holds" in n for n in report.notes)
+    slower = [c for c in report.comparisons if c.name.startswith("reduction/") and c.ratio > 1.012]
+    assert len(slower) >= 13 and {c.level for c in slower} == {"host"}
+    assert report.counts()[Verdict.SAME] == 356 and report.exit_status == 0
+
+
+def test_todays_harness_on_another_card_passes_unchanged_at_the_host_level() -> None:
     """Card GPU-5f632982 (not in the baseline), the tree of 2cd5aac: the family folders, the
     checks on the GPU, the sampling tools kept per thread; the baseline's harness is b9b23ab's.
     Unchanged kernels, 356 SAME without any re-run (docs/measurement.md)."""
     report = against_baseline(GPU_DATA / "h200-card-5f632982.json.gz")
-    assert {c.level for c in report.comparisons if c.level} == {"kind"}
+    assert {c.level for c in report.comparisons if c.level} == {"host"}
     assert report.exit_status == 0 and report.counts()[Verdict.SAME] == 356
 
 
@@ -103,7 +121,7 @@ def test_a_host_configured_unlike_the_baselines_is_held_to_at_least_the_host_pri
     host was configured so: every limit is at least the host prior, and unchanged code passes."""
     report = against_baseline(TWO_GPU_HOST)
     assert any("configured unlike every host" in n for n in report.notes)
-    assert {c.level for c in report.comparisons if c.level} == {"kind"}
+    assert {c.level for c in report.comparisons if c.level} == {"host"}
     empty = next(c for c in report.comparisons if c.name.startswith("probe/empty_kernel/"))
     assert empty.ratio is not None and empty.ratio > 1.15
     for c in report.comparisons:
@@ -115,7 +133,7 @@ def test_a_host_configured_unlike_the_baselines_is_held_to_at_least_the_host_pri
 
 def test_a_card_of_no_held_kind_falls_back_to_the_host_spread() -> None:
     """Card S's run with its times moved in a pattern unlike either kind (every other
-    benchmark 1.5 % slower): no kind matches, the host level applies, and it is wider."""
+    benchmark 1.5 % slower): no kind matches, and the note says so; the host level applies."""
     document = json.loads(OTHER_CARD.read_text())
     names = sorted({row["run_name"] for row in document["benchmarks"]})
     slower = set(names[::2])
@@ -127,9 +145,6 @@ def test_a_card_of_no_held_kind_falls_back_to_the_host_spread() -> None:
     report = compare(from_documents(found.label, found.documents), run, TIME, SETTINGS, found.noise)
     assert {c.level for c in report.comparisons if c.level} == {"host"}
     assert any("of none of the baseline's 2 kind(s)" in n for n in report.notes)
-    kind = [c.noise_floor for c in against_baseline(OTHER_CARD).comparisons if c.noise_floor]
-    host = [c.noise_floor for c in report.comparisons if c.noise_floor]
-    assert np.median(host) > 2 * np.median(kind)  # a wider spread: never sharper than a kind
 
 
 def _baseline_of_one_kind() -> dict:
@@ -260,9 +275,10 @@ def test_sensitivity_is_stated_and_tight_on_the_baselines_own_card() -> None:
     own = [c for c in against_baseline(CARD_IN_BASELINE).comparisons if c.sensitivity]
     other = [c for c in against_baseline(OTHER_CARD).comparisons if c.sensitivity]
     long = lambda cs: [c.sensitivity for c in cs if c.baseline.median >= 50_000]  # noqa: E731
-    # another card of a kind the baseline holds: a 2 % slowdown caught for most (1.30 % median
-    # sensitivity on card S; 8.7 % against a baseline of the other kind only)
-    assert np.median(long(own)) < np.median(long(other)) <= 0.02
+    # the card's own run: 1.2 % median sensitivity; another card, held to the host level: 5.1 %
+    # on card S (1.30 % at the kind level, which card a2348aed showed unsafe: an anchored run
+    # on the card is what judges it sharply)
+    assert np.median(long(own)) <= 0.015 < np.median(long(other)) <= 0.06
 
 
 def test_report_and_run_give_the_same_verdicts() -> None:

@@ -146,7 +146,6 @@ def process_noise(values: dict[str, float]) -> noises.LevelNoise:
         np.ones(count, bool),
         nan,
         nan.copy(),
-        nan.copy(),
     )
 
 

@@ -62,8 +62,9 @@ def test_config_replaces_the_suites_for_compare(
     plain = tmp_path / "plain.toml"
     plain.write_text('[compare]\nthreshold = "1%"\n')
     done = run_cli("compare", BASELINE, CARD, "--format", "json", "--config", plain)
-    assert done.status == 1, done.err
-    assert rows_of(done)[REDUCTION]["verdict"] == "REGRESSION"
+    assert done.status == 0, done.err
+    assert rows_of(done)[REDUCTION]["threshold"] == 0.01
+    assert json.loads(done.out)["settings"]["threshold_rules"] == []
 
 
 def test_compare_warns_of_other_run_settings_as_run_report_and_ab_do(

@@ -89,7 +89,6 @@ class Noise:
             np.isfinite(self.between),
             self.card if self.card is not None else nan,
             self.host if self.host is not None else nan.copy(),
-            self.kind if self.kind is not None else nan.copy(),
         )
 
 
@@ -105,7 +104,6 @@ class LevelNoise:
     process_measured: np.ndarray
     card: np.ndarray
     host: np.ndarray
-    kind: np.ndarray
 
     def take(self, names: Sequence[str]) -> LevelNoise:
         """Aligned with `names`; NaN (not measured) for a name it does not hold."""
@@ -124,7 +122,6 @@ class LevelNoise:
             pick(self.process_measured, False),
             pick(self.card, np.nan),
             pick(self.host, np.nan),
-            pick(self.kind, np.nan),
         )
 
     def at(self, level: Level) -> np.ndarray:
@@ -133,8 +130,6 @@ class LevelNoise:
         out = np.where(self.process_measured, self.process, np.nan)
         if level is Level.CARD:
             out = np.where(np.isfinite(self.card), np.fmax(self.card, self.process), np.nan)
-        if level is Level.KIND:  # measured between hosts whose cards are of one kind
-            out = np.where(np.isfinite(self.kind), np.fmax(self.kind, self.process), np.nan)
         if level >= Level.HOST:
             wider = np.fmax(self.host, np.fmax(self.card, self.process))
             out = np.where(np.isfinite(self.host), wider, np.nan)
@@ -557,9 +552,7 @@ def levels_from_file(data: Mapping[str, Any]) -> LevelNoise:
     # an older tool) is taken at its word: measured.
     processes = np.array([entries[n].get("processes") or 0 for n in names])
     measured = (processes != 1) | np.isfinite(column("between_processes"))
-    return LevelNoise(
-        names, column("noise"), measured, column("card"), column("host"), column("kind")
-    )
+    return LevelNoise(names, column("noise"), measured, column("card"), column("host"))
 
 
 def stored(path: Path, context: Mapping[str, Any]) -> tuple[LevelNoise | None, str | None]:

@@ -4,9 +4,12 @@ H200 cards come in kinds that no context key tells apart (same name, clocks, mem
 link). Measured over the suite's 312 benchmarks that do not touch the host, on five cards
 and two more slowed by injection (docs/measurement.md, "Kinds of card"): within a kind two cards differ by a median 0.04-0.10 %
 per benchmark; across kinds by 0.6-1.0 %, up to 4.9 % on some benchmarks (double strides
-faster, offset copies slower), the same pattern on every card of the other kind. Held to the
-spread of its own kind, a card is judged 5-10x more sharply than against every card of the
-model.
+faster, offset copies slower), the same pattern on every card of the other kind. So a
+baseline of one kind says nothing of a card of another (compare holds it to at least the
+unseen-kind prior), and noise.json keeps the spread within kinds, 5-10x narrower than between
+all cards. That spread does not bound a card the baseline never held, though: GPU-a2348aed,
+of a held kind by its shape, timed 13 benchmarks 1.2-2.5 % off all four cards of its kind, so
+compare holds such a card to the spread between all hosts.
 
 The distance between two runs is their *shape* distance: the median over benchmarks of
 |r - median(r)| with r = log(time ratio). Removing the median makes it blind to a change
@@ -120,12 +123,11 @@ def of_runs(result: ResultSet, unit_of_process: np.ndarray) -> Kinds:
 
 @dataclass(frozen=True)
 class Match:
-    """The kind of the baseline's runs a contender's card is of: `runs` its runs (indices
-    into levels.RUNS_KEY), `distance` the contender's shape distance from their mean;
-    `kind` None when no kind is within KIND_DISTANCE (`distance`: the nearest one's)."""
+    """The kind of the baseline's runs a contender's card is of, `distance` its shape distance
+    from their mean; `kind` None when no kind is within KIND_DISTANCE (`distance`: the nearest
+    one's)."""
 
     kind: int | None
-    runs: tuple[int, ...]
     distance: float
     kinds: int
 
@@ -149,6 +151,5 @@ def match(kinds: Kinds, contender: ResultSet) -> Match | None:
         return None
     distance, kind = best
     if distance > KIND_DISTANCE:
-        return Match(None, (), distance, kinds.count)
-    runs = tuple(int(u) for u in np.flatnonzero(kinds.of_run == kind))
-    return Match(kind, runs, distance, kinds.count)
+        return Match(None, distance, kinds.count)
+    return Match(kind, distance, kinds.count)

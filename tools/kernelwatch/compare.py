@@ -563,15 +563,24 @@ def judged_against(baseline: ResultSet, contender: ResultSet, notes: list[str]) 
         # occupancy/smem_limited blocks_per_sm 3 (five pairs tried, docs/measurement.md), beyond
         # the card and host priors' limits; a card of the run's own kind is held as before.
         found = noises.kind_of_one_run(baseline, contender)
-        found = found if found is not None and found.kind is None else None
+        found = found if found.kind is None else None
     if found is None:
         return wide
     if found.kind is None:
+        # Too few benchmarks to tell the card's kind (a filtered run): it may be of another one,
+        # as a whole run would show; held as such, a verdict does not hang on the filter.
         unseen = found.kinds < 2
-        notes.append(
-            f"this card is of none of the baseline's {found.kinds} kind(s) of card (shape "
+        why = (
+            f"fewer than {kinds.MIN_SHARED} benchmarks shared with the baseline tell nothing "
+            "of this card's kind of card, so it may be of none of the baseline's "
+            f"{found.kinds} kind(s)"
+            if math.isnan(found.distance)
+            else f"this card is of none of the baseline's {found.kinds} kind(s) of card (shape "
             f"distance {found.distance:.2%} from the nearest; one kind within "
-            f"{kinds.KIND_DISTANCE:.2%}): held to the spread between all its hosts"
+            f"{kinds.KIND_DISTANCE:.2%})"
+        )
+        notes.append(
+            f"{why}: held to the spread between all its hosts"
             + (
                 ", at least the prior for an unseen kind (docs/measurement.md): with one kind, "
                 "that spread never crossed kinds; add a run on a card of this kind to the "

@@ -125,16 +125,16 @@ def of_runs(result: ResultSet, unit_of_process: np.ndarray) -> Kinds:
 class Match:
     """The kind of the baseline's runs a contender's card is of, `distance` its shape distance
     from their mean; `kind` None when no kind is within KIND_DISTANCE (`distance`: the nearest
-    one's)."""
+    one's), or when the two share too few benchmarks to tell (`distance` NaN)."""
 
     kind: int | None
     distance: float
     kinds: int
 
 
-def match(kinds: Kinds, contender: ResultSet) -> Match | None:
-    """The contender's kind among the baseline's; None when nothing can be said (no shared
-    benchmarks enough)."""
+def match(kinds: Kinds, contender: ResultSet) -> Match:
+    """The contender's kind among the baseline's; of none, with a NaN distance, where they
+    share fewer than MIN_SHARED benchmarks: nothing says it is of a kind the baseline holds."""
     mine = _medians(contender, kinds.names, None)
     best: tuple[float, int] | None = None
     for kind in range(kinds.count):
@@ -148,7 +148,7 @@ def match(kinds: Kinds, contender: ResultSet) -> Match | None:
         if np.isfinite(distance) and (best is None or distance < best[0]):
             best = (distance, kind)
     if best is None:
-        return None
+        return Match(None, float("nan"), kinds.count)
     distance, kind = best
     if distance > KIND_DISTANCE:
         return Match(None, distance, kinds.count)

@@ -172,16 +172,16 @@ def row_units(
 
 def kind_of(baseline: ResultSet, contender: ResultSet) -> kinds.Match | None:
     """The contender card's kind among a pooled baseline's runs (kinds.py); None for a result
-    of one run, or too few shared benchmarks."""
+    of one run."""
     units = row_units(baseline)
     if units is None:
         return None
     return kinds.match(kinds.of_runs(baseline, units[0]), contender)
 
 
-def kind_of_one_run(baseline: ResultSet, contender: ResultSet) -> kinds.Match | None:
+def kind_of_one_run(baseline: ResultSet, contender: ResultSet) -> kinds.Match:
     """The contender card's kind against a baseline of one run, which holds one kind: `kind`
-    None when the two cards are of different kinds (kinds.py)."""
+    None when the two cards are of different kinds, or it cannot be told (kinds.py)."""
     count = int(baseline.processes.max()) + 1 if len(baseline.processes) else 0
     return kinds.match(kinds.of_runs(baseline, np.zeros(count, dtype=np.int64)), contender)
 

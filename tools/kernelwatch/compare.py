@@ -567,8 +567,8 @@ def judged_against(baseline: ResultSet, contender: ResultSet, notes: list[str]) 
     if found is None:
         return wide
     if found.kind is None:
-        # Too few benchmarks to tell the card's kind (a filtered run): it may be of another one,
-        # as a whole run would show; held as such, a verdict does not hang on the filter.
+        # Of another kind, or too few benchmarks to tell (a filtered run): held as another kind
+        # either way, so that a verdict does not hang on the filter.
         unseen = found.kinds < 2
         why = (
             f"fewer than {kinds.MIN_SHARED} benchmarks shared with the baseline tell nothing "

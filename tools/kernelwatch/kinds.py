@@ -7,9 +7,8 @@ per benchmark; across kinds by 0.6-1.0 %, up to 4.9 % on some benchmarks (double
 faster, offset copies slower), the same pattern on every card of the other kind. So a
 baseline of one kind says nothing of a card of another (compare holds it to at least the
 unseen-kind prior), and noise.json keeps the spread within kinds, 5-10x narrower than between
-all cards. That spread does not bound a card the baseline never held, though: GPU-a2348aed,
-of a held kind by its shape, timed 13 benchmarks 1.2-2.5 % off all four cards of its kind, so
-compare holds such a card to the spread between all hosts.
+all cards: a description, which does not bound a card the baseline never held
+(compare.judged_against).
 
 The distance between two runs is their *shape* distance: the median over benchmarks of
 |r - median(r)| with r = log(time ratio). Removing the median makes it blind to a change

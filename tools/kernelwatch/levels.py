@@ -6,12 +6,9 @@ A benchmark's median moves between two results for reasons that nest:
 * card: two physical cards of one model in one host;
 * host: two hosts (another machine: its CPU, memory, PCIe link, driver install, neighbours).
 
-A card of a kind the baseline holds (kinds.py: cards of one model that time alike, told apart
-by their measurements) is judged at the host level too, not by the spread between the cards of
-its kind: GPU-a2348aed, of the kind of four H200 baseline cards that agree within 0.2 % on every
-DRAM-read-bound reduction, timed 13 of them 1.2-2.5 % slower with unchanged code
-(docs/measurement.md, "Kinds of card"). Only a run on the card itself, or an anchor measured
-there, judges it more sharply.
+A card of a kind the baseline holds (kinds.py) crosses the host level too (why:
+compare.judged_against); only a run on the card itself, or an anchor measured there, judges it
+more sharply.
 
 Each result's context names its card (`gpu_uuid`), its host (`host_gpu_uuids`: the set of all
 GPUs NVML sees identifies a machine, else `host_machine_id`) and its host's configuration (CPU

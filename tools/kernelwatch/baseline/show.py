@@ -198,7 +198,6 @@ def _levels_text(document: Mapping[str, Any], known: Mapping[str, Any]) -> str:
         else:
             said.append(f"{level}: never measured, the prior applies (docs/measurement.md)")
     if any(e.get("kind") is not None for e in known.values()):  # kinds of card (kinds.py)
-        # Shown, not judged by: a card of a held kind timed 13 benchmarks 2.5 % off its kind.
         said.insert(
             1,
             "kind: measured (between the cards of one kind; compare holds a card to the host level)",

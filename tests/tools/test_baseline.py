@@ -752,7 +752,7 @@ def test_show_names_every_level_the_committed_h200_baseline_measured(run_cli) ->
         "levels        process: measured; card: never measured, the prior applies "
         "(docs/measurement.md); kind: measured (between the cards of one kind; compare holds "
         "a card to the host level); "
-        "host: measured (7 hosts)"
+        "host: measured (9 hosts)"
     )
 
 

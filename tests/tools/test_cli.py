@@ -467,6 +467,23 @@ def test_interrupt_and_internal_error_are_one_line(monkeypatch, write_json, run_
     assert result.err.startswith("kernelwatch: internal error: RuntimeError: bug")
 
 
+def test_a_missing_package_is_one_line_naming_it(write_json) -> None:
+    """Without numpy (a fresh machine, `PYTHONPATH=tools python3 -m kernelwatch`): one line
+    that says what to install, never an internal error."""
+    path = write_json("a.json", SUITE)
+    code = (
+        "import sys; sys.modules['numpy'] = None; from kernelwatch import cli; "
+        f"sys.exit(cli.main(['compare', {str(path)!r}, {str(path)!r}]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "tools")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "kernelwatch: error: the Python package numpy is not installed: pip install numpy "
+        "(in a checkout: tools/kw setup-python)\n"
+    )
+
+
 def test_an_interrupt_while_the_commands_are_imported_is_one_line(monkeypatch, run_cli) -> None:
     # Ctrl-C in the first ~0.3 s (importing every command, numpy) printed a traceback: the
     # parser was built outside main's handlers.

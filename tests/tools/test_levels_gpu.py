@@ -1,5 +1,7 @@
-"""Levels of variation on real files from the H200 machines (tests/data/gpu, the committed
-baseline pooled from seven cards of two kinds): which level a comparison crosses, a card the
+"""Levels of variation on real files from the H200 machines (tests/data/gpu), judged against the
+H200 baseline of their time: b9b23ab's, pooled from seven cards of two kinds, kept in
+tests/data/gpu/h200-baseline-b9b23ab (the committed one is today's harness, measured on nine
+other cards: test_baseline_h200.py): which level a comparison crosses, a card the
 baseline holds, a card of a kind the baseline never held, host-bound transfers, the prior for
 single-process files, the sensitivity, and that `report` judges a run exactly as `run` and
 `compare` do."""
@@ -26,7 +28,8 @@ from kernelwatch.results import gpu_model, resolve_metric
 from kernelwatch.verdict import Judging
 
 TIME = resolve_metric("time")
-BASELINE = REPO / "baselines" / "nvidia-h200-sm90"
+BASELINES = GPU_DATA / "h200-baseline-b9b23ab"  # a baselines folder: the H200 one alone
+BASELINE = BASELINES / "nvidia-h200-sm90"
 # A second run on card L (GPU-a5b8dffa), whose first run is one of the baseline's five.
 CARD_IN_BASELINE = GPU_DATA / "h200-suite-card-a5b8dffa-second-run.json"
 # Card S, not in the baseline, of the kind of its cards M, N, O and R; the same harness (the
@@ -53,7 +56,7 @@ pytestmark = pytest.mark.skipif(
 def against_baseline(path: Path, part: bool = False):
     run = load(path)
     found = baselines.against(
-        REPO / "baselines", run.context, str(path), names=set(run.names) if part else None
+        BASELINES, run.context, str(path), names=set(run.names) if part else None
     )
     return compare(from_documents(found.label, found.documents), run, TIME, SETTINGS, found.noise)
 
@@ -141,7 +144,7 @@ def test_a_card_of_no_held_kind_falls_back_to_the_host_spread() -> None:
         if row["run_name"] in slower:
             row["real_time"] *= 1.015
     run = from_documents("S, reshaped", [document])
-    found = baselines.against(REPO / "baselines", run.context, "S")
+    found = baselines.against(BASELINES, run.context, "S")
     report = compare(from_documents(found.label, found.documents), run, TIME, SETTINGS, found.noise)
     assert {c.level for c in report.comparisons if c.level} == {"host"}
     assert any("of none of the baseline's 2 kind(s)" in n for n in report.notes)
@@ -307,7 +310,7 @@ def test_report_and_run_give_the_same_verdicts() -> None:
     the suite that ran exactly as `run` does (baselines.against)."""
     pytest.importorskip("matplotlib")
     report = against_baseline(CARD_E, part=True)
-    shown = build_page(Options(result=CARD_E, judging=Judging(TIME, SETTINGS)))
+    shown = build_page(Options(result=CARD_E, judging=Judging(TIME, SETTINGS), baselines=BASELINES))
     assert shown.comparison is not None
     assert [(c.name, c.verdict, c.limit) for c in shown.comparison.comparisons] == [
         (c.name, c.verdict, c.limit) for c in report.comparisons

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import xml.etree.ElementTree as ET
 
@@ -9,7 +10,9 @@ import numpy as np
 import pytest
 from conftest import document, result_set
 from kernelwatch import render, synthetic
+from kernelwatch.ab import with_identical
 from kernelwatch.compare import Settings, compare
+from kernelwatch.explanation import Change, Explanation, KernelChange
 from kernelwatch.loading import from_documents
 from kernelwatch.results import Metric, resolve_metric
 from kernelwatch.gbench import failed_row
@@ -61,6 +64,19 @@ def test_table(report) -> None:
         line.startswith("Geomean change +9.5% over 2 benchmarks: 1 REGRESSION") for line in lines
     )
     assert "\033[" not in text
+
+
+def test_a_row_with_nothing_measured_shows_no_kernel_line(report) -> None:
+    """An IDENTICAL row (a binary built as the baseline's: not measured) with the same kernel
+    says nothing more; a measured change on the same kernel says where it came from."""
+    same_kernel = Explanation(kernel=KernelChange(Change.IDENTICAL))
+    identical = with_identical(report, {"BM_same": "built identically"})
+    explained = dataclasses.replace(
+        identical, explanations={"BM_same": same_kernel, "BM_slow|pipe": same_kernel}
+    )
+    lines = render.render_table(explained, color=False).splitlines()
+    shown = [lines[i - 1].split()[1] for i, line in enumerate(lines) if "kernel identical" in line]
+    assert shown == ["BM_slow|pipe"]
 
 
 def test_table_colour_only_when_asked(report) -> None:

@@ -203,9 +203,9 @@ def test_report_of_the_real_run_shows_every_part(suite_report) -> None:
     assert "this GPU&#x27;s baseline (nvidia-h200-sm90)" in text  # (escaped)
     counts = page.comparison.counts()
     # An older harness (GPU-a3769d54, before the hold) on another card: its 138 us bank-conflict
-    # reads ran 1.0 % slower than on all thirteen cards measured since, which reaches the 1 %
-    # threshold against the baseline re-measured with the pool; nothing else moved.
-    assert counts[Verdict.MISSING] == 1 and counts[Verdict.REGRESSION] <= 1
+    # reads ran 1.0 % slower than on every card measured since, which reaches the 1 % threshold
+    # on five strides against the baseline pooled from nine cards; nothing else moved.
+    assert counts[Verdict.MISSING] == 1 and counts[Verdict.REGRESSION] <= 5
     assert all(
         c.name.startswith("shared_banks/")
         for c in page.comparison.comparisons

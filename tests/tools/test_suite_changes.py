@@ -1,6 +1,6 @@
 """A pull request that changes the suite itself, as its developer sees it: a real H200 run
-(tests/data/gpu), edited as the changed suite's run would come out, judged against the committed
-pooled H200 baseline by the verdict path of `kernelwatch run` and by `compare`, through the
+(tests/data/gpu), edited as the changed suite's run would come out, judged against the pooled
+H200 baseline of its time (b9b23ab's seven cards, tests/data/gpu/h200-baseline-b9b23ab) by the verdict path of `kernelwatch run` and by `compare`, through the
 Markdown report and the PR comment (docs/ci.md, "When a pull request changes the suite")."""
 
 from __future__ import annotations
@@ -21,13 +21,14 @@ from kernelwatch.loading import from_documents
 from kernelwatch.render import render_markdown
 from kernelwatch.results import resolve_metric
 
-BASELINES = REPO / "baselines"
+BASELINES = GPU_DATA / "h200-baseline-b9b23ab"  # a baselines folder: the H200 one alone
 BASELINE = BASELINES / "nvidia-h200-sm90"
+SUITE_TOML = REPO / "baselines" / "kernelwatch.toml"  # the suite's thresholds, as committed
 # A second run on a card the baseline pools (compared with that card's run: process level),
 # and a run on a card it does not hold (compared with the runs on cards of its kind).
 OWN_CARD = GPU_DATA / "h200-suite-card-a5b8dffa-second-run.json"
 OTHER_CARD = GPU_DATA / "h200-suite-card-54f59374.json"
-CONFIG = ["--config", BASELINES / "kernelwatch.toml"]
+CONFIG = ["--config", SUITE_TOML]
 
 COALESCING = "coalescing/offset/double/offset:17/manual_time"
 TRANSPOSE = "transpose/copy_rows/rows:2048/cols:2048/block_rows:8/manual_time"
@@ -59,7 +60,7 @@ def slowed(document: dict[str, Any], name: str, factor: float) -> None:
 
 
 def judging() -> verdict.Judging:
-    config = verdict.suite_config(None, BASELINES)
+    config = verdict.suite_config(SUITE_TOML)
     return verdict.Judging(resolve_metric("time"), verdict.settings(config))
 
 

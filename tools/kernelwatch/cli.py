@@ -193,6 +193,18 @@ def _main(argv: Sequence[str] | None) -> int:
         _silence_stdout()
         print(f"kernelwatch: error: {output_error(exc)}", file=sys.stderr)
         return 2
+    except ModuleNotFoundError as exc:
+        package = (exc.name or "").partition(".")[0]
+        if not package or package == "kernelwatch":
+            return _internal_error(exc)
+        # A package kernelwatch needs, missing: `PYTHONPATH=tools python3 -m kernelwatch` on a
+        # fresh machine without numpy said "internal error: ModuleNotFoundError".
+        print(
+            f"kernelwatch: error: the Python package {package} is not installed: "
+            f"pip install {package} (in a checkout: tools/kw setup-python)",
+            file=sys.stderr,
+        )
+        return 2
     except Exception as exc:  # a bug: still one line, unless asked for the traceback
         return _internal_error(exc)
 

@@ -1,7 +1,8 @@
 """A pull request that changes the suite itself, as its developer sees it: a real H200 run
 (tests/data/gpu), edited as the changed suite's run would come out, judged against the pooled
-H200 baseline of its time (b9b23ab's seven cards, tests/data/gpu/h200-baseline-b9b23ab) by the verdict path of `kernelwatch run` and by `compare`, through the
-Markdown report and the PR comment (docs/ci.md, "When a pull request changes the suite")."""
+H200 baseline of its time (b9b23ab's seven cards, tests/data/gpu/h200-baseline-b9b23ab) by the
+verdict path of `kernelwatch run` and by `compare`, through the Markdown report and the PR
+comment (docs/ci.md, "When a pull request changes the suite")."""
 
 from __future__ import annotations
 

@@ -37,6 +37,9 @@ from kernelwatch.verdict import Judging
 from kernelwatch.gbench import failed_row
 
 SUITE = GPU_DATA / "h200-suite-rep10.json"
+# The H200 baseline of SUITE's time (b9b23ab's seven cards); against the one re-measured at
+# today's harness, SUITE's older harness reads five bank-conflict strides +1.0 %, REGRESSION.
+BASELINES_THEN = GPU_DATA / "h200-baseline-b9b23ab"
 COALESCING = GPU_DATA / "h200-coalescing-rep5.json"
 needs_gpu_data = pytest.mark.skipif(
     not (SUITE.is_file() and COALESCING.is_file()), reason="no H200 result files in tests/data/gpu"
@@ -154,11 +157,13 @@ def options(result: Path = SUITE, **changes: Any) -> Options:
 
 @pytest.fixture(scope="module")
 def suite_report(history_db: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
-    """The report of the real run, against the committed H200 baseline, with the history."""
+    """The report of the real run, against the H200 baseline of its time, with the history."""
     if not HAVE_MATPLOTLIB:
         pytest.skip("matplotlib is not installed (tools/kw setup installs it)")
     out = tmp_path_factory.mktemp("report") / "report.html"
-    page = write_report(options(db=history_db), out, find_changes=known_steps)
+    page = write_report(
+        options(db=history_db, baselines=BASELINES_THEN), out, find_changes=known_steps
+    )
     return out, page
 
 
@@ -203,9 +208,9 @@ def test_report_of_the_real_run_shows_every_part(suite_report) -> None:
     assert "this GPU&#x27;s baseline (nvidia-h200-sm90)" in text  # (escaped)
     counts = page.comparison.counts()
     # An older harness (GPU-a3769d54, before the hold) on another card: its 138 us bank-conflict
-    # reads ran 1.0 % slower than on every card measured since, which reaches the 1 % threshold
-    # on five strides against the baseline pooled from nine cards; nothing else moved.
-    assert counts[Verdict.MISSING] == 1 and counts[Verdict.REGRESSION] <= 5
+    # reads ran 1.0 % slower than on all thirteen cards measured since, which reaches the 1 %
+    # threshold against the baseline re-measured with the pool; nothing else moved.
+    assert counts[Verdict.MISSING] == 1 and counts[Verdict.REGRESSION] <= 1
     assert all(
         c.name.startswith("shared_banks/")
         for c in page.comparison.comparisons

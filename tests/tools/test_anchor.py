@@ -703,3 +703,48 @@ def test_an_anchor_with_every_binary_identical_measures_nothing(
     assert f"anchored on {checkout.a[:12]} (nothing to measure; 3 benchmark(s)" in done.err
     assert "records no GPU" not in done.err  # the run's own context stands for the anchor's
     assert not (checkout.root / ".kernelwatch" / "anchors").exists()
+
+
+SLOW_MODE = REPO / "tests" / "data" / "gpu" / "h200-card-b9b7f2b2-ab-unroll"
+H200 = REPO / "baselines" / "nvidia-h200-sm90"
+
+
+def _rounds(side: str, numbers: tuple[int, ...]) -> list[dict]:
+    found = []
+    for k in numbers:
+        with gzip.open(SLOW_MODE / side / f"round-{k}.json.gz", "rt") as round_file:
+            found.append(json.load(round_file))
+    return found
+
+
+def test_an_anchor_whose_two_processes_ran_slow_flags_no_identical_kernel() -> None:
+    """docs/measurement.md, "An anchor's two processes": on one H200 card, rounds 2 and 5 of
+    one build ran the latency-bound reductions about 2 % slower than its other rounds. Taken as
+    an anchor of the suite's two processes, against rounds 1 and 3 of the same binary, its own
+    spread flags four of them as IMPROVEMENT (as GPU-8da66dc9's anchored run read); held to the
+    spread between processes the committed baseline measured, none."""
+    from kernelwatch import anchor, verdict
+    from kernelwatch import noise as noises
+    from kernelwatch.compare import Verdict
+    from kernelwatch.loading import from_documents, load
+    from kernelwatch.results import resolve_metric
+
+    judging = verdict.Judging(
+        resolve_metric("real_time"),
+        verdict.settings(verdict.suite_config(REPO / "baselines" / "kernelwatch.toml")),
+    )
+    slow = _rounds("B", (2, 5))
+    run = from_documents("run", _rounds("B", (1, 3)))
+
+    def moved(floor: noises.LevelNoise | None) -> dict[str, Verdict]:
+        against = anchor.as_baseline("anchor", slow, floor)
+        report = verdict.judge_result(against.whole, run, judging, against)
+        return {c.name: c.verdict for c in report.comparisons if c.verdict is not Verdict.SAME}
+
+    own = moved(None)
+    assert set(own.values()) == {Verdict.IMPROVEMENT} and {
+        "reduction/sum/warp_shuffle/float/n:67108864/manual_time",
+        "reduction/sum/naive/float/n:67108864/manual_time",
+    } <= set(own)
+    stored = noises.levels_from_file(noises.read_noise_file(H200 / noises.NOISE_FILE))
+    assert moved(anchor.process_floor(load(H200), stored)) == {}

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import H100_CONTEXT, document, merged, result_set
+from conftest import H100_CONTEXT, REPO, document, merged, result_set
 from kernelwatch import levels
 from kernelwatch import noise as noises
 from kernelwatch.compare import Settings, Verdict, compare
 from kernelwatch.errors import InputError
 from kernelwatch.levels import Level
-from kernelwatch.loading import from_documents
+from kernelwatch.loading import from_documents, load
 from kernelwatch.results import gpu_model, resolve_metric
 
 TIME = resolve_metric("time")
@@ -198,3 +198,28 @@ def test_documents_without_process_keys_are_one_process_per_file() -> None:
         "dir", [document({"BM_a": steady(100.0)}), document({"BM_a": steady(100.0)})]
     )
     assert side.benchmark("BM_a").processes.tolist() == [0] * 10 + [1] * 10
+
+
+def test_the_widest_step_is_the_largest_gap_between_two_processes_of_a_run() -> None:
+    spec = {
+        "fam/k/manual_time": [steady(100.0, 5), steady(100.0, 5, seed=1), steady(102.0, 5, seed=2)],
+        "fam/one/manual_time": [steady(50.0, 5)],
+    }
+    result = from_documents("run", [merged(spec)])
+    steps = dict(zip(result.names, noises.widest_steps(result)))
+    assert steps["fam/k/manual_time"] == pytest.approx(0.02, rel=0.05)
+    assert np.isnan(steps["fam/one/manual_time"])  # one process: no step to see
+
+
+def test_the_h200_baselines_slow_process_is_a_step_its_spread_understates() -> None:
+    """The committed H200 baseline: card GPU-43923646 ran one process of the 64 Mi warp-shuffle
+    sum at 249.3 us against 243.3 us (+2.5 %), while the standard deviation between processes
+    pooled over nine cards is 0.75 % (docs/measurement.md, "An anchor's two processes")."""
+    folder = REPO / "baselines" / "nvidia-h200-sm90"
+    base = load(folder)
+    name = "reduction/sum/warp_shuffle/float/n:67108864/manual_time"
+    step = dict(zip(base.names, noises.widest_steps(base)))[name]
+    stored = noises.levels_from_file(noises.read_noise_file(folder / noises.NOISE_FILE))
+    spread = stored.take([name]).process[0]
+    assert step == pytest.approx(0.0247, abs=0.0005) and spread == pytest.approx(0.0075, abs=0.0001)
+    assert step > 2 * spread  # beyond the limit the spread alone gives

@@ -33,8 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 from kernelwatch import ab, defaults, levels, runner, verdict
 from kernelwatch import baseline as baselines
+from kernelwatch import noise as noises
 from kernelwatch.compare import Report, Verdict
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import strict_json, write_json_atomic
@@ -143,12 +146,54 @@ class Anchor:
     def side(self) -> ResultSet:
         return from_documents(str(self.path), [self.document])
 
-    def against(self) -> baselines.Against:
-        """The anchor as the run's baseline: its own processes measure the spread (as `ab`'s A
-        does); the committed baseline's stored noise belongs to other cards."""
-        return baselines.Against(
-            str(self.path), "the anchor", [self.document], None, None, self.side()
-        )
+    def against(self, floor: noises.LevelNoise | None) -> baselines.Against:
+        """The anchor as the run's baseline (as_baseline)."""
+        return as_baseline(str(self.path), [self.document], floor)
+
+
+def process_floor(committed: ResultSet, stored: noises.LevelNoise | None) -> noises.LevelNoise:
+    """What the committed baseline measured between the processes of one card, as the least
+    process-level spread of an anchor (as_baseline): its stored noise (`stored`), and half the
+    widest step between two processes of one of its cards, so that a limit of twice the spread
+    (compare's default noise multiplier) holds the step."""
+    half_step = noises.widest_steps(committed) / 2.0
+    names = committed.names
+    process = half_step if stored is None else np.fmax(stored.take(names).process, half_step)
+    nan = np.full(len(names), np.nan)
+    return noises.LevelNoise(
+        names,
+        process,
+        np.isfinite(process),
+        nan,
+        nan.copy(),
+        "the anchor's own spread between processes, at least the committed baseline's",
+    )
+
+
+def as_baseline(
+    label: str, documents: Sequence[Any], floor: noises.LevelNoise | None
+) -> baselines.Against:
+    """An anchor's result as the run's baseline. Its spread at the process level is its own
+    processes' (as `ab`'s A), at least `floor` (process_floor: the committed baseline's) where
+    that holds the benchmark. Two processes are too few to see a slow mode that comes one
+    process in several: replayed from 16 processes of one card (GPU-b9b7f2b2), 7-26 % of the
+    anchored runs of the reduction binary flagged an identical kernel on their own spread, none
+    with this floor (docs/measurement.md, "An anchor's two processes")."""
+    side = from_documents(label, documents)
+    if floor is None:
+        return baselines.Against(label, "the anchor", list(documents), None, None, side)
+    own = noises.measure(side).levels()  # as compare computes it from the anchor's values
+    least = floor.take(own.names)
+    nan = np.full(len(own.names), np.nan)
+    floored = noises.LevelNoise(
+        own.names,
+        np.fmax(own.process, least.process),
+        own.process_measured | least.process_measured,
+        nan,
+        nan.copy(),
+        floor.source,
+    )
+    return baselines.Against(label, "the anchor", list(documents), floored, None, side)
 
 
 class Builds:
@@ -481,7 +526,7 @@ def judge(
     anchor_side = outcome.side()
     said = finding(verdict.judge(base, anchor_side, judging, found))
     progress.say(f"kernelwatch: {said}")
-    against = outcome.against()
+    against = outcome.against(process_floor(base, found.noise))
     anchored = verdict.judge_result(anchor_side, report.contender, judging, against)
     anchored = ab.with_identical(anchored, dict.fromkeys(outcome.identical, IDENTICAL_REASON))
     context[CONTEXT_KEY] = phrase
@@ -498,13 +543,15 @@ def again(
     run: Run,
     path: Path,
     progress: runner.Progress,
+    floor: noises.LevelNoise | None,
 ) -> tuple[baselines.Against | None, Report]:
     """Where the run regressed against a reused anchor: the baseline's commit measured again on
     this card now, for the regressed benchmarks alone, as what their confirming re-runs are
     judged against; a card that drifted since the anchor was kept (a drift over more than
     defaults.ANCHOR_AGE_MEASURED_HOURS was never measured) then fails no unchanged code.
     Returns it (None: confirm against the reused anchor) and the report with a note saying so.
-    Written to `path` (beside the run's result and its re-runs), never in the anchor's place."""
+    Written to `path` (beside the run's result and its re-runs), never in the anchor's place.
+    `floor`: the committed baseline's process-level spread (process_floor)."""
     anchor = plan.outcome if plan is not None else None
     flagged = [c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION]
     if not (isinstance(anchor, Anchor) and anchor.reused and flagged):
@@ -546,7 +593,7 @@ def again(
         f"({path}; a card's drift over more than {defaults.ANCHOR_AGE_MEASURED_HOURS:g} h was "
         "never measured)"
     )
-    return fresh.against(), _said(report, note, progress)
+    return fresh.against(floor), _said(report, note, progress)
 
 
 def _said(report: Report, note: str, progress: runner.Progress) -> Report:

@@ -660,7 +660,7 @@ def _stored_first(
     """The stored noise `kept` (aligned with `spreads`) where it holds the benchmark."""
     found = np.isfinite(kept.process)
     notes.append(
-        f"noise: the baseline's stored noise for {int(found.sum())} of "
+        f"noise: {kept.source} for {int(found.sum())} of "
         f"{len(found)} benchmark(s)"
         + ("" if found.all() else "; computed from its repetitions for the others")
     )

@@ -21,8 +21,8 @@ the stored value (else computes it the same way) as the floor of each benchmark'
 
 Read top to bottom: what is known of a noise (Noise, LevelNoise, TIME); the runs of a pooled
 result (which run a process belongs to, the kind of a card among them); measuring the noise
-from a result's values (measure); the stored noise, noise.json (written, read, found beside a
-baseline's result).
+from a result's values (measure; widest_steps, the widest gap between two processes of a card);
+the stored noise, noise.json (written, read, found beside a baseline's result).
 """
 
 from __future__ import annotations
@@ -104,6 +104,7 @@ class LevelNoise:
     process_measured: np.ndarray
     card: np.ndarray
     host: np.ndarray
+    source: str = "the baseline's stored noise"  # what a report's note calls it
 
     def take(self, names: Sequence[str]) -> LevelNoise:
         """Aligned with `names`; NaN (not measured) for a name it does not hold."""
@@ -122,6 +123,7 @@ class LevelNoise:
             pick(self.process_measured, False),
             pick(self.card, np.nan),
             pick(self.host, np.nan),
+            self.source,
         )
 
     def at(self, level: Level) -> np.ndarray:
@@ -400,6 +402,42 @@ def between_processes(
     with np.errstate(invalid="ignore", divide="ignore"):
         between, _ = _between(own_values, owner, result.processes[rows], median, len(which))
     return np.where(np.isfinite(between), between, 0.0)
+
+
+def widest_steps(result: ResultSet, metric: Metric = TIME) -> np.ndarray:
+    """Per benchmark of `result` (aligned with its names): the widest gap between the medians of
+    two processes of one run (one card), over the benchmark's median; NaN where no run holds two
+    of its processes. A slow mode that comes one process in several is a step, not a spread: on
+    one H200 card 3 of 16 processes ran the latency-bound reductions 2.1 % slower, while the
+    standard deviation of processes pooled over nine cards was 0.75 % (docs/measurement.md, "An
+    anchor's two processes")."""
+    size = len(result.names)
+    column = result.metric_column(metric)
+    which = np.flatnonzero(result.counts > 0)
+    out = np.full(size, np.nan)
+    if column is None or not len(which):
+        return out
+    rows, owner = _rows(result.starts[which], result.counts[which])
+    values, processes = column[0][rows], result.processes[rows]
+    units = row_units(result)
+    run = units[0][processes] if units is not None else np.zeros(len(rows), dtype=np.int64)
+    cells, cell = np.unique(np.stack([owner, run, processes]), axis=1, return_inverse=True)
+    medians = _grouped_median(values, cell.reshape(-1), cells.shape[1])
+    runs, in_run = np.unique(cells[:2], axis=1, return_inverse=True)
+    in_run = in_run.reshape(-1)
+    gap = np.full(runs.shape[1], -np.inf)
+    np.maximum.at(gap, in_run, medians)
+    low = np.full(runs.shape[1], np.inf)
+    np.minimum.at(low, in_run, medians)
+    two = np.bincount(in_run, minlength=runs.shape[1]) >= 2
+    widest = np.full(len(which), np.nan)
+    if two.any():
+        steps = np.full(len(which), -np.inf)
+        np.maximum.at(steps, runs[0][two], (gap - low)[two])
+        widest = np.where(np.isfinite(steps), steps, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out[which] = widest / _grouped_median(values, owner, len(which))
+    return out
 
 
 def _rows(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

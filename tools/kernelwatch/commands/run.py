@@ -539,10 +539,19 @@ def _finish(
     base = verdict.baseline_side(found, f"holds none of the {count} benchmarks that ran")
     contender = from_documents(str(out), [document])
     report = verdict.judge_result(base, contender, judging, found)  # as compare and report do
-    found, report = anchors.judge(plan, base, found, report, judging, document, progress)
+    committed = found
+    found, report = anchors.judge(plan, base, committed, report, judging, document, progress)
     if command.confirm and command.anchor is not None:
         again, report = anchors.again(
-            plan, command.anchor, report, settings, jobs, command, anchor_again_path(out), progress
+            plan,
+            command.anchor,
+            report,
+            settings,
+            jobs,
+            command,
+            anchor_again_path(out),
+            progress,
+            anchors.process_floor(base, committed.noise),
         )
         found = again or found
     if anchors.CONTEXT_KEY in context:

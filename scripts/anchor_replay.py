@@ -11,7 +11,8 @@ anchor (anchor.as_baseline, verdict.judge_result), with the suite's settings: on
 anchor's own spread alone, once at least what the committed baseline BASELINE_DIR measured
 between the processes of one card (anchor.process_floor). A/A: anchor and run from the same side; A/B: anchor from A, run from B. Printed per
 pairing and way: the replays, the benchmarks judged in each, the replays with any verdict but
-SAME (and their share), all such verdicts, and the REGRESSIONs before any confirming re-run.
+SAME (and their share), all such verdicts (and their share of the comparisons), and the
+REGRESSIONs before any confirming re-run.
 Only meaningful where the two sides' kernels time alike (an `ab` whose verdicts are all SAME).
 docs/measurement.md ("An anchor's two processes") quotes the result.
 """
@@ -35,7 +36,7 @@ from kernelwatch.results import resolve_metric
 
 def rounds(folder: Path) -> list[Any]:
     found = sorted(
-        folder.glob("round-*.json*"), key=lambda p: int(p.name.split("-")[1][:-5].split(".")[0])
+        folder.glob("round-*.json*"), key=lambda p: int(p.name.split("-")[1].split(".")[0])
     )
     return [json.loads((gzip.open if p.suffix == ".gz" else open)(p, "rt").read()) for p in found]
 
@@ -66,7 +67,7 @@ def main(argv: list[str]) -> int:
         verdict.settings(verdict.suite_config(baseline.parent / "kernelwatch.toml")),
     )
     print(f"{ab_dir}: A {len(sides['A'])} rounds, B {len(sides['B'])}; {k} processes a side")
-    print("pairing  way              replays  judged  flagged  (share)  verdicts  REGRESSIONs")
+    print("pairing  way             replays judged flagged  (share) verdicts  (share) REGRESSIONs")
     for pairing, (x, y) in {"A/A": ("A", "A"), "B/B": ("B", "B"), "A/B": ("A", "B")}.items():
         chosen = replays(sides[x], sides[y], x == y, k)
         for way, least in (("own spread", None), ("baseline floor", floor)):
@@ -82,9 +83,10 @@ def main(argv: list[str]) -> int:
                 verdicts += moved
                 regressions += counts[Verdict.REGRESSION]
             share = flagged / len(chosen)
+            each = verdicts / (len(chosen) * judged)
             print(
-                f"{pairing:8} {way:16} {len(chosen):7} {judged:7} {flagged:8}  ({share:6.1%}) "
-                f"{verdicts:8} {regressions:12}"
+                f"{pairing:8} {way:15} {len(chosen):7} {judged:6} {flagged:7} ({share:6.1%}) "
+                f"{verdicts:8} ({each:6.2%}) {regressions:11}"
             )
     return 0
 

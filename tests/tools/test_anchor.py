@@ -748,3 +748,18 @@ def test_an_anchor_whose_two_processes_ran_slow_flags_no_identical_kernel() -> N
     } <= set(own)
     stored = noises.levels_from_file(noises.read_noise_file(H200 / noises.NOISE_FILE))
     assert moved(anchor.process_floor(load(H200), stored)) == {}
+
+
+def test_the_first_anchored_run_with_the_floor_passed_its_pull_request() -> None:
+    """docs/measurement.md, "An anchor's two processes": GPU-b760cc64's anchored run of the
+    reduction change, one of its own processes slow, its verdicts all SAME or IDENTICAL."""
+    folder = REPO / "tests" / "data" / "gpu" / "h200-card-b760cc64-pr-unroll"
+    with gzip.open(folder / "pr.json.gz", "rt") as result:
+        context = json.load(result)["context"]
+    assert context["gpu_uuid"].startswith("GPU-b760cc64")
+    assert context["kernelwatch_anchor"].startswith(
+        "anchored on b0f397d53178 (measured by this run"
+    )
+    log = (folder / "pr.log").read_text()
+    assert "Geomean change -0.0% over 34 benchmarks: 34 SAME, 322 IDENTICAL" in log
+    assert "note: noise: the anchor's own spread between processes, at least the committed" in log

@@ -176,9 +176,10 @@ def as_baseline(
     """An anchor's result as the run's baseline. Its spread at the process level is its own
     processes' (as `ab`'s A), at least `floor` (process_floor: the committed baseline's) where
     that holds the benchmark. Two processes are too few to see a slow mode that comes one
-    process in several: replayed from 16 processes of one card (GPU-b9b7f2b2), 7-26 % of the
-    anchored runs of the reduction binary flagged an identical kernel on their own spread, none
-    with this floor (docs/measurement.md, "An anchor's two processes")."""
+    process in several: `ab` rounds on three H200 cards replayed as anchored runs flagged an
+    unchanged kernel in 7-26 % of them (reductions) and 29-47 % (transposes) on the anchor's own
+    spread, 0-4.3 % and 0.2-7.6 % with this floor (docs/measurement.md, "An anchor's two
+    processes")."""
     side = from_documents(label, documents)
     if floor is None:
         return baselines.Against(label, "the anchor", list(documents), None, None, side)

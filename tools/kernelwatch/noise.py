@@ -423,18 +423,15 @@ def widest_steps(result: ResultSet, metric: Metric = TIME) -> np.ndarray:
     run = units[0][processes] if units is not None else np.zeros(len(rows), dtype=np.int64)
     cells, cell = np.unique(np.stack([owner, run, processes]), axis=1, return_inverse=True)
     medians = _grouped_median(values, cell.reshape(-1), cells.shape[1])
-    runs, in_run = np.unique(cells[:2], axis=1, return_inverse=True)
+    runs, in_run = np.unique(cells[:2], axis=1, return_inverse=True)  # (benchmark, run)
     in_run = in_run.reshape(-1)
-    gap = np.full(runs.shape[1], -np.inf)
-    np.maximum.at(gap, in_run, medians)
+    high = np.full(runs.shape[1], -np.inf)
+    np.maximum.at(high, in_run, medians)
     low = np.full(runs.shape[1], np.inf)
     np.minimum.at(low, in_run, medians)
     two = np.bincount(in_run, minlength=runs.shape[1]) >= 2
     widest = np.full(len(which), np.nan)
-    if two.any():
-        steps = np.full(len(which), -np.inf)
-        np.maximum.at(steps, runs[0][two], (gap - low)[two])
-        widest = np.where(np.isfinite(steps), steps, np.nan)
+    np.fmax.at(widest, runs[0], np.where(two, high - low, np.nan))  # (fmax: NaN loses)
     with np.errstate(invalid="ignore", divide="ignore"):
         out[which] = widest / _grouped_median(values, owner, len(which))
     return out

@@ -75,7 +75,7 @@ def main(argv: list[str]) -> int:
             for anchor_docs, run_docs in chosen:
                 against = anchor.as_baseline("anchor", anchor_docs, least)
                 run = from_documents("run", run_docs)
-                report = verdict.judge_result(against.whole, run, judging, against)
+                report = verdict.judge_result(verdict.baseline_side(against), run, judging, against)
                 counts = Counter(c.verdict for c in report.comparisons)
                 judged = len(report.comparisons)
                 moved = judged - counts[Verdict.SAME]

@@ -660,6 +660,8 @@ def test_a_binary_built_identically_to_the_baselines_commit_is_not_anchored(
     assert beta["reason"] == "built identically to the baseline's commit: the anchor not measured"
     assert "3 benchmark(s) built identically, not measured; " in report["notes"][0]
     assert f"geometric mean of {len(ALPHA) + len(BETA)} benchmarks" in report["notes"][1]
+    # the notes of the comparison count what the anchor measured, not the identical rows
+    assert any(f"for {len(ALPHA)} of {len(ALPHA)} benchmark(s)" in n for n in report["notes"])
     assert "the anchor does not measure them" in done.err
     [stored] = (checkout.root / ".kernelwatch" / "anchors").glob("*.json")
     kept = {b["run_name"] for b in json.loads(stored.read_text())["benchmarks"]}
@@ -699,7 +701,9 @@ def test_an_anchor_with_every_binary_identical_measures_nothing(
     )
     assert done.status == 0, done.err
     assert anchor_beta_runs(checkout) == 0 and checkout.anchor_runs() == 0
-    assert set(verdicts(report_of(done)).values()) == {"IDENTICAL"}
+    report = report_of(done)
+    assert set(verdicts(report).values()) == {"IDENTICAL"}
+    assert not [n for n in report["notes"] if n.startswith(("level:", "noise:"))]
     assert f"anchored on {checkout.a[:12]} (nothing to measure; 3 benchmark(s)" in done.err
     assert "records no GPU" not in done.err  # the run's own context stands for the anchor's
     assert not (checkout.root / ".kernelwatch" / "anchors").exists()
@@ -738,7 +742,7 @@ def test_an_anchor_whose_two_processes_ran_slow_flags_no_identical_kernel() -> N
 
     def moved(floor: noises.LevelNoise | None) -> dict[str, Verdict]:
         against = anchor.as_baseline("anchor", slow, floor)
-        report = verdict.judge_result(against.whole, run, judging, against)
+        report = verdict.judge_result(verdict.baseline_side(against), run, judging, against)
         return {c.name: c.verdict for c in report.comparisons if c.verdict is not Verdict.SAME}
 
     own = moved(None)

@@ -527,8 +527,23 @@ def judge(
     anchor_side = outcome.side()
     said = finding(verdict.judge(base, anchor_side, judging, found))
     progress.say(f"kernelwatch: {said}")
-    against = outcome.against(process_floor(base, found.noise))
-    anchored = verdict.judge_result(anchor_side, report.contender, judging, against)
+    floor = process_floor(base, found.noise)
+    # Judged on what the anchor measured: the benchmarks built identically are IDENTICAL rows,
+    # and no note counts them (their rows on both sides are the run's own).
+    names = {
+        baselines.row_identity(r)
+        for r in (*outcome.document["benchmarks"], *document["benchmarks"])
+    }
+    names -= outcome.identical
+    if names:
+        against = as_baseline(
+            str(outcome.path), [baselines.restrict(outcome.document, names)], floor
+        )
+        run_side = from_documents(report.contender.label, [baselines.restrict(document, names)])
+        anchored = verdict.judge_result(verdict.baseline_side(against), run_side, judging, against)
+    else:
+        against = outcome.against(floor)
+        anchored = Report(judging.metric, judging.settings, anchor_side, report.contender, ())
     anchored = ab.with_identical(anchored, dict.fromkeys(outcome.identical, IDENTICAL_REASON))
     context[CONTEXT_KEY] = phrase
     notes = (f"{phrase}: {plan.why}", said, *anchored.notes)

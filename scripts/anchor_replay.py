@@ -5,15 +5,16 @@ replayed as anchored runs, every way the suite's two processes per side can fall
     PYTHONPATH=tools python3 scripts/anchor_replay.py AB_DIR BASELINE_DIR [PROCESSES]
 
 AB_DIR holds `kernelwatch ab`'s rounds (A/round-K.json[.gz], B/round-K.json[.gz]: one process
-each, one card). Each replay takes PROCESSES (default 2, the suite's) rounds of one side as the
-anchor and as many other rounds as the run, and judges the run as `run` judges it against an
-anchor (anchor.as_baseline, verdict.judge_result), with the suite's settings: once with the
-anchor's own spread alone, once at least what the committed baseline BASELINE_DIR measured
-between the processes of one card (anchor.process_floor). A/A: anchor and run from the same side; A/B: anchor from A, run from B. Printed per
-pairing and way: the replays, the benchmarks judged in each, the replays with any verdict but
-SAME (and their share), all such verdicts (and their share of the comparisons), and the
-REGRESSIONs before any confirming re-run.
-Only meaningful where the two sides' kernels time alike (an `ab` whose verdicts are all SAME).
+each, one card). Each replay takes PROCESSES (default 2, the suite's; 3 is `ab`'s default) rounds
+of one side as the anchor and as many other rounds as the run, and judges the run as `run`
+judges it against an anchor (anchor.as_baseline, verdict.judge_result), with the suite's
+settings: once with the anchor's own spread alone, once at least what the committed baseline
+BASELINE_DIR measured between the processes of one card (noise.process_floor). A/A: anchor and
+run from the same side; A/B: anchor from A, run from B. Printed per pairing and way: the
+replays, the benchmarks judged in each, the replays with any verdict but SAME (and their
+share), all such verdicts (and their share of the comparisons), and the REGRESSIONs before any
+confirming re-run. Only meaningful where the two sides' kernels time alike (an `ab` whose
+verdicts are all SAME).
 docs/measurement.md ("An anchor's two processes") quotes the result.
 """
 
@@ -61,7 +62,7 @@ def main(argv: list[str]) -> int:
     k = int(argv[2]) if len(argv) == 3 else 2
     sides = {"A": rounds(ab_dir / "A"), "B": rounds(ab_dir / "B")}
     stored = noises.levels_from_file(noises.read_noise_file(baseline / "noise.json"))
-    floor = anchor.process_floor(load(baseline), stored)
+    floor = noises.process_floor(load(baseline), stored)
     judging = verdict.Judging(
         resolve_metric("real_time"),
         verdict.settings(verdict.suite_config(baseline.parent / "kernelwatch.toml")),

@@ -751,7 +751,7 @@ def test_an_anchor_whose_two_processes_ran_slow_flags_no_identical_kernel() -> N
         "reduction/sum/naive/float/n:67108864/manual_time",
     } <= set(own)
     stored = noises.levels_from_file(noises.read_noise_file(H200 / noises.NOISE_FILE))
-    assert moved(anchor.process_floor(load(H200), stored)) == {}
+    assert moved(noises.process_floor(load(H200), stored)) == {}
 
 
 def test_the_first_anchored_run_with_the_floor_passed_its_pull_request() -> None:

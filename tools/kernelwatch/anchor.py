@@ -33,8 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
-
 from kernelwatch import ab, defaults, levels, runner, verdict
 from kernelwatch import baseline as baselines
 from kernelwatch import noise as noises
@@ -151,49 +149,18 @@ class Anchor:
         return as_baseline(str(self.path), [self.document], floor)
 
 
-def process_floor(committed: ResultSet, stored: noises.LevelNoise | None) -> noises.LevelNoise:
-    """What the committed baseline measured between the processes of one card, as the least
-    process-level spread of an anchor (as_baseline): its stored noise (`stored`), and half the
-    widest step between two processes of one of its cards, so that a limit of twice the spread
-    (compare's default noise multiplier) holds the step."""
-    half_step = noises.widest_steps(committed) / 2.0
-    names = committed.names
-    process = half_step if stored is None else np.fmax(stored.take(names).process, half_step)
-    nan = np.full(len(names), np.nan)
-    return noises.LevelNoise(
-        names,
-        process,
-        np.isfinite(process),
-        nan,
-        nan.copy(),
-        "the anchor's own spread between processes, at least the committed baseline's",
-    )
-
-
 def as_baseline(
     label: str, documents: Sequence[Any], floor: noises.LevelNoise | None
 ) -> baselines.Against:
     """An anchor's result as the run's baseline. Its spread at the process level is its own
-    processes' (as `ab`'s A), at least `floor` (process_floor: the committed baseline's) where
-    that holds the benchmark. Two processes are too few to see a slow mode that comes one
-    process in several: `ab` rounds on three H200 cards replayed as anchored runs flagged an
-    unchanged kernel in 7-26 % of them (reductions) and 29-47 % (transposes) on the anchor's own
-    spread, 0-4.3 % and 0.2-7.6 % with this floor (docs/measurement.md, "An anchor's two
-    processes")."""
+    processes' (as `ab`'s A), at least `floor` (noise.process_floor: the committed baseline's)
+    where that holds the benchmark (noise.floored). Two processes are too few to see a slow mode
+    that comes one process in several: `ab` rounds on three H200 cards replayed as anchored runs
+    flagged an unchanged kernel in 7-26 % of them (reductions) and 29-47 % (transposes) on the
+    anchor's own spread, 0-4.3 % and 0.2-7.6 % with this floor (docs/measurement.md, "An
+    anchor's two processes")."""
     side = from_documents(label, documents)
-    if floor is None:
-        return baselines.Against(label, "the anchor", list(documents), None, None, side)
-    own = noises.measure(side).levels()  # as compare computes it from the anchor's values
-    least = floor.take(own.names)
-    nan = np.full(len(own.names), np.nan)
-    floored = noises.LevelNoise(
-        own.names,
-        np.fmax(own.process, least.process),
-        own.process_measured | least.process_measured,
-        nan,
-        nan.copy(),
-        floor.source,
-    )
+    floored = None if floor is None else noises.floored(side, floor, "the anchor's own")
     return baselines.Against(label, "the anchor", list(documents), floored, None, side)
 
 
@@ -527,7 +494,7 @@ def judge(
     anchor_side = outcome.side()
     said = finding(verdict.judge(base, anchor_side, judging, found))
     progress.say(f"kernelwatch: {said}")
-    floor = process_floor(base, found.noise)
+    floor = noises.process_floor(base, found.noise)
     # Judged on what the anchor measured: the benchmarks built identically are IDENTICAL rows,
     # and no note counts them (their rows on both sides are the run's own).
     names = {
@@ -567,7 +534,7 @@ def again(
     defaults.ANCHOR_AGE_MEASURED_HOURS was never measured) then fails no unchanged code.
     Returns it (None: confirm against the reused anchor) and the report with a note saying so.
     Written to `path` (beside the run's result and its re-runs), never in the anchor's place.
-    `floor`: the committed baseline's process-level spread (process_floor)."""
+    `floor`: the committed baseline's process-level spread (noise.process_floor)."""
     anchor = plan.outcome if plan is not None else None
     flagged = [c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION]
     if not (isinstance(anchor, Anchor) and anchor.reused and flagged):

@@ -21,8 +21,9 @@ the stored value (else computes it the same way) as the floor of each benchmark'
 
 Read top to bottom: what is known of a noise (Noise, LevelNoise, TIME); the runs of a pooled
 result (which run a process belongs to, the kind of a card among them); measuring the noise
-from a result's values (measure; widest_steps, the widest gap between two processes of a card);
-the stored noise, noise.json (written, read, found beside a baseline's result).
+from a result's values (measure; widest_steps, the widest gap between two processes of a card,
+and the floor it gives a side of a few processes: process_floor, floored); the stored noise,
+noise.json (written, read, found beside a baseline's result).
 """
 
 from __future__ import annotations
@@ -435,6 +436,36 @@ def widest_steps(result: ResultSet, metric: Metric = TIME) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         out[which] = widest / _grouped_median(values, owner, len(which))
     return out
+
+
+def process_floor(committed: ResultSet, stored: LevelNoise | None) -> LevelNoise:
+    """What a committed baseline (`committed`, `stored`: its stored noise) measured between the
+    processes of one card, as the least process-level spread of a side of a few processes on
+    one card (an anchor, `ab`'s A: floored): its stored noise, and half its widest step between
+    two processes of one card (widest_steps), so that a limit of twice the spread (compare's
+    default noise multiplier) holds the step."""
+    half_step = widest_steps(committed) / 2.0
+    names = committed.names
+    process = half_step if stored is None else np.fmax(stored.take(names).process, half_step)
+    nan = np.full(len(names), np.nan)
+    return LevelNoise(names, process, np.isfinite(process), nan, nan.copy())
+
+
+def floored(side: ResultSet, floor: LevelNoise, whose: str) -> LevelNoise:
+    """The spread between `side`'s processes (as compare computes it from its values), at least
+    `floor` (process_floor) where that holds the benchmark; `whose` names the side in the
+    report's note ("the anchor's own")."""
+    own = measure(side).levels()
+    least = floor.take(own.names)
+    nan = np.full(len(own.names), np.nan)
+    return LevelNoise(
+        own.names,
+        np.fmax(own.process, least.process),
+        own.process_measured | least.process_measured,
+        nan,
+        nan.copy(),
+        f"{whose} spread between processes, at least the committed baseline's",
+    )
 
 
 def _rows(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -509,6 +509,7 @@ def _finish(
     beside it (verdict: compare, confirm)."""
     from kernelwatch import anchor as anchors
     from kernelwatch import baseline as baselines
+    from kernelwatch import noise as noises
     from kernelwatch import reruns, verdict
     from kernelwatch.loading import from_documents
     from kernelwatch.verdict import write_report
@@ -551,7 +552,7 @@ def _finish(
             command,
             anchor_again_path(out),
             progress,
-            anchors.process_floor(base, committed.noise),
+            noises.process_floor(base, committed.noise),
         )
         found = again or found
     if anchors.CONTEXT_KEY in context:

@@ -71,6 +71,9 @@ def main(argv: list[str]) -> int:
     print("pairing  way             replays judged flagged  (share) verdicts  (share) REGRESSIONs")
     for pairing, (x, y) in {"A/A": ("A", "A"), "B/B": ("B", "B"), "A/B": ("A", "B")}.items():
         chosen = replays(sides[x], sides[y], x == y, k)
+        if not chosen:
+            print(f"{pairing:8} (too few rounds for two disjoint sets of {k})")
+            continue
         for way, least in (("own spread", None), ("baseline floor", floor)):
             flagged = verdicts = regressions = judged = 0
             for anchor_docs, run_docs in chosen:

@@ -472,13 +472,15 @@ def judge(
     judging: verdict.Judging,
     document: dict[str, Any],
     progress: runner.Progress,
+    floor: noises.LevelNoise | None,
 ) -> tuple[baselines.Against, Report]:
     """The run (`document`, its result) judged against its anchor (verdict.judge_result, as
     against any baseline), with the committed baseline against the anchor as a finding about the
     runner; or, where there is no anchor, `report` (against the committed baseline) with the
     note that says why. The run's context records which (CONTEXT_KEY). Returns the baseline its
     regressions are confirmed against, and the report. Nothing is anchored without a plan
-    (ahead, measure_beside)."""
+    (ahead, measure_beside). `floor`: the committed baseline's process-level spread
+    (noise.process_floor), the least the anchor's is taken at (as_baseline)."""
     if plan is None:
         return found, report
     context = document["context"]
@@ -494,7 +496,6 @@ def judge(
     anchor_side = outcome.side()
     said = finding(verdict.judge(base, anchor_side, judging, found))
     progress.say(f"kernelwatch: {said}")
-    floor = noises.process_floor(base, found.noise)
     # Judged on what the anchor measured: the benchmarks built identically are IDENTICAL rows,
     # and no note counts them (their rows on both sides are the run's own).
     names = {

@@ -441,7 +441,7 @@ def widest_steps(result: ResultSet, metric: Metric = TIME) -> np.ndarray:
 def process_floor(committed: ResultSet, stored: LevelNoise | None) -> LevelNoise:
     """What a committed baseline (`committed`, `stored`: its stored noise) measured between the
     processes of one card, as the least process-level spread of a side of a few processes on
-    one card (an anchor, `ab`'s A: floored): its stored noise, and half its widest step between
+    one card (an anchor: floored): its stored noise, and half its widest step between
     two processes of one card (widest_steps), so that a limit of twice the spread (compare's
     default noise multiplier) holds the step."""
     half_step = widest_steps(committed) / 2.0

@@ -540,8 +540,8 @@ def _finish(
     base = verdict.baseline_side(found, f"holds none of the {count} benchmarks that ran")
     contender = from_documents(str(out), [document])
     report = verdict.judge_result(base, contender, judging, found)  # as compare and report do
-    committed = found
-    found, report = anchors.judge(plan, base, committed, report, judging, document, progress)
+    floor = noises.process_floor(base, found.noise) if plan is not None else None
+    found, report = anchors.judge(plan, base, found, report, judging, document, progress, floor)
     if command.confirm and command.anchor is not None:
         again, report = anchors.again(
             plan,
@@ -552,7 +552,7 @@ def _finish(
             command,
             anchor_again_path(out),
             progress,
-            noises.process_floor(base, committed.noise),
+            floor,
         )
         found = again or found
     if anchors.CONTEXT_KEY in context:

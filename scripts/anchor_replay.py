@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
-"""How often an anchored verdict flags a kernel that did not change: `ab`'s rounds on one card
-replayed as anchored runs, every way the suite's two processes per side can fall.
+"""How often a verdict flags a kernel that did not change: `ab`'s rounds on one card replayed
+as anchored runs, every way the suite's two processes per side can fall, and as `ab` judges
+them, with and without its confirming rounds.
 
-    PYTHONPATH=tools python3 scripts/anchor_replay.py AB_DIR BASELINE_DIR [PROCESSES]
+    PYTHONPATH=tools python3 scripts/anchor_replay.py AB_DIR BASELINE_DIR [PROCESSES [CONFIRM]]
 
 AB_DIR holds `kernelwatch ab`'s rounds (A/round-K.json[.gz], B/round-K.json[.gz]: one process
 each, one card). Each replay takes PROCESSES (default 2, the suite's; 3 is `ab`'s default) rounds
 of one side as the anchor and as many other rounds as the run, and judges the run as `run`
 judges it against an anchor (anchor.as_baseline, verdict.judge_result), with the suite's
 settings: once with the anchor's own spread alone, once at least what the committed baseline
-BASELINE_DIR measured between the processes of one card (noise.process_floor). A/A: anchor and
-run from the same side; A/B: anchor from A, run from B. Printed per pairing and way: the
-replays, the benchmarks judged in each, the replays with any verdict but SAME (and their
-share), all such verdicts (and their share of the comparisons), and the REGRESSIONs before any
-confirming re-run. Only meaningful where the two sides' kernels time alike (an `ab` whose
-verdicts are all SAME).
+BASELINE_DIR measured between the processes of one card (noise.process_floor). With CONFIRM,
+also as `ab` judges it (ab.judge_confirmed): the own spread's REGRESSIONs measured in CONFIRM
+more rounds of each side, every way those can be taken from the rounds left, and all the rounds
+judged again; a replay fails in the share of those ways where a REGRESSION stands (so the
+counts may be fractional). A/A: anchor and run from the same side; A/B: anchor from A, run from
+B. Printed per pairing and way: the replays, the benchmarks judged in each, the replays with any
+verdict but SAME (and their share), all such verdicts (and their share of the comparisons), the
+REGRESSIONs, and the replays that would fail (a REGRESSION: exit 1). Only meaningful where the
+two sides' kernels time alike (an `ab` whose verdicts are all SAME).
 docs/measurement.md ("An anchor's two processes") quotes the result.
 """
 
@@ -23,14 +27,16 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import random
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from kernelwatch import anchor, verdict
+from kernelwatch import baseline as baselines
 from kernelwatch import noise as noises
-from kernelwatch.compare import Verdict
+from kernelwatch.compare import Report, Verdict
 from kernelwatch.loading import from_documents, load
 from kernelwatch.results import resolve_metric
 
@@ -42,24 +48,40 @@ def rounds(folder: Path) -> list[Any]:
     return [json.loads((gzip.open if p.suffix == ".gz" else open)(p, "rt").read()) for p in found]
 
 
-def replays(
-    anchor_side: list[Any], run_side: list[Any], same: bool, k: int
-) -> list[tuple[list[Any], list[Any]]]:
+Choice = tuple[tuple[int, ...], tuple[int, ...]]  # the anchor's rounds, the run's
+
+
+def replays(anchor_side: list[Any], run_side: list[Any], same: bool, k: int) -> list[Choice]:
     """Every choice of k anchor rounds and k run rounds (disjoint when both come from one side)."""
     chosen = []
     for a in itertools.combinations(range(len(anchor_side)), k):
         left = [i for i in range(len(run_side)) if not (same and i in a)]
         for b in itertools.combinations(left, k):
-            chosen.append(([anchor_side[i] for i in a], [run_side[i] for i in b]))
+            chosen.append((a, b))
     return chosen
 
 
+def confirming(first: Choice, sizes: tuple[int, int], same: bool, k: int) -> list[Choice]:
+    """The ways to take k more rounds of each side from those `first` left (at most 10, drawn
+    with a fixed seed: enough for a share, and a replay of the reductions stays minutes)."""
+    taken = [set(first[0]) | set(first[1])] * 2 if same else [set(first[0]), set(first[1])]
+    left = [[i for i in range(size) if i not in used] for size, used in zip(sizes, taken)]
+    ways = [
+        (a, b)
+        for a in itertools.combinations(left[0], k)
+        for b in itertools.combinations(left[1], k)
+        if not (same and set(a) & set(b))
+    ]
+    return random.Random(0).sample(ways, min(len(ways), 10))
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) not in (2, 3):
+    if len(argv) not in (2, 3, 4):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     ab_dir, baseline = Path(argv[0]), Path(argv[1])
-    k = int(argv[2]) if len(argv) == 3 else 2
+    k = int(argv[2]) if len(argv) >= 3 else 2
+    confirm = int(argv[3]) if len(argv) == 4 else 0
     sides = {"A": rounds(ab_dir / "A"), "B": rounds(ab_dir / "B")}
     stored = noises.levels_from_file(noises.read_noise_file(baseline / "noise.json"))
     floor = noises.process_floor(load(baseline), stored)
@@ -68,29 +90,70 @@ def main(argv: list[str]) -> int:
         verdict.settings(verdict.suite_config(baseline.parent / "kernelwatch.toml")),
     )
     print(f"{ab_dir}: A {len(sides['A'])} rounds, B {len(sides['B'])}; {k} processes a side")
-    print("pairing  way             replays judged flagged  (share) verdicts  (share) REGRESSIONs")
+    print(
+        "pairing  way             replays judged flagged  (share) verdicts  (share) REGRESSIONs"
+        "  failing  (share)"
+    )
     for pairing, (x, y) in {"A/A": ("A", "A"), "B/B": ("B", "B"), "A/B": ("A", "B")}.items():
-        chosen = replays(sides[x], sides[y], x == y, k)
+        same = x == y
+        chosen = replays(sides[x], sides[y], same, k)
         if not chosen:
             print(f"{pairing:8} (too few rounds for two disjoint sets of {k})")
             continue
-        for way, least in (("own spread", None), ("baseline floor", floor)):
-            flagged = verdicts = regressions = judged = 0
-            for anchor_docs, run_docs in chosen:
-                against = anchor.as_baseline("anchor", anchor_docs, least)
-                run = from_documents("run", run_docs)
-                report = verdict.judge_result(verdict.baseline_side(against), run, judging, against)
+
+        def ab_judged(first: Choice, more: Choice, names: set[str]) -> Report:
+            """As ab.judge_confirmed judges: all first rounds, and the confirming rounds of
+            `names`, of each side."""
+            docs = [
+                [side[i] for i in taken] + [baselines.restrict(side[i], names) for i in extra]
+                for side, taken, extra in zip((sides[x], sides[y]), first, more)
+            ]
+            return verdict.judge(
+                from_documents("A", docs[0]), from_documents("B", docs[1]), judging
+            )
+
+        ways = [("own spread", None), ("baseline floor", floor)]
+        spare = len(sides[x]) - 2 * k if same else min(len(sides[x]), len(sides[y])) - k
+        if confirm and spare < (2 if same else 1) * confirm:
+            print(f"{pairing:8} (too few rounds left for ab's {confirm} more a side)")
+        elif confirm:
+            ways.append((f"ab, {confirm} more", None))
+        for way, least in ways:
+            flagged = verdicts = judged = 0
+            regressions = failing = 0.0
+            for choice in chosen:
+                if way.startswith("ab"):
+                    report = ab_judged(choice, ((), ()), set())
+                else:
+                    anchor_docs, run_docs = (
+                        [side[i] for i in c] for side, c in zip((sides[x], sides[y]), choice)
+                    )
+                    against = anchor.as_baseline("anchor", anchor_docs, least)
+                    run = from_documents("run", run_docs)
+                    report = verdict.judge_result(
+                        verdict.baseline_side(against), run, judging, against
+                    )
                 counts = Counter(c.verdict for c in report.comparisons)
                 judged = len(report.comparisons)
                 moved = judged - counts[Verdict.SAME]
                 flagged += moved > 0
                 verdicts += moved
-                regressions += counts[Verdict.REGRESSION]
+                if not way.startswith("ab") or not counts[Verdict.REGRESSION]:
+                    regressions += counts[Verdict.REGRESSION]
+                    failing += counts[Verdict.REGRESSION] > 0
+                    continue
+                names = {c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION}
+                more = confirming(choice, (len(sides[x]), len(sides[y])), same, confirm)
+                for extra in more:
+                    left = Counter(c.verdict for c in ab_judged(choice, extra, names).comparisons)
+                    regressions += left[Verdict.REGRESSION] / len(more)
+                    failing += (left[Verdict.REGRESSION] > 0) / len(more)
             share = flagged / len(chosen)
             each = verdicts / (len(chosen) * judged)
             print(
                 f"{pairing:8} {way:15} {len(chosen):7} {judged:6} {flagged:7} ({share:6.1%}) "
-                f"{verdicts:8} ({each:6.2%}) {regressions:11}"
+                f"{verdicts:8} ({each:6.2%}) {regressions:11.1f} {failing:8.1f} "
+                f"({failing / len(chosen):6.2%})"
             )
     return 0
 

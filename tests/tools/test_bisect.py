@@ -123,6 +123,12 @@ def test_bisect_names_commit_3_and_leaves_the_checkout_alone(history, run_cli, t
     report = history.root.parent / "out" / history.shas[3][:12] / "compare.txt"
     assert f"REGRESSION  {SLOWED}" in report.read_text()
     assert str(report) in done.out
+    # As `ab` judges: the regression measured in two more rounds of each side, only it.
+    bad = history.root.parent / "out" / history.shas[3][:12] / "B"
+    assert sorted(p.name for p in bad.iterdir()) == [f"round-{k}.json" for k in range(1, 5)]
+    assert {
+        r["run_name"] for r in json.loads((bad / "round-4.json").read_text())["benchmarks"]
+    } == {SLOWED}
 
 
 def test_a_commit_that_does_not_build_is_skipped(tmp_path, monkeypatch, temporary, run_cli) -> None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernelwatch import ab, runner, tool
+from kernelwatch import ab, defaults, runner, tool
 from kernelwatch.compare import Report, Verdict
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_atomic, write_json_atomic
@@ -61,6 +61,7 @@ class Plan:
     command_line: str
     # BAD crashed (a benchmark's process) against GOOD: a commit that crashes is bad, not skipped.
     crash_is_bad: bool = False
+    confirm: int = defaults.AB_CONFIRM_ROUNDS  # more rounds for a regression, as `ab`
 
     def to_json(self) -> dict[str, Any]:
         document = dataclasses.asdict(self)
@@ -80,6 +81,7 @@ class Plan:
             targets=tuple(document["targets"]),
             command_line=document["command_line"],
             crash_is_bad=document.get("crash_is_bad", False),
+            confirm=document.get("confirm", 0),  # a bisection started before there were any
         )
 
 
@@ -167,7 +169,16 @@ def judge(oracle: Oracle, sha: str) -> Judgement:
         command_line=plan.command_line,
         filter=plan.filter,
     )
-    report = ab.judge_rounds(measured, plan.judging)  # as `ab` judges
+    _, report = ab.judge_confirmed(  # as `ab` judges
+        measured,
+        jobs,
+        plan.settings,
+        plan.rounds,
+        plan.confirm,
+        progress=oracle.progress,
+        command_line=plan.command_line,
+        judging=plan.judging,
+    )
     report = explain.explain(report)  # kernel code changed / launch changed / identical
     table = write_atomic(
         out / "compare.txt", render_table(report, color=False, command="ab"), make_parents=True

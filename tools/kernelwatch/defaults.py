@@ -51,6 +51,11 @@ ANCHOR_AGE_MEASURED_HOURS = 0.2
 
 AB_ROUNDS = 3
 AB_REPETITIONS = 4
+# More rounds of each side for what the first rounds flag (ab.judge_confirmed). Replayed on the
+# rounds of two H200 cards, 1.6-6.3 % of 3-round runs of unchanged reductions or transposes
+# failed; one more round a side left 0-2.0 %, two more none of 6,272 (docs/measurement.md, "An
+# anchor's two processes"). Each costs a round of the flagged benchmarks only.
+AB_CONFIRM_ROUNDS = 2
 EXPLAIN_BUDGET = 300.0  # seconds of ncu per command: about 10 s per benchmark and side on an H200
 
 # --- baseline update ------------------------------------------------------------------------

@@ -380,6 +380,15 @@ def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
         help=f"runs of each side, alternating A B A B ... (default {defaults.AB_ROUNDS})",
     )
     parser.add_argument(
+        "--confirm",
+        type=int,
+        default=defaults.AB_CONFIRM_ROUNDS,
+        metavar="K",
+        help="measure each REGRESSION in K more rounds of each side (only those benchmarks) and "
+        "judge all rounds again: it fails only if it still regresses "
+        f"(default {defaults.AB_CONFIRM_ROUNDS}; 0: none)",
+    )
+    parser.add_argument(
         "--repo", metavar="DIR", default=".", help="the git repository (default: the current one)"
     )
     parser.add_argument(
@@ -436,6 +445,15 @@ def slowdowns(text: str | None, default: Sequence[float]) -> list[float]:
     if not levels:
         raise InputError(f"--slowdowns {text!r}: no level")
     return sorted(levels)
+
+
+def rounds(args: argparse.Namespace) -> tuple[int, int]:
+    """--rounds and --confirm (ab, bisect): the rounds of each side, and the confirming ones."""
+    if args.rounds < 1:
+        raise InputError(f"--rounds {args.rounds}: must be at least 1")
+    if args.confirm < 0:
+        raise InputError(f"--confirm {args.confirm}: must be 0 or more")
+    return args.rounds, args.confirm
 
 
 def metric(args: argparse.Namespace) -> Metric:

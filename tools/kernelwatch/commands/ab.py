@@ -122,6 +122,7 @@ class AbCommand:
     settings: runner.RunSettings
     filter: str | None
     rounds: int
+    confirm: int  # more rounds of each side for the regressions (ab.judge_confirmed)
     repo: Path
     bench: tuple[str, ...]
     out: Path | None
@@ -146,8 +147,7 @@ def main(args: argparse.Namespace) -> int:
     pattern = _explain_pattern(args.explain)
     if not 0 <= args.explain_budget < math.inf:
         raise InputError(f"--explain-budget {args.explain_budget:g}: must be 0 or more, finite")
-    if args.rounds < 1:
-        raise InputError(f"--rounds {args.rounds}: must be at least 1")
+    rounds, confirm = options.rounds(args)
     config = verdict.suite_config(args.config)
     judging = Judging(
         options.metric(args),
@@ -159,7 +159,8 @@ def main(args: argparse.Namespace) -> int:
             rev_b=args.rev_b,
             settings=settings,
             filter=args.filter,
-            rounds=args.rounds,
+            rounds=rounds,
+            confirm=confirm,
             repo=Path(args.repo),
             bench=tuple(args.bench),
             out=Path(args.out) if args.out else None,
@@ -241,7 +242,17 @@ def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         if ahead is not None:
             ahead.stop()
     progress.say(f"kernelwatch: wrote {command.rounds} run(s) of each side to {out}")
-    report = ab.with_identical(ab.judge_rounds(measured, command.judging), left_out)
+    measured, report = ab.judge_confirmed(
+        measured,
+        plans.jobs,
+        settings,
+        command.rounds,
+        command.confirm,
+        progress=progress,
+        command_line=command.command_line,
+        judging=command.judging,
+    )
+    report = ab.with_identical(report, left_out)
     builds = {
         side.name: explain.Build(
             {b.name: b for b in plans.binaries[side.name]}, settings.extra_args

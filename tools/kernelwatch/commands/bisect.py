@@ -81,8 +81,7 @@ def main(args: argparse.Namespace) -> int:
 
     if not args.filter:
         raise InputError("--filter REGEX is required: name the benchmarks that regressed")
-    if args.rounds < 1:
-        raise InputError(f"--rounds {args.rounds}: must be at least 1")
+    rounds, confirm = options.rounds(args)
     settings = options.run_settings(args)  # bad options fail before anything is built
     judging = verdict.Judging(
         options.metric(args),
@@ -91,12 +90,13 @@ def main(args: argparse.Namespace) -> int:
     plan = bisect.Plan(
         filter=args.filter,
         bench=tuple(args.bench),
-        rounds=args.rounds,
+        rounds=rounds,
         settings=settings,
         judging=judging,
         cmake_args=tuple(args.cmake_arg),
         targets=tuple(args.target),
         command_line=args.command_line,
+        confirm=confirm,
     )
     return run(BisectCommand(args.good, args.bad, Path(args.repo), args.out, plan))
 

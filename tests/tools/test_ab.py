@@ -3,6 +3,7 @@ built by an injected build step (and once by real CMake)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import subprocess
@@ -667,3 +668,43 @@ def test_one_commit_twice_is_measured_and_identical_rows_are_not_explained(
     done = run_ab(run_cli, repo, repo.a, repo.b, "--explain", "^other/", rounds=2, out="o2")
     assert done.status == 1 and "IDENTICAL" in done.out, done.out + done.err
     assert "explaining 1 benchmark(s)" in done.out + done.err  # kernel 3 only
+
+
+H200_CONFIRM = Path(__file__).parents[1] / "data" / "gpu" / "h200-card-fe04b4df-ab-confirm"
+
+
+def test_the_h200_ab_with_confirming_rounds(run_cli, tmp_path: Path, monkeypatch) -> None:
+    """GPU-fe04b4df: the reductions at 128 threads a block. Rounds 4 and 5 hold only the six
+    regressions of the first three, which all stood; `compare A/ B/` of the folders gives ab's
+    verdicts, limits and ratios exactly, and the first three rounds alone the same six."""
+    monkeypatch.chdir(tmp_path)
+    for side in ("A", "B"):
+        for path in (H200_CONFIRM / side).glob("round-*.json.gz"):
+            target = tmp_path / "all" / side / path.name.removesuffix(".gz")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(gzip.decompress(path.read_bytes()))
+            if int(path.name.split("-")[1].split(".")[0]) <= 3:
+                (tmp_path / "first" / side).mkdir(parents=True, exist_ok=True)
+                (tmp_path / "first" / side / target.name).write_bytes(target.read_bytes())
+    ab_report = json.loads(gzip.decompress((H200_CONFIRM / "ab.json.gz").read_bytes()))
+    stood = "6 regression(s) after 3 round(s) measured in 2 more round(s) of each side: 6 still"
+    assert any(n.startswith(stood) for n in ab_report["notes"])
+    regressed = {r["name"] for r in ab_report["benchmarks"] if r["verdict"] == "REGRESSION"}
+    assert len(regressed) == 6 and all(n.startswith("reduction/sum/") for n in regressed)
+    for side in ("A", "B"):
+        for k in (4, 5):
+            rows = json.loads((tmp_path / "all" / side / f"round-{k}.json").read_text())
+            assert {row["run_name"] for row in rows["benchmarks"]} == regressed
+    done = run_cli("compare", tmp_path / "all" / "A", tmp_path / "all" / "B", "--json", "c.json")
+    assert done.status == 1, done.err
+
+    def verdicts(report: dict) -> dict:
+        return {r["name"]: (r["verdict"], r["limit"], r["ratio"]) for r in report["benchmarks"]}
+
+    assert verdicts(json.loads(Path("c.json").read_text())) == verdicts(ab_report)
+    first = run_cli(
+        "compare", tmp_path / "first" / "A", tmp_path / "first" / "B", "--json", "f.json"
+    )
+    assert first.status == 1
+    rows = json.loads(Path("f.json").read_text())["benchmarks"]
+    assert {r["name"] for r in rows if r["verdict"] == "REGRESSION"} == regressed

@@ -74,6 +74,25 @@ def test_directory_of_aggregates_only_files_gives_one_median_per_file(write_json
     assert list(a.values["real_time"]) == [2.0, 3.0, 4.0] and a.from_aggregates
 
 
+def test_directory_of_gzipped_runs(write_json, tmp_path: Path) -> None:
+    """A folder of runs archived with gzip reads as the plain one; one run in both forms
+    would count as two processes: refused."""
+    import gzip
+
+    for i in range(3):
+        rows = synthetic.benchmark_rows("BM_a", [1.0 + i, 2.0 + i, 3.0 + i])
+        plain = write_json(f"plain/{i}.json", synthetic.document(rows, H100_CONTEXT))
+        packed = tmp_path / "packed" / f"{i}.json.gz"
+        packed.parent.mkdir(exist_ok=True)
+        packed.write_bytes(gzip.compress(plain.read_bytes()))
+    a, b = load(tmp_path / "plain").benchmark("BM_a"), load(tmp_path / "packed").benchmark("BM_a")
+    assert list(a.values["real_time"]) == list(b.values["real_time"])
+    assert len(set(b.processes)) == 3
+    (tmp_path / "packed" / "1.json").write_bytes((tmp_path / "plain" / "1.json").read_bytes())
+    with pytest.raises(InputError, match=r"packed: holds 1\.json and 1\.json\.gz: keep one"):
+        load(tmp_path / "packed")
+
+
 def test_directory_errors(write_json, tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match=r"directory holds no \.json files"):

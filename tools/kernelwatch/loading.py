@@ -1,5 +1,5 @@
-"""Reading a side of a comparison: a result file, a baseline folder, or every `*.json` result
-file of a directory, merged: a benchmark found in several files gets the repetitions of all of
+"""Reading a side of a comparison: a result file, a baseline folder, or every `*.json` (and
+`*.json.gz`) result file of a directory, merged: a benchmark found in several files gets the repetitions of all of
 them, and remembers which file (process) each came from (results.ResultSet)."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ _V = TypeVar("_V")
 
 
 def load(path: str | Path) -> ResultSet:
-    """Load a result file, or every `*.json` result file of a directory, merged."""
+    """Load a result file, or every `*.json` (`*.json.gz`) result file of a directory, merged."""
     return load_all([path])[0]
 
 
@@ -72,9 +72,15 @@ def _expand(root: Path) -> tuple[list[Path], bool]:
     if result is not None:
         return [result], False
     if root.is_dir():
-        files = sorted(p for p in root.glob("*.json") if p.is_file())
+        # Gzipped too: folders of runs are archived that way (ab's rounds under tests/data).
+        files = sorted(p for p in [*root.glob("*.json"), *root.glob("*.json.gz")] if p.is_file())
         if not files:
             raise InputError(f"{root}: directory holds no .json files")
+        twice = sorted({p.name for p in files} & {p.name + ".gz" for p in files})
+        if twice:  # one run twice would count as two processes
+            raise InputError(
+                f"{root}: holds {twice[0].removesuffix('.gz')} and {twice[0]}: " "keep one of them"
+            )
         return files, True
     if not root.exists():
         raise InputError(f"{root}: no such file or directory")

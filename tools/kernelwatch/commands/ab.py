@@ -29,9 +29,11 @@ Build two commits in their own git worktrees (<repo>/.kernelwatch/worktrees/<sha
 its own build folder; both reused and rebuilt incrementally), run their benchmarks alternately
 A B A B ... on this GPU (--rounds times each, every run a fresh process per binary) so that
 drift of the machine falls on both alike, then compare all A runs (the baseline, several
-processes: their spread is the noise floor) with all B runs. A binary both commits built
-identically (machine code, host code, build settings) is not measured: its benchmarks are
-IDENTICAL rows (--measure-all measures everything). See docs/running.md."""
+processes: their spread is the noise floor) with all B runs. A REGRESSION is measured in
+--confirm more rounds of each side (only those benchmarks) and every round judged again: it
+fails only if it still regresses. A binary both commits built identically (machine code, host
+code, build settings) is not measured: its benchmarks are IDENTICAL rows (--measure-all
+measures everything). See docs/running.md."""
 
 EPILOG = """\
 exit status:

@@ -72,19 +72,26 @@ def _expand(root: Path) -> tuple[list[Path], bool]:
     if result is not None:
         return [result], False
     if root.is_dir():
-        # Gzipped too: folders of runs are archived that way (ab's rounds under tests/data).
-        files = sorted(p for p in [*root.glob("*.json"), *root.glob("*.json.gz")] if p.is_file())
+        files = folder_files(root)
         if not files:
             raise InputError(f"{root}: directory holds no .json files")
-        twice = sorted({p.name for p in files} & {p.name + ".gz" for p in files})
-        if twice:  # one run twice would count as two processes
-            raise InputError(
-                f"{root}: holds {twice[0].removesuffix('.gz')} and {twice[0]}: " "keep one of them"
-            )
         return files, True
     if not root.exists():
         raise InputError(f"{root}: no such file or directory")
     return [root], False
+
+
+def folder_files(root: Path) -> list[Path]:
+    """The result files of a folder of runs: every `*.json`, and `*.json.gz` (folders of runs
+    are archived that way: ab's rounds under tests/data); one run in both forms is refused, it
+    would count as two processes."""
+    files = sorted(p for p in [*root.glob("*.json"), *root.glob("*.json.gz")] if p.is_file())
+    twice = sorted({p.name for p in files} & {p.name + ".gz" for p in files})
+    if twice:
+        raise InputError(
+            f"{root}: holds {twice[0].removesuffix('.gz')} and {twice[0]}: keep one of them"
+        )
+    return files
 
 
 def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> ResultSet:

@@ -34,7 +34,7 @@ from kernelwatch import loaded_at_first_use, project
 from kernelwatch import noise as noises
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import check_envelope, read_json
-from kernelwatch.loading import baseline_folder_result, load_streamed
+from kernelwatch.loading import baseline_folder_result, folder_files, load_streamed
 from kernelwatch.names import without_aggregate
 from kernelwatch.results import (
     BASELINE_RESULT,
@@ -276,7 +276,7 @@ def result_documents(path: Path) -> list[Any]:
     if result is not None:
         return [read_result(result)]
     documents = []
-    for file in sorted(p for p in path.glob("*.json") if p.is_file()):
+    for file in folder_files(path):
         document = read_json(file)
         # (a baseline's manifest.json has a "benchmarks" count, not a list)
         if isinstance(document, dict) and isinstance(document.get("benchmarks"), list):

@@ -186,7 +186,7 @@ def test_a_disturbance_of_the_first_rounds_is_not_confirmed(
     assert regressions_in(done.out) == []
     assert (
         "1 regression(s) after 3 round(s) measured in 4 more round(s) of each side: 0 still "
-        f"regress over all 7 rounds, not {SLOWED} (+19" in done.out
+        f"regress over all 7 rounds, not {SLOWED} (REGRESSION +19" in done.out
     )
     assert sorted(p.name for p in (repo.root.parent / "out" / "B").iterdir())[-1] == "round-7.json"
 

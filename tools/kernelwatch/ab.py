@@ -419,15 +419,9 @@ def judge_confirmed(
         f"{rounds + times} rounds"
     )
     if gone:
-        note += ", not " + ", ".join(
-            f"{n} ({_moved(first[n])} -> {now[n].verdict.value} {_moved(now[n])})" for n in gone
-        )
+        note += ", not " + ", ".join(f"{n} ({first[n].change} -> {now[n].change})" for n in gone)
     progress.say(f"kernelwatch: {note}")
     return merged, dataclasses.replace(judged, notes=(*judged.notes, note))
-
-
-def _moved(c: Comparison) -> str:
-    return "" if c.ratio is None else f"{(c.ratio - 1) * 100:+.1f}%"
 
 
 def judge_rounds(measured: Rounds, judging: verdict.Judging) -> Report:

@@ -194,6 +194,13 @@ class Comparison(NamedTuple):
         """The name as outputs show it: with its label, if it has one."""
         return f"{self.name} [{self.label}]" if self.label else self.name
 
+    @property
+    def change(self) -> str:
+        """Its verdict and change, as reasons and notes quote an earlier one: `SAME +0.2%`."""
+        if self.ratio is None:
+            return self.verdict.value
+        return f"{self.verdict.value} {(self.ratio - 1) * 100:+.1f}%"
+
     def worse_by(self, higher_is_better: bool) -> float:
         """Log of the change in the bad direction (for sorting); -inf when there is none."""
         if self.ratio is None:

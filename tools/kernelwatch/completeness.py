@@ -164,7 +164,7 @@ def mark(report: Report, baseline: Sequence[Crash], contender: Sequence[Crash]) 
 
 def _marked(c: Comparison, on_base: Sequence[Crash], on_cont: Sequence[Crash]) -> Comparison:
     if on_cont:
-        measured = f"; the runs that finished: {_change(c)}" if c.ratio is not None else ""
+        measured = f"; the runs that finished: {c.change}" if c.ratio is not None else ""
         return _crash_row(c, f"crashed: {_said(on_cont)}{measured}", failed=True)
     if not on_base:
         return c
@@ -184,11 +184,6 @@ def _said(crashes: Sequence[Crash]) -> str:
     """Where, and the first failure's line: `B round 2 of 3, B round 3 of 3: LINE`."""
     places = ", ".join(dict.fromkeys(crash.where for crash in crashes))
     return f"{places}: {crashes[0].failure}"
-
-
-def _change(c: Comparison) -> str:
-    assert c.ratio is not None
-    return f"{c.verdict.value} {(c.ratio - 1) * 100:+.1f}%"
 
 
 def _by_name(crashes: Iterable[Crash]) -> dict[str, list[Crash]]:

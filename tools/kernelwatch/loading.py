@@ -1,6 +1,7 @@
 """Reading a side of a comparison: a result file, a baseline folder, or every `*.json` (and
-`*.json.gz`) result file of a directory, merged: a benchmark found in several files gets the repetitions of all of
-them, and remembers which file (process) each came from (results.ResultSet)."""
+`*.json.gz`) result file of a directory, merged: a benchmark found in several files gets the
+repetitions of all of them, and remembers which file (process) each came from
+(results.ResultSet)."""
 
 from __future__ import annotations
 

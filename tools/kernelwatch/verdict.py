@@ -257,14 +257,6 @@ class RerunCrashed(Exception):
         self.report = report
 
 
-def _change(c: Comparison | None) -> str:
-    if c is None:
-        return "absent"
-    if c.ratio is None:
-        return c.verdict.value
-    return f"{c.verdict.value} {(c.ratio - 1) * 100:+.1f}%"
-
-
 def confirm_regressions(report: Report, rerun: Recompared, times: int) -> Report:
     """The report with every REGRESSION marked confirmed (still failing) or not confirmed
     (SLOWER: shown, not failing). A re-run confirms it when it is slower past the limit again,
@@ -303,7 +295,7 @@ def confirm_regressions(report: Report, rerun: Recompared, times: int) -> Report
         if c.verdict is not Verdict.REGRESSION:
             comparisons.append(c)
             continue
-        history = ", ".join(_change(r) for r in seen[c.name])
+        history = ", ".join("absent" if r is None else r.change for r in seen[c.name])
         if c.name in crashed:
             before = f" after {history}" if history else ""
             reason = f"not confirmed either way: {crashed[c.name]}{before}; first run {c.reason}"

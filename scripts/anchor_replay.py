@@ -10,11 +10,12 @@ each, one card). Each replay takes PROCESSES (default 2, the suite's; 3 is `ab`'
 of one side as the anchor and as many other rounds as the run, and judges the run as `run`
 judges it against an anchor (anchor.as_baseline, verdict.judge_result), with the suite's
 settings: once with the anchor's own spread alone, once at least what the committed baseline
-BASELINE_DIR measured between the processes of one card (noise.process_floor). With CONFIRM,
-also as `ab` judges it (ab.judge_confirmed): the own spread's REGRESSIONs measured in CONFIRM
-more rounds of each side, every way those can be taken from the rounds left, and all the rounds
-judged again; a replay fails in the share of those ways where a REGRESSION stands (so the
-counts may be fractional). A/A: anchor and run from the same side; A/B: anchor from A, run from
+BASELINE_DIR measured between the processes of one card (noise.process_floor), and that again
+with `run`'s one confirming re-run (verdict.confirm), each spare round of the run's side taken
+as the re-run in turn (averaged, so the counts may be fractional). With CONFIRM, also as `ab`
+judges it (ab.judge_confirmed): the own spread's REGRESSIONs measured in CONFIRM more rounds of
+each side, taken from the rounds left (at most 10 ways, drawn with a fixed seed), and all the
+rounds judged again; a replay fails in the share of those ways where a REGRESSION stands. A/A: anchor and run from the same side; A/B: anchor from A, run from
 B. Printed per pairing and way: the replays, the benchmarks judged in each, the replays with any
 verdict but SAME (and their share), all such verdicts (and their share of the comparisons), the
 REGRESSIONs, and the replays that would fail (a REGRESSION: exit 1). Only meaningful where the
@@ -31,6 +32,7 @@ import random
 import sys
 from collections import Counter
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from kernelwatch import anchor, verdict
@@ -112,7 +114,25 @@ def main(argv: list[str]) -> int:
                 from_documents("A", docs[0]), from_documents("B", docs[1]), judging
             )
 
-        ways = [("own spread", None), ("baseline floor", floor)]
+        def rerun_confirmed(first: Choice, report: Report, against: Any) -> tuple[float, float]:
+            """The REGRESSIONs, and whether any, that `run`'s confirming re-run leaves (one
+            re-run, its default: verdict.confirm), averaged over every spare round of the run's
+            side taken as that re-run."""
+            used = set(first[1]) | (set(first[0]) if same else set())
+            spare_runs = [i for i in range(len(sides[y])) if i not in used]
+            left = [0.0, 0.0]
+            for j in spare_runs:
+
+                def rerun(k: int, flagged: Sequence[str], j: int = j) -> Any:
+                    return from_documents("re-run", [baselines.restrict(sides[y][j], set(flagged))])
+
+                kept = verdict.confirm(report, against, judging, rerun, 1)
+                stand = sum(c.verdict is Verdict.REGRESSION for c in kept.comparisons)
+                left[0] += stand / len(spare_runs)
+                left[1] += (stand > 0) / len(spare_runs)
+            return left[0], left[1]
+
+        ways = [("own spread", None), ("baseline floor", floor), ("floor, re-run", floor)]
         spare = len(sides[x]) - 2 * k if same else min(len(sides[x]), len(sides[y])) - k
         if confirm and spare < (2 if same else 1) * confirm:
             print(f"{pairing:8} (too few rounds left for ab's {confirm} more a side)")
@@ -138,6 +158,11 @@ def main(argv: list[str]) -> int:
                 moved = judged - counts[Verdict.SAME]
                 flagged += moved > 0
                 verdicts += moved
+                if way == "floor, re-run" and counts[Verdict.REGRESSION]:
+                    stand, fails = rerun_confirmed(choice, report, against)
+                    regressions += stand
+                    failing += fails
+                    continue
                 if not way.startswith("ab") or not counts[Verdict.REGRESSION]:
                     regressions += counts[Verdict.REGRESSION]
                     failing += counts[Verdict.REGRESSION] > 0

@@ -131,26 +131,26 @@ def regressions_in(out: str) -> list[str]:
 
 
 def test_a_slower_kernel_is_found_and_nothing_else(repo: Repo, run_cli) -> None:
-    """Three rounds a side, then the regression alone in two more (the default --confirm),
+    """Three rounds a side, then the regression alone in four more (the default --confirm),
     where it regresses again: it fails, and `compare A/ B/` of the folders says the same."""
     done = run_ab(run_cli, repo, repo.a, repo.b, "--json", "ab.json")
     assert done.status == 1, done.out + done.err
     assert regressions_in(done.out) == [SLOWED]
     assert done.out.startswith("kernelwatch ab: real_time")
-    assert repo.traced() == ["A", "B"] * 5  # alternating, each run its own process
+    assert repo.traced() == ["A", "B"] * 7  # alternating, each run its own process
     assert repo.builds == [repo.a, repo.b]
     out = repo.root.parent / "out"
     for side, sha in (("A", repo.a), ("B", repo.b)):
         files = sorted(p.name for p in (out / side).iterdir())
-        assert files == [f"round-{k}.json" for k in range(1, 6)]
+        assert files == [f"round-{k}.json" for k in range(1, 8)]
         context = json.loads((out / side / "round-2.json").read_text())["context"]
         assert context["kernelwatch_git_commit"] == sha and context["kernelwatch_ab_sha"] == sha
         assert context["kernelwatch_repetitions"] == "4"
         assert context["kernelwatch_run_purpose"] == f"ab {side} round 2 of 3"
         confirming = json.loads((out / side / "round-4.json").read_text())
         assert {row["run_name"] for row in confirming["benchmarks"]} == {SLOWED}
-        assert confirming["context"]["kernelwatch_run_purpose"] == f"ab {side} round 4 of 5"
-    note = "1 regression(s) after 3 round(s) measured in 2 more round(s) of each side: 1 still"
+        assert confirming["context"]["kernelwatch_run_purpose"] == f"ab {side} round 4 of 7"
+    note = "1 regression(s) after 3 round(s) measured in 4 more round(s) of each side: 1 still"
     assert note in done.out
     assert any(n.startswith(note) for n in json.loads(Path("ab.json").read_text())["notes"])
     again = run_cli("compare", out / "A", out / "B", "--json", "c.json")
@@ -218,7 +218,7 @@ def test_an_earlier_run_in_out_is_refused_and_kept(repo: Repo, run_cli) -> None:
     done = run_ab(run_cli, repo, repo.b, repo.b, rounds=1)
     assert done.status == 2 and "already holds runs" in done.err, done.err
     assert {p: p.read_bytes() for p in sorted(out.rglob("round-*.json"))} == before
-    assert repo.traced() == ["A", "B"] * 5  # nothing measured the second time (3 + 2 confirming)
+    assert repo.traced() == ["A", "B"] * 7  # nothing measured the second time (3 + 4 confirming)
 
 
 def test_build_only_then_no_build_without_git(repo: Repo, run_cli, tmp_path: Path) -> None:
@@ -362,7 +362,7 @@ def test_b_builds_while_a_is_measured(
         run_cli, repo, repo.a, repo.b, "--measure-all", *(["--no-overlap"] if no_overlap else [])
     )
     assert done.status == 1, done.err  # B's slower kernel is still found
-    assert repo.traced() == ["A", "B"] * 5  # 3 rounds, then 2 confirming the regression
+    assert repo.traced() == ["A", "B"] * 7  # 3 rounds, then 4 confirming the regression
     first = json.loads(spans.read_text().splitlines()[0])
     assert (first["start"] < built["B"]) is not no_overlap
 
@@ -385,7 +385,7 @@ def test_plain_binaries_wait_for_bs_build(repo: Repo, run_cli, monkeypatch, tmp_
     assert "plain Google Benchmark binary (host-timed): waiting for B's build" in done.err
     first = json.loads(spans.read_text().splitlines()[0])
     assert first["start"] >= built["B"]
-    assert repo.traced() == ["A", "B"] * 5  # 3 rounds, then 2 confirming the regression
+    assert repo.traced() == ["A", "B"] * 7  # 3 rounds, then 4 confirming the regression
 
 
 def test_the_worktree_cache_is_ignored_by_git(repo: Repo, run_cli) -> None:
@@ -458,10 +458,10 @@ def test_a_crash_of_b_fails_as_its_own_row_and_the_rest_is_compared(
     assert "1 regression, 1 crashed" in markdown.read_text().splitlines()[0]
     assert "ERROR" in done.out and "B round 2 of 3" in done.err
     out = repo.root.parent / "out"
-    for side in ("A", "B"):  # rounds 4 and 5 confirm kernel 3, in the fake binary only
+    for side in ("A", "B"):  # rounds 4 to 7 confirm kernel 3, in the fake binary only
         files = sorted(p.name for p in (out / side).iterdir())
-        assert files == [f"round-{k}.json" for k in range(1, 6)]
-        confirming = json.loads((out / side / "round-5.json").read_text())["benchmarks"]
+        assert files == [f"round-{k}.json" for k in range(1, 8)]
+        confirming = json.loads((out / side / "round-7.json").read_text())["benchmarks"]
         assert {row["run_name"] for row in confirming} == {SLOWED}
     context = json.loads((out / "B" / "round-2.json").read_text())["context"]
     assert context["kernelwatch_no_result"] == ["other/kernel/manual_time"]
@@ -598,7 +598,7 @@ def test_a_binary_built_identically_is_not_measured(
         run_cli, repo, repo.a, repo.b, "--json", json_out, "--markdown", markdown, "--junit", junit
     )
     assert done.status == 1, done.out + done.err  # kernel 3 of the fake, measured
-    assert not trace.exists() and repo.traced() == ["A", "B"] * 5  # 2 rounds confirming
+    assert not trace.exists() and repo.traced() == ["A", "B"] * 7  # 4 rounds confirming
     row = report_of(json_out)["other/kernel/manual_time"]
     assert (row["verdict"], row["failed"], row["reason"]) == (
         "IDENTICAL",

@@ -123,11 +123,11 @@ def test_bisect_names_commit_3_and_leaves_the_checkout_alone(history, run_cli, t
     report = history.root.parent / "out" / history.shas[3][:12] / "compare.txt"
     assert f"REGRESSION  {SLOWED}" in report.read_text()
     assert str(report) in done.out
-    # As `ab` judges: the regression measured in two more rounds of each side, only it.
+    # As `ab` judges: the regression measured in four more rounds of each side, only it.
     bad = history.root.parent / "out" / history.shas[3][:12] / "B"
-    assert sorted(p.name for p in bad.iterdir()) == [f"round-{k}.json" for k in range(1, 5)]
+    assert sorted(p.name for p in bad.iterdir()) == [f"round-{k}.json" for k in range(1, 7)]
     assert {
-        r["run_name"] for r in json.loads((bad / "round-4.json").read_text())["benchmarks"]
+        r["run_name"] for r in json.loads((bad / "round-6.json").read_text())["benchmarks"]
     } == {SLOWED}
 
 

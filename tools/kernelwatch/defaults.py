@@ -52,10 +52,12 @@ ANCHOR_AGE_MEASURED_HOURS = 0.2
 AB_ROUNDS = 3
 AB_REPETITIONS = 4
 # More rounds of each side for what the first rounds flag (ab.judge_confirmed). Replayed on the
-# rounds of two H200 cards, 1.6-6.3 % of 3-round runs of unchanged reductions or transposes
-# failed; one more round a side left 0-2.0 %, two more none of 6,272 (docs/measurement.md, "An
-# anchor's two processes"). Each costs a round of the flagged benchmarks only.
-AB_CONFIRM_ROUNDS = 2
+# rounds of three H200 cards, 3-round runs of unchanged reductions and transposes failed in up to
+# 19.9 % of runs (GPU-c9368905, where 4 of 20 processes ran slow); with 2, 3, 4 and 5 more
+# rounds a side 5.7, 1.0, 0.46 and 0 %, and none on the other two cards from 2 more
+# (docs/measurement.md, "An anchor's two processes"). Each costs a round of the flagged
+# benchmarks only.
+AB_CONFIRM_ROUNDS = 4
 EXPLAIN_BUDGET = 300.0  # seconds of ncu per command: about 10 s per benchmark and side on an H200
 
 # --- baseline update ------------------------------------------------------------------------

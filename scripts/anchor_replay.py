@@ -15,11 +15,12 @@ with `run`'s one confirming re-run (verdict.confirm), each spare round of the ru
 as the re-run in turn (averaged, so the counts may be fractional). With CONFIRM, also as `ab`
 judges it (ab.judge_confirmed): the own spread's REGRESSIONs measured in CONFIRM more rounds of
 each side, taken from the rounds left (at most 10 ways, drawn with a fixed seed), and all the
-rounds judged again; a replay fails in the share of those ways where a REGRESSION stands. A/A: anchor and run from the same side; A/B: anchor from A, run from
-B. Printed per pairing and way: the replays, the benchmarks judged in each, the replays with any
-verdict but SAME (and their share), all such verdicts (and their share of the comparisons), the
-REGRESSIONs, and the replays that would fail (a REGRESSION: exit 1). Only meaningful where the
-two sides' kernels time alike (an `ab` whose verdicts are all SAME).
+rounds judged again; a replay fails in the share of those ways where a REGRESSION stands.
+A/A: anchor and run from the same side; A/B: anchor from A, run from B. Printed per pairing and
+way: the replays, the benchmarks judged in each, the replays with any verdict but SAME (and
+their share), all such verdicts (and their share of the comparisons), the REGRESSIONs, and the
+replays that would fail (a REGRESSION: exit 1). Only meaningful where the two sides' kernels
+time alike (an `ab` whose verdicts are all SAME).
 docs/measurement.md ("An anchor's two processes") quotes the result.
 """
 
@@ -31,8 +32,8 @@ import json
 import random
 import sys
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any
 
 from kernelwatch import anchor, verdict
@@ -77,6 +78,15 @@ def confirming(first: Choice, sizes: tuple[int, int], same: bool, k: int) -> lis
     return random.Random(0).sample(ways, min(len(ways), 10))
 
 
+# A replay judged one way: its first report, and the reports its confirmation leaves (the first
+# again when nothing regressed or the way has none; one per way of confirming otherwise).
+Judged = tuple[Report, list[Report]]
+
+
+def regressed(report: Report) -> set[str]:
+    return {c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION}
+
+
 def main(argv: list[str]) -> int:
     if len(argv) not in (2, 3, 4):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
@@ -114,65 +124,63 @@ def main(argv: list[str]) -> int:
                 from_documents("A", docs[0]), from_documents("B", docs[1]), judging
             )
 
-        def rerun_confirmed(first: Choice, report: Report, against: Any) -> tuple[float, float]:
-            """The REGRESSIONs, and whether any, that `run`'s confirming re-run leaves (one
-            re-run, its default: verdict.confirm), averaged over every spare round of the run's
-            side taken as that re-run."""
-            used = set(first[1]) | (set(first[0]) if same else set())
-            spare_runs = [i for i in range(len(sides[y])) if i not in used]
-            left = [0.0, 0.0]
-            for j in spare_runs:
+        def anchored(least: noises.LevelNoise | None, reruns: bool) -> Callable[[Choice], Judged]:
+            def judged(choice: Choice) -> Judged:
+                anchor_docs, run_docs = (
+                    [side[i] for i in c] for side, c in zip((sides[x], sides[y]), choice)
+                )
+                against = anchor.as_baseline("anchor", anchor_docs, least)
+                run = from_documents("run", run_docs)
+                report = verdict.judge_result(verdict.baseline_side(against), run, judging, against)
+                if not reruns or not regressed(report):
+                    return report, [report]
+                # `run`'s one confirming re-run (verdict.confirm), each spare round of the
+                # run's side taken as that re-run in turn.
+                used = set(choice[1]) | (set(choice[0]) if same else set())
+                spare = [i for i in range(len(sides[y])) if i not in used]
 
-                def rerun(k: int, flagged: Sequence[str], j: int = j) -> Any:
-                    return from_documents("re-run", [baselines.restrict(sides[y][j], set(flagged))])
+                def kept(j: int) -> Report:
+                    def rerun(k: int, flagged: Sequence[str]) -> Any:
+                        names = set(flagged)
+                        return from_documents("re-run", [baselines.restrict(sides[y][j], names)])
 
-                kept = verdict.confirm(report, against, judging, rerun, 1)
-                stand = sum(c.verdict is Verdict.REGRESSION for c in kept.comparisons)
-                left[0] += stand / len(spare_runs)
-                left[1] += (stand > 0) / len(spare_runs)
-            return left[0], left[1]
+                    return verdict.confirm(report, against, judging, rerun, 1)
 
-        ways = [("own spread", None), ("baseline floor", floor), ("floor, re-run", floor)]
+                return report, [kept(j) for j in spare]
+
+            return judged
+
+        def ab_confirmed(choice: Choice) -> Judged:
+            report = ab_judged(choice, ((), ()), set())
+            names = regressed(report)
+            if not names:
+                return report, [report]
+            more = confirming(choice, (len(sides[x]), len(sides[y])), same, confirm)
+            return report, [ab_judged(choice, extra, names) for extra in more]
+
+        ways: list[tuple[str, Callable[[Choice], Judged]]] = [
+            ("own spread", anchored(None, False)),
+            ("baseline floor", anchored(floor, False)),
+            ("floor, re-run", anchored(floor, True)),
+        ]
         spare = len(sides[x]) - 2 * k if same else min(len(sides[x]), len(sides[y])) - k
         if confirm and spare < (2 if same else 1) * confirm:
             print(f"{pairing:8} (too few rounds left for ab's {confirm} more a side)")
         elif confirm:
-            ways.append((f"ab, {confirm} more", None))
-        for way, least in ways:
+            ways.append((f"ab, {confirm} more", ab_confirmed))
+        for way, judge in ways:
             flagged = verdicts = judged = 0
             regressions = failing = 0.0
             for choice in chosen:
-                if way.startswith("ab"):
-                    report = ab_judged(choice, ((), ()), set())
-                else:
-                    anchor_docs, run_docs = (
-                        [side[i] for i in c] for side, c in zip((sides[x], sides[y]), choice)
-                    )
-                    against = anchor.as_baseline("anchor", anchor_docs, least)
-                    run = from_documents("run", run_docs)
-                    report = verdict.judge_result(
-                        verdict.baseline_side(against), run, judging, against
-                    )
-                counts = Counter(c.verdict for c in report.comparisons)
-                judged = len(report.comparisons)
+                first, after = judge(choice)
+                counts = Counter(c.verdict for c in first.comparisons)
+                judged = len(first.comparisons)
                 moved = judged - counts[Verdict.SAME]
                 flagged += moved > 0
                 verdicts += moved
-                if way == "floor, re-run" and counts[Verdict.REGRESSION]:
-                    stand, fails = rerun_confirmed(choice, report, against)
-                    regressions += stand
-                    failing += fails
-                    continue
-                if not way.startswith("ab") or not counts[Verdict.REGRESSION]:
-                    regressions += counts[Verdict.REGRESSION]
-                    failing += counts[Verdict.REGRESSION] > 0
-                    continue
-                names = {c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION}
-                more = confirming(choice, (len(sides[x]), len(sides[y])), same, confirm)
-                for extra in more:
-                    left = Counter(c.verdict for c in ab_judged(choice, extra, names).comparisons)
-                    regressions += left[Verdict.REGRESSION] / len(more)
-                    failing += (left[Verdict.REGRESSION] > 0) / len(more)
+                for report in after:  # each way of confirming, of equal weight
+                    regressions += len(regressed(report)) / len(after)
+                    failing += bool(regressed(report)) / len(after)
             share = flagged / len(chosen)
             each = verdicts / (len(chosen) * judged)
             print(

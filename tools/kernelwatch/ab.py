@@ -412,14 +412,14 @@ def judge_confirmed(
     judged = judge_rounds(merged, judging)
     now = {c.name: c for c in judged.comparisons}
     gone = [n for n in flagged if n in now and now[n].verdict is not Verdict.REGRESSION]
-    first = {c.name: c for c in report.comparisons}
+    before = {c.name: c for c in report.comparisons}
     note = (
         f"{len(flagged)} regression(s) after {rounds} round(s) measured in {times} more "
         f"round(s) of each side: {len(flagged) - len(gone)} still regress over all "
         f"{rounds + times} rounds"
     )
     if gone:
-        note += ", not " + ", ".join(f"{n} ({first[n].change} -> {now[n].change})" for n in gone)
+        note += ", not " + ", ".join(f"{n} ({before[n].change} -> {now[n].change})" for n in gone)
     progress.say(f"kernelwatch: {note}")
     return merged, dataclasses.replace(judged, notes=(*judged.notes, note))
 

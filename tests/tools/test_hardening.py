@@ -745,6 +745,59 @@ OVERWRITERS: dict[str, Callable[[dict[str, Path]], list[str]]] = {
         "--json",
         p["tmp"] / "ab" / "A" / "round-1.json",
     ],
+    # The settings file is read too: a report written over it replaced the suite's thresholds.
+    "compare --json CONFIG": lambda p: [
+        "compare",
+        p["a"],
+        p["b"],
+        "--config",
+        p["config"],
+        "--json",
+        p["config"],
+    ],
+    "compare --json the suite's kernelwatch.toml": lambda p: [
+        "compare",
+        p["a"],
+        p["b"],
+        "--json",
+        p["root"] / "kernelwatch.toml",
+    ],
+    "report -o CONFIG": lambda p: [
+        "report",
+        p["a"],
+        "--config",
+        p["config"],
+        "-o",
+        p["config"],
+    ],
+    "history changes --json CONFIG": lambda p: [
+        "history",
+        "changes",
+        "--db",
+        p["db"],
+        "--config",
+        p["config"],
+        "--json",
+        p["config"],
+    ],
+    "run --out CONFIG": lambda p: measuring(
+        p, "run", "--config", p["config"], "--out", p["config"]
+    ),
+    "selftest --json CONFIG": lambda p: measuring(
+        p, "selftest", "--out", p["st"], "--config", p["config"], "--json", p["config"]
+    ),
+    "ab --json CONFIG": lambda p: [
+        "ab",
+        "HEAD~1",
+        "HEAD",
+        "--no-build",
+        "--out",
+        p["tmp"] / "ab",
+        "--config",
+        p["config"],
+        "--json",
+        p["config"],
+    ],
 }
 
 
@@ -760,6 +813,9 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(
     paths["b"] = tmp_path / "b.json"
     paths["b"].write_text(GOOD_TEXT)
     paths["md"].write_text("| report |\n")
+    paths["config"] = tmp_path / "settings.toml"
+    paths["config"].write_text('[compare]\nthreshold = "5%"\n')
+    (paths["root"] / "kernelwatch.toml").write_text('[compare]\nthreshold = "5%"\n')
     paths["link"] = tmp_path / "link.json"
     paths["link"].symlink_to(paths["a"])
     paths["hard"] = tmp_path / "hard.json"

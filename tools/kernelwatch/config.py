@@ -19,11 +19,12 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kernelwatch.errors import InputError, compile_regex
+from kernelwatch.files import Input
 
 _TOP_KEYS = frozenset({"threshold", "alpha", "min_repetitions", "noise_multiplier", "thresholds"})
 _RULE_KEYS = frozenset({"match", "threshold"})
@@ -46,6 +47,13 @@ class Config:
     noise_multiplier: float | None = None
     rules: tuple[ThresholdRule, ...] = ()
     serial: tuple[re.Pattern[str], ...] = ()  # [run] serial: host-bound benchmarks
+    # The file read (load_config); None: the built-in defaults. Not a setting: not compared.
+    source: Path | None = field(default=None, compare=False)
+
+    def read(self) -> Input:
+        """The file, among the inputs of the command that read it (files.check_outputs): a
+        report written over --config or the suite's kernelwatch.toml replaced its thresholds."""
+        return Input("the settings file", self.source)
 
     def over(self, name: str, given: Any, default: Any) -> Any:
         """The precedence of every command: the command line's value (None: not given) over
@@ -130,6 +138,7 @@ def load_config(path: str | Path) -> Config:
         noise_multiplier=optional("noise_multiplier", float),
         rules=tuple(rules),
         serial=serial,
+        source=file,
     )
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from kernelwatch import defaults
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._options import add_parser
+from kernelwatch.config import Config
 from kernelwatch.errors import BenchmarkCrashed, InputError, compile_regex
 from kernelwatch.files import Input, Output, check_outputs
 
@@ -139,6 +140,7 @@ class AbCommand:
     judging: Judging
     outputs: Outputs
     command_line: str
+    config: Config  # --config, else the suite's kernelwatch.toml: read, so never written
 
 
 def main(args: argparse.Namespace) -> int:
@@ -177,6 +179,7 @@ def main(args: argparse.Namespace) -> int:
             judging=judging,
             outputs=options.outputs(args),
             command_line=args.command_line,
+            config=config,
         )
     )
 
@@ -314,9 +317,11 @@ def outputs_of(command: AbCommand) -> list[Output]:
 
 
 def inputs_of(command: AbCommand) -> list[Input]:
-    """The folders of each side's runs, compared at the end (a report in one breaks that)."""
+    """The folders of each side's runs, compared at the end (a report in one breaks that), and
+    the settings file."""
     out = command.out
-    return [Input(f"{side}'s runs", out / side if out else None, True) for side in ("A", "B")]
+    runs = [Input(f"{side}'s runs", out / side if out else None, True) for side in ("A", "B")]
+    return [*runs, command.config.read()]
 
 
 def _refuse_earlier_runs(out: Path | None) -> None:

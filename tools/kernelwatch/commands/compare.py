@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._options import add_parser
+from kernelwatch.config import Config
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, check_outputs
 
@@ -100,6 +101,7 @@ class CompareCommand:
     outputs: Outputs
     noise_file: Path | None  # the baseline's stored noise, named
     no_noise_file: bool  # measure the noise from the baseline's values
+    config: Config  # --config, else the suite's kernelwatch.toml: read, so never written
 
 
 def main(args: argparse.Namespace) -> int:
@@ -119,6 +121,7 @@ def main(args: argparse.Namespace) -> int:
             outputs=options.outputs(args),
             noise_file=Path(args.noise_file) if args.noise_file else None,
             no_noise_file=args.no_noise_file,
+            config=config,
         )
     )
 
@@ -137,6 +140,7 @@ def run(command: CompareCommand) -> int:
             Input("the contender", command.contender),
             Input("--noise-file", command.noise_file),
             Input("the baseline's noise.json", noises.beside(Path(command.baseline))),
+            command.config.read(),
         ],
     )
     if command.noise_file and not command.noise_file.is_file():

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kernelwatch import defaults
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._options import add_actions, add_parser
-from kernelwatch.config import ThresholdRule, parse_fraction
+from kernelwatch.config import Config, ThresholdRule, parse_fraction
 from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
 from kernelwatch.names import short_commit
 
@@ -315,6 +315,7 @@ class ChangesCommand:
     alpha: float
     rules: tuple[ThresholdRule, ...]  # the suite config's per-benchmark thresholds
     json: str | None
+    config: Config  # --config, else the suite's kernelwatch.toml: read, so never written
 
 
 def changes_main(args: argparse.Namespace) -> int:
@@ -341,6 +342,7 @@ def changes_main(args: argparse.Namespace) -> int:
             alpha=alpha,
             rules=config.rules,
             json=args.json,
+            config=config,
         )
     )
 
@@ -353,7 +355,9 @@ def run_changes(command: ChangesCommand) -> int:
 
     metric, since, new_since = command.metric, command.since, command.new_since
     threshold, alpha = command.threshold, command.alpha
-    check_outputs([Output("--json", command.json)], [Input("--db", command.db)])
+    check_outputs(
+        [Output("--json", command.json)], [Input("--db", command.db), command.config.read()]
+    )
     change_points.otava_analysis()  # missing: say what to install before opening anything
     with history.database(command.db) as db:
         without_gpu = history.runs_without_gpu(db) if command.gpu is None else 0

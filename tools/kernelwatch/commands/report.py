@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kernelwatch import defaults
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._options import add_parser
+from kernelwatch.config import Config
 from kernelwatch.errors import InputError
 from kernelwatch.files import Input, Output, check_outputs
 
@@ -108,6 +109,7 @@ def register(subparsers: Any) -> None:
 class ReportCommand:
     options: Options  # what the page is built from
     out: Path
+    config: Config  # --config, else the suite's kernelwatch.toml: read, so never written
 
 
 def main(args: argparse.Namespace) -> int:
@@ -140,6 +142,7 @@ def main(args: argparse.Namespace) -> int:
                 explanations=Path(args.explanations) if args.explanations else None,
             ),
             out,
+            config,
         )
     )
 
@@ -148,7 +151,7 @@ def run(command: ReportCommand) -> int:
     from kernelwatch.report import write_report
 
     out = command.out
-    check_outputs([Output("-o", out)], inputs(command.options))  # before the work
+    check_outputs([Output("-o", out)], [*inputs(command.options), command.config.read()])
     page = write_report(command.options, out)
     report = page.comparison
     verdicts = ""

@@ -601,11 +601,13 @@ def outputs_of(command: RunCommand, chosen: list[gpus.Gpu] | None) -> list[Outpu
 
 def inputs_of(command: RunCommand) -> list[Input]:
     """What the run reads: the binaries named, the baselines folder (a committed baseline is
-    changed only by `baseline update`), the baseline named and its stored noise."""
+    changed only by `baseline update`), the settings file, the baseline named and its stored
+    noise."""
     from kernelwatch import noise
 
     found = [Input("--bench", bench) for bench in command.bench]
     found.append(Input("the baselines folder", command.root))
+    found.append(command.config.read())
     if command.baseline is not None:
         found.append(Input("--baseline", command.baseline))
         found.append(Input("the baseline's noise.json", noise.beside(command.baseline)))

@@ -248,6 +248,7 @@ def run(command: SelftestCommand) -> int:
     # reports, FILE-gpu<index>, lie in the same folder: checked alike.)
     out = None if command.from_dir else command.out or "results"
     saved = [Input("--from", command.from_dir), Input("the --out runs", command.out, True)]
+    saved.append(command.config.read())
     reports = [Output("--markdown", command.markdown), Output("--json", command.json)]
     check_outputs([Output("--out", out, folder=True, make_parents=True), *reports], saved)
     if command.from_dir:

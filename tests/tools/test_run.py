@@ -147,6 +147,26 @@ def test_default_output_goes_to_results(box: Box) -> None:
     )
 
 
+def test_a_default_output_never_replaces_another_runs_result(box: Box, monkeypatch) -> None:
+    # Two runs that end in the same second (two GPUs of one model, one shard each) get the
+    # same default name: the second replaced the first's result, and both said "wrote".
+    from kernelwatch import runner
+
+    monkeypatch.setattr(runner, "timestamp", lambda: "20261121T054057Z")
+    first = box.run("--no-compare", repetitions=3)
+    assert first.status == 0, first.err
+    [kept] = (box.tmp / "results").iterdir()
+    before = kept.read_bytes()
+    second = box.run("--no-compare", "--filter", "^alpha/", repetitions=3)
+    assert second.status == 0, second.err
+    again = (
+        box.tmp / "results" / "kernelwatch-run-nvidia-h100-80gb-hbm3-sm90-20261121T054057Z-2.json"
+    )
+    assert set((box.tmp / "results").iterdir()) == {kept, again}
+    assert kept.read_bytes() == before and f"wrote {again.relative_to(box.tmp)} " in second.err
+    assert json.loads(again.read_text())["context"]["kernelwatch_filter"] == "^alpha/"
+
+
 def test_reports_go_into_the_results_folder_the_run_makes(box: Box) -> None:
     """The CI's form in a fresh checkout: results/ is made by the result, before the reports;
     the up-front check of the report paths knows that."""

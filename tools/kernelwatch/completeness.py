@@ -201,16 +201,18 @@ def keep_partial(
     failed: runner.IncompleteRun,
     out_for: Callable[[str | None], Path],
     progress: runner.Progress,
+    new: bool = False,
 ) -> Path | None:
     """Write the result of the processes that finished to `out_for(gpu slug)` and say which
     benchmarks have no result; None when no process finished. Nothing is compared here (the
     run fails with the crash); `compare` and `report` of the result show the benchmarks without
-    a result as the crash (mark_saved)."""
+    a result as the crash (mark_saved). `new`: a default name, which replaces no file
+    (files.write_atomic)."""
     if failed.partial is None:
         return None
     document = failed.partial.document
     out = out_for(baselines.context_slug(document["context"]))
-    write_json_atomic(out, document, make_parents=True)
+    out = write_json_atomic(out, document, make_parents=True, new=new)
     progress.say(
         f"kernelwatch: wrote {out} with the results of the processes that finished (not "
         f"compared; context keys {results.FAILED_KEY} and {results.NO_RESULT_KEY} say what is "

@@ -195,11 +195,16 @@ def _kind(mode: int) -> str:
     return "not a plain file"
 
 
-def write_atomic(path: str | Path, data: str | bytes, *, make_parents: bool = False) -> Path:
+def write_atomic(
+    path: str | Path, data: str | bytes, *, make_parents: bool = False, new: bool = False
+) -> Path:
     """Write `data` to a temporary file beside `path`, then rename it over `path` (a regular
-    file or nothing; see the module's docstring)."""
+    file or nothing; see the module's docstring). With `new` (a name the caller made, not one
+    the user gave) no file is replaced: where `path` is taken, the first free `<stem>-2<suffix>`,
+    `-3`, ... is written. Returns the path written."""
     target = check_writable(path, make_parents=make_parents)
     payload = _utf8(data) if isinstance(data, str) else data
+    claimed: Path | None = None
     try:
         if make_parents:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -217,16 +222,39 @@ def write_atomic(path: str | Path, data: str | bytes, *, make_parents: bool = Fa
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)  # mkstemp's 0600 would surprise readers
         check_writable(target, make_parents=True)  # (a link planted meanwhile)
+        if new:
+            target = claimed = _claim(target)
         os.replace(temporary, target)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        _discard(temporary, claimed)
         raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        _discard(temporary, claimed)
         raise
     return target
+
+
+def _claim(target: Path) -> Path:
+    """`target`, else the first of `<stem>-2<suffix>`, `-3`, ... that no file has, created
+    empty for write_atomic's rename: O_EXCL, so two writers never take one name. A default
+    name made of the second a run ended (results/kernelwatch-run-<slug>-<UTC time>.json) is
+    taken by another run that ended in that second, whose result a rename would lose."""
+    name, k = target, 1
+    while True:
+        try:
+            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return name
+        except FileExistsError:
+            k += 1
+            name = target.with_name(f"{target.stem}-{k}{target.suffix}")
+
+
+def _discard(temporary: str, claimed: Path | None) -> None:
+    """What a failed write_atomic made: its temporary file, and the name it claimed (empty)."""
+    for path in (temporary, claimed):
+        if path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 def strict_json(
@@ -349,8 +377,10 @@ def _write_pieces(handle: BinaryIO, pieces: Iterator[str], check: bool = True) -
 _BATCH = 1 << 20  # characters written at a time
 
 
-def write_json_atomic(path: str | Path, document: Any, *, make_parents: bool = False) -> Path:
-    return write_atomic(path, json_text(document), make_parents=make_parents)
+def write_json_atomic(
+    path: str | Path, document: Any, *, make_parents: bool = False, new: bool = False
+) -> Path:
+    return write_atomic(path, json_text(document), make_parents=make_parents, new=new)
 
 
 def write_output(text: str, stream: TextIO | None = None) -> None:

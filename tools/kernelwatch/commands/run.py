@@ -249,7 +249,7 @@ def run(command: RunCommand) -> int:
             result, anchoring = _measure(command, jobs, settings, context, progress)
         except runner.IncompleteRun as exc:
             keep = lambda slug: command.out or default_out(slug)  # noqa: E731
-            completeness.keep_partial(exc, keep, progress)
+            completeness.keep_partial(exc, keep, progress, new=not command.out)
             raise
         return _finish(command, settings, result, command.out, progress, command.outputs, anchoring)
 
@@ -517,8 +517,8 @@ def _finish(
     document, jobs = result.document, list(result.jobs)
     context = document["context"]
     slug = baselines.context_slug(context)
-    out = out or default_out(slug)
-    write_json_atomic(out, document, make_parents=True)
+    # A default name is the second the run ended: another run's result of that second is kept.
+    out = write_json_atomic(out or default_out(slug), document, make_parents=True, new=not out)
     count = sum(len(job.names) for job in jobs)
     each = f", {settings.processes} processes each," if settings.processes > 1 else ""
     progress.say(

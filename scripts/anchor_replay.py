@@ -3,7 +3,7 @@
 as anchored runs, every way the suite's two processes per side can fall, and as `ab` judges
 them, with and without its confirming rounds.
 
-    PYTHONPATH=tools python3 scripts/anchor_replay.py AB_DIR BASELINE_DIR [PROCESSES [CONFIRM]]
+    PYTHONPATH=tools python3 scripts/anchor_replay.py AB_DIR BASELINE_DIR [PROCESSES [CONFIRM [SHIFT]]]
 
 AB_DIR holds `kernelwatch ab`'s rounds (A/round-K.json[.gz], B/round-K.json[.gz]: one process
 each, one card). Each replay takes PROCESSES (default 2, the suite's; 3 is `ab`'s default) rounds
@@ -11,12 +11,16 @@ of one side as the anchor and as many other rounds as the run, and judges the ru
 judges it against an anchor (anchor.as_baseline, verdict.judge_result), with the suite's
 settings: once with the anchor's own spread alone, once at least what the committed baseline
 BASELINE_DIR measured between the processes of one card (noise.process_floor), and that again
-with `run`'s one confirming re-run (verdict.confirm), each spare round of the run's side taken
-as the re-run in turn (averaged, so the counts may be fractional). With CONFIRM, also as `ab`
+with `run`'s confirming re-runs (verdict.confirm), one and two, each of PROCESSES spare rounds
+of the run's side as `run` re-runs in as many processes as it ran, taken in turn (at most 10
+ways, drawn with a fixed seed; averaged, so the counts may be fractional). With CONFIRM, also as `ab`
 judges it (ab.judge_confirmed): the own spread's REGRESSIONs measured in CONFIRM more rounds of
 each side, taken from the rounds left (at most 10 ways, drawn with a fixed seed), and all the
 rounds judged again; a replay fails in the share of those ways where a REGRESSION stands.
-A/A: anchor and run from the same side; A/B: anchor from A, run from B. Printed per pairing and
+A/A: anchor and run from the same side; A/B: anchor from A, run from B. With SHIFT (0.02: 2 %),
+instead A/A+ and B/B+: A/A and B/B with every time of the run's rounds (its re-runs' too)
+SHIFT slower, a change of that size in every benchmark on the card's own noise; the
+REGRESSIONs' share of the comparisons is then the share caught. Printed per pairing and
 way: the replays, the benchmarks judged in each, the replays with any verdict but SAME (and
 their share), all such verdicts (and their share of the comparisons), the REGRESSIONs, and the
 replays that would fail (a REGRESSION: exit 1). Only meaningful where the two sides' kernels
@@ -78,6 +82,15 @@ def confirming(first: Choice, sizes: tuple[int, int], same: bool, k: int) -> lis
     return random.Random(0).sample(ways, min(len(ways), 10))
 
 
+def slowed(doc: Any, factor: float) -> Any:
+    """The run document with every benchmark's time `factor` times longer."""
+    rows = [
+        {**row, "real_time": row["real_time"] * factor} if "real_time" in row else row
+        for row in doc["benchmarks"]
+    ]
+    return {**doc, "benchmarks": rows}
+
+
 # A replay judged one way: its first report, and the reports its confirmation leaves (the first
 # again when nothing regressed or the way has none; one per way of confirming otherwise).
 Judged = tuple[Report, list[Report]]
@@ -88,13 +101,19 @@ def regressed(report: Report) -> set[str]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) not in (2, 3, 4):
+    if len(argv) not in (2, 3, 4, 5):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     ab_dir, baseline = Path(argv[0]), Path(argv[1])
     k = int(argv[2]) if len(argv) >= 3 else 2
-    confirm = int(argv[3]) if len(argv) == 4 else 0
+    confirm = int(argv[3]) if len(argv) >= 4 else 0
+    shift = float(argv[4]) if len(argv) == 5 else 0.0
     sides = {"A": rounds(ab_dir / "A"), "B": rounds(ab_dir / "B")}
+    pairings = {"A/A": ("A", "A", True), "B/B": ("B", "B", True), "A/B": ("A", "B", False)}
+    if shift:
+        for name in ("A", "B"):
+            sides[f"{name}+"] = [slowed(doc, 1 + shift) for doc in sides[name]]
+        pairings = {f"{n}/{n}+": (n, f"{n}+", True) for n in ("A", "B")}
     stored = noises.levels_from_file(noises.read_noise_file(baseline / "noise.json"))
     floor = noises.process_floor(load(baseline), stored)
     judging = verdict.Judging(
@@ -106,8 +125,7 @@ def main(argv: list[str]) -> int:
         "pairing  way             replays judged flagged  (share) verdicts  (share) REGRESSIONs"
         "  failing  (share)"
     )
-    for pairing, (x, y) in {"A/A": ("A", "A"), "B/B": ("B", "B"), "A/B": ("A", "B")}.items():
-        same = x == y
+    for pairing, (x, y, same) in pairings.items():
         chosen = replays(sides[x], sides[y], same, k)
         if not chosen:
             print(f"{pairing:8} (too few rounds for two disjoint sets of {k})")
@@ -124,7 +142,7 @@ def main(argv: list[str]) -> int:
                 from_documents("A", docs[0]), from_documents("B", docs[1]), judging
             )
 
-        def anchored(least: noises.LevelNoise | None, reruns: bool) -> Callable[[Choice], Judged]:
+        def anchored(least: noises.LevelNoise | None, reruns: int) -> Callable[[Choice], Judged]:
             def judged(choice: Choice) -> Judged:
                 anchor_docs, run_docs = (
                     [side[i] for i in c] for side, c in zip((sides[x], sides[y]), choice)
@@ -134,19 +152,24 @@ def main(argv: list[str]) -> int:
                 report = verdict.judge_result(verdict.baseline_side(against), run, judging, against)
                 if not reruns or not regressed(report):
                     return report, [report]
-                # `run`'s one confirming re-run (verdict.confirm), each spare round of the
-                # run's side taken as that re-run in turn.
+                # `run`'s confirming re-runs (verdict.confirm), each of as many processes as
+                # the run: the run side's spare rounds taken as them in every order (at most 10
+                # orders, drawn with a fixed seed).
                 used = set(choice[1]) | (set(choice[0]) if same else set())
                 spare = [i for i in range(len(sides[y])) if i not in used]
+                orders = list(itertools.permutations(spare, reruns * k))
+                orders = random.Random(0).sample(orders, min(len(orders), 10))
 
-                def kept(j: int) -> Report:
-                    def rerun(k: int, flagged: Sequence[str]) -> Any:
+                def kept(order: tuple[int, ...]) -> Report:
+                    def rerun(j: int, flagged: Sequence[str]) -> Any:
                         names = set(flagged)
-                        return from_documents("re-run", [baselines.restrict(sides[y][j], names)])
+                        taken = order[(j - 1) * k : j * k]
+                        docs = [baselines.restrict(sides[y][i], names) for i in taken]
+                        return from_documents("re-run", docs)
 
-                    return verdict.confirm(report, against, judging, rerun, 1)
+                    return verdict.confirm(report, against, judging, rerun, reruns)
 
-                return report, [kept(j) for j in spare]
+                return report, [kept(order) for order in orders]
 
             return judged
 
@@ -159,9 +182,10 @@ def main(argv: list[str]) -> int:
             return report, [ab_judged(choice, extra, names) for extra in more]
 
         ways: list[tuple[str, Callable[[Choice], Judged]]] = [
-            ("own spread", anchored(None, False)),
-            ("baseline floor", anchored(floor, False)),
-            ("floor, re-run", anchored(floor, True)),
+            ("own spread", anchored(None, 0)),
+            ("baseline floor", anchored(floor, 0)),
+            ("floor, re-run", anchored(floor, 1)),
+            ("floor, 2 re-runs", anchored(floor, 2)),
         ]
         spare = len(sides[x]) - 2 * k if same else min(len(sides[x]), len(sides[y])) - k
         if confirm and spare < (2 if same else 1) * confirm:
@@ -184,7 +208,7 @@ def main(argv: list[str]) -> int:
             share = flagged / len(chosen)
             each = verdicts / (len(chosen) * judged)
             print(
-                f"{pairing:8} {way:15} {len(chosen):7} {judged:6} {flagged:7} ({share:6.1%}) "
+                f"{pairing:8} {way:16} {len(chosen):7} {judged:6} {flagged:7} ({share:6.1%}) "
                 f"{verdicts:8} ({each:6.2%}) {regressions:11.1f} {failing:8.1f} "
                 f"({failing / len(chosen):6.2%})"
             )

@@ -28,7 +28,7 @@ from typing import Any
 
 import fakebench
 import pytest
-from conftest import H100_CONTEXT, REPO, TOOLS, document
+from conftest import H100_CONTEXT, REPO, TOOLS, document, run_module
 from kernelwatch import cli, files, synthetic
 from kernelwatch.gbench import failed_row
 
@@ -1085,6 +1085,48 @@ def test_selftest_from_runs_of_two_gpu_models_is_one_line_without_a_missing_opti
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "a selftest's runs are of one GPU model" in err, err
     assert "--allow-gpu-mismatch" not in err
+
+
+@pytest.mark.parametrize(
+    "argv, node",
+    [
+        (["comment", "{node}", "--gpu", "x"], "/dev/zero"),
+        (["compare", "{good}", "{good}", "--config", "{node}"], "/dev/zero"),
+        (["history", "list", "--db", "{node}"], "fifo"),
+        (["history", "ingest", "{good}", "--db", "{node}"], "/dev/null"),
+    ],
+)
+def test_an_input_that_is_no_file_is_one_line(tmp_path: Path, argv: list[str], node: str) -> None:
+    # `comment /dev/zero` and `--config /dev/zero` read until the memory ran out (an internal
+    # MemoryError, or the kernel's kill); `history list --db FIFO` waited for ever; `history
+    # ingest --db /dev/null` stored the run nowhere and left null-journal beside the link.
+    good = tmp_path / "good.json"
+    good.write_text(GOOD_TEXT)
+    path = tmp_path / "node"
+    if node == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(node)  # (a device of one's own needs root)
+    before = snapshot(tmp_path)
+    journal = Path(f"{node}-journal")  # (SQLite follows the link: /dev/null-journal)
+    journal_before = journal.exists()
+    words = [a.format(node=path, good=good) for a in argv]
+    done = run_module(*words, timeout=120, preexec_fn=memory_limit(4 << 30))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"kernelwatch: error: {path}: ")
+    assert snapshot(tmp_path) == before and journal.exists() == journal_before
+
+
+def memory_limit(size: int) -> Callable[[], None]:
+    """A preexec_fn: the child may map at most `size` bytes (a runaway read fails, not the
+    machine)."""
+
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+
+    return limit
 
 
 def test_a_baseline_folder_is_a_compare_input(tmp_path: Path, capsys) -> None:

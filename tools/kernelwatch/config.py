@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch.errors import InputError, compile_regex
-from kernelwatch.files import Input
+from kernelwatch.files import Input, check_input_file
 
 _TOP_KEYS = frozenset({"threshold", "alpha", "min_repetitions", "noise_multiplier", "thresholds"})
 _RULE_KEYS = frozenset({"match", "threshold"})
@@ -84,6 +84,7 @@ def parse_fraction(value: Any, what: str) -> float:
 def load_config(path: str | Path) -> Config:
     file = Path(path)
     where = f"config {file}"
+    check_input_file(file, "a TOML settings file")
     try:
         with file.open("rb") as handle:
             data = tomllib.load(handle)

@@ -181,6 +181,21 @@ def _same_file(a: str | Path, b: str | Path) -> bool:
         return False
 
 
+def check_input_file(path: str | Path, what: str, *, pipe: bool = True) -> None:
+    """Refuse an input that is not read as a file: a device (/dev/zero never ends: read whole,
+    it fills the memory until the kernel kills kernelwatch, no line said why) and, unless
+    `pipe`, a FIFO or a socket (SQLite's open of a FIFO waits for ever). A pipe, `<(...)`, is
+    read as a file where `pipe`. A missing path or a folder is left to the reader, which words
+    it. `what`: what the input should be ("a result file")."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or (pipe and stat.S_ISFIFO(mode)):
+        return
+    raise InputError(f"{path}: {_kind(mode)}, not {what}")
+
+
 def _kind(mode: int) -> str:
     for test, name in (
         (stat.S_ISLNK, "a symbolic link"),

@@ -36,7 +36,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from kernelwatch.errors import InputError
-from kernelwatch.files import SURROGATE_ESCAPE, strict_json
+from kernelwatch.files import SURROGATE_ESCAPE, check_input_file, strict_json
 from kernelwatch.names import registration, without_aggregate
 from kernelwatch.results import NVBENCH_SAMPLES_KEY, TIME_KEYS
 
@@ -113,12 +113,8 @@ def unpacked(path: str | Path, data: bytes) -> bytes:
 
 def _parse(path: str | Path) -> Any:
     file = Path(path)
+    check_input_file(file, "a result file")
     try:
-        mode = file.stat().st_mode
-        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # (a pipe, `<(...)`, is read as a file)
-            # /dev/zero, /dev/sda: read whole into memory until it runs out, never an error
-            kind = "character" if stat.S_ISCHR(mode) else "block"
-            raise InputError(f"{file}: a {kind} device, not a result file")
         data = file.read_bytes()
     except OSError as exc:
         raise InputError(f"{file}: cannot read: {exc.strerror or exc}") from None

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._options import add_parser
 from kernelwatch.errors import InputError
-from kernelwatch.files import Input, Output, check_outputs, write_atomic
+from kernelwatch.files import Input, Output, check_input_file, check_outputs, write_atomic
 
 if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
     from kernelwatch.baseline import context_slug
@@ -102,6 +102,7 @@ def run(command: CommentCommand) -> int:
     if command.marker_only:
         text = marker(key) + "\n"
     else:
+        check_input_file(command.report, "the Markdown report")
         try:
             markdown = Path(command.report).read_text(encoding="utf-8")
         except OSError as exc:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kernelwatch import project
 from kernelwatch.errors import InputError
+from kernelwatch.files import check_input_file
 
 SCHEMA_VERSION = 2
 # The oldest schema the reading commands read as it is (they never migrate): version 2 only
@@ -134,6 +135,9 @@ def open_db(path: str | Path, create: bool = False) -> sqlite3.Connection:
     db = Path(path)
     if db.is_dir():
         raise InputError(f"{db}: is a directory, not a history database")
+    # (a FIFO: SQLite's open waits for a writer for ever; /dev/null: an ingest "stored" the run
+    # nowhere and left null-journal beside it)
+    check_input_file(db, "a history database", pipe=False)
     if not create and db.exists():
         return _open_read_only(db)
     if not db.exists():

@@ -175,6 +175,16 @@ def test_check_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     check([files.Output("--out", runs, folder=True), files.Output("--json", None)], inputs)
 
 
+def test_a_file_given_as_an_output_folder_is_called_a_file(tmp_path: Path) -> None:
+    # `selftest --out results.json` (or bisect's, ab's) said "not a folder (not a plain file)"
+    # of a plain file.
+    result = tmp_path / "a.json"
+    result.write_text("{}")
+    with pytest.raises(InputError, match=r"^--out .*a.json: not a folder \(a regular file\);"):
+        files.check_outputs([files.Output("--out", result, folder=True)])
+    assert result.read_text() == "{}"
+
+
 def test_a_file_name_that_is_not_utf8_is_written_as_escaped_bytes(tmp_path: Path) -> None:
     # A name with the byte 0xff reaches Python as the lone surrogate \udcff: it failed to
     # encode (an internal error), or went into JSON as "\udcff", which the reader refuses.

@@ -198,6 +198,7 @@ def check_input_file(path: str | Path, what: str, *, pipe: bool = True) -> None:
 
 def _kind(mode: int) -> str:
     for test, name in (
+        (stat.S_ISREG, "a regular file"),  # (a file named as a folder: selftest --out r.json)
         (stat.S_ISLNK, "a symbolic link"),
         (stat.S_ISDIR, "a folder"),
         (stat.S_ISCHR, "a character device"),

@@ -1018,3 +1018,30 @@ def test_an_explanation_spans_the_table_under_its_benchmark(run_cli, tmp_path) -
     )
     assert row and "transpose/best/" in row.group(1) and "explain" not in row.group(1)
     assert "kernel code changed" in row.group(2) and "ncu: moved most" in row.group(2)
+
+
+@needs_matplotlib
+@pytest.mark.parametrize(
+    "benchmarks",
+    [
+        [1, 2],  # a list where the object of benchmarks belongs
+        {"b": {"counters": [1]}},
+        {"b": {"counters": {"moved": [{"metric": "x"}]}}},  # no baseline value
+        {"b": {"counters": {"moved": [{"metric": "x", "baseline": "a", "contender": 1}]}}},
+        {"b": {"kernel": {"change": "x", "details": 5}}},
+        {"b": {"sass_diff": 5}},
+        {"b": {"seconds": "x"}},
+    ],
+)
+def test_a_malformed_explanations_file_is_one_line(
+    run_cli, tmp_path: Path, benchmarks: Any
+) -> None:
+    # Each was an internal error (AttributeError, KeyError, TypeError, ValueError).
+    ab = unpacked(DEMO_DATA / "explain-padding", tmp_path / "padding")
+    broken = tmp_path / "explanations.json"
+    broken.write_text(json.dumps({"kernelwatch_explanations": 1, "benchmarks": benchmarks}))
+    out = tmp_path / "r.html"
+    r = run_cli("report", ab / "B" / "round-1.json", "--explanations", broken, "-o", out)
+    assert r.status == 2 and r.err.count("\n") == 1, r.err
+    assert r.err.startswith(f"kernelwatch: error: --explanations {broken}: not a kernelwatch ")
+    assert not out.exists()

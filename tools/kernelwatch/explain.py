@@ -225,43 +225,51 @@ def read_explanations(path: Path) -> dict[str, Explanation]:
     if not isinstance(document, dict) or "kernelwatch_explanations" not in document:
         raise InputError(f"--explanations {path}: not a kernelwatch explanations file")
     found: dict[str, Explanation] = {}
-    for name, item in (document.get("benchmarks") or {}).items():
-        if not isinstance(item, dict):
-            continue
-        kernel = None
-        if isinstance(item.get("kernel"), dict):
-            try:
-                kind = Change(item["kernel"].get("change"))
-            except ValueError:
-                kind = Change.UNKNOWN
-            kernel = KernelChange(kind, tuple(map(str, item["kernel"].get("details", []))))
-        counters = item.get("counters") or {}
-        moved = tuple(
-            Moved(str(m["metric"]), float(m["baseline"]), float(m["contender"]))
-            for m in counters.get("moved", [])
-            if isinstance(m, dict)
-        )
-        diffs = tuple(
-            SassDiff(
-                str(d.get("kernel", "")),
-                str(d.get("baseline", "")),
-                str(d.get("contender", "")),
-                tuple(d.get("instructions", (0, 0)))[:2],
-                tuple(tuple(m) for m in d.get("mix", [])),
-                tuple(tuple(m) for m in d.get("shared_ops", [])),
-                tuple(map(str, d.get("diff", []))),
-                int(d.get("diff_lines_left_out", 0)),
+    try:
+        for name, item in (document.get("benchmarks") or {}).items():
+            if not isinstance(item, dict):
+                continue
+            kernel = None
+            if isinstance(item.get("kernel"), dict):
+                try:
+                    kind = Change(item["kernel"].get("change"))
+                except ValueError:
+                    kind = Change.UNKNOWN
+                kernel = KernelChange(kind, tuple(map(str, item["kernel"].get("details", []))))
+            counters = item.get("counters") or {}
+            moved = tuple(
+                Moved(str(m["metric"]), float(m["baseline"]), float(m["contender"]))
+                for m in counters.get("moved", [])
+                if isinstance(m, dict)
             )
-            for d in item.get("sass_diff", [])
-            if isinstance(d, dict)
-        )
-        found[str(name)] = Explanation(
-            kernel,
-            dict(counters.get("baseline") or {}),
-            dict(counters.get("contender") or {}),
-            moved,
-            diffs,
-            str(item.get("note", "")),
-            float(item.get("seconds", 0.0)),
-        )
+            diffs = tuple(
+                SassDiff(
+                    str(d.get("kernel", "")),
+                    str(d.get("baseline", "")),
+                    str(d.get("contender", "")),
+                    tuple(d.get("instructions", (0, 0)))[:2],
+                    tuple(tuple(m) for m in d.get("mix", [])),
+                    tuple(tuple(m) for m in d.get("shared_ops", [])),
+                    tuple(map(str, d.get("diff", []))),
+                    int(d.get("diff_lines_left_out", 0)),
+                )
+                for d in item.get("sass_diff", [])
+                if isinstance(d, dict)
+            )
+            found[str(name)] = Explanation(
+                kernel,
+                dict(counters.get("baseline") or {}),
+                dict(counters.get("contender") or {}),
+                moved,
+                diffs,
+                str(item.get("note", "")),
+                float(item.get("seconds", 0.0)),
+            )
+    except (AttributeError, KeyError, OverflowError, TypeError, ValueError) as exc:
+        # A value of the wrong shape (a list where an object belongs, a missing or non-numeric
+        # number): one line, as for any other input, not an internal error.
+        raise InputError(
+            f"--explanations {path}: not a kernelwatch explanations file "
+            f"({type(exc).__name__}: {exc})"
+        ) from None
     return found

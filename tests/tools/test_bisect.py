@@ -263,6 +263,18 @@ def test_interrupted_bisection_removes_its_worktree(history, temporary) -> None:
     assert_left_alone(history, before, temporary)
 
 
+@pytest.mark.parametrize(
+    "option",
+    [["--json", "r.json"], ["--junit", "r.xml"], ["--markdown", "r.md"], ["--format", "json"]],
+)
+def test_report_options_it_never_writes_are_refused(run_cli, tmp_path, option) -> None:
+    # bisect took compare's report options and wrote none of them: `--json r.json` ended
+    # with exit 0 and no r.json (each step's comparison is in DIR/<sha>/compare.txt).
+    done = run_cli("bisect", "a", "b", "--filter", "x", "--repo", tmp_path, *option)
+    assert done.status == 2 and f"unrecognized arguments: {option[0]}" in one_error(done.err)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_help() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "kernelwatch", "bisect", "--help"],

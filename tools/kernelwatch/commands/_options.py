@@ -32,11 +32,15 @@ if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
     from kernelwatch.verdict import Outputs
 
 
-def add_compare_options(parser: argparse.ArgumentParser) -> None:
-    """The options that decide and show verdicts; `run` and `ab` share them."""
+def add_compare_options(parser: argparse.ArgumentParser, reports: bool = True) -> None:
+    """The options that decide and show verdicts; `run` and `ab` share them. Without `reports`
+    (bisect: it writes each step's compare.txt, no report of its own) not --format, --junit,
+    --markdown, --json and --color, which would be taken and never written."""
     add_metric_options(parser)
     add_decision_options(parser)
-    add_output_options(parser)
+    if reports:
+        add_report_options(parser)
+    add_gate_options(parser)
 
 
 def add_metric_options(parser: argparse.ArgumentParser, what: str = "compare") -> None:
@@ -149,7 +153,8 @@ def output_file(value: str) -> str:
     return value
 
 
-def add_output_options(parser: argparse.ArgumentParser) -> None:
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    """What is printed and which report files are written."""
     parser.add_argument(
         "--format",
         choices=("table", "markdown", "json"),
@@ -177,6 +182,10 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="colour the table (auto: only on a terminal, and not with NO_COLOR set)",
     )
+
+
+def add_gate_options(parser: argparse.ArgumentParser) -> None:
+    """What may fail without failing the command (gates)."""
     parser.add_argument(
         "--allow-missing",
         action="store_true",
@@ -479,7 +488,7 @@ def settings(args: argparse.Namespace, config: Config, **gates: bool) -> Setting
 
 
 def gates(args: argparse.Namespace, allow_gpu_mismatch: bool = False) -> dict[str, bool]:
-    """What may fail without failing the command, from add_output_options."""
+    """What may fail without failing the command, from add_gate_options."""
     return {
         "allow_missing": args.allow_missing,
         "allow_errors": args.allow_errors,
@@ -489,7 +498,7 @@ def gates(args: argparse.Namespace, allow_gpu_mismatch: bool = False) -> dict[st
 
 
 def outputs(args: argparse.Namespace) -> Outputs:
-    """From add_output_options."""
+    """From add_report_options."""
     from kernelwatch.verdict import Outputs
 
     return Outputs(

@@ -61,7 +61,7 @@ def register(subparsers: Any) -> None:
         out_help="where the runs go: DIR/<sha>/A and B, one folder per commit judged, and "
         "DIR/bisect.log (default: results/bisect-<GOOD>-<BAD>-<time>)",
     )
-    options.add_compare_options(parser)
+    options.add_compare_options(parser, reports=False)
     parser.set_defaults(handler=main)
 
 

@@ -531,3 +531,13 @@ def test_closed_pipe_through_python_m(write_json) -> None:
     err = process.stderr.read().decode()
     # 141 when the write fails; 0 when the kernel took the whole table before the close.
     assert process.wait() in (0, 141) and err == ""
+
+
+def test_default_paths_are_worded_as_the_project_finds_them(run_cli) -> None:
+    """report's --baselines and --db, and compare's config, default to the project's folders
+    (kernelwatch.project: the nearest folder up holding baselines/ or .git), not the checkout's."""
+    for argv in (("report", "--help"), ("compare", "--help")):
+        out = " ".join(run_cli(*argv).out.split())
+        assert "in the checkout" not in out, argv
+    out = " ".join(run_cli("report", "--help").out.split())
+    assert out.count("in the project: the nearest folder") == 2

@@ -53,7 +53,7 @@ exit status:
   2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
 
 config file (TOML): --config FILE, else the suite's kernelwatch.toml in the baselines folder
-(baselines/kernelwatch.toml in the checkout) when there is one, as run, report and ab read it:
+(baselines/kernelwatch.toml in the project) when there is one, as run, report and ab read it:
   [compare]
   threshold = "1%"              # also alpha, min_repetitions, noise_multiplier
   [[compare.thresholds]]        # first regex found in the name wins

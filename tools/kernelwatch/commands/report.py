@@ -74,14 +74,14 @@ def register(subparsers: Any) -> None:
     )
     options.add_baselines_option(
         where,
-        "the baselines folder where this GPU's baseline is found (default: baselines, in the "
-        "checkout)",
+        "the baselines folder where this GPU's baseline is found (default: baselines, "
+        f"{options.IN_PROJECT})",
     )
     parser.add_argument(
         "--db",
         metavar="PATH",
-        help="the history database for the trends (default: results/history.sqlite in the "
-        "checkout, when it exists)",
+        help="the history database for the trends (default: results/history.sqlite, "
+        f"{options.IN_PROJECT}, when it exists)",
     )
     parser.add_argument(
         "--max-trends",

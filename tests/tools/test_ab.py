@@ -126,6 +126,10 @@ def test_help(run_cli) -> None:
     assert "default 3" in out and "default 4" in out and "4  no CUDA GPU" in out
 
 
+# 3 rounds and 4 confirming ones, the order turned every round (ab.in_order): A B B A A B ...
+SEVEN_ROUNDS = ["A", "B", "B", "A"] * 3 + ["A", "B"]
+
+
 def regressions_in(out: str) -> list[str]:
     return [line.split()[1] for line in out.splitlines() if line.startswith("REGRESSION")]
 
@@ -137,7 +141,7 @@ def test_a_slower_kernel_is_found_and_nothing_else(repo: Repo, run_cli) -> None:
     assert done.status == 1, done.out + done.err
     assert regressions_in(done.out) == [SLOWED]
     assert done.out.startswith("kernelwatch ab: real_time")
-    assert repo.traced() == ["A", "B"] * 7  # alternating, each run its own process
+    assert repo.traced() == SEVEN_ROUNDS  # each run its own process
     assert repo.builds == [repo.a, repo.b]
     out = repo.root.parent / "out"
     for side, sha in (("A", repo.a), ("B", repo.b)):
@@ -218,7 +222,7 @@ def test_an_earlier_run_in_out_is_refused_and_kept(repo: Repo, run_cli) -> None:
     done = run_ab(run_cli, repo, repo.b, repo.b, rounds=1)
     assert done.status == 2 and "already holds runs" in done.err, done.err
     assert {p: p.read_bytes() for p in sorted(out.rglob("round-*.json"))} == before
-    assert repo.traced() == ["A", "B"] * 7  # nothing measured the second time (3 + 4 confirming)
+    assert repo.traced() == SEVEN_ROUNDS  # nothing measured the second time (3 + 4 confirming)
 
 
 def test_build_only_then_no_build_without_git(repo: Repo, run_cli, tmp_path: Path) -> None:
@@ -362,7 +366,7 @@ def test_b_builds_while_a_is_measured(
         run_cli, repo, repo.a, repo.b, "--measure-all", *(["--no-overlap"] if no_overlap else [])
     )
     assert done.status == 1, done.err  # B's slower kernel is still found
-    assert repo.traced() == ["A", "B"] * 7  # 3 rounds, then 4 confirming the regression
+    assert repo.traced() == SEVEN_ROUNDS  # 3 rounds, then 4 confirming the regression
     first = json.loads(spans.read_text().splitlines()[0])
     assert (first["start"] < built["B"]) is not no_overlap
 
@@ -385,7 +389,7 @@ def test_plain_binaries_wait_for_bs_build(repo: Repo, run_cli, monkeypatch, tmp_
     assert "plain Google Benchmark binary (host-timed): waiting for B's build" in done.err
     first = json.loads(spans.read_text().splitlines()[0])
     assert first["start"] >= built["B"]
-    assert repo.traced() == ["A", "B"] * 7  # 3 rounds, then 4 confirming the regression
+    assert repo.traced() == SEVEN_ROUNDS  # 3 rounds, then 4 confirming the regression
 
 
 def test_the_worktree_cache_is_ignored_by_git(repo: Repo, run_cli) -> None:
@@ -598,7 +602,7 @@ def test_a_binary_built_identically_is_not_measured(
         run_cli, repo, repo.a, repo.b, "--json", json_out, "--markdown", markdown, "--junit", junit
     )
     assert done.status == 1, done.out + done.err  # kernel 3 of the fake, measured
-    assert not trace.exists() and repo.traced() == ["A", "B"] * 7  # 4 rounds confirming
+    assert not trace.exists() and repo.traced() == SEVEN_ROUNDS  # 4 rounds confirming
     row = report_of(json_out)["other/kernel/manual_time"]
     assert (row["verdict"], row["failed"], row["reason"]) == (
         "IDENTICAL",
@@ -622,7 +626,7 @@ def test_a_byte_changed_is_measured(repo: Repo, run_cli, monkeypatch, tmp_path: 
     json_out = tmp_path / "ab.json"
     done = run_ab(run_cli, repo, repo.a, repo.b, "--json", json_out, rounds=2)
     assert done.status == 1, done.out + done.err
-    assert len(trace.read_text().splitlines()) == 4  # A B A B
+    assert len(trace.read_text().splitlines()) == 4  # A B B A
     assert report_of(json_out)["other/kernel/manual_time"]["verdict"] == "SAME"
 
 

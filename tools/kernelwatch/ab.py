@@ -1,6 +1,6 @@
 """A/B runs of two commits on one GPU: build each in its own git worktree, run them
-alternately (A B A B ...) so that drift of the machine falls on both alike, then compare all A
-runs (a multi-process baseline) with all B runs.
+alternately (A B B A A B ..., in_order) so that drift of the machine falls on both alike, then
+compare all A runs (a multi-process baseline) with all B runs.
 
 Worktrees live in <repo>/.kernelwatch/worktrees/<full sha>, each with its own build folder
 (<worktree>/build); both are reused, so a second `ab` of the same commits only rebuilds what
@@ -299,6 +299,17 @@ class Rounds:
         return bool(self.crashes[self.sides[1].name])
 
 
+def in_order(k: int) -> tuple[int, int]:
+    """The two sides' order in round k (1-based): A B in odd rounds, B A in even ones (A B B A
+    A B ...), so that a drift of the card that is linear over the rounds falls on both alike,
+    and so does whatever the process measured second in a round pays. With A B A B, in two
+    `ab` runs of one build against itself on H200s (GPU-c9368905, GPU-65de7ddf, 10 rounds a
+    side), the 64 Mi latency-bound reductions ran 2.2 % slow in 10 of the 20 processes
+    measured second and in none of the 20 measured first (docs/measurement.md, "An anchor's
+    two processes")."""
+    return (0, 1) if k % 2 else (1, 0)
+
+
 def run_rounds(
     sides: Sequence[Side],
     jobs: dict[str, list[runner.Job]],
@@ -312,7 +323,7 @@ def run_rounds(
     before: Callable[[Side], None] | None = None,
     first: int = 1,
 ) -> Rounds:
-    """A B A B ...: `rounds` runs of each side, each a fresh process per binary, written to
+    """A B B A ... (in_order): `rounds` runs of each side, each a fresh process per binary, written to
     out_dir/<side>/round-<k>.json, k counted from `first` (judge_confirmed's go on after the
     others). `before(side)` is called before each run (`ab` waits there for B's build, made
     while A's first round is measured).
@@ -325,7 +336,7 @@ def run_rounds(
     contexts: dict[str, dict[str, Any]] = {}
     last = first + rounds - 1
     for k in range(first, last + 1):
-        for side, folder in zip(sides, folders):
+        for side, folder in ((sides[i], folders[i]) for i in in_order(k)):
             if before is not None:
                 before(side)
             label = f"round {k}/{last}, {side.name} ({side.short})"
@@ -380,7 +391,7 @@ def judge_confirmed(
     judging: verdict.Judging,
 ) -> tuple[Rounds, Report]:
     """B's `rounds` rounds judged against A's (judge_rounds), and every REGRESSION measured in
-    `times` more rounds of each side, A B A B, only those benchmarks, written beside the others
+    `times` more rounds of each side (in_order), only those benchmarks, written beside the others
     as round-<k>.json; then every round judged again, so that the verdict stays what
     `compare A/ B/` of the folders says. Returns the rounds with the confirming ones, and the
     report. Three rounds a side cannot see a slow mode of a few processes in twenty: replayed on

@@ -382,13 +382,10 @@ def ahead(
 
 def interleaved(rounds: int) -> list[tuple[bool, int]]:
     """The order of the two builds' process rounds after the run's first: (the anchor's?,
-    round). A B B A A B ...: a drift of the card that is linear over the run (its clock moved
-    0.75 % over four suites on GPU-acf992b3, docs/measurement.md) falls on both alike."""
-    order, counts = [], [0, 0]
-    for i in range(2 * rounds):
-        anchor = i % 4 in (1, 2)
-        order.append((anchor, counts[anchor]))
-        counts[anchor] += 1
+    round). A B B A A B ..., as `ab` orders its sides (ab.in_order), the run as A: a drift of
+    the card that is linear over the run (its clock moved 0.75 % over four suites on
+    GPU-acf992b3, docs/measurement.md) falls on both alike."""
+    order = [(side == 1, k) for k in range(rounds) for side in ab.in_order(k + 1)]
     return order[1:]
 
 

@@ -386,7 +386,7 @@ def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
         type=int,
         default=defaults.AB_ROUNDS,
         metavar="K",
-        help=f"runs of each side, alternating A B A B ... (default {defaults.AB_ROUNDS})",
+        help=f"runs of each side, alternating A B B A ... (default {defaults.AB_ROUNDS})",
     )
     parser.add_argument(
         "--confirm",

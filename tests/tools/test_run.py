@@ -550,6 +550,32 @@ def test_bad_input(box: Box, argv: list[str], message: str) -> None:
     assert message in one_error(done.err)
 
 
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--json", "r.json", "--markdown", "r.md", "--format", "json"], "--format"),
+        (["--junit", "r.xml"], "--junit"),
+        (["--baseline", "base.json"], "--baseline"),
+        (["--threshold", "2%"], "--threshold"),
+        (["--confirm", "0"], "--confirm"),
+        (["--lower-is-better"], "--higher-is-better/--lower-is-better"),
+    ],
+)
+def test_no_compare_refuses_what_only_the_comparison_uses(
+    box: Box, argv: list[str], flag: str
+) -> None:
+    # `--no-compare --json r.json --markdown r.md --format json` exited 0 and wrote neither
+    # report, and `--no-compare --baseline X` ignored X, with no word: a CI step reads them next.
+    (box.tmp / "base.json").write_text("{}")
+    done = box.run("--no-compare", *argv, repetitions=3)
+    assert done.status == 2 and done.out == ""
+    assert one_error(done.err) == (
+        f"kernelwatch: error: --no-compare runs and writes the result only: {flag} does not "
+        "apply"
+    )
+    assert not (box.tmp / "results").exists() and not box.log.exists()  # nothing ran
+
+
 def test_bench_that_is_not_executable(box: Box) -> None:
     text = box.tmp / "notes.txt"
     text.write_text("x")

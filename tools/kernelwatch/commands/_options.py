@@ -63,6 +63,7 @@ def add_metric_options(parser: argparse.ArgumentParser, what: str = "compare") -
         "--lower-is-better",
         dest="higher_is_better",
         action="store_false",
+        default=None,  # not store_false's True: parser.get_default says None, as parsing does
         help="the counter is better when smaller (default for times)",
     )
 
@@ -432,9 +433,10 @@ def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
 def first_given(
     args: argparse.Namespace, flags: Mapping[str, str], defaults: Mapping[str, Any]
 ) -> str | None:
-    """The first of `flags` ({dest: flag}) given a value other than its default."""
-    given = (f for k, f in flags.items() if vars(args)[k] not in (None, False, [], defaults.get(k)))
-    return next(given, None)
+    """The first of `flags` ({dest: flag}) given a value other than its default (`defaults`:
+    parser.get_default of each). Compared with the default alone: 0 and False are values
+    (--confirm 0, --lower-is-better), not "not given"."""
+    return next((f for k, f in flags.items() if vars(args)[k] != defaults.get(k)), None)
 
 
 def slowdowns(text: str | None, default: Sequence[float]) -> list[float]:

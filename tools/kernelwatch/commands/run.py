@@ -7,6 +7,7 @@ The command's one flow from options to exit status, for one GPU and for
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -133,7 +134,31 @@ def register(subparsers: Any) -> None:
     )
     options.add_anchor_options(parser)
     options.add_compare_options(parser)
-    parser.set_defaults(handler=main)
+    # What each comparison-only option is when not given (--confirm has a number, not None).
+    compare_only = {key: parser.get_default(key) for key in _COMPARE_ONLY}
+    parser.set_defaults(handler=functools.partial(main, compare_only_defaults=compare_only))
+
+
+# Options that only act on the comparison, refused with --no-compare: taken and ignored, a
+# report a CI step reads next was silently not written (exit 0).
+_COMPARE_ONLY = {
+    "baseline": "--baseline",
+    "confirm": "--confirm",
+    "format": "--format",
+    "junit": "--junit",
+    "markdown": "--markdown",
+    "json": "--json",
+    "color": "--color",
+    "metric": "--metric",
+    "higher_is_better": "--higher-is-better/--lower-is-better",
+    "threshold": "--threshold",
+    "alpha": "--alpha",
+    "min_repetitions": "--min-repetitions",
+    "noise_multiplier": "--noise-multiplier",
+    "allow_missing": "--allow-missing",
+    "allow_errors": "--allow-errors",
+    "strict": "--strict",
+}
 
 
 @dataclass(frozen=True)
@@ -159,10 +184,13 @@ class RunCommand:
     anchor: anchors.Request | None = None  # None: --anchor never, or ruled out
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, compare_only_defaults: Mapping[str, Any]) -> int:
     from kernelwatch import verdict
     from kernelwatch.verdict import Judging
 
+    ignored = options.first_given(args, _COMPARE_ONLY, compare_only_defaults)
+    if args.no_compare and ignored:
+        raise InputError(f"--no-compare runs and writes the result only: {ignored} does not apply")
     settings = options.suite_run_settings(args, process_timeout=args.process_timeout)
     if args.confirm < 0:
         raise InputError(f"--confirm {args.confirm}: must be 0 or more")

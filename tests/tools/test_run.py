@@ -576,6 +576,23 @@ def test_no_compare_refuses_what_only_the_comparison_uses(
     assert not (box.tmp / "results").exists() and not box.log.exists()  # nothing ran
 
 
+@pytest.mark.parametrize("spelling", ["same", "absolute", "symlink"])
+def test_a_binary_given_twice_is_refused(box: Box, spelling: str) -> None:
+    # `--bench X --bench X` measured X twice and pooled the runs (6 values for 3 repetitions,
+    # 4 processes for 2) while saying "from 1 binaries".
+    first = box.binaries[0].relative_to(box.tmp)
+    second: Path = {"same": first, "absolute": box.binaries[0], "symlink": box.tmp / "link"}[
+        spelling
+    ]
+    if spelling == "symlink":
+        second.symlink_to(box.binaries[0])
+    done = box.run("--bench", first, "--bench", second, "--no-compare", repetitions=3)
+    assert done.status == 2 and done.out == ""
+    same = "" if spelling == "same" else f" (the same file as {first})"
+    assert one_error(done.err) == f"kernelwatch: error: --bench {second}: given twice{same}"
+    assert not (box.tmp / "results").exists() and not box.log.exists()  # nothing ran
+
+
 def test_bench_that_is_not_executable(box: Box) -> None:
     text = box.tmp / "notes.txt"
     text.write_text("x")

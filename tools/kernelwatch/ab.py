@@ -225,7 +225,7 @@ def binaries_of(side: Side, bench: Sequence[str]) -> list[Path]:
     """The side's benchmark binaries: --bench paths relative to its build folder, else this
     project's kernelwatch_bench_* binaries."""
     if bench:
-        return [runner.check_binary(side.build_dir / rel) for rel in bench]
+        return runner.check_binaries(side.build_dir / rel for rel in bench)
     found = runner.find_binaries(side.build_dir)
     if not found:
         raise InputError(

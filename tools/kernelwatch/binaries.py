@@ -15,7 +15,7 @@ from kernelwatch.errors import InputError
 def find_binaries(build_dir: str | None, bench: Sequence[str]) -> list[Path]:
     """The --bench binaries, else this project's in --build-dir (or the checkout's build)."""
     if bench:
-        return [runner.check_binary(Path(p)) for p in bench]
+        return runner.check_binaries(Path(p) for p in bench)
     if build_dir is not None:
         build = Path(build_dir)
         if not build.is_dir():

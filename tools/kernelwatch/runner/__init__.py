@@ -20,6 +20,7 @@ shared among GPUs at run time), merging (joining outputs).
 from kernelwatch.runner.discovery import (
     BINARY_FOLDER,
     BINARY_GLOB,
+    check_binaries,
     check_binary,
     ere_escape,
     find_binaries,
@@ -72,6 +73,7 @@ __all__ = [
     "RunSettings",
     "SuiteRun",
     "benchmark_command",
+    "check_binaries",
     "check_binary",
     "ere_escape",
     "find_binaries",

@@ -41,6 +41,23 @@ def check_binary(path: Path) -> Path:
     return path if len(path.parts) > 1 else path.absolute()
 
 
+def check_binaries(paths: Iterable[Path]) -> list[Path]:
+    """The binaries named with --bench (check_binary), none of them twice: one file named
+    twice, by any path (relative, absolute, a link), was measured twice and its runs pooled,
+    twice the processes and values of the rest."""
+    seen: dict[tuple[int, int], Path] = {}
+    found = []
+    for path in paths:
+        binary = check_binary(path)
+        info = binary.stat()
+        first = seen.setdefault((info.st_dev, info.st_ino), path)
+        if first is not path:
+            same = "" if str(first) == str(path) else f" (the same file as {first})"
+            raise InputError(f"--bench {path}: given twice{same}")
+        found.append(binary)
+    return found
+
+
 def list_benchmarks(binary: Path, filter: str | None, extra_args: Sequence[str] = ()) -> list[str]:
     """The benchmarks `binary` would run with `filter` (--benchmark_list_tests; needs no GPU)."""
     command = [str(binary), "--benchmark_list_tests=true", *filter_args(filter), *extra_args]

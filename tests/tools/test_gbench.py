@@ -335,6 +335,49 @@ def test_not_a_benchmark_result(doc, message: str) -> None:
         read(doc)
 
 
+@pytest.mark.parametrize("value", [5, [1], {"a": "b"}, True])
+@pytest.mark.parametrize(
+    "key", ["gpu_name", "gpu_compute_capability", "gpu_driver_version", "kernelwatch_git_commit"]
+)
+def test_a_context_key_read_as_text_must_be_a_string(key: str, value: Any) -> None:
+    # `"gpu_name": 5` was taken for a GPU: `baseline update` wrote baselines/5-sm5/.
+    doc = document({"BM_a": [1.0, 2.0, 3.0]})
+    doc["context"][key] = value
+    with pytest.raises(InputError) as raised:
+        read(doc)
+    assert str(raised.value) == f'mem.json: context "{key}" is not a string'
+
+
+def test_a_context_key_read_as_text_may_be_null() -> None:
+    # (nvbench's conversion writes null for what the device does not say)
+    doc = document({"BM_a": [1.0, 2.0, 3.0]})
+    doc["context"]["gpu_driver_version"] = None
+    assert read(doc).counts == [3]
+
+
+@pytest.mark.parametrize("command", ["baseline update", "comment", "compare", "history ingest"])
+def test_a_gpu_name_that_is_no_string_is_one_line(tmp_path: Path, run_cli, command: str) -> None:
+    # `baseline update` wrote baselines/5-sm5/ and `comment --result` the marker
+    # kernelwatch:5-sm5; nvbench files already refuse a device name that is not a string.
+    doc = document({"BM_a": [1.0, 2.0, 3.0]})
+    doc["context"]["gpu_name"] = 5
+    doc["context"]["gpu_compute_capability"] = 5
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc, indent=2))
+    (tmp_path / "report.md").write_text("### kernelwatch compare: no regression\n")
+    (tmp_path / "b").mkdir()
+    argv = {
+        "baseline update": ["baseline", "update", path, "--baselines", tmp_path / "b"],
+        "comment": ["comment", tmp_path / "report.md", "--result", path],
+        "compare": ["compare", path, path],
+        "history ingest": ["history", "ingest", path, "--db", tmp_path / "h.sqlite"],
+    }[command]
+    done = run_cli(*argv)
+    assert done.status == 2 and done.out == "", done.out
+    assert done.err == f'kernelwatch: error: {path}: context "gpu_name" is not a string\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "r.json", "report.md"]
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

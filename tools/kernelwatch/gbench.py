@@ -437,6 +437,7 @@ def read_streamed(path: str) -> FileColumns | None:
     if is_nvbench(shell) or _report_of(shell):
         return None
     check_depth(path, shell)  # (its rows were read as columns: only the rest is kept)
+    check_context(path, columns.context)
     note = _nvbench_note(path, columns.context)
     return columns if note is None else replace(columns, notes=(note,))
 
@@ -460,6 +461,35 @@ def _report_of(document: dict[str, Any]) -> str | None:
     return None
 
 
+# The context keys the tools read as text: the GPU (a baseline's folder, a comment's marker),
+# the software it ran with, the commit and the run. The harness and --benchmark_context write
+# each as a string, nvbench's conversion null where a device does not say; anything else
+# (`"gpu_name": 5`) was taken as is and named a baseline 5-sm5.
+TEXT_CONTEXT_KEYS = (
+    "gpu_name",
+    "gpu_compute_capability",
+    "gpu_uuid",
+    "host_gpu_uuids",
+    "host_name",
+    "gpu_driver_version",
+    "cuda_runtime_version",
+    "cuda_driver_api_version",
+    "library_build_type",
+    "kernelwatch_build_type",
+    "kernelwatch_cache_mode",
+    "kernelwatch_git_commit",
+    "kernelwatch_run_started",
+    "date",
+)
+
+
+def check_context(path: str, context: Mapping[str, Any]) -> None:
+    """Each of TEXT_CONTEXT_KEYS a string (or null) where the context has it."""
+    for key in TEXT_CONTEXT_KEYS:
+        if not isinstance(context.get(key, ""), (str, type(None))):
+            raise InputError(f'{path}: context "{key}" is not a string')
+
+
 def check_envelope(path: str, document: Any) -> dict[str, Any]:
     """`document` if it is shaped as a result: an object with a "benchmarks" list of objects
     and, if it has one, a "context" object (what a reader of raw rows takes for granted)."""
@@ -473,6 +503,7 @@ def check_envelope(path: str, document: Any) -> dict[str, Any]:
         )
     if not isinstance(document.get("context", {}), dict):
         raise InputError(f'{path}: not a Google Benchmark result ("context" is not an object)')
+    check_context(path, document.get("context", {}))
     for i, row in enumerate(document["benchmarks"]):
         if not isinstance(row, dict):
             raise InputError(f"{path}: benchmarks[{i}] is not an object")

@@ -16,7 +16,7 @@ from kernelwatch.files import Input, Output, check_input_file, check_outputs, wr
 if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
     from kernelwatch.baseline import context_slug
     from kernelwatch.comment import body, json_instead, marker, marker_key
-    from kernelwatch.gbench import read_json
+    from kernelwatch.gbench import check_envelope, read_json
     from kernelwatch.results import gpu_model
 
 DESCRIPTION = """\
@@ -126,13 +126,13 @@ def _gpu(command: CommentCommand) -> tuple[str, str]:
     """(marker key, heading) of the GPU model."""
     from kernelwatch.baseline import context_slug
     from kernelwatch.comment import marker, marker_key
-    from kernelwatch.gbench import read_json
+    from kernelwatch.gbench import check_envelope, read_json
     from kernelwatch.results import gpu_model
 
     if command.result:
-        document = read_json(command.result)
-        context = document.get("context") if isinstance(document, dict) else None
-        if not isinstance(context, dict) or not gpu_model(context):
+        # (checked as every result is: a context key not a string named no GPU but 5-sm5)
+        context = check_envelope(command.result, read_json(command.result)).get("context", {})
+        if not gpu_model(context):
             raise InputError(f"{command.result}: its context names no GPU; pass --gpu SLUG")
         return context_slug(context) or str(context["gpu_name"]), str(gpu_model(context))
     if command.gpu:

@@ -695,6 +695,16 @@ def test_compare_uses_the_noise_stored_beside_the_baseline(root: Path, write_jso
     assert done.status == 2 and "--noise-file" in one_line(done.err)
 
 
+def test_compare_names_a_noise_file_that_is_a_device(write_json, run_cli) -> None:
+    # `--noise-file /dev/zero` said "no such file", where /dev/zero is there: a device.
+    result = write_json("r.json", two_processes(suite()))
+    done = run_cli("compare", result, result, "--noise-file", "/dev/zero")
+    assert done.status == 2 and done.out == ""
+    assert one_line(done.err) == (
+        "kernelwatch: error: /dev/zero: a character device, not a kernelwatch noise file"
+    )
+
+
 def test_compare_ignores_a_noise_file_of_another_commit(root: Path, write_json, run_cli) -> None:
     result = write_json("r.json", two_processes(suite()))
     assert run_cli("baseline", "update", result, "--baselines", root).status == 0

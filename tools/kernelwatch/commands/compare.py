@@ -11,7 +11,7 @@ from kernelwatch.commands import _options as options
 from kernelwatch.commands._options import add_parser
 from kernelwatch.config import Config
 from kernelwatch.errors import InputError
-from kernelwatch.files import Input, check_outputs
+from kernelwatch.files import Input, check_input_file, check_outputs
 
 if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
     from kernelwatch import baseline as baselines
@@ -143,8 +143,11 @@ def run(command: CompareCommand) -> int:
             command.config.read(),
         ],
     )
-    if command.noise_file and not command.noise_file.is_file():
-        raise InputError(f"--noise-file {command.noise_file}: no such file")
+    if command.noise_file:
+        # A device is there, but no file: named, not "no such file" (is_file says only no).
+        check_input_file(command.noise_file, "a kernelwatch noise file")
+        if not command.noise_file.is_file():
+            raise InputError(f"--noise-file {command.noise_file}: no such file")
     baseline, contender = load_all([command.baseline, command.contender])
     found = baselines.read_as_given(
         command.baseline, baseline, command.noise_file, stored=not command.no_noise_file

@@ -353,6 +353,9 @@ def test_a_plain_google_benchmark_binary_is_refused_injections(
         (["--slowdowns", "0"], "--slowdowns 0: a slowdown must be above 0"),
         (["--slowdowns", "2%,0.02"], "--slowdowns 0.02: given twice"),
         (["--slowdowns", ","], "--slowdowns ',': no level"),
+        # (not argparse's "expected one argument": a value may start with "-")
+        (["--slowdowns", "-5%"], "--slowdowns -5%: out of range"),
+        (["--threshold", "-5%"], "--threshold -5%: out of range"),
         (["--aa-runs", "0", "--trials", "0"], "nothing to measure"),
         (["--inject", "("], "--inject '(': bad regex"),
         (["--resume"], "--resume needs the --out folder"),

@@ -63,9 +63,10 @@ class Parser(argparse.ArgumentParser):
 
 _UNKNOWN_TO = "_kernelwatch_unknown_to"
 
-# Options whose bad values may start with "-": argparse takes `--shard -1/2` for an option and
-# says "expected one argument", where the value's own check names what a shard must be.
-DASH_VALUES = frozenset({"--shard"})
+# Options whose bad values may start with "-": argparse takes `--shard -1/2` (or a negative
+# percentage, `--slowdowns -5%`) for an option and says "expected one argument", where the
+# value's own check names what a shard or a level must be.
+DASH_VALUES = frozenset({"--shard", "--slowdowns", "--threshold"})
 
 
 def _joined_values(argv: Sequence[str]) -> list[str]:

@@ -323,10 +323,10 @@ def run_rounds(
     before: Callable[[Side], None] | None = None,
     first: int = 1,
 ) -> Rounds:
-    """A B B A ... (in_order): `rounds` runs of each side, each a fresh process per binary, written to
-    out_dir/<side>/round-<k>.json, k counted from `first` (judge_confirmed's go on after the
-    others). `before(side)` is called before each run (`ab` waits there for B's build, made
-    while A's first round is measured).
+    """A B B A ... (in_order): `rounds` runs of each side, each a fresh process per binary, written
+    to out_dir/<side>/round-<k>.json, k counted from `first` (judge_confirmed's go on after
+    the others). `before(side)` is called before each run (`ab` waits there for B's build,
+    made while A's first round is measured).
 
     A binary that crashes or hangs costs only its own run of that round (completeness.py): the
     other binaries and rounds run on, and what finished is written. A GPU gone ends it at

@@ -29,12 +29,12 @@ DESCRIPTION = """\
 Build two commits in their own git worktrees (<repo>/.kernelwatch/worktrees/<sha>, each with
 its own build folder; both reused and rebuilt incrementally), run their benchmarks alternately
 A B B A ... on this GPU (--rounds times each, every run a fresh process per binary) so that
-drift of the machine, and what the second process of a round pays, fall on both alike, then compare all A runs (the baseline, several
-processes: their spread is the noise floor) with all B runs. A REGRESSION is measured in
---confirm more rounds of each side (only those benchmarks) and every round judged again: it
-fails only if it still regresses. A binary both commits built identically (machine code, host
-code, build settings) is not measured: its benchmarks are IDENTICAL rows (--measure-all
-measures everything). See docs/running.md."""
+drift of the machine, and what the second process of a round pays, fall on both alike, then
+compare all A runs (the baseline, several processes: their spread is the noise floor) with all
+B runs. A REGRESSION is measured in --confirm more rounds of each side (only those benchmarks)
+and every round judged again: it fails only if it still regresses. A binary both commits built
+identically (machine code, host code, build settings) is not measured: its benchmarks are
+IDENTICAL rows (--measure-all measures everything). See docs/running.md."""
 
 EPILOG = """\
 exit status:

@@ -464,7 +464,8 @@ def _report_of(document: dict[str, Any]) -> str | None:
 # The context keys the tools read as text: the GPU (a baseline's folder, a comment's marker),
 # the software it ran with, the commit and the run. The harness and --benchmark_context write
 # each as a string, nvbench's conversion null where a device does not say; anything else
-# (`"gpu_name": 5`) was taken as is and named a baseline 5-sm5.
+# (`"gpu_name": 5`) was taken as is and named a baseline 5-sm5. Not Google Benchmark's `date`:
+# only shown and sorted as text, a malformed one is a result like any other (test_hardening).
 TEXT_CONTEXT_KEYS = (
     "gpu_name",
     "gpu_compute_capability",
@@ -479,7 +480,6 @@ TEXT_CONTEXT_KEYS = (
     "kernelwatch_cache_mode",
     "kernelwatch_git_commit",
     "kernelwatch_run_started",
-    "date",
 )
 
 

@@ -430,13 +430,21 @@ def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
 # ------------------------------------------------------------- typed values, at the edge
 
 
-def first_given(
-    args: argparse.Namespace, flags: Mapping[str, str], defaults: Mapping[str, Any]
-) -> str | None:
-    """The first of `flags` ({dest: flag}) given a value other than its default (`defaults`:
-    parser.get_default of each). Compared with the default alone: 0 and False are values
-    (--confirm 0, --lower-is-better), not "not given"."""
-    return next((f for k, f in flags.items() if vars(args)[k] != defaults.get(k)), None)
+_DEFAULTS = "_kernelwatch_defaults"
+
+
+def keep_defaults(parser: argparse.ArgumentParser, flags: Mapping[str, str]) -> None:
+    """What each of `flags` ({dest: flag}) is when not given, kept in the parsed namespace for
+    first_given (a number for --confirm or --repetitions, not None); after the options."""
+    parser.set_defaults(**{_DEFAULTS: {key: parser.get_default(key) for key in flags}})
+
+
+def first_given(args: argparse.Namespace, flags: Mapping[str, str]) -> str | None:
+    """The first of `flags` (kept with keep_defaults) given a value other than its default.
+    Compared with the default alone: 0 and False are values (--confirm 0, --lower-is-better),
+    not "not given"."""
+    defaults = getattr(args, _DEFAULTS)
+    return next((f for k, f in flags.items() if getattr(args, k) != defaults[k]), None)
 
 
 def slowdowns(text: str | None, default: Sequence[float]) -> list[float]:

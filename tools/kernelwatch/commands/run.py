@@ -7,7 +7,6 @@ The command's one flow from options to exit status, for one GPU and for
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -134,9 +133,8 @@ def register(subparsers: Any) -> None:
     )
     options.add_anchor_options(parser)
     options.add_compare_options(parser)
-    # What each comparison-only option is when not given (--confirm has a number, not None).
-    compare_only = {key: parser.get_default(key) for key in _COMPARE_ONLY}
-    parser.set_defaults(handler=functools.partial(main, compare_only_defaults=compare_only))
+    options.keep_defaults(parser, _COMPARE_ONLY)
+    parser.set_defaults(handler=main)
 
 
 # Options that only act on the comparison, refused with --no-compare: taken and ignored, a
@@ -184,11 +182,11 @@ class RunCommand:
     anchor: anchors.Request | None = None  # None: --anchor never, or ruled out
 
 
-def main(args: argparse.Namespace, compare_only_defaults: Mapping[str, Any]) -> int:
+def main(args: argparse.Namespace) -> int:
     from kernelwatch import verdict
     from kernelwatch.verdict import Judging
 
-    ignored = options.first_given(args, _COMPARE_ONLY, compare_only_defaults)
+    ignored = options.first_given(args, _COMPARE_ONLY)
     if args.no_compare and ignored:
         raise InputError(f"--no-compare runs and writes the result only: {ignored} does not apply")
     settings = options.suite_run_settings(args, process_timeout=args.process_timeout)

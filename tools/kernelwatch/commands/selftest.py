@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import math
 import re
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -149,9 +147,8 @@ def register(subparsers: Any) -> None:
     for flag, kind in (("--markdown", "Markdown"), ("--json", "JSON")):
         what = f"also write the report as {kind}"
         parser.add_argument(flag, metavar="FILE", type=options.output_file, help=what)
-    # What each run-only option is when not given (--repetitions has a number, not None).
-    run_only = {key: parser.get_default(key) for key in _RUN_ONLY}
-    parser.set_defaults(handler=functools.partial(main, run_only_defaults=run_only))
+    options.keep_defaults(parser, _RUN_ONLY)
+    parser.set_defaults(handler=main)
 
 
 # Options that only make sense when runs are made, refused with --from.
@@ -202,7 +199,7 @@ class SelftestCommand:
     command_line: str
 
 
-def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
+def main(args: argparse.Namespace) -> int:
     from kernelwatch import verdict
 
     config = verdict.suite_config(args.config, options.baselines_root_if_any(args))
@@ -229,7 +226,7 @@ def main(args: argparse.Namespace, run_only_defaults: Mapping[str, Any]) -> int:
             resume=args.resume,
             time_budget=args.time_budget,
             from_dir=args.from_dir,
-            run_only_given=options.first_given(args, _RUN_ONLY, run_only_defaults),
+            run_only_given=options.first_given(args, _RUN_ONLY),
             gpus=args.gpus,
             markdown=args.markdown,
             json=args.json,

@@ -529,6 +529,11 @@ def measuring(paths: dict[str, Path], command: str, *argv: object) -> list[str]:
     ]
 
 
+def ab_runs(*argv: object) -> list[str]:
+    """`ab` of the last two commits, built already (--no-build)."""
+    return ["ab", "HEAD~1", "HEAD", "--no-build", *map(str, argv)]
+
+
 WRITERS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
     "report -o": lambda out, p: [
         "report",
@@ -582,22 +587,8 @@ WRITERS: dict[str, Callable[[Path, dict[str, Path]], list[str]]] = {
     "run --markdown": lambda out, p: measuring(p, "run", "--markdown", out),
     "selftest --out": lambda out, p: measuring(p, "selftest", "--out", out),
     "selftest --json (measuring)": lambda out, p: measuring(p, "selftest", "--json", out),
-    "ab --json": lambda out, p: [
-        "ab",
-        "HEAD~1",
-        "HEAD",
-        "--no-build",
-        "--json",
-        str(out),
-    ],
-    "ab --out": lambda out, p: [
-        "ab",
-        "HEAD~1",
-        "HEAD",
-        "--no-build",
-        "--out",
-        str(out),
-    ],
+    "ab --json": lambda out, p: ab_runs("--json", out),
+    "ab --out": lambda out, p: ab_runs("--out", out),
 }
 # Folders a command owns, made when missing (results/ by default), and the folders it fills.
 OWNED = {
@@ -735,16 +726,9 @@ OVERWRITERS: dict[str, Callable[[dict[str, Path]], list[str]]] = {
     "selftest --out DIR --json DIR/run": lambda p: measuring(
         p, "selftest", "--out", p["st"], "--json", p["st"] / "aa-1.json"
     ),
-    "ab --json in A's runs": lambda p: [
-        "ab",
-        "HEAD~1",
-        "HEAD",
-        "--no-build",
-        "--out",
-        p["tmp"] / "ab",
-        "--json",
-        p["tmp"] / "ab" / "A" / "round-1.json",
-    ],
+    "ab --json in A's runs": lambda p: ab_runs(
+        "--out", p["tmp"] / "ab", "--json", p["tmp"] / "ab" / "A" / "round-1.json"
+    ),
     # The settings file is read too: a report written over it replaced the suite's thresholds.
     "compare --json CONFIG": lambda p: [
         "compare",
@@ -786,18 +770,9 @@ OVERWRITERS: dict[str, Callable[[dict[str, Path]], list[str]]] = {
     "selftest --json CONFIG": lambda p: measuring(
         p, "selftest", "--out", p["st"], "--config", p["config"], "--json", p["config"]
     ),
-    "ab --json CONFIG": lambda p: [
-        "ab",
-        "HEAD~1",
-        "HEAD",
-        "--no-build",
-        "--out",
-        p["tmp"] / "ab",
-        "--config",
-        p["config"],
-        "--json",
-        p["config"],
-    ],
+    "ab --json CONFIG": lambda p: ab_runs(
+        "--out", p["tmp"] / "ab", "--config", p["config"], "--json", p["config"]
+    ),
 }
 
 

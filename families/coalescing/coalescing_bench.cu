@@ -74,6 +74,7 @@ void reference_copy(benchmark::State& state, Copy copy) {
 }
 
 void memcpy_d2d(benchmark::State& state) {
+  kw::mark_reference(state);
   reference_copy(state, [](float* out, const float* in, cudaStream_t stream) {
     KW_CUDA_CHECK(cudaMemcpyAsync(out, in, buffer_bytes, cudaMemcpyDeviceToDevice, stream));
   });

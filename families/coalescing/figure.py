@@ -6,6 +6,8 @@ from kernelwatch.report import svg
 from kernelwatch.report.lessons.drawing import (
     BPS,
     GB,
+    NO_REFERENCE,
+    TYPE_STYLES,
     Figure,
     Lesson,
     Omitted,
@@ -23,7 +25,10 @@ from kernelwatch.report.lessons.rundata import RunData
 def draw(data: RunData) -> Lesson:
     key, title = "lesson-coalescing", "Global-memory coalescing: offset and stride"
     sweeps = {
-        kind: {t: data.sweep(f"coalescing/{kind}/{t}", kind, BPS) for t in ("float", "double")}
+        kind: {
+            t: data.sweep(f"coalescing/{kind}/{t}", kind, BPS)
+            for t in data.variants(f"coalescing/{kind}/")  # the types, as registered
+        }
         for kind in ("offset", "stride")
     }
     kinds = [k for k in ("offset", "stride") if any(sweeps[k].values())]
@@ -31,22 +36,16 @@ def draw(data: RunData) -> Lesson:
         return Omitted(
             key, title, "the run has no coalescing/offset or coalescing/stride benchmarks"
         )
-    copy = data.value("coalescing/memcpy_d2d", BPS)
+    reference = data.reference("coalescing")
+    copy = data.value(reference.path, BPS) if reference else None
     peak = dram_peak(data)
     figure, axes = new_panels(len(kinds), 5.4, 3.6)
     for ax, kind in zip(axes, kinds):
         top = 0.0
-        for dtype, color, marker in (("float", svg.BLUE, "o"), ("double", svg.ORANGE, "s")):
-            points = sweeps[kind][dtype]
+        for (dtype, points), (color, marker) in zip(sweeps[kind].items(), TYPE_STYLES):
             if points:
                 x, y = xy(points, GB)
-                ax.plot(
-                    x,
-                    y,
-                    color=color,
-                    marker=marker,
-                    label=f"{dtype} (4 B)" if dtype == "float" else f"{dtype} (8 B)",
-                )
+                ax.plot(x, y, color=color, marker=marker, label=dtype)
                 top = max(top, max(y))
         reference_line(ax, copy, f"cudaMemcpy D2D (copy reference) {gbs(copy)}", GB)
         reference_line(
@@ -73,7 +72,7 @@ def draw(data: RunData) -> Lesson:
     d1 = data.value("coalescing/offset/double", BPS, offset=1)
     f32 = data.value("coalescing/stride/float", BPS, stride=32)
     if copy is None:  # (the percentages are of the copy: none without it)
-        caption_note = " The copy reference was not measured in this run: no reference line."
+        caption_note = f" {NO_REFERENCE}"
     else:
         caption_note = ""
         if f1 is not None and d1 is not None:
@@ -94,8 +93,4 @@ def draw(data: RunData) -> Lesson:
     return finish(key, title, caption, figure)
 
 
-FIGURE = Figure(
-    position=10,
-    draw=draw,
-    reference="coalescing/memcpy_d2d/manual_time",
-)
+FIGURE = Figure(position=10, draw=draw)

@@ -14,11 +14,7 @@ from kernelwatch.report.lessons.rundata import RunData
 
 def draw(data: RunData) -> Lesson:
     key, title = "lesson-local-memory", "Registers and local memory"
-    kernels = [
-        k
-        for k in ("registers", "local_array", "register_capped")
-        if data.entries(f"local_memory/{k}")
-    ]
+    kernels = data.variants("local_memory/")  # as the C++ registers them
     if not kernels:
         return Omitted(key, title, "the run has no local_memory benchmarks")
     rounds = sorted(
@@ -32,8 +28,9 @@ def draw(data: RunData) -> Lesson:
     figure, ax = svg.new_figure(8.6, 3.5)
     width = 0.8 / max(len(rounds), 1)
     colors = (svg.BLUE, svg.SKY, svg.PURPLE)
+    marked = data.reference("local_memory")  # the array in registers
     for j, r in enumerate(rounds):
-        reference = data.value("local_memory/registers", "real_time", rounds=r)
+        reference = data.value(marked.path, "real_time", rounds=r) if marked else None
         for i, kernel in enumerate(kernels):
             value = data.value(f"local_memory/{kernel}", "real_time", rounds=r)
             if value is None:
@@ -86,8 +83,4 @@ def draw(data: RunData) -> Lesson:
     return finish(key, title, caption, figure)
 
 
-FIGURE = Figure(
-    position=80,
-    draw=draw,
-    reference="local_memory/registers/n:16777216/rounds:2/manual_time",
-)
+FIGURE = Figure(position=80, draw=draw)

@@ -39,6 +39,9 @@ void timed_copy(benchmark::State& state, const kk::theoretical_occupancy& theore
 
 void copy(benchmark::State& state) {
   const int block_size = static_cast<int>(state.range(0));
+  if (block_size == 256) {
+    kw::mark_reference(state);  // the block size most kernels of the suite launch with
+  }
   kk::theoretical_occupancy theoretical;
   KW_CUDA_CHECK(kk::occupancy_of_copy(block_size, &theoretical));
   timed_copy(state, theoretical, 0, [=](float* out, const float* in, cudaStream_t stream) {

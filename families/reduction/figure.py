@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+
 from kernelwatch.report import svg
 from kernelwatch.report.lessons.drawing import (
     BPS,
     GB,
+    TYPE_STYLES,
     Figure,
     Lesson,
     Omitted,
@@ -38,28 +41,26 @@ def draw(data: RunData) -> Lesson:
     if n is None:
         return Omitted(key, title, "the run has no reduction/sum benchmarks")
     variants = data.variants("reduction/sum/")  # as the C++ registers them
-    # The types as the page draws them: float first, blue; double, orange. Not read from the
-    # run (data.variants of each variant): a run without family_index (Google Benchmark < 1.6)
-    # would list double first, and a run filtered to double would colour it as the first type.
+    marked = data.reference("reduction")  # the streaming read
+    ceiling = marked.path.split("/")[2] if marked else None
+    dtypes: list[str] = []  # the types, as registered
+    for v in variants:
+        dtypes += [t for t in data.variants(f"reduction/sum/{v}/") if t not in dtypes]
     dtypes = [
-        t
-        for t in ("float", "double")
-        if any(data.value(f"reduction/sum/{v}/{t}", BPS, n=n) for v in variants)
+        t for t in dtypes if any(data.value(f"reduction/sum/{v}/{t}", BPS, n=n) for v in variants)
     ]
     variants = [
         v for v in variants if any(data.value(f"reduction/sum/{v}/{t}", BPS, n=n) for t in dtypes)
     ]
-    scaling = {
-        v: data.sweep(f"reduction/sum/{v}/float", "n", BPS)
-        for v in ("vectorized", "cub", "streaming")
-    }
+    first = dtypes[0] if dtypes else ""
+    scaling = {v: data.sweep(f"reduction/sum/{v}/{first}", "n", BPS) for v in variants}
     has_scaling = sum(len(p) > 1 for p in scaling.values()) > 0
     figure, axes = new_panels(2 if has_scaling else 1, 5.4, 3.9)
     ax = axes[0]
     height = 0.8 / max(len(dtypes), 1)
-    colors = {"float": svg.BLUE, "double": svg.ORANGE}
+    colors = {t: color for t, (color, _) in zip(dtypes, TYPE_STYLES)}
     for j, dtype in enumerate(dtypes):
-        stream = data.value(f"reduction/sum/streaming/{dtype}", BPS, n=n)
+        stream = data.value(f"reduction/sum/{ceiling}/{dtype}", BPS, n=n) if ceiling else None
         for i, variant in enumerate(variants):
             value = data.value(f"reduction/sum/{variant}/{dtype}", BPS, n=n)
             if value is None:
@@ -70,7 +71,7 @@ def draw(data: RunData) -> Lesson:
                 value / GB,
                 height=height * 0.9,
                 color=colors[dtype],
-                alpha=0.55 if variant == "streaming" else 1.0,
+                alpha=0.55 if variant == ceiling else 1.0,
                 label=dtype if i == 0 or (variant == variants[0]) else None,
             )
             ax.text(value / GB + 40, row, pct(value, stream), va="center", fontsize=7)
@@ -87,28 +88,31 @@ def draw(data: RunData) -> Lesson:
     ax.invert_yaxis()
     ax.grid(axis="y", visible=False)
     ax.set_xlim(0, ax.get_xlim()[1] * 1.12)
-    ax.set_xlabel("effective bandwidth (GB/s);  (% of streaming)")
+    ax.set_xlabel(f"effective bandwidth (GB/s);  (% of {ceiling or 'the reference'})")
     ax.set_title(f"sum of n = {size_label(float(n))} elements")
     if has_scaling:
         ax = axes[1]
-        styles = {
-            "streaming": (svg.REFERENCE, "--", "D", "streaming read (reference)"),
-            "vectorized": (svg.BLUE, "-", "o", "vectorized (16-byte loads)"),
-            "cub": (svg.GREEN, "-", "s", "cub::DeviceReduce::Sum"),
-        }
+        # The variants measured at several sizes, the reference first.
+        swept = sorted((v for v in variants if len(scaling[v]) > 1), key=lambda v: v != ceiling)
+        styles = itertools.cycle(
+            ((svg.BLUE, "-", "o"), (svg.GREEN, "-", "s"), (svg.PURPLE, "-", "^"))
+        )
         xs: list[float] = []
-        for variant in ("streaming", "vectorized", "cub"):
+        for variant in swept:
             points = scaling[variant]
             if points:
-                color, line, marker, label = styles[variant]
+                color, line, marker = (
+                    (svg.REFERENCE, "--", "D") if variant == ceiling else next(styles)
+                )
+                label = f"{variant} (reference)" if variant == ceiling else variant
                 x, y = xy(points, GB)
                 xs += x
                 ax.plot(x, y, color=color, linestyle=line, marker=marker, label=label)
         log2_axis(ax, xs)
         ax.set_ylim(0, ax.get_ylim()[1] * 1.08)
-        ax.set_xlabel("elements n (float)")
+        ax.set_xlabel(f"elements n ({first})")
         ax.set_ylabel("effective bandwidth (GB/s)")
-        ax.set_title("bandwidth against size (float)")
+        ax.set_title(f"bandwidth against size ({first})")
         ax.legend(loc="lower right")
     caption = (
         "The teaching kernels (one element per thread, a shared-memory tree or a warp shuffle "
@@ -118,8 +122,4 @@ def draw(data: RunData) -> Lesson:
     return finish(key, title, caption, figure)
 
 
-FIGURE = Figure(
-    position=40,
-    draw=draw,
-    reference="reduction/sum/streaming/float/n:67108864/manual_time",
-)
+FIGURE = Figure(position=40, draw=draw)

@@ -191,6 +191,9 @@ void reduction(benchmark::State& state, op operation, variant v) {
 template <typename T>
 void streaming(benchmark::State& state, op operation) {
   const auto n = static_cast<std::size_t>(state.range(0));
+  if (operation == op::sum && std::is_same_v<T, float> && n == teaching_n) {
+    kw::mark_reference(state);  // the ceiling at the size every variant is measured at
+  }
   const auto& in = kw::set_up_once<inputs<T>>(operation, n);
   kw::device_buffer<unsigned long long> first_match(1);
   first_match.fill_bytes(0xFF);  // "no match"

@@ -6,6 +6,7 @@ import math
 
 from kernelwatch.report import svg
 from kernelwatch.report.lessons.drawing import (
+    TYPE_STYLES,
     Figure,
     Lesson,
     Omitted,
@@ -19,27 +20,21 @@ from kernelwatch.report.lessons.rundata import RunData
 def draw(data: RunData) -> Lesson:
     key, title = "lesson-shared-banks", "Shared-memory bank conflicts: bandwidth against stride"
     metric = "shared_bytes_per_second"
-    reads = {w: data.sweep(f"shared_banks/read/{w}", "stride", metric) for w in ("u32", "u64")}
-    padded = {w: data.sweep(f"shared_banks/padded/{w}", "stride", metric) for w in ("u32", "u64")}
+    widths = data.variants("shared_banks/read/")  # the word types, as the C++ registers them
+    reads = {w: data.sweep(f"shared_banks/read/{w}", "stride", metric) for w in widths}
+    padded = {w: data.sweep(f"shared_banks/padded/{w}", "stride", metric) for w in widths}
     if not any(reads.values()) and not any(padded.values()):
         return Omitted(key, title, "the run has no shared_banks benchmarks")
     from matplotlib.ticker import FixedLocator, NullLocator
 
     figure, ax = svg.new_figure(8.6, 3.4)
     tb = 1e12
-    colors = {"u32": svg.BLUE, "u64": svg.ORANGE}
     all_y: list[float] = []
-    for width in ("u32", "u64"):
+    for width, (color, marker) in zip(widths, TYPE_STYLES):
         if reads[width]:
             x, y = xy(reads[width], tb)
             all_y += y
-            ax.plot(
-                x,
-                y,
-                color=colors[width],
-                marker="o" if width == "u32" else "s",
-                label=f"{width} words ({'4' if width == 'u32' else '8'} B)",
-            )
+            ax.plot(x, y, color=color, marker=marker, label=f"{width} words")
         if padded[width]:
             x, y = xy(padded[width], tb)
             all_y += y
@@ -49,13 +44,15 @@ def draw(data: RunData) -> Lesson:
                 linestyle="none",
                 marker="*",
                 markersize=12,
-                color=colors[width],
+                color=color,
                 markeredgecolor="black",
                 markeredgewidth=0.5,
                 label=f"{width}, padded pitch (stride + 1)",
             )
-    reference = data.value("shared_banks/read/u32", metric, stride=1)
-    ways = data.sweep("shared_banks/read/u32", "stride", "bank_conflict_ways")
+    marked = data.reference("shared_banks")  # the conflict-free read
+    reference = data.value(marked.path, metric, **marked.params) if marked else None
+    ways = data.sweep(marked.path, "stride", "bank_conflict_ways") if marked else []
+    plain = marked.path.rsplit("/", 1)[-1] if marked else ""
     if reference and ways:
         ax.plot(
             [w[0] for w in ways],
@@ -63,12 +60,12 @@ def draw(data: RunData) -> Lesson:
             color=svg.GREY,
             linestyle=":",
             linewidth=1.2,
-            label="prediction: conflict-free ÷ conflict ways (u32)",
+            label=f"prediction: conflict-free ÷ conflict ways ({plain})",
         )
     reference_line(
         ax,
         reference,
-        f"conflict-free (u32, stride 1) {reference / tb:.1f} TB/s" if reference else "",
+        f"conflict-free ({plain}, stride 1) {reference / tb:.1f} TB/s" if reference else "",
         tb,
     )
     ax.set_yscale("log", base=2)
@@ -89,14 +86,10 @@ def draw(data: RunData) -> Lesson:
         "conflicts (gcd(stride, 16) for 8-byte words, served per half-warp). Odd strides are "
         "free; one word of padding restores full speed at stride 32."
     )
-    s32 = data.value("shared_banks/read/u32", metric, stride=32)
+    s32 = data.value(marked.path, metric, stride=32) if marked else None
     if reference and s32:
         caption += f" This run: stride 32 is {reference / s32:.1f}× slower than stride 1."
     return finish(key, title, caption, figure)
 
 
-FIGURE = Figure(
-    position=60,
-    draw=draw,
-    reference="shared_banks/read/u32/stride:1/manual_time",
-)
+FIGURE = Figure(position=60, draw=draw)

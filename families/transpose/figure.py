@@ -6,6 +6,7 @@ from kernelwatch.report import svg
 from kernelwatch.report.lessons.drawing import (
     BPS,
     GB,
+    NO_REFERENCE,
     Figure,
     Lesson,
     Omitted,
@@ -38,7 +39,12 @@ def draw(data: RunData) -> Lesson:
     if shape is None:
         return Omitted(key, title, "the run has no transpose benchmarks")
     rows, cols = shape
-    copy = data.value("transpose/copy_rows", BPS, rows=rows, cols=cols, block_rows=8)
+    marked = data.reference("transpose")  # the copy with the same traffic
+    copy = (
+        data.value(marked.path, BPS, **{**marked.params, "rows": rows, "cols": cols})
+        if marked
+        else None
+    )
     bars: list[tuple[str, float | None, float | None]] = []
     for variant in data.variants("transpose/"):  # as the C++ registers them
         path = f"transpose/{variant}"
@@ -115,7 +121,7 @@ def draw(data: RunData) -> Lesson:
     )
     facts = []
     if copy is None:  # (the percentages are of the copy: none without it)
-        caption += " The copy reference was not measured in this run: no reference line."
+        caption += f" {NO_REFERENCE}"
     elif tiled is not None and padded is not None:
         facts.append(f"tiled {pct(tiled, copy)} → tiled_padded {pct(padded, copy)} of the copy")
     if copy is not None and best is not None:
@@ -125,8 +131,4 @@ def draw(data: RunData) -> Lesson:
     return finish(key, title, caption, figure)
 
 
-FIGURE = Figure(
-    position=20,
-    draw=draw,
-    reference="transpose/copy_rows/rows:8192/cols:8192/block_rows:8/manual_time",
-)
+FIGURE = Figure(position=20, draw=draw)

@@ -19,9 +19,12 @@ from kernelwatch import baseline as baselines
 from kernelwatch.loading import load
 from kernelwatch.report import lessons
 from kernelwatch.report.lessons import discovery
+from kernelwatch.report.lessons.drawing import NO_REFERENCE
 from kernelwatch.report.lessons.rundata import RunData
 
 SUITE = GPU_DATA / "h200-suite-rep10.json"
+# A run of the suite whose binaries mark each family's reference (kernelwatch::mark_reference).
+MARKED = GPU_DATA / "h200-x4-card-d501b18d-marked" / "suite.json.gz"
 
 
 def test_every_family_s_figure_module_is_a_figure_in_page_order() -> None:
@@ -32,10 +35,6 @@ def test_every_family_s_figure_module_is_a_figure_in_page_order() -> None:
     assert {name for name, _ in found} == modules
     positions = [f.position for _, f in found]
     assert positions == sorted(positions) and len(set(positions)) == len(positions)
-    assert lessons.references() == tuple(f.reference for _, f in found if f.reference)
-    # A module is named after its family (`transpose/...`): its reference is one of its own.
-    for name, declared in found:
-        assert declared.reference is None or declared.reference.startswith(name + "/")
 
 
 def test_without_the_families_folder_there_are_no_figures_and_the_report_draws_none(
@@ -91,13 +90,49 @@ def test_a_figure_reads_the_variants_in_the_order_the_cpp_registers_them() -> No
     assert unordered.variants("transpose/") == sorted(data.variants("transpose/"))
 
 
-def test_the_references_of_the_suite_s_families_are_benchmarks_of_the_suite() -> None:
-    if not SUITE.is_file():
+def test_each_family_with_a_figure_marks_one_reference_read_from_the_results() -> None:
+    """The C++ marks the reference (its rows carry reference = 1): read from the run, in page
+    order; a run of a harness from before the mark has none, and each figure says so."""
+    if not MARKED.is_file() or not SUITE.is_file():
         pytest.skip("no H200 result files in tests/data/gpu")
-    names = set(load(SUITE).names)
-    families = {name.split("/", 1)[0] for name in names}
-    checked = [f.reference for n, f in discovery.figures() if n in families and f.reference]
-    assert checked and set(checked) <= names
+    data = RunData.from_result(load(MARKED))
+    assert lessons.references(data) == (
+        "coalescing/memcpy_d2d/manual_time",
+        "transpose/copy_rows/rows:8192/cols:8192/block_rows:8/manual_time",
+        "matmul/cublas_sgemm/size:4096/manual_time",
+        "reduction/sum/streaming/float/n:67108864/manual_time",
+        "transfers/h2d/pinned/bytes:67108864/manual_time",
+        "shared_banks/read/u32/stride:1/manual_time",
+        "occupancy/copy/block:256/manual_time",
+        "local_memory/registers/n:16777216/rounds:2/manual_time",
+    )
+    for family, _ in discovery.figures():
+        marked = data.reference(family)
+        assert marked is not None and marked.path.startswith(family + "/")
+    assert data.reference("probe") is None  # a family without a figure marks none
+    older = RunData.from_result(load(SUITE))
+    assert lessons.references(older) == () and older.reference("coalescing") is None
+    captions = {d.key: getattr(d, "caption", "") for d in lessons.draw_all(older)}
+    assert NO_REFERENCE in captions["lesson-transpose"]
+    assert NO_REFERENCE in captions["lesson-coalescing"]
+
+
+def test_another_project_s_marked_benchmarks_are_references_after_the_figures_ones() -> None:
+    marked = {"reference": 1.0, "real_time": 1.0}
+    data = RunData(
+        {
+            "zeta/copy/manual_time": marked,
+            "alpha/copy/manual_time": marked,
+            "transpose/copy_rows/manual_time": marked,
+            "transpose/tiled/manual_time": {"real_time": 2.0},
+        }
+    )
+    assert lessons.references(data) == (
+        "transpose/copy_rows/manual_time",
+        "alpha/copy/manual_time",
+        "zeta/copy/manual_time",
+    )
+    assert data.reference("transpose") == data.entries("transpose/copy_rows")[0]
 
 
 BASELINES = [entry.result for entry in baselines.entries(REPO / "baselines")]

@@ -31,6 +31,7 @@ from kernelwatch.errors import InputError
 from kernelwatch.loading import load
 from kernelwatch.names import path_and_parameters as parse_name
 from kernelwatch.report import Options, lessons, svg, trends, write_report
+from kernelwatch.report.lessons.drawing import NO_REFERENCE
 from kernelwatch.report.lessons.rundata import RunData
 from kernelwatch.results import resolve_metric
 from kernelwatch.verdict import Judging
@@ -41,6 +42,9 @@ SUITE = GPU_DATA / "h200-suite-rep10.json"
 # today's harness, SUITE's older harness reads five bank-conflict strides +1.0 %, REGRESSION.
 BASELINES_THEN = GPU_DATA / "h200-baseline-b9b23ab"
 COALESCING = GPU_DATA / "h200-coalescing-rep5.json"
+# A run whose binaries mark each family's reference (kernelwatch::mark_reference); SUITE's
+# harness predates the marks, so its page draws no reference.
+MARKED = GPU_DATA / "h200-x4-card-d501b18d-marked" / "suite.json.gz"
 needs_gpu_data = pytest.mark.skipif(
     not (SUITE.is_file() and COALESCING.is_file()), reason="no H200 result files in tests/data/gpu"
 )
@@ -108,10 +112,11 @@ def known_steps(
     return found
 
 
-def synthetic_history(db: Path, workdir: Path) -> None:
+def synthetic_history(db: Path, workdir: Path, real: Path = SUITE) -> None:
     """Eight runs of the whole suite before the real one (two days apart, from 2026-11-01),
     every value moved by a deterministic ±0.4 %, and two steps; then the real run itself."""
-    suite = json.loads(SUITE.read_text())
+    packed = real.read_bytes()
+    suite = json.loads(gzip.decompress(packed) if real.suffix == ".gz" else packed)
     for i in range(SYNTHETIC_RUNS):
         document = copy.deepcopy(suite)
         context = document["context"]
@@ -132,7 +137,7 @@ def synthetic_history(db: Path, workdir: Path) -> None:
         path = workdir / f"run-{i}.json"
         synthetic.write(path, document)
         history.ingest(path, db)
-    history.ingest(SUITE, db)
+    history.ingest(real, db)
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +147,17 @@ def history_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     workdir = tmp_path_factory.mktemp("history")
     db = workdir / "history.sqlite"
     synthetic_history(db, workdir)
+    return db
+
+
+@pytest.fixture(scope="module")
+def marked_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synthetic history of MARKED: its references have trends."""
+    if not MARKED.is_file():
+        pytest.skip("no H200 result files in tests/data/gpu")
+    workdir = tmp_path_factory.mktemp("marked")
+    db = workdir / "history.sqlite"
+    synthetic_history(db, workdir, MARKED)
     return db
 
 
@@ -238,10 +254,11 @@ def test_report_of_the_real_run_shows_every_part(suite_report) -> None:
         assert f'id="{key}"' in text
     left_out = sum(1 for n, _ in lessons.figures() if n not in in_run)
     assert ("left out" in text) == bool(left_out)
-    # Trends: both steps first (the regression first), then the family references.
+    # Trends: both steps first (the regression first); no family reference, as the run's
+    # harness marked none (MARKED's below).
     plotted = [p.benchmark for p in page.trends.plots]
-    assert plotted[:2] == [STEP, FASTER]
-    assert {r for r in lessons.references() if r.split("/", 1)[0] in in_run} <= set(plotted)
+    assert plotted == [STEP, FASTER]
+    assert page.trends.choice is not None and page.trends.choice.references == 0
     assert page.trends.run_in_history == SYNTHETIC_RUNS + 1
     assert page.trends.runs == SYNTHETIC_RUNS + 1
     assert "Change points (2)" in text
@@ -481,26 +498,28 @@ def test_max_trends_bounds_the_plots_and_the_page_says_so(
 
 @needs_gpu_data
 @needs_matplotlib
-def test_trend_counts_are_of_the_plots_drawn(run_cli, history_db, tmp_path, monkeypatch) -> None:
+def test_trend_counts_are_of_the_plots_drawn(
+    run_cli, marked_history, tmp_path, monkeypatch
+) -> None:
     """Most family references have no flop_per_second: the page counted all 8 as drawn beside
-    1 plot, and each took one of the --max-trends places."""
+    1 plot, and each took one of the --max-trends places. The references are the run's marks."""
     monkeypatch.setattr(lessons, "draw_all", lambda data: [])  # (not what this test is about)
     out = tmp_path / "r.html"
-    r = run_cli("report", SUITE, "--db", history_db, "--metric", "flop_per_second", "-o", out)
+    r = run_cli("report", MARKED, "--db", marked_history, "--metric", "flop_per_second", "-o", out)
     assert r.status == 0, r.err
     text = out.read_text(encoding="utf-8")
     drawn = text.count('class="kw-figure trend"')
-    assert 0 < drawn < len(lessons.references())
-    said = f"{drawn} trend plot(s) of the run's 355 benchmarks</b>: {drawn} family reference(s)"
+    assert 0 < drawn < len(lessons.references(RunData.from_result(load(MARKED)))) == 8
+    said = f"{drawn} trend plot(s) of the run's 356 benchmarks</b>: {drawn} family reference(s)"
     assert said in text
     # The places go to benchmarks with the metric: changes first, then references that have it.
-    r = run_cli("report", SUITE, "--db", history_db, "--metric", "bytes_per_second", "-o", out)
+    r = run_cli("report", MARKED, "--db", marked_history, "--metric", "bytes_per_second", "-o", out)
     with_bandwidth = out.read_text(encoding="utf-8").count('class="kw-figure trend"')
     r = run_cli(
         "report",
-        SUITE,
+        MARKED,
         "--db",
-        history_db,
+        marked_history,
         "--metric",
         "bytes_per_second",
         "--max-trends",
@@ -718,7 +737,7 @@ def test_failed_benchmarks_are_not_said_to_be_absent(tmp_path) -> None:
     """The real run with the local_memory family and the transpose's copy reference failed (an
     illegal address, as a broken kernel gives): the page said "left out, the run has no
     local_memory benchmarks" and "tiled ? → tiled_padded ? of the copy, best ?"."""
-    document = json.loads(SUITE.read_text())
+    document = json.loads(gzip.decompress(MARKED.read_bytes()))
     reference = "transpose/copy_rows/rows:8192/cols:8192/block_rows:8/manual_time"
     broken = {
         b["run_name"]
@@ -739,15 +758,13 @@ def test_failed_benchmarks_are_not_said_to_be_absent(tmp_path) -> None:
     )
     transpose = drawn["lesson-transpose"]
     assert isinstance(transpose, lessons.Drawn) and "?" not in transpose.caption
-    assert "The copy reference was not measured in this run: no reference line." in (
-        transpose.caption
-    )
+    assert NO_REFERENCE in transpose.caption
     assert transpose.caption.endswith(
         "Not drawn, without a value in this run: 1 failed (see The run)."
     )
     # The other families are as in the whole run.
     assert "tiled 43% → tiled_padded 88% of the copy" not in transpose.caption
-    assert "stride 32 is 30.4× slower" in drawn["lesson-shared-banks"].caption  # type: ignore[union-attr]
+    assert "stride 32 is 30.5× slower" in drawn["lesson-shared-banks"].caption  # type: ignore[union-attr]
 
 
 # ---------------------------------------------------------------------------------- bad input
@@ -909,11 +926,14 @@ def test_inline_svg_prefixes_every_id_and_reference() -> None:
 
 @needs_gpu_data
 @needs_matplotlib
-def test_lesson_figures_of_the_real_run(suite_report) -> None:
-    drawn = suite_report[1].lessons
+def test_lesson_figures_of_the_real_run() -> None:
+    """The figures of a run whose binaries mark the references: each draws its reference."""
+    if not MARKED.is_file():
+        pytest.skip("no H200 result files in tests/data/gpu")
+    drawn = lessons.draw_all(RunData.from_result(load(MARKED)))
     # Every figure of a family in the run is drawn (all 8 of this run); a figure added with a
     # new family, which this run predates, is left out with its reason.
-    in_run = {name.split("/", 1)[0] for name in load(SUITE).names}
+    in_run = {name.split("/", 1)[0] for name in load(MARKED).names}
     expected = [lessons.Drawn if n in in_run else lessons.Omitted for n, _ in lessons.figures()]
     assert [type(d) for d in drawn] == expected and expected.count(lessons.Drawn) >= 8
     for figure in (d for d in drawn if isinstance(d, lessons.Drawn)):
@@ -922,7 +942,19 @@ def test_lesson_figures_of_the_real_run(suite_report) -> None:
         assert figure.svg.count("<path") > 30
     captions = {d.key: d.caption for d in drawn if isinstance(d, lessons.Drawn)}
     assert "tiled 43% → tiled_padded 88% of the copy, best 96%" in captions["lesson-transpose"]
-    assert "stride 32 is 30.4× slower than stride 1" in captions["lesson-shared-banks"]
+    assert "stride 32 is 30.5× slower than stride 1" in captions["lesson-shared-banks"]
+    assert all(NO_REFERENCE not in caption for caption in captions.values())
+    reference_lines = {  # (the legends, read from the marked reference's own benchmark)
+        "lesson-coalescing": "cudaMemcpy D2D (copy reference)",
+        "lesson-transpose": "copy with the same traffic",
+        "lesson-matmul": "cublasSgemm (reference)",
+        "lesson-reduction": "streaming (reference)",
+        "lesson-shared-banks": "conflict-free (u32, stride 1)",
+        "lesson-local-memory": "×",
+    }
+    for key, legend in reference_lines.items():
+        (figure,) = (d for d in drawn if d.key == key)
+        assert legend in figure.svg, key
 
 
 @needs_matplotlib

@@ -42,6 +42,9 @@ NVBENCH_CV_COUNTER = "sample_cv"
 # benchmarks to another GPU of its host: its value names that GPU (the result covers a part of
 # the suite: baseline.ran_a_part).
 HOST_BOUND_COUNTER = "host_bound"
+# The harness's row counter of a family's reference (1: kernelwatch::mark_reference), the one
+# benchmark the report's trends follow for its family and its figure draws the others against.
+REFERENCE_COUNTER = "reference"
 HOST_BOUND_ON_KEY = "kernelwatch_host_bound_on"
 # Context keys of a result that lacks what failed processes would have measured (runner/).
 FAILED_KEY = "kernelwatch_failed_processes"

@@ -155,7 +155,7 @@ def build_page(
                 metric=judging.metric,
                 run_names=run.names,
                 regressed=regressed,
-                references=lessons.references(),
+                references=lessons.references(data),
                 document=document,
                 medians={
                     n: m[judging.metric.key]

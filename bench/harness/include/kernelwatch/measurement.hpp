@@ -98,4 +98,11 @@ class measurement {
 
 [[nodiscard]] inline measurement measure(benchmark::State& state) { return measurement(state); }
 
+/// Marks the running benchmark as its family's reference: the one benchmark the report's trends
+/// follow for its family, and the variant its figure draws the others against (docs/report.md).
+/// Its rows carry the counter reference = 1, so the report reads the reference from the results
+/// and no figure restates its name. Called in the body, under a condition where one instance
+/// of several is the reference.
+inline void mark_reference(benchmark::State& state) { state.counters["reference"] = 1.0; }
+
 }  // namespace kernelwatch

@@ -1,7 +1,7 @@
 """The classic figures of the CUDA memory lessons, redrawn from one run (docs/kernels.md).
 
 Each kernel family's figure lives in its folder, families/<family>/figure.py, declared as
-`FIGURE = Figure(position, draw, reference)`: adding a family's figure is adding that module,
+`FIGURE = Figure(position, draw)`: adding a family's figure is adding that module,
 nothing else. Here: drawing.py (the types and the shared plotting helpers), rundata.py (the run
 a figure draws from), discovery.py (finding the modules; none in an installed package). Each
 figure reads the run's medians (RunData) and returns a Drawn figure, or Omitted with the reason
@@ -10,6 +10,7 @@ when the run holds none of the benchmarks it needs.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import replace
 
@@ -21,9 +22,14 @@ from kernelwatch.report.lessons.rundata import RunData
 __all__ = ["Drawn", "Figure", "Lesson", "Omitted", "draw_all", "figures", "references"]
 
 
-def references() -> tuple[str, ...]:
-    """Each family's speed-of-light reference, in page order: plotted in the trends."""
-    return tuple(f.reference for _, f in figures() if f.reference)
+def references(data: RunData) -> tuple[str, ...]:
+    """The run's family references (RunData.reference), always plotted in the trends: a
+    reference's trend shows drift of the machine itself (driver, clocks) rather than of one
+    kernel. In page order: the families with a figure first, the others (another project's
+    marked families, say) by name."""
+    position = {family: figure.position for family, figure in figures()}
+    marked = data.references()
+    return tuple(sorted(marked, key=lambda n: (position.get(n.split("/", 1)[0], math.inf), n)))
 
 
 def unmeasured(data: RunData, family: str) -> str:

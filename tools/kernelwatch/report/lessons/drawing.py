@@ -42,12 +42,19 @@ class Figure:
 
     position: int  # its place on the page, ascending (steps of 10 leave room to insert)
     draw: Callable[[RunData], Lesson]
-    # The family's speed-of-light benchmark (docs/kernels.md), always plotted in the trends:
-    # its trend shows drift of the machine itself (driver, clocks) rather than of one kernel.
-    reference: str | None = None
 
 
 # ---------------------------------------------------------------------------------- helpers
+
+
+# A family's types (float, double, ...) in the order its binary registered them: colour and
+# marker by that place, so that no figure restates the type names.
+TYPE_STYLES = ((svg.BLUE, "o"), (svg.ORANGE, "s"), (svg.GREEN, "^"), (svg.SKY, "D"))
+# The caption's note where the run holds no reference of the family (RunData.reference).
+NO_REFERENCE = (
+    "The run has no reference of this family (a filter left it out, or a harness from before "
+    "kernelwatch::mark_reference measured it): no reference line."
+)
 
 
 def pct(value: float | None, reference: float | None) -> str:

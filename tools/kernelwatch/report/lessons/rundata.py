@@ -5,6 +5,8 @@ Suite names are `family/variant/.../key:value/.../manual_time`: the parts withou
 the benchmark's path (`coalescing/offset/float`), the `key:value` parts its parameters
 (`offset: 6`). The figures ask for a value (`value(path, metric, **params)`) or a sweep over one
 parameter (`sweep(path, param, metric, **fixed)`); an absent benchmark is simply not there.
+A family's reference is the benchmark its binary marked (`kernelwatch::mark_reference`: its rows
+carry the counter `reference` = 1), so no figure restates its name.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from kernelwatch.names import path_and_parameters as parse_name
-from kernelwatch.results import ResultSet
+from kernelwatch.results import REFERENCE_COUNTER, ResultSet
 
 
 def number(text: str) -> float | None:
@@ -31,6 +33,7 @@ def number(text: str) -> float | None:
 @dataclass(frozen=True)
 class Entry:
     name: str
+    path: str
     params: Mapping[str, str]
 
 
@@ -50,7 +53,7 @@ class RunData:
         by_path: dict[str, list[Entry]] = {}
         for name in self.medians:
             path, params = parse_name(name)
-            by_path.setdefault(path, []).append(Entry(name, params))
+            by_path.setdefault(path, []).append(Entry(name, path, params))
         object.__setattr__(self, "_by_path", {p: tuple(e) for p, e in by_path.items()})
 
     @classmethod
@@ -99,6 +102,19 @@ class RunData:
             key = (min(indices) if indices else -1, variant)
             first[variant] = min(first.get(variant, key), key)
         return sorted(first, key=lambda v: first[v])
+
+    def references(self) -> list[str]:
+        """The benchmarks marked as their family's reference, by name."""
+        return sorted(n for n, m in self.medians.items() if m.get(REFERENCE_COUNTER) == 1)
+
+    def reference(self, family: str) -> Entry | None:
+        """The benchmark `family` marked as its reference; None where the run has none (a
+        filter left it out, or a harness from before the mark wrote the result)."""
+        for name in self.references():
+            path, params = parse_name(name)
+            if path.split("/", 1)[0] == family:
+                return Entry(name, path, params)
+        return None
 
     def value(self, path: str, metric: str, **params: Any) -> float | None:
         """The median of `metric` of the benchmark at `path` whose parameters include

@@ -140,25 +140,25 @@ def synthetic_history(db: Path, workdir: Path, real: Path = SUITE) -> None:
     history.ingest(real, db)
 
 
+def history_of(real: Path, factory: pytest.TempPathFactory) -> Path:
+    """A database of synthetic_history before `real` (skipped without it)."""
+    if not real.is_file():
+        pytest.skip("no H200 result files in tests/data/gpu")
+    workdir = factory.mktemp("history")
+    db = workdir / "history.sqlite"
+    synthetic_history(db, workdir, real)
+    return db
+
+
 @pytest.fixture(scope="module")
 def history_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not SUITE.is_file():
-        pytest.skip("no H200 result files in tests/data/gpu")
-    workdir = tmp_path_factory.mktemp("history")
-    db = workdir / "history.sqlite"
-    synthetic_history(db, workdir)
-    return db
+    return history_of(SUITE, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def marked_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The synthetic history of MARKED: its references have trends."""
-    if not MARKED.is_file():
-        pytest.skip("no H200 result files in tests/data/gpu")
-    workdir = tmp_path_factory.mktemp("marked")
-    db = workdir / "history.sqlite"
-    synthetic_history(db, workdir, MARKED)
-    return db
+    """The history of MARKED: its references have trends."""
+    return history_of(MARKED, tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)

@@ -37,7 +37,7 @@ def draw(data: RunData) -> Lesson:
             key, title, "the run has no coalescing/offset or coalescing/stride benchmarks"
         )
     reference = data.reference("coalescing")
-    copy = data.value(reference.path, BPS) if reference else None
+    copy = data.value(reference.path, BPS, **reference.params) if reference else None
     peak = dram_peak(data)
     figure, axes = new_panels(len(kinds), 5.4, 3.6)
     for ax, kind in zip(axes, kinds):

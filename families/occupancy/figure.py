@@ -29,7 +29,7 @@ def draw(data: RunData) -> Lesson:
     panels = (["block"] if copy else []) + (["smem"] if limited else [])
     figure, axes = new_panels(len(panels), 5.4, 3.7)
     marked = data.reference("coalescing")  # the device-to-device copy
-    ceiling = data.value(marked.path, BPS) if marked else None
+    ceiling = data.value(marked.path, BPS, **marked.params) if marked else None
     legend_axes: list[Any] = []
     for ax, panel in zip(axes, panels):
         if panel == "block":

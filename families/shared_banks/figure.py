@@ -52,7 +52,8 @@ def draw(data: RunData) -> Lesson:
     marked = data.reference("shared_banks")  # the conflict-free read
     reference = data.value(marked.path, metric, **marked.params) if marked else None
     ways = data.sweep(marked.path, "stride", "bank_conflict_ways") if marked else []
-    plain = marked.path.rsplit("/", 1)[-1] if marked else ""
+    word = marked.path.rsplit("/", 1)[-1] if marked else ""  # u32
+    stride = marked.params.get("stride") if marked else None  # 1
     if reference and ways:
         ax.plot(
             [w[0] for w in ways],
@@ -60,12 +61,12 @@ def draw(data: RunData) -> Lesson:
             color=svg.GREY,
             linestyle=":",
             linewidth=1.2,
-            label=f"prediction: conflict-free ÷ conflict ways ({plain})",
+            label=f"prediction: conflict-free ÷ conflict ways ({word})",
         )
     reference_line(
         ax,
         reference,
-        f"conflict-free ({plain}, stride 1) {reference / tb:.1f} TB/s" if reference else "",
+        f"conflict-free ({word}, stride {stride}) {reference / tb:.1f} TB/s" if reference else "",
         tb,
     )
     ax.set_yscale("log", base=2)

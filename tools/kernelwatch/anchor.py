@@ -436,6 +436,11 @@ def _built_identically(
     return {name for name, why in chosen.items() if why is None}
 
 
+# The verdicts of the finding's benchmarks beyond their limits, and how many it names.
+_BEYOND = frozenset({Verdict.REGRESSION, Verdict.SLOWER, Verdict.IMPROVEMENT})
+FINDING_NAMES = 3
+
+
 def finding(report: Report) -> str:
     """The committed baseline against the anchor (same code, this runner): what the runner does
     to the numbers. Never a regression of the code, whatever it says."""
@@ -455,9 +460,18 @@ def finding(report: Report) -> str:
     )
     if slower == 0 and faster == 0:
         return text
+    # Which ones, the largest first: host-bound transfers alone point at the host, short
+    # kernels at launch latency, everything at the card or its clocks.
+    moved = sorted(
+        (c for c in report.comparisons if c.verdict in _BEYOND and c.ratio is not None),
+        key=lambda c: abs(c.worse_by(report.metric.higher_is_better)),
+        reverse=True,
+    )
+    named = ", ".join(f"{c.name} {(c.ratio or 1) - 1:+.1%}" for c in moved[:FINDING_NAMES])
+    more = f" and {len(moved) - FINDING_NAMES} more" if len(moved) > FINDING_NAMES else ""
     return (
         f"{text}: a runner unlike the baseline's (another card or host, a throttling GPU), "
-        "not a regression of the code"
+        f"not a regression of the code ({named}{more})"
     )
 
 

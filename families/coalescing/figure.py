@@ -6,7 +6,6 @@ from kernelwatch.report import svg
 from kernelwatch.report.lessons.drawing import (
     BPS,
     GB,
-    NO_REFERENCE,
     TYPE_STYLES,
     Figure,
     Lesson,
@@ -24,11 +23,10 @@ from kernelwatch.report.lessons.rundata import RunData
 
 def draw(data: RunData) -> Lesson:
     key, title = "lesson-coalescing", "Global-memory coalescing: offset and stride"
+    # The types, as registered, each styled alike in both panels.
+    styles = dict(zip(data.variants("coalescing/offset/", "coalescing/stride/"), TYPE_STYLES))
     sweeps = {
-        kind: {
-            t: data.sweep(f"coalescing/{kind}/{t}", kind, BPS)
-            for t in data.variants(f"coalescing/{kind}/")  # the types, as registered
-        }
+        kind: {t: data.sweep(f"coalescing/{kind}/{t}", kind, BPS) for t in styles}
         for kind in ("offset", "stride")
     }
     kinds = [k for k in ("offset", "stride") if any(sweeps[k].values())]
@@ -42,7 +40,8 @@ def draw(data: RunData) -> Lesson:
     figure, axes = new_panels(len(kinds), 5.4, 3.6)
     for ax, kind in zip(axes, kinds):
         top = 0.0
-        for (dtype, points), (color, marker) in zip(sweeps[kind].items(), TYPE_STYLES):
+        for dtype, points in sweeps[kind].items():
+            color, marker = styles[dtype]
             if points:
                 x, y = xy(points, GB)
                 ax.plot(x, y, color=color, marker=marker, label=dtype)
@@ -71,10 +70,7 @@ def draw(data: RunData) -> Lesson:
     f1 = data.value("coalescing/offset/float", BPS, offset=1)
     d1 = data.value("coalescing/offset/double", BPS, offset=1)
     f32 = data.value("coalescing/stride/float", BPS, stride=32)
-    if copy is None:  # (the percentages are of the copy: none without it)
-        caption_note = f" {NO_REFERENCE}"
-    else:
-        caption_note = ""
+    if copy is not None:  # (the percentages are of the copy: none without it)
         if f1 is not None and d1 is not None:
             facts.append(
                 f"at offset 1, float copies reach {gbs(f1)} ({pct(f1, copy)} of the copy "
@@ -87,10 +83,9 @@ def draw(data: RunData) -> Lesson:
         "current GPUs; a stride wastes most of every 32-byte sector fetched, so useful "
         "bandwidth falls as 1/stride."
     )
-    caption += caption_note
     if facts:
         caption += " This run: " + "; ".join(facts) + "."
-    return finish(key, title, caption, figure)
+    return finish(key, title, caption, figure, without_reference=reference is None)
 
 
 FIGURE = Figure(position=10, draw=draw)

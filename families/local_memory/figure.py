@@ -80,7 +80,7 @@ def draw(data: RunData) -> Lesson:
         "capping registers with __launch_bounds__ forces spills. Both cost more than the extra "
         "occupancy gains."
     )
-    return finish(key, title, caption, figure)
+    return finish(key, title, caption, figure, without_reference=marked is None)
 
 
 FIGURE = Figure(position=80, draw=draw)

@@ -103,7 +103,7 @@ def draw(data: RunData) -> Lesson:
         "data is not already an L1 broadcast. Right: a register-tiled SGEMM against cuBLAS "
         "(plain FP32), labelled with its fraction of cuBLAS."
     )
-    return finish(key, title, caption, figure)
+    return finish(key, title, caption, figure, without_reference=reference is None)
 
 
 FIGURE = Figure(position=30, draw=draw)

@@ -104,7 +104,7 @@ def draw(data: RunData) -> Lesson:
         "limiting residency, bandwidth grows almost linearly with occupancy. Small blocks are "
         "limited by how fast the SMs start and retire blocks even at full theoretical occupancy."
     )
-    return finish(key, title, caption, figure)
+    return finish(key, title, caption, figure, without_reference=marked is None)
 
 
 FIGURE = Figure(position=70, draw=draw)

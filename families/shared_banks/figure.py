@@ -20,7 +20,8 @@ from kernelwatch.report.lessons.rundata import RunData
 def draw(data: RunData) -> Lesson:
     key, title = "lesson-shared-banks", "Shared-memory bank conflicts: bandwidth against stride"
     metric = "shared_bytes_per_second"
-    widths = data.variants("shared_banks/read/")  # the word types, as the C++ registers them
+    # The word types, as the C++ registers them.
+    widths = data.variants("shared_banks/read/", "shared_banks/padded/")
     reads = {w: data.sweep(f"shared_banks/read/{w}", "stride", metric) for w in widths}
     padded = {w: data.sweep(f"shared_banks/padded/{w}", "stride", metric) for w in widths}
     if not any(reads.values()) and not any(padded.values()):
@@ -90,7 +91,7 @@ def draw(data: RunData) -> Lesson:
     s32 = data.value(marked.path, metric, stride=32) if marked else None
     if reference and s32:
         caption += f" This run: stride 32 is {reference / s32:.1f}× slower than stride 1."
-    return finish(key, title, caption, figure)
+    return finish(key, title, caption, figure, without_reference=marked is None)
 
 
 FIGURE = Figure(position=60, draw=draw)

@@ -6,7 +6,6 @@ from kernelwatch.report import svg
 from kernelwatch.report.lessons.drawing import (
     BPS,
     GB,
-    NO_REFERENCE,
     Figure,
     Lesson,
     Omitted,
@@ -120,15 +119,13 @@ def draw(data: RunData) -> Lesson:
         "padding removes its 32-way bank conflict."
     )
     facts = []
-    if copy is None:  # (the percentages are of the copy: none without it)
-        caption += f" {NO_REFERENCE}"
-    elif tiled is not None and padded is not None:
+    if copy is not None and tiled is not None and padded is not None:
         facts.append(f"tiled {pct(tiled, copy)} → tiled_padded {pct(padded, copy)} of the copy")
     if copy is not None and best is not None:
         facts.append(f"best {pct(best, copy)}")
     if facts:
         caption += " This run: " + ", ".join(facts) + "."
-    return finish(key, title, caption, figure)
+    return finish(key, title, caption, figure, without_reference=marked is None)
 
 
 FIGURE = Figure(position=20, draw=draw)

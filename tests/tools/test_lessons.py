@@ -114,8 +114,28 @@ def test_each_family_with_a_figure_marks_one_reference_read_from_the_results() -
     older = RunData.from_result(load(SUITE))
     assert lessons.references(older) == () and older.reference("coalescing") is None
     captions = {d.key: getattr(d, "caption", "") for d in lessons.draw_all(older)}
-    assert NO_REFERENCE in captions["lesson-transpose"]
-    assert NO_REFERENCE in captions["lesson-coalescing"]
+    # every figure that draws a reference says it has none; transfers draws none anyway
+    assert [k for k, c in captions.items() if NO_REFERENCE not in c] == ["lesson-transfers"]
+
+
+def test_a_filtered_run_draws_what_it_has_the_reference_or_not() -> None:
+    """Filtered to the padded bank-conflict reads (no plain read), or to the double reductions
+    (the marked reference is a float one): drawn, without a reference, saying so."""
+    if not MARKED.is_file():
+        pytest.skip("no H200 result files in tests/data/gpu")
+    full = RunData.from_result(load(MARKED))
+
+    def only(prefix: str) -> RunData:
+        kept = {n: m for n, m in full.medians.items() if n.startswith(prefix)}
+        return RunData(kept, full.context, registered=full.registered)
+
+    padded = {d.key: d for d in lessons.draw_all(only("shared_banks/padded/"))}
+    assert isinstance(padded["lesson-shared-banks"], lessons.Drawn)
+    assert NO_REFERENCE in padded["lesson-shared-banks"].caption
+    doubles = {d.key: d for d in lessons.draw_all(only("reduction/sum/naive/double"))}
+    reduction = doubles["lesson-reduction"]
+    assert isinstance(reduction, lessons.Drawn) and NO_REFERENCE in reduction.caption
+    assert "?" not in reduction.svg  # no percentage of a reference it does not have
 
 
 def test_another_project_s_marked_benchmarks_are_references_after_the_figures_ones() -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import hashlib
+import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -464,7 +465,7 @@ def finding(report: Report) -> str:
     # kernels at launch latency, everything at the card or its clocks.
     moved = sorted(
         (c for c in report.comparisons if c.verdict in _BEYOND and c.ratio is not None),
-        key=lambda c: abs(c.worse_by(report.metric.higher_is_better)),
+        key=lambda c: abs(math.log(c.ratio or 1)),
         reverse=True,
     )
     named = ", ".join(f"{c.name} {(c.ratio or 1) - 1:+.1%}" for c in moved[:FINDING_NAMES])

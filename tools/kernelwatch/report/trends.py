@@ -3,7 +3,8 @@
 Which benchmarks get a plot (a page of 355 plots is unreadable): first those with a change
 point in the history (regressions first, then by size of the change), then those that
 regressed against the baseline in this run, then each family's speed-of-light reference (their
-trends show drift of the machine itself: driver, clocks; the run's marked ones, lessons.references). At most `limit` plots in all; the
+trends show drift of the machine itself: driver, clocks; the run's marked ones,
+lessons.references). At most `limit` plots in all; the
 page says how many of each were drawn and lists every change point in a table.
 
 Change points come from kernelwatch.changes.find_changes (a separate module); the report takes

@@ -52,8 +52,8 @@ class Figure:
 TYPE_STYLES = ((svg.BLUE, "o"), (svg.ORANGE, "s"), (svg.GREEN, "^"), (svg.SKY, "D"))
 # The caption's note where the run holds no reference of the family (RunData.reference).
 NO_REFERENCE = (
-    "The run has no reference of this family (a filter left it out, or a harness from before "
-    "kernelwatch::mark_reference measured it): no reference line."
+    "The run has no marked reference of this family (a filter left it out, it failed, or a "
+    "harness from before kernelwatch::mark_reference measured it): drawn without one."
 )
 
 
@@ -115,7 +115,13 @@ def new_panels(count: int, width_each: float, height: float) -> tuple[Any, list[
     return figure, list(axes[0])
 
 
-def finish(key: str, title: str, caption: str, figure: Any) -> Drawn:
+def finish(
+    key: str, title: str, caption: str, figure: Any, *, without_reference: bool = False
+) -> Drawn:
+    """The figure drawn, with its caption; `without_reference`: a figure that draws its
+    family's reference found none in the run, and its caption says so (NO_REFERENCE)."""
+    if without_reference:
+        caption = f"{caption} {NO_REFERENCE}"
     try:
         return Drawn(key, title, caption, svg.to_svg(figure, key, title, caption))
     finally:

@@ -88,14 +88,17 @@ class RunData:
         """The benchmark paths that start with `prefix`, sorted."""
         return sorted(p for p in self._by_path if p.startswith(prefix))
 
-    def variants(self, prefix: str) -> list[str]:
-        """What follows `prefix` in the run's benchmark paths, up to the next `/`
+    def variants(self, *prefixes: str) -> list[str]:
+        """What follows a prefix in the run's benchmark paths, up to the next `/`
         (`reduction/sum/` -> naive, interleaved, ...), in the order the benchmarks were
         registered (family_index): a figure reads a family's variants from the results instead
-        of restating the C++'s list. By name where the run has no family_index."""
+        of restating the C++'s list. Several prefixes: the variants of all, each once
+        (`coalescing/offset/`, `coalescing/stride/` -> float, double). By name where the run
+        has no family_index."""
         first: dict[str, tuple[int, str]] = {}
         for path, entries in self._by_path.items():
-            if not path.startswith(prefix):
+            prefix = next((p for p in prefixes if path.startswith(p)), None)
+            if prefix is None:
                 continue
             variant = path.removeprefix(prefix).split("/", 1)[0]
             indices = [self.registered[e.name] for e in entries if e.name in self.registered]

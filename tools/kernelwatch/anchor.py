@@ -464,11 +464,11 @@ def finding(report: Report) -> str:
     # Which ones, the largest first: host-bound transfers alone point at the host, short
     # kernels at launch latency, everything at the card or its clocks.
     moved = sorted(
-        (c for c in report.comparisons if c.verdict in _BEYOND and c.ratio is not None),
-        key=lambda c: abs(math.log(c.ratio or 1)),
+        ((c.name, c.ratio) for c in report.comparisons if c.verdict in _BEYOND and c.ratio),
+        key=lambda moved: abs(math.log(moved[1])),
         reverse=True,
     )
-    named = ", ".join(f"{c.name} {(c.ratio or 1) - 1:+.1%}" for c in moved[:FINDING_NAMES])
+    named = ", ".join(f"{name} {ratio - 1:+.1%}" for name, ratio in moved[:FINDING_NAMES])
     more = f" and {len(moved) - FINDING_NAMES} more" if len(moved) > FINDING_NAMES else ""
     return (
         f"{text}: a runner unlike the baseline's (another card or host, a throttling GPU), "

@@ -8,7 +8,7 @@ the process's peak resident memory (os.wait4's rusage of that child, what
 resource.getrusage(RUSAGE_CHILDREN) reports) and its exit status.
 
 * history: a year of nightlies on two GPU models (2 x 365 runs of the real 356-benchmark,
-  10-repetition H200 run tests/data/gpu/h200-suite-card-54f59374.json, every counter), each
+  10-repetition H200 run tests/data/gpu/h200-suite-card-54f59374.json.gz, every counter), each
   night the real values times a run-to-run factor (0.5 %; 3 % for pageable transfers), with
   steps added (`--changes few`: 8 regressions and 4 improvements over the year, 3 more in the
   last nights; `many`: a step in 20 % of the series). The database is filled directly in the
@@ -55,7 +55,7 @@ from kernelwatch.baseline import context_slug  # noqa: E402
 from kernelwatch.gbench import read_json  # noqa: E402
 from kernelwatch.history.intake import load_run  # noqa: E402
 
-NIGHT = ROOT / "tests/data/gpu/h200-suite-card-54f59374.json"  # one real nightly run
+NIGHT = ROOT / "tests/data/gpu/h200-suite-card-54f59374.json.gz"  # one real nightly run
 GPUS = (("NVIDIA H200", "9.0", 1.0), ("NVIDIA H100 80GB HBM3", "9.0", 1.3))  # name, cc, speed
 # The nights end yesterday (night N is N days after the first): tonight's `history ingest` is
 # stamped with the clock, after them, as a real one is.

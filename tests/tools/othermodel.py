@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from kernelwatch.gbench import read_json
 
 # Counters that are rates: they scale with 1 / time.
 RATES = (
@@ -139,6 +140,6 @@ def _scale(row: dict[str, Any], model: Model) -> None:
 
 
 def write_as_model(source: Path, target: Path, model: Model, card: str, **kwargs: Any) -> Path:
-    document = json.loads(source.read_text())
+    document = read_json(source)
     target.write_text(json.dumps(as_model(document, model, card, **kwargs)))
     return target

@@ -218,7 +218,7 @@ COMPARE_MODULES = 25
 
 def test_a_command_loads_only_what_it_uses() -> None:
     baseline = REPO / "baselines" / "nvidia-h200-sm90" / "result.json.gz"
-    run = REPO / "tests" / "data" / "gpu" / "h200-suite-card-54f59374.json"
+    run = REPO / "tests" / "data" / "gpu" / "h200-suite-card-54f59374.json.gz"
     loaded = _loaded_by("compare", str(baseline), str(run))
     assert sorted(m for m in loaded if m.startswith(f"{COMMANDS}.")) == [
         f"{COMMANDS}._options",

@@ -106,7 +106,7 @@ def test_every_output_file_option_refuses_a_folder_path(run_cli, tmp_path: Path)
     assert len(found) >= 12, found
     for where, action in found:
         assert action.type is options.output_file, f"{where} {action.option_strings}"
-    done = run_cli("merge", GPU_DATA / "h200-coalescing-rep5.json", "-o", f"{tmp_path}/new/")
+    done = run_cli("merge", GPU_DATA / "h200-coalescing-rep5.json.gz", "-o", f"{tmp_path}/new/")
     assert done.status == 2 and "a folder (it ends with /)" in done.err, done.err
     assert list(tmp_path.iterdir()) == []
 

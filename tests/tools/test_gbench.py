@@ -19,6 +19,7 @@ from kernelwatch import gbench
 from kernelwatch.gbench import distinguish_registrations, read_rows, read_usual
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import failed_row
+from kernelwatch.gbench import read_json
 
 
 def read(doc: dict) -> gbench.FileColumns:
@@ -272,8 +273,8 @@ def test_top_up_processes_are_not_second_registrations() -> None:
     there): the row-by-row path, which any error or skipped row selects, must still read them
     as the benchmark's repetitions, as the fast path does, not as a `#2` registration.
     """
-    path = GPU_DATA / "h200-suite-card-5e6217f4.json"
-    doc = json.loads(path.read_text())
+    path = GPU_DATA / "h200-suite-card-5e6217f4.json.gz"
+    doc = read_json(path)
     rows, context = doc["benchmarks"], doc["context"]
     shifted = {
         r["run_name"]
@@ -812,7 +813,7 @@ def test_a_real_run_is_read_in_parts(tmp_path: Path, monkeypatch) -> None:
     )
 
     path = tmp_path / "run.json"
-    path.write_bytes((GPU_DATA / "h200-suite-card-54f59374.json").read_bytes())
+    path.write_bytes((GPU_DATA / "h200-suite-card-54f59374.json.gz").read_bytes())
     seen: list[int] = []
     taken = gbench.Usual.take
 

@@ -12,9 +12,10 @@ from kernelwatch import history
 from kernelwatch.errors import InputError
 from kernelwatch.history import intake, schema
 from kernelwatch.gbench import failed_row
+from kernelwatch.gbench import read_json
 
-SUITE = GPU_DATA / "h200-suite-rep10.json"
-COALESCING = GPU_DATA / "h200-coalescing-rep5.json"
+SUITE = GPU_DATA / "h200-suite-rep10.json.gz"
+COALESCING = GPU_DATA / "h200-coalescing-rep5.json.gz"
 needs_gpu_data = pytest.mark.skipif(
     not (SUITE.is_file() and COALESCING.is_file()),
     reason="no H200 result files in tests/data/gpu",
@@ -33,7 +34,7 @@ def test_ingest_real_file_stores_every_repetition(run_cli, tmp_path):
     r = run_cli("history", "ingest", SUITE, "--db", db)
     assert r.status == 0, r.err
     assert "as run 1" in r.out and "355 benchmark(s)" in r.out
-    document = json.loads(SUITE.read_text())
+    document = read_json(SUITE)
     rows = [b for b in document["benchmarks"] if b.get("run_type") == "iteration"]
     with sqlite3.connect(db) as c:
         (n,) = c.execute(
@@ -80,7 +81,7 @@ def test_second_ingest_is_a_no_op(run_cli, tmp_path):
     before = db.read_bytes()
     # The same run reformatted (other indentation) is still the same run.
     copy = tmp_path / "copy.json"
-    copy.write_text(json.dumps(json.loads(SUITE.read_text())))
+    copy.write_text(json.dumps(read_json(SUITE)))
     for path in (SUITE, copy):
         r = run_cli("history", "ingest", path, "--db", db)
         assert r.status == 0, r.err
@@ -295,7 +296,7 @@ def test_a_version_1_database_loses_the_unused_index_and_keeps_its_runs(
     with history.database(db) as c:
         assert history.schema_version(c, db) == 1
     again = run_cli(
-        "history", "ingest", str(GPU_DATA / "h200-suite-card-54f59374.json"), "--db", db
+        "history", "ingest", str(GPU_DATA / "h200-suite-card-54f59374.json.gz"), "--db", db
     )
     assert again.status == 0
     with history.database(db) as c:

@@ -11,9 +11,9 @@ from conftest import GPU_DATA
 from kernelwatch import kinds
 from kernelwatch.loading import from_documents, load
 
-CARD_C = GPU_DATA / "h200-suite-card-54f59374.json"
-CARD_D = GPU_DATA / "h200-suite-card-d716bf60-no-transfers.json"
-CARD_E = GPU_DATA / "h200-suite-card-86422532.json"
+CARD_C = GPU_DATA / "h200-suite-card-54f59374.json.gz"
+CARD_D = GPU_DATA / "h200-suite-card-d716bf60-no-transfers.json.gz"
+CARD_E = GPU_DATA / "h200-suite-card-86422532.json.gz"
 
 
 def pattern(seed: int, size: int = 300) -> np.ndarray:

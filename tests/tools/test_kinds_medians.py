@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FILES = [
     ROOT / "baselines/nvidia-h200-sm90/result.json.gz",
     ROOT / "baselines/nvidia-h100-80gb-hbm3-sm90/result.json.gz",
-    ROOT / "tests/data/gpu/h200-x2-card-6a541b71-both-gpus.json",
+    ROOT / "tests/data/gpu/h200-x2-card-6a541b71-both-gpus.json.gz",
 ]
 
 

@@ -22,7 +22,7 @@ from kernelwatch.report.lessons import discovery
 from kernelwatch.report.lessons.drawing import NO_REFERENCE
 from kernelwatch.report.lessons.rundata import RunData
 
-SUITE = GPU_DATA / "h200-suite-rep10.json"
+SUITE = GPU_DATA / "h200-suite-rep10.json.gz"
 # A run of the suite whose binaries mark each family's reference (kernelwatch::mark_reference).
 MARKED = GPU_DATA / "h200-x4-card-d501b18d-marked" / "suite.json.gz"
 

@@ -31,19 +31,19 @@ TIME = resolve_metric("time")
 BASELINES = GPU_DATA / "h200-baseline-b9b23ab"  # a baselines folder: the H200 one alone
 BASELINE = BASELINES / "nvidia-h200-sm90"
 # A second run on card L (GPU-a5b8dffa), whose first run is one of the baseline's five.
-CARD_IN_BASELINE = GPU_DATA / "h200-suite-card-a5b8dffa-second-run.json"
+CARD_IN_BASELINE = GPU_DATA / "h200-suite-card-a5b8dffa-second-run.json.gz"
 # Card S, not in the baseline, of the kind of its cards M, N, O and R; the same harness (the
 # pool), its imprecise medians topped up (15 benchmarks).
-OTHER_CARD = GPU_DATA / "h200-suite-card-5e6217f4.json"
+OTHER_CARD = GPU_DATA / "h200-suite-card-5e6217f4.json.gz"
 # Card E, not in the baseline either, of that kind too; an earlier harness (cudaMalloc).
-CARD_E = GPU_DATA / "h200-suite-card-86422532.json"
+CARD_E = GPU_DATA / "h200-suite-card-86422532.json.gz"
 # Card C, not in the baseline, of the kind of its cards K, L and Q; an earlier harness.
-CARD_C = GPU_DATA / "h200-suite-card-54f59374.json"
+CARD_C = GPU_DATA / "h200-suite-card-54f59374.json.gz"
 # Card a2348aed, not in the baseline, of the kind of M, N, O and R by its shape, yet 1.2-2.5 %
 # slower than all four on 13 DRAM-read-bound reductions; unchanged kernels (6972a59).
 CARD_UNLIKE_ITS_KIND = GPU_DATA / "h200-card-a2348aed-plain" / "plain.json.gz"
 # GPU 0 of a two-GPU host, both GPUs measuring the suite at once (4 repetitions in 2 processes).
-TWO_GPU_HOST = GPU_DATA / "h200-x2-card-6a541b71-both-gpus.json"
+TWO_GPU_HOST = GPU_DATA / "h200-x2-card-6a541b71-both-gpus.json.gz"
 H200 = "NVIDIA H200 (sm 9.0)"  # the model of these files: its own prior applies (levels.PRIORS)
 SETTINGS = Settings(rules=load_config(REPO / "baselines" / "kernelwatch.toml").rules)
 
@@ -137,7 +137,7 @@ def test_a_host_configured_unlike_the_baselines_is_held_to_at_least_the_host_pri
 def test_a_card_of_no_held_kind_falls_back_to_the_host_spread() -> None:
     """Card S's run with its times moved in a pattern unlike either kind (every other
     benchmark 1.5 % slower): no kind matches, and the note says so; the host level applies."""
-    document = json.loads(OTHER_CARD.read_text())
+    document = read_json(OTHER_CARD)
     names = sorted({row["run_name"] for row in document["benchmarks"]})
     slower = set(names[::2])
     for row in document["benchmarks"]:
@@ -189,8 +189,8 @@ def test_a_card_of_a_kind_a_one_kind_baseline_never_held_gets_the_unseen_kind_pr
 
 def _on_one_host(path: Path, host_of: Path) -> dict:
     """`path`'s run as if its card sat in the host of `host_of`'s run (the card level)."""
-    document = json.loads(path.read_text())
-    host = json.loads(host_of.read_text())["context"]
+    document = read_json(path)
+    host = read_json(host_of)["context"]
     keys = ("host_gpu_uuids", "host_machine_id", *levels.HOST_CONFIG_KEYS)
     document["context"].update({key: host[key] for key in keys if key in host})
     document["context"]["host_gpu_uuids"] = ",".join(
@@ -208,7 +208,7 @@ def test_two_single_runs_of_two_kinds_are_held_to_the_unseen_kind_prior(level: s
     contender = load(CARD_C)
     if level == "card":
         document = _on_one_host(CARD_C, OTHER_CARD)
-        own = json.loads(OTHER_CARD.read_text())
+        own = read_json(OTHER_CARD)
         own["context"]["host_gpu_uuids"] = document["context"]["host_gpu_uuids"]
         baseline = from_documents("S", [own])
         contender = from_documents("C", [document])
@@ -230,7 +230,7 @@ def test_a_filtered_run_too_small_to_tell_its_kind_is_held_as_one_of_another_kin
     does not fail a filtered run that the whole suite passes."""
 
     def occupancy(path: Path, label: str):
-        document = json.loads(path.read_text())
+        document = read_json(path)
         document["benchmarks"] = [
             row for row in document["benchmarks"] if row["name"].startswith("occupancy/")
         ]
@@ -256,7 +256,7 @@ def test_two_single_runs_of_one_kind_are_compared_as_before() -> None:
 def test_host_bound_transfers_against_other_hosts_never_fail() -> None:
     """Card C's run, its transfers 60 % slower (pageable copies moved by up to 143 % between
     one-GPU hosts): reported as slowdowns of a host-bound benchmark, SLOWER, none failing."""
-    document = json.loads(CARD_C.read_text())
+    document = read_json(CARD_C)
     for row in document["benchmarks"]:
         if row["run_name"].startswith("transfers/"):
             row["real_time"] *= 1.6
@@ -274,7 +274,7 @@ def test_host_bound_transfers_against_other_hosts_never_fail() -> None:
 def test_two_single_process_files_get_the_process_prior() -> None:
     """One process of card C's run against the other: the spread between processes of the
     baseline side is unknown, so the process-level prior, not the within-process spread."""
-    document = json.loads(CARD_C.read_text())
+    document = read_json(CARD_C)
     first, second = (
         {
             **document,

@@ -18,9 +18,9 @@ CONFIG = Path(__file__).resolve().parents[2] / "baselines" / "kernelwatch.toml"
 SLUG = "nvidia-a100-sxm4-80gb-sm80"
 # Real one-GPU H200 runs of the whole suite, each becoming another A100 card.
 RUNS = (
-    "h200-suite-card-54f59374.json",
-    "h200-suite-card-86422532.json",
-    "h200-suite-card-a5b8dffa-second-run.json",
+    "h200-suite-card-54f59374.json.gz",
+    "h200-suite-card-86422532.json.gz",
+    "h200-suite-card-a5b8dffa-second-run.json.gz",
 )
 
 
@@ -69,7 +69,7 @@ def test_a_one_card_baseline_says_the_host_level_is_the_prior(
     # column showed no "(prior)"): np.fmax with the prior had made the unmeasured level finite.
     done = run_cli("baseline", "update", a100(tmp_path, 1), "--baselines", baselines)
     assert done.status == 0, done.err
-    new = a100(tmp_path, 9, "h200-suite-rep10.json")
+    new = a100(tmp_path, 9, "h200-suite-rep10.json.gz")
     base = baselines / SLUG / "result.json"
     done = run_cli("compare", base, new, "--config", CONFIG, "--format", "json")
     report = json.loads(done.out)
@@ -98,7 +98,7 @@ def test_a_pool_of_cards_and_hosts_measures_every_level(
     assert done.status == 0, done.err
     shown = run_cli("baseline", "show", SLUG, "--baselines", baselines).out
     assert "card: measured (5 cards)" in shown and "host: measured (4 hosts)" in shown, shown
-    new = a100(tmp_path, 9, "h200-suite-rep10.json")
+    new = a100(tmp_path, 9, "h200-suite-rep10.json.gz")
     done = run_cli(
         "compare", baselines / SLUG / "result.json", new, "--config", CONFIG, "--format", "json"
     )

@@ -36,12 +36,13 @@ from kernelwatch.report.lessons.rundata import RunData
 from kernelwatch.results import resolve_metric
 from kernelwatch.verdict import Judging
 from kernelwatch.gbench import failed_row
+from kernelwatch.gbench import read_json
 
-SUITE = GPU_DATA / "h200-suite-rep10.json"
+SUITE = GPU_DATA / "h200-suite-rep10.json.gz"
 # The H200 baseline of SUITE's time (b9b23ab's seven cards); against the one re-measured at
 # today's harness, SUITE's older harness reads five bank-conflict strides +1.0 %, REGRESSION.
 BASELINES_THEN = GPU_DATA / "h200-baseline-b9b23ab"
-COALESCING = GPU_DATA / "h200-coalescing-rep5.json"
+COALESCING = GPU_DATA / "h200-coalescing-rep5.json.gz"
 # A run whose binaries mark each family's reference (kernelwatch::mark_reference); SUITE's
 # harness predates the marks, so its page draws no reference.
 MARKED = GPU_DATA / "h200-x4-card-d501b18d-marked" / "suite.json.gz"
@@ -544,7 +545,7 @@ def test_no_history_database_is_said_on_the_page(run_cli, tmp_path, monkeypatch)
 @needs_gpu_data
 @needs_matplotlib
 def test_history_without_this_gpu(history_db, tmp_path) -> None:
-    document = json.loads(COALESCING.read_text())
+    document = read_json(COALESCING)
     document["context"]["gpu_name"] = "NVIDIA H100 80GB HBM3"
     other = tmp_path / "h100.json"
     synthetic.write(other, document)
@@ -622,7 +623,7 @@ def test_this_gpus_baseline_without_a_benchmark_of_the_run_is_no_baseline(
 @needs_gpu_data
 @needs_matplotlib
 def test_explicit_baseline_with_a_slower_benchmark(run_cli, tmp_path) -> None:
-    base = json.loads(SUITE.read_text())  # 10 repetitions: enough for a lone regression
+    base = read_json(SUITE)  # 10 repetitions: enough for a lone regression
     base["benchmarks"] = [b for b in base["benchmarks"] if b["run_name"].startswith("matmul/")]
     slow = copy.deepcopy(base)
     name = "matmul/sgemm_tiled/size:4096/manual_time"
@@ -652,8 +653,8 @@ def test_headline_counts_what_fails_as_the_markdown_does(run_cli, tmp_path) -> N
     config, out = tmp_path / "none.toml", tmp_path / "r.html"
     config.write_text("")
     base, run = (
-        GPU_DATA / "h200-suite-card-54f59374.json",
-        GPU_DATA / "h200-suite-card-86422532.json",
+        GPU_DATA / "h200-suite-card-54f59374.json.gz",
+        GPU_DATA / "h200-suite-card-86422532.json.gz",
     )
     r = run_cli("report", run, "--baseline", base, "--config", config, "-o", out)
     assert r.status == 0 and "8 SLOWER" in r.out and "REGRESSION" not in r.out, r.err
@@ -684,7 +685,7 @@ def test_baseline_folder_with_a_manifest(run_cli, tmp_path) -> None:
 @needs_gpu_data
 @needs_matplotlib
 def test_filtered_run_leaves_figures_out_with_a_note(run_cli, tmp_path) -> None:
-    document = json.loads(SUITE.read_text())
+    document = read_json(SUITE)
     document["benchmarks"] = [
         b for b in document["benchmarks"] if b["run_name"].startswith("matmul/")
     ]

@@ -17,6 +17,7 @@ from kernelwatch import results, runner
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.runner import precision
 from kernelwatch.runner.process import format_duration
+from kernelwatch.gbench import read_json
 
 A = {"alpha/copy/manual_time": 100.0, "alpha/copy(2)/manual_time": 200.0}
 B = {"beta/sum/n:1/manual_time": 50.0, "beta/sum/n:2/manual_time": 60.0}
@@ -551,10 +552,10 @@ def test_top_ups_of_a_real_run() -> None:
     """Card S's whole suite (H200): the benchmarks above 0.25 % after two processes of five
     repetitions were topped up to four or six processes; every other one that does not touch
     the host was within it."""
-    path = GPU_DATA / "h200-suite-card-5e6217f4.json"
+    path = GPU_DATA / "h200-suite-card-5e6217f4.json.gz"
     if not path.is_file():
         pytest.skip("no H200 card file")
-    document = json.loads(path.read_text())
+    document = read_json(path)
     topped = set(document["context"]["kernelwatch_topped_up"])
     assert any(n.startswith("transpose/diagonal_rows/rows:8192/") for n in topped)
     rows: dict[str, list[dict]] = {}

@@ -19,9 +19,9 @@ from kernelwatch.gbench import read_json
 
 BASELINES = REPO / "baselines"
 SUITE_BASELINE = BASELINES / "nvidia-h200-sm90" / "result.json.gz"
-REAL_RUN = GPU_DATA / "h200-suite-rep10.json"
+REAL_RUN = GPU_DATA / "h200-suite-rep10.json.gz"
 # A whole run whose imprecise medians were topped up (card S, H200).
-TOPPED_UP_RUN = GPU_DATA / "h200-suite-card-5e6217f4.json"
+TOPPED_UP_RUN = GPU_DATA / "h200-suite-card-5e6217f4.json.gz"
 
 
 def suite_names() -> list[str]:

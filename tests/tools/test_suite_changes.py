@@ -21,14 +21,15 @@ from kernelwatch.compare import Report, Verdict
 from kernelwatch.loading import from_documents
 from kernelwatch.render import render_markdown
 from kernelwatch.results import resolve_metric
+from kernelwatch.gbench import read_json
 
 BASELINES = GPU_DATA / "h200-baseline-b9b23ab"  # a baselines folder: the H200 one alone
 BASELINE = BASELINES / "nvidia-h200-sm90"
 SUITE_TOML = REPO / "baselines" / "kernelwatch.toml"  # the suite's thresholds, as committed
 # A second run on a card the baseline pools (compared with that card's run: process level),
 # and a run on a card it does not hold (compared with the runs on cards of its kind).
-OWN_CARD = GPU_DATA / "h200-suite-card-a5b8dffa-second-run.json"
-OTHER_CARD = GPU_DATA / "h200-suite-card-54f59374.json"
+OWN_CARD = GPU_DATA / "h200-suite-card-a5b8dffa-second-run.json.gz"
+OTHER_CARD = GPU_DATA / "h200-suite-card-54f59374.json.gz"
 CONFIG = ["--config", SUITE_TOML]
 
 COALESCING = "coalescing/offset/double/offset:17/manual_time"
@@ -41,7 +42,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def load(path: Path) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(path.read_text())
+    document: dict[str, Any] = read_json(path)
     return document
 
 

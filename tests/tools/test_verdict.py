@@ -20,12 +20,13 @@ from kernelwatch.compare import Report
 from kernelwatch.config import Config, threshold_for
 from kernelwatch.loading import load_all
 from kernelwatch.results import resolve_metric
+from kernelwatch.gbench import read_json
 
 BASELINES = REPO / "baselines"
 BASELINE = BASELINES / "nvidia-h200-sm90"
 # A card the baseline does not pool; its 6-10 us reductions moved 2.8 % against it, inside the
 # suite's 10 % rule for them (baselines/kernelwatch.toml) but past the 1 % default.
-CARD = GPU_DATA / "h200-suite-card-54f59374.json"
+CARD = GPU_DATA / "h200-suite-card-54f59374.json.gz"
 REDUCTION = "reduction/sum/vectorized/double/n:1048576/manual_time"
 
 needs_real_pair = pytest.mark.skipif(
@@ -98,7 +99,7 @@ def test_compare_warns_of_other_run_settings_as_run_report_and_ab_do(
 def families(path: Path) -> dict[str, dict[str, float]]:
     """The benchmarks of a result by family, for fake binaries that list them."""
     found: dict[str, dict[str, float]] = {}
-    for row in json.loads(path.read_text())["benchmarks"]:
+    for row in read_json(path)["benchmarks"]:
         found.setdefault(names.family(row["run_name"]), {})[row["run_name"]] = 1000.0
     return found
 
@@ -124,7 +125,7 @@ def test_every_command_gives_the_same_pair_the_same_verdicts(
     fakebench.no_nvidia_smi(monkeypatch)
     build = tmp_path / "build"
     fakebench.suite(build, families(CARD))
-    saved = json.loads(CARD.read_text())
+    saved = read_json(CARD)
 
     class Measured:
         """runner.Measuring whose rounds measure nothing and whose result is the saved one."""

@@ -97,7 +97,7 @@ def shard_artifacts(folder: Path, gpu: str, statuses: dict[int, int], count: int
     cut from a real H200 run as `run --shard K/count` would; a shard that regressed also
     has its confirming re-run beside it."""
     folder.mkdir(parents=True, exist_ok=True)
-    document = read_json(GPU_DATA / "h200-suite-rep10.json")
+    document = read_json(GPU_DATA / "h200-suite-rep10.json.gz")
     names = list(dict.fromkeys(r["run_name"] for r in document["benchmarks"]))
     parts = shards.split(names, count, shards.durations([document]))
     for k, status in statuses.items():
@@ -143,7 +143,7 @@ def test_merge_joins_the_shards_and_keeps_the_confirmed_regression(tmp_path: Pat
     status, _, log = run_step("merge", MERGE, root, H200)
     assert status == 1, log
     merged = read_json(root / "results" / "h200.json")
-    source = read_json(GPU_DATA / "h200-suite-rep10.json")
+    source = read_json(GPU_DATA / "h200-suite-rep10.json.gz")
     assert len(merged["benchmarks"]) == len(source["benchmarks"])  # the re-run's rows left out
     assert (root / "results" / "h200.md").is_file() and (root / "results" / "h200.xml").is_file()
     issue = (root / "results" / "h200-issue.md").read_text()
@@ -183,7 +183,7 @@ def nightly_artifact(root: Path) -> None:
     """What history downloads: nightly/nightly-<gpu>/<gpu>.json, the merge job's result."""
     folder = root / "nightly" / "nightly-h200"
     folder.mkdir(parents=True)
-    shutil.copy(GPU_DATA / "h200-suite-rep10.json", folder / "h200.json")
+    shutil.copy(GPU_DATA / "h200-suite-rep10.json.gz", folder / "h200.json")
 
 
 def test_ingest_twice_a_re_run_stores_the_night_once(tmp_path: Path) -> None:
@@ -361,7 +361,7 @@ def suite_night(root: Path, k: int, slower_from: int) -> None:
     """Night k of the real H200 suite's transposes (43 benchmarks; each run 0.3 % off the
     measured one, as separate processes are): the naive ones 15 % slower from `slower_from`.
     Measured at 03:40 (the workflow run was made at 03:17), ingested at 05:00."""
-    document = read_json(GPU_DATA / "h200-suite-rep10.json")
+    document = read_json(GPU_DATA / "h200-suite-rep10.json.gz")
     rng = np.random.default_rng(k)
     rows = [row for row in document["benchmarks"] if row["run_name"].startswith("transpose/")]
     factors = {r["run_name"]: math.exp(rng.normal(0, 0.003)) for r in rows}

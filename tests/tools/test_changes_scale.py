@@ -18,7 +18,7 @@ import pytest
 from kernelwatch import changes, history, synthetic
 from kernelwatch.history import failed_runs
 from kernelwatch.results import resolve_metric
-from kernelwatch.gbench import failed_row
+from kernelwatch.gbench import failed_row, read_json
 
 pytest.importorskip("scipy", reason="scipy is not installed (the history extra)")
 
@@ -77,9 +77,9 @@ def real_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     multiplies 15 % slower and, in one night, one benchmark failed (compare's ERROR)."""
     folder = tmp_path_factory.mktemp("real-history")
     db = folder / "history.sqlite"
-    base = json.loads((DATA / f"h200-suite-card-{CARDS[0]}.json").read_text())
+    base = read_json(DATA / f"h200-suite-card-{CARDS[0]}.json.gz")
     nights: list[dict[str, Any]] = [
-        json.loads((DATA / f"h200-suite-card-{card}.json").read_text()) for card in CARDS
+        read_json(DATA / f"h200-suite-card-{card}.json.gz") for card in CARDS
     ]
     for k in range(3):
         night = copy.deepcopy(base)

@@ -16,10 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kernelwatch import gbench, synthetic
 from kernelwatch import gbench
-from kernelwatch.gbench import distinguish_registrations, read_rows, read_usual
+from kernelwatch.gbench import distinguish_registrations, read_json, read_rows, read_usual
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import failed_row
-from kernelwatch.gbench import read_json
 
 
 def read(doc: dict) -> gbench.FileColumns:

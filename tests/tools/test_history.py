@@ -11,8 +11,7 @@ from conftest import GPU_DATA, H100_CONTEXT, document, run_module
 from kernelwatch import history
 from kernelwatch.errors import InputError
 from kernelwatch.history import intake, schema
-from kernelwatch.gbench import failed_row
-from kernelwatch.gbench import read_json
+from kernelwatch.gbench import failed_row, read_json
 
 SUITE = GPU_DATA / "h200-suite-rep10.json.gz"
 COALESCING = GPU_DATA / "h200-coalescing-rep5.json.gz"

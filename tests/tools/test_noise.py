@@ -212,10 +212,10 @@ def test_the_widest_step_is_the_largest_gap_between_two_processes_of_a_run() -> 
 
 
 def test_the_h200_baselines_slow_process_is_a_step_its_spread_understates() -> None:
-    """The committed H200 baseline: card GPU-43923646 ran one process of the 64 Mi warp-shuffle
+    """The H200 baseline of b0f397d: card GPU-43923646 ran one process of the 64 Mi warp-shuffle
     sum at 249.3 us against 243.3 us (+2.5 %), while the standard deviation between processes
     pooled over nine cards is 0.75 % (docs/measurement.md, "An anchor's two processes")."""
-    folder = REPO / "baselines" / "nvidia-h200-sm90"
+    folder = REPO / "tests" / "data" / "gpu" / "h200-baseline-b0f397d" / "nvidia-h200-sm90"
     base = load(folder)
     name = "reduction/sum/warp_shuffle/float/n:67108864/manual_time"
     step = dict(zip(base.names, noises.widest_steps(base)))[name]

@@ -11,6 +11,7 @@ digits between versions; on the machine that pinned them they are bitwise equal)
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import sys
@@ -32,7 +33,8 @@ def real_times() -> dict[str, list[float]]:
     """Each benchmark's real_time repetitions in the five real H200 runs, run after run."""
     series: dict[str, list[float]] = {}
     for card in CARDS:
-        document = json.loads((DATA / "gpu" / f"h200-suite-card-{card}.json").read_text())
+        path = DATA / "gpu" / f"h200-suite-card-{card}.json.gz"
+        document = json.loads(gzip.decompress(path.read_bytes()))
         for row in document["benchmarks"]:
             if row.get("run_type") == "iteration":
                 series.setdefault(row["run_name"], []).append(float(row["real_time"]))

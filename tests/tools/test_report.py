@@ -35,8 +35,7 @@ from kernelwatch.report.lessons.drawing import NO_REFERENCE
 from kernelwatch.report.lessons.rundata import RunData
 from kernelwatch.results import resolve_metric
 from kernelwatch.verdict import Judging
-from kernelwatch.gbench import failed_row
-from kernelwatch.gbench import read_json
+from kernelwatch.gbench import failed_row, read_json
 
 SUITE = GPU_DATA / "h200-suite-rep10.json.gz"
 # The H200 baseline of SUITE's time (b9b23ab's seven cards); against the one re-measured at
@@ -979,7 +978,9 @@ def test_failed_benchmarks_are_listed_and_compared_as_errors(run_cli, write_json
 
 @needs_gpu_data
 @needs_matplotlib
-def test_change_finder_gets_the_settings_and_may_refuse(history_db, tmp_path, monkeypatch) -> None:
+def test_change_finder_gets_the_settings_and_may_refuse(
+    history_db, marked_history, tmp_path, monkeypatch
+) -> None:
     monkeypatch.setattr(lessons, "draw_all", lambda data: [])
     calls: list[dict[str, Any]] = []
 
@@ -997,7 +998,8 @@ def test_change_finder_gets_the_settings_and_may_refuse(history_db, tmp_path, mo
         raise InputError("history changes needs Apache Otava; install it with: pip install ...")
 
     out = tmp_path / "b.html"
-    page = write_report(options(db=history_db, max_trends=3), out, find_changes=refuses)
+    # A run whose families mark their references: its trends without change points.
+    page = write_report(options(MARKED, db=marked_history, max_trends=3), out, find_changes=refuses)
     text = out.read_text(encoding="utf-8")
     assert "change points were not computed: history changes needs Apache Otava" in text
     assert len(page.trends.plots) == 3 and not page.trends.changes

@@ -15,9 +15,9 @@ import pytest
 from conftest import GPU_DATA, process_gone
 from kernelwatch import results, runner
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
+from kernelwatch.gbench import read_json
 from kernelwatch.runner import precision
 from kernelwatch.runner.process import format_duration
-from kernelwatch.gbench import read_json
 
 A = {"alpha/copy/manual_time": 100.0, "alpha/copy(2)/manual_time": 200.0}
 B = {"beta/sum/n:1/manual_time": 50.0, "beta/sum/n:2/manual_time": 60.0}

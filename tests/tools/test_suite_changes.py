@@ -18,10 +18,10 @@ from conftest import GPU_DATA, REPO, Run
 
 from kernelwatch import completeness, results, runner, verdict
 from kernelwatch.compare import Report, Verdict
+from kernelwatch.gbench import read_json
 from kernelwatch.loading import from_documents
 from kernelwatch.render import render_markdown
 from kernelwatch.results import resolve_metric
-from kernelwatch.gbench import read_json
 
 BASELINES = GPU_DATA / "h200-baseline-b9b23ab"  # a baselines folder: the H200 one alone
 BASELINE = BASELINES / "nvidia-h200-sm90"

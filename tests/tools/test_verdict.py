@@ -18,9 +18,9 @@ from kernelwatch import ab, changes, names, report, runner, verdict
 from kernelwatch.commands import ab as ab_command
 from kernelwatch.compare import Report
 from kernelwatch.config import Config, threshold_for
+from kernelwatch.gbench import read_json
 from kernelwatch.loading import load_all
 from kernelwatch.results import resolve_metric
-from kernelwatch.gbench import read_json
 
 BASELINES = REPO / "baselines"
 BASELINE = BASELINES / "nvidia-h200-sm90"

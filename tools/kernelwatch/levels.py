@@ -199,6 +199,11 @@ def _crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Cros
 #     2.36 %, 227 ns.
 #   Two cards of one host were measured twice (0.10 % median; p99 0.447 % + 200 ns): the card
 #     level still takes the host's.
+#   the pool of the baseline re-measured at 3409419 (the references marked): its five one-GPU
+#     hosts (GPU-91844ef6, -64f3957b, -e4a61ee5, -cefb9859, -b90493cd): process 0.873 %, 127 ns;
+#     kind 1.04 %, 46 ns; host 1.68 %, 722 ns; unseen kind 2.30 %, 231 ns; both GPUs of a
+#     two-GPU host measuring at once (GPU-7f7c6807, -6aab3983), from noise.json: card 0.68 %,
+#     125 ns. Every one inside the constants below, which stand.
 # H100 80GB HBM3 (2026-11-27/28; one kind of card seen):
 #   the five cards of its baseline (harness of c2e9ee4: one-GPU hosts GPU-7692141e, -18b292b3,
 #     -1ea85f9e, both GPUs of a two-GPU host GPU-fbb49afb, -1fb43360): process 0.388 %, 152 ns;

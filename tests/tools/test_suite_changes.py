@@ -197,6 +197,64 @@ def crashed(document: dict[str, Any], names: list[str], line: str) -> dict[str, 
 CRASH = "build/bench/kernelwatch_bench_coalescing: crashed (SIGSEGV): no message"
 
 
+# --- a part of the suite: judged alike by every command -------------------------------------------
+
+# The two ways a run covers a part, as its context records them (baseline.ran_a_part).
+PARTS = {
+    "filter": ("kernelwatch_filter", "^coalescing/", lambda n: n.startswith("coalescing/")),
+    "host-bound left to GPU 0": (
+        results.HOST_BOUND_ON_KEY,
+        "GPU 0 (NVIDIA H200, GPU-7f7c6807-4d0a-46a4-e695-5f23de83bc70)",
+        lambda n: not n.startswith("transfers/"),
+    ),
+}
+
+
+def part_of(document: dict[str, Any], part: str) -> dict[str, Any]:
+    """The result `run --filter` (or GPU 1 of `run --gpus all`) writes: its rows alone, and
+    what it left out in its context."""
+    key, value, kept = PARTS[part]
+    document["benchmarks"] = [r for r in document["benchmarks"] if kept(r["run_name"])]
+    document["context"][key] = value
+    return document
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_compare_judges_a_part_of_the_suite_as_run_judged_it(
+    run_cli: Callable[..., Run], tmp_path: Path, part: str
+) -> None:
+    """`run` judges a part against the part of the baseline it ran (verdict.find_baseline); a
+    `compare` of its saved result failed every other benchmark of the baseline as MISSING
+    (GPU 1 of a two-GPU H200 host: `run` exit 0, 312 SAME; `compare` exit 1, 44 MISSING)."""
+    document = part_of(load(OTHER_CARD), part)
+    by_run = judged(copy.deepcopy(document))
+    done = compared(run_cli, tmp_path, document)
+    assert (done.status, by_run.exit_status) == (0, 0), done.err
+    report = json.loads(done.out)
+    assert {b["name"]: b["verdict"] for b in report["benchmarks"]} == {
+        c.name: c.verdict.value for c in by_run.comparisons
+    }
+    held = {r["run_name"] for r in load(BASELINE / "result.json.gz")["benchmarks"]}
+    left = len(held - {r["run_name"] for r in document["benchmarks"]})
+    assert left > 0 and any(
+        n.startswith(f"{left} benchmark(s) of the baseline outside the part")
+        for n in report["notes"]
+    )
+
+
+def test_a_crash_inside_a_part_of_the_suite_still_fails_as_the_crash(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    """What the part left out is not compared; what its crashed process took is."""
+    document = part_of(load(OTHER_CARD), "filter")
+    lost = sorted({r["run_name"] for r in document["benchmarks"]})[:3]
+    done = compared(run_cli, tmp_path, crashed(document, lost, CRASH))
+    assert done.status == 1, done.err
+    rows = {b["name"]: b for b in json.loads(done.out)["benchmarks"]}
+    assert all((rows[n]["verdict"], rows[n]["crashed"]) == ("ERROR", True) for n in lost)
+    assert not any(b["verdict"] == "MISSING" for b in rows.values())
+
+
 def test_a_crashed_benchmark_of_a_saved_partial_result_fails_as_the_crash(
     run_cli: Callable[..., Run], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -976,11 +976,14 @@ def compare(
     settings: Settings,
     stored_noise: noises.LevelNoise | None = None,
     removed: frozenset[str] = frozenset(),
+    outside: frozenset[str] = frozenset(),
 ) -> Report:
     """Verdicts for every benchmark. `stored_noise`: the baseline's noise per benchmark and
     level as `baseline update` kept it (noise.json), used for the time metric instead of
     computing it from the baseline's values. `removed`: the baseline's benchmarks that the
-    contender's build does not register (completeness.py): MISSING there without failing."""
+    contender's build does not register (completeness.py): MISSING there without failing.
+    `outside`: the baseline's benchmarks outside the part of the suite the contender ran
+    (completeness.outside_part): not compared."""
     warnings, notes = check_environment(
         baseline.context, contender.context, settings.allow_gpu_mismatch, metric.key
     )
@@ -998,7 +1001,7 @@ def compare(
     both = (baseline.index.keys() & contender.index.keys()) - flagged
     pairs = sorted(both)
     left_out = 0
-    for name in sorted((baseline.index.keys() | contender.index.keys()) - both):
+    for name in sorted((baseline.index.keys() | contender.index.keys()) - both - outside):
         early = presence_verdict(name, baseline, contender, settings, removed)
         if early is LEAVE_OUT:
             left_out += 1
@@ -1008,6 +1011,12 @@ def compare(
             pairs.append(name)
     if left_out:
         notes.append(f"{left_out} benchmark(s) skipped or absent on both sides: not compared")
+    if outside:
+        notes.append(
+            f"{len(outside)} benchmark(s) of the baseline outside the part of the suite the "
+            "contender ran (its --filter, --shard, or host-bound benchmarks left to another GPU "
+            "of `run --gpus`): not compared"
+        )
     notes += presence_notes(comparisons)
 
     measured, lacking, one_sided = metric_values(baseline, contender, pairs, metric)

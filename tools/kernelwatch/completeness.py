@@ -64,10 +64,25 @@ def not_in_build(baseline: ResultSet, contender: ResultSet) -> frozenset[str]:
     tells (none when it does not say it ran its whole build)."""
     if str(contender.context.get(WHOLE_BUILD_KEY, "")).lower() != "true":
         return frozenset()
+    return frozenset(baseline.index.keys() - _accounted(contender))
+
+
+def outside_part(baseline: ResultSet, contender: ResultSet) -> frozenset[str]:
+    """The baseline's benchmarks outside the part of the suite the contender's context says it
+    ran (--filter, --shard, or a GPU of `run --gpus` that left the host-bound benchmarks to
+    another: baseline.ran_a_part), that no crash took. `run` judged it against its baseline
+    restricted to that part (verdict.find_baseline); `compare` and `report` of the saved result
+    leave them out too, so that every command gives it the same verdict."""
+    if not baselines.ran_a_part(contender.context):
+        return frozenset()
+    return frozenset(baseline.index.keys() - _accounted(contender))
+
+
+def _accounted(contender: ResultSet) -> set[str]:
+    """The benchmarks a result has a row for, and those its context says a crash took."""
     crashed = contender.context.get(NO_RESULT_KEY)
     lost = {n for n in crashed if isinstance(n, str)} if isinstance(crashed, list) else set()
-    present = contender.index.keys() | contender.errors.keys() | contender.skipped.keys()
-    return frozenset(baseline.index.keys() - present - lost)
+    return contender.index.keys() | contender.errors.keys() | contender.skipped.keys() | lost
 
 
 # --- crashes --------------------------------------------------------------------------------------

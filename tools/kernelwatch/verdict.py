@@ -164,10 +164,12 @@ def judge(
     judging: Judging,
     found: baselines.Against | None = None,
     removed: frozenset[str] = frozenset(),
+    outside: frozenset[str] = frozenset(),
 ) -> Report:
     """Compare `run` with `base` (with the stored noise of `found`, the baseline it came from;
-    `removed`: the benchmarks of `base` that run's build does not register, completeness.py); warn
-    where the two were run differently, and where the stored noise is not the baseline's."""
+    `removed`: the benchmarks of `base` that run's build does not register, `outside`: those
+    outside the part of the suite it ran, completeness.py); warn where the two were run
+    differently, and where the stored noise is not the baseline's."""
     report = compare(
         base,
         run,
@@ -175,6 +177,7 @@ def judge(
         judging.settings,
         found.noise if found is not None else None,
         removed,
+        outside,
     )
     warnings = [
         f"different {label}: baseline {base.context[key]}, this run {run.context[key]}"
@@ -195,9 +198,11 @@ def judge_result(
 ) -> Report:
     """A result judged against its baseline (judge), as `run`, `report` and `compare` all judge
     it: the baseline's benchmarks that the result's build does not register are not failing
-    (completeness.not_in_build), and those a crash left without a result in a saved partial result are crashes
-    (completeness.mark_saved)."""
-    report = judge(base, run, judging, found, completeness.not_in_build(base, run))
+    (completeness.not_in_build), those outside the part of the suite it ran are not compared
+    (completeness.outside_part), and those a crash left without a result in a saved partial
+    result are crashes (completeness.mark_saved)."""
+    outside = completeness.outside_part(base, run)
+    report = judge(base, run, judging, found, completeness.not_in_build(base, run), outside)
     return completeness.mark_saved(report)
 
 

@@ -1,7 +1,8 @@
 """A run's completeness: which benchmarks a result has no row for, and why: the judged build
-does not register them (removed or renamed: MISSING without failing), or their process
-crashed, hung or lost the GPU (an ERROR, shown where it happened); and what a failed run still
-keeps (the result of the processes that finished, with the benchmarks it lacks named).
+does not register them (removed or renamed: MISSING without failing), the run covered a part of
+the suite that left them out (not compared, as `run` compared them: outside_part), or their
+process crashed, hung or lost the GPU (an ERROR, shown where it happened); and what a failed run
+still keeps (the result of the processes that finished, with the benchmarks it lacks named).
 
 Not in the build. Google Benchmark's compare.py and nvbench's script ignore what one side
 lacks; here a benchmark that vanishes from a run can also be a crash or a hang, which must

@@ -92,8 +92,8 @@ def git(repo: Path, *args: str) -> str:
 
 
 def gpu_files() -> list[Path]:
-    """Real result files from the GPU machines (checked in unedited by the lead)."""
-    return sorted(GPU_DATA.glob("*.json")) if GPU_DATA.is_dir() else []
+    """Real result files from the GPU machines (checked in unedited, most of them gzipped)."""
+    return sorted([*GPU_DATA.glob("*.json"), *GPU_DATA.glob("*.json.gz")])
 
 
 def gpu_file_params() -> list[Any]:
@@ -104,7 +104,7 @@ def gpu_file_params() -> list[Any]:
         pytest.param(
             None,
             marks=pytest.mark.skip(
-                reason=f"no real GPU result files yet under {GPU_DATA.relative_to(REPO)}/*.json"
+                reason=f"no real GPU result files yet under {GPU_DATA.relative_to(REPO)}/*.json[.gz]"
             ),
         )
     ]

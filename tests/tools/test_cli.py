@@ -26,8 +26,8 @@ from conftest import (
 from kernelwatch import cli, commands, stats, synthetic
 from kernelwatch.commands import _options as options
 from kernelwatch.compare import Settings
+from kernelwatch.gbench import failed_row, read_json
 from kernelwatch.loading import load
-from kernelwatch.gbench import failed_row
 
 
 def steady(median: float, n: int = 10, seed: int = 0) -> list[float]:
@@ -227,7 +227,7 @@ def test_real_file_with_one_benchmark_10_percent_slower_exits_1(
             "significant after Benjamini-Hochberg; record more repetitions"
         )
     slowed = tmp_path / "slowed.json"
-    slowed.write_text(json.dumps(slowed_copy(json.loads(path.read_text()), name)))
+    slowed.write_text(json.dumps(slowed_copy(read_json(path), name)))
     result = run_cli("compare", path, slowed)
     assert result.status == 1, result.out
     regressions = [line for line in result.out.splitlines() if line.startswith("REGRESSION")]

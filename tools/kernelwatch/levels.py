@@ -204,6 +204,11 @@ def _crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Cros
 #     kind 1.04 %, 46 ns; host 1.68 %, 722 ns; unseen kind 2.30 %, 231 ns; both GPUs of a
 #     two-GPU host measuring at once (GPU-7f7c6807, -6aab3983), from noise.json: card 0.68 %,
 #     125 ns. Every one inside the constants below, which stand.
+#   that pool widened to sixteen cards of eleven hosts (and GPU-ba115ed5, -0cf3f5d4, -5a0b92fa;
+#     a two-GPU and a four-GPU host, every GPU at once): its eight one-GPU hosts process 0.94 %,
+#     140 ns; kind 0.90 %, 52 ns; host 1.76 %, 594 ns; unseen kind 2.32 %, 233 ns; with GPU 0 of
+#     the three multi-GPU hosts host 1.79 %, 585 ns; card (eight cards of three hosts) 0.53 %,
+#     167 ns. Inside the constants too.
 # H100 80GB HBM3 (2026-11-27/28; one kind of card seen):
 #   the five cards of its baseline (harness of c2e9ee4: one-GPU hosts GPU-7692141e, -18b292b3,
 #     -1ea85f9e, both GPUs of a two-GPU host GPU-fbb49afb, -1fb43360): process 0.388 %, 152 ns;

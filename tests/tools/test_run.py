@@ -340,6 +340,30 @@ def test_a_filtered_run_does_not_say_it_ran_the_whole_build(box: Box) -> None:
     assert "4 benchmark(s) of the baseline outside the part of the suite" in done.out
 
 
+def test_a_run_of_some_binaries_is_judged_on_them_by_every_command(box: Box) -> None:
+    """`run --bench` of one of the suite's two binaries passes against the baseline of both;
+    compare and report of its saved result gave the other binary's benchmarks MISSING (exit 1),
+    for the context did not say what it ran."""
+    box.make_baseline()
+    out = box.tmp / "beta.json"
+    assert box.run("--bench", box.binaries[1], "--out", out).status == 0
+    context = json.loads(out.read_text())["context"]
+    assert context["kernelwatch_bench"] == [box.binaries[1].name]
+    assert "kernelwatch_whole_build" not in context
+    base = box.baselines / fakebench_slug() / "result.json"
+    done = box.run_cli("compare", base, out)
+    assert done.status == 0 and "MISSING" not in done.out, done.out
+    assert "4 benchmark(s) of the baseline outside the part of the suite" in done.out
+    page = box.tmp / "page.html"
+    done = box.run_cli("report", out, "--baselines", box.baselines, "-o", page)
+    assert done.status == 0 and done.out.rstrip().endswith(
+        ": 3 SAME; 0 trend plot(s), 0 lesson figure(s)"
+    ), done.out
+    # a whole update of another project's binaries: their run is its suite
+    (box.tmp / "own").mkdir()
+    assert box.run_cli("baseline", "update", out, "--baselines", box.tmp / "own").status == 0
+
+
 def test_a_registered_benchmark_without_a_result_still_fails(box: Box) -> None:
     """Listed by its binary but crashed: exit 3, as before; its partial result, compared later
     or reported, shows the crash (failing), and the removed benchmark beside it as removed."""

@@ -155,8 +155,8 @@ def test_a_renamed_argument_is_missing_and_new_and_names_the_rename(
 
 
 def test_a_result_that_does_not_say_it_ran_the_whole_build_fails_its_missing() -> None:
-    """A run of a part (--filter, --shard, --bench), a merged result, an older run: a benchmark
-    it lacks may have crashed or been left out, not removed."""
+    """A result that says neither that it ran its whole build nor which part it ran (a merged
+    result, an older run): a benchmark it lacks may have crashed or been left out, not removed."""
     document = load(OWN_CARD)
     for row in document["benchmarks"]:
         if row["run_name"].startswith("reduction/"):

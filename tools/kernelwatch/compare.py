@@ -1014,8 +1014,8 @@ def compare(
     if outside:
         notes.append(
             f"{len(outside)} benchmark(s) of the baseline outside the part of the suite the "
-            "contender ran (its --filter, --shard, or host-bound benchmarks left to another GPU "
-            "of `run --gpus`): not compared"
+            "contender ran (its --filter, --shard, --bench binaries, or host-bound benchmarks "
+            "left to another GPU of `run --gpus`): not compared"
         )
     notes += presence_notes(comparisons)
 

@@ -50,9 +50,23 @@ if TYPE_CHECKING:  # its types only: a compare of two files runs nothing
 WHOLE_BUILD_KEY = "kernelwatch_whole_build"
 
 
-def whole_build(filter: str | None, shard: object, bench: Iterable[str]) -> dict[str, str]:
-    """The context key of a run, when it runs the whole build."""
-    return {} if filter or shard or any(True for _ in bench) else {WHOLE_BUILD_KEY: "true"}
+# Context key of a result of `run --bench`: the binaries it ran. They may be a part of the suite
+# its baseline holds, judged on that part as a --filter is (outside_part), or the whole of
+# another project's suite, which `baseline update` takes whole (so not baseline.ran_a_part).
+BENCH_KEY = "kernelwatch_bench"
+
+
+def coverage(filter: str | None, shard: object, bench: Sequence[str]) -> dict[str, Any]:
+    """The context keys that say what a run covers: its whole build, or the --bench binaries."""
+    if bench:
+        return {BENCH_KEY: [Path(b).name for b in bench]}
+    return {} if filter or shard else {WHOLE_BUILD_KEY: "true"}
+
+
+def judged_on_its_part(context: Mapping[str, Any]) -> bool:
+    """Whether a result is judged on the part of its baseline it ran: it ran a part of the suite
+    (baseline.ran_a_part: --filter, --shard, a GPU of `run --gpus`) or named its binaries."""
+    return baselines.ran_a_part(context) or bool(context.get(BENCH_KEY))
 
 
 def not_registered(baseline: ResultSet, registered: Iterable[str]) -> frozenset[str]:
@@ -70,11 +84,10 @@ def not_in_build(baseline: ResultSet, contender: ResultSet) -> frozenset[str]:
 
 def outside_part(baseline: ResultSet, contender: ResultSet) -> frozenset[str]:
     """The baseline's benchmarks outside the part of the suite the contender's context says it
-    ran (--filter, --shard, or a GPU of `run --gpus` that left the host-bound benchmarks to
-    another: baseline.ran_a_part), that no crash took. `run` judged it against its baseline
+    ran (judged_on_its_part), that no crash took. `run` judged it against its baseline
     restricted to that part (verdict.find_baseline); `compare` and `report` of the saved result
     leave them out too, so that every command gives it the same verdict."""
-    if not baselines.ran_a_part(contender.context):
+    if not judged_on_its_part(contender.context):
         return frozenset()
     return frozenset(baseline.index.keys() - _accounted(contender))
 

@@ -116,12 +116,10 @@ def find_baseline(
     names: set[str],
     *,
     given: Path | None = None,
-    partial: bool = False,
 ) -> baselines.Against:
-    """The run's baseline (baselines.against), restricted to `names` when the run covered a
-    part of the suite: its context says so (--filter, --shard), or `partial` (--bench, which
-    the context does not record)."""
-    part = partial or baselines.ran_a_part(context)
+    """The run's baseline (baselines.against), restricted to `names` when its context says it
+    covered a part of the suite (completeness.judged_on_its_part)."""
+    part = completeness.judged_on_its_part(context)
     return baselines.against(
         root, context, result_label, given=given, names=names if part else None
     )

@@ -267,8 +267,9 @@ def run(command: RunCommand) -> int:
         "kernelwatch_filter": command.filter or "",
         **({SHARD_KEY: str(shard), shards.PLAN_KEY: plan} if shard else {}),
         # Every benchmark the binaries list runs: one the baseline has that this result lacks
-        # is not in this build (removed or renamed), not failing (completeness.py).
-        **completeness.whole_build(command.filter, shard, command.bench),
+        # is not in this build (removed or renamed), not failing; or the --bench binaries, whose
+        # result is judged on what they ran (completeness.py).
+        **completeness.coverage(command.filter, shard, command.bench),
     }
     if chosen_gpus is None:
         try:
@@ -514,9 +515,7 @@ def _anchor_baseline(
     names = {name for job in jobs for name in job.names}
     label = str(command.out or default_out(baselines.context_slug(context)))
     try:
-        found = verdict.find_baseline(
-            command.root, context, label, names, given=command.baseline, partial=bool(command.bench)
-        )
+        found = verdict.find_baseline(command.root, context, label, names, given=command.baseline)
         return verdict.baseline_side(found, f"holds none of the {len(names)} benchmarks"), found
     except InputError:
         return None
@@ -560,8 +559,7 @@ def _finish(
         context,
         str(out),
         {name for job in jobs for name in job.names},
-        given=command.baseline,
-        partial=bool(command.bench),  # --filter and --shard are in the context
+        given=command.baseline,  # --filter, --shard and --bench are in the context
     )
     base = verdict.baseline_side(found, f"holds none of the {count} benchmarks that ran")
     contender = from_documents(str(out), [document])

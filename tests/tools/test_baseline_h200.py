@@ -1,7 +1,8 @@
 """The H200 baselines at today's harness. The committed one, re-measured at 3409419 (the
 families' references marked): sixteen cards of eleven hosts, the GPUs of two two-GPU hosts and
-a four-GPU host among them, and a fresh card anchored on it
-(tests/data/gpu/h200-card-32985547-baseline-3409419). The one of b0f397d before it, nine cards of one-GPU hosts, kept for the tests of its runs in
+a four-GPU host among them, and fresh cards anchored on it
+(tests/data/gpu/h200-card-32985547-baseline-3409419, h200-card-1398c7f4-widened-baseline). The
+one of b0f397d before it, nine cards of one-GPU hosts, kept for the tests of its runs in
 tests/data/gpu/h200-baseline-b0f397d: what it did on a tenth card it does not hold
 (h200-card-720306a7-baseline-b0f397d) and for a pull request anchored on it
 (h200-card-8da66dc9-pr-unroll). The baseline of the runs measured before those is kept in

@@ -1,12 +1,12 @@
-"""The H200 baselines at today's harness. The committed one, re-measured at 3409419 (the
-families' references marked): sixteen cards of eleven hosts, the GPUs of two two-GPU hosts and
-a four-GPU host among them, and fresh cards anchored on it
-(tests/data/gpu/h200-card-32985547-baseline-3409419, h200-card-1398c7f4-widened-baseline). The
-one of b0f397d before it, nine cards of one-GPU hosts, kept for the tests of its runs in
-tests/data/gpu/h200-baseline-b0f397d: what it did on a tenth card it does not hold
-(h200-card-720306a7-baseline-b0f397d) and for a pull request anchored on it
-(h200-card-8da66dc9-pr-unroll). The baseline of the runs measured before those is kept in
-tests/data/gpu/h200-baseline-b9b23ab (test_levels_gpu.py)."""
+"""The H200 baselines at today's harness. The committed one, re-measured at 3409419 (the families'
+references marked): sixteen cards of eleven hosts, the GPUs of two two-GPU hosts and a four-GPU
+host among them, fresh cards anchored on it (tests/data/gpu/h200-card-32985547-baseline-3409419,
+h200-card-1398c7f4-widened-baseline) and a run of one of its binaries
+(h200-card-3b892c5d-bench-coalescing). The one of b0f397d before it, nine cards of one-GPU
+hosts, kept for the tests of its runs in tests/data/gpu/h200-baseline-b0f397d: what it did on a
+tenth card it does not hold (h200-card-720306a7-baseline-b0f397d) and for a pull request
+anchored on it (h200-card-8da66dc9-pr-unroll). The baseline of the runs measured before those is
+kept in tests/data/gpu/h200-baseline-b9b23ab (test_levels_gpu.py)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ import pytest
 from conftest import GPU_DATA, REPO
 
 from kernelwatch import baseline as baselines
-from kernelwatch import levels
-from kernelwatch.compare import Report, Settings, Verdict, compare
+from kernelwatch import levels, verdict
+from kernelwatch.compare import Report, Settings, Verdict
 from kernelwatch.config import load_config
 from kernelwatch.gbench import read_json
-from kernelwatch.loading import from_documents, load
+from kernelwatch.loading import load
 from kernelwatch.results import ANCHOR_KEY, resolve_metric
 
 BASELINES = REPO / "baselines"
@@ -32,7 +32,10 @@ FRESH = GPU_DATA / "h200-card-720306a7-baseline-b0f397d"
 ANCHORED = GPU_DATA / "h200-card-32985547-baseline-3409419" / "suite.json.gz"
 WIDENED = GPU_DATA / "h200-card-1398c7f4-widened-baseline"  # a fresh card against the sixteen
 PULL_REQUEST = GPU_DATA / "h200-card-8da66dc9-pr-unroll" / "pr.json.gz"
-SETTINGS = Settings(rules=load_config(BASELINES / "kernelwatch.toml").rules)
+ONE_BINARY = GPU_DATA / "h200-card-3b892c5d-bench-coalescing" / "part.json.gz"  # run --bench
+JUDGING = verdict.Judging(
+    resolve_metric("time"), Settings(rules=load_config(BASELINES / "kernelwatch.toml").rules)
+)
 # The commits of b0f397d's pooled runs: one tree of benchmarks and harness (only tools/, docs/
 # and tests/ changed between them), b0f397d the manifest's.
 SAME_TIMED_CODE = {"a09ed2f", "d42710d", "6972a59", "92d1a4f", "b05544a", "b0f397d"}
@@ -43,16 +46,11 @@ pytestmark = pytest.mark.skipif(
 
 
 def judged(path: Path, root: Path = THEN) -> Report:
-    """The run at `path` judged against the baseline of the folder `root`."""
+    """The run at `path` judged against the baseline of the folder `root`, as every command
+    judges a saved result (verdict.judge_result)."""
     run = load(path)
     found = baselines.against(root, run.context, str(path))
-    return compare(
-        from_documents(found.label, found.documents),
-        run,
-        resolve_metric("time"),
-        SETTINGS,
-        found.noise,
-    )
+    return verdict.judge_result(verdict.baseline_side(found), run, JUDGING, found)
 
 
 def median_sensitivity(report: Report) -> float:
@@ -128,6 +126,19 @@ def test_an_unanchored_fresh_card_passes_with_the_sensitivity_eleven_hosts_give(
     cards of six hosts pooled first, 4.5 % against b0f397d's nine hosts (the upper bound of a
     spread measured over fewer hosts is wider)."""
     assert median_sensitivity(judged(FRESH / "plain.json.gz", BASELINES)) < 0.05
+
+
+def test_a_run_of_one_binary_is_judged_on_its_benchmarks_alone() -> None:
+    """GPU-3b892c5d at d631442, `tools/kw suite --bench build/bench/kernelwatch_bench_coalescing`
+    (exit 0, 132 SAME): its saved result, compared with the committed baseline, is judged on the
+    132 benchmarks it ran, as `run` judged it; the other binaries' 224 are left out, not MISSING
+    (compare and report exited 1 on them before 92cbf00)."""
+    report = judged(ONE_BINARY, BASELINES)
+    counts = report.counts()
+    assert report.exit_status == 0 and counts[Verdict.SAME] == sum(counts.values()) == 132
+    assert any(
+        n.startswith("224 benchmark(s) of the baseline outside the part") for n in report.notes
+    )
 
 
 def test_a_fresh_card_of_a_later_commit_passes_anchored_and_unanchored() -> None:

@@ -11,6 +11,9 @@ kept in tests/data/gpu/h200-baseline-b9b23ab (test_levels_gpu.py)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -126,6 +129,29 @@ def test_an_unanchored_fresh_card_passes_with_the_sensitivity_eleven_hosts_give(
     cards of six hosts pooled first, 4.5 % against b0f397d's nine hosts (the upper bound of a
     spread measured over fewer hosts is wider)."""
     assert median_sensitivity(judged(FRESH / "plain.json.gz", BASELINES)) < 0.05
+
+
+def test_leaving_each_host_out_in_turn_fails_one_comparison_in_five_thousand() -> None:
+    """scripts/leave_one_host_out.py on the sixteen runs `baseline update` pooled (its manifest
+    names them) re-makes docs/measurement.md's figures: each host's runs against the other ten
+    hosts, unanchored, as a runner the baseline never saw."""
+    update = read_json(BASELINE / "manifest.json")["history"][-1]["update_command"]
+    runs = [word for word in update.split() if word.startswith("tests/data/gpu/")]
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "leave_one_host_out.py"), *runs],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO / "tools")},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.rstrip().endswith(
+        "15 of 16 runs exit 0; 1 failing of 5476 comparisons; median sensitivity 4.1-8.1 % over "
+        "11 hosts left out in turn"
+    ), done.stdout
+    assert "| GPU-dc1b78b6 | 2 | 1 | `matmul/cublas_sgemm/size:1024/manual_time` REGRESSION" in (
+        done.stdout
+    )
 
 
 def test_a_run_of_one_binary_is_judged_on_its_benchmarks_alone() -> None:

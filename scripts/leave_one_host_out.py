@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Leave one host out: each host's runs judged against a baseline pooled from the other hosts'
+runs, as a card of a host the baseline never saw is judged without an anchor. This is how
+docs/measurement.md and baselines/README.md measured how often such a runner fails unchanged
+code, and how sensitive its verdicts are.
+
+    PYTHONPATH=tools python3 scripts/leave_one_host_out.py [--config FILE] RUN.json ...
+
+Each file is one `kernelwatch run` of one build (`run --gpus all`: one file per GPU), as
+`baseline update` pools them; the hosts are told apart by their GPUs (levels.host_identity).
+The pool is built and written by `baseline update`'s own code into a temporary folder, and each
+run is judged by the path `compare` and `run` share (verdict.judge_result), with the suite's
+kernelwatch.toml unless --config names another. Printed per run: exit status, failing rows,
+the median sensitivity of its GPU-bound benchmarks of 50 us or more; then the totals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from kernelwatch import baseline as baselines
+from kernelwatch import levels, verdict
+from kernelwatch.compare import Report
+from kernelwatch.gbench import read_json
+from kernelwatch.loading import load
+from kernelwatch.results import resolve_metric
+
+LONG_NS = 50_000.0  # sensitivity is quoted for GPU kernels of 50 us or more (issue #31's bar)
+
+
+def by_host(paths: list[Path]) -> dict[str, list[Path]]:
+    """The runs per host, in the order given."""
+    hosts: dict[str, list[Path]] = defaultdict(list)
+    for path in paths:
+        host = levels.host_identity(read_json(str(path))["context"])
+        if host is None:
+            sys.exit(f"leave_one_host_out: {path}: its context does not name its host")
+        hosts[host].append(path)
+    if len(hosts) < 2:
+        sys.exit("leave_one_host_out: the runs come from one host: nothing to leave out")
+    return hosts
+
+
+def judged(path: Path, root: Path, judging: verdict.Judging) -> tuple[Report, Mapping[str, Any]]:
+    """The run at `path` against the baseline under `root`, as `compare` judges it; its context."""
+    run = load(str(path))
+    found = baselines.against(root, run.context, str(path))
+    return verdict.judge_result(verdict.baseline_side(found), run, judging, found), run.context
+
+
+def median_sensitivity(report: Report) -> float:
+    long = [
+        c.sensitivity
+        for c in report.comparisons
+        if c.sensitivity and not c.host_bound and c.baseline and (c.baseline.median or 0) >= LONG_NS
+    ]
+    return statistics.median(long) if long else float("nan")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN.json")
+    parser.add_argument("--config", type=Path, help="default: the suite's kernelwatch.toml")
+    args = parser.parse_args()
+    judging = verdict.Judging(
+        resolve_metric("time"), verdict.settings(verdict.suite_config(args.config))
+    )
+    hosts = by_host(args.runs)
+    passed = failing = compared = 0
+    sensitivities = []
+    print("| card | GPUs of its host | exit | failing | median sensitivity >= 50 us | run |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for left_out in hosts.values():
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            others = [p for p in args.runs if p not in left_out]
+            baselines.write(baselines.prepare_update(root, others))
+            for path in left_out:
+                report, context = judged(path, root, judging)
+                failed = [c for c in report.comparisons if c.failed]
+                passed += report.exit_status == 0
+                failing += len(failed)
+                compared += sum(c.ratio is not None for c in report.comparisons)
+                sensitivities.append(median_sensitivity(report))
+                rows = ", ".join(f"`{c.name}` {c.change}" for c in failed) or "-"
+                print(
+                    f"| {str(context.get('gpu_uuid'))[:12]} | {context.get('host_gpu_count')} "
+                    f"| {report.exit_status} | {rows} | {sensitivities[-1] * 100:.2f} % | {path} |"
+                )
+    print(
+        f"\n{passed} of {len(args.runs)} runs exit 0; {failing} failing of {compared} "
+        f"comparisons; median sensitivity {min(sensitivities) * 100:.1f}-"
+        f"{max(sensitivities) * 100:.1f} % over {len(hosts)} hosts left out in turn"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

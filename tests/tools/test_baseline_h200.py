@@ -22,8 +22,7 @@ from conftest import GPU_DATA, REPO
 
 from kernelwatch import baseline as baselines
 from kernelwatch import levels, verdict
-from kernelwatch.compare import Report, Settings, Verdict
-from kernelwatch.config import load_config
+from kernelwatch.compare import Report, Verdict
 from kernelwatch.gbench import read_json
 from kernelwatch.loading import load
 from kernelwatch.results import ANCHOR_KEY, resolve_metric
@@ -36,8 +35,8 @@ ANCHORED = GPU_DATA / "h200-card-32985547-baseline-3409419" / "suite.json.gz"
 WIDENED = GPU_DATA / "h200-card-1398c7f4-widened-baseline"  # a fresh card against the sixteen
 PULL_REQUEST = GPU_DATA / "h200-card-8da66dc9-pr-unroll" / "pr.json.gz"
 ONE_BINARY = GPU_DATA / "h200-card-3b892c5d-bench-coalescing" / "part.json.gz"  # run --bench
-JUDGING = verdict.Judging(
-    resolve_metric("time"), Settings(rules=load_config(BASELINES / "kernelwatch.toml").rules)
+JUDGING = verdict.Judging(  # compare's, with the suite's kernelwatch.toml
+    resolve_metric("time"), verdict.settings(verdict.suite_config(None, BASELINES))
 )
 # The commits of b0f397d's pooled runs: one tree of benchmarks and harness (only tools/, docs/
 # and tests/ changed between them), b0f397d the manifest's.

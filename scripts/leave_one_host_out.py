@@ -28,6 +28,7 @@ from typing import Any
 from kernelwatch import baseline as baselines
 from kernelwatch import levels, verdict
 from kernelwatch.compare import Report
+from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
 from kernelwatch.loading import load
 from kernelwatch.results import resolve_metric
@@ -103,4 +104,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except InputError as exc:  # a file that is not a run, or runs baseline update refuses
+        sys.exit(f"leave_one_host_out: {exc}")

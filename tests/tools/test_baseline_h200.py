@@ -1,11 +1,11 @@
 """The H200 baselines at today's harness. The committed one, re-measured at 3409419 (the families'
 references marked): sixteen cards of eleven hosts, the GPUs of two two-GPU hosts and a four-GPU
 host among them, fresh cards anchored on it (tests/data/gpu/h200-card-32985547-baseline-3409419,
-h200-card-1398c7f4-widened-baseline) and a run of one of its binaries
-(h200-card-3b892c5d-bench-coalescing). The one of b0f397d before it, nine cards of one-GPU
-hosts, kept for the tests of its runs in tests/data/gpu/h200-baseline-b0f397d: what it did on a
-tenth card it does not hold (h200-card-720306a7-baseline-b0f397d) and for a pull request
-anchored on it (h200-card-8da66dc9-pr-unroll). The baseline of the runs measured before those is
+h200-card-1398c7f4-widened-baseline, h200-card-14510562-readme-e73efc4) and a run of one of
+its binaries (h200-card-3b892c5d-bench-coalescing). The one of b0f397d before it, nine cards of
+one-GPU hosts, kept for the tests of its runs in tests/data/gpu/h200-baseline-b0f397d: what it
+did on a tenth card it does not hold (h200-card-720306a7-baseline-b0f397d) and for a pull
+request anchored on it (h200-card-8da66dc9-pr-unroll). The baseline of the runs measured before those is
 kept in tests/data/gpu/h200-baseline-b9b23ab (test_levels_gpu.py)."""
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ THEN = GPU_DATA / "h200-baseline-b0f397d"  # a baselines folder: b0f397d's H200 
 FRESH = GPU_DATA / "h200-card-720306a7-baseline-b0f397d"
 ANCHORED = GPU_DATA / "h200-card-32985547-baseline-3409419" / "suite.json.gz"
 WIDENED = GPU_DATA / "h200-card-1398c7f4-widened-baseline"  # a fresh card against the sixteen
+AT_MAIN = GPU_DATA / "h200-card-14510562-readme-e73efc4" / "suite.json.gz"  # and another
 PULL_REQUEST = GPU_DATA / "h200-card-8da66dc9-pr-unroll" / "pr.json.gz"
 ONE_BINARY = GPU_DATA / "h200-card-3b892c5d-bench-coalescing" / "part.json.gz"  # run --bench
 JUDGING = verdict.Judging(  # compare's, with the suite's kernelwatch.toml
@@ -166,11 +167,23 @@ def test_a_run_of_one_binary_is_judged_on_its_benchmarks_alone() -> None:
     )
 
 
-def test_a_fresh_card_of_a_later_commit_passes_anchored_and_unanchored() -> None:
-    """GPU-1398c7f4 at 73314cd: the README's command anchored (198 s, nothing to measure, 356
-    IDENTICAL), then unanchored on the same build (356 SAME, 4.35 % median sensitivity)."""
-    context = read_json(WIDENED / "suite.json.gz")["context"]
+@pytest.mark.parametrize(
+    "anchored, unanchored",
+    [
+        (WIDENED / "suite.json.gz", WIDENED / "plain.json.gz"),
+        (AT_MAIN, AT_MAIN),  # compare of the anchored run's saved result: no anchor
+    ],
+    ids=["GPU-1398c7f4", "GPU-14510562"],
+)
+def test_fresh_cards_of_later_commits_pass_anchored_and_unanchored(
+    anchored: Path, unanchored: Path
+) -> None:
+    """The README's command on two fresh cards, anchored: nothing to measure, 356 IDENTICAL
+    (GPU-1398c7f4 at 73314cd, 198 s; GPU-14510562 at e73efc4, 215 s). Unanchored, judged at the
+    host level against the sixteen, the same build passes: 356 SAME, 4.35 % median
+    sensitivity (1398c7f4: a second run, --anchor never; 14510562: its saved result)."""
+    context = read_json(anchored)["context"]
     assert context[ANCHOR_KEY].startswith(
         "anchored on 3409419d84b3 (nothing to measure; 356 benchmark(s) built identically"
     )
-    assert median_sensitivity(judged(WIDENED / "plain.json.gz", BASELINES)) < 0.05
+    assert median_sensitivity(judged(unanchored, BASELINES)) < 0.05

@@ -5,8 +5,8 @@ h200-card-1398c7f4-widened-baseline, h200-card-14510562-readme-e73efc4) and a ru
 its binaries (h200-card-3b892c5d-bench-coalescing). The one of b0f397d before it, nine cards of
 one-GPU hosts, kept for the tests of its runs in tests/data/gpu/h200-baseline-b0f397d: what it
 did on a tenth card it does not hold (h200-card-720306a7-baseline-b0f397d) and for a pull
-request anchored on it (h200-card-8da66dc9-pr-unroll). The baseline of the runs measured before those is
-kept in tests/data/gpu/h200-baseline-b9b23ab (test_levels_gpu.py)."""
+request anchored on it (h200-card-8da66dc9-pr-unroll). The baseline of the runs measured before
+those is kept in tests/data/gpu/h200-baseline-b9b23ab (test_levels_gpu.py)."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ MODULES = {
     "numpy": "numpy",
     "scipy": "scipy",
     "pytest": "pytest",
+    "xdist": "pytest-xdist",  # spreads the tests over the cores (tools/kw test)
     "hypothesis": "hypothesis",
     "yaml": "PyYAML",
     "orjson": "orjson",

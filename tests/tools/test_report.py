@@ -978,7 +978,7 @@ def test_failed_benchmarks_are_listed_and_compared_as_errors(run_cli, write_json
 
 @needs_gpu_data
 @needs_matplotlib
-def test_change_finder_gets_the_settings_and_may_refuse(
+def test_change_finder_gets_the_settings_may_refuse_or_be_left_out(
     history_db, marked_history, tmp_path, monkeypatch
 ) -> None:
     monkeypatch.setattr(lessons, "draw_all", lambda data: [])
@@ -1002,6 +1002,11 @@ def test_change_finder_gets_the_settings_and_may_refuse(
     page = write_report(options(MARKED, db=marked_history, max_trends=3), out, find_changes=refuses)
     text = out.read_text(encoding="utf-8")
     assert "change points were not computed: history changes needs Apache Otava" in text
+    assert len(page.trends.plots) == 3 and not page.trends.changes
+
+    # A library user who asks for none (docs/report.md): the same trends, and the page says so.
+    page = write_report(options(MARKED, db=marked_history, max_trends=3), out, find_changes=None)
+    assert "none asked for (find_changes=None)" in out.read_text(encoding="utf-8")
     assert len(page.trends.plots) == 3 and not page.trends.changes
 
 

@@ -120,9 +120,10 @@ def _database(options: Options) -> tuple[Path | None, str | None]:
 def build_page(
     options: Options,
     *,
-    find_changes: trends.ChangeFinder = changes.find_changes,
+    find_changes: trends.ChangeFinder | None = changes.find_changes,
 ) -> Page:
-    """Everything the report shows; tests replace `find_changes`."""
+    """Everything the report shows; tests and library users replace `find_changes` (`None`:
+    the trends without change points)."""
     document, run = history.load_run(options.result)
     svg.require_matplotlib()
     base, info, against, no_baseline = _baseline(options, run)

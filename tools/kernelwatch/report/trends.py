@@ -179,16 +179,16 @@ def build(
     references: Sequence[str],
     document: Mapping[str, Any],
     medians: Mapping[str, float],
-    find_changes: ChangeFinder,
+    find_changes: ChangeFinder | None,
     settings: Settings | None = None,
     limit: int = DEFAULT_LIMIT,
 ) -> Trends:
     """The trends section for this run's GPU: change points, the choice, and the plots.
 
     Change points are found as `history changes` finds them, with the comparison's alpha (and
-    its per-benchmark threshold rules, where the finder takes `rules`). A finder that refuses (InputError: say,
-    its analysis package is not installed) leaves the trends without change points and its
-    message on the page: the report is still written."""
+    its per-benchmark threshold rules, where the finder takes `rules`). No finder (`None`), or
+    one that refuses (InputError: say, its analysis package is not installed), leaves the
+    trends without change points and says why on the page: the report is still written."""
     total = runs_of(db, gpu)
     if total == 0:
         return Trends(unavailable=f"the history holds no run of this GPU ({gpu})")
@@ -202,10 +202,14 @@ def build(
         )
     notes: list[str] = []
     found: Sequence[ChangeLike] = ()
-    try:
-        found = list(find_changes(db, **_finder_arguments(find_changes, gpu, metric, settings)))
-    except InputError as exc:
-        notes.append(f"change points were not computed: {exc}")
+    if find_changes is None:
+        notes.append("change points were not computed: none asked for (find_changes=None)")
+    else:
+        try:
+            arguments = _finder_arguments(find_changes, gpu, metric, settings)
+            found = list(find_changes(db, **arguments))
+        except InputError as exc:
+            notes.append(f"change points were not computed: {exc}")
     names = set(run_names)
     changes = tuple(c for c in found if c.benchmark in names)
     # Every candidate in order, then the first `limit` with values of the metric: a family

@@ -480,6 +480,7 @@ def test_the_gpu_disappears_mid_run(box: Box) -> None:
         ({"exit": 3}, 3, "lost its CUDA context (exit status 3)"),
         ({"signal": "SIGSEGV"}, 3, "crashed (SIGSEGV)"),
         ({"no_output": True}, 3, "exited 0 but wrote no result file"),
+        ({"renamed": "other/"}, 3, "that its --benchmark_list_tests did not list"),
     ],
 )
 def test_a_crashing_binary(box: Box, behaviour: dict, status: int, message: str) -> None:

@@ -247,6 +247,12 @@ def test_merge_refuses_two_gpus(binaries: list[Path]) -> None:
         ({"exit": 7}, BenchmarkCrashed, "failed .exit status 7.: fake: exiting with 7"),
         ({"no_output": True}, BenchmarkCrashed, "exited 0 but wrote no result file"),
         (
+            {"renamed": "other/"},
+            BenchmarkCrashed,
+            r"kernelwatch_bench_alpha: wrote 2 benchmark\(s\) that its --benchmark_list_tests "
+            r"did not list, other/alpha/copy\(2\)/manual_time among them$",
+        ),
+        (
             {"hang": "alpha/copy/1"},
             BenchmarkCrashed,
             r"kernelwatch_bench_alpha: hung \(exit status 5\): alpha/copy/1 made no progress for "

@@ -305,7 +305,7 @@ class _Processes:
                 else contextlib.nullcontext()
             ):
                 self.runs[index].append(
-                    run_one(job.binary, command, out, self.settings, self.progress, env)
+                    run_one(job.binary, command, out, self.settings, self.progress, job.names, env)
                 )
         except (BenchmarkCrashed, NoGpuError) as exc:
             # No GPU before anything was measured is exit 4; a GPU lost mid-run is a crash.

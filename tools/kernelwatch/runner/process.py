@@ -11,13 +11,14 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from kernelwatch import tool
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.gbench import read_document, read_json
+from kernelwatch.names import row_name
 from kernelwatch.runner.discovery import HARNESS_FLAG, filter_args
 from kernelwatch.runner.settings import (
     EXIT_BAD_ARGUMENTS,
@@ -53,10 +54,12 @@ def run_one(
     out: Path,
     settings: RunSettings,
     progress: Progress,
+    listed: Collection[str],
     env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Run one benchmark process to its end (the progress line ticking) and return its
-    validated output; its exit status as this project's error otherwise."""
+    validated output, of benchmarks among those the binary `listed`; its exit status as this
+    project's error otherwise."""
     timeout = settings.process_timeout
     try:
         done = tool.run(
@@ -110,6 +113,12 @@ def run_one(
     except InputError as exc:
         raise BenchmarkCrashed(f"{binary}: wrote an unreadable result: {exc}") from None
     read_document(f"{binary} output", document)  # validates; raises one line
+    unlisted = sorted({row_name(row) for row in document["benchmarks"]} - set(listed))
+    if unlisted:  # (its top-ups, filtered by the listed names, would run nothing)
+        raise BenchmarkCrashed(
+            f"{binary}: wrote {len(unlisted)} benchmark(s) that its --benchmark_list_tests did "
+            f"not list, {unlisted[0]} among them"
+        )
     return document
 
 

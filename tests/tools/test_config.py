@@ -84,6 +84,13 @@ def test_empty_config_keeps_defaults(tmp_path: Path) -> None:
         ("[compare]\nalpha = nan\n", "alpha must be a finite number"),
         ("[compare]\nthreshold = inf\n", "threshold inf: write a fraction"),
         ("[compare]\nmin_repetitions = 1" + "0" * 5000 + "\n", "an integer of too many digits"),
+        ("[bogus]\nx = 1\n", "unknown table\\(s\\) or key\\(s\\): bogus"),
+        ("threshold = 0.1\n", "unknown table\\(s\\) or key\\(s\\): threshold"),
+        ("a = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+        (
+            "[[compare.thresholds]]\nmatch = 'a{99999999999}'\nthreshold = 0.1\n",
+            "bad regex: too large to compile",
+        ),
     ],
 )
 def test_bad_config(tmp_path: Path, text: str, message: str) -> None:

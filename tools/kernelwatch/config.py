@@ -26,6 +26,7 @@ from typing import Any
 from kernelwatch.errors import InputError, compile_regex
 from kernelwatch.files import Input, check_input_file
 
+_TABLES = frozenset({"compare", "run"})
 _TOP_KEYS = frozenset({"threshold", "alpha", "min_repetitions", "noise_multiplier", "thresholds"})
 _RULE_KEYS = frozenset({"match", "threshold"})
 _RUN_KEYS = frozenset({"serial"})
@@ -94,6 +95,14 @@ def load_config(path: str | Path) -> Config:
         raise InputError(f"{where}: invalid TOML: {exc}") from None
     except ValueError:  # an integer of more digits than Python reads (sys.get_int_max_str_digits)
         raise InputError(f"{where}: invalid TOML: an integer of too many digits") from None
+    except RecursionError:
+        raise InputError(f"{where}: invalid TOML: arrays or tables nested too deeply") from None
+    unknown_tables = set(data) - _TABLES
+    if unknown_tables:
+        raise InputError(
+            f"{where}: unknown table(s) or key(s): {', '.join(sorted(unknown_tables))} "
+            "(a settings file holds [compare] and [run])"
+        )
     section = data.get("compare", {})
     if not isinstance(section, dict):
         raise InputError(f"{where}: [compare] must be a table")

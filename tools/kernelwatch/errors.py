@@ -50,3 +50,5 @@ def compile_regex(text: str, what: str) -> re.Pattern[str]:
         return re.compile(text)
     except re.error as exc:
         raise InputError(f"{what} {text!r}: bad regex: {exc}") from None
+    except (OverflowError, RecursionError):  # a{99999999999}, or thousands of nested groups
+        raise InputError(f"{what} {text[:80]!r}: bad regex: too large to compile") from None

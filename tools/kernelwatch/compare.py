@@ -526,6 +526,7 @@ def fails(
 
 
 # Sensitivity is the slowdown caught with 90 % probability: the one-sided normal quantile.
+_LOG_RATIO_MAX = math.log(1e300)
 _Z_POWER = 1.2815515655446004
 
 
@@ -1088,6 +1089,15 @@ def _measured_verdicts(
             summarised.c_samples >= settings.min_repetitions
         )
         notes.append(note(summarised))
+    # Medians whose ratio no float holds (a time of 5e-324 against 100) are no measurements:
+    # every later step would take the log or exp of it.
+    beyond = np.abs(ps.log_ratio) > _LOG_RATIO_MAX
+    if beyond.any():
+        i = int(np.argmax(beyond))
+        raise InputError(
+            f"{measured.names[i]}: medians {ps.baseline_median[i]:g} and "
+            f"{ps.contender_median[i]:g} differ by more than a float can hold: not comparable"
+        )
     q = np.full(len(b), np.nan)
     q[tested] = stats.bh_adjust(ps.p_value[tested])
     _note_power(n, m, tested & ~by_summary, settings.alpha, notes)

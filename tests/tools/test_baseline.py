@@ -6,6 +6,7 @@ import gzip
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -324,6 +325,30 @@ def test_update_refuses_another_gpu_model_than_the_folders(root: Path, write_jso
     assert "but baseline nvidia-h100-80gb-hbm3-sm90 holds NVIDIA H100 80GB HBM3" in one_line(
         done.err
     )
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ({"history": "x"}, "not a baseline manifest \\(history is str, not list\\)"),
+        ({"history": [1, "a"]}, "not a baseline manifest \\(history holds a non-object\\)"),
+        ({"benchmarks": "many"}, "not a baseline manifest \\(benchmarks is str, not int\\)"),
+        ({"schema_version": 99}, "manifest schema 99, which this kernelwatch does not read"),
+        ({"slug": "other-slug"}, f"the manifest of other-slug, in the folder of {SLUG}"),
+    ],
+)
+def test_a_damaged_or_newer_manifest_is_refused_and_kept(
+    damage: dict, message: str, root: Path, write_json, run_cli
+) -> None:
+    first = write_json("r1.json", suite(), context=context())
+    assert run_cli("baseline", "update", first, "--baselines", root).status == 0
+    path = root / SLUG / "manifest.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **damage}))
+    before = {p.name: p.read_bytes() for p in (root / SLUG).iterdir()}
+    for argv in (["update", first], ["show", SLUG], ["list"]):
+        done = run_cli("baseline", *argv, "--baselines", root)
+        assert done.status == 2 and re.search(message, one_line(done.err)), done.err
+    assert {p.name: p.read_bytes() for p in (root / SLUG).iterdir()} == before
 
 
 def test_partial_update_refuses_another_driver(root: Path, write_json, run_cli) -> None:

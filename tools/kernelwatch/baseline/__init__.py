@@ -48,6 +48,7 @@ from kernelwatch.results import (
 # matched to a run's GPU (never another model's).
 
 MANIFEST_FILE = "manifest.json"
+MANIFEST_SCHEMA = 1
 
 HOW_TO_CREATE = (
     "create one on this GPU with: kernelwatch run --no-compare --out RESULT.json && "
@@ -165,7 +166,46 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     document = read_json(path)
     if not isinstance(document, dict):
         raise InputError(f"{path}: not a baseline manifest (not a JSON object)")
+    _check_manifest(document, path, directory.name)
     return document
+
+
+# The fields whose type the commands rely on (`history`: update and show walk its records).
+_MANIFEST_FIELDS: dict[str, type] = {
+    "schema_version": int,
+    "slug": str,
+    "gpu_name": str,
+    "gpu_compute_capability": str,
+    "commit": str,
+    "date": str,
+    "benchmarks": int,
+    "repetitions": int,
+    "processes": int,
+    "history": list,
+}
+
+
+def _check_manifest(manifest: Mapping[str, Any], path: Path, slug: str) -> None:
+    """Refuse a manifest that update would overwrite with less than it knows (a newer
+    schema's, another folder's) or that show and update cannot read (fields of other types).
+    An empty one is a baseline without a manifest, as one with none."""
+    for key, kind in _MANIFEST_FIELDS.items():
+        value = manifest.get(key, kind())
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise InputError(
+                f"{path}: not a baseline manifest ({key} is {type(value).__name__}, "
+                f"not {kind.__name__})"
+            )
+    if not all(isinstance(record, dict) for record in manifest.get("history", [])):
+        raise InputError(f"{path}: not a baseline manifest (history holds a non-object)")
+    version = manifest.get("schema_version", MANIFEST_SCHEMA)
+    if not 1 <= version <= MANIFEST_SCHEMA:
+        raise InputError(
+            f"{path}: manifest schema {version}, which this kernelwatch does not read (it reads "
+            f"{MANIFEST_SCHEMA}; a newer kernelwatch wrote it?)"
+        )
+    if manifest.get("slug", slug) != slug:
+        raise InputError(f"{path}: the manifest of {manifest['slug']}, in the folder of {slug}")
 
 
 def entries(root: Path) -> list[Entry]:
@@ -428,6 +468,7 @@ __all__ = [
     "prepare_update",
     "ran_a_part",
     "read_as_given",
+    "MANIFEST_SCHEMA",
     "read_manifest",
     "resolve",
     "read_result",

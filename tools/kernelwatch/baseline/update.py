@@ -20,6 +20,7 @@ from kernelwatch import defaults, levels
 from kernelwatch import noise as noises
 from kernelwatch.baseline import (
     MANIFEST_FILE,
+    MANIFEST_SCHEMA,
     NO_GPU,
     Entry,
     check_same_gpu,
@@ -46,7 +47,6 @@ from kernelwatch.results import (
     slowed_on_purpose,
 )
 
-MANIFEST_SCHEMA = 1
 DEFAULT_MIN_REPETITIONS = defaults.BASELINE_MIN_REPETITIONS
 
 

@@ -308,7 +308,11 @@ def run_show(name: str, every_noise: bool, root: Path, format: str = "table") ->
     from kernelwatch.gbench import read_json
 
     which = Path(name)
-    if which.is_file():
+    try:
+        a_file = which.is_file()
+    except OSError:  # a name too long to be a path (ENAMETOOLONG): taken as a slug
+        a_file = False
+    if a_file:
         document = read_json(which)
         context = document.get("context") if isinstance(document, dict) else None
         slug = baselines.context_slug(context) if isinstance(context, dict) else None

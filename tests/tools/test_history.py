@@ -320,6 +320,41 @@ def test_newer_schema_is_refused(run_cli, write_json, tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("edit", "message", "commands"),
+    [
+        (
+            "UPDATE meta SET value = '-1' WHERE key = 'schema_version'",
+            "bad schema_version '-1' in its meta table",
+            ("ingest", "list", "show", "changes"),
+        ),
+        (
+            "UPDATE runs SET benchmarks = 'many'",
+            "a damaged history database: run 1's benchmarks holds 'many', not a count",
+            ("ingest", "list", "show"),
+        ),
+        (
+            "UPDATE samples SET value = 'abc'",
+            "holds 'abc', not a number",
+            ("show", "changes"),
+        ),
+    ],
+)
+def test_a_hand_edited_database_is_one_line(run_cli, write_json, tmp_path, edit, message, commands):
+    """SQLite keeps a value of any type in any column: what a hand edit wrote is refused where
+    it is read, not an internal error."""
+    db = tmp_path / "h.sqlite"
+    path = write_json("r.json", {"BM_A": [1.0, 2.0, 3.0]})
+    assert run_cli("history", "ingest", path, "--db", db).status == 0
+    with sqlite3.connect(db) as c:
+        c.execute(edit)
+    argv = {"ingest": ("ingest", path), "list": ("list",), "show": ("show", "BM_A")}
+    argv["changes"] = ("changes",)
+    for command in commands:
+        r = run_cli("history", *argv[command], "--db", db)
+        assert r.status == 2 and message in one_line(r.err), (command, r.err)
+
+
+@pytest.mark.parametrize(
     "content",
     [b"this is not a database at all" * 100, b"SQLite format 3\x00" + b"\xff" * 200],
 )

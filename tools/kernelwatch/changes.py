@@ -47,7 +47,7 @@ from kernelwatch.baseline import GPU_KEYS
 from kernelwatch.compare import Settings
 from kernelwatch.config import ThresholdRule, threshold_for
 from kernelwatch.errors import InputError, compile_regex, missing_extra
-from kernelwatch.history import failed_runs, normalized_date
+from kernelwatch.history import damaged, failed_runs, normalized_date
 from kernelwatch.results import Metric, resolve_metric
 
 DEFAULT_THRESHOLD = defaults.CHANGES_THRESHOLD  # larger than compare's: why, defaults.py
@@ -275,7 +275,11 @@ def load_series(
             ).fetchall()
             if not rows:
                 continue
-            table = np.array(rows, dtype=np.float64)  # (run ids are far below 2**53)
+            try:
+                table = np.array(rows, dtype=np.float64)  # (run ids are far below 2**53)
+            except (TypeError, ValueError):
+                bad = next((v for _, v in rows if not isinstance(v, (int, float))), None)
+                raise damaged(f"a sample of benchmark {benchmark_id}", bad, "a number") from None
             run_ids, values = table[:, 0].astype(np.int64), table[:, 1]
             if benchmark_id in failed:
                 keep = ~np.isin(run_ids, list(failed[benchmark_id]))

@@ -37,6 +37,7 @@ from kernelwatch.history.queries import (
 from kernelwatch.history.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
+    damaged,
     database,
     default_path,
     found_path,
@@ -51,6 +52,7 @@ __all__ = [
     "Point",
     "Run",
     "content_hash",
+    "damaged",
     "database",
     "failed_runs",
     "default_path",

@@ -19,7 +19,7 @@ from kernelwatch.baseline import context_slug
 from kernelwatch.errors import InputError
 from kernelwatch.files import printable, strict_json
 from kernelwatch.gbench import read_json
-from kernelwatch.history.schema import database, rollback
+from kernelwatch.history.schema import damaged, database, rollback
 from kernelwatch.levels import RUNS_KEY
 from kernelwatch.loading import from_documents
 from kernelwatch.results import ResultSet, check_times, slowed_on_purpose
@@ -109,7 +109,9 @@ def ingest(path: str | Path, db_path: str | Path) -> Ingested:
             ).fetchone()
             if found:
                 db.execute("ROLLBACK")
-                return Ingested(int(found[0]), False, int(found[1]), 0, slowed)
+                if not isinstance(found[1], int):
+                    raise damaged(f"run {found[0]}'s benchmarks", found[1], "a count")
+                return Ingested(int(found[0]), False, found[1], 0, slowed)
             cursor = db.execute(
                 "INSERT INTO runs (content_hash, source, gpu_slug, gpu_name, git_commit, "
                 "run_date, date, ingested_at, benchmarks, context) "

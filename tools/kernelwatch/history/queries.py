@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from kernelwatch.errors import InputError
+from kernelwatch.history.schema import damaged
 from kernelwatch.results import ANCHOR_KEY, Metric, anchoring, slowed_on_purpose
 
 
@@ -55,7 +56,10 @@ _RUN_COLUMNS = "r.id, r.date, r.git_commit, r.gpu_slug, r.gpu_name, r.benchmarks
 
 
 def _run(row: Sequence[Any]) -> Run:
-    return Run(int(row[0]), row[1], row[2], row[3], row[4], int(row[5]), row[6])
+    count = row[5]
+    if not isinstance(count, int):  # SQLite keeps whatever a hand edit wrote in a column
+        raise damaged(f"run {row[0]}'s benchmarks", count, "a count")
+    return Run(int(row[0]), row[1], row[2], row[3], row[4], count, row[6])
 
 
 def runs(db: sqlite3.Connection) -> list[Run]:
@@ -112,6 +116,8 @@ def series(
             if current is not None:
                 points.append(Point(_run(current), np.asarray(values), errors.get(current[0])))
             current, values = row[:7], []
+        if not isinstance(row[7], (int, float)):
+            raise damaged(f"a sample of {benchmark} in run {row[0]}", row[7], "a number")
         values.append(row[7])
     if current is not None:
         points.append(Point(_run(current), np.asarray(values), errors.get(current[0])))

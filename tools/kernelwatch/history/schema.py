@@ -11,6 +11,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from kernelwatch import project
 from kernelwatch.errors import InputError
@@ -120,6 +121,11 @@ def _fail(path: Path, exc: BaseException) -> InputError:
     return InputError(f"{path}: not a usable kernelwatch history database ({exc})")
 
 
+def damaged(what: str, value: Any, kind: str) -> InputError:
+    """A value of another type than its column's: SQLite stores what a hand edit wrote."""
+    return InputError(f"a damaged history database: {what} holds {value!r}, not {kind}")
+
+
 def rollback(connection: sqlite3.Connection) -> None:
     """End a failed transaction, if SQLite has not: it rolls back by itself on some errors (a
     full disk), and a ROLLBACK then fails, hiding the error that ended it."""
@@ -216,9 +222,12 @@ def schema_version(connection: sqlite3.Connection, path: Path) -> int:
         return 0
     row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     try:
-        return int(row[0]) if row else 0
+        version = int(row[0]) if row else 0
     except (TypeError, ValueError):
-        raise InputError(f"{path}: bad schema_version {row[0]!r} in its meta table") from None
+        version = -1
+    if version < 0:
+        raise InputError(f"{path}: bad schema_version {row[0]!r} in its meta table")
+    return version
 
 
 def _migrate(connection: sqlite3.Connection, path: Path) -> None:

@@ -596,9 +596,9 @@ def test_show_unknown(root: Path, write_json, run_cli) -> None:
     assert done.status == 2 and "records no GPU" in one_line(done.err)
 
 
-def test_baseline_without_action_shows_help(run_cli) -> None:
+def test_baseline_without_action_names_the_actions_in_one_line(run_cli) -> None:
     done = run_cli("baseline")
-    assert done.status == 2 and "usage: kernelwatch baseline" in done.err
+    assert done.status == 2 and "baseline: name an action: update, list, show" in one_line(done.err)
 
 
 @pytest.mark.parametrize("action", ["update", "list", "show"])

@@ -133,7 +133,11 @@ def test_compare_help_documents_exit_statuses(run_cli) -> None:
 def test_version_and_no_command(run_cli) -> None:
     assert run_cli("--version").out.startswith("kernelwatch ")
     result = run_cli()
-    assert result.status == 2 and "usage: kernelwatch" in result.err
+    assert result.status == 2 and len(result.err.splitlines()) == 1
+    assert result.err.startswith("kernelwatch: error: name a command: ab, baseline, bisect,")
+    result = run_cli("history")
+    assert result.status == 2 and len(result.err.splitlines()) == 1
+    assert "history: name an action: ingest, list, show, changes" in result.err
 
 
 def test_help_through_python_m() -> None:

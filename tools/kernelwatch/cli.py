@@ -154,15 +154,14 @@ def _main(argv: Sequence[str] | None) -> int:
             if unknown:
                 owner = getattr(args, _UNKNOWN_TO, parser)
                 owner.error(f"unrecognized arguments: {' '.join(unknown)}")
+            if getattr(args, "handler", None) is None:
+                named = (module.__name__.rpartition(".")[2] for module in commands.discover())
+                parser.error(f"name a command: {', '.join(named)}")
         except SystemExit as exc:  # --help, --version, or a usage error (already printed)
             return exc.code if isinstance(exc.code, int) else 0
-        handler = getattr(args, "handler", None)
         # The command as typed, for the records of what produced a result (run, baseline).
         args.command_line = shlex.join(["kernelwatch", *(sys.argv[1:] if argv is None else argv)])
-        if handler is None:
-            parser.print_help(sys.stderr)
-            return 2
-        status = int(handler(args))
+        status = int(args.handler(args))
         try:
             sys.stdout.flush()  # what print() left in the buffer fails here, not at exit
         except BrokenPipeError:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -565,11 +564,15 @@ def add_parser(subparsers: Any, name: str, **options: Any) -> argparse.ArgumentP
 
 def add_actions(parser: argparse.ArgumentParser) -> Any:
     """The actions of a command that does nothing alone (`baseline`, `history`): without one
-    it prints its help on stderr and exits 2."""
-    parser.set_defaults(handler=lambda args: _usage(parser))
-    return parser.add_subparsers(title="actions", metavar="ACTION")
+    it says which there are, in one line, and exits 2."""
+    actions = parser.add_subparsers(title="actions", metavar="ACTION")
+    parser.set_defaults(handler=lambda args: _no_action(parser, list(actions.choices)))
+    return actions
 
 
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
+def _no_action(parser: argparse.ArgumentParser, actions: list[str]) -> int:
+    try:
+        parser.error(f"name an action: {', '.join(actions)}")  # (the cli's one-line usage error)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
     return 2

@@ -485,10 +485,12 @@ def test_bad_nvbench_input_is_one_line(tmp_path: Path, run_cli) -> None:
     done = run_cli("compare", path, path)
     assert done.status == 2 and "JSON format 2.0.0" in done.err and "Traceback" not in done.err
     broken = copy.deepcopy(one_device(REF))
-    broken["benchmarks"][0]["states"][0]["summaries"][3]["data"][0]["value"] = "nan"
-    path.write_text(json.dumps(broken))
-    done = run_cli("compare", path, path)
-    assert done.status == 2 and "nv/cold/time/gpu/mean" in done.err, done.err
+    for value in ("nan", "-1.5e-05"):  # (a time, as every summary read, is a number >= 0)
+        broken["benchmarks"][0]["states"][0]["summaries"][3]["data"][0]["value"] = value
+        path.write_text(json.dumps(broken))
+        done = run_cli("compare", path, path)
+        assert done.status == 2 and "nv/cold/time/gpu/mean" in done.err, done.err
+        assert "(not a finite number >= 0)" in done.err
 
 
 def _states_five(d: dict[str, Any]) -> None:

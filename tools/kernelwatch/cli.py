@@ -141,8 +141,12 @@ def _sigterm_raises() -> Iterator[None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (the console script passes it to sys.exit)."""
     _printable_output()
-    with _sigterm_raises():
-        return _main(argv)
+    try:
+        with _sigterm_raises():
+            return _main(argv)
+    except Terminated:  # one that landed in _main's own error handling, or as it returned
+        print("kernelwatch: terminated", file=sys.stderr)
+        return 143
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -186,13 +186,15 @@ class _Converter:
         return [row]
 
     def _number(self, name: str, summary: Mapping[str, Any], field: str) -> float:
+        """A summary's value: every one read here (times, rates, sample counts, relative
+        deviations) is a finite number >= 0."""
         value = _field(summary, field)
         try:
             number = float(value)  # nvbench writes numbers as strings
         except (TypeError, ValueError):
             number = math.nan
-        if not math.isfinite(number):
-            raise self.fail(f"{name}: {summary.get('tag')} is {value!r} (not a finite number)")
+        if not math.isfinite(number) or number < 0:
+            raise self.fail(f"{name}: {summary.get('tag')} is {value!r} (not a finite number >= 0)")
         return number
 
     def _samples(self, name: str, summary: Mapping[str, Any] | None) -> np.ndarray | None:

@@ -109,6 +109,10 @@ def test_every_output_file_option_refuses_a_folder_path(run_cli, tmp_path: Path)
     done = run_cli("merge", GPU_DATA / "h200-coalescing-rep5.json.gz", "-o", f"{tmp_path}/new/")
     assert done.status == 2 and "a folder (it ends with /)" in done.err, done.err
     assert list(tmp_path.iterdir()) == []
+    # An empty value (`--json "$UNSET"`) names nothing: it was taken as not given, exit 0.
+    for option in ("--json", "--config", "--threshold", "--metric", "--noise-file"):
+        done = run_cli("compare", GPU_DATA / "h200-coalescing-rep5.json.gz", "x.json", option, "")
+        assert done.status == 2 and f"argument {option}: an empty value" in done.err, done.err
 
 
 def test_commands_are_discovered() -> None:

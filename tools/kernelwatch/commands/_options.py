@@ -69,7 +69,7 @@ def add_metric_options(parser: argparse.ArgumentParser, what: str = "compare") -
 
 def add_metric_option(parser: argparse.ArgumentParser, help: str) -> None:
     """--metric alone (`history`: the direction follows from the name)."""
-    parser.add_argument("--metric", default="time", help=help)
+    parser.add_argument("--metric", default="time", type=non_empty, help=help)
 
 
 def add_decision_options(parser: argparse.ArgumentParser) -> None:
@@ -100,7 +100,7 @@ def add_threshold_options(
     alpha_help: str = f"false discovery rate (default {defaults.DEFAULT_ALPHA:g})",
 ) -> None:
     """--threshold and --alpha; `history changes` has them with its own defaults."""
-    parser.add_argument("--threshold", metavar="T", help=threshold_help)
+    parser.add_argument("--threshold", metavar="T", type=non_empty, help=threshold_help)
     parser.add_argument("--alpha", type=float, help=alpha_help)
 
 
@@ -110,7 +110,7 @@ def add_config_option(
     "folder (read by default, when there is one); format: docs/compare.md",
 ) -> None:
     """--config; read with verdict.suite_config (default: the suite's kernelwatch.toml)."""
-    parser.add_argument("--config", metavar="FILE", help=help)
+    parser.add_argument("--config", metavar="FILE", type=non_empty, help=help)
 
 
 def add_gpu_mismatch_option(parser: argparse.ArgumentParser, help: str) -> None:
@@ -127,7 +127,7 @@ def add_baselines_option(
     help: str = f"the baselines folder (default: baselines, {IN_PROJECT})",
 ) -> None:
     """--baselines; read with baselines_root (`run`, `report`, `selftest`, `baseline`)."""
-    parser.add_argument("--baselines", metavar="DIR", help=help)
+    parser.add_argument("--baselines", metavar="DIR", type=non_empty, help=help)
 
 
 def baselines_root(args: argparse.Namespace) -> Path:
@@ -145,12 +145,20 @@ def baselines_root_if_any(args: argparse.Namespace) -> Path | None:
     return Path(args.baselines) if args.baselines else baselines.found_root()
 
 
+def non_empty(value: str) -> str:
+    """argparse's type of a value that may not be empty: `--config "$UNSET"` was taken as not
+    given, and the suite's own file was read instead."""
+    if not value:
+        raise argparse.ArgumentTypeError("an empty value")
+    return value
+
+
 def output_file(value: str) -> str:
     """argparse's type of every output FILE: a trailing slash names a folder, which Path drops
-    (`-o pages/` wrote a file named pages, `--json out/` one named out)."""
+    (`-o pages/` wrote a file named pages, `--json out/` one named out), and not empty."""
     if value.endswith(("/", os.sep)):
         raise argparse.ArgumentTypeError(f"{value}: a folder (it ends with /); name the file")
-    return value
+    return non_empty(value)
 
 
 def add_report_options(parser: argparse.ArgumentParser) -> None:

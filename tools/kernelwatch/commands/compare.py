@@ -77,6 +77,7 @@ def register(subparsers: Any) -> None:
     stored.add_argument(
         "--noise-file",
         metavar="FILE",
+        type=options.non_empty,
         help="the baseline's stored noise (a baseline's noise.json; default: the noise.json "
         "beside BASELINE when there is one)",
     )

@@ -525,8 +525,9 @@ def fails(
 # measured or the prior, with the notes saying which) and the sensitivity.
 
 
+_LOG_RATIO_MAX = math.log(1e300)  # medians further apart hold no ratio (_measured_verdicts)
+
 # Sensitivity is the slowdown caught with 90 % probability: the one-sided normal quantile.
-_LOG_RATIO_MAX = math.log(1e300)
 _Z_POWER = 1.2815515655446004
 
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -24,6 +25,26 @@ TEST(RandomValue, StaysInRangeAndIsNotConstant) {
     const std::int32_t value = kw::random_value<std::int32_t>(7, i, -5, 5);
     ASSERT_GE(value, -5);
     ASSERT_LT(value, 5);
+  }
+}
+
+TEST(RandomValue, WideSignedRangesStayInRangeWithoutOverflow) {
+  // hi - lo does not fit the type; computed in the unsigned type (UBSan flagged the signed one).
+  constexpr std::int32_t lo = std::numeric_limits<std::int32_t>::min();
+  constexpr std::int32_t hi = std::numeric_limits<std::int32_t>::max();
+  int negative = 0;
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    const std::int32_t value = kw::random_value<std::int32_t>(7, i, lo, hi);
+    ASSERT_LT(value, hi);
+    negative += value < 0 ? 1 : 0;
+  }
+  EXPECT_GT(negative, 400);
+  EXPECT_LT(negative, 600);
+  // Where the signed arithmetic did not overflow, the values are the ones it gave.
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    const std::uint64_t bits = kw::mix64(kw::mix64(7) ^ i);
+    EXPECT_EQ(kw::random_value<std::int32_t>(7, i, -5, 5),
+              -5 + static_cast<std::int32_t>(bits % 10));
   }
 }
 

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <stdexcept>
 #include <vector>
 
 namespace kw = kernelwatch;
@@ -111,6 +112,38 @@ void counted_verification(benchmark::State& state) {
       });
 }
 
+// A cuBLAS-style failure: the library's own status, thrown as a std::runtime_error, after the
+// kernel before it left a sticky error (no KW_CUDA_CHECK in between).
+void library_error_after_illegal_address(benchmark::State& /*state*/) {
+  kw::device_buffer<float> data(32);
+  write_far_out_of_bounds<<<1, 32>>>(data.data());
+  (void)cudaDeviceSynchronize();
+  throw std::runtime_error("cublasSgemm failed: CUBLAS_STATUS_EXECUTION_FAILED");
+}
+
+// set_up_once objects alive while each instance runs; no CUDA, so this runs without a GPU.
+int set_up_once_alive = 0;
+int alive_while_without_set_up = -1;
+
+struct set_up_once_tracked {
+  set_up_once_tracked() { ++set_up_once_alive; }
+  ~set_up_once_tracked() { --set_up_once_alive; }
+  set_up_once_tracked(const set_up_once_tracked&) = delete;
+  set_up_once_tracked& operator=(const set_up_once_tracked&) = delete;
+};
+
+void makes_a_set_up(benchmark::State& state) {
+  kw::set_up_once<set_up_once_tracked>();
+  for (auto _ : state) {
+  }
+}
+
+void makes_no_set_up(benchmark::State& state) {
+  alive_while_without_set_up = set_up_once_alive;
+  for (auto _ : state) {
+  }
+}
+
 std::atomic<int> devices_seen_wrong{0};
 std::atomic<int> threads_run{0};
 
@@ -137,6 +170,11 @@ KW_GPU_BENCHMARK("registration_test/allocation_failure", allocation_failure)->It
 KW_GPU_BENCHMARK("registration_test/good_copy", good_copy)->Iterations(5);
 KW_GPU_BENCHMARK("registration_test/wrong_result", wrong_result)->Iterations(5);
 KW_GPU_BENCHMARK("registration_test/illegal_address", illegal_address)->Iterations(1);
+KW_GPU_BENCHMARK("registration_test/library_error_after_illegal_address",
+                 library_error_after_illegal_address)
+    ->Iterations(1);
+KW_GPU_BENCHMARK("registration_test/set_up/makes_one", makes_a_set_up)->Iterations(1);
+KW_GPU_BENCHMARK("registration_test/set_up/makes_none", makes_no_set_up)->Iterations(1);
 // Iterations(1): what kernelwatch::main gets with its minimal --benchmark_min_time.
 KW_GPU_BENCHMARK("registration_test/sampled_copy", sampled_copy)->Iterations(1);
 KW_GPU_BENCHMARK("registration_test/host_bound_download", host_bound_download)->Iterations(1);
@@ -237,6 +275,23 @@ TEST(GpuBenchmark, EveryThreadOfABenchmarkUsesTheChosenDevice) {
   ASSERT_FALSE(runs.empty());
   EXPECT_EQ(threads_run.load(), 2);
   EXPECT_EQ(devices_seen_wrong.load(), 0);
+}
+
+TEST(GpuBenchmark, AnInstanceWithoutSetUpIsTimedWithoutTheLastInstancesSetUp) {
+  // Runs on any machine: neither benchmark touches CUDA.
+  const auto runs = run_benchmarks("^registration_test/set_up/");
+  ASSERT_EQ(runs.size(), 2U);
+  EXPECT_EQ(alive_while_without_set_up, 0)
+      << "makes_one's set_up_once object was still allocated while makes_none ran";
+}
+
+TEST(GpuBenchmarkDeathTest, AnyFailureOnALostContextStopsTheRunWithExitCode3) {
+  KW_REQUIRE_GPU();
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(run_benchmarks("^registration_test/library_error_after_illegal_address"),
+              ::testing::ExitedWithCode(kw::detail::exit_code_context_lost),
+              "library_error_after_illegal_address: cublasSgemm failed.*\n.*CUDA context is "
+              "unusable");
 }
 
 TEST(GpuBenchmarkDeathTest, StickyErrorStopsTheRunWithExitCode3) {

@@ -54,7 +54,7 @@ void* find_kept_set_up(std::type_index type) {
   return nullptr;
 }
 
-void make_room_for_set_up() {
+void release_set_ups_of_other_instances() {
   const std::string& instance = current_instance();
   const set_up_keeping keeping = current_run_options().keep_set_ups;
   const auto keep_past_its_instance = [keeping](const kept_object& entry) {
@@ -65,6 +65,11 @@ void make_room_for_set_up() {
   kept.remove_if([&](const kept_object& entry) {
     return entry.instance != instance && !keep_past_its_instance(entry);
   });
+}
+
+void make_room_for_set_up() {
+  release_set_ups_of_other_instances();
+  const std::string& instance = current_instance();
   auto entry = kept.begin();
   while (entry != kept.end() && (kept.size() >= max_kept_set_ups || memory_short())) {
     entry = entry->instance == instance ? std::next(entry) : kept.erase(entry);

@@ -1,6 +1,7 @@
 #include <kernelwatch/cuda_check.hpp>
 #include <kernelwatch/detail/cuda_context.hpp>
 #include <kernelwatch/detail/instance.hpp>
+#include <kernelwatch/detail/kept_set_ups.hpp>
 #include <kernelwatch/detail/main.hpp>
 #include <kernelwatch/detail/run_options.hpp>
 #include <kernelwatch/detail/sampling_tools.hpp>
@@ -14,6 +15,21 @@
 
 namespace kernelwatch {
 namespace {
+
+// std::_Exit, not std::exit: exit would run static destructors (NVML's unloading among them)
+// while the other-GPU monitor and the watchdog threads still call into them, and could end in
+// a crash instead of this exit code. The timeline writes each line through, and the result
+// file of an unfinished run is incomplete either way.
+[[noreturn]] void stop_on_lost_context(const char* what) {
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "kernelwatch: fatal: benchmark %s: %s\n"
+               "kernelwatch: the CUDA context is unusable after this error, so nothing "
+               "measured after it would be valid; stopping the run\n",
+               detail::current_instance().c_str(), what);
+  std::fflush(stderr);
+  std::_Exit(detail::exit_code_context_lost);
+}
 
 // A Google Benchmark family whose instances know their own arguments (ArgsCnt() is only
 // visible to subclasses), and whose CUDA failures become skipped benchmarks.
@@ -39,21 +55,16 @@ class gpu_benchmark_family final : public benchmark_handle {
       if (state.thread_index() != 0) {
         KW_CUDA_CHECK(cudaSetDevice(detail::current_run_options().device));
       }
+      // An instance that makes no set_up_once object is timed without the last one's either.
+      detail::release_set_ups_of_other_instances();
       body_(state);
-    } catch (const cuda_error& error) {
+    } catch (const std::exception& error) {
+      // Any failure, not only a cuda_error: a library such as cuBLAS reports a lost context
+      // as its own status, which the benchmark throws as a std::runtime_error.
       if (detail::cuda_context_lost()) {
-        std::fflush(stdout);
-        std::fprintf(stderr,
-                     "kernelwatch: fatal: benchmark %s: %s\n"
-                     "kernelwatch: the CUDA context is unusable after this error, so nothing "
-                     "measured after it would be valid; stopping the run\n",
-                     detail::current_instance().c_str(), error.what());
-        std::exit(detail::exit_code_context_lost);
+        stop_on_lost_context(error.what());
       }
       detail::drop_sampling_tools();  // a hold may have timed out: the next benchmark's are new
-      state.SkipWithError(error.what());
-    } catch (const std::exception& error) {
-      detail::drop_sampling_tools();
       state.SkipWithError(error.what());
     }
   }

@@ -31,7 +31,7 @@ double unix_seconds() {
 
 // Seconds since this process was exec'd: field 22 of /proc/self/stat (start time in clock
 // ticks since boot) against /proc/uptime. -1 where /proc is not Linux's.
-double process_age_seconds() {
+double process_age_seconds() noexcept try {
   std::ifstream stat("/proc/self/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   const auto name_end = text.rfind(')');  // the command name may hold spaces
@@ -47,6 +47,8 @@ double process_age_seconds() {
       return uptime - std::stod(field) / static_cast<double>(sysconf(_SC_CLK_TCK));
     }
   }
+  return -1.0;
+} catch (...) {  // a field that is not a number: the timeline never ends a run
   return -1.0;
 }
 

@@ -37,6 +37,8 @@ class device_buffer : public detail::cuda_array<T, detail::device_allocator> {
     }
     KW_CUDA_CHECK(cudaDeviceSynchronize());
     KW_CUDA_CHECK(cudaMemcpy(data(), host.data(), size_bytes(), cudaMemcpyHostToDevice));
+    // From pageable memory cudaMemcpy may return once the data is staged, before it lands.
+    KW_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   [[nodiscard]] std::vector<T> to_host() const {

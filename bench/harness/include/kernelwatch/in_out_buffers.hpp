@@ -11,8 +11,9 @@
 namespace kernelwatch {
 
 /// `in` holds `in_count` values random_value(seed, i, lo, hi); `out` holds `out_count`
-/// elements of 0xFF bytes (NaN for floating point, a value fill_random never makes for
-/// integers: its upper bound is exclusive), so an element the kernel skips fails any check.
+/// elements of 0xFF bytes, so an element the kernel skips fails any check: NaN for floating
+/// point, for unsigned integers the largest value, which fill_random never makes (its upper
+/// bound is exclusive). For a signed output it is -1: give it a range without -1.
 template <typename In, typename Out = In>
 struct in_out_buffers {
   in_out_buffers(std::size_t in_count, std::size_t out_count, std::uint64_t seed, In lo, In hi)

@@ -44,8 +44,11 @@ KW_HOST_DEVICE inline T random_value(std::uint64_t seed, std::uint64_t index, T 
     return std::fma(hi - lo, unit, lo);
 #endif
   } else {
-    const auto span = static_cast<std::uint64_t>(hi - lo);
-    return static_cast<T>(lo + static_cast<T>(bits % span));
+    // In the unsigned type: hi - lo overflows a signed one for wide ranges. Wraps to the same
+    // values as signed arithmetic wherever that does not overflow.
+    using U = std::make_unsigned_t<T>;
+    const U span = static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo));
+    return static_cast<T>(static_cast<U>(static_cast<U>(lo) + static_cast<U>(bits % span)));
   }
 }
 

@@ -20,9 +20,13 @@ inline constexpr std::size_t max_kept_set_ups = 256;
 /// or nullptr.
 [[nodiscard]] void* find_kept_set_up(std::type_index type);
 
-/// Frees other instances' objects that are not to be kept, then, least recently used first,
-/// more while memory is short or too many are kept: called before a new object is made, so
-/// that it finds the room.
+/// Frees other instances' objects that are not to be kept: called as each instance starts,
+/// so that no instance is timed beside another's set_up_once buffers, whether it makes one or
+/// not.
+void release_set_ups_of_other_instances();
+
+/// The release above, then, least recently used first, more while memory is short or too many
+/// are kept: called before a new object is made, so that it finds the room.
 void make_room_for_set_up();
 
 /// Keeps `object` as the running instance's of `type`; `past_its_instance`: also while other

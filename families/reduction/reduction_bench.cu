@@ -12,11 +12,12 @@
 #include <kernelwatch/kernelwatch.hpp>
 
 #include <algorithm>
-#include <cmath>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <type_traits>
 #include <utility>
@@ -41,17 +42,6 @@ enum class op { sum, dot };
 template <typename T>
 T value(std::uint64_t seed, std::size_t i) {
   return kw::random_value<T>(seed, i, T(0), T(1));
-}
-
-// float: per-thread and per-block partial sums in float, order unspecified (atomics, CUB);
-// the error grows with the depth of the sum. double: far below 1e-12 for any order here.
-template <typename T>
-double relative_tolerance(std::size_t n) {
-  if constexpr (std::is_same_v<T, float>) {
-    return 1e-5 * std::log2(static_cast<double>(std::max<std::size_t>(n, 2)));
-  } else {
-    return 1e-12;
-  }
 }
 
 struct kahan {
@@ -87,17 +77,24 @@ double host_sum(std::size_t n, const Term& term) {
     }
     chunk_sums[c] = total.sum;
   };
+  // Each worker takes the next chunk: a thread that cannot be started (a container's limit)
+  // leaves more chunks to the others, and this thread works too.
+  std::atomic<std::size_t> next_chunk{0};
+  const auto work = [&] {
+    for (std::size_t c = next_chunk++; c < chunks; c = next_chunk++) {
+      sum_chunk(c);
+    }
+  };
   const std::size_t workers =
       std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, chunks);
   std::vector<std::thread> threads;
-  threads.reserve(workers);
-  for (std::size_t w = 0; w < workers; ++w) {
-    threads.emplace_back([&, w] {
-      for (std::size_t c = w; c < chunks; c += workers) {
-        sum_chunk(c);
-      }
-    });
+  try {
+    for (std::size_t w = 1; w < workers; ++w) {
+      threads.emplace_back(work);
+    }
+  } catch (const std::system_error&) {
   }
+  work();
   for (std::thread& thread : threads) {
     thread.join();
   }
@@ -168,7 +165,7 @@ void reduction(benchmark::State& state, op operation, variant v) {
       .verify([&] {
         const double expected = host_reference<T>(operation, n);
         const double actual = static_cast<double>(result.to_host()[0]);
-        const double tolerance = relative_tolerance<T>(n);
+        const double tolerance = kk::reduction_relative_error_bound<T>;
         kw::check_result check = kw::compare_close(&expected, &actual, 1, tolerance);
         if (!check) {
           check.message += " (relative tolerance " + std::to_string(tolerance) + ")";
@@ -186,31 +183,55 @@ void reduction(benchmark::State& state, op operation, variant v) {
       });
 }
 
+// Element i of a device array, for checks (synchronous).
+template <typename T>
+void set_element(T* data, std::size_t i, T value) {
+  KW_CUDA_CHECK(cudaDeviceSynchronize());
+  KW_CUDA_CHECK(cudaMemcpy(data + i, &value, sizeof(T), cudaMemcpyHostToDevice));
+  KW_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 // The ceiling: the same arrays read with the vectorized reduction's loads and grid, no
-// arithmetic. The sentinel (a NaN) never occurs in [0, 1), so nothing is ever stored.
+// arithmetic. The timed sentinel (a NaN) never occurs in [0, 1), so nothing is ever stored.
+// The check also plants a sentinel in the last element of the last array read and looks for
+// it: a kernel that stops short of the end, or loads nothing, fails.
 template <typename T>
 void streaming(benchmark::State& state, op operation) {
   const auto n = static_cast<std::size_t>(state.range(0));
   if (operation == op::sum && std::is_same_v<T, float> && n == teaching_n) {
     kw::mark_reference(state);  // the ceiling at the size every variant is measured at
   }
-  const auto& in = kw::set_up_once<inputs<T>>(operation, n);
+  auto& in = kw::set_up_once<inputs<T>>(operation, n);
   kw::device_buffer<unsigned long long> first_match(1);
   first_match.fill_bytes(0xFF);  // "no match"
   const T sentinel = std::numeric_limits<T>::quiet_NaN();
+  const auto read = [&](T looked_for, cudaStream_t stream) {
+    KW_CUDA_CHECK(kk::streaming_read(in.a.data(), operation == op::dot ? in.b.data() : nullptr,
+                                     n, looked_for, first_match.data(), stream));
+  };
 
   declare_work<T>(state, operation, n)
       .verify([&] {
         const unsigned long long found = first_match.to_host()[0];
-        return found == ~0ULL ? kw::check_result::pass()
-                              : kw::check_result::fail("the sentinel was reported at index " +
-                                                       std::to_string(found) +
-                                                       ", but no input element is a NaN");
+        if (found != ~0ULL) {
+          return kw::check_result::fail("the sentinel was reported at index " +
+                                        std::to_string(found) + ", but no input element is a NaN");
+        }
+        T* last_array = operation == op::dot ? in.b.data() : in.a.data();
+        const T planted = T(-1);  // outside [0, 1): nowhere else
+        set_element(last_array, n - 1, planted);
+        read(planted, nullptr);
+        // Put back: the samples read the same values as every variant.
+        set_element(last_array, n - 1, value<T>(operation == op::dot ? seed_b : seed_a, n - 1));
+        const unsigned long long planted_found = first_match.to_host()[0];
+        first_match.fill_bytes(0xFF);
+        return planted_found == n - 1
+                   ? kw::check_result::pass()
+                   : kw::check_result::fail("a sentinel planted at the last index " +
+                                            std::to_string(n - 1) + " was reported at " +
+                                            std::to_string(planted_found));
       })
-      .run([&](cudaStream_t stream) {
-        KW_CUDA_CHECK(kk::streaming_read(in.a.data(), operation == op::dot ? in.b.data() : nullptr,
-                                         n, sentinel, first_match.data(), stream));
-      });
+      .run([&](cudaStream_t stream) { read(sentinel, stream); });
 }
 
 void add_sizes(kw::benchmark_handle* handle, bool sweep) {

@@ -131,6 +131,17 @@ def test_plan_lists_with_the_filter(binaries: list[Path]) -> None:
         runner.plan(binaries, "^nothing")
 
 
+def test_a_filter_the_binaries_cannot_compile_is_named_as_such(binaries: list[Path]) -> None:
+    # Python's re takes \w; Google Benchmark's POSIX regex does not, lists nothing, exits 0
+    fakebench.configure(binaries[0], refuses_filter=r"\\w")
+    with pytest.raises(InputError) as refused:
+        runner.plan(binaries, r"^alpha/\w+")
+    assert str(refused.value) == (
+        "--filter '^alpha/\\\\w+': kernelwatch_bench_alpha cannot compile it (Invalid escape at "
+        "offset 7); the binaries take a POSIX extended regex: no (?...), \\d, \\w or \\s"
+    )
+
+
 def test_plan_refuses_a_name_in_two_binaries(tmp_path: Path) -> None:
     both = fakebench.suite(tmp_path / "build", {"one": A, "two": A})
     with pytest.raises(InputError, match="is in both .*kernelwatch_bench_one and"):

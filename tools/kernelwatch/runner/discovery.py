@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -74,7 +75,18 @@ def list_benchmarks(binary: Path, filter: str | None, extra_args: Sequence[str] 
             f"{binary}: listing its benchmarks failed (exit status {exc.status}): "
             f"{exc.said or 'no message'}; is it a Google Benchmark binary?"
         ) from None
+    refused = _REFUSED_FILTER.search(done.stderr)
+    if refused:
+        raise InputError(
+            f"--filter {filter!r}: {binary.name} cannot compile it ({refused[1].strip()}); the "
+            "binaries take a POSIX extended regex: no (?...), \\d, \\w or \\s"
+        )
     return [line.strip() for line in done.stdout.splitlines() if line.strip()]
+
+
+# What Google Benchmark (1.7, 1.8) prints for a filter its regex engine cannot compile; it
+# then lists nothing and exits 0, which read alone would be "matches no benchmark".
+_REFUSED_FILTER = re.compile(r"^Could not compile benchmark re: (.*)$", re.MULTILINE)
 
 
 def runs_on_harness(binary: Path) -> bool:

@@ -5,6 +5,10 @@ function(kernelwatch_require package hint)
   if(NOT ${package}_FOUND)
     message(FATAL_ERROR "kernelwatch: ${package} not found. ${hint}")
   endif()
+  # A function's variables end with it (its imported targets do not): the harness picks its
+  # Google Benchmark flag spelling by benchmark_VERSION, which was empty there, so on 1.8 every
+  # benchmark printed "should have a suffix".
+  set(${package}_VERSION "${${package}_VERSION}" PARENT_SCOPE)
 endfunction()
 
 kernelwatch_require(CUDAToolkit

@@ -1,5 +1,8 @@
 #include <kernelwatch/detail/run_options.hpp>
 
+#include "../support/capture_reporter.hpp"
+
+#include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -133,6 +136,23 @@ TEST(ParseRunOptions, TakesMinTimeOutBecauseTheHarnessSamplesItself) {
   EXPECT_TRUE(options.min_time_dropped);
   EXPECT_EQ(args.remaining(), (std::vector<std::string>{"bench", "--benchmark_repetitions=3"}));
   EXPECT_EQ(std::string(kw::detail::minimal_min_time_flag()).rfind("--benchmark_min_time=1e-9", 0), 0U);
+}
+
+// Google Benchmark 1.8 warns once per benchmark about 1.7's spelling ("1e-9") and 1.7 refuses
+// 1.8's ("1e-9s"): the flag main adds must be this library's.
+TEST(MinimalMinTime, IsSpelledAsThisGoogleBenchmarkWantsIt) {
+  benchmark::RegisterBenchmark("min_time_probe", [](benchmark::State& state) {
+    for (auto _ : state) {
+    }
+  });
+  arguments args({"bench", kw::detail::minimal_min_time_flag()});
+  benchmark::Initialize(&args.argc, args.pointers.data());
+  EXPECT_EQ(args.argc, 1) << "Google Benchmark did not take " << args.storage[1];
+  ::testing::internal::CaptureStderr();
+  const auto runs = kernelwatch::testing::run_benchmarks("^min_time_probe$");
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(said.find("min_time"), std::string::npos) << said;
+  ASSERT_EQ(runs.size(), 1U);
 }
 
 TEST(ParseRunOptions, SamplingDefaultsAndOverrides) {

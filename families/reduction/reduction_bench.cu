@@ -140,7 +140,7 @@ struct inputs {
 };
 
 // bytes_read: every input element once, the algorithmic minimum (the multi-pass variants'
-// partials, about n / 255 values more, are not counted).
+// partials, about n / 255 values written and read again, are not counted: 0.8 %).
 template <typename T>
 kw::measurement declare_work(benchmark::State& state, op operation, std::size_t n) {
   kw::measurement measurement(state);

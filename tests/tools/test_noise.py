@@ -223,3 +223,12 @@ def test_the_h200_baselines_slow_process_is_a_step_its_spread_understates() -> N
     spread = stored.take([name]).process[0]
     assert step == pytest.approx(0.0247, abs=0.0005) and spread == pytest.approx(0.0075, abs=0.0001)
     assert step > 2 * spread  # beyond the limit the spread alone gives
+
+
+def test_a_member_without_a_spread_leaves_its_group_s_guard_to_the_others() -> None:
+    # np.median of a group with one NaN was NaN for every member: the 0.1 % one lost its guard.
+    names = ["fam/a:1", "fam/a:2", "fam/a:3", "fam/a:4"]
+    guarded = noises._group_medians(names, np.array([0.001, 0.02, 0.03, np.nan]))
+    assert guarded.tolist() == [0.02] * 4
+    too_few = noises._group_medians(names, np.array([0.001, np.nan, np.nan, np.nan]))
+    assert np.isnan(too_few).all()

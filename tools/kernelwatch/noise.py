@@ -516,8 +516,11 @@ def _group_medians(names: Sequence[str], own: np.ndarray) -> np.ndarray:
         members.setdefault(group_of(name), []).append(i)
     out = np.full(len(names), np.nan)
     for indices in members.values():
-        if len(indices) >= MIN_GROUP:
-            out[indices] = float(np.median(own[indices]))
+        # Of the members that have the spread: one without it (run on fewer cards or hosts)
+        # made np.median NaN, and the whole group lost its guard.
+        finite = [i for i in indices if math.isfinite(own[i])]
+        if len(finite) >= MIN_GROUP:
+            out[indices] = float(np.median(own[finite]))
     return out
 
 

@@ -329,7 +329,34 @@ def test_gpu_mismatch_is_refused() -> None:
 def test_power_note_when_a_lone_change_cannot_be_significant() -> None:
     spec = {f"BM_{i}": steady(10.0 + i, n=5, seed=i) for i in range(30)}
     report = compare(result_set(spec), result_set(spec), TIME, Settings())
-    assert any("cannot reach significance among 30" in n for n in report.notes)
+    assert (
+        "30 of 30 benchmark(s) cannot reach significance alone, most as 5 and 5 repetitions "
+        "cannot reach q < 0.05 among 30 benchmarks alone (the smallest p-value is 0.0079; "
+        "Benjamini-Hochberg needs p < 0.0017)"
+    ) in "\n".join(report.notes)
+
+
+def test_tied_repetitions_cannot_hide_a_gross_lone_regression() -> None:
+    # 10 and 10 repetitions of 400 benchmarks: untied, a lone change reaches p = 1.1e-5, q =
+    # 0.004; with one tie the test gives at most p = 1.8e-4, q = 0.07 (TIED_EXACT_VALUES). Such
+    # a row is judged unverified, not left UNSURE: a 100x slowdown was UNSURE with exit 0.
+    rng = np.random.default_rng(7)
+    base = {f"BM_{i}": (100.0 * (1 + 0.001 * rng.standard_normal(10))).tolist() for i in range(400)}
+    base["BM_0"][1] = base["BM_0"][0]
+    slow = dict(base, BM_0=[100.0 * v for v in base["BM_0"]])
+    report = compare(result_set(base), result_set(slow), TIME, Settings())
+    row = next(c for c in report.comparisons if c.name == "BM_0")
+    assert row.verdict is Verdict.REGRESSION and row.failed
+    assert "10 and 10 repetitions with tied values cannot reach q < 0.05 among 400" in row.reason
+    assert row.sensitivity is None
+    tied_twice = dict(base, BM_0=[1.5 * v for v in base["BM_0"]])
+    row = next(
+        c
+        for c in compare(result_set(base), result_set(tied_twice), TIME, Settings()).comparisons
+        if c.name == "BM_0"
+    )
+    assert row.verdict is Verdict.SLOWER and not row.failed, row.reason
+    assert "unverified" in row.reason
 
 
 def test_settings_are_validated() -> None:

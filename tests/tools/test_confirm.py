@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-from conftest import result_set
+from conftest import H100_CONTEXT, merged, result_set
+from kernelwatch import baseline as baselines
 from kernelwatch import render
 from kernelwatch.compare import Report, Settings, Verdict, compare
-from kernelwatch.verdict import confirm_regressions
+from kernelwatch.loading import from_documents
+from kernelwatch.verdict import Judging, confirm, confirm_regressions
 from kernelwatch.results import resolve_metric
 
 TIME = resolve_metric("time")
@@ -153,3 +156,50 @@ def test_a_rerun_that_crashes_leaves_the_first_verdict_failing() -> None:
         "1 confirmed, 0 not confirmed, 1 whose re-run crashed (still failing, as the first run "
         "judged)"
     )
+
+
+def test_a_rerun_of_a_few_benchmarks_is_held_as_the_whole_run_was() -> None:
+    # H100 one-GPU hosts, a one-run baseline: the whole run (60 benchmarks) tells its card's
+    # kind; a re-run of the one it flagged cannot (fewer than kinds.MIN_SHARED), and was held to
+    # the unseen-kind prior: a real +3 % past a 1.8 % limit re-judged within 5.2 %, exit 0.
+    medians = {f"fam{i}/size:{j}": 100.0 * (1 + i) + j for i in range(20) for j in range(3)}
+    slow = "fam5/size:1"
+
+    def run(context: dict[str, Any], names: Sequence[str], seed: int) -> Any:
+        rng = np.random.default_rng(seed)
+        spec = {
+            n: [
+                (
+                    medians[n]
+                    * (1.03 if n == slow else 1.0) ** (seed > 0)
+                    * rng.lognormal(0, 5e-4, 5)
+                ).tolist()
+                for _ in (1, 2)
+            ]
+            for n in names
+        }
+        return merged(spec, None, context)
+
+    on = {
+        card: dict(H100_CONTEXT, host_gpu_count="1", gpu_uuid=card, host_gpu_uuids=card)
+        for card in ("GPU-a", "GPU-b")
+    }
+    base = run(on["GPU-a"], list(medians), 0)
+    found = baselines.Against("base", "given", [base], None, None)
+    judging = Judging(TIME, Settings())
+    first = compare(
+        from_documents("base", [base]),
+        from_documents("run", [run(on["GPU-b"], list(medians), 1)]),
+        TIME,
+        Settings(),
+    )
+    assert {c.name: c.verdict for c in first.comparisons}[slow] is Verdict.REGRESSION
+
+    def rerun(k: int, names: Sequence[str]) -> Any:
+        context = dict(on["GPU-b"], kernelwatch_filter=f"^{slow}$")
+        return from_documents(f"rerun{k}", [run(context, names, 10 + k)])
+
+    final = confirm(first, found, judging, rerun, 1)
+    row = {c.name: c for c in final.comparisons}[slow]
+    assert row.verdict is Verdict.REGRESSION and row.confirmed, row.reason
+    assert final.exit_status == 1

@@ -119,7 +119,9 @@ def test_a_new_benchmark_is_shown_not_judged_and_says_what_to_do(
     done = compared(run_cli, tmp_path, document)
     assert done.status == 0, done.err
     markdown = (tmp_path / "pr.md").read_text()
-    assert markdown.startswith("### kernelwatch compare: no regression\n")
+    # probe/empty_kernel, +6.5 % in this second run of unchanged code: past its limit, and its
+    # tied repetitions cannot reach significance alone among 356 (docs/compare.md, "Power")
+    assert markdown.startswith("### kernelwatch compare: no regression, 1 SLOWER (not failing)\n")
     assert f"| **NEW** | `{added}` |" in markdown
     assert "1 NEW benchmark(s) not in the baseline: not judged until the baseline holds them" in (
         markdown
@@ -147,10 +149,12 @@ def test_a_renamed_argument_is_missing_and_new_and_names_the_rename(
     done = compared(run_cli, tmp_path, document)
     assert done.status == 0 and done.err == ""
     markdown = (tmp_path / "pr.md").read_text()
-    assert markdown.startswith("### kernelwatch compare: no regression\n")
+    # probe/empty_kernel, +6.5 % in this second run of unchanged code: past its limit, and its
+    # tied repetitions cannot reach significance alone among 356 (docs/compare.md, "Power")
+    assert markdown.startswith("### kernelwatch compare: no regression, 1 SLOWER (not failing)\n")
     assert "| **MISSING** | `reduction/" in markdown and "a rename?" in markdown
     body = run_cli("comment", tmp_path / "pr.md", "--gpu", "nvidia-h200-sm90")
-    assert body.status == 0 and "### kernelwatch compare: no regression\n" in body.out
+    assert body.status == 0 and "### kernelwatch compare: no regression, 1 SLOWER (not failing)\n" in body.out
     assert "| **MISSING** | `reduction/" in body.out
 
 
@@ -327,8 +331,9 @@ def test_other_harness_settings_are_warned_and_fewer_repetitions_noted() -> None
     report = judged(fewer)
     assert not report.failed
     assert any(
-        n.startswith("with 10 and 5 repetitions the smallest possible") for n in report.notes
-    )
+        n.startswith("356 of 356 benchmark(s) cannot reach significance alone, most as 10 and 5 ")
+        for n in report.notes
+    ), report.notes
 
 
 @pytest.mark.parametrize("card", [OWN_CARD, OTHER_CARD], ids=["own-card", "other-card"])

@@ -464,37 +464,35 @@ def too_few_reason(n: int, m: int, need: int, aggregates: bool, nvbench: bool = 
 
 
 def powerless_reasons(
-    n: np.ndarray, m: np.ndarray, tested: np.ndarray, alpha: float
+    smallest: np.ndarray,
+    n: np.ndarray,
+    m: np.ndarray,
+    tested: np.ndarray,
+    family: int,
+    alpha: float,
 ) -> list[str | None]:
     """For each tested benchmark, why its test cannot reach q < alpha however far apart the
     two samples are, or None where it can. The smallest q a change alone can get is the
-    smallest exact Mann-Whitney p-value (2 / C(n+m, n): 0.1 for 3 and 3) times the number of
-    benchmarks tested (Benjamini-Hochberg ranks it first of them); where that is not below
-    alpha, a lone change is called only by the unverified rule. A change the test did call
-    significant stays a tested verdict (decide_many)."""
-    family = int(tested.sum())
-    cache: dict[tuple[int, int], str | None] = {}
+    smallest p-value its values can give (stats.smallest_p: 2 / C(n+m, n) without ties, 0.1
+    for 3 and 3; more with tied repetitions) times the `family` of benchmarks tested
+    (Benjamini-Hochberg ranks it first of them); where that is not below alpha, a lone change
+    is called only by the unverified rule. A change the test did call significant stays a
+    tested verdict (decide_many)."""
     out: list[str | None] = []
-    for ok, n_i, m_i in zip(tested.tolist(), n.tolist(), m.tolist()):
-        if not ok:
+    for ok, p, n_i, m_i in zip(tested.tolist(), smallest.tolist(), n.tolist(), m.tolist()):
+        if not ok or p * family < alpha:
             out.append(None)
             continue
-        if (n_i, m_i) not in cache:
-            smallest = stats.min_p_value(n_i, m_i)
-            reason = None
-            if smallest * family >= alpha:
-                reason = (
-                    f"{n_i} and {m_i} repetitions cannot reach q < {alpha:g} (the smallest "
-                    f"p-value is {smallest:.2g})"
-                )
-                if family > 1 and smallest < alpha:
-                    reason = (
-                        f"{n_i} and {m_i} repetitions cannot reach q < {alpha:g} among "
-                        f"{family} benchmarks alone (the smallest p-value is {smallest:.2g}; "
-                        f"Benjamini-Hochberg needs p < {alpha / family:.2g})"
-                    )
-            cache[(n_i, m_i)] = reason
-        out.append(cache[(n_i, m_i)])
+        what = f"{n_i} and {m_i} repetitions"
+        if p > stats.min_p_value(n_i, m_i) * 1.001:
+            what += " with tied values"
+        if family > 1 and p < alpha:
+            out.append(
+                f"{what} cannot reach q < {alpha:g} among {family} benchmarks alone (the "
+                f"smallest p-value is {p:.2g}; Benjamini-Hochberg needs p < {alpha / family:.2g})"
+            )
+        else:
+            out.append(f"{what} cannot reach q < {alpha:g} (the smallest p-value is {p:.2g})")
     return out
 
 
@@ -546,13 +544,18 @@ class Reference:
     unseen_kind: bool = False
 
 
-def judged_against(baseline: ResultSet, contender: ResultSet, notes: list[str]) -> Reference:
+def judged_against(
+    baseline: ResultSet, contender: ResultSet, notes: list[str], unseen_kind: bool | None = None
+) -> Reference:
     """The runs of a pooled baseline on the contender's own card (process level); else all of
     them, held to the spread between their cards or hosts. A card of a kind the baseline holds
     (kinds.py) is held so too: GPU-a2348aed, matched to the kind of four of the H200
     baseline's cards (shape distance 0.12 %), timed 13 DRAM-read-bound reductions of unchanged
     code 1.2-2.5 % slower than all four, which agree within 0.2 % (docs/measurement.md, "Kinds
-    of card"): no spread measured between the cards of a kind bounds a card it never held."""
+    of card"): no spread measured between the cards of a kind bounds a card it never held.
+    `unseen_kind`, where given, is the kind as told from the whole run: a re-run of the few
+    benchmarks it flagged cannot tell it, and was held to the unseen-kind prior (a +3 %
+    regression past a 1.4 % limit re-judged against 5.2 %, "not confirmed")."""
     units = levels.units_of(baseline.context)
     crossing = levels.crossing(baseline.context, contender.context)
     wide = Reference(baseline, crossing, _units_at(crossing.level, units))
@@ -566,6 +569,16 @@ def judged_against(baseline: ResultSet, contender: ResultSet, notes: list[str]) 
             "the baseline holds a run on this card: compared with that run (process level)"
         )
         return Reference(own, levels.crossing(own.context, contender.context), 1)
+    if unseen_kind is not None:
+        notes.append(
+            "this card's kind as the whole run told it (a re-run of a few benchmarks cannot): "
+            + (
+                "held to at least the prior for an unseen kind"
+                if unseen_kind
+                else "held to the spread between the baseline's hosts"
+            )
+        )
+        return replace(wide, unseen_kind=unseen_kind)
     found = noises.kind_of(baseline, contender) if crossing.level is Level.HOST else None
     if found is None and len(units) == 1 and crossing.level in (Level.CARD, Level.HOST):
         # Two single runs on cards of two kinds (H200s, one host or two) differ by 4.5-4.7 % on
@@ -723,8 +736,9 @@ def _floored_where_unmeasured(
             durations, gpu=gpu, model=model, one_gpu_hosts=one_gpu_hosts
         )
         at = np.fmax(at, unseen)
-    if against.crossing.level is Level.HOST and against.crossing.other_config:
-        # Measured between hosts, but never on one configured so: at least the host prior.
+    if against.crossing.other_config:
+        # Never measured on a host configured so (a driver, clock or power limit changed), even
+        # on one of the baseline's own cards: at least the host prior, whatever the level.
         host = levels.prior(
             Level.HOST, durations, gpu=gpu, model=model, one_gpu_hosts=one_gpu_hosts
         )
@@ -979,18 +993,20 @@ def compare(
     stored_noise: noises.LevelNoise | None = None,
     removed: frozenset[str] = frozenset(),
     outside: frozenset[str] = frozenset(),
+    unseen_kind: bool | None = None,
 ) -> Report:
     """Verdicts for every benchmark. `stored_noise`: the baseline's noise per benchmark and
     level as `baseline update` kept it (noise.json), used for the time metric instead of
     computing it from the baseline's values. `removed`: the baseline's benchmarks that the
     contender's build does not register (completeness.py): MISSING there without failing.
     `outside`: the baseline's benchmarks outside the part of the suite the contender ran
-    (completeness.outside_part): not compared."""
+    (completeness.outside_part): not compared. `unseen_kind`: the contender's kind of card as
+    the whole run told it (judged_against), for a re-run of a few of its benchmarks."""
     warnings, notes = check_environment(
         baseline.context, contender.context, settings.allow_gpu_mismatch, metric.key
     )
     notes = list(baseline.notes) + list(contender.notes) + notes
-    against = judged_against(baseline, contender, notes)
+    against = judged_against(baseline, contender, notes, unseen_kind)
     baseline = against.baseline
     comparisons: list[Comparison] = []
     # Present on both sides, without errors or skips (nearly all): measured without more checks.
@@ -1101,7 +1117,11 @@ def _measured_verdicts(
         )
     q = np.full(len(b), np.nan)
     q[tested] = stats.bh_adjust(ps.p_value[tested])
-    _note_power(n, m, tested & ~by_summary, settings.alpha, notes)
+    # A t-test reaches any p-value: Mann-Whitney's smallest one does not bind summary rows, but
+    # they are of the family that Benjamini-Hochberg corrects over.
+    family = int(tested.sum())
+    powerless = powerless_reasons(ps.smallest_p, n, m, tested & ~by_summary, family, settings.alpha)
+    _note_power(powerless, family, settings.alpha, notes)
 
     threshold = _thresholds(measured.names, settings)
     b_processes, c_processes = process_counts(baseline, b), process_counts(contender, c)
@@ -1115,13 +1135,6 @@ def _measured_verdicts(
         None if ok else too_few_reason(n_i, m_i, settings.min_repetitions, b_ag or c_ag, nvbench)
         for ok, n_i, m_i, b_ag, c_ag in zip(
             tested.tolist(), n_shown.tolist(), m_shown.tolist(), b_agg, c_agg
-        )
-    ]
-    # A t-test reaches any p-value: Mann-Whitney's smallest one does not bind summary rows.
-    powerless = [
-        None if summary else why
-        for summary, why in zip(
-            by_summary.tolist(), powerless_reasons(n, m, tested & ~by_summary, settings.alpha)
         )
     ]
     verdicts, reasons, unverified = decide_many(
@@ -1161,11 +1174,9 @@ def _measured_verdicts(
     b_median, c_median = ps.baseline_median.tolist(), ps.contender_median.tolist()
     b_cv, c_cv = _optional(ps.baseline_cv), _optional(ps.contender_cv)
     threshold_list, floor_list, limit_list = threshold.tolist(), floor.tolist(), limit.tolist()
-    # None too where no p-value can reach alpha (3 and 3: at least 0.1): nothing is caught.
-    reachable = [
-        ok and (summary or stats.min_p_value(n_i, m_i) < settings.alpha)
-        for ok, summary, n_i, m_i in zip(tested.tolist(), by_summary.tolist(), n_list, m_list)
-    ]
+    # None too where no p-value can reach q < alpha (3 and 3: at least 0.1; a lone change of
+    # tied repetitions among many): no change is caught below the unverified rule's 2x.
+    reachable = [ok and why is None for ok, why in zip(tested.tolist(), powerless)]
     sensitivity_list = [s if ok else None for ok, s in zip(reachable, sensitivity)]
     measured_list, lenient_list = spread.measured.tolist(), lenient.tolist()
     host_bound_list = host_bound.tolist()
@@ -1242,24 +1253,18 @@ def _lenient(host_bound: np.ndarray, same_host: bool, notes: list[str]) -> np.nd
     return lenient
 
 
-def _note_power(
-    n: np.ndarray, m: np.ndarray, tested: np.ndarray, alpha: float, notes: list[str]
-) -> None:
-    """Say so when too few repetitions make a lone change impossible to call significant."""
-    family = int(tested.sum())
-    if family == 0:
+def _note_power(powerless: list[str | None], family: int, alpha: float, notes: list[str]) -> None:
+    """Say so when too few repetitions, or their tied values, make a lone change impossible to
+    call significant."""
+    weak = [why for why in powerless if why is not None]
+    if not weak:
         return
-    pairs = Counter(zip(n[tested].tolist(), m[tested].tolist()))
-    (n_common, m_common), _ = pairs.most_common(1)[0]
-    smallest = stats.min_p_value(n_common, m_common)
-    if smallest * family >= alpha:
-        notes.append(
-            f"with {n_common} and {m_common} repetitions the smallest possible p-value is "
-            f"{smallest:.2g}: a change in one benchmark alone cannot reach significance among "
-            f"{family} (Benjamini-Hochberg needs p < {alpha / family:.2g}): such a change past "
-            f"the limit is judged unverified, failing from {UNVERIFIED_FAIL_RATIO:g}x worse; "
-            "record more repetitions"
-        )
+    reason, _ = Counter(weak).most_common(1)[0]
+    notes.append(
+        f"{len(weak)} of {family} benchmark(s) cannot reach significance alone, most as "
+        f"{reason}: a change past the limit there is judged unverified, failing from "
+        f"{UNVERIFIED_FAIL_RATIO:g}x worse; record more repetitions"
+    )
 
 
 def _optional(values: np.ndarray) -> list[float | None]:

@@ -30,6 +30,7 @@ from kernelwatch.compare import (
     Settings,
     Verdict,
     compare,
+    judged_against,
     worded_for,
 )
 from kernelwatch.config import Config, ThresholdRule, load_config, parse_fraction
@@ -213,12 +214,16 @@ def confirm(
     report: Report, found: baselines.Against, judging: Judging, rerun: Rerun, times: int
 ) -> Report:
     """Every REGRESSION re-run up to `times` times against the same baseline (restricted to the
-    flagged benchmarks, with its stored noise): confirmed only when it regresses every time."""
+    flagged benchmarks, with its stored noise), its card held as of the kind the whole run
+    told: confirmed only when it regresses every time."""
+    kind = judged_against(report.baseline, report.contender, []).unseen_kind
 
     def against(contender: ResultSet, flagged: Sequence[str]) -> Report:
         chosen = set(flagged)
         base = side(found.label, [baselines.restrict(d, chosen) for d in found.documents])
-        return compare(base, contender, judging.metric, judging.settings, found.noise)
+        return compare(
+            base, contender, judging.metric, judging.settings, found.noise, unseen_kind=kind
+        )
 
     def again(k: int, flagged: Sequence[str]) -> Report:
         try:

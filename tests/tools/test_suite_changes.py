@@ -154,7 +154,10 @@ def test_a_renamed_argument_is_missing_and_new_and_names_the_rename(
     assert markdown.startswith("### kernelwatch compare: no regression, 1 SLOWER (not failing)\n")
     assert "| **MISSING** | `reduction/" in markdown and "a rename?" in markdown
     body = run_cli("comment", tmp_path / "pr.md", "--gpu", "nvidia-h200-sm90")
-    assert body.status == 0 and "### kernelwatch compare: no regression, 1 SLOWER (not failing)\n" in body.out
+    assert (
+        body.status == 0
+        and "### kernelwatch compare: no regression, 1 SLOWER (not failing)\n" in body.out
+    )
     assert "| **MISSING** | `reduction/" in body.out
 
 

@@ -361,7 +361,8 @@ def test_b_builds_while_a_is_measured(
     repo: Repo, run_cli, monkeypatch, tmp_path: Path, no_overlap: bool
 ) -> None:
     """With --measure-all (the selection of identical builds needs B built first)."""
-    spans, built = slow_b_build(repo, monkeypatch, tmp_path, 1.5, {"sleep": 0.2})
+    # 4 s: with 1.5, a loaded 2-core machine started A's first process after B had built
+    spans, built = slow_b_build(repo, monkeypatch, tmp_path, 4.0, {"sleep": 0.2})
     done = run_ab(
         run_cli, repo, repo.a, repo.b, "--measure-all", *(["--no-overlap"] if no_overlap else [])
     )

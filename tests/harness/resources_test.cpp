@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <regex>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -92,6 +93,26 @@ TEST(DeviceInfo, DescribesTheCurrentGpu) {
   EXPECT_GT(device.memory_bus_width_bits, 0);
   EXPECT_GT(device.peak_bandwidth_bytes_per_second(), 1e11);
   EXPECT_GE(device.cuda_runtime_version, 13000);
+}
+
+TEST(DeviceInfo, FollowsTheCurrentDevice) {
+  KW_REQUIRE_GPU();
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  if (devices < 2) {
+    GTEST_SKIP() << "needs two CUDA GPUs, this host has " << devices;
+  }
+  int before = 0;
+  ASSERT_EQ(cudaGetDevice(&before), cudaSuccess);
+  const std::string first = kw::current_device_info().uuid;
+  const int other = before == 0 ? 1 : 0;
+  ASSERT_EQ(cudaSetDevice(other), cudaSuccess);
+  const kw::device_info& switched = kw::current_device_info();
+  EXPECT_EQ(switched.ordinal, other);
+  EXPECT_EQ(switched.uuid, kw::query_device_info(other).uuid);
+  EXPECT_NE(switched.uuid, first);
+  ASSERT_EQ(cudaSetDevice(before), cudaSuccess);
+  EXPECT_EQ(kw::current_device_info().uuid, first);
 }
 
 TEST(L2Flusher, WritesTwiceTheL2) {

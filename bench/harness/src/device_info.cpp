@@ -4,6 +4,9 @@
 #include <kernelwatch/detail/nvml.hpp>
 #include <kernelwatch/device_info.hpp>
 
+#include <map>
+#include <mutex>
+
 namespace kernelwatch {
 namespace {
 
@@ -48,12 +51,19 @@ device_info query_device_info(int ordinal) {
 }
 
 const device_info& current_device_info() {
-  static const device_info info = [] {
-    int ordinal = 0;
-    KW_CUDA_CHECK(cudaGetDevice(&ordinal));
-    return query_device_info(ordinal);
-  }();
-  return info;
+  int ordinal = 0;
+  KW_CUDA_CHECK(cudaGetDevice(&ordinal));
+  // Once per device, not once per process: a benchmark may set another device than the one
+  // before it, and its sampling tools (the L2 flush's size, the clock probe's SM count) and
+  // peak bandwidth must be that device's. std::map keeps each entry where it is.
+  static std::mutex mutex;
+  static std::map<int, device_info> by_ordinal;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto found = by_ordinal.find(ordinal);
+  if (found == by_ordinal.end()) {
+    found = by_ordinal.emplace(ordinal, query_device_info(ordinal)).first;
+  }
+  return found->second;
 }
 
 }  // namespace kernelwatch

@@ -31,7 +31,7 @@ struct device_info {
 /// Queries device `ordinal`. Throws cuda_error when there is no such device.
 [[nodiscard]] device_info query_device_info(int ordinal);
 
-/// The device the benchmarks run on (the current CUDA device), queried once per process.
+/// The current CUDA device, queried once per device and process.
 [[nodiscard]] const device_info& current_device_info();
 
 }  // namespace kernelwatch

@@ -778,16 +778,16 @@ def test_an_update_from_fewer_cards_than_the_pool_warns(root: Path, write_json, 
 
 
 def test_show_names_every_level_the_committed_h200_baseline_measured(run_cli) -> None:
-    """baselines/README.md: every level measured, the card level by the GPUs of three
+    """baselines/README.md: every level measured, the card level by the GPUs of four
     multi-GPU hosts (never, before 3409419's pool); the kind level (shown, no longer a level
     compare judges at) was left unsaid."""
     done = run_cli("baseline", "show", "nvidia-h200-sm90", "--baselines", REPO / "baselines")
     assert done.status == 0, done.err
     line = next(text.strip() for text in done.out.splitlines() if text.strip().startswith("levels"))
     assert line == (
-        "levels        process: measured; card: measured (16 cards); kind: measured (between "
+        "levels        process: measured; card: measured (19 cards); kind: measured (between "
         "the cards of one kind; compare holds a card to the host level); "
-        "host: measured (11 hosts)"
+        "host: measured (13 hosts)"
     )
 
 

@@ -415,7 +415,7 @@ def test_the_shards_of_a_split_run_merge_with_their_kernel_records(tmp_path: Pat
     each part records only the kernels of its benchmarks; merge joins them (it refused them as
     "not parts of one run" before), and the whole passes against the H200 baseline of its time
     (b0f397d's nine cards; the timed code unchanged since), and against the committed one
-    (sixteen cards of eleven hosts). Against the seven cards of six hosts pooled before those, its
+    (nineteen cards of thirteen hosts). Against the seven cards of six hosts pooled before those, its
     `register_capped` read +1.0 % at a 1.0 % limit: a host unlike that pool, judged too sharply
     (docs/measurement.md, "The baseline at today's harness")."""
     parts = [SPLIT / f"split-gpu{i}.json.gz" for i in (0, 1)]

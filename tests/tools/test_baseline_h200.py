@@ -37,6 +37,7 @@ FRESH = GPU_DATA / "h200-card-720306a7-baseline-b0f397d"
 ANCHORED = GPU_DATA / "h200-card-32985547-baseline-3409419" / "suite.json.gz"
 WIDENED = GPU_DATA / "h200-card-1398c7f4-widened-baseline"  # a fresh card against the sixteen
 AT_MAIN = GPU_DATA / "h200-card-14510562-readme-e73efc4" / "suite.json.gz"  # and another
+ON_WIDENED = GPU_DATA / "h200-card-440e6039-anchored-bd9a78a"  # a fresh card against the nineteen
 PULL_REQUEST = GPU_DATA / "h200-card-8da66dc9-pr-unroll" / "pr.json.gz"
 ONE_BINARY = GPU_DATA / "h200-card-3b892c5d-bench-coalescing" / "part.json.gz"  # run --bench
 JUDGING = verdict.Judging(  # compare's, with the suite's kernelwatch.toml
@@ -117,6 +118,17 @@ def test_the_baseline_pools_nineteen_cards_of_thirteen_hosts_of_each_class() -> 
     # ten cards of four hosts, all measuring at once: the GPU-bound benchmarks (GPUs 1-3
     # left the 44 host-bound to GPU 0); median 0.13 % (0.11 % before 61b6fec's two-GPU host)
     assert len(card) == 312 and 0.0008 < np.median(card) < 0.0015
+
+
+def test_todays_code_anchors_on_the_widened_pool_without_measuring_the_anchor() -> None:
+    """GPU-440e6039 at bd9a78a, the README's command: 219 s, every binary built as 61b6fec's,
+    356 IDENTICAL (368 s at c6b8ec4, whose binaries differed from 3409419's); unanchored on the
+    same build 356 SAME, 3.9 % median sensitivity."""
+    context = read_json(ON_WIDENED / "suite.json.gz")["context"]
+    assert context[ANCHOR_KEY].startswith(
+        "anchored on 61b6fec6efa2 (nothing to measure; 356 benchmark(s) built identically"
+    )
+    assert median_sensitivity(judged(ON_WIDENED / "plain.json.gz", BASELINES)) < 0.04
 
 
 def test_a_fresh_card_anchored_on_3409419s_pool_without_measuring_the_anchor() -> None:

@@ -209,6 +209,10 @@ def _crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Cros
 #     140 ns; kind 0.90 %, 52 ns; host 1.76 %, 594 ns; unseen kind 2.32 %, 233 ns; with GPU 0 of
 #     the three multi-GPU hosts host 1.79 %, 585 ns; card (eight cards of three hosts) 0.53 %,
 #     167 ns. Inside the constants too.
+#   widened at 61b6fec to nineteen cards of thirteen hosts (and GPU-b6c6505d; a two-GPU host,
+#     GPU-59b384ea, -e0122269): its nine one-GPU hosts process 0.94 %, 146 ns; kind 0.84 %, 50 ns;
+#     host 1.72 %, 572 ns; unseen kind 2.33 %, 230 ns; with GPU 0 of the four multi-GPU hosts
+#     host 1.74 %, 559 ns. Inside the constants, which stand.
 # H100 80GB HBM3 (2026-11-27/28; one kind of card seen):
 #   the five cards of its baseline (harness of c2e9ee4: one-GPU hosts GPU-7692141e, -18b292b3,
 #     -1ea85f9e, both GPUs of a two-GPU host GPU-fbb49afb, -1fb43360): process 0.388 %, 152 ns;

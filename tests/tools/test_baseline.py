@@ -475,6 +475,18 @@ def test_a_whole_update_that_drops_benchmarks_needs_drop_missing(
     assert sorted(noise) == sorted(kept)
 
 
+def test_a_models_folder_given_as_the_baselines_is_refused(root: Path, write_json, run_cli) -> None:
+    """`--baselines baselines/<slug>` made a second baseline inside the first (CLI audit of
+    2026-11-30)."""
+    result = write_json("r.json", suite(), context=context())
+    assert run_cli("baseline", "update", result, "--baselines", root).status == 0
+    inner = root / SLUG
+    before = sorted(p.name for p in inner.iterdir())
+    done = run_cli("baseline", "update", result, "--baselines", inner)
+    assert done.status == 2 and "is one GPU model's baseline" in one_line(done.err), done.err
+    assert sorted(p.name for p in inner.iterdir()) == before
+
+
 def test_a_run_given_twice_is_refused(root: Path, tmp_path: Path, write_json, run_cli) -> None:
     result = write_json("r.json", suite(), context=context())
     (tmp_path / "link.json").symlink_to(result)

@@ -216,6 +216,16 @@ KINDS: dict[str, bytes | str | None | Callable[[Path], None]] = {
     .encode(),
     "malformed date": doc_with(good()["benchmarks"], {**CONTEXT, "date": "yesterday"}).encode(),
     "date not a string": doc_with(good()["benchmarks"], {**CONTEXT, "date": 1700000000}).encode(),
+    # in UTC past the year 9999: an OverflowError in history, report and --since
+    "date past 9999 in UTC": doc_with(
+        good()["benchmarks"], {**CONTEXT, "date": "9999-12-31T23:59:59-14:00"}
+    ).encode(),
+    # Python reads the string "false" as true: an ERROR or skipped row, and exit 1
+    "error flag as text": doc_with(rows(error_occurred="false")).encode(),
+    "skipped flag as text": doc_with(rows(skipped="false")).encode(),
+    "commands not a list": doc_with(
+        good()["benchmarks"], {**CONTEXT, "kernelwatch_benchmark_commands": 5}
+    ).encode(),
     "Google Benchmark before 1.5": doc_with(before_1_5(good()["benchmarks"])).encode(),
     "before 1.5, a name twice": doc_with(old_name_twice()).encode(),
     "deep context": deep(doc_with(good()["benchmarks"], {**CONTEXT, "x": "DEEP"})),
@@ -261,6 +271,10 @@ PARTS = (
 # Google Benchmark's layout before 1.5 is a result like any other (its rows are repetitions)
 OLD = "Google Benchmark before 1.5"
 
+# Context keys a command does not read (the run's date shown as written; the benchmark
+# commands that only merge joins).
+UNREAD = ("date past 9999 in UTC", "commands not a list")
+
 ACCEPTED: dict[str, set[str]] = {
     "compare": {
         OLD,
@@ -269,6 +283,7 @@ ACCEPTED: dict[str, set[str]] = {
         "date not a string",
         "slowed on purpose",
         "selftest bad level",
+        *UNREAD,
         *PARTS,
     },
     "report": {
@@ -278,6 +293,7 @@ ACCEPTED: dict[str, set[str]] = {
         "date not a string",
         "slowed on purpose",
         "selftest bad level",
+        *UNREAD,
         *PARTS,
     },
     # (the history keeps every run; a part of the suite is a run like any other)
@@ -286,15 +302,20 @@ ACCEPTED: dict[str, set[str]] = {
         "error rows",
         "slowed on purpose",
         "selftest bad level",
+        "commands not a list",
         *PARTS,
     },
-    "baseline update": {OLD, "malformed date", "date not a string"},
+    # (a date that is not text would make a manifest that no later command reads)
+    "baseline update": {OLD, "malformed date", *UNREAD},
     # show reads only the context of a result file, to find its GPU's baseline
     "baseline show": {
         OLD,
         "before 1.5, a name twice",
         "malformed date",
         "date not a string",
+        "error flag as text",
+        "skipped flag as text",
+        *UNREAD,
         "slowed on purpose",
         "selftest bad level",
         "error rows",
@@ -319,9 +340,9 @@ ACCEPTED: dict[str, set[str]] = {
 # joins the rows as written (1e308 us is finite until compare takes it to ns)
 ACCEPTED["export"] = set(ACCEPTED["compare"])
 # (a shard key merge would not write: "１/１" is no K/N)
-ACCEPTED["merge"] = (ACCEPTED["compare"] - {"one shard", "full-width shard"}) | {
-    "time infinite in ns"
-}
+ACCEPTED["merge"] = (
+    ACCEPTED["compare"] - {"one shard", "full-width shard", "commands not a list"}
+) | {"time infinite in ns"}
 
 
 @dataclass
@@ -855,6 +876,55 @@ def test_every_usage_error_is_one_line(argv: list[str], capsys: pytest.CaptureFi
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("kernelwatch: error: "), err
     assert "usage:" not in err
+
+
+@pytest.mark.parametrize(
+    "argv, stream",
+    [
+        (["compare", "BAD", "BAD"], "2>/dev/full"),  # an input error: 2
+        (["compare", "--bogus"], "2>&-"),  # a usage error: 2
+        (["export", "GOOD", "--format", "bmf"], ">&-"),  # output to a closed stdout: 2
+    ],
+)
+def test_an_unwritable_stream_keeps_the_exit_status(
+    tmp_path: Path, argv: list[str], stream: str
+) -> None:
+    """Where stderr cannot take the error line, the status still says what happened: the
+    failed write ended with Python's status 1, a regression's (CLI audit of 2026-11-30)."""
+    (tmp_path / "GOOD").write_text(GOOD_TEXT)
+    (tmp_path / "BAD").write_text("{")
+    done = subprocess.run(
+        f"{sys.executable} -m kernelwatch {' '.join(argv)} {stream}",
+        shell=True,
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(TOOLS)),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["history", "show", "\udcff"], "'\\udcff': not UTF-8 text"),
+        (["history", "changes", "--since", "9999-12-31T23:59:59-14:00"], "outside the years"),
+    ],
+)
+def test_arguments_a_history_cannot_hold_are_one_line(
+    tmp_path: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A name that is not UTF-8 (a lone surrogate) and a date past year 9999 in UTC were
+    internal errors (UnicodeEncodeError, OverflowError)."""
+    good = tmp_path / "good.json"
+    good.write_text(GOOD_TEXT)
+    db = tmp_path / "h.sqlite"
+    assert cli.main(["history", "ingest", str(good), "--db", str(db)]) == 0
+    capsys.readouterr()
+    status = cli.main([*argv, "--db", str(db)])
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and message in err, err
 
 
 @pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e400"])

@@ -511,13 +511,24 @@ def _device_list(d: dict[str, Any]) -> None:
     d["benchmarks"][0]["states"][0]["device"] = {"id": 0}
 
 
+def _device_text(d: dict[str, Any]) -> None:
+    d["benchmarks"][0]["states"][0]["device"] = "x"
+
+
+def _summaries_text(d: dict[str, Any]) -> None:
+    d["benchmarks"][0]["states"][0]["summaries"] = "x"
+
+
 @pytest.mark.parametrize(
     "damage, message",
     [
         (_states_five, "nvbench: simple: states is not a list"),
         (_axes_five, "axis_values is not a list"),
         (_data_five, None),  # no summary with data: a skipped row, no error
-        (_device_list, None),
+        # (these read as other benchmarks, or as skipped ones: MISSING rows and exit 1)
+        (_device_list, "a state's device is not a device id"),
+        (_device_text, "a state's device is not a device id"),
+        (_summaries_text, "a state's summaries is not a list"),
     ],
 )
 def test_malformed_nvbench_structures_are_one_line(

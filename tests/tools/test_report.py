@@ -1071,6 +1071,8 @@ def test_an_explanation_spans_the_table_under_its_benchmark(run_cli, tmp_path) -
         {"b": {"kernel": {"change": "x", "details": 5}}},
         {"b": {"sass_diff": 5}},
         {"b": {"seconds": "x"}},
+        {"b": {"sass_diff": [{"kernel": "k", "mix": [["LDS", 1]]}]}},  # no count after
+        {"b": {"sass_diff": [{"kernel": "k", "shared_ops": [["STS", "a", 1]]}]}},
     ],
 )
 def test_a_malformed_explanations_file_is_one_line(

@@ -238,7 +238,7 @@ def stored(path: Path, names: set[str], max_age_s: float, now: datetime.datetime
         started = datetime.datetime.fromisoformat(str(context.get("kernelwatch_run_started")))
         commit = str(context["kernelwatch_anchor_commit"])
         age = (now - started).total_seconds()
-    except (KeyError, ValueError, TypeError):  # (TypeError: a date without its time zone)
+    except (KeyError, ValueError, TypeError, OverflowError):  # (TypeError: a naive date)
         return None
     held = {row.get("run_name") for row in document.get("benchmarks", []) if isinstance(row, dict)}
     if not 0 <= age <= max_age_s or not names <= held:

@@ -118,7 +118,10 @@ def parse_since(value: str | None, flag: str = "--since") -> str | None:
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.UTC)
-    return normalized_date(moment.isoformat())
+    normalized = normalized_date(moment.isoformat())
+    if normalized is None:
+        raise InputError(f"{flag} {value!r}: outside the years 1 to 9999 in UTC")
+    return normalized
 
 
 def find_changes(

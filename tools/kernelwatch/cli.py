@@ -43,10 +43,7 @@ class Parser(argparse.ArgumentParser):
         command = self.prog.removeprefix("kernelwatch").strip()
         where = f"{command}: " if command else ""
         help_hint = f"kernelwatch {command} --help" if command else "kernelwatch --help"
-        print(
-            f"kernelwatch: error: {where}{' '.join(message.split())} (see {help_hint})",
-            file=sys.stderr,
-        )
+        _say(f"kernelwatch: error: {where}{' '.join(message.split())} (see {help_hint})")
         sys.exit(2)
 
     def parse_known_args(  # type: ignore[override]
@@ -115,6 +112,28 @@ def _printable_output() -> None:
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
             stream.reconfigure(errors="backslashreplace")
+    if sys.stdout is None:  # started with stdout closed (`>&-`): what prints fails as output
+        sys.stdout = _Closed()
+
+
+class _Closed(io.TextIOBase):
+    """A closed standard output: a write is the output error it would be on a closed
+    descriptor (exit 2), not an AttributeError of None."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+
+def _say(line: str) -> None:
+    """One line on stderr. Where stderr cannot take it (closed, a full disk) the exit status
+    still says what happened: the failed write ended runs with Python's status 1 (regression)."""
+    if sys.stderr is None:
+        return
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError):  # nor fail again in the flush at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
 
 
 class Terminated(KeyboardInterrupt):
@@ -145,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _sigterm_raises():
             return _main(argv)
     except Terminated:  # one that landed in _main's own error handling, or as it returned
-        print("kernelwatch: terminated", file=sys.stderr)
+        _say("kernelwatch: terminated")
         return 143
 
 
@@ -176,13 +195,13 @@ def _main(argv: Sequence[str] | None) -> int:
     except InputError as exc:
         if isinstance(exc, OutputError):
             _silence_stdout()
-        print(f"kernelwatch: {exc.prefix}{exc}", file=sys.stderr)
+        _say(f"kernelwatch: {exc.prefix}{exc}")
         return exc.exit_status
     except Terminated:
-        print("kernelwatch: terminated", file=sys.stderr)
+        _say("kernelwatch: terminated")
         return 143
     except KeyboardInterrupt:
-        print("kernelwatch: interrupted", file=sys.stderr)
+        _say("kernelwatch: interrupted")
         return 130
     except BrokenPipeError:
         # The reader went away (`| head`): silence the flush at exit, end like SIGPIPE would.
@@ -195,7 +214,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if exc.filename is not None or exc.errno not in _WRITE_ERRORS:
             return _internal_error(exc)
         _silence_stdout()
-        print(f"kernelwatch: error: {output_error(exc)}", file=sys.stderr)
+        _say(f"kernelwatch: error: {output_error(exc)}")
         return 2
     except ModuleNotFoundError as exc:
         package = (exc.name or "").partition(".")[0]
@@ -203,11 +222,15 @@ def _main(argv: Sequence[str] | None) -> int:
             return _internal_error(exc)
         # A package kernelwatch needs, missing: `PYTHONPATH=tools python3 -m kernelwatch` on a
         # fresh machine without numpy said "internal error: ModuleNotFoundError".
-        print(
+        _say(
             f"kernelwatch: error: the Python package {package} is not installed: "
-            f"pip install {package} (in a checkout: tools/kw setup-python)",
-            file=sys.stderr,
+            f"pip install {package} (in a checkout: tools/kw setup-python)"
         )
+        return 2
+    except UnicodeEncodeError as exc:
+        # A name or value given as bytes that are not UTF-8 (a lone surrogate here), where it
+        # must be text: a history's query, a database's column.
+        _say(f"kernelwatch: error: {ascii(exc.object)[:120]}: not UTF-8 text")
         return 2
     except Exception as exc:  # a bug: still one line, unless asked for the traceback
         return _internal_error(exc)
@@ -216,10 +239,9 @@ def _main(argv: Sequence[str] | None) -> int:
 def _internal_error(exc: Exception) -> int:
     if os.environ.get("KERNELWATCH_DEBUG"):
         raise exc
-    print(
+    _say(
         f"kernelwatch: internal error: {type(exc).__name__}: {exc} "
-        "(set KERNELWATCH_DEBUG=1 for a traceback)",
-        file=sys.stderr,
+        "(set KERNELWATCH_DEBUG=1 for a traceback)"
     )
     return 2
 

@@ -248,8 +248,8 @@ def read_explanations(path: Path) -> dict[str, Explanation]:
                     str(d.get("baseline", "")),
                     str(d.get("contender", "")),
                     tuple(d.get("instructions", (0, 0)))[:2],
-                    tuple(tuple(m) for m in d.get("mix", [])),
-                    tuple(tuple(m) for m in d.get("shared_ops", [])),
+                    tuple(map(_counted, d.get("mix", []))),
+                    tuple(map(_counted, d.get("shared_ops", []))),
                     tuple(map(str, d.get("diff", []))),
                     int(d.get("diff_lines_left_out", 0)),
                 )
@@ -273,3 +273,9 @@ def read_explanations(path: Path) -> dict[str, Explanation]:
             f"({type(exc).__name__}: {exc})"
         ) from None
     return found
+
+
+def _counted(entry: Any) -> tuple[str, int, int]:
+    """One (mnemonic, before, after) of an explanations file; ValueError when it is not one."""
+    op, before, after = entry
+    return str(op), int(before), int(after)

@@ -963,6 +963,9 @@ class _Taken:
             return
         if ident not in self.order:
             self.order[ident] = None
+        for flag in ("error_occurred", "skipped"):  # a string "false" is true to Python
+            if flag in row and type(row[flag]) is not bool:
+                raise self.fail(f"{name}: {flag} is {show(row[flag])}, not true or false")
         if row.get("error_occurred"):
             self.errors.setdefault(ident, str(row.get("error_message") or "error occurred"))
             return

@@ -127,6 +127,10 @@ def merge_results(
                 "shards of one split"
             )
         _same_plan(label, context, first_label, first_context)
+        for key in _NAME_LISTS:
+            names = context.get(key, [])
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise InputError(f"{label}: context {key} is not a list of strings")
         if part:
             if part.index in shards:
                 raise InputError(f"{label} and {shards[part.index]} are both shard {part}")
@@ -185,6 +189,10 @@ def _same_software(
                 f"{label} and {first_label} differ in {what}, {key} ({theirs or 'unset'} vs "
                 f"{ours or 'unset'}): not parts of one run"
             )
+
+
+# The context's lists that the merged result joins (checked first: one line, not a TypeError).
+_NAME_LISTS = ("kernelwatch_benchmark_commands", TOPPED_UP_KEY)
 
 
 def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

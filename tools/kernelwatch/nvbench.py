@@ -88,12 +88,18 @@ class _Converter:
             name = benchmark.get("name")
             if not isinstance(name, str) or not name:
                 raise self.fail("a benchmark has no name")
-            listed = benchmark.get("states") or []
+            listed = benchmark.get("states") or []  # (null, as nvbench writes an empty one)
             if not isinstance(listed, list):
                 raise self.fail(f"{name}: states is not a list")
             for state in listed:
                 if not isinstance(state, dict):
                     raise self.fail(f"{name}: a state is not an object")
+                # (a device named otherwise, or summaries of another shape, read as other
+                # benchmarks or as skipped ones: MISSING rows and exit 1 instead of exit 2)
+                if "device" in state and type(state["device"]) is not int:
+                    raise self.fail(f"{name}: a state's device is not a device id")
+                if not isinstance(state.get("summaries") or [], list):  # null: skipped
+                    raise self.fail(f"{name}: a state's summaries is not a list")
                 states.append((name, state))
         used = sorted({str(state.get("device")) for _, state in states})
         rows: list[dict[str, Any]] = []

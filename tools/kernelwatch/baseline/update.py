@@ -83,6 +83,11 @@ def prepare_update(
         raise InputError(
             "--drop-missing: only for a whole update; with --filter the other benchmarks are kept"
         )
+    if (root / MANIFEST_FILE).is_file():  # a model's folder, given for the folder of them all
+        raise InputError(
+            f"--baselines {root}: is one GPU model's baseline; give the folder that holds them "
+            f"({root.parent})"
+        )
     runs = _read_runs(result_paths, filter)
     pooled = _pooled(runs)
     pattern, chosen = _choose(pooled, filter, min_repetitions)
@@ -340,6 +345,11 @@ def _compile(filter: str | None) -> re.Pattern[str] | None:
     return compile_regex(filter, "--filter") if filter else None
 
 
+# The context's values the manifest keeps as text: a number there made a manifest that every
+# later update, show and report refused.
+_CONTEXT_TEXT = ("kernelwatch_git_commit", "date", "gpu_name", "gpu_compute_capability")
+
+
 def _manifest(
     entry: Entry,
     context: Mapping[str, Any],
@@ -350,6 +360,12 @@ def _manifest(
     whole: FileColumns,
     source: Path,
 ) -> dict[str, Any]:
+    for key in _CONTEXT_TEXT:  # what the manifest's reader requires as text (baseline/)
+        value = context.get(key)
+        if value is not None and not isinstance(value, str):
+            raise InputError(
+                f"{source}: the context's {key} is {type(value).__name__}, not a string"
+            )
     now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     counts = [c for n, c in zip(parsed.names, parsed.counts) if n in set(chosen)]
     produced_by = str(

@@ -54,11 +54,11 @@ def normalized_date(value: Any) -> str | None:
         return None
     try:
         moment = dt.datetime.fromisoformat(value.strip())
-    except ValueError:
+        if moment.tzinfo is None:
+            return moment.isoformat(timespec="seconds")
+        return moment.astimezone(dt.UTC).isoformat(timespec="seconds")
+    except (ValueError, OverflowError):  # OverflowError: the zone moves it past year 1 or 9999
         return None
-    if moment.tzinfo is None:
-        return moment.isoformat(timespec="seconds")
-    return moment.astimezone(dt.UTC).isoformat(timespec="seconds")
 
 
 def _now() -> str:

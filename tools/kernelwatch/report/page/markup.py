@@ -22,8 +22,8 @@ def when(value: Any) -> str:
     text = str(value or "")
     try:
         moment = dt.datetime.fromisoformat(text.strip())
-    except ValueError:
+        if moment.tzinfo is None:
+            return moment.strftime("%Y-%m-%d %H:%M")
+        return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    except (ValueError, OverflowError):  # OverflowError: the zone moves it past year 1 or 9999
         return text
-    if moment.tzinfo is None:
-        return moment.strftime("%Y-%m-%d %H:%M")
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -88,7 +88,7 @@ class _Converter:
             name = benchmark.get("name")
             if not isinstance(name, str) or not name:
                 raise self.fail("a benchmark has no name")
-            listed = benchmark.get("states") or []  # (null, as nvbench writes an empty one)
+            listed = benchmark.get("states") or []  # (null: no states, as before)
             if not isinstance(listed, list):
                 raise self.fail(f"{name}: states is not a list")
             for state in listed:

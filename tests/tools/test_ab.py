@@ -304,6 +304,16 @@ def test_no_gpu(repo: Repo, run_cli) -> None:
     done = run_ab(run_cli, repo, repo.a, repo.b)
     assert done.status == 4
     assert one_error(done.err, "kernelwatch: no CUDA GPU").endswith("; nothing to measure")
+
+
+def test_no_gpu_is_said_before_building(repo: Repo, run_cli, monkeypatch) -> None:
+    fakebench.no_nvidia_smi(monkeypatch, devices=False)
+    done = run_ab(run_cli, repo, repo.a, repo.b)
+    assert done.status == 4
+    assert one_error(done.err, "kernelwatch: no CUDA GPU").endswith("; nothing to measure")
+    assert repo.builds == []  # two builds (minutes) spared for an answer known at once
+    assert run_ab(run_cli, repo, repo.a, repo.b, "--build-only").status == 0  # needs no GPU
+    assert repo.builds == [repo.a, repo.b]
     assert repo.traced() == []
 
 

@@ -275,6 +275,16 @@ def test_report_options_it_never_writes_are_refused(run_cli, tmp_path, option) -
     assert list(tmp_path.iterdir()) == []
 
 
+def test_no_gpu_is_said_before_building(history, run_cli, monkeypatch) -> None:
+    fakebench.no_nvidia_smi(monkeypatch, devices=False)
+    built: list[str] = []
+    monkeypatch.setattr(ab, "cmake_build", lambda side, log, **options: built.append(side.sha))
+    done = run_bisect(run_cli, history, history.shas[1], history.shas[6])
+    assert done.status == 4
+    assert one_error(done.err, "kernelwatch: no CUDA GPU").endswith("; nothing to measure")
+    assert built == []
+
+
 def test_help() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "kernelwatch", "bisect", "--help"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -37,6 +38,29 @@ def test_a_failed_write_keeps_the_old_file(tmp_path: Path, monkeypatch) -> None:
         files.write_atomic(target, "new")
     assert target.read_text() == "old"
     assert os.listdir(tmp_path) == ["r.json"]
+
+
+@pytest.mark.parametrize(
+    "name, tagged",
+    [
+        ("r.json", "r-gpu0.json"),
+        ("r.json.gz", "r-gpu0.json.gz"),  # was r.json-gpu0.gz: no folder's *.json.gz found it
+        ("r.md", "r-gpu0.md"),
+        ("r", "r-gpu0.json"),
+        ("r.gz", "r-gpu0.json.gz"),
+    ],
+)
+def test_tagged_keeps_the_kind_of_file(name: str, tagged: str) -> None:
+    assert files.tagged(Path("d") / name, "-gpu0") == Path("d") / tagged
+
+
+def test_a_json_name_ending_in_gz_is_written_compressed(tmp_path: Path) -> None:
+    files.write_json_atomic(tmp_path / "r.json.gz", {"a": 1})
+    files.write_json_atomic(tmp_path / "r.json", {"a": 1})
+    packed, plain = (tmp_path / "r.json.gz").read_bytes(), (tmp_path / "r.json").read_bytes()
+    assert gzip.decompress(packed) == plain
+    files.write_json_atomic(tmp_path / "again.json.gz", {"a": 1})
+    assert (tmp_path / "again.json.gz").read_bytes() == packed  # no time in it: reproducible
 
 
 def test_unwritable_folder(tmp_path: Path) -> None:

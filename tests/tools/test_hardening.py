@@ -226,6 +226,7 @@ KINDS: dict[str, bytes | str | None | Callable[[Path], None]] = {
     "commands not a list": doc_with(
         good()["benchmarks"], {**CONTEXT, "kernelwatch_benchmark_commands": 5}
     ).encode(),
+    "GPU name a number": doc_with(good()["benchmarks"], {**CONTEXT, "gpu_name": 5}).encode(),
     "Google Benchmark before 1.5": doc_with(before_1_5(good()["benchmarks"])).encode(),
     "before 1.5, a name twice": doc_with(old_name_twice()).encode(),
     "deep context": deep(doc_with(good()["benchmarks"], {**CONTEXT, "x": "DEEP"})),
@@ -1112,23 +1113,29 @@ def test_selftest_from_refuses_run_options_and_nothing_measured(
     assert "nothing was compared" in err and err.count("\n") == 1
 
 
-def test_selftest_from_runs_of_two_gpu_models_is_one_line_without_a_missing_option(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    "key, other, said",
+    [("gpu_name", "NVIDIA H200", "GPU model"), ("kernelwatch_git_commit", "b" * 40, "commit")],
+)
+def test_selftest_from_runs_of_two_models_or_commits_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, other: str, said: str
 ) -> None:
-    # it suggested --allow-gpu-mismatch, which selftest does not have
+    # two commits were taken as one A/A pair: their difference counted as false alarms; two
+    # models suggested --allow-gpu-mismatch, which selftest does not have
     folder = tmp_path / "st"
     folder.mkdir()
-    for index, name in ((1, CONTEXT["gpu_name"]), (2, "NVIDIA H200")):
+    for index, value in ((1, CONTEXT.get(key, "a" * 40)), (2, other)):
         context = {
             **CONTEXT,
-            "gpu_name": name,
+            key: value,
             "kernelwatch_selftest_role": "aa",
             "kernelwatch_selftest_index": str(index),
         }
         (folder / f"aa-{index}.json").write_text(json.dumps(good(context)))
     assert cli.main(["selftest", "--from", str(folder)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "a selftest's runs are of one GPU model" in err, err
+    assert err.count("\n") == 1 and f"measured on {said} {other}" in err, err
+    assert "a selftest's runs are of one build on one GPU model" in err
     assert "--allow-gpu-mismatch" not in err
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -194,6 +195,18 @@ def test_a_slower_kernel_is_confirmed_and_fails(box: Box) -> None:
     confirm = box.tmp / "new.confirm-1.json"
     assert {r["run_name"] for r in json.loads(confirm.read_text())["benchmarks"]} == {SLOWED}
     assert f"re-ran 1 flagged benchmark(s): wrote {confirm}" in done.err
+
+
+def test_a_result_named_gz_is_compressed_and_so_is_its_rerun(box: Box) -> None:
+    box.make_baseline()
+    fakebench.configure(box.binaries[0], slow={SLOWED: 1.2})
+    out = box.tmp / "new.json.gz"
+    assert box.run("--out", out).status == 1
+    first = json.loads(gzip.decompress(out.read_bytes()))
+    confirm = box.tmp / "new.confirm-1.json.gz"
+    again = json.loads(gzip.decompress(confirm.read_bytes()))
+    assert {r["run_name"] for r in again["benchmarks"]} == {SLOWED}
+    assert len(first["benchmarks"]) > len(again["benchmarks"])
 
 
 def test_a_confirming_rerun_that_crashes_keeps_the_first_runs_report(box: Box) -> None:

@@ -3,6 +3,7 @@ benchmark list and real H200 result files."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections import Counter
 from pathlib import Path
@@ -182,6 +183,16 @@ def test_merged_shards_go_into_the_history(tmp_path: Path, run_cli) -> None:
     merged = tmp_path / "merged.json"
     assert run_cli("merge", *files, "-o", merged).status == 0
     done = run_cli("history", "ingest", merged, "--db", tmp_path / "h.sqlite")
+    assert done.status == 0, done.err
+
+
+def test_a_merged_name_ending_in_gz_is_gzip(tmp_path: Path, run_cli) -> None:
+    files = shard_files(tmp_path, TOPPED_UP_RUN, 2)
+    plain, packed = tmp_path / "merged.json", tmp_path / "merged.json.gz"
+    assert run_cli("merge", *files, "-o", plain).status == 0
+    assert run_cli("merge", *files, "-o", packed).status == 0
+    assert gzip.decompress(packed.read_bytes()) == plain.read_bytes()  # what zcat reads
+    done = run_cli("compare", plain, packed)
     assert done.status == 0, done.err
 
 

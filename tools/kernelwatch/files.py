@@ -393,10 +393,24 @@ def _write_pieces(handle: BinaryIO, pieces: Iterator[str], check: bool = True) -
 _BATCH = 1 << 20  # characters written at a time
 
 
+def tagged(path: Path, tag: str) -> Path:
+    """A file named beside `path` with `tag` before its suffix: FILE.json -> FILE<tag>.json,
+    FILE.json.gz -> FILE<tag>.json.gz (still compressed, still found by a folder's
+    `*.json.gz`), FILE -> FILE<tag>.json."""
+    if path.name.endswith(".gz") and path.name != ".gz":
+        inner = Path(path.name[: -len(".gz")])
+        return path.with_name(f"{inner.stem}{tag}{inner.suffix or '.json'}.gz")
+    return path.with_name(f"{path.stem}{tag}{path.suffix or '.json'}")
+
+
 def write_json_atomic(
     path: str | Path, document: Any, *, make_parents: bool = False, new: bool = False
 ) -> Path:
-    return write_atomic(path, json_text(document), make_parents=make_parents, new=new)
+    """json_text(document) written by write_atomic; gzip-compressed where the name ends in
+    `.gz` (`merge -o all.json.gz`), as zcat and every reader of that name expect."""
+    text = json_text(document)
+    data = gzip.compress(_utf8(text), mtime=0) if str(path).endswith(".gz") else text
+    return write_atomic(path, data, make_parents=make_parents, new=new)
 
 
 def write_output(text: str, stream: TextIO | None = None) -> None:

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from kernelwatch import completeness, defaults, runner, tool
 from kernelwatch.baseline import gpu_slug
 from kernelwatch.errors import InputError, NoGpuError
+from kernelwatch.files import tagged
 from kernelwatch.merge import GPU_INDEX_KEY
 from kernelwatch.results import HOST_BOUND_ON_KEY
 from kernelwatch.runner import process
@@ -112,8 +113,8 @@ def settings_for(settings: runner.RunSettings, gpu: Gpu) -> runner.RunSettings:
 
 
 def out_for(path: Path, gpu: Gpu) -> Path:
-    """FILE.json -> FILE-gpu<index>.json: one file per GPU of a `--gpus` run."""
-    return path.with_name(f"{path.stem}-gpu{gpu.index}{path.suffix or '.json'}")
+    """FILE.json -> FILE-gpu<index>.json (files.tagged): one file per GPU of a `--gpus` run."""
+    return tagged(path, f"-gpu{gpu.index}")
 
 
 def outputs_for(outputs: Outputs, gpu: Gpu) -> Outputs:

@@ -78,11 +78,18 @@ def gpu_slug(name: str, capability: str) -> str:
 
 
 def context_slug(context: Mapping[str, Any]) -> str | None:
-    """The baseline slug of a result's GPU, or None when its context records no GPU."""
+    """The baseline slug of a result's GPU, or None when its context records no GPU; refuses
+    a name or capability that is not text (a number named a baseline no run would find)."""
     name, capability = context.get("gpu_name"), context.get("gpu_compute_capability")
     if not name or not capability:
         return None
-    return gpu_slug(str(name), str(capability))
+    for key, value in (("gpu_name", name), ("gpu_compute_capability", capability)):
+        if not isinstance(value, str):
+            raise InputError(
+                f"the result's {key} is {value!r}, not text as Google Benchmark writes it: "
+                "no GPU model can be named from it"
+            )
+    return gpu_slug(name, capability)
 
 
 # How to name the baselines folder where no project is found (project.root's line).

@@ -53,7 +53,7 @@ def register(subparsers: Any) -> None:
         required=True,
         metavar="FILE",
         type=options.output_file,
-        help="the merged result",
+        help="the merged result (gzip-compressed where FILE ends in .gz)",
     )
     parser.add_argument(
         "--allow-partial",

@@ -18,7 +18,7 @@ from kernelwatch.commands import _options as options
 from kernelwatch.commands._options import add_parser
 from kernelwatch.config import Config
 from kernelwatch.errors import InputError
-from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
+from kernelwatch.files import Input, Output, check_outputs, tagged, write_json_atomic
 
 if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
     from kernelwatch import anchor as anchors
@@ -640,12 +640,12 @@ def inputs_of(command: RunCommand) -> list[Input]:
 
 def confirm_path(out: Path, k: int) -> Path:
     """Where the k-th confirming re-run of the result `out` goes."""
-    return out.with_name(f"{out.stem}.confirm-{k}{out.suffix or '.json'}")
+    return tagged(out, f".confirm-{k}")
 
 
 def anchor_again_path(out: Path) -> Path:
     """Where the baseline's commit measured again for the re-runs of `out` goes (anchor.again)."""
-    return out.with_name(f"{out.stem}.anchor-again{out.suffix or '.json'}")
+    return tagged(out, ".anchor-again")
 
 
 def default_out(slug: str | None, tail: str | None = None) -> Path:

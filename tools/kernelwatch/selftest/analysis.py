@@ -153,20 +153,28 @@ MEASURED = FLAGGED | {Verdict.SAME, Verdict.UNSURE}
 EXAMPLES = 10  # false alarms and misses listed by name
 
 
-def _one_gpu_model(runs: Sequence[SavedRun]) -> None:
-    """Refuses runs of several GPU models in one line (compare's own refusal suggests
-    --allow-gpu-mismatch, which selftest has not: its figures are of one GPU)."""
-    models: dict[str, Path] = {}
-    for run in runs:
-        model = gpu_model(run.document.get("context") or {})
-        if model is not None:
-            models.setdefault(model, run.path)
-    if len(models) > 1:
-        (a, a_path), (b, b_path) = list(models.items())[:2]
-        raise InputError(
-            f"{b_path} was measured on {b}, {a_path} on {a}: a selftest's runs are of one GPU "
-            "model; keep one model's runs in the folder"
-        )
+def _one_build_and_model(runs: Sequence[SavedRun]) -> None:
+    """Refuses, in one line, runs of several GPU models (compare's own refusal suggests
+    --allow-gpu-mismatch, which selftest has not: its figures are of one GPU) or of several
+    commits (two builds' runs would be counted as A/A pairs: their differences as false
+    alarms, or, worse, a real change hidden among them)."""
+    for what, of in (("GPU model", gpu_model), ("commit", _commit)):
+        seen: dict[str, Path] = {}
+        for run in runs:
+            value = of(run.document.get("context") or {})
+            if value is not None:
+                seen.setdefault(value, run.path)
+        if len(seen) > 1:
+            (a, a_path), (b, b_path) = list(seen.items())[:2]
+            raise InputError(
+                f"{b_path} was measured on {what} {b}, {a_path} on {a}: a selftest's runs are "
+                f"of one build on one GPU model; keep one {what}'s runs in the folder"
+            )
+
+
+def _commit(context: Mapping[str, Any]) -> str | None:
+    commit = context.get("kernelwatch_git_commit")
+    return str(commit) if commit not in (None, "", "unknown") else None
 
 
 def analyse(
@@ -179,7 +187,7 @@ def analyse(
 ) -> Analysis:
     """The selftest's figures from saved runs; `only` restricts every comparison to the
     benchmarks whose names it matches (as if only those had run)."""
-    _one_gpu_model(runs)
+    _one_build_and_model(runs)
     notes: list[str] = []
     judge = _Judge(settings, only, progress, notes)
     min_ns = min_time_us * 1e3

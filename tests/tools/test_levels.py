@@ -210,6 +210,49 @@ def test_two_hosts_are_too_few_to_trust_alone() -> None:
     assert any("at least the prior" in n for n in report.notes)
 
 
+def test_a_benchmark_held_by_fewer_hosts_of_the_pool_gets_their_wider_bound() -> None:
+    """Runs of suites that differ (`baseline update` pools them with a warning): a benchmark
+    only two of three hosts ran had its spread measured over two, x7.96 at the upper bound and
+    at least the prior, not the pool's three (x3.08) that held it to a limit too narrow."""
+    extra = "other/z/manual_time"
+    runs = [
+        (
+            f"{card}.json",
+            run(
+                where(card),
+                {n: t * (1 + off) for n, t in {**SUITE, extra: 500.0}.items() if n != skip},
+                k,
+            ),
+        )
+        for k, (card, off, skip) in enumerate(
+            [("GPU-a", 0.0, ""), ("GPU-b", 0.004, ""), ("GPU-d", -0.002, extra)]
+        )
+    ]
+    baseline = from_documents("b", [pool(runs)])
+    which = np.flatnonzero(baseline.counts > 0)
+    held = dict(zip(baseline.names, noises.units_holding(baseline, which, Level.HOST).tolist()))
+    assert held == {**{n: 3 for n in SUITE}, extra: 2}
+    contender = from_documents("c", [run(where("GPU-c"), {**SUITE, extra: 500.0}, 5)])
+    report = compare(baseline, contender, TIME, Settings())
+    spread = dict(zip(baseline.names, noises.measure(baseline).levels().at(Level.HOST)))
+    for c in report.comparisons:
+        units = held[c.name]
+        factor = levels.upper_bound_factor(units)
+        assert c.noise_floor == pytest.approx(2 * factor * spread[c.name], rel=1e-6), c.name
+        assert c.limit is not None and c.sensitivity is not None
+        assert c.sensitivity == pytest.approx(
+            np.expm1(np.log1p(c.limit) + 1.2816 * c.noise_floor / 2 * np.sqrt(1 + 1 / units)),
+            rel=1e-3,
+        )
+    assert levels.upper_bound_factor(2) > 2 * levels.upper_bound_factor(3)
+    assert any(
+        "measured from 2 to 3 hosts (per benchmark" in n
+        and f"x{levels.upper_bound_factor(3):.2f}-x{levels.upper_bound_factor(2):.2f}" in n
+        and "at least the prior" in n
+        for n in report.notes
+    ), report.notes
+
+
 def test_one_gpu_hosts_on_both_sides_get_their_own_host_prior() -> None:
     """H100 one-GPU hosts differ by 0.69 % + 35 ns, a host of several GPUs adds up to 2.3 us
     per launch (levels.ONE_GPU_HOSTS): the narrower prior only where every host on both sides

@@ -630,7 +630,8 @@ def _units_at(level: Level, units: tuple[levels.Unit, ...]) -> int:
 class Spread:
     noise: np.ndarray  # relative spread of each benchmark at the level crossed
     measured: np.ndarray  # bool: measured at that level (False: the prior was used)
-    units: int  # the baseline's runs at that level (cards or hosts), for the sensitivity
+    # Per benchmark: the baseline's cards (hosts) at that level holding it, for the sensitivity
+    units: np.ndarray
 
 
 def spread_at_level(
@@ -656,7 +657,10 @@ def spread_at_level(
     one_gpu_hosts = against.crossing.one_gpu_hosts
     prior = levels.prior(level, durations, gpu=gpu, model=model, one_gpu_hosts=one_gpu_hosts)
     units = levels.units_of(against.baseline.context)
-    at = _upper_bound(spreads.at(level), against, prior, notes)
+    counts = noises.units_holding(against.baseline, measured.b, level)
+    if counts is None:
+        counts = np.full(len(measured.names), against.units, dtype=np.int64)
+    at = _upper_bound(spreads.at(level), against, counts, prior, notes)
     # Measured or not before the floors: a floor (np.fmax) makes a never-measured level finite,
     # and a one-card baseline against a host configured otherwise read "measured for every
     # benchmark" while every limit was the host prior.
@@ -668,7 +672,7 @@ def spread_at_level(
     noise = _floored_where_unmeasured(at, against, durations, model, notes)
     notes.append(_level_note(against.crossing, units, has, model))
     own = noises.between_processes(contender, metric, measured.c, measured.c_values)
-    return Spread(np.maximum(noise, own), has, against.units)
+    return Spread(np.maximum(noise, own), has, counts)
 
 
 def _computed_spreads(against: Reference, metric: Metric, measured: Measured) -> noises.LevelNoise:
@@ -698,23 +702,37 @@ def _stored_first(
 def _upper_bound(
     at: np.ndarray,
     against: Reference,
+    counts: np.ndarray,
     prior: np.ndarray,
     notes: list[str],
 ) -> np.ndarray:
-    """A spread measured above the process level, at the upper bound of its confidence interval;
-    with too few of them, at least the prior."""
-    level, at_level = against.crossing.level, against.units
-    if level is Level.PROCESS or not np.isfinite(at).any():
+    """A spread measured above the process level, at the upper bound of its confidence interval
+    for the cards or hosts it was measured over (`counts`, per benchmark: a pool may hold a
+    benchmark from fewer of its runs); with too few of them, at least the prior."""
+    level = against.crossing.level
+    if level is Level.PROCESS:
         return at
-    factor = levels.upper_bound_factor(at_level)
-    at = at * factor
-    few = at_level < levels.MIN_UNITS
-    if few:
-        at = np.fmax(at, prior)
+    # One card or host measures no spread: a finite one there is not this baseline's.
+    at = np.where(counts >= 2, at, np.nan)
+    if not np.isfinite(at).any():
+        return at
+    factors = {n: levels.upper_bound_factor(n) for n in set(counts.tolist())}
+    at = at * np.array([factors[n] for n in counts.tolist()], dtype=float)
+    # Only where measured: a spread never measured is the prior's business, said as such.
+    few = (counts < levels.MIN_UNITS) & np.isfinite(at)
+    at = np.where(few, np.fmax(at, prior), at)
+    measured = counts[np.isfinite(at)]
+    low, high = int(measured.min()), int(measured.max())
+    said = (
+        f"{low} {level.label}s"
+        if low == high
+        else f"{low} to {high} {level.label}s (per benchmark, those of the runs holding it)"
+    )
+    bound = f"x{factors[low]:.2f}" if low == high else f"x{factors[high]:.2f}-x{factors[low]:.2f}"
     notes.append(
-        f"the {level.label}-level spread, measured from {at_level} {level.label}s, is taken "
-        f"at its upper {levels.UPPER_BOUND_CONFIDENCE:.0%} confidence bound (x{factor:.2f})"
-        + (f"; with fewer than {levels.MIN_UNITS}, at least the prior" if few else "")
+        f"the {level.label}-level spread, measured from {said}, is taken "
+        f"at its upper {levels.UPPER_BOUND_CONFIDENCE:.0%} confidence bound ({bound})"
+        + (f"; with fewer than {levels.MIN_UNITS}, at least the prior" if few.any() else "")
     )
     return at
 
@@ -817,7 +835,7 @@ def sensitivity_of(
         c_count = np.maximum(np.asarray(c_processes, dtype=float), 1.0)
         factor = np.sqrt(1.0 / b_count + 1.0 / c_count)
     else:
-        factor = np.full(len(limit), np.sqrt(1.0 + 1.0 / max(spread.units, 1)))
+        factor = np.sqrt(1.0 + 1.0 / np.maximum(spread.units, 1))
     result: list[float] = np.expm1(np.log1p(limit) + _Z_POWER * spread.noise * factor).tolist()
     return result
 

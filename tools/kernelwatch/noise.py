@@ -173,6 +173,25 @@ def row_units(
     )
 
 
+def units_holding(result: ResultSet, which: np.ndarray, level: Level) -> np.ndarray | None:
+    """Per benchmark `which` (indices into `result`): the distinct cards (hosts at the host
+    level) among the runs of a pooled result that hold it, an unnamed one counted as one; None
+    for a result of one run. Its spread at that level was measured over those alone: a pool
+    may hold a benchmark from fewer runs than it lists (runs of other suites, a `run --gpus`
+    part that left the host-bound benchmarks to a GPU not pooled, a partial update)."""
+    units = row_units(result)
+    if units is None:
+        return None
+    run_of_process, cards, hosts = units
+    named = hosts if level is Level.HOST else cards
+    seen: dict[str | None, int] = {}
+    unit_id = np.array([seen.setdefault(n, len(seen)) for n in named], dtype=np.int64)
+    which = np.asarray(which, dtype=np.int64)
+    rows, owner = _rows(result.starts[which], result.counts[which])
+    pairs = np.unique(owner * len(seen) + unit_id[run_of_process[result.processes[rows]]])
+    return np.bincount(pairs // len(seen), minlength=len(which))
+
+
 def kind_of(baseline: ResultSet, contender: ResultSet) -> kinds.Match | None:
     """The contender card's kind among a pooled baseline's runs (kinds.py); None for a result
     of one run."""

@@ -667,6 +667,34 @@ def test_a_one_process_result_is_warned_about(root: Path, write_json, run_cli) -
     assert "--processes 2" in done.err
 
 
+def test_a_partial_update_of_a_pool_needs_its_runs_process_counts(
+    root: Path, write_json, run_cli
+) -> None:
+    """The kept rows keep their process numbers: runs of one process each would have given the
+    second card's kept rows (processes 3-4) to no run, and its first process to the first card."""
+
+    def runs(processes: int, seed: int) -> list[Path]:
+        made = []
+        for card in (0, 1):
+            spec, changes = suite(seed=seed + card), {"gpu_uuid": f"GPU-card-{card}"}
+            doc = (
+                two_processes(spec, **changes)
+                if processes == 2
+                else document(spec, context=context(**changes), aggregates=False)
+            )
+            made.append(write_json(f"r{processes}-{seed}-{card}.json", doc))
+        return made
+
+    assert run_cli("baseline", "update", *runs(2, 0), "--baselines", root).status == 0
+    before = {p.name: p.read_bytes() for p in (root / SLUG).iterdir()}
+    done = run_cli("baseline", "update", *runs(1, 7), "--filter", "^fam0/", "--baselines", root)
+    assert done.status == 2
+    assert "its runs have [1, 1] process(es), the baseline's [2, 2]" in one_line(done.err)
+    assert {p.name: p.read_bytes() for p in (root / SLUG).iterdir()} == before
+    done = run_cli("baseline", "update", *runs(2, 7), "--filter", "^fam0/", "--baselines", root)
+    assert done.status == 0, done.err
+
+
 def test_partial_update_keeps_the_others_noise(root: Path, write_json, run_cli) -> None:
     first = write_json("r1.json", two_processes(spread(0.02)))
     assert run_cli("baseline", "update", first, "--baselines", root).status == 0

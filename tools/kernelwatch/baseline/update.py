@@ -555,11 +555,26 @@ def other_units(label: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> N
     context, an unchanged run on that card got 86 false REGRESSIONs (its own run's values mixed
     with six other cards', judged at the process level)."""
     before, after = levels.units_of(old), levels.units_of(new)
-    if before == after:
-        return
-    raise InputError(
-        f"{label}: {levels.describe(after)}, the baseline "
-        f"{levels.describe(before)}: a partial update (--filter) would take the benchmarks it "
-        "keeps for this result's; update it whole, from runs on the baseline's cards pooled "
-        "(the baseline workflow, docs/ci.md)"
-    )
+    if before != after:
+        raise InputError(
+            f"{label}: {levels.describe(after)}, the baseline "
+            f"{levels.describe(before)}: a partial update (--filter) would take the benchmarks "
+            "it keeps for this result's; update it whole, from runs on the baseline's cards "
+            "pooled (the baseline workflow, docs/ci.md)"
+        )
+    # The kept rows keep their process numbers, which the new list of runs assigns to its runs:
+    # runs of other process counts would give kept rows to the wrong card and host.
+    if _processes_per_run(old) != _processes_per_run(new):
+        raise InputError(
+            f"{label}: its runs have {_processes_per_run(new)} process(es), the baseline's "
+            f"{_processes_per_run(old)}: a partial update (--filter) would give the benchmarks "
+            "it keeps to other runs; measure with the baseline's --processes, or update it whole"
+        )
+
+
+def _processes_per_run(context: Mapping[str, Any]) -> list[int] | None:
+    """How many processes each run of a pooled result holds; None for a result of one run."""
+    runs = context.get(levels.RUNS_KEY)
+    if not isinstance(runs, list):
+        return None
+    return [len(r.get("processes") or []) if isinstance(r, Mapping) else 0 for r in runs]

@@ -331,7 +331,7 @@ def test_a_crash(repo: Repo, run_cli) -> None:
         (["--repetitions", "0"], "--repetitions 0: must be at least 1"),
         (["--filter", "^none$"], "--filter '^none$' matches no benchmark"),
         (["--bench", "bench/absent"], "no such file"),
-        (["--alpha", "3"], "alpha 3.0: must be between 0 and 1"),
+        (["--alpha", "3"], "alpha 3: must be at least 1e-15 and below 1"),
     ],
 )
 def test_bad_input(repo: Repo, run_cli, argv: list[str], message: str) -> None:

@@ -321,7 +321,8 @@ def test_bad_input_never_prints_a_traceback(write_json, tmp_path: Path) -> None:
         (["--metric", "latency_cycles"], "unknown direction for this counter"),
         (["--metric", "items_per_second"], "no benchmark has the metric 'items_per_second'"),
         (["--threshold", "5"], "write a fraction (0.05) or a percentage (5%)"),
-        (["--alpha", "2"], "alpha 2.0: must be between 0 and 1"),
+        (["--alpha", "2"], "alpha 2: must be at least 1e-15 and below 1"),
+        (["--alpha", "1e-16"], "alpha 1e-16: must be at least 1e-15 and below 1"),  # was internal
         (["--config", "/nonexistent/k.toml"], "cannot read"),
         (["--junit", "/nonexistent/dir/junit.xml"], "cannot write"),
     ],

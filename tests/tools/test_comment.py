@@ -73,6 +73,22 @@ def test_the_commit_cannot_break_out_of_the_footer() -> None:
     assert "(<https://x/runs/1)%20[evil](https://e>)" in footer
 
 
+def test_the_gpu_name_cannot_break_out_of_the_heading(run_cli, write_json, tmp_path) -> None:
+    """The GPU name (a result's context, or --gpu) went into the heading as written: a line break
+    ended it, and a line `<!--` after it opened an HTML comment that hid the whole report."""
+    context = {**H100_CONTEXT, "gpu_name": "NVIDIA H100\n<!--"}
+    new = write_json("new.json", {"BM_a": [1.0, 1.0, 1.0]}, context=context)
+    report = tmp_path / "h100.md"
+    report.write_text("### kernelwatch compare: no regression\n")
+    done = run_cli("comment", report, "--result", new)
+    assert done.status == 0, done.err
+    lines = done.out.splitlines()
+    assert lines[1] == "## kernelwatch on NVIDIA H100 &lt;!-- (sm 9.0)", lines
+    assert lines[3] == "### kernelwatch compare: no regression"
+    heading = body("report", "g", "x --> <b>y</b>").splitlines()[1]
+    assert heading == "## kernelwatch on x --&gt; &lt;b&gt;y&lt;/b&gt;"
+
+
 def test_bad_input_is_one_line(run_cli, tmp_path: Path) -> None:
     done = run_cli("comment", tmp_path / "none.md", "--gpu", "x")
     assert done.status == 2 and done.err.startswith("kernelwatch: error:")

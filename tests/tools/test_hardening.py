@@ -1004,6 +1004,13 @@ def unreadable_run(argv: list[Any]) -> subprocess.CompletedProcess[str]:
         "baseline list",
         "report --baselines",
         "nvbench",
+        # a database or result in a folder that may not be searched (pathlib's is_dir() raised
+        # PermissionError: an internal error)
+        "history list --db",
+        "history ingest --db",
+        "history ingest",
+        "report --db",
+        "report",
     ],
 )
 def test_unreadable_files_and_folders_are_one_line(tmp_path: Path, case: str) -> None:
@@ -1012,6 +1019,11 @@ def test_unreadable_files_and_folders_are_one_line(tmp_path: Path, case: str) ->
     closed = root / SLUG
     if case == "compare root":
         closed = root
+    shut = tmp_path / "shut"  # holds a database and a result; closed for the history's cases
+    shut.mkdir()
+    shutil.copy(paths["db"], shut / "h.sqlite")
+    shutil.copy(good, shut / "good.json")
+    out = tmp_path / "r.html"
     argv: list[Any] = {
         "compare folder": ["compare", closed, good],
         "compare root": ["compare", root / SLUG, good],
@@ -1025,7 +1037,14 @@ def test_unreadable_files_and_folders_are_one_line(tmp_path: Path, case: str) ->
             tmp_path / "r.html",
         ],
         "nvbench": [],
+        "history list --db": ["history", "list", "--db", shut / "h.sqlite"],
+        "history ingest --db": ["history", "ingest", good, "--db", shut / "h.sqlite"],
+        "history ingest": ["history", "ingest", shut / "good.json", "--db", tmp_path / "n.db"],
+        "report --db": ["report", good, "--db", shut / "h.sqlite", "-o", out],
+        "report": ["report", shut / "good.json", "-o", out],
     }[case]
+    if case.startswith("history") or case in ("report --db", "report"):
+        closed = shut
     if case == "baseline list":
         closed = root / SLUG
     if case == "nvbench":  # a sample file of nvbench's --jsonbin
@@ -1043,6 +1062,38 @@ def test_unreadable_files_and_folders_are_one_line(tmp_path: Path, case: str) ->
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("kernelwatch: error: ")
     assert "cannot read: Permission denied" in done.stderr and str(closed) in done.stderr
+
+
+@pytest.mark.parametrize(
+    "case", ["compare --json", "export -o", "merge -o", "report -o", "baseline update"]
+)
+def test_paths_in_a_folder_that_cannot_be_searched_are_one_line(tmp_path: Path, case: str) -> None:
+    # pathlib's is_dir() raised PermissionError there: an internal error
+    paths = prepared(tmp_path)
+    good = paths["good"]
+    shut = tmp_path / "shut"
+    shut.mkdir()
+    shutil.copy(good, shut / "run.json")
+    out = shut / "out"
+    argv: list[Any] = {
+        "compare --json": ["compare", good, good, "--json", out],
+        "export -o": ["export", good, "--format", "bmf", "-o", out],
+        "merge -o": ["merge", good, "-o", out, "--allow-partial"],
+        "report -o": ["report", good, "--baseline", good, "-o", out],
+        "baseline update": ["baseline", "update", shut / "run.json", "--baselines", paths["root"]],
+    }[case]
+    if case == "report -o":
+        pytest.importorskip("matplotlib", reason="matplotlib is not installed")
+    before = snapshot(tmp_path)
+    shut.chmod(0o600)  # readable names, not searchable
+    try:
+        done = unreadable_run(argv)
+    finally:
+        shut.chmod(0o755)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("kernelwatch: error: ")
+    assert "Permission denied" in done.stderr and str(shut) in done.stderr, done.stderr
+    assert snapshot(tmp_path) == before
 
 
 @pytest.mark.parametrize(
@@ -1243,6 +1294,55 @@ def test_a_result_whose_name_is_not_utf8_damages_no_baseline(tmp_path: Path) -> 
     manifest = json.loads((root / SLUG / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["history"][0]["source"].endswith("r\\xffx.json")
     assert "r\\xffx.json" in markdown.read_text()
+
+
+# --- empty paths ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["history", "ingest", "{good}", "--db", ""],
+        ["history", "list", "--db", ""],
+        ["history", "show", "fam/bench/0/manual_time", "--db", ""],
+        ["history", "changes", "--db", ""],
+        ["history", "ingest", "", "--db", "{db}"],
+        ["report", "{good}", "--baseline", "", "-o", "{out}"],
+        ["report", "{good}", "--db", "", "-o", "{out}"],
+        ["report", "{good}", "--explanations", "", "-o", "{out}"],
+        ["report", "", "-o", "{out}"],
+        ["export", "", "--format", "bmf"],
+        ["comment", "", "--gpu", SLUG],
+        ["comment", "rep.md", "--result", ""],
+        ["compare", "", "{good}"],
+        ["compare", "{good}", ""],
+        ["merge", "", "-o", "{out}"],
+        ["baseline", "update", ""],
+        ["baseline", "show", ""],
+    ],
+)
+def test_an_empty_path_is_refused_not_taken_as_not_given(
+    tmp_path: Path, argv: list[str], capsys, monkeypatch
+) -> None:
+    # `history ingest R --db "$UNSET"` wrote into the project's default database (and made
+    # results/ for it); `report --baseline ""` compared with the project's baseline, `export ""`
+    # exported the current folder's results: files no one named.
+    project = tmp_path / "checkout"
+    project.mkdir()
+    paths = prepared(project)
+    (project / ".git").mkdir()
+    (project / "results").mkdir()
+    shutil.copy(paths["db"], project / "results" / "history.sqlite")
+    (project / "rep.md").write_text("| report |\n")
+    monkeypatch.chdir(project)
+    words = [a.format(good="good.json", db="history.sqlite", out="r.html") for a in argv]
+    capsys.readouterr()
+    before = snapshot(project)
+    status = cli.main(words)
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and err.startswith("kernelwatch: error: "), err
+    assert "an empty value" in err, err
+    assert snapshot(project) == before
 
 
 # --- kills ----------------------------------------------------------------------------------

@@ -377,6 +377,33 @@ def test_foreign_sqlite_database_is_refused(run_cli, tmp_path):
     assert r.status == 2 and "not a kernelwatch history database" in one_line(r.err)
 
 
+@pytest.mark.parametrize(
+    "statements",
+    [
+        # another program's key-value meta table: read as "an empty file" (an empty database)
+        [
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)",
+            "INSERT INTO meta VALUES ('version', '7')",
+            "CREATE TABLE users (name)",
+        ],
+        # views only (no table): taken for an empty database, and an ingest added its tables
+        ["CREATE VIEW answer AS SELECT 42"],
+    ],
+)
+def test_another_programs_database_is_refused_and_kept(run_cli, write_json, tmp_path, statements):
+    db = tmp_path / "other.sqlite"
+    with sqlite3.connect(db) as c:
+        for statement in statements:
+            c.execute(statement)
+    c.close()
+    content = db.read_bytes()
+    path = write_json("r.json", {"BM_A": [1, 2, 3]})
+    for args in (("list",), ("ingest", path)):
+        r = run_cli("history", *args, "--db", db)
+        assert r.status == 2 and "not a kernelwatch history database" in one_line(r.err), r.err
+    assert db.read_bytes() == content
+
+
 def test_list_and_show_without_a_database(run_cli, tmp_path):
     db = tmp_path / "none.sqlite"
     for args in (("list",), ("show", "BM_A")):

@@ -519,6 +519,10 @@ def _summaries_text(d: dict[str, Any]) -> None:
     d["benchmarks"][0]["states"][0]["summaries"] = "x"
 
 
+def _skipped_text(d: dict[str, Any]) -> None:
+    d["benchmarks"][0]["states"][0]["is_skipped"] = "false"
+
+
 @pytest.mark.parametrize(
     "damage, message",
     [
@@ -529,6 +533,8 @@ def _summaries_text(d: dict[str, Any]) -> None:
         (_device_list, "a state's device is not a device id"),
         (_device_text, "a state's device is not a device id"),
         (_summaries_text, "a state's summaries is not a list"),
+        # ("false" read as true: a measured state skipped; compare failed it as MISSING)
+        (_skipped_text, "a state's is_skipped is 'false'"),
     ],
 )
 def test_malformed_nvbench_structures_are_one_line(

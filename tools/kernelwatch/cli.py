@@ -209,9 +209,14 @@ def _main(argv: Sequence[str] | None) -> int:
         return 141
     except OSError as exc:
         # Files are opened, read and written through kernelwatch.files and gbench, which word
-        # their own errors; what is left without a file name is a print() to a stdout that
+        # their own errors. One left with a file name is a path the machine refused, whoever
+        # asked (pathlib's is_dir() raises PermissionError in a folder that may not be
+        # searched): the path and why, in one line. One without is a print() to a stdout that
         # cannot take it (a full disk, `> /dev/full`).
-        if exc.filename is not None or exc.errno not in _WRITE_ERRORS:
+        if exc.filename is not None and exc.strerror:
+            _say(f"kernelwatch: error: {exc.filename}: {exc.strerror}")
+            return 2
+        if exc.errno not in _WRITE_ERRORS:
             return _internal_error(exc)
         _silence_stdout()
         _say(f"kernelwatch: error: {output_error(exc)}")

@@ -4,6 +4,7 @@ found again by a hidden marker on its first line and updated in place on every p
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import urllib.parse
@@ -43,7 +44,7 @@ def body(
         url = urllib.parse.quote(run_url, safe=":/?#[]@!$&'()*+,;=%~")
         foot.append(f"[workflow run and job summary](<{url}>)")
     footer = f"\n\n<sub>Updated on every push: {' · '.join(foot)}</sub>\n" if foot else "\n"
-    head = f"{marker(gpu_key)}\n## kernelwatch on {gpu_title}\n\n"
+    head = f"{marker(gpu_key)}\n## kernelwatch on {heading_text(gpu_title)}\n\n"
     report = markdown.strip()
     room = MAX_BODY - utf16_length(head) - utf16_length(footer) - 200
     if utf16_length(report) > room:
@@ -56,6 +57,13 @@ def body(
             "all of it)*"
         )
     return head + report + footer
+
+
+def heading_text(text: str) -> str:
+    """`text` (a GPU name from a result's context, or --gpu) as the heading's text: on one line,
+    and HTML shown as written. A line break ended the heading, and a line `<!--` after it opened
+    an HTML comment that hid the whole report on GitHub."""
+    return html.escape(" ".join(text.split()), quote=False)
 
 
 def utf16_length(text: str) -> int:

@@ -129,8 +129,10 @@ class Settings:
     strict: bool = False  # an unverified REGRESSION (too few repetitions) fails at any size
 
     def __post_init__(self) -> None:
-        if not 0 < self.alpha < 1:
-            raise InputError(f"alpha {self.alpha}: must be between 0 and 1")
+        # At least 1e-15: 1 - alpha / 2 rounds to 1 below about 2.2e-16 (--alpha 1e-16 was an
+        # internal error: the normal quantile of 1)
+        if not 1e-15 <= self.alpha < 1:
+            raise InputError(f"alpha {self.alpha:g}: must be at least 1e-15 and below 1")
         if self.min_repetitions < 1:
             raise InputError(f"min repetitions {self.min_repetitions}: must be at least 1")
         # finite too: a noise multiplier of inf made every change SAME (a 50 % regression)

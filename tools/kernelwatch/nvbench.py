@@ -100,6 +100,13 @@ class _Converter:
                     raise self.fail(f"{name}: a state's device is not a device id")
                 if not isinstance(state.get("summaries") or [], list):  # null: skipped
                     raise self.fail(f"{name}: a state's summaries is not a list")
+                # (a string "false" is true to Python: a measured state read as skipped, as
+                # Google Benchmark's `skipped` flag is refused in gbench.py)
+                skipped = state.get("is_skipped")
+                if skipped is not None and type(skipped) is not bool:
+                    raise self.fail(
+                        f"{name}: a state's is_skipped is {_short(repr(skipped))}, not true or false"
+                    )
                 states.append((name, state))
         used = sorted({str(state.get("device")) for _, state in states})
         rows: list[dict[str, Any]] = []

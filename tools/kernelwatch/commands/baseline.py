@@ -80,6 +80,7 @@ def register(subparsers: Any) -> None:
         "result",
         metavar="RESULT.json",
         nargs="+",
+        type=options.non_empty,
         help="a result of kernelwatch run (or a Google Benchmark or nvbench result that names "
         "its GPU); several runs of one build on other cards or hosts are pooled, and the "
         "spread between them is stored per level (docs/measurement.md)",
@@ -139,7 +140,9 @@ def register(subparsers: Any) -> None:
         "benchmarks), and its history.",
         epilog=EPILOG,
     )
-    show.add_argument("which", metavar="SLUG|RESULT", help="a slug, or a result file")
+    show.add_argument(
+        "which", metavar="SLUG|RESULT", type=options.non_empty, help="a slug, or a result file"
+    )
     show.add_argument(
         "--noise",
         action="store_true",

@@ -46,9 +46,16 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    parser.add_argument("report", metavar="REPORT.md", help="the Markdown report (--markdown)")
+    parser.add_argument(
+        "report",
+        metavar="REPORT.md",
+        type=options.non_empty,
+        help="the Markdown report (--markdown)",
+    )
     gpu = parser.add_mutually_exclusive_group()
-    gpu.add_argument("--result", metavar="RESULT.json", help="the run's result: its GPU")
+    gpu.add_argument(
+        "--result", metavar="RESULT.json", type=options.non_empty, help="the run's result: its GPU"
+    )
     gpu.add_argument(
         "--gpu",
         metavar="SLUG",

@@ -70,8 +70,18 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    parser.add_argument("baseline", metavar="BASELINE", help="result file or directory (reference)")
-    parser.add_argument("contender", metavar="CONTENDER", help="result file or directory (judged)")
+    parser.add_argument(
+        "baseline",
+        metavar="BASELINE",
+        type=options.non_empty,
+        help="result file or directory (reference)",
+    )
+    parser.add_argument(
+        "contender",
+        metavar="CONTENDER",
+        type=options.non_empty,
+        help="result file or directory (judged)",
+    )
     options.add_compare_options(parser)
     stored = parser.add_mutually_exclusive_group()
     stored.add_argument(

@@ -51,7 +51,10 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    parser.add_argument("result", metavar="RESULT", help="result file or directory")
+    # (not empty: "" is the current folder, whose files no one named)
+    parser.add_argument(
+        "result", metavar="RESULT", type=options.non_empty, help="result file or directory"
+    )
     parser.add_argument(
         "--format", required=True, choices=defaults.EXPORT_FORMATS, help="the format to write"
     )

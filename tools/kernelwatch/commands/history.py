@@ -110,7 +110,12 @@ def register(subparsers: Any) -> None:
         description=INGEST_DESCRIPTION,
         epilog=INGEST_EPILOG,
     )
-    ingest.add_argument("result", metavar="RESULT.json", help="Google Benchmark or nvbench JSON")
+    ingest.add_argument(
+        "result",
+        metavar="RESULT.json",
+        type=options.non_empty,  # ("" is the current folder)
+        help="Google Benchmark or nvbench JSON",
+    )
     _add_db(ingest)
     ingest.set_defaults(handler=lambda args: run_ingest(args.result, _db(args)))
 
@@ -194,9 +199,12 @@ def register(subparsers: Any) -> None:
 
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
+    # Not empty: `--db "$UNSET"` was taken as not given, and an ingest wrote into the project's
+    # default database (making results/ for it).
     parser.add_argument(
         "--db",
         metavar="PATH",
+        type=options.non_empty,
         help=f"the history database (default: results/history.sqlite, {options.IN_PROJECT})",
     )
 

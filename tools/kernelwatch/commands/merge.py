@@ -46,7 +46,13 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    parser.add_argument("results", nargs="+", metavar="RESULT.json", help="the shards' results")
+    parser.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULT.json",
+        type=options.non_empty,
+        help="the shards' results",
+    )
     parser.add_argument(
         "-o",
         "--out",

@@ -57,7 +57,11 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    parser.add_argument("result", metavar="RESULT.json", help="the run's result file")
+    # Paths not empty: "" was taken as not given (--baseline, --db: the project's own baseline
+    # and history were read instead) or as the current folder (RESULT.json).
+    parser.add_argument(
+        "result", metavar="RESULT.json", type=options.non_empty, help="the run's result file"
+    )
     parser.add_argument(
         "-o",
         "--out",
@@ -70,6 +74,7 @@ def register(subparsers: Any) -> None:
     where.add_argument(
         "--baseline",
         metavar="PATH",
+        type=options.non_empty,
         help="compare with this result file or folder of result files",
     )
     options.add_baselines_option(
@@ -80,6 +85,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--db",
         metavar="PATH",
+        type=options.non_empty,
         help="the history database for the trends (default: results/history.sqlite, "
         f"{options.IN_PROJECT}, when it exists)",
     )
@@ -93,6 +99,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--explanations",
         metavar="FILE",
+        type=options.non_empty,
         help="the explanations.json that kernelwatch ab wrote beside its runs: ncu counters and "
         "SASS diffs shown next to the verdicts",
     )

@@ -7,7 +7,9 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import sqlite3
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,9 +70,15 @@ def _now() -> str:
 def load_run(path: str | Path) -> tuple[dict[str, Any], ResultSet]:
     """Read and validate one result file, as `compare` does (same checks and messages)."""
     file = Path(path)
-    if file.is_dir():
+    try:
+        mode: int | None = os.stat(file).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    except OSError:  # a folder on the way that may not be searched: read_json says so, in one line
+        mode = stat.S_IFREG
+    if mode is not None and stat.S_ISDIR(mode):
         raise InputError(f"{file}: is a directory; give one result file")  # ingest and report
-    if not file.exists():
+    if mode is None:
         raise InputError(f"{file}: no such file or directory")
     document = read_json(file)
     result = from_documents(str(file), [document])  # validates: not a result, bad values, ...

@@ -7,7 +7,9 @@ transaction; a database written by a newer kernelwatch (a larger schema_version)
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -139,14 +141,15 @@ def open_db(path: str | Path, create: bool = False) -> sqlite3.Connection:
     an older schema is refused, not migrated. A new database goes in an existing folder, or
     in the checkout's results/ (made when missing)."""
     db = Path(path)
-    if db.is_dir():
+    mode = _mode(db)
+    if mode is not None and stat.S_ISDIR(mode):
         raise InputError(f"{db}: is a directory, not a history database")
     # (a FIFO: SQLite's open waits for a writer for ever; /dev/null: an ingest "stored" the run
     # nowhere and left null-journal beside it)
     check_input_file(db, "a history database", pipe=False)
-    if not create and db.exists():
+    if not create and mode is not None:
         return _open_read_only(db)
-    if not db.exists():
+    if mode is None:
         if not create:
             raise InputError(
                 f"{db}: no history database; add a run with: kernelwatch history ingest "
@@ -164,6 +167,18 @@ def open_db(path: str | Path, create: bool = False) -> sqlite3.Connection:
         _migrate(connection, db)
 
     return _prepared(connection, db, prepare)
+
+
+def _mode(db: Path) -> int | None:
+    """The database file's mode; None where there is none. One line where it cannot be looked
+    at: pathlib's is_dir() and exists() raise PermissionError (an internal error) where a folder
+    on the way may not be searched."""
+    try:
+        return os.stat(db).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # (_folder_for words the latter)
+        return None
+    except OSError as exc:
+        raise InputError(f"{db}: cannot read: {exc.strerror or exc}") from None
 
 
 def _prepared(
@@ -210,19 +225,23 @@ def _open_read_only(db: Path) -> sqlite3.Connection:
 
 def schema_version(connection: sqlite3.Connection, path: Path) -> int:
     """The database's schema version: 0 for an empty database."""
-    tables = {
-        row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-    }
-    if "meta" not in tables:
-        if tables:
+    # Every object, not only tables: another program's database of views only was taken for an
+    # empty one, and an ingest added the history's tables to it.
+    objects: dict[str, str] = dict(connection.execute("SELECT name, type FROM sqlite_master"))
+    if objects.get("meta") != "table":
+        if objects:
             raise InputError(
-                f"{path}: not a kernelwatch history database (tables "
-                f"{', '.join(sorted(tables))}; no meta table)"
+                f"{path}: not a kernelwatch history database (it holds "
+                f"{', '.join(sorted(objects))}; no meta table)"
             )
         return 0
     row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if row is None:  # (kernelwatch writes its meta table and the version in one transaction)
+        raise InputError(
+            f"{path}: not a kernelwatch history database (its meta table has no schema_version)"
+        )
     try:
-        version = int(row[0]) if row else 0
+        version = int(row[0])
     except (TypeError, ValueError):
         version = -1
     if version < 0:

@@ -225,6 +225,22 @@ def test_an_earlier_run_in_out_is_refused_and_kept(repo: Repo, run_cli) -> None:
     assert repo.traced() == SEVEN_ROUNDS  # nothing measured the second time (3 + 4 confirming)
 
 
+def test_an_out_another_ab_writes_is_refused_before_anything_is_built(repo: Repo, run_cli) -> None:
+    """Two `ab --out DIR` at once each wrote round files into DIR and judged the other's
+    rounds with its own: the second is refused in one line, building and measuring nothing."""
+    from kernelwatch import locks
+
+    out = repo.root.parent / "out"
+    with locks.writing([("--out", out)]):
+        done = run_ab(run_cli, repo, repo.a, repo.b, rounds=1)
+    assert done.status == 2
+    assert one_error(done.err) == (
+        f"kernelwatch: error: --out {out}: another kernelwatch command is writing it now; "
+        "name another path, or run this one when that one has ended"
+    )
+    assert repo.builds == [] and repo.traced() == [] and not out.exists()
+
+
 def test_build_only_then_no_build_without_git(repo: Repo, run_cli, tmp_path: Path) -> None:
     done = run_ab(run_cli, repo, repo.a, repo.b, "--build-only")
     assert done.status == 0 and repo.traced() == []

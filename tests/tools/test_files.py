@@ -149,6 +149,24 @@ def test_write_folder_cleans_and_recovers_leftovers(tmp_path: Path) -> None:
     assert sorted(os.listdir(folder)) == ["a", "b"] and os.listdir(tmp_path) == ["base"]
 
 
+@pytest.mark.parametrize("first", [True, False], ids=["new folder", "replaced folder"])
+def test_an_interrupted_write_folder_leaves_no_staging_folder(tmp_path: Path, first: bool) -> None:
+    """Ctrl-C while a baseline is written: its hidden staging folder stayed in baselines/
+    (until the next update), where `git add -A` took it."""
+    folder = tmp_path / "base"
+    if not first:
+        files.write_folder(folder, {"a": b"1"})
+
+    def interrupted(handle: object) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        files.write_folder(folder, {"a": b"2", "b": interrupted})
+    assert os.listdir(tmp_path) == ([] if first else ["base"])
+    if not first:
+        assert os.listdir(folder) == ["a"] and (folder / "a").read_text() == "1"
+
+
 def test_write_folder_without_exchange(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(files, "_exchange", lambda a, b: False)
     folder = tmp_path / "base"

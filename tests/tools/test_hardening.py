@@ -1319,6 +1319,10 @@ def test_a_result_whose_name_is_not_utf8_damages_no_baseline(tmp_path: Path) -> 
         ["merge", "", "-o", "{out}"],
         ["baseline", "update", ""],
         ["baseline", "show", ""],
+        ["selftest", "--from", ""],  # measured: "" was taken as not given
+        ["run", "--baseline", ""],
+        ["run", "--build-dir", ""],
+        ["ab", "HEAD", "HEAD", "--repo", ""],
     ],
 )
 def test_an_empty_path_is_refused_not_taken_as_not_given(

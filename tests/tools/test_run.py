@@ -846,6 +846,31 @@ def test_sigterm_ends_the_run_and_its_benchmark_process(tmp_path: Path) -> None:
     assert not [command for command in running_commands() if str(binary) in command]
 
 
+def test_a_run_told_to_write_a_file_another_run_writes_is_refused_before_it_measures(
+    box: Box,
+) -> None:
+    """Two `run --out r.json` at once both measured, both said "wrote r.json" (exit 0) and the
+    later replaced the other's result: the second is refused in one line, measuring nothing."""
+    from kernelwatch import locks
+
+    box.make_baseline()
+    out = box.tmp / "r.json"
+    with locks.writing([("--out", box.tmp / "sub" / ".." / "r.json")]):  # another run's
+        done = box.run("--out", out)
+        assert done.status == 2
+        assert one_error(done.err) == (
+            f"kernelwatch: error: --out {out}: another kernelwatch command is writing it now; "
+            "name another path, or run this one when that one has ended"
+        )
+        assert not box.log.exists() and not out.exists()  # not even the GPU probe ran
+        report = box.tmp / "report.json"
+        with locks.writing([("--json", report)]):
+            done = box.run("--out", box.tmp / "other.json", "--json", report)
+        assert done.status == 2 and f"--json {report}: another kernelwatch" in one_error(done.err)
+    done = box.run("--out", out)  # once the other has ended
+    assert done.status == 0, done.err
+
+
 def running_commands() -> list[str]:
     commands = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):

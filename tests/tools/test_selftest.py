@@ -295,6 +295,25 @@ def test_a_hang_keeps_the_saved_runs_for_resume(build: Path, tmp_path: Path, run
     assert "kept" in again.err
 
 
+def test_an_out_another_selftest_writes_is_refused_before_it_measures(
+    build: Path, tmp_path: Path, run_cli
+) -> None:
+    """Two selftests into one --out at once wrote each other's aa-1.json, ... and reported
+    on the mix (exit 0 both): the second is refused in one line, measuring nothing."""
+    from kernelwatch import locks
+
+    out = tmp_path / "st"
+    binary = build / "bench" / "kernelwatch_bench_fam0"
+    with locks.writing([("--out", out)]):
+        done = run_selftest(run_cli, build, "--out", out)
+    assert done.status == 2
+    assert done.err.splitlines() == [
+        f"kernelwatch: error: --out {out}: another kernelwatch command is writing it now; "
+        "name another path, or run this one when that one has ended"
+    ]
+    assert fakebench.runs(binary) == 0 and not out.exists()
+
+
 def test_a_missed_target_exits_1_naming_it(build: Path, tmp_path: Path, run_cli) -> None:
     done = run_selftest(run_cli, build, "--out", tmp_path / "st", "--threshold", "4%")
     assert done.status == 1

@@ -503,13 +503,16 @@ def write_folder(
             os.rename(staging, target)
             _remove(retired)
         _sync_folder(target.parent)
-    except OSError as exc:
+    except BaseException as exc:  # an interrupt too: its staging folder was left in baselines/
         if staging.exists() and not target.exists():
             with contextlib.suppress(OSError):
                 _recover(target)
         elif staging.exists():
-            _remove(staging)
-        raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+            with contextlib.suppress(OSError):
+                _remove(staging)
+        if isinstance(exc, OSError):
+            raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+        raise
     return notes
 
 

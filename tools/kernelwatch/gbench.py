@@ -39,6 +39,7 @@ from kernelwatch.errors import InputError
 from kernelwatch.files import SURROGATE_ESCAPE, check_input_file, strict_json
 from kernelwatch.names import registration, without_aggregate
 from kernelwatch.results import NVBENCH_SAMPLES_KEY, TIME_KEYS
+from kernelwatch.tool import signals_held
 
 # --- the file: a parsed document ------------------------------------------------------------------
 # Parsing a JSON file into a document, every failure one InputError line.
@@ -50,11 +51,22 @@ from kernelwatch.results import NVBENCH_SAMPLES_KEY, TIME_KEYS
 # that starts as gzip does (a compressed baseline, `baseline update --compress`; any result) is
 # read through gzip, whatever its name.
 
-_orjson: Any
-try:  # optional speed-up: `pip install orjson` (or kernelwatch[fast])
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - depends on the machine
-    _orjson = None
+
+def _import_orjson() -> Any:
+    """orjson, or None where it is not installed (optional speed-up: `pip install orjson`, or
+    kernelwatch[fast]). SIGINT and SIGTERM wait until it has loaded: one that lands while it
+    loads crashed the interpreter (orjson 3.8.3: a segmentation fault, no line said why), in
+    1 of 3 such interrupts."""
+    with signals_held():
+        try:
+            import orjson
+
+            return orjson
+        except ImportError:  # pragma: no cover - depends on the machine
+            return None
+
+
+_orjson: Any = _import_orjson()
 
 
 # Deeper than any result (Google Benchmark's rows are 3 levels deep, nvbench's summaries 7,

@@ -16,15 +16,19 @@ Two kinds, both fcntl.flock on files in one folder (KERNELWATCH_LOCK_DIR, defaul
 
 A waiting exclusive holder takes a turnstile first, which new shared holders must pass, so a
 steady stream of builds cannot keep a host-bound benchmark waiting for ever.
+
+And one output path: a command that measures holds output-<hash>.lock for each path it was told
+to write (`writing`), so that a second command told to write one of them is refused at once.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -99,3 +103,63 @@ def host_exclusive(waiting: Waiting | None = None) -> Iterator[None]:
     with _flock("turnstile.lock", fcntl.LOCK_EX, waiting, why):
         with _flock("host.lock", fcntl.LOCK_EX, waiting, why):
             yield
+
+
+@contextlib.contextmanager
+def writing(outputs: Iterable[tuple[str, str | Path | None]]) -> Iterator[None]:
+    """Held by a command that measures (run, ab, selftest), from before it measures to its end,
+    for each path it was told to write, as (option, path); a None path is not held. A second
+    command told to write one of them is refused at once (exit 2): two `run --out r.json` at
+    once both measured, both said "wrote r.json", and the later one replaced the other's result
+    (two `ab --out DIR` each judged the other's rounds)."""
+    with contextlib.ExitStack() as held:
+        taken: set[Path] = set()
+        for option, path in outputs:
+            if not path:
+                continue
+            try:
+                where = Path(path).resolve()  # (one file, however it is named)
+            except (OSError, RuntimeError):
+                where = Path(os.path.abspath(path))
+            if where not in taken:  # (named twice: the command's own check words it)
+                taken.add(where)
+                held.enter_context(_sole_writer(option, Path(path), where))
+        yield
+
+
+@contextlib.contextmanager
+def _sole_writer(option: str, path: Path, where: Path) -> Iterator[None]:
+    name = f"output-{hashlib.sha256(os.fsencode(where)).hexdigest()[:24]}.lock"
+    lock = lock_dir() / name
+    while True:
+        handle = _open(name)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise InputError(
+                f"{option} {path}: another kernelwatch command is writing it now; name another "
+                "path, or run this one when that one has ended"
+            ) from None
+        except OSError:  # (ENOLCK: no locks on this file system) goes on without one
+            handle.close()
+            yield
+            return
+        if _names(lock, handle):
+            break
+        handle.close()  # its holder removed it as it ended: lock the file named now
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)  # removed while held: no lock file is left per path ever written
+        handle.close()
+
+
+def _names(path: Path, handle: IO[bytes]) -> bool:
+    """Whether `path` still names the file open in `handle`."""
+    try:
+        named, held = os.stat(path), os.fstat(handle.fileno())
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)

@@ -13,7 +13,7 @@ import shlex
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -92,20 +92,22 @@ def run(
     if discard_stdout:
         stdout = subprocess.DEVNULL
     stderr: Any = log if log is not None else subprocess.PIPE
+    process: subprocess.Popen[str] | None = None
     try:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=stdout,
-            stderr=stderr,
-            text=True,
-            errors="replace",
-            env=None if env is None else dict(env),
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise _cannot_run(argv, exc) from None
-    try:
+        with signals_held():  # (until `process` is known: the finally below ends it)
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=stdout,
+                    stderr=stderr,
+                    text=True,
+                    errors="replace",
+                    env=None if env is None else dict(env),
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise _cannot_run(argv, exc) from None
         out, err = _wait(process, timeout, tick, tick_seconds, cancel)
     except _Cancelled:
         raise ToolError(
@@ -120,8 +122,10 @@ def run(
             exception=exc,
         ) from None
     finally:
-        if process.poll() is None:  # interrupted, cancelled or past its time
-            _end_group(process)
+        if process is not None:
+            with signals_held():  # (another Ctrl-C waits: it skipped the ending, at most 40 s)
+                if process.poll() is None:  # interrupted, cancelled or past its time
+                    _end_group(process)
     done = Finished(tuple(argv), process.returncode, out or "", err or "")
     if check and done.status != 0:
         said = last_line(done.stderr) or last_line(done.stdout)
@@ -181,29 +185,65 @@ def stream(
     `show` as it comes; on an interrupt (or any exception in `show`) the whole process group
     is ended. The output is returned in `stdout`; ToolError only when it cannot start."""
     argv = [str(part) for part in command]
-    try:
-        process = subprocess.Popen(
-            argv,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=None if env is None else dict(env),
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise _cannot_run(argv, exc) from None
+    process: subprocess.Popen[str] | None = None
     lines: list[str] = []
     try:
+        with signals_held():  # (until `process` is known: the finally below ends it)
+            try:
+                process = subprocess.Popen(
+                    argv,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    text=True,
+                    env=None if env is None else dict(env),
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise _cannot_run(argv, exc) from None
         assert process.stdout is not None
         for line in process.stdout:
             lines.append(line)
             show(line)
         status = process.wait()
     finally:
-        if process.poll() is None:
-            _end_group(process)
+        if process is not None:
+            with signals_held():  # (another Ctrl-C waits: it skipped the ending, at most 40 s)
+                if process.poll() is None:
+                    _end_group(process)
     return Finished(tuple(argv), status, "".join(lines))
+
+
+# The signals that end kernelwatch (cli: KeyboardInterrupt, Terminated).
+_ENDING = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held back while the block runs, and delivered when it ends: their
+    Python handlers are swapped (numpy's threads take signals too, so a mask of this thread
+    would not hold them). One that landed inside Popen, as the fork returned, raised out of it
+    before the caller had the process: nothing ended that tool (a session of its own), which
+    ran on after kernelwatch had exited. Python runs signal handlers in the main thread only:
+    elsewhere nothing is held."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[tuple[int, Any]] = []
+    previous: dict[int, Any] = {}
+    try:
+        for ending in _ENDING:
+            handler = signal.getsignal(ending)
+            if callable(handler):  # (SIG_IGN, SIG_DFL: the kernel's, nothing to hold)
+                previous[ending] = handler
+                signal.signal(ending, lambda got, frame: held.append((got, frame)))
+        yield
+    finally:
+        for restored, handler in previous.items():
+            signal.signal(restored, handler)
+        if held:
+            got, frame = held[0]
+            previous[got](got, frame)  # raises, as it would have in Popen
 
 
 def _end_group(process: subprocess.Popen[str]) -> None:

@@ -346,11 +346,14 @@ def add_binary_options(parser: argparse.ArgumentParser, bench_help: str) -> None
     """--build-dir and --bench: which binaries run; `selftest` shares them."""
     parser.add_argument(
         "--build-dir",
+        type=non_empty,
         metavar="DIR",
         help="the CMake build folder whose bench/kernelwatch_bench_* binaries run "
         f"(default: build, {IN_PROJECT})",
     )
-    parser.add_argument("--bench", metavar="PATH", action="append", default=[], help=bench_help)
+    parser.add_argument(
+        "--bench", type=non_empty, metavar="PATH", action="append", default=[], help=bench_help
+    )
 
 
 def add_process_options(parser: argparse.ArgumentParser) -> None:
@@ -406,17 +409,22 @@ def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
         f"(default {defaults.AB_CONFIRM_ROUNDS}; 0: none)",
     )
     parser.add_argument(
-        "--repo", metavar="DIR", default=".", help="the git repository (default: the current one)"
+        "--repo",
+        type=non_empty,
+        metavar="DIR",
+        default=".",
+        help="the git repository (default: the current one)",
     )
     parser.add_argument(
         "--bench",
+        type=non_empty,
         metavar="PATH",
         action="append",
         default=[],
         help="a binary to run, relative to each side's build folder (repeatable; default: "
         "bench/kernelwatch_bench_*)",
     )
-    parser.add_argument("--out", metavar="DIR", help=out_help)
+    parser.add_argument("--out", type=non_empty, metavar="DIR", help=out_help)
     parser.add_argument(
         "--cmake-arg",
         metavar="ARG",

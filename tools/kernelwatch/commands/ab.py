@@ -185,6 +185,17 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
+    from kernelwatch import locks
+    from kernelwatch.verdict import report_outputs
+
+    # A second command told to write in this folder is refused before it builds: two at once
+    # each judged the other's rounds. (The default folder is named for the run: its own.)
+    named = [("--out", command.out), *((o.option, o.path) for o in report_outputs(command.outputs))]
+    with locks.writing(named):
+        return _run(command, build)
+
+
+def _run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
     from kernelwatch import ab, explain, gpus, runner
     from kernelwatch.verdict import write_report
 

@@ -103,6 +103,7 @@ def register(subparsers: Any) -> None:
     options.add_baselines_option(parser)
     parser.add_argument(
         "--baseline",
+        type=options.non_empty,
         metavar="PATH",
         help="compare with this result file or folder instead of the GPU's baseline",
     )
@@ -227,6 +228,16 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: RunCommand) -> int:
+    from kernelwatch import locks
+    from kernelwatch.verdict import report_outputs
+
+    # A second command told to write one of these paths is refused before it measures.
+    named = [("--out", command.out), *((o.option, o.path) for o in report_outputs(command.outputs))]
+    with locks.writing(named):
+        return _run(command)
+
+
+def _run(command: RunCommand) -> int:
     from kernelwatch import anchor as anchors
     from kernelwatch import baseline as baselines
     from kernelwatch import completeness, gpus, runner

@@ -115,6 +115,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--out",
+        type=options.non_empty,
         metavar="DIR",
         help="where every run is saved (default: results/selftest-<UTC time>)",
     )
@@ -134,6 +135,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--from",
         dest="from_dir",
+        type=options.non_empty,
         metavar="DIR",
         help="analyse the runs saved in DIR again; runs nothing, needs no GPU",
     )
@@ -236,6 +238,17 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: SelftestCommand) -> int:
+    from kernelwatch import locks
+
+    # A second selftest told to write in this folder (or these reports) is refused before it
+    # measures: two at once wrote each other's runs, aa-1.json, ..., and reported on the mix.
+    out = None if command.from_dir else command.out or "results"
+    named = [("--out", out), ("--markdown", command.markdown), ("--json", command.json)]
+    with locks.writing(named):
+        return _run(command)
+
+
+def _run(command: SelftestCommand) -> int:
     from kernelwatch import gpus, selftest
 
     settings = command.compare_with

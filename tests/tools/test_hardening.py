@@ -996,6 +996,19 @@ def unreadable_run(argv: list[Any]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, env=env)
 
 
+def refused_while_closed(closed: Path, mode: int, argv: list[Any]) -> str:
+    """unreadable_run(argv) with `closed` chmod `mode` meanwhile: exit 2 and one error line,
+    returned."""
+    closed.chmod(mode)
+    try:
+        done = unreadable_run(argv)
+    finally:
+        closed.chmod(0o755)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("kernelwatch: error: ")
+    return done.stderr
+
+
 @pytest.mark.parametrize(
     "case",
     [
@@ -1054,14 +1067,8 @@ def test_unreadable_files_and_folders_are_one_line(tmp_path: Path, case: str) ->
             copy(source / name, tmp_path / name)
         closed = sorted((tmp_path / "py-a.json-bin").iterdir())[0]
         argv = ["export", tmp_path / "py-a.json", "--format", "bmf"]
-    closed.chmod(0)
-    try:
-        done = unreadable_run(argv)
-    finally:
-        closed.chmod(0o755)
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith("kernelwatch: error: ")
-    assert "cannot read: Permission denied" in done.stderr and str(closed) in done.stderr
+    err = refused_while_closed(closed, 0, argv)
+    assert "cannot read: Permission denied" in err and str(closed) in err
 
 
 @pytest.mark.parametrize(
@@ -1085,14 +1092,8 @@ def test_paths_in_a_folder_that_cannot_be_searched_are_one_line(tmp_path: Path, 
     if case == "report -o":
         pytest.importorskip("matplotlib", reason="matplotlib is not installed")
     before = snapshot(tmp_path)
-    shut.chmod(0o600)  # readable names, not searchable
-    try:
-        done = unreadable_run(argv)
-    finally:
-        shut.chmod(0o755)
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith("kernelwatch: error: ")
-    assert "Permission denied" in done.stderr and str(shut) in done.stderr, done.stderr
+    err = refused_while_closed(shut, 0o600, argv)  # readable names, not searchable
+    assert "Permission denied" in err and str(shut) in err, err
     assert snapshot(tmp_path) == before
 
 

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import json
 import math
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, document, rows_for
+from conftest import REPO, document, rows_for, run_module
 from fakebench import GPU_CONTEXT
 from kernelwatch import baseline as baselines
 from kernelwatch import project, results, synthetic
@@ -541,6 +544,46 @@ def test_a_time_infinite_in_ns_is_refused(root: Path, write_json, run_cli) -> No
     assert done.status == 2
     assert f"{huge}: fam0/bench/0/manual_time: real_time is inf ns" in one_line(done.err)
     assert not any(root.iterdir())
+
+
+def test_updates_of_one_baselines_folder_run_one_after_the_other(
+    tmp_path: Path, write_json
+) -> None:
+    """A second `baseline update` waits for the first, also where the checkout has no
+    baselines/ yet: the first locked the checkout then (the folder's nearest ancestor), a second
+    started after baselines/ was made locked baselines/, and both built on the old baseline.
+    The update makes baselines/ first and locks it, never the checkout."""
+    checkout = tmp_path / "checkout"
+    (checkout / ".git").mkdir(parents=True)
+    first = write_json("r1.json", suite(), context=context())
+    second = write_json("r2.json", suite(seed=3), context=context(gpu_uuid="GPU-other"))
+    held = os.open(checkout, os.O_RDONLY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        done = run_module("baseline", "update", first, cwd=checkout, timeout=60)
+    finally:
+        os.close(held)
+    assert done.returncode == 0 and "waiting" not in done.stderr, done.stderr
+    held = os.open(checkout / "baselines", os.O_RDONLY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "kernelwatch", "baseline", "update", str(second), first],
+            cwd=checkout,
+            env=dict(os.environ, PYTHONPATH=str(REPO / "tools")),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert waiting.stderr is not None
+        said = waiting.stderr.readline()
+        assert "waiting for another kernelwatch command writing in" in said, said
+        assert waiting.poll() is None
+    finally:
+        os.close(held)
+    assert waiting.wait(timeout=60) == 0, waiting.stderr.read()
+    manifest = json.loads((checkout / "baselines" / SLUG / "manifest.json").read_text())
+    assert len(manifest["history"]) == 2
 
 
 def test_update_is_atomic(root: Path, write_json, run_cli, monkeypatch) -> None:

@@ -522,14 +522,15 @@ def one_writer(folder: Path) -> Iterator[None]:
     baseline it builds on, then write_folder): a second writer waits. Without it two updates
     of one baselines folder each built on the old baseline and the later one dropped the
     other's benchmarks, exit 0 both; or one removed the other's staging folder as a leftover.
-    An flock of the folder itself (of its nearest existing ancestor while it is missing), so
-    that no lock file is left in a folder kept in git. Where the file system has no locks, it
-    goes on without one, as before."""
-    held = folder
-    while not held.is_dir() and held != held.parent:
-        held = held.parent
+    An flock of the folder itself, so that no lock file is left in a folder kept in git; the
+    writer makes the folder first (a missing one has nothing to build on: nothing is held), as
+    a lock of its nearest ancestor would not exclude a writer that came after the folder was
+    made. Where the file system has no locks, it goes on without one, as before."""
+    if not folder.is_dir():
+        yield
+        return
     try:
-        fd = os.open(held, os.O_RDONLY)
+        fd = os.open(folder, os.O_RDONLY)
     except OSError as exc:
         raise InputError(f"{folder}: cannot open: {exc.strerror or exc}") from None
     try:
@@ -537,7 +538,7 @@ def one_writer(folder: Path) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             print(
-                f"kernelwatch: waiting for another kernelwatch command writing in {held}",
+                f"kernelwatch: waiting for another kernelwatch command writing in {folder}",
                 file=sys.stderr,
                 flush=True,
             )

@@ -196,6 +196,8 @@ def run_update(command: UpdateCommand) -> int:
     if command.min_repetitions < 1:
         raise InputError(f"--min-repetitions {command.min_repetitions}: must be at least 1")
     baselines.check_root(command.root, may_create=command.root_may_create)
+    if not command.dry_run:
+        command.root.mkdir(exist_ok=True)  # (the checkout's own: its parent is there)
     with one_writer(command.root):  # each update builds on the baseline it replaces
         return _update(command)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import gpu_file_params
+from conftest import gpu_file_params, rows_for
 from kernelwatch.export import median_interval
 
 
@@ -109,6 +109,23 @@ def test_benchmarks_without_the_metric_are_counted_on_stderr(run_cli, write_json
     assert "note: 1 of 2 benchmark(s) have no values of bytes_per_second" in done.err
     done = run_cli("export", path, "--format", "github-action-benchmark")
     assert done.status == 0 and len(strict(done.out)) == 2 and "note:" not in done.err
+
+
+def test_a_benchmark_that_failed_in_a_repetition_is_left_out(run_cli, write_json) -> None:
+    """Nine repetitions timed, the tenth reported wrong output: compare's ERROR, and no point of
+    the history's series. Export gave the nine's median as the run's value ("median of 9
+    repetitions"), a dashboard's point for a kernel that computed the wrong result."""
+    rows = rows_for({"BM_bad": [float(t) for t in range(10, 20)]}, aggregates=False)
+    rows[3].update(error_occurred=True, error_message="wrong output at index 7")
+    path = write_json("r.json", {"BM_ok": [10.0, 11.0, 12.0]}, rows=rows)
+    for form in ("bmf", "github-action-benchmark"):
+        done = run_cli("export", path, "--format", form)
+        assert done.status == 0, done.err
+        assert "BM_bad" not in done.out and "BM_ok" in done.out
+        assert "note: 1 of 2 benchmark(s)" in done.err and "compare's ERROR" in done.err
+    alone = write_json("alone.json", rows=rows)
+    done = run_cli("export", alone, "--format", "bmf")
+    assert done.status == 2 and "no benchmark has values of 'real_time' (1 failed)" in done.err
 
 
 def test_range_covers_a_lopsided_interval(run_cli, write_json) -> None:

@@ -976,6 +976,54 @@ def test_failed_benchmarks_are_listed_and_compared_as_errors(run_cli, write_json
     assert '<div class="glance"><div class="bad"><b>No regression, 1 ERROR</b>' in text
 
 
+@needs_matplotlib
+def test_change_points_are_those_of_history_changes_with_the_suite_config(
+    run_cli, tmp_path
+) -> None:
+    """A suite config that sets [compare] threshold: `history changes` detects with it (as
+    compare reads it), the report detected with 5 %: a +3 % step listed by the one was "No
+    change point" on the other's page, from the same history and the same config."""
+    rng = np.random.default_rng(5)
+    db = tmp_path / "h.sqlite"
+    for night in range(10):
+        level = 100.0 * (1.03 if night >= 5 else 1.0) * (1 + rng.normal(0, 0.002))
+        times = list(level * (1 + rng.normal(0, 0.0005, 10)))
+        context = {
+            "gpu_name": "NVIDIA H200",
+            "gpu_compute_capability": "9.0",
+            "kernelwatch_git_commit": str(night) * 40,
+            "date": f"2026-11-{night + 1:02d}T03:00:00+00:00",
+        }
+        path = tmp_path / f"n{night}.json"
+        rows = synthetic.benchmark_rows("BM_step/manual_time", times, time_unit="us")
+        synthetic.write(path, synthetic.document(rows, context))
+        assert run_cli("history", "ingest", path, "--db", db).status == 0
+    config = tmp_path / "kw.toml"
+    config.write_text('[compare]\nthreshold = "2%"\n')
+    listed = run_cli("history", "changes", "--db", db, "--config", config)
+    assert listed.status == 1 and "1 change(s)" in listed.out and "5" * 12 in listed.out
+    out = tmp_path / "r.html"
+    done = run_cli(
+        "report",
+        path,
+        "--db",
+        db,
+        "--baseline",
+        tmp_path / "n0.json",
+        "--config",
+        config,
+        "-o",
+        out,
+    )
+    assert done.status == 0, done.err
+    text = out.read_text(encoding="utf-8")
+    assert "Change points (1)" in text and f"<code>{'5' * 12}</code>" in text
+    # Without the config both use their own 5 %: no change point on either.
+    assert "no change" in run_cli("history", "changes", "--db", db).out
+    run_cli("report", path, "--db", db, "--baseline", tmp_path / "n0.json", "-o", out)
+    assert "No change point in the history" in out.read_text(encoding="utf-8")
+
+
 @needs_gpu_data
 @needs_matplotlib
 def test_change_finder_gets_the_settings_may_refuse_or_be_left_out(

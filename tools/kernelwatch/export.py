@@ -42,7 +42,9 @@ class Entry:
 
 
 def entries(result: ResultSet, metric: Metric) -> list[Entry]:
-    """One entry per benchmark with values of the metric, in the result's order."""
+    """One entry per benchmark with values of the metric, in the result's order. A benchmark
+    that failed in a repetition (compare's ERROR) has none: the others time a kernel whose
+    output was wrong, and the history and the report leave such a run out of its series too."""
     column = result.metric_column(metric)
     if column is None:
         raise InputError(f"{result.label}: no benchmark has the metric {metric.key!r}")
@@ -50,6 +52,8 @@ def entries(result: ResultSet, metric: Metric) -> list[Entry]:
     labels = result.labels
     found = []
     for k, name in enumerate(result.names):
+        if name in result.errors:
+            continue
         start, count = int(result.starts[k]), int(result.counts[k])
         rows = values[start : start + count][present[start : start + count]]
         if not len(rows):
@@ -67,7 +71,8 @@ def entries(result: ResultSet, metric: Metric) -> list[Entry]:
             )
         )
     if not found:
-        raise InputError(f"{result.label}: no benchmark has values of {metric.key!r}")
+        failed = f" ({len(result.errors)} failed)" if result.errors else ""
+        raise InputError(f"{result.label}: no benchmark has values of {metric.key!r}{failed}")
     return found
 
 

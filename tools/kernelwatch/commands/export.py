@@ -90,7 +90,8 @@ def run(command: ExportCommand) -> int:
         # As compare says it: a dashboard fed 289 of 356 benchmarks should know why.
         print(
             f"kernelwatch: note: {left_out} of {len(result.names)} benchmark(s) have no values "
-            f"of {metric.key} (not a counter of theirs, or an error or skipped row): left out",
+            f"of {metric.key} (not a counter of theirs, or a skipped row) or failed in a "
+            "repetition (compare's ERROR): left out",
             file=sys.stderr,
         )
     text = json_text(document)

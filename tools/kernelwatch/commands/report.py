@@ -147,6 +147,7 @@ def main(args: argparse.Namespace) -> int:
                 db=Path(args.db) if args.db else None,
                 max_trends=args.max_trends,
                 explanations=Path(args.explanations) if args.explanations else None,
+                changes_threshold=config.threshold,  # as `history changes` reads the config
             ),
             out,
             config,

@@ -151,13 +151,18 @@ def runs_of(db: sqlite3.Connection, gpu: str) -> int:
 
 
 def _finder_arguments(
-    finder: ChangeFinder, gpu: str, metric: Metric, settings: Settings | None
+    finder: ChangeFinder,
+    gpu: str,
+    metric: Metric,
+    settings: Settings | None,
+    threshold: float | None = None,
 ) -> dict[str, Any]:
     arguments: dict[str, Any] = {"gpu": gpu, "metric": metric.key}
     if settings is None:
         return arguments
-    # The threshold stays the finder's own: steps between nights are judged against a wider
-    # limit than one comparison (kernelwatch.changes.DEFAULT_THRESHOLD says why).
+    # The threshold stays the finder's own (or the suite config's, as `history changes` takes
+    # it), not compare's: steps between nights are judged against a wider limit than one
+    # comparison (kernelwatch.changes.DEFAULT_THRESHOLD says why).
     arguments.update(alpha=settings.alpha)
     try:
         parameters = inspect.signature(finder).parameters
@@ -166,6 +171,8 @@ def _finder_arguments(
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
     if settings.rules and ("rules" in parameters or takes_any):
         arguments["rules"] = settings.rules
+    if threshold is not None and ("threshold" in parameters or takes_any):
+        arguments["threshold"] = threshold
     return arguments
 
 
@@ -182,11 +189,13 @@ def build(
     find_changes: ChangeFinder | None,
     settings: Settings | None = None,
     limit: int = DEFAULT_LIMIT,
+    threshold: float | None = None,
 ) -> Trends:
     """The trends section for this run's GPU: change points, the choice, and the plots.
 
     Change points are found as `history changes` finds them, with the comparison's alpha (and
-    its per-benchmark threshold rules, where the finder takes `rules`). No finder (`None`), or
+    its per-benchmark threshold rules, where the finder takes `rules`), and `threshold` where
+    the suite's config sets one (None: the finder's own). No finder (`None`), or
     one that refuses (InputError: say, its analysis package is not installed), leaves the
     trends without change points and says why on the page: the report is still written."""
     total = runs_of(db, gpu)
@@ -206,7 +215,7 @@ def build(
         notes.append("change points were not computed: none asked for (find_changes=None)")
     else:
         try:
-            arguments = _finder_arguments(find_changes, gpu, metric, settings)
+            arguments = _finder_arguments(find_changes, gpu, metric, settings, threshold)
             found = list(find_changes(db, **arguments))
         except InputError as exc:
             notes.append(f"change points were not computed: {exc}")

@@ -49,9 +49,11 @@ def with_samples(
     scale: dict[str, float],
     seed: int,
     cwd_prefix: str = "out",
+    samples: int = 40,
 ) -> Path:
-    """A one-device nvbench file whose states point at `--jsonbin` sample files, named as
-    nvbench names them when run from another folder (`out/<json>-bin/<n>.bin`)."""
+    """A one-device nvbench file whose states point at `--jsonbin` sample files (`samples` a
+    state), named as nvbench names them when run from another folder
+    (`out/<json>-bin/<n>.bin`)."""
     document = one_device(REF)
     document["benchmarks"] = document["benchmarks"][:2]
     rng = np.random.default_rng(seed)
@@ -63,7 +65,7 @@ def with_samples(
             summaries = {x["tag"]: x for x in s["summaries"]}
             mean = float(summaries["nv/cold/time/gpu/mean"]["data"][0]["value"])
             factor = scale.get(b["name"], 1.0)
-            times = (mean * factor * (1 + 0.002 * rng.standard_normal(40))).astype("<f4")
+            times = (mean * factor * (1 + 0.002 * rng.standard_normal(samples))).astype("<f4")
             times.tofile(folder / f"{n}.bin")
             s["summaries"].append(
                 {
@@ -475,6 +477,20 @@ def test_a_slowed_kernel_is_a_regression_per_sample(tmp_path: Path, run_cli) -> 
         line.split()[1] for line in slowed.out.splitlines() if line.startswith("REGRESSION")
     ]
     assert regressions == ["simple"], slowed.out
+
+
+def test_states_of_tens_of_thousands_of_samples_are_compared(tmp_path: Path, run_cli) -> None:
+    """nvbench keeps sampling a short kernel until its noise settles: its own test file has
+    states of up to 153,037 samples, all of them in a --jsonbin file. Twelve states of 30,000
+    samples a side were an internal error (all 9e8 differences of each pair at once: "Unable to
+    allocate 80.5 GiB"); now the interval is found without them (stats.PAIRS_AT_ONCE)."""
+    a = with_samples(tmp_path / "a", "r.json", {}, seed=1, samples=30_000)
+    slow = with_samples(tmp_path / "s", "r.json", {"simple": 1.2}, seed=3, samples=30_000)
+    slowed = run_cli("compare", a, slow)
+    assert slowed.status == 1, slowed.out + slowed.err
+    verdicts = {line.split()[1]: line.split()[0] for line in slowed.out.splitlines()[5:] if line}
+    assert verdicts["simple"] == "REGRESSION", slowed.out
+    assert list(verdicts.values()).count("SAME") == 11, slowed.out
 
 
 def test_bad_nvbench_input_is_one_line(tmp_path: Path, run_cli) -> None:

@@ -150,6 +150,35 @@ def test_empty_and_unpaired_inputs() -> None:
     assert np.isnan(ps.baseline_cv[0])
 
 
+def test_pairs_too_many_to_hold_give_the_same_statistics(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Found from the sorted values (stats._without_pairs) where the differences are too many to
+    # hold: the same interval, U and p-value to the bit, ties and quantised times included.
+    rng = np.random.default_rng(7)
+    sizes = [(1, 1), (3, 4), (10, 10), (10, 10), (57, 31), (200, 150)]
+    xs = [rng.lognormal(3.0, 0.05, n) for n, _ in sizes]
+    ys = [rng.lognormal(3.0 + 0.02 * i, 0.05, m) for i, (_, m) in enumerate(sizes)]
+    xs += [np.round(x, 0) for x in xs]  # ties within and between the sides
+    ys += [np.round(y, 0) for y in ys]
+    held = stats.pair_statistics(xs, ys, 0.95)
+    monkeypatch.setattr(stats, "PAIRS_AT_ONCE", 8)
+    ranked = stats.pair_statistics(xs, ys, 0.95)
+    for name in ("log_ci_low", "log_ci_high", "p_value", "smallest_p", "log_ratio"):
+        assert np.array_equal(getattr(ranked, name), getattr(held, name)), name
+    swapped = stats.pair_statistics(ys, xs, 0.95)
+    assert np.array_equal(swapped.log_ci_low, -ranked.log_ci_high)
+
+
+def test_a_pair_of_150000_samples_a_side_is_compared() -> None:
+    # nvbench's --jsonbin files hold every sample (153,037 a state in its own test file): their
+    # 2.25e10 pairwise differences, held at once, were an internal error ("Unable to allocate").
+    rng = np.random.default_rng(8)
+    x, y = rng.lognormal(0.0, 0.01, 150_000), rng.lognormal(1e-4, 0.01, 150_000)
+    ps = stats.pair_statistics([x], [y], 0.95)
+    assert ps.log_ci_low[0] < 1e-4 < ps.log_ci_high[0] < ps.log_ci_low[0] + 2e-4
+    expected = scipy.stats.mannwhitneyu(np.log(x), np.log(y), method="asymptotic").pvalue
+    assert ps.p_value[0] == pytest.approx(expected, rel=1e-9)
+
+
 def test_the_smallest_p_value_of_thousands_of_samples_is_zero_not_an_overflow() -> None:
     # nvbench sample files bring thousands of samples a side (tests/data/nvbench)
     assert stats.min_p_value(5000, 5000) == 0.0

@@ -34,6 +34,15 @@ EXACT_PAIRS = 2500
 TIED_EXACT_VALUES = 20
 # Student's t quantile: the exact series up to this many degrees of freedom (0.6 ms at 1,000).
 T_SERIES_DF = 1000
+# Pairwise differences held at once (8 bytes each, as much again to sort them): a block of pairs
+# of one size is taken this many differences at a time, and a pair with more is computed from
+# its sorted values instead (_without_pairs). nvbench's --jsonbin files hold every sample: its
+# own test file has states of 153,037 samples, 2.3e10 differences a pair (an internal error,
+# "Unable to allocate 55.9 GiB", for three states of 50,000).
+PAIRS_AT_ONCE = 1 << 22
+# Without the differences, an end of the interval is bracketed this closely (in log space) by
+# bisection, then stepped to exactly (_kth_difference).
+_LOG_TOLERANCE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -236,14 +245,81 @@ def _group(
 
     # Hodges–Lehmann (Moses) interval: order statistics of all pairwise log differences.
     log_x, log_y = np.log(x), np.log(y)
-    diffs = np.sort((log_y[:, None, :] - log_x[:, :, None]).reshape(len(idx), n * m), axis=1)
     k = moses_rank(n, m, confidence)
-    out["log_ci_low"][idx] = diffs[:, k]
-    out["log_ci_high"][idx] = diffs[:, n * m - 1 - k]
-
-    u = (diffs > 0).sum(axis=1) + 0.5 * (diffs == 0).sum(axis=1)
+    low, high, u = np.empty(len(idx)), np.empty(len(idx)), np.empty(len(idx))
+    step = max(1, PAIRS_AT_ONCE // (n * m))
+    for at in range(0, len(idx), step):
+        part = slice(at, at + step)
+        if n * m > PAIRS_AT_ONCE:  # (one pair: step is 1)
+            low[part], high[part], u[part] = _without_pairs(log_x[at], log_y[at], k)
+            continue
+        diffs = np.sort((log_y[part, None, :] - log_x[part, :, None]).reshape(-1, n * m), axis=1)
+        low[part], high[part] = diffs[:, k], diffs[:, n * m - 1 - k]
+        u[part] = (diffs > 0).sum(axis=1) + 0.5 * (diffs == 0).sum(axis=1)
+    out["log_ci_low"][idx] = low
+    out["log_ci_high"][idx] = high
     out["p_value"][idx] = mann_whitney(log_x, log_y, u)
     out["smallest_p"][idx] = smallest_p(log_x, log_y)
+
+
+def _without_pairs(x: np.ndarray, y: np.ndarray, k: int) -> tuple[float, float, float]:
+    """For one pair of samples too large to hold their differences: order statistics k and
+    nm-1-k of the differences y_j - x_i, and U (pairs y > x, ties counting half), from the
+    sorted values alone. The high end is the low end of the sides swapped, negated, so that
+    swapping the sides negates the interval exactly, as with the differences held."""
+    xs, ys = np.sort(x), np.sort(y)
+    below = np.searchsorted(xs, ys, side="left")  # per y, the x below it
+    ties = np.searchsorted(xs, ys, side="right") - below
+    u = float(below.sum()) + 0.5 * float(ties.sum())
+    return _kth_difference(ys, xs, k), -_kth_difference(xs, ys, k), u
+
+
+def _kth_difference(a: np.ndarray, b: np.ndarray, k: int) -> float:
+    """The k-th smallest (0-based) of the differences a_j - b_i of two sorted samples, without
+    them: bracketed by bisection on its value (each step counts the differences at most a value,
+    O(n log m), as searchsorted rounds a_j - d), then found exactly by stepping from just below
+    the bracket to the next difference up, counted as the differences themselves compare."""
+
+    def about(d: float) -> int:  # differences <= d, as searchsorted rounds a_j - d
+        return len(a) * len(b) - int(np.searchsorted(b, a - d, side="left").sum())
+
+    low, high = float(a[0] - b[-1]), float(a[-1] - b[0])  # the smallest and largest difference
+    while high - low > _LOG_TOLERANCE:  # about(low) <= k < about(high)
+        middle = low + (high - low) / 2.0
+        if middle in (low, high):
+            break
+        if about(middle) > k:
+            high = middle
+        else:
+            low = middle
+    margin = _LOG_TOLERANCE
+    low -= margin
+    while True:
+        first = _first_at_most(a, b, low)
+        if len(a) * len(b) - int(first.sum()) > k:  # (rounding put the bracket too high)
+            margin *= 16.0
+            low -= margin
+            continue
+        above = first > 0  # each a_j's smallest difference above `low`: the next b_i down
+        step = float((a[above] - b[first[above] - 1]).min())
+        if len(a) * len(b) - int(_first_at_most(a, b, step).sum()) > k:
+            return step
+        low = step
+
+
+def _first_at_most(a: np.ndarray, b: np.ndarray, d: float) -> np.ndarray:
+    """Per a_j, the first i with a_j - b_i <= d as computed (len(b) where none): the
+    differences fall as b_i rises, so a binary search, all a_j at once."""
+    low = np.zeros(len(a), dtype=np.int64)
+    high = np.full(len(a), len(b), dtype=np.int64)
+    while True:
+        open_ = low < high
+        if not open_.any():
+            return low
+        middle = (low + high) // 2
+        at = a - b[np.minimum(middle, len(b) - 1)] <= d
+        high = np.where(open_ & at, middle, high)
+        low = np.where(open_ & ~at, middle + 1, low)
 
 
 def smallest_p(x: np.ndarray, y: np.ndarray) -> np.ndarray:

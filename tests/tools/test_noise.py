@@ -15,7 +15,7 @@ from kernelwatch.compare import Settings, Verdict, compare
 from kernelwatch.errors import InputError
 from kernelwatch.levels import Level
 from kernelwatch.loading import from_documents, load
-from kernelwatch.results import gpu_model, resolve_metric
+from kernelwatch.results import NOISE_TARGET_KEY, gpu_model, resolve_metric
 
 TIME = resolve_metric("time")
 
@@ -65,6 +65,20 @@ def test_the_counter_is_a_95_percent_width() -> None:
     )
     assert found.counter[0] == pytest.approx(0.01, rel=1e-3)
     assert found.noise[0] == pytest.approx(0.01, rel=1e-3)
+
+
+def test_another_programs_counter_named_noise_is_its_own() -> None:
+    """A Google Benchmark file of another project, with a counter `noise` of its own (a level of
+    50): read as the harness's 95 % width it made a limit thousands of percent wide, and every
+    slowdown of that benchmark SAME. Only a file of the harness (its noise target in the
+    context) has the harness's counter."""
+    counters = {"BM_a": {"noise": [50.0] * 10}}
+    theirs = {k: v for k, v in H100_CONTEXT.items() if k != NOISE_TARGET_KEY}
+    found = noises.measure(result_set({"BM_a": steady(100.0)}, counters=counters, context=theirs))
+    assert np.isnan(found.counter[0]) and found.noise[0] < 0.01
+    slower = result_set({"BM_a": steady(110.0, seed=1)}, context=theirs)
+    base = result_set({"BM_a": steady(100.0)}, counters=counters, context=theirs)
+    assert compare(base, slower, TIME, Settings()).comparisons[0].verdict is Verdict.REGRESSION
 
 
 def test_the_counter_is_not_the_noise_of_another_metric() -> None:

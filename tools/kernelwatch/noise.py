@@ -43,7 +43,7 @@ from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
 from kernelwatch.levels import Level
 from kernelwatch.names import variant as group_of  # a benchmark's group: its variant
-from kernelwatch.results import NOISE_COUNTER, Metric, ResultSet
+from kernelwatch.results import NOISE_COUNTER, Metric, ResultSet, harness_noise
 from kernelwatch.stats import MAD_TO_SIGMA
 
 # --- what is known of a noise -----------------------------------------------------------------
@@ -274,7 +274,7 @@ def measure(
         between, process_count = _between(own_values, owner, processes, median, len(which))
 
     counter = nan.copy()
-    if metric.key == TIME.key and NOISE_COUNTER in result.columns:
+    if metric.key == TIME.key and NOISE_COUNTER in result.columns and harness_noise(result.context):
         widths = result.columns[NOISE_COUNTER][rows]
         good = np.isfinite(widths) & (widths >= 0)
         if good.any():

@@ -21,6 +21,10 @@ TIME_KEYS = ("real_time", "cpu_time")
 # The harness's per-repetition counter: relative width of the 95 % confidence interval of the
 # median of that repetition's samples (0.005 = 0.5 %). kernelwatch/noise.py turns it into a noise.
 NOISE_COUNTER = "noise"
+# The context key the harness records its noise target under: a file without it is another
+# program's, and its counter named `noise` is that program's own (say, a noise level of 50,
+# read as an interval 5,000 % wide, hid every slowdown behind its limit).
+NOISE_TARGET_KEY = "kernelwatch_noise_target"
 # The row key `kernelwatch run` adds to every row of a merged result: which of the binary's
 # processes (1, 2, ...) the repetition came from. Not a counter: it groups values by process.
 PROCESS_KEY = "kernelwatch_process"
@@ -82,6 +86,11 @@ def resolve_metric(name: str, higher_is_better: bool | None = None) -> Metric:
         f"--metric {name}: unknown direction for this counter; "
         "pass --higher-is-better or --lower-is-better"
     )
+
+
+def harness_noise(context: Mapping[str, Any]) -> bool:
+    """Whether a result's `noise` counter is the harness's (NOISE_COUNTER)."""
+    return context.get(NOISE_TARGET_KEY) is not None
 
 
 def gpu_model(context: Mapping[str, Any]) -> str | None:

@@ -175,6 +175,8 @@ def test_a_card_of_a_kind_a_one_kind_baseline_never_held_gets_the_unseen_kind_pr
     )
     assert {c.level for c in report.comparisons if c.level} == {"host"}
     assert any("none of the baseline's 1 kind(s)" in n and "unseen kind" in n for n in report.notes)
+    # The prior applied is named where it applies (the level note names the host prior only).
+    assert any("unseen kind, 2.50% + 730 ns / time" in n for n in report.notes), report.notes
     for c in report.comparisons:
         if c.noise_floor is not None:
             floor = levels.unseen_kind_prior(np.array([c.baseline.median]), model=H200)[0]

@@ -287,6 +287,26 @@ def test_device_description_becomes_the_context(tmp_path: Path) -> None:
     assert context["gpu_ecc"] == "off"
 
 
+def test_a_file_of_one_device_against_one_of_two_says_why_nothing_is_shared(
+    tmp_path: Path, run_cli
+) -> None:
+    """nvbench measures every GPU it sees: a baseline from a one-GPU machine against a run on a
+    two-GPU one was all NEW and MISSING (the states of a file of several devices are named
+    /device:<id>), with only "a rename?" to go by."""
+    document = copy.deepcopy(one_device(GPU_A))
+    second = copy.deepcopy(document["devices"][0])
+    second["id"] = 1
+    document["devices"].append(second)
+    for b in document["benchmarks"]:
+        b["states"] += [{**copy.deepcopy(s), "device": 1} for s in b["states"]]
+    two = tmp_path / "two.json"
+    two.write_text(json.dumps(document))
+    done = run_cli("compare", GPU_A, two)
+    assert done.status == 1 and "Nothing measured on both sides" in done.out
+    assert "differ by /device:<id>" in done.out and "--devices" in done.out, done.out
+    assert "/device:" not in run_cli("compare", GPU_A, GPU_A).out
+
+
 def test_sample_files_become_repetitions(tmp_path: Path) -> None:
     path = with_samples(tmp_path, "a.json", {}, seed=1)
     result = load(path)

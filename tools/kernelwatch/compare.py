@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -946,7 +947,30 @@ def presence_notes(comparisons: list[Comparison]) -> list[str]:
             "if removed on purpose, drop them from the baseline (baselines/README.md)"
             + (rename if new and not removed else "")
         )
-    return notes
+    return notes + _device_note(comparisons)
+
+
+# nvbench.py names a state by its device only in a file of several devices' states.
+_DEVICE_PART = re.compile(r"/device:[^/]*$")
+
+
+def _device_note(comparisons: list[Comparison]) -> list[str]:
+    """nvbench states that one side names by device and the other does not: a file of one
+    device against one of several (nvbench measures every GPU it sees) was all NEW and MISSING,
+    with nothing to say why."""
+    new = {c.name for c in comparisons if c.verdict is Verdict.NEW}
+    missing = {c.name for c in comparisons if c.verdict is Verdict.MISSING}
+
+    def undevice(names: set[str]) -> set[str]:
+        return {_DEVICE_PART.sub("", n) for n in names if _DEVICE_PART.search(n)}
+
+    if not (undevice(new) & missing or undevice(missing) & new):
+        return []
+    return [
+        "NEW and MISSING names differ by /device:<id>: an nvbench file names its states by "
+        "device only where it holds several devices' states; compare files of one device each "
+        "(nvbench's --devices option)"
+    ]
 
 
 @dataclass(frozen=True)

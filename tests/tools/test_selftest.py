@@ -449,6 +449,28 @@ def test_time_budget_stops_between_runs_and_resume_finishes(
     assert len(list(out.iterdir())) == 5
 
 
+def test_runs_left_by_the_time_budget_are_no_pass_in_the_report(
+    build: Path, tmp_path: Path, run_cli
+) -> None:
+    """The command exits 1 with runs left, and its report must not say otherwise: it read
+    "all targets hold", JSON "passed": true and "exit_status": 0."""
+    out, report = tmp_path / "st", tmp_path / "r.json"
+    argv = ("--out", out, "--json", report, "--markdown", tmp_path / "r.md")
+    done = run_selftest(run_cli, build, *argv, "--time-budget", "0.001")
+    assert done.status == 1
+    found = json.loads(report.read_text())
+    assert found["passed"] is False and found["exit_status"] == 1
+    assert found["missing_runs"] == 4
+    summary = "INCOMPLETE: 4 run(s) still to make (--resume); the runs made so far miss no target"
+    assert done.out.splitlines()[-1].startswith(summary)
+    assert "all targets hold" not in done.out + (tmp_path / "r.md").read_text()
+    done = run_selftest(run_cli, build, *argv, "--resume")
+    assert done.status == 0, done.err
+    found = json.loads(report.read_text())
+    assert found["passed"] is True and found["missing_runs"] == 0
+    assert done.out.splitlines()[-1] == "all targets hold"
+
+
 def test_time_budget_needs_out(build: Path, run_cli) -> None:
     done = run_selftest(run_cli, build, "--time-budget", "60")
     assert done.status == 2 and "--time-budget needs --out" in done.err

@@ -129,14 +129,21 @@ class Analysis:
     times: tuple[RunTime, ...]
     targets: tuple[TargetCheck, ...]
     notes: tuple[str, ...] = field(default=())
+    # Planned runs not made yet (a --time-budget ran out): part of the runs cannot show that
+    # the targets hold, so it is not a pass, whatever the runs made say.
+    missing: int = 0
 
     @property
     def missed(self) -> list[TargetCheck]:
         return [t for t in self.targets if not t.met]
 
     @property
+    def passed(self) -> bool:
+        return not self.missed and not self.missing
+
+    @property
     def exit_status(self) -> int:
-        return 1 if self.missed else 0
+        return 0 if self.passed else 1
 
 
 # --- how: analyse ---------------------------------------------------------------------------------
@@ -184,9 +191,11 @@ def analyse(
     min_time_us: float = DEFAULT_MIN_TIME_US,
     only: re.Pattern[str] | None = None,
     progress: Callable[[str], None] | None = None,
+    missing: int = 0,
 ) -> Analysis:
     """The selftest's figures from saved runs; `only` restricts every comparison to the
-    benchmarks whose names it matches (as if only those had run)."""
+    benchmarks whose names it matches (as if only those had run); `missing`: the planned runs
+    still to make (Analysis.missing)."""
     _one_build_and_model(runs)
     notes: list[str] = []
     judge = _Judge(settings, only, progress, notes)
@@ -216,6 +225,7 @@ def analyse(
         times=_run_times(runs),
         targets=_targets(alarms.every, alarms.pairs, detections, median_cv, min_time_us),
         notes=tuple(notes),
+        missing=missing,
     )
 
 

@@ -199,14 +199,20 @@ def _examples(a: Analysis) -> list[tuple[str, Sequence[Example]]]:
 
 
 def _summary(a: Analysis) -> str:
+    # Runs still to make: "all targets hold" read as a pass where the command exits 1.
+    head = f"INCOMPLETE: {a.missing} run(s) still to make (--resume); " if a.missing else ""
     missed = a.missed
     if missed:
-        return "MISSED: " + "; ".join(
-            f"{t.name} {target_value(t)} ({limit_text(t)})" for t in missed
+        return (
+            head
+            + "MISSED: "
+            + "; ".join(f"{t.name} {target_value(t)} ({limit_text(t)})" for t in missed)
         )
     unmeasured = [t.name for t in a.targets if not t.measured]
     tail = f" (not measured: {', '.join(unmeasured)})" if unmeasured else ""
-    return "all targets hold" + tail
+    return (
+        head + ("the runs made so far miss no target" if a.missing else "all targets hold") + tail
+    )
 
 
 def render_text(a: Analysis) -> str:
@@ -311,9 +317,10 @@ def report_json(a: Analysis) -> dict[str, Any]:
             }
             for t in a.targets
         ],
-        "passed": not a.missed,
+        "passed": a.passed,
         "exit_status": a.exit_status,
         "runs": a.runs,
+        "missing_runs": a.missing,
         "aa": {
             "runs": a.aa_runs,
             "pairs": a.aa_pairs,

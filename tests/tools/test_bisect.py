@@ -152,6 +152,32 @@ def test_only_skipped_commits_left(tmp_path, monkeypatch, temporary, run_cli) ->
     done = run_bisect(run_cli, repo, repo.shas[1], repo.shas[6])
     assert done.status == 1, done.out + done.err
     assert "only commits that could not be measured are left" in done.out
+    assert sorted(done.out.splitlines()[1:]) == sorted(
+        [f"  {repo.shas[k]} commit {k}: could not be measured" for k in (2, 3, 4, 5)]
+        + [f"  {repo.shas[6]} commit 6: bad"]
+    )
+    assert list(temporary.iterdir()) == []
+
+
+def test_an_unmeasured_commit_before_the_first_bad_one_names_both(
+    tmp_path, monkeypatch, temporary, run_cli
+) -> None:
+    """Commit 4 does not build, commit 5 is slow: git cannot tell which of the two made it
+    slower. It said "the first bad commit is one of them", the commits not measured, naming
+    none, where it may well be commit 5, measured bad."""
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    repo = History(tmp_path / "repo", slow_from=5, broken=frozenset({4}))
+    done = run_bisect(run_cli, repo, repo.shas[1], repo.shas[6])
+    assert done.status == 1, done.out + done.err
+    lines = done.out.splitlines()
+    assert lines[0].startswith(
+        "kernelwatch bisect: only commits that could not be measured are left to test; the "
+        "first bad commit is one of these 2 (see "
+    )
+    assert sorted(lines[1:]) == sorted(
+        [f"  {repo.shas[4]} commit 4: could not be measured", f"  {repo.shas[5]} commit 5: bad"]
+    )
     assert list(temporary.iterdir()) == []
 
 
@@ -170,6 +196,26 @@ def test_a_commit_that_crashes_is_skipped_when_bad_does_not(
     assert f"{repo.shas[3][:12]} commit 3: skip ({len(BENCHMARKS)} crashed: " in done.err
     assert "(BAD does not crash: cannot test)" in done.err
     assert_left_alone(repo, before, temporary)
+
+
+def test_a_regression_undone_before_bad_is_not_the_one_hunted(
+    tmp_path, monkeypatch, temporary, run_cli
+) -> None:
+    """Commit 3 slows another benchmark, commit 4 undoes it; SLOWED regresses from commit 5.
+    BAD regresses SLOWED only, so commit 3 (git's first candidate) is good for this hunt: it
+    was named, a commit that did not make BAD slower."""
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    other = "fake/kernel/1/manual_time"
+    repo = History(tmp_path / "repo", slow_from=5, behaviour={3: {"slow": {other: 1.25}}})
+    done = run_bisect(run_cli, repo, repo.shas[1], repo.shas[6])
+    assert done.status == 0, done.out + done.err
+    assert done.out.splitlines()[0] == f"first bad commit: {repo.shas[5]} commit 5"
+    assert (
+        f"{repo.shas[3][:12]} commit 3: good (no regression of those BAD shows; "
+        f"1 not regressing at BAD: {other})" in done.err
+    )
+    assert list(temporary.iterdir()) == []
 
 
 def test_a_crash_is_hunted_when_bad_crashes(tmp_path, monkeypatch, temporary, run_cli) -> None:

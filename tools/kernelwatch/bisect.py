@@ -5,12 +5,12 @@ index and any bisection of theirs are untouched; bisect refs are per worktree) a
 worktree is removed however it ends, Ctrl-C included. At each step git runs this package
 again (kernelwatch.bisect.step, with a state file holding the settings as JSON) in a fresh
 process, which builds the candidate in ab's cached worktree (<repo>/.kernelwatch/worktrees/<sha>) and compares it with GOOD as
-`ab` does: a REGRESSION is bad (exit 1), none is good (0), a commit that cannot be built or
-lacks the benchmarks is skipped (125). A benchmark that crashes (or hangs) at the commit makes
-it bad when BAD crashed too (the crash is what is hunted, `Plan.crash_is_bad`), else skipped
-(that commit cannot be tested). Anything else (no GPU, nothing measured at all, even bad
-arguments) aborts the bisection (255, git's "abort" range) after writing the error for the
-parent to raise.
+`ab` does: a REGRESSION of a benchmark BAD regresses is bad (exit 1), none is good (0), a
+commit that cannot be built or lacks the benchmarks is skipped (125). A benchmark that crashes
+(or hangs) at the commit makes it bad when BAD crashed too (the crash is what is hunted,
+`Plan.crash_is_bad`), else skipped (that commit cannot be tested). Anything else (no GPU,
+nothing measured at all, even bad arguments) aborts the bisection (255, git's "abort" range)
+after writing the error for the parent to raise.
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ GOOD, BAD, SKIP, ABORT = 0, 1, 125, 255
 
 _FIRST_BAD = re.compile(r"^([0-9a-f]{40}) is the first bad commit", re.MULTILINE)
 _ONLY_SKIPPED = "only 'skip'ped commits left to test"
+# What git lists then: the skipped commits and the earliest bad one, one full sha a line.
+_COULD_BE = re.compile(r"^The first bad commit could be any of:\n((?:[0-9a-f]{40}\n?)+)", re.M)
 LOG_FILE = "bisect.log"  # git bisect's output, in the runs' folder
 STATE_FILE = ".bisect-state.json"  # the settings the steps read, in the runs' folder
 
@@ -62,6 +64,10 @@ class Plan:
     # BAD crashed (a benchmark's process) against GOOD: a commit that crashes is bad, not skipped.
     crash_is_bad: bool = False
     confirm: int = defaults.AB_CONFIRM_ROUNDS  # more rounds for a regression, as `ab`
+    # The benchmarks BAD regresses against GOOD: only their regressions make a commit bad.
+    # Another one (made by a commit and undone by a later one) named a commit that did not
+    # make BAD slower. Empty: any regression in --filter (BAD only crashes).
+    hunted: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         document = dataclasses.asdict(self)
@@ -82,6 +88,7 @@ class Plan:
             command_line=document["command_line"],
             crash_is_bad=document.get("crash_is_bad", False),
             confirm=document.get("confirm", 0),  # a bisection started before there were any
+            hunted=tuple(document.get("hunted", ())),
         )
 
 
@@ -123,6 +130,7 @@ class Judgement:
     detail: str
     report: Path | None = None  # the comparison, as a table
     crashed: bool = False  # a benchmark's process crashed or hung at this commit
+    regressions: tuple[str, ...] = ()  # the benchmarks that regress at this commit
 
     @property
     def exit_code(self) -> int:
@@ -183,26 +191,39 @@ def judge(oracle: Oracle, sha: str) -> Judgement:
     table = write_atomic(
         out / "compare.txt", render_table(report, color=False, command="ab"), make_parents=True
     )
-    return _verdict(sha, report, table, plan.crash_is_bad)
+    return _verdict(sha, report, table, plan.crash_is_bad, plan.hunted)
 
 
-def _verdict(sha: str, report: Report, table: Path, crash_is_bad: bool) -> Judgement:
-    worse = [c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION]
+def _verdict(
+    sha: str, report: Report, table: Path, crash_is_bad: bool, hunted: Sequence[str] = ()
+) -> Judgement:
+    regressed = tuple(c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION)
+    worse = [n for n in regressed if not hunted or n in hunted]
+    others = [n for n in regressed if n not in worse]
     crashed = [c.name for c in report.comparisons if c.crashed and c.failed]
     said = f"{len(crashed)} crashed: {', '.join(crashed[:3])}"
     if worse:
         detail = f"{len(worse)} regression(s): {', '.join(worse[:3])}"
         return Judgement(
-            sha, "bad", detail + (f"; {said}" if crashed else ""), table, bool(crashed)
+            sha,
+            "bad",
+            detail + (f"; {said}" if crashed else ""),
+            table,
+            bool(crashed),
+            regressed,
         )
+    also = f"; {len(others)} not regressing at BAD: {', '.join(others[:3])}" if others else ""
     if crashed:
         if crash_is_bad:
-            return Judgement(sha, "bad", said, table, True)
-        return Judgement(sha, "skip", f"{said} (BAD does not crash: cannot test)", table, True)
+            return Judgement(sha, "bad", said + also, table, True, regressed)
+        detail = f"{said} (BAD does not crash: cannot test){also}"
+        return Judgement(sha, "skip", detail, table, True, regressed)
     unsure = [c.name for c in report.comparisons if c.verdict in (Verdict.MISSING, Verdict.ERROR)]
     if unsure:
-        return Judgement(sha, "skip", f"{len(unsure)} benchmark(s) missing or failing", table)
-    return Judgement(sha, "good", "no regression", table)
+        detail = f"{len(unsure)} benchmark(s) missing or failing{also}"
+        return Judgement(sha, "skip", detail, table, regressions=regressed)
+    detail = "no regression of those BAD shows" + also if others else "no regression"
+    return Judgement(sha, "good", detail, table, regressions=regressed)
 
 
 # -------------------------------------------------------------------------- the oracle step
@@ -236,6 +257,10 @@ def read_error(path: Path) -> InputError | None:
 class Outcome:
     first_bad: str | None  # None: git could not name one (only skipped commits left)
     log: str  # git bisect's output
+    # With first_bad None: the commits git says the first bad one is among (the skipped ones
+    # and the earliest measured bad one), and which of them were skipped.
+    candidates: tuple[str, ...] = ()
+    skipped: frozenset[str] = frozenset()
 
 
 @contextlib.contextmanager
@@ -293,7 +318,16 @@ def run_bisect(
         if found:
             return Outcome(found.group(1), log)
         if _ONLY_SKIPPED in log:
-            return Outcome(None, log)
+            could_be = _COULD_BE.search(log)
+            skipped = ab.git(
+                worktree, "for-each-ref", "--format=%(objectname)", "refs/bisect/skip-*"
+            )
+            return Outcome(
+                None,
+                log,
+                tuple(could_be.group(1).split()) if could_be else (),
+                frozenset(skipped.split()),
+            )
         said = [line for line in lines if line.strip()]
         raise InputError(
             f"git bisect run ended without a first bad commit (exit {status}): "

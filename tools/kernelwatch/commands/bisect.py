@@ -23,10 +23,11 @@ Find the first commit between GOOD and BAD that made the --filter benchmarks slo
 not touched; the worktree is removed at the end, also on Ctrl-C). At each step the candidate
 commit is built in ab's worktree cache (<repo>/.kernelwatch/worktrees/<sha>, reused by later
 `ab` and `bisect` runs) and run alternately with GOOD on this GPU, as `kernelwatch ab GOOD
-CANDIDATE` would: a REGRESSION makes it bad, none makes it good, and a commit that does not
-build (or lacks the benchmarks) is skipped; one whose benchmarks crash is bad when BAD crashes
-too (the crash is then what is hunted), else skipped. BAD is measured first: if it does not
-regress against GOOD there is nothing to find. See docs/running.md."""
+CANDIDATE` would: a REGRESSION of a benchmark that BAD regresses makes it bad, none makes it
+good, and a commit that does not build (or lacks the benchmarks) is skipped; one whose
+benchmarks crash is bad when BAD crashes too (the crash is then what is hunted), else skipped.
+BAD is measured first: if it does not regress against GOOD there is nothing to find. See
+docs/running.md."""
 
 EPILOG = """\
 exit status:
@@ -152,13 +153,22 @@ def run(command: BisectCommand) -> int:
         )
         return 1
     say(f"kernelwatch bisect: BAD regresses ({verdict.detail}); bisecting")
+    plan = dataclasses.replace(plan, hunted=verdict.regressions)  # bisect.Plan.hunted
 
-    first_bad = bisect.find_first_bad(plan, repo, good, bad, out, say).first_bad
+    outcome = bisect.find_first_bad(plan, repo, good, bad, out, say)
+    first_bad = outcome.first_bad
     if first_bad is None:
+        # git's candidates hold the earliest measured bad commit too: "one of them" (the
+        # unmeasured ones) was wrong when that one is the first bad commit.
         print(
-            "kernelwatch bisect: only commits that could not be measured are left; the first "
-            f"bad commit is one of them (see {out / bisect.LOG_FILE})"
+            "kernelwatch bisect: only commits that could not be measured are left to test; the "
+            f"first bad commit is one of {'these ' if outcome.candidates else 'them'}"
+            f"{len(outcome.candidates) or ''} "
+            f"(see {out / bisect.LOG_FILE}):"
         )
+        for sha in outcome.candidates:
+            said = "could not be measured" if sha in outcome.skipped else "bad"
+            print(f"  {sha} {bisect.subject(repo, sha)}: {said}")
         return 1
     print(f"first bad commit: {first_bad} {bisect.subject(repo, first_bad)}")
     report = out / first_bad[:12] / "compare.txt"

@@ -353,6 +353,51 @@ def test_a_card_that_drifted_since_its_anchor_was_kept_fails_no_unchanged_code(
     assert "(reused, " in report_of(third)["notes"][0]  # the kept anchor still serves
 
 
+def test_a_drift_that_fails_the_suite_against_a_kept_anchor_fails_no_unchanged_code(
+    checkout: Checkout,
+) -> None:
+    """With 3 repetitions a side no row can be significant: a card 5 % slower than when its
+    anchor was kept makes every row an unverified SLOWER (no re-run) and the suite as a whole a
+    regression. The baseline's commit is measured again and the run judged against that: it
+    passes; a real slowdown of the whole suite still fails against it."""
+    few = ("--repetitions", "3", "--processes", "1")
+    checkout.on("other")
+    assert checkout.run("--out", checkout.root.parent / "1.json", *few).status == 0
+    runs = checkout.anchor_runs()
+    everything = {name: 1e6 for name in {**ALPHA, **BETA}}  # (bytes: memory_speed slows them)
+    checkout.extra = {"memory_speed": 1 / 1.05, "bytes": everything}  # the card's drift
+    checkout.build_current()
+    done = checkout.run("--out", checkout.root.parent / "2.json", "--format", "json", *few)
+    assert done.status == 0, done.err
+    report = report_of(done)
+    assert set(verdicts(report).values()) == {"SAME"}
+    again = checkout.root.parent / "2.anchor-again.json"
+    said = (
+        "a regression of the suite against the anchor reused 0.0 h old: the baseline's commit "
+        "measured again on this card, the run and its confirming re-runs judged against it "
+        f"({again}; a card's drift over more than 0.2 h was never measured)"
+    )
+    assert said in report["notes"] and f"kernelwatch: {said}" in done.err
+    assert report["notes"][0].startswith(f"anchored on {checkout.a[:12]} (reused, 0.0 h old")
+    assert report["notes"][1].startswith("runner finding: ")
+    assert checkout.anchor_runs() == runs + 1  # every benchmark again, in 1 process
+    assert len(list((checkout.root / ".kernelwatch" / "anchors").glob("*"))) == 1  # as kept
+    # The code 5 % slower everywhere, on the drifted card: the suite regresses against the
+    # commit measured again too.
+    for family in ("alpha", "beta"):
+        fakebench.configure(
+            checkout.root / "src" / "bench" / f"kernelwatch_bench_{family}",
+            slow=dict.fromkeys({**ALPHA, **BETA}, 1.05),
+        )
+    git(checkout.root, "commit", "-q", "-am", "everything 5% slower")
+    checkout.build_current()
+    slower = checkout.run("--out", checkout.root.parent / "3.json", "--format", "json", *few)
+    assert slower.status == 1, slower.err
+    report = report_of(slower)
+    assert report["summary"]["suite"]["verdict"] == "REGRESSION"
+    assert any(n.startswith("a regression of the suite against") for n in report["notes"])
+
+
 def test_an_anchor_older_than_any_measured_drift_says_so(checkout: Checkout) -> None:
     import datetime
 

@@ -505,11 +505,28 @@ def judge(
         return found, dataclasses.replace(report, notes=(outcome, *report.notes))
     phrase = outcome.phrase()
     outcome = outcome.completed(document)
-    anchor_side = outcome.side()
-    said = finding(verdict.judge(base, anchor_side, judging, found))
+    said = finding(verdict.judge(base, outcome.side(), judging, found))
     progress.say(f"kernelwatch: {said}")
-    # Judged on what the anchor measured: the benchmarks built identically are IDENTICAL rows,
-    # and no note counts them (their rows on both sides are the run's own).
+    against, anchored = _judged(outcome, document, report.contender, judging, floor)
+    context[CONTEXT_KEY] = phrase
+    notes = (f"{phrase}: {plan.why}", said, *anchored.notes)  # (_LEAD_NOTES of them first)
+    return against, dataclasses.replace(anchored, notes=notes)
+
+
+# The notes judge puts before the anchored comparison's own: the anchoring line, the finding.
+_LEAD_NOTES = 2
+
+
+def _judged(
+    outcome: Anchor,
+    document: dict[str, Any],
+    run: ResultSet,
+    judging: verdict.Judging,
+    floor: noises.LevelNoise | None,
+) -> tuple[baselines.Against, Report]:
+    """The run (`document`, as `run`) judged against the anchor `outcome` (completed) on what
+    it measured: the benchmarks built identically are IDENTICAL rows, and no note counts them
+    (their rows on both sides are the run's own)."""
     names = {
         baselines.row_identity(r)
         for r in (*outcome.document["benchmarks"], *document["benchmarks"])
@@ -519,15 +536,12 @@ def judge(
         against = as_baseline(
             str(outcome.path), [baselines.restrict(outcome.document, names)], floor
         )
-        run_side = from_documents(report.contender.label, [baselines.restrict(document, names)])
+        run_side = from_documents(run.label, [baselines.restrict(document, names)])
         anchored = verdict.judge_result(verdict.baseline_side(against), run_side, judging, against)
     else:
         against = outcome.against(floor)
-        anchored = Report(judging.metric, judging.settings, anchor_side, report.contender, ())
-    anchored = ab.with_identical(anchored, dict.fromkeys(outcome.identical, IDENTICAL_REASON))
-    context[CONTEXT_KEY] = phrase
-    notes = (f"{phrase}: {plan.why}", said, *anchored.notes)
-    return against, dataclasses.replace(anchored, notes=notes)
+        anchored = Report(judging.metric, judging.settings, outcome.side(), run, ())
+    return against, ab.with_identical(anchored, dict.fromkeys(outcome.identical, IDENTICAL_REASON))
 
 
 def again(
@@ -540,6 +554,8 @@ def again(
     path: Path,
     progress: runner.Progress,
     floor: noises.LevelNoise | None,
+    document: dict[str, Any] | None = None,
+    judging: verdict.Judging | None = None,
 ) -> tuple[baselines.Against | None, Report]:
     """Where the run regressed against a reused anchor: the baseline's commit measured again on
     this card now, for the regressed benchmarks alone, as what their confirming re-runs are
@@ -547,12 +563,22 @@ def again(
     defaults.ANCHOR_AGE_MEASURED_HOURS was never measured) then fails no unchanged code.
     Returns it (None: confirm against the reused anchor) and the report with a note saying so.
     Written to `path` (beside the run's result and its re-runs), never in the anchor's place.
-    `floor`: the committed baseline's process-level spread (noise.process_floor)."""
+    `floor`: the committed baseline's process-level spread (noise.process_floor). Where the
+    suite as a whole regressed (compare's SuiteChange, which no re-run confirms: rows past
+    their limits but unverified, or UNSURE, move it), the commit is measured again for every
+    benchmark the run ran (but those built identically) and the run (`document`) judged again
+    against that (`judging`)."""
     anchor = plan.outcome if plan is not None else None
     flagged = [c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION]
-    if not (isinstance(anchor, Anchor) and anchor.reused and flagged):
+    suite = report.suite
+    whole = suite is not None and suite.regression and document is not None and judging is not None
+    if not (isinstance(anchor, Anchor) and anchor.reused and (flagged or whole)):
         return None, report
-    why = f"{len(flagged)} regression(s) against the anchor reused {anchor.age_s / 3600:.1f} h old"
+    age = f"the anchor reused {anchor.age_s / 3600:.1f} h old"
+    why = f"{len(flagged)} regression(s) against {age}"
+    if whole:
+        why = f"a regression of the suite{f' and {why}' if flagged else f' against {age}'}"
+        flagged = [n for job in jobs for n in job.names if n not in anchor.identical]
     kept = "their confirming re-runs judged against the anchor as kept"
     context = {
         "kernelwatch_run_command": run.command_line,
@@ -584,10 +610,24 @@ def again(
         )
     write_json_atomic(path, measured, make_parents=True)
     fresh = dataclasses.replace(anchor, document=measured, path=path, reused=False)
+    drift = (
+        f"a card's drift over more than {defaults.ANCHOR_AGE_MEASURED_HOURS:g} h was never measured"
+    )
+    if whole and document is not None and judging is not None:
+        # The kept anchor set aside: the run judged again, its re-runs too, against the commit
+        # measured now (after the run, not between its rounds).
+        against, rejudged = _judged(
+            fresh.completed(document), document, report.contender, judging, floor
+        )
+        note = (
+            f"{why}: the baseline's commit measured again on this card, the run and its "
+            f"confirming re-runs judged against it ({path}; {drift})"
+        )
+        notes = (*report.notes[:_LEAD_NOTES], *rejudged.notes)
+        return against, _said(dataclasses.replace(rejudged, notes=notes), note, progress)
     note = (
         f"{why}: the baseline's commit measured again on this card for their confirming re-runs "
-        f"({path}; a card's drift over more than {defaults.ANCHOR_AGE_MEASURED_HOURS:g} h was "
-        "never measured)"
+        f"({path}; {drift})"
     )
     return fresh.against(floor), _said(report, note, progress)
 

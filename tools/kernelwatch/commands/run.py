@@ -588,6 +588,8 @@ def _finish(
             anchor_again_path(out),
             progress,
             floor,
+            document,
+            judging,
         )
         found = again or found
     if anchors.CONTEXT_KEY in context:

@@ -316,6 +316,25 @@ def test_an_anchor_is_reused_within_its_age_and_measured_again_past_it(
     assert len(list((checkout.root / ".kernelwatch" / "anchors").glob("*.json"))) == 2
 
 
+def test_a_benchmark_new_since_the_baselines_commit_does_not_stop_the_anchors_reuse(
+    checkout: Checkout,
+) -> None:
+    """The kept anchor was looked for with every name the run ran, and the baseline's commit can
+    never hold a new one: every run of a pull request that adds a benchmark measured the anchor
+    again (2 anchor processes a run instead of none)."""
+    checkout.commit("B adds a benchmark", benchmarks={**ALPHA, "alpha/copy/9/manual_time": 9e4})
+    checkout.on("other")
+    first = checkout.run("--out", checkout.root.parent / "1.json", "--format", "json")
+    assert first.status == 0, first.err
+    assert verdicts(report_of(first))["alpha/copy/9/manual_time"] == "NEW"
+    runs = checkout.anchor_runs()
+    second = checkout.run("--out", checkout.root.parent / "2.json", "--format", "json")
+    assert second.status == 0, second.err
+    assert checkout.anchor_runs() == runs  # nothing measured again
+    assert "(reused, 0.0 h old; " in report_of(second)["notes"][0]
+    assert verdicts(report_of(second))["alpha/copy/9/manual_time"] == "NEW"
+
+
 def test_a_card_that_drifted_since_its_anchor_was_kept_fails_no_unchanged_code(
     checkout: Checkout,
 ) -> None:

@@ -338,7 +338,9 @@ def prepare(
             f"kernelwatch: {len(identical)} benchmark(s) of {len(same)} binaries built "
             f"identically to the baseline's commit {side.short}: the anchor does not measure them"
         )
-    kept = stored(path, names - identical, request.max_age_s, now)
+    # What the baseline's commit has: a benchmark new since then is NEW, never in an anchor.
+    wanted = {name for job in anchor_jobs for name in job.names}
+    kept = stored(path, wanted, request.max_age_s, now) if wanted else None
     if kept is not None or not anchor_jobs:
         # (every binary identical: nothing to measure, and nothing worth keeping)
         empty = Anchor(commit, {"context": {}, "benchmarks": []}, path, False, 0.0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import H100_CONTEXT
+from conftest import GPU_DATA, H100_CONTEXT, REPO
 from kernelwatch.comment import MAX_BODY, body, marker, utf16_length
 
 
@@ -43,6 +43,34 @@ def test_a_long_report_is_cut_to_fit_a_comment() -> None:
     text = body("\n".join(f"| row {i} |" for i in range(20_000)), "g", "G", "abc")
     assert len(text) <= MAX_BODY and "the job summary has all of it" in text
     assert text.startswith("<!-- kernelwatch:g -->\n")
+
+
+def test_a_long_report_leaves_out_unchanged_rows_and_keeps_its_notes(
+    run_cli, tmp_path: Path
+) -> None:
+    """The H200 suite's report (356 rows, 80 KB) was cut inside its folded SAME table: the
+    comment lost the notes (the level and the priors a limit stands on, the MISSING benchmark
+    to drop from the baseline) and left `<details>` open. The unchanged rows go first."""
+    report = tmp_path / "h200.md"
+    run = GPU_DATA / "h200-suite-rep10.json.gz"
+    compared = run_cli(
+        "compare", REPO / "baselines" / "nvidia-h200-sm90", run, "--markdown", report
+    )
+    assert compared.status == 1  # (its MISSING probe)
+    markdown = report.read_text()
+    assert utf16_length(markdown) > MAX_BODY
+    text = body(markdown, "nvidia-h200-sm90", "NVIDIA H200", "abc")
+    assert utf16_length(text) <= MAX_BODY
+    lines = markdown.splitlines()
+    notes = [line for line in lines if line.startswith("- ")]
+    notable = [line for line in lines if line.startswith("| **") and "| **SAME** |" not in line]
+    assert notes and notable
+    assert all(line in text for line in [lines[0], *notable, *notes])
+    assert text.count("<details>") == text.count("</details>")
+    same = sum("| **SAME** |" in line for line in lines)
+    left = same - text.count("| **SAME** |")
+    assert left > 0 and f"{left} more row(s) left out" in text
+    assert text.rstrip().endswith("</sub>")  # the footer too
 
 
 def test_the_limit_is_counted_in_utf16_units_as_github_counts() -> None:

@@ -70,10 +70,8 @@ def judged(document: dict[str, Any], label: str = "pr.json") -> Report:
     """What `kernelwatch run` decides for this result (commands/run.py, _finish)."""
     names = {r["run_name"] for r in document["benchmarks"]}
     found = verdict.find_baseline(BASELINES, document["context"], label, names)
-    base = verdict.side(found.label, found.documents)
     contender = from_documents(label, [document])
-    removed = completeness.not_in_build(base, contender)
-    return verdict.judge(base, contender, judging(), found, removed)
+    return verdict.judge_result(verdict.baseline_side(found), contender, judging(), found)
 
 
 def whole(document: dict[str, Any]) -> dict[str, Any]:

@@ -48,6 +48,8 @@ def body(
     report = markdown.strip()
     room = MAX_BODY - utf16_length(head) - utf16_length(footer) - 200
     if utf16_length(report) > room:
+        report = folded_rows_left_out(report, room)
+    if utf16_length(report) > room:
         # the longest prefix within `room` UTF-16 units (a pair split in two is dropped)
         fits = report.encode("utf-16-le")[: 2 * room].decode("utf-16-le", errors="ignore")
         cut = fits.rfind("\n")
@@ -57,6 +59,54 @@ def body(
             "all of it)*"
         )
     return head + report + footer
+
+
+# A row of compare's Markdown table (render/markdown.py): its verdict in bold, then the name
+# (a moved ncu metric's row, `| **sm__...** |`, is not one).
+_ROW = re.compile(r"\| \*\*[A-Z]+\*\* \| `")
+_LEFT_OUT = (
+    "*{} more row(s) left out here: a comment has no room for them; the job summary has them all*"
+)
+
+
+def folded_rows_left_out(report: str, room: int) -> str:
+    """The report with rows of its folded tables (`<details>`: the SAME rows) left out, the
+    last first, until it fits in `room` UTF-16 units, each such table saying how many it lost.
+    Cut at a line, a whole suite's report (356 rows, 80 KB on an H200) lost what follows its
+    SAME rows: the notes (the level a limit stands on, its priors, what to drop from the
+    baseline), and left its `<details>` open. Unchanged where the folded rows are not enough."""
+    lines = report.split("\n")
+    folded: list[int] = []  # indices of the rows inside <details>, in order
+    inside = False
+    for i, line in enumerate(lines):
+        if line.startswith("<details>"):
+            inside = True
+        elif line.startswith("</details>"):
+            inside = False
+        elif inside and _ROW.match(line):
+            folded.append(i)
+    over = utf16_length(report) - room
+    dropped: set[int] = set()
+    for i in reversed(folded):
+        if over <= 0:
+            break
+        if i + 1 not in dropped:  # a table's first row left out: room for its line saying so
+            over += len(_LEFT_OUT.format(len(folded))) + 2
+        dropped.add(i)
+        over -= utf16_length(lines[i]) + 1
+    if over > 0:
+        return report
+    out: list[str] = []
+    count = 0
+    for i, line in enumerate(lines):
+        if i in dropped:
+            count += 1
+            continue
+        if line.startswith("</details>") and count:
+            out += [_LEFT_OUT.format(count), ""]
+            count = 0
+        out.append(line)
+    return "\n".join(out)
 
 
 def heading_text(text: str) -> str:

@@ -84,9 +84,9 @@ def not_in_build(baseline: ResultSet, contender: ResultSet) -> frozenset[str]:
 
 def outside_part(baseline: ResultSet, contender: ResultSet) -> frozenset[str]:
     """The baseline's benchmarks outside the part of the suite the contender's context says it
-    ran (judged_on_its_part), that no crash took. `run` judged it against its baseline
-    restricted to that part (verdict.find_baseline); `compare` and `report` of the saved result
-    leave them out too, so that every command gives it the same verdict."""
+    ran (judged_on_its_part), that no crash took: not compared. `run`, `compare` and `report`
+    all judge such a result against the whole baseline with these left out (verdict.judge_result),
+    so that every command gives it the same verdict."""
     if not judged_on_its_part(contender.context):
         return frozenset()
     return frozenset(baseline.index.keys() - _accounted(contender))

@@ -118,12 +118,19 @@ def find_baseline(
     *,
     given: Path | None = None,
 ) -> baselines.Against:
-    """The run's baseline (baselines.against), restricted to `names` when its context says it
-    covered a part of the suite (completeness.judged_on_its_part)."""
-    part = completeness.judged_on_its_part(context)
-    return baselines.against(
-        root, context, result_label, given=given, names=names if part else None
-    )
+    """The run's baseline (baselines.against). For a run of a part of the suite
+    (completeness.judged_on_its_part), its documents are the part (`names`), while the side
+    judged (`whole`, baseline_side) is the whole baseline, as `compare` reads it: judge_result
+    leaves the rest out (completeness.outside_part). A baseline cut down to the part lost its
+    processes that held none of it, and with them which pooled run each process is
+    (noise.row_units): a card the baseline holds was held to the spread between all its hosts, not
+    to its own run, and its kinds were told from the part alone. Where the baseline holds none
+    of `names`, no side at all (baseline_side refuses, naming the run's part)."""
+    found = baselines.against(root, context, result_label, given=given)
+    if not completeness.judged_on_its_part(context):
+        return found
+    kept = [d for d in (baselines.restrict(d, names) for d in found.documents) if d["benchmarks"]]
+    return dataclasses.replace(found, read=kept, whole=baseline_side(found) if kept else None)
 
 
 def baseline_side(found: baselines.Against, empty: str = "") -> ResultSet:
@@ -213,16 +220,24 @@ Rerun = Callable[[int, Sequence[str]], ResultSet]
 def confirm(
     report: Report, found: baselines.Against, judging: Judging, rerun: Rerun, times: int
 ) -> Report:
-    """Every REGRESSION re-run up to `times` times against the same baseline (restricted to the
-    flagged benchmarks, with its stored noise), its card held as of the kind the whole run
-    told: confirmed only when it regresses every time."""
+    """Every REGRESSION re-run up to `times` times against the same baseline (the rest left
+    out, with its stored noise), its card held as of the kind the whole run told: confirmed
+    only when it regresses every time."""
     kind = judged_against(report.baseline, report.contender, []).unseen_kind
 
     def against(contender: ResultSet, flagged: Sequence[str]) -> Report:
-        chosen = set(flagged)
-        base = side(found.label, [baselines.restrict(d, chosen) for d in found.documents])
+        # The whole baseline, the rest left out, as the run was judged (find_baseline): cut
+        # down to the flagged, a pooled baseline no longer tells its runs apart.
+        base = baseline_side(found)
+        outside = frozenset(base.index.keys() - set(flagged))
         return compare(
-            base, contender, judging.metric, judging.settings, found.noise, unseen_kind=kind
+            base,
+            contender,
+            judging.metric,
+            judging.settings,
+            found.noise,
+            outside=outside,
+            unseen_kind=kind,
         )
 
     def again(k: int, flagged: Sequence[str]) -> Report:

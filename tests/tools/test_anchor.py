@@ -399,6 +399,12 @@ def test_a_drift_that_fails_the_suite_against_a_kept_anchor_fails_no_unchanged_c
     assert said in report["notes"] and f"kernelwatch: {said}" in done.err
     assert report["notes"][0].startswith(f"anchored on {checkout.a[:12]} (reused, 0.0 h old")
     assert report["notes"][1].startswith("runner finding: ")
+    # the finding and the context key describe the commit measured again, not the kept anchor
+    assert report["notes"][1].endswith("; of the anchor with 7 benchmark(s) measured again now")
+    anchored = json.loads((checkout.root.parent / "2.json").read_text())["context"]
+    assert anchored["kernelwatch_anchor"].endswith(
+        f"measured again on this card for 7 benchmark(s) ({again})"
+    )
     assert checkout.anchor_runs() == runs + 1  # every benchmark again, in 1 process
     assert len(list((checkout.root / ".kernelwatch" / "anchors").glob("*"))) == 1  # as kept
     # The code 5 % slower everywhere, on the drifted card: the suite regresses against the

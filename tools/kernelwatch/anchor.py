@@ -37,7 +37,7 @@ from typing import Any, Protocol
 from kernelwatch import ab, defaults, levels, runner, verdict
 from kernelwatch import baseline as baselines
 from kernelwatch import noise as noises
-from kernelwatch.compare import Report, Verdict
+from kernelwatch.compare import SEVERITY, Report, Verdict, presence_notes
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import strict_json, write_json_atomic
 from kernelwatch.gbench import read_json
@@ -478,25 +478,45 @@ def finding(report: Report) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Committed:
+    """The run judged against the committed baseline, as without anchoring (verdict.judge_result
+    of `base`, from `found`): what the finding and the rows the anchor cannot judge come from."""
+
+    base: ResultSet
+    found: baselines.Against
+    report: Report
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The run's verdict of record: the report, the baseline its regressions are confirmed
+    against, and the benchmarks judged against the committed baseline instead (`fallback`: the
+    anchor failed them, _with_committed), whose re-runs are confirmed against that (confirm)."""
+
+    against: baselines.Against
+    report: Report
+    fallback: frozenset[str] = frozenset()
+
+
 def judge(
     plan: Ahead | None,
-    base: ResultSet,
-    found: baselines.Against,
-    report: Report,
+    committed: Committed,
     judging: verdict.Judging,
     document: dict[str, Any],
     progress: runner.Progress,
     floor: noises.LevelNoise | None,
-) -> tuple[baselines.Against, Report]:
+) -> Judged:
     """The run (`document`, its result) judged against its anchor (verdict.judge_result, as
     against any baseline), with the committed baseline against the anchor as a finding about the
-    runner; or, where there is no anchor, `report` (against the committed baseline) with the
-    note that says why. The run's context records which (CONTEXT_KEY). Returns the baseline its
-    regressions are confirmed against, and the report. Nothing is anchored without a plan
-    (ahead, measure_beside). `floor`: the committed baseline's process-level spread
-    (noise.process_floor), the least the anchor's is taken at (as_baseline)."""
+    runner; or, where there is no anchor, the run against the committed baseline (`committed`)
+    with the note that says why. The run's context records which (CONTEXT_KEY). Nothing is
+    anchored without a plan (ahead, measure_beside). `floor`: the committed baseline's
+    process-level spread (noise.process_floor), the least the anchor's is taken at
+    (as_baseline)."""
+    report = committed.report
     if plan is None:
-        return found, report
+        return Judged(committed.found, report)
     context = document["context"]
     outcome = plan.outcome
     if isinstance(outcome, Pending):
@@ -504,31 +524,48 @@ def judge(
     if isinstance(outcome, str):
         progress.say(f"kernelwatch: {outcome}; judged against the committed baseline")
         context[CONTEXT_KEY] = outcome
-        return found, dataclasses.replace(report, notes=(outcome, *report.notes))
+        return Judged(committed.found, dataclasses.replace(report, notes=(outcome, *report.notes)))
     phrase = outcome.phrase()
     outcome = outcome.completed(document)
-    said = finding(verdict.judge(base, outcome.side(), judging, found))
+    said = _finding(committed, outcome, judging)
     progress.say(f"kernelwatch: {said}")
-    against, anchored = _judged(outcome, document, report.contender, judging, floor)
-    context[CONTEXT_KEY] = phrase
-    notes = (f"{phrase}: {plan.why}", said, *anchored.notes)  # (_LEAD_NOTES of them first)
-    return against, dataclasses.replace(anchored, notes=notes)
+    judged = _judged(outcome, document, committed, judging, floor)
+    context[CONTEXT_KEY] = phrase + _fallback_phrase(judged)
+    notes = (f"{phrase}: {plan.why}", said, *judged.report.notes)  # (_LEAD_NOTES of them first)
+    return dataclasses.replace(judged, report=dataclasses.replace(judged.report, notes=notes))
 
 
 # The notes judge puts before the anchored comparison's own: the anchoring line, the finding.
 _LEAD_NOTES = 2
 
 
+def _finding(committed: Committed, anchor: Anchor, judging: verdict.Judging) -> str:
+    """The runner finding of the committed baseline against `anchor` (completed)."""
+    return finding(verdict.judge(committed.base, anchor.side(), judging, committed.found))
+
+
+def _fallback_phrase(judged: Judged) -> str:
+    """What CONTEXT_KEY adds where some benchmarks were not judged against the anchor."""
+    if not judged.fallback:
+        return ""
+    return (
+        f"; {len(judged.fallback)} benchmark(s) the anchor failed judged against the committed "
+        "baseline"
+    )
+
+
 def _judged(
     outcome: Anchor,
     document: dict[str, Any],
-    run: ResultSet,
+    committed: Committed,
     judging: verdict.Judging,
     floor: noises.LevelNoise | None,
-) -> tuple[baselines.Against, Report]:
-    """The run (`document`, as `run`) judged against the anchor `outcome` (completed) on what
-    it measured: the benchmarks built identically are IDENTICAL rows, and no note counts them
-    (their rows on both sides are the run's own)."""
+) -> Judged:
+    """The run (`document`, as the committed report's contender) judged against the anchor
+    `outcome` (completed) on what it measured: the benchmarks built identically are IDENTICAL
+    rows, and no note counts them (their rows on both sides are the run's own); what the anchor
+    cannot judge is judged as the committed baseline does (_with_committed)."""
+    run = committed.report.contender
     names = {
         baselines.row_identity(r)
         for r in (*outcome.document["benchmarks"], *document["benchmarks"])
@@ -543,44 +580,99 @@ def _judged(
     else:
         against = outcome.against(floor)
         anchored = Report(judging.metric, judging.settings, outcome.side(), run, ())
-    return against, ab.with_identical(anchored, dict.fromkeys(outcome.identical, IDENTICAL_REASON))
+    anchored = ab.with_identical(anchored, dict.fromkeys(outcome.identical, IDENTICAL_REASON))
+    failed = _failed_in_anchor(verdict.baseline_side(against), committed.report)
+    return Judged(against, _with_committed(anchored, committed.report, failed), frozenset(failed))
+
+
+def _failed_in_anchor(anchor: ResultSet, committed: Report) -> dict[str, str]:
+    """The benchmarks the anchor has an error row for (its error) that the run measured and the
+    committed baseline judged: the anchor cannot judge them (an ERROR `baseline: ...` that
+    fails nothing would hide any regression of theirs)."""
+    run = committed.contender
+    judged = {c.name for c in committed.comparisons}
+    return {
+        name: error
+        for name, error in anchor.errors.items()
+        if name in judged
+        and name in run.index
+        and name not in run.errors
+        and name not in run.skipped
+    }
+
+
+def _with_committed(anchored: Report, committed: Report, failed: Mapping[str, str]) -> Report:
+    """The anchored report with the rows only the committed baseline can judge, as a run without
+    anchoring judges them: those the anchor failed (`failed`, with a note naming them and the
+    anchor's error), and those in the committed baseline that neither the anchor nor the run
+    measured (removed or renamed since: MISSING, with compare's note on them)."""
+    mine = {c.name for c in anchored.comparisons}
+    missing = [
+        c for c in committed.comparisons if c.verdict is Verdict.MISSING and c.name not in mine
+    ]
+    taken = [c for c in committed.comparisons if c.name in failed]
+    if not missing and not taken:
+        return anchored
+    new = [c for c in anchored.comparisons if c.verdict is Verdict.NEW]  # (for a rename's note)
+    notes = [n for n in presence_notes([*missing, *new]) if n not in anchored.notes]
+    if taken:
+        errors = sorted(failed.items())
+        named = "; ".join(f"{name}: {error}" for name, error in errors[:FINDING_NAMES])
+        more = f"; and {len(errors) - FINDING_NAMES} more" if len(errors) > FINDING_NAMES else ""
+        notes.append(
+            f"{len(taken)} benchmark(s) failed in the anchor but ran here: judged against the "
+            f"committed baseline instead, as without anchoring ({named}{more})"
+        )
+    higher = anchored.metric.higher_is_better
+    rows = sorted(
+        [*(c for c in anchored.comparisons if c.name not in failed), *taken, *missing],
+        key=lambda c: (SEVERITY[c.verdict], -c.worse_by(higher), c.name),
+    )
+    return dataclasses.replace(anchored, comparisons=tuple(rows), notes=(*anchored.notes, *notes))
 
 
 def again(
     plan: Ahead | None,
     request: Request,
-    report: Report,
+    judged: Judged,
+    committed: Committed,
     settings: runner.RunSettings,
     jobs: Sequence[runner.Job],
     run: Run,
     path: Path,
     progress: runner.Progress,
     floor: noises.LevelNoise | None,
-    document: dict[str, Any] | None = None,
-    judging: verdict.Judging | None = None,
-) -> tuple[baselines.Against | None, Report]:
+    document: dict[str, Any],
+    judging: verdict.Judging,
+) -> Judged:
     """Where the run regressed against a reused anchor: the baseline's commit measured again on
     this card now, for the regressed benchmarks alone, as what their confirming re-runs are
     judged against; a card that drifted since the anchor was kept (a drift over more than
     defaults.ANCHOR_AGE_MEASURED_HOURS was never measured) then fails no unchanged code.
-    Returns it (None: confirm against the reused anchor) and the report with a note saying so.
-    Written to `path` (beside the run's result and its re-runs), never in the anchor's place.
-    `floor`: the committed baseline's process-level spread (noise.process_floor). Where the
-    suite as a whole regressed (compare's SuiteChange, which no re-run confirms: rows past
-    their limits but unverified, or UNSURE, move it), the commit is measured again for every
-    benchmark the run ran (but those built identically) and the run (`document`) judged again
-    against that (`judging`)."""
+    Returns the verdict with it (as kept: their re-runs confirmed against the reused anchor)
+    and a note saying so; the runner finding and CONTEXT_KEY then describe the anchor with
+    what was measured again. Written to `path` (beside the run's result and its re-runs), never
+    in the anchor's place. `floor`: the committed baseline's process-level spread
+    (noise.process_floor). Where the suite as a whole regressed (compare's SuiteChange, which
+    no re-run confirms: rows past their limits but unverified, or UNSURE, move it), the commit
+    is measured again for every benchmark the run ran (but those built identically, or judged
+    against the committed baseline) and the run (`document`) judged again against that."""
+    report = judged.report
     anchor = plan.outcome if plan is not None else None
-    flagged = [c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION]
-    suite = report.suite
-    whole = suite is not None and suite.regression and document is not None and judging is not None
+    flagged = [
+        c.name
+        for c in report.comparisons
+        if c.verdict is Verdict.REGRESSION and c.name not in judged.fallback
+    ]
+    whole = report.suite is not None and report.suite.regression
     if not (isinstance(anchor, Anchor) and anchor.reused and (flagged or whole)):
-        return None, report
+        return judged
     age = f"the anchor reused {anchor.age_s / 3600:.1f} h old"
     why = f"{len(flagged)} regression(s) against {age}"
     if whole:
         why = f"a regression of the suite{f' and {why}' if flagged else f' against {age}'}"
-        flagged = [n for job in jobs for n in job.names if n not in anchor.identical]
+        left_out = anchor.identical | judged.fallback
+        flagged = [n for job in jobs for n in job.names if n not in left_out]
     kept = "their confirming re-runs judged against the anchor as kept"
     context = {
         "kernelwatch_run_command": run.command_line,
@@ -601,39 +693,120 @@ def again(
     except NoGpuError:
         raise  # the GPU went away: the run's end (exit 4)
     except InputError as exc:  # its build failed, it lacks the benchmarks, or it crashed
-        return None, _said(
-            report, f"{why}: the commit not measured again ({exc}); {kept}", progress
-        )
+        note = f"{why}: the commit not measured again ({exc}); {kept}"
+        return dataclasses.replace(judged, report=_said(report, note, progress))
     theirs = levels.unit_of(measured.get("context") or {})
     mine = levels.unit_of(report.contender.context)
     if (theirs.card, theirs.host) != (mine.card, mine.host):  # (CUDA_VISIBLE_DEVICES changed?)
-        return None, _said(
-            report, f"{why}: measured again on another card or host; {kept}", progress
-        )
+        note = f"{why}: measured again on another card or host; {kept}"
+        return dataclasses.replace(judged, report=_said(report, note, progress))
     write_json_atomic(path, measured, make_parents=True)
-    fresh = dataclasses.replace(anchor, document=measured, path=path, reused=False)
+    # What the run is now judged against: the anchor as kept, with what was measured again in
+    # place of its rows. The finding and the context key describe that, not the kept anchor.
+    now = _measured_again(anchor, measured, path).completed(document)
+    said = f"{_finding(committed, now, judging)}; of the anchor with {len(flagged)} benchmark(s)"
+    said += " measured again now"
+    progress.say(f"kernelwatch: {said}")
+    again_phrase = (
+        f"; the baseline's commit measured again on this card for {len(flagged)} benchmark(s) "
+        f"({path})"
+    )
     drift = (
         f"a card's drift over more than {defaults.ANCHOR_AGE_MEASURED_HOURS:g} h was never measured"
     )
-    if whole and document is not None and judging is not None:
+    if whole:
         # The kept anchor set aside: the run judged again, its re-runs too, against the commit
         # measured now (after the run, not between its rounds).
-        against, rejudged = _judged(
-            fresh.completed(document), document, report.contender, judging, floor
-        )
+        rejudged = _judged(now, document, committed, judging, floor)
         note = (
             f"{why}: the baseline's commit measured again on this card, the run and its "
             f"confirming re-runs judged against it ({path}; {drift})"
         )
-        notes = (*report.notes[:_LEAD_NOTES], *rejudged.notes)
-        return against, _said(dataclasses.replace(rejudged, notes=notes), note, progress)
+        notes = (report.notes[0], said, *rejudged.report.notes)
+        document["context"][CONTEXT_KEY] = (
+            anchor.phrase() + again_phrase + _fallback_phrase(rejudged)
+        )
+        report = dataclasses.replace(rejudged.report, notes=notes)
+        return dataclasses.replace(rejudged, report=_said(report, note, progress))
     note = (
         f"{why}: the baseline's commit measured again on this card for their confirming re-runs "
         f"({path}; {drift})"
     )
-    return fresh.against(floor), _said(report, note, progress)
+    document["context"][CONTEXT_KEY] = anchor.phrase() + again_phrase + _fallback_phrase(judged)
+    fresh = dataclasses.replace(anchor, document=measured, path=path, reused=False)
+    notes = (report.notes[0], said, *report.notes[_LEAD_NOTES:])
+    report = _said(dataclasses.replace(report, notes=notes), note, progress)
+    return dataclasses.replace(judged, against=fresh.against(floor), report=report)
+
+
+def _measured_again(anchor: Anchor, measured: dict[str, Any], path: Path) -> Anchor:
+    """The reused `anchor` with the rows of the benchmarks `measured` again in place of its own
+    (the context: the measurement's, on this card now)."""
+    names = {row.get("run_name") for row in measured.get("benchmarks", []) if isinstance(row, dict)}
+    rows = [
+        row
+        for row in anchor.document.get("benchmarks", [])
+        if not isinstance(row, dict) or row.get("run_name") not in names
+    ]
+    document = {**measured, "benchmarks": [*rows, *measured.get("benchmarks", [])]}
+    return dataclasses.replace(anchor, document=document, path=path, reused=False)
 
 
 def _said(report: Report, note: str, progress: runner.Progress) -> Report:
     progress.say(f"kernelwatch: {note}")
     return dataclasses.replace(report, notes=(*report.notes, note))
+
+
+def confirm(
+    judged: Judged,
+    committed: Committed,
+    judging: verdict.Judging,
+    rerun: verdict.Rerun,
+    times: int,
+) -> Report:
+    """verdict.confirm of the run's verdict: each REGRESSION re-run and judged against what
+    flagged it, the anchor (`judged.against`) or, for the benchmarks judged against the
+    committed baseline instead (`judged.fallback`), that baseline; one set of re-runs for both
+    (_Together)."""
+    report = judged.report
+    fallback = [c for c in report.comparisons if c.name in judged.fallback]
+    flagged = [c.name for c in fallback if c.verdict is Verdict.REGRESSION]
+    if not flagged:
+        return verdict.confirm(report, judged.against, judging, rerun, times)
+    together = _Together(rerun, flagged)
+    rest = tuple(c for c in report.comparisons if c.name not in judged.fallback)
+    first = verdict.confirm(
+        dataclasses.replace(report, comparisons=rest), judged.against, judging, together, times
+    )
+    fell_back = dataclasses.replace(committed.report, comparisons=tuple(fallback), notes=())
+    second = verdict.confirm(fell_back, committed.found, judging, together, times)
+    rows = sorted(
+        [*first.comparisons, *second.comparisons],
+        key=lambda c: (SEVERITY[c.verdict], c.confirmed is False),
+    )
+    said = tuple(f"against the committed baseline: {note}" for note in second.notes)
+    return dataclasses.replace(first, comparisons=tuple(rows), notes=(*first.notes, *said))
+
+
+class _Together:
+    """verdict.Rerun for two sets of regressions confirmed one after the other (confirm): the
+    first set's re-run k also runs every benchmark of the second (`later`), and the second's
+    re-run k is that one where it holds them: one re-run k, one file, as without a fallback."""
+
+    def __init__(self, rerun: verdict.Rerun, later: Sequence[str]) -> None:
+        self._rerun = rerun
+        self._later = set(later)
+        self._done: dict[int, tuple[set[str], ResultSet | verdict.RerunCrashed]] = {}
+
+    def __call__(self, k: int, flagged: Sequence[str]) -> ResultSet:
+        done = self._done.get(k)
+        if done is None or not set(flagged) <= done[0]:
+            names = set(flagged) | self._later
+            try:
+                done = names, self._rerun(k, sorted(names))
+            except verdict.RerunCrashed as exc:
+                done = names, exc
+            self._done[k] = done
+        if isinstance(done[1], verdict.RerunCrashed):
+            raise done[1]
+        return done[1]

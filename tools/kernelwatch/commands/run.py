@@ -575,13 +575,15 @@ def _finish(
     base = verdict.baseline_side(found, f"holds none of the {count} benchmarks that ran")
     contender = from_documents(str(out), [document])
     report = verdict.judge_result(base, contender, judging, found)  # as compare and report do
+    committed = anchors.Committed(base, found, report)
     floor = noises.process_floor(base, found.noise) if plan is not None else None
-    found, report = anchors.judge(plan, base, found, report, judging, document, progress, floor)
+    judged = anchors.judge(plan, committed, judging, document, progress, floor)
     if command.confirm and command.anchor is not None:
-        again, report = anchors.again(
+        judged = anchors.again(
             plan,
             command.anchor,
-            report,
+            judged,
+            committed,
             settings,
             jobs,
             command,
@@ -591,14 +593,13 @@ def _finish(
             document,
             judging,
         )
-        found = again or found
     if anchors.CONTEXT_KEY in context:
         write_json_atomic(out, document, make_parents=True)  # with the anchor's context key
 
     rerun = reruns.Reruns(
         jobs, settings, progress, command.confirm, out, confirm_path, command.command_line
     )
-    report = verdict.confirm(report, found, judging, rerun, command.confirm)
+    report = anchors.confirm(judged, committed, judging, rerun, command.confirm)
     status = write_report(report, outputs, command="run")
     return max([status, *rerun.statuses])  # a re-run that failed: 3 (4: the GPU went away)
 

@@ -293,6 +293,7 @@ class Rounds:
     crashes: dict[str, list[completeness.Crash]]
     contexts: dict[str, dict[str, Any]]
     registered: dict[str, frozenset[str]]
+    last: int = 0  # the number of the last round measured: more rounds go on after it
 
     @property
     def contender_crashed(self) -> bool:
@@ -376,7 +377,38 @@ def run_rounds(
         name: frozenset(n for job in side_jobs for n in job.names)
         for name, side_jobs in jobs.items()
     }
-    return Rounds(sides, folders, crashed, contexts, registered)
+    return Rounds(sides, folders, crashed, contexts, registered, last)
+
+
+def more_rounds(
+    measured: Rounds,
+    jobs: dict[str, list[runner.Job]],
+    settings: runner.RunSettings,
+    names: Sequence[str],
+    times: int,
+    *,
+    progress: runner.Progress,
+    command_line: str,
+) -> Rounds:
+    """`times` more rounds of each side (in_order) of only `names` (an anchored filter),
+    written beside the others from round-<last + 1>.json on; the rounds with them."""
+    again = {name: runner.rerun_jobs(side_jobs, names) for name, side_jobs in jobs.items()}
+    more = run_rounds(
+        measured.sides,
+        again,
+        settings,
+        times,
+        measured.folders[0].parent,
+        progress=progress,
+        command_line=command_line,
+        filter=runner.names_filter(names),
+        first=measured.last + 1,
+    )
+    return dataclasses.replace(
+        measured,
+        crashes={name: measured.crashes[name] + more.crashes[name] for name in measured.crashes},
+        last=more.last,
+    )
 
 
 def judge_confirmed(
@@ -404,21 +436,14 @@ def judge_confirmed(
     )
     if times <= 0 or not flagged:
         return measured, report
-    again = {name: runner.rerun_jobs(side_jobs, flagged) for name, side_jobs in jobs.items()}
-    more = run_rounds(
-        measured.sides,
-        again,
+    merged = more_rounds(
+        measured,
+        jobs,
         settings,
+        flagged,
         times,
-        measured.folders[0].parent,
         progress=progress,
         command_line=command_line,
-        filter=runner.names_filter(flagged),
-        first=rounds + 1,
-    )
-    merged = dataclasses.replace(
-        measured,
-        crashes={name: measured.crashes[name] + more.crashes[name] for name in measured.crashes},
     )
     judged = judge_rounds(merged, judging)
     now = {c.name: c for c in judged.comparisons}

@@ -6,7 +6,9 @@ worktree is removed however it ends, Ctrl-C included. At each step git runs this
 again (kernelwatch.bisect.step, with a state file holding the settings as JSON) in a fresh
 process, which builds the candidate in ab's cached worktree (<repo>/.kernelwatch/worktrees/<sha>) and compares it with GOOD as
 `ab` does: a REGRESSION of a benchmark BAD regresses is bad (exit 1), none is good (0), a
-commit that cannot be built or lacks the benchmarks is skipped (125). A benchmark that crashes
+commit that cannot be built or lacks the benchmarks, or whose hunted benchmarks stay UNSURE
+after more rounds, is skipped (125). find_culprits bisects again for BAD's regressions the
+commit found does not explain. A benchmark that crashes
 (or hangs) at the commit makes it bad when BAD crashed too (the crash is what is hunted,
 `Plan.crash_is_bad`), else skipped (that commit cannot be tested). Anything else (no GPU,
 nothing measured at all, even bad arguments) aborts the bisection (255, git's "abort" range)
@@ -46,6 +48,7 @@ _ONLY_SKIPPED = "only 'skip'ped commits left to test"
 _COULD_BE = re.compile(r"^The first bad commit could be any of:\n((?:[0-9a-f]{40}\n?)+)", re.M)
 LOG_FILE = "bisect.log"  # git bisect's output, in the runs' folder
 STATE_FILE = ".bisect-state.json"  # the settings the steps read, in the runs' folder
+FINDINGS_FILE = "findings.json"  # what a judged commit's comparison found, in its folder
 
 
 @dataclass(frozen=True)
@@ -131,10 +134,61 @@ class Judgement:
     report: Path | None = None  # the comparison, as a table
     crashed: bool = False  # a benchmark's process crashed or hung at this commit
     regressions: tuple[str, ...] = ()  # the benchmarks that regress at this commit
+    unsure: tuple[str, ...] = ()  # hunted benchmarks too close to call (skipped for them)
 
     @property
     def exit_code(self) -> int:
         return {"good": GOOD, "bad": BAD, "skip": SKIP}[self.verdict]
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What a commit's comparison with GOOD found, per benchmark; saved beside its rounds
+    (FINDINGS_FILE), so that a later hunt of the same bisection (find_culprits) judges it for
+    other benchmarks without measuring it again."""
+
+    regressed: tuple[str, ...] = ()  # REGRESSION
+    unsure: tuple[str, ...] = ()  # UNSURE after every round, the extra ones included
+    crashed: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()  # MISSING or ERROR
+    untestable: str | None = None  # why nothing could be measured (a failed build, ...)
+    rounds: int = 0  # rounds of each side measured
+
+    @classmethod
+    def of(cls, report: Report, rounds: int) -> Findings:
+        def named(*verdicts: Verdict) -> tuple[str, ...]:
+            return tuple(c.name for c in report.comparisons if c.verdict in verdicts)
+
+        return cls(
+            regressed=named(Verdict.REGRESSION),
+            unsure=named(Verdict.UNSURE),
+            crashed=tuple(c.name for c in report.comparisons if c.crashed and c.failed),
+            missing=named(Verdict.MISSING, Verdict.ERROR),
+            rounds=rounds,
+        )
+
+    def save(self, folder: Path) -> None:
+        write_json_atomic(folder / FINDINGS_FILE, dataclasses.asdict(self), make_parents=True)
+
+    @classmethod
+    def saved(cls, folder: Path) -> Findings | None:
+        try:
+            document = json.loads((folder / FINDINGS_FILE).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        return cls(
+            regressed=tuple(document["regressed"]),
+            unsure=tuple(document["unsure"]),
+            crashed=tuple(document["crashed"]),
+            missing=tuple(document["missing"]),
+            untestable=document["untestable"],
+            rounds=document["rounds"],
+        )
+
+
+def hunted_in(names: Sequence[str], hunted: Sequence[str]) -> list[str]:
+    """Those of `names` that decide this hunt: the hunted ones (all of them when none are)."""
+    return [n for n in names if not hunted or n in hunted]
 
 
 def subject(repo: Path, sha: str) -> str:
@@ -150,6 +204,12 @@ def judge(oracle: Oracle, sha: str) -> Judgement:
     """Build `sha` and run it against GOOD, alternating, as `ab` does. Raises what cannot be
     decided by skipping (no GPU, a crash, a broken worktree)."""
     plan = oracle.plan
+    out = oracle.out / sha[:12]
+    table = out / "compare.txt"
+    findings = Findings.saved(out)
+    if findings is not None:  # judged in an earlier hunt of this bisection: its findings
+        verdict = _verdict(sha, findings, table, plan.crash_is_bad, plan.hunted)
+        return dataclasses.replace(verdict, detail=f"{verdict.detail}; measured before")
     side = ab.prepare_side(oracle.repo, "B", sha)
     oracle.progress.say(f"kernelwatch bisect: building {side.short} in {side.build_dir}")
     try:
@@ -159,14 +219,15 @@ def judge(oracle: Oracle, sha: str) -> Judgement:
     except (NoGpuError, BenchmarkCrashed):
         raise
     except InputError as exc:  # a failed build, no binaries, not the benchmarks: untestable
-        return Judgement(sha, "skip", str(exc))
+        findings = Findings(untestable=str(exc))
+        findings.save(out)
+        return _verdict(sha, findings, None, plan.crash_is_bad, plan.hunted)
     jobs = {
         "A": runner.plan(
             ab.binaries_of(oracle.good, plan.bench), plan.filter, plan.settings.extra_args
         ),
         "B": jobs_b,
     }
-    out = oracle.out / sha[:12]
     measured = ab.run_rounds(
         [oracle.good, side],
         jobs,
@@ -177,7 +238,7 @@ def judge(oracle: Oracle, sha: str) -> Judgement:
         command_line=plan.command_line,
         filter=plan.filter,
     )
-    _, report = ab.judge_confirmed(  # as `ab` judges
+    measured, report = ab.judge_confirmed(  # as `ab` judges
         measured,
         jobs,
         plan.settings,
@@ -187,20 +248,65 @@ def judge(oracle: Oracle, sha: str) -> Judgement:
         command_line=plan.command_line,
         judging=plan.judging,
     )
+    measured, report = _measure_unsure(oracle, measured, jobs, report)
     report = explain.explain(report)  # kernel code changed / launch changed / identical
-    table = write_atomic(
-        out / "compare.txt", render_table(report, color=False, command="ab"), make_parents=True
+    write_atomic(table, render_table(report, color=False, command="ab"), make_parents=True)
+    findings = Findings.of(report, measured.last)
+    findings.save(out)
+    return _verdict(sha, findings, table, plan.crash_is_bad, plan.hunted)
+
+
+def _measure_unsure(
+    oracle: Oracle, measured: ab.Rounds, jobs: dict[str, list[runner.Job]], report: Report
+) -> tuple[ab.Rounds, Report]:
+    """A hunted benchmark UNSURE (too close to call, or a regression the confirming rounds did
+    not confirm) and none regressing: --confirm more rounds of each side of those, and every
+    round judged again. Counted good, an UNSURE commit before the first bad one named the
+    wrong commit; one still UNSURE is skipped (_verdict), and git names no first bad commit
+    beside it."""
+    plan = oracle.plan
+    regressed = [c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION]
+    unsure = [c.name for c in report.comparisons if c.verdict is Verdict.UNSURE]
+    unsure = hunted_in(unsure, plan.hunted)
+    if plan.confirm <= 0 or not unsure or hunted_in(regressed, plan.hunted):
+        return measured, report
+    oracle.progress.say(
+        f"kernelwatch bisect: {len(unsure)} benchmark(s) too close to call after "
+        f"{measured.last} round(s): {plan.confirm} more round(s) of each side"
     )
-    return _verdict(sha, report, table, plan.crash_is_bad, plan.hunted)
+    measured = ab.more_rounds(
+        measured,
+        jobs,
+        plan.settings,
+        unsure,
+        plan.confirm,
+        progress=oracle.progress,
+        command_line=plan.command_line,
+    )
+    judged = ab.judge_rounds(measured, plan.judging)
+    now = {c.name: c for c in judged.comparisons}
+    note = (
+        f"{len(unsure)} benchmark(s) UNSURE measured in {plan.confirm} more round(s) of each "
+        f"side: " + ", ".join(f"{n} (-> {now[n].change})" for n in unsure if n in now)
+    )
+    kept = tuple(n for n in report.notes if n not in judged.notes)
+    return measured, dataclasses.replace(judged, notes=(*judged.notes, *kept, note))
 
 
 def _verdict(
-    sha: str, report: Report, table: Path, crash_is_bad: bool, hunted: Sequence[str] = ()
+    sha: str,
+    findings: Findings,
+    table: Path | None,
+    crash_is_bad: bool,
+    hunted: Sequence[str] = (),
 ) -> Judgement:
-    regressed = tuple(c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION)
-    worse = [n for n in regressed if not hunted or n in hunted]
+    if findings.untestable is not None:
+        return Judgement(sha, "skip", findings.untestable)
+    table = table if table is not None and table.is_file() else None
+    regressed = findings.regressed
+    worse = hunted_in(regressed, hunted)
     others = [n for n in regressed if n not in worse]
-    crashed = [c.name for c in report.comparisons if c.crashed and c.failed]
+    crashed = list(findings.crashed)
     said = f"{len(crashed)} crashed: {', '.join(crashed[:3])}"
     if worse:
         detail = f"{len(worse)} regression(s): {', '.join(worse[:3])}"
@@ -218,10 +324,16 @@ def _verdict(
             return Judgement(sha, "bad", said + also, table, True, regressed)
         detail = f"{said} (BAD does not crash: cannot test){also}"
         return Judgement(sha, "skip", detail, table, True, regressed)
-    unsure = [c.name for c in report.comparisons if c.verdict in (Verdict.MISSING, Verdict.ERROR)]
-    if unsure:
-        detail = f"{len(unsure)} benchmark(s) missing or failing{also}"
+    if findings.missing:
+        detail = f"{len(findings.missing)} benchmark(s) missing or failing{also}"
         return Judgement(sha, "skip", detail, table, regressions=regressed)
+    unsure = tuple(hunted_in(findings.unsure, hunted))
+    if unsure:
+        detail = (
+            f"unsure: {len(unsure)} too close to call after {findings.rounds} round(s): "
+            f"{', '.join(unsure[:3])}{also}"
+        )
+        return Judgement(sha, "skip", detail, table, regressions=regressed, unsure=unsure)
     detail = "no regression of those BAD shows" + also if others else "no regression"
     return Judgement(sha, "good", detail, table, regressions=regressed)
 
@@ -340,6 +452,7 @@ def refuse_earlier_runs(out: Path) -> None:
     into an earlier bisection's folder with fewer --rounds judged that run's later rounds too."""
     earlier = [out / name for name in (LOG_FILE, STATE_FILE) if (out / name).exists()]
     earlier += sorted(out.glob("*/[AB]/round-*.json"))[:1]
+    earlier += sorted(out.glob(f"*/{FINDINGS_FILE}"))[:1]  # a commit judged from them
     if earlier:
         raise InputError(
             f"--out {out}: already holds an earlier bisection's runs ({earlier[0]}); name a new "
@@ -348,11 +461,17 @@ def refuse_earlier_runs(out: Path) -> None:
 
 
 def find_first_bad(
-    plan: Plan, repo: Path, good: str, bad: str, out: Path, show: Callable[[str], None]
+    plan: Plan,
+    repo: Path,
+    good: str,
+    bad: str,
+    out: Path,
+    show: Callable[[str], None],
+    log_name: str = LOG_FILE,
 ) -> Outcome:
     """The first bad commit after GOOD up to BAD, which regresses against it (measured
     already). Bisects unless BAD's parent is GOOD, with the state file the steps read in `out`
-    and git's output written to out/LOG_FILE; `show` as for run_bisect."""
+    and git's output written to out/`log_name`; `show` as for run_bisect."""
     if int(ab.git(repo, "rev-list", "--count", f"{good}..{bad}")) == 1:
         return Outcome(bad, "")  # BAD's parent is GOOD: nothing between them
     state_file = out / STATE_FILE
@@ -366,8 +485,68 @@ def find_first_bad(
     outcome = run_bisect(
         repo, good, bad, lambda worktree: oracle_command(state_file), error_file, show
     )
-    write_atomic(out / LOG_FILE, outcome.log, make_parents=True)
+    write_atomic(out / log_name, outcome.log, make_parents=True)
     return outcome
+
+
+@dataclass(frozen=True)
+class Hunt:
+    """One bisection of find_culprits: the benchmarks it hunted, what git said, and those of
+    them the first bad commit it named regresses (the ones it explains)."""
+
+    hunted: tuple[str, ...]
+    outcome: Outcome
+    explains: tuple[str, ...]
+    log: str = LOG_FILE  # git's output, in the runs' folder
+
+
+def find_culprits(
+    plan: Plan, repo: Path, good: str, bad: str, out: Path, show: Callable[[str], None]
+) -> list[Hunt]:
+    """The first bad commit of each of BAD's regressions (plan.hunted). One bisection hunts
+    them all; where the commit it names does not regress some of them (another commit made
+    those slower), another hunts those from GOOD again, and so on until each is explained or a
+    bisection names no commit. A later hunt measures only the benchmarks it hunts, and a commit
+    measured before is judged from its saved findings: it costs only the commits that were
+    not, about log2 of the commits between GOOD and BAD for each commit found. A bisection
+    that names a commit only for a crash (BAD crashed too) hunts the regressions again
+    without it."""
+    hunts: list[Hunt] = []
+    remaining = plan.hunted
+    while True:
+        log_name = LOG_FILE if not hunts else f"bisect-{len(hunts) + 1}.log"
+        outcome = find_first_bad(plan, repo, good, bad, out, show, log_name)
+        if outcome.first_bad is None or not remaining:
+            explained = remaining if outcome.first_bad else ()
+            return [*hunts, Hunt(remaining, outcome, explained, log_name)]
+        findings = Findings.saved(out / outcome.first_bad[:12])
+        regressed = remaining if findings is None else findings.regressed
+        explains = tuple(n for n in remaining if n in regressed)
+        hunts.append(Hunt(remaining, outcome, explains, log_name))
+        remaining = tuple(n for n in remaining if n not in explains)
+        if not remaining or (not explains and not plan.crash_is_bad):
+            return hunts
+        show(
+            f"kernelwatch bisect: {outcome.first_bad[:12]} does not regress {len(remaining)} "
+            f"of BAD's regressions ({', '.join(remaining[:3])}): bisecting again for them"
+        )
+        plan = dataclasses.replace(
+            plan, hunted=remaining, crash_is_bad=False, filter=runner.names_filter(remaining)
+        )
+
+
+def candidate_said(out: Path, sha: str, skipped: bool, hunted: Sequence[str]) -> str:
+    """How a commit git lists as a candidate for the first bad one was judged."""
+    if not skipped:
+        return "bad"
+    findings = Findings.saved(out / sha[:12])
+    if findings is not None and not (findings.untestable or findings.crashed or findings.missing):
+        unsure = hunted_in(findings.unsure, hunted)
+        if unsure:
+            return f"unsure: too close to call after {findings.rounds} round(s): " + ", ".join(
+                unsure
+            )
+    return "could not be measured"
 
 
 # What `git bisect run` sets for its command in a linked worktree (GIT_DIR=<its gitdir>):

@@ -26,13 +26,16 @@ commit is built in ab's worktree cache (<repo>/.kernelwatch/worktrees/<sha>, reu
 CANDIDATE` would: a REGRESSION of a benchmark that BAD regresses makes it bad, none makes it
 good, and a commit that does not build (or lacks the benchmarks) is skipped; one whose
 benchmarks crash is bad when BAD crashes too (the crash is then what is hunted), else skipped.
-BAD is measured first: if it does not regress against GOOD there is nothing to find. See
-docs/running.md."""
+One too close to call (UNSURE) is measured in --confirm more rounds, and skipped if still
+unsure. BAD is measured first: if it does not regress against GOOD there is nothing to find.
+When the commit found does not regress all that BAD regresses, the rest are bisected again,
+until each has its first bad commit. See docs/running.md."""
 
 EPILOG = """\
 exit status:
-  0  the first bad commit was found (printed: sha and subject)
-  1  none: BAD shows no regression against GOOD, or only skipped commits were left
+  0  the first bad commit was found (printed: sha and subject), for each regression of BAD
+  1  none: BAD shows no regression against GOOD, or only skipped commits were left (for
+     one of BAD's regressions: the commits found are printed, the rest named)
   2  bad input or usage (unknown commit, GOOD not an ancestor of BAD, GOOD or BAD does not
      build): one line on stderr, "kernelwatch: error: ..."
   3  nothing could be measured at a commit (every binary crashed; the bisection is
@@ -143,11 +146,12 @@ def run(command: BisectCommand) -> int:
     verdict = bisect.judge(dataclasses.replace(oracle, plan=hunting_crashes), bad)
     if verdict.crashed:
         plan = hunting_crashes
-    if verdict.verdict == "skip":
+    if verdict.verdict == "skip" and not verdict.unsure:
         raise InputError(f"BAD ({command.bad}) cannot be measured: {verdict.detail}")
-    if verdict.verdict == "good":
+    if verdict.verdict != "bad":
+        said = f"no regression ({verdict.detail})" if verdict.unsure else "no regression"
         print(
-            f"kernelwatch bisect: {command.bad} ({bad[:12]}) shows no regression against "
+            f"kernelwatch bisect: {command.bad} ({bad[:12]}) shows {said} against "
             f"{command.good} ({good[:12]}) on {plan.filter!r}: nothing to bisect "
             f"(the comparison: {verdict.report})"
         )
@@ -155,23 +159,53 @@ def run(command: BisectCommand) -> int:
     say(f"kernelwatch bisect: BAD regresses ({verdict.detail}); bisecting")
     plan = dataclasses.replace(plan, hunted=verdict.regressions)  # bisect.Plan.hunted
 
-    outcome = bisect.find_first_bad(plan, repo, good, bad, out, say)
-    first_bad = outcome.first_bad
-    if first_bad is None:
-        # git's candidates hold the earliest measured bad commit too: "one of them" (the
-        # unmeasured ones) was wrong when that one is the first bad commit.
+    hunts = bisect.find_culprits(plan, repo, good, bad, out, say)
+    # Several hunts, or one that explains only some of BAD's regressions: say which each
+    # commit explains, and which none does.
+    last = hunts[-1]
+    several = len(hunts) > 1 or bool(last.outcome.first_bad and last.explains != last.hunted)
+    for hunt in hunts:
+        first_bad = hunt.outcome.first_bad
+        if first_bad is None:
+            _only_skipped(out, repo, hunt, several)
+            return 1
+        print(f"first bad commit: {first_bad} {bisect.subject(repo, first_bad)}")
+        report = out / first_bad[:12] / "compare.txt"
+        if report.is_file():
+            print(f"its comparison with {command.good} ({good[:12]}): {report}")
+        if several:
+            print(
+                f"it regresses {len(hunt.explains)} of the {len(plan.hunted)} benchmark(s) "
+                f"BAD regresses: {', '.join(hunt.explains) or 'none'}"
+            )
+    left = [n for n in plan.hunted if not any(n in hunt.explains for hunt in hunts)]
+    if left:
         print(
-            "kernelwatch bisect: only commits that could not be measured are left to test; the "
-            f"first bad commit is one of {'these ' if outcome.candidates else 'them'}"
-            f"{len(outcome.candidates) or ''} "
-            f"(see {out / bisect.LOG_FILE}):"
+            f"kernelwatch bisect: no first bad commit found for {len(left)} of the "
+            f"{len(plan.hunted)} benchmark(s) BAD regresses: {', '.join(left)}"
         )
-        for sha in outcome.candidates:
-            said = "could not be measured" if sha in outcome.skipped else "bad"
-            print(f"  {sha} {bisect.subject(repo, sha)}: {said}")
         return 1
-    print(f"first bad commit: {first_bad} {bisect.subject(repo, first_bad)}")
-    report = out / first_bad[:12] / "compare.txt"
-    if report.is_file():
-        print(f"its comparison with {command.good} ({good[:12]}): {report}")
     return 0
+
+
+def _only_skipped(out: Path, repo: Path, hunt: bisect.Hunt, several: bool) -> None:
+    """git was left with only skipped commits: its candidates, each as it was judged."""
+    from kernelwatch import bisect
+
+    outcome = hunt.outcome
+    # git's candidates hold the earliest measured bad commit too: "one of them" (the
+    # unmeasured ones) was wrong when that one is the first bad commit.
+    which = f" of {', '.join(hunt.hunted)}" if several else ""
+    said = [
+        bisect.candidate_said(out, sha, sha in outcome.skipped, hunt.hunted)
+        for sha in outcome.candidates
+    ]
+    unsure = " or too close to call" if any(s.startswith("unsure") for s in said) else ""
+    print(
+        f"kernelwatch bisect: only commits that could not be measured{unsure} are left to "
+        f"test; the first bad commit{which} is one of "
+        f"{'these ' if outcome.candidates else 'them'}{len(outcome.candidates) or ''} "
+        f"(see {out / hunt.log}):"
+    )
+    for sha, how in zip(outcome.candidates, said):
+        print(f"  {sha} {bisect.subject(repo, sha)}: {how}")

@@ -44,14 +44,12 @@ from kernelwatch import anchor, verdict
 from kernelwatch import baseline as baselines
 from kernelwatch import noise as noises
 from kernelwatch.compare import Report, Verdict
-from kernelwatch.loading import from_documents, load
+from kernelwatch.loading import from_documents, load, numeric_order
 from kernelwatch.results import resolve_metric
 
 
 def rounds(folder: Path) -> list[Any]:
-    found = sorted(
-        folder.glob("round-*.json*"), key=lambda p: int(p.name.split("-")[1].split(".")[0])
-    )
+    found = sorted(folder.glob("round-*.json*"), key=numeric_order)
     return [json.loads((gzip.open if p.suffix == ".gz" else open)(p, "rt").read()) for p in found]
 
 

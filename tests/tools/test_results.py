@@ -94,6 +94,18 @@ def test_directory_of_gzipped_runs(write_json, tmp_path: Path) -> None:
         load(tmp_path / "packed")
 
 
+def test_a_folder_of_rounds_reads_in_numeric_order(write_json, tmp_path: Path) -> None:
+    """ab's round-2 before its round-10 (text order put round-10 first): the processes are
+    numbered as measured, and the side's context is round-1's."""
+    for k in range(1, 12):
+        context = {**H100_CONTEXT, "kernelwatch_filter": f"round {k}"}
+        rows = synthetic.benchmark_rows("BM_a", [float(k)])
+        write_json(f"A/round-{k}.json", synthetic.document(rows, context))
+    side = load(tmp_path / "A")
+    assert list(side.benchmark("BM_a").values["real_time"]) == [float(k) for k in range(1, 12)]
+    assert side.context["kernelwatch_filter"] == "round 1"
+
+
 def test_directory_errors(write_json, tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match=r"directory holds no \.json files"):

@@ -5,6 +5,7 @@ repetitions of all of them, and remembers which file (process) each came from
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -82,11 +83,23 @@ def _expand(root: Path) -> tuple[list[Path], bool]:
     return [root], False
 
 
+def numeric_order(path: Path) -> tuple[tuple[int, int | str], ...]:
+    """A sort key reading a name's runs of digits as numbers: round-2 before round-10."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part) for part in _DIGITS.split(path.name)
+    )
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
 def folder_files(root: Path) -> list[Path]:
     """The result files of a folder of runs: every `*.json`, and `*.json.gz` (folders of runs
     are archived that way: ab's rounds under tests/data); one run in both forms is refused, it
-    would count as two processes."""
-    files = sorted(p for p in [*root.glob("*.json"), *root.glob("*.json.gz")] if p.is_file())
+    would count as two processes. In numeric order: round-2 before round-10, as measured (a
+    side's context is its first file's)."""
+    found = [p for p in [*root.glob("*.json"), *root.glob("*.json.gz")] if p.is_file()]
+    files = sorted(found, key=numeric_order)
     twice = sorted({p.name for p in files} & {p.name + ".gz" for p in files})
     if twice:
         raise InputError(

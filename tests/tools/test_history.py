@@ -174,6 +174,23 @@ def test_show_series_from_synthetic_runs(run_cli, write_json, tmp_path):
     assert rows[1][4:] == ["30.00", "ns", "20.00", "ns", "40.00", "ns"]
 
 
+@pytest.mark.parametrize(
+    "written, stored",
+    [
+        ("2026-01-01T00:00:00+01:00", "2025-12-31T23:00:00+00:00"),
+        ("2026-01-01T00:00:00Z", "2026-01-01T00:00:00+00:00"),
+        # no zone: UTC, as --since takes one (it was stored as written, and sorted before the
+        # same moment written with its zone)
+        ("2026-01-01T00:00:00", "2026-01-01T00:00:00+00:00"),
+        ("2026-01-01 00:00:00.750", "2026-01-01T00:00:00+00:00"),
+        ("0001-01-01T00:30:00+01:00", None),  # before year 1 in UTC
+        ("yesterday", None),
+    ],
+)
+def test_a_runs_date_is_stored_in_utc(written: str, stored: str | None) -> None:
+    assert history.normalized_date(written) == stored
+
+
 def test_bad_result_file_is_one_line_like_compare(run_cli, write_json, tmp_path):
     db = tmp_path / "h.sqlite"
     bad = write_json("bad.json", '{"benchmarks": [')

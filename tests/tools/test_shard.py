@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import fakebench
+import conftest
 from conftest import GPU_DATA, REPO
 from kernelwatch import merge as shards
 from kernelwatch.baseline import entries
@@ -449,3 +450,45 @@ def test_the_shards_of_a_split_run_merge_with_their_kernel_records(tmp_path: Pat
             "compare", baseline, out, "--config", REPO / "baselines" / "kernelwatch.toml"
         )
         assert done.status == 0, done.out + done.err
+
+
+def small_part(index: int, **context: Any) -> tuple[str, dict[str, Any]]:
+    """Part `index` of 2 of a small run: one benchmark of its own, dated as given."""
+    document = conftest.document(
+        {f"BM_part{index}": [1.0, 1.1, 1.2]},
+        context={**conftest.H100_CONTEXT, "kernelwatch_shard": f"{index}/2", **context},
+    )
+    return f"s{index}.json", document
+
+
+@pytest.mark.parametrize(
+    "first, second, earliest",
+    [
+        # 08:00 UTC and 09:30 UTC: as text, the second sorted first
+        ("2026-11-30T10:00:00+02:00", "2026-11-30T09:30:00+00:00", 0),
+        # naive is UTC (as the history takes it): 09:00 against 09:30 UTC
+        ("2026-11-30T09:00:00", "2026-11-30T08:30:00-01:00", 0),
+        # fractional seconds on one part only: "." sorted before "Z"
+        ("2026-11-30T09:00:00Z", "2026-11-30T09:00:00.500+00:00", 0),
+        ("2026-11-30T09:00:00.500+00:00", "2026-11-30T09:00:00.250+00:00", 1),
+    ],
+)
+def test_the_merged_date_is_the_earliest_part_s_as_a_time(
+    first: str, second: str, earliest: int
+) -> None:
+    """The merged result's `date` and `kernelwatch_run_started` are those of the part that
+    started first, compared as times (they were the smallest text), and written as that part
+    wrote them."""
+    for key in ("date", "kernelwatch_run_started"):
+        parts = [small_part(1, **{key: first}), small_part(2, **{key: second})]
+        merged = shards.merge_results(parts)
+        assert merged["context"][key] == (first, second)[earliest], key
+
+
+def test_a_part_dated_with_no_time_is_one_line(tmp_path: Path, run_cli) -> None:
+    files = shard_files(tmp_path, SUITE_BASELINE, 2)
+    edit(files[1], date="yesterday")
+    out = tmp_path / "merged.json"
+    done = run_cli("merge", *files, "-o", out)
+    assert done.status == 2 and f"{files[1]}: its context's date is 'yesterday'" in done.err
+    assert done.err.count("\n") == 1 and not out.exists()

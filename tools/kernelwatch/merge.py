@@ -25,6 +25,7 @@ from typing import Any
 from kernelwatch import runner
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import TIME_UNITS
+from kernelwatch.history.intake import moment
 from kernelwatch.kernels import CONTEXT_KEY as KERNELS_KEY
 from kernelwatch.kernels import joined as joined_kernels
 from kernelwatch.levels import RUNS_KEY
@@ -118,6 +119,12 @@ def merge_results(
                     f"{label} and {first_label} differ in {what} ({other.get(key, 'unset')} vs "
                     f"{settings.get(key, 'unset')}): not parts of one run"
                 )
+        for key in DATE_KEYS:
+            if context.get(key) and moment(str(context[key])) is None:
+                raise InputError(
+                    f"{label}: its context's {key} is {str(context[key])[:60]!r}, not an ISO 8601 "
+                    "time: the merged result is dated by its earliest part"
+                )
         part = _shard_of(label, context)
         counts.add(part.count if part else None)
         if len(counts) > 1:
@@ -191,6 +198,8 @@ def _same_software(
             )
 
 
+# When the run started: the merged result's are its earliest part's.
+DATE_KEYS = ("date", "kernelwatch_run_started")
 # The context's lists that the merged result joins (checked first: one line, not a TypeError).
 _NAME_LISTS = ("kernelwatch_benchmark_commands", TOPPED_UP_KEY)
 
@@ -214,10 +223,15 @@ def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     records = joined_kernels(contexts)
     if records is not None:
         merged[KERNELS_KEY] = records
-    for key in ("date", "kernelwatch_run_started"):
-        values = [str(c[key]) for c in contexts if c.get(key)]
-        if values:
-            merged[key] = min(values)  # ISO 8601 times sort as text
+    for key in DATE_KEYS:
+        # As times (merge_results checked that each is one), written as that part wrote it: the
+        # parts may carry other UTC offsets, no zone (UTC, as the history takes it) or
+        # fractions of a second, and then the smallest text is not the earliest time.
+        dated = [
+            (when, str(c[key])) for c in contexts if c.get(key) and (when := moment(str(c[key])))
+        ]
+        if dated:
+            merged[key] = min(dated, key=lambda pair: pair[0])[1]
     seconds = [c.get("kernelwatch_run_seconds") for c in contexts]
     try:
         merged["kernelwatch_run_seconds"] = f"{sum(float(s) for s in seconds if s):.1f}"

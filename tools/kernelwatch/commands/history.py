@@ -59,11 +59,11 @@ CHANGES_DESCRIPTION = """\
 Find the steps in every benchmark's series, per GPU: the runs in date order, all repetitions
 of every run. Candidates come from Apache Otava (E-Divisive in sliding windows with Student's
 t-test); a change is snapped to the run boundary nearest to it and kept only when it is
-significant (p < --alpha), at least --threshold (per-benchmark thresholds of the suite's
-kernelwatch.toml win, as in compare), larger than twice the run-to-run spread of the run
-medians, has at least two runs on each side, and the two runs on each side of it are on their
-own side of the step. So a step needs the run after it to confirm it. Each change is printed
-with the first run after it (date and commit), newest first. --new-since lists only the
+significant (p < --alpha), at least --threshold (a per-benchmark threshold of the suite's
+kernelwatch.toml widens it, never narrows it), larger than twice the run-to-run spread of the
+run medians, has at least two runs on each side, and the two runs on each side of it are on
+their own side of the step. So a step needs the run after it to confirm it. Each change is
+printed with the first run after it (date and commit), newest first. --new-since lists only the
 changes that the history as it was then (the runs ingested by then) never showed: the nightly
 reports each change once, the night it is first found. See docs/history.md.
 
@@ -180,7 +180,7 @@ def register(subparsers: Any) -> None:
         found,
         threshold_help="smallest change that counts, as 0.05 or 5%% (default "
         f"{defaults.CHANGES_THRESHOLD * 100:g}%%: wider than compare's, nights run on other "
-        "processes and cards); the config's per-benchmark thresholds win",
+        "processes and cards); the config's per-benchmark thresholds widen it, never narrow it",
         alpha_help="significance level of a change (default 0.05)",
     )
     options.add_config_option(
@@ -400,7 +400,9 @@ def run_changes(command: ChangesCommand) -> int:
     regressions = sum(change.regression for change in found)
     dates = (("since", since), ("new since", new_since))
     scope = ", ".join(f"{w} {d}" for w, d in dates if d) or "in the whole history"
-    settings = f"threshold {threshold * 100:g}% (config rules per benchmark win), alpha {alpha:g}"
+    settings = (
+        f"threshold {threshold * 100:g}% (config rules per benchmark widen it), alpha {alpha:g}"
+    )
     note = (
         f"note: {without_gpu} run(s) record no GPU ({baselines.GPU_KEYS}): they are in no "
         "series and were not analysed"

@@ -21,7 +21,14 @@ of its canonical JSON (context + benchmarks), so ingesting the same file twice i
                  documents (`history list|show --format json`)
 """
 
-from kernelwatch.history.intake import Ingested, content_hash, ingest, load_run, normalized_date
+from kernelwatch.history.intake import (
+    Ingested,
+    content_hash,
+    ingest,
+    load_run,
+    moment,
+    normalized_date,
+)
 from kernelwatch.history.queries import (
     Point,
     Run,
@@ -60,6 +67,7 @@ __all__ = [
     "ingest",
     "load_run",
     "metric_key",
+    "moment",
     "normalized_date",
     "open_db",
     "runs",

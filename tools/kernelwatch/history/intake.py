@@ -49,18 +49,27 @@ def content_hash(document: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def normalized_date(value: Any) -> str | None:
-    """An ISO 8601 date as UTC `YYYY-MM-DDTHH:MM:SS+00:00` (sorts as text); naive dates are
-    kept as written (no zone to convert from); None when it is not a date."""
+def moment(value: Any) -> dt.datetime | None:
+    """An ISO 8601 date or time as an aware datetime in UTC; None when it is not one (or the
+    zone moves it past year 1 or 9999). A naive one is taken in UTC: the machine that wrote it
+    is not known, and --since and --new-since take a naive time in UTC too, so one instant is
+    one moment however it was written (docs/history.md)."""
     if not isinstance(value, str) or not value.strip():
         return None
     try:
-        moment = dt.datetime.fromisoformat(value.strip())
-        if moment.tzinfo is None:
-            return moment.isoformat(timespec="seconds")
-        return moment.astimezone(dt.UTC).isoformat(timespec="seconds")
-    except (ValueError, OverflowError):  # OverflowError: the zone moves it past year 1 or 9999
+        parsed = dt.datetime.fromisoformat(value.strip())
+        if parsed.tzinfo is None:
+            return parsed.replace(tzinfo=dt.UTC)
+        return parsed.astimezone(dt.UTC)
+    except (ValueError, OverflowError):
         return None
+
+
+def normalized_date(value: Any) -> str | None:
+    """An ISO 8601 date as UTC `YYYY-MM-DDTHH:MM:SS+00:00` (one format: sorts as text), a
+    naive one taken in UTC (moment); None when it is not a date."""
+    found = moment(value)
+    return None if found is None else found.isoformat(timespec="seconds")
 
 
 def _now() -> str:

@@ -340,9 +340,12 @@ ACCEPTED: dict[str, set[str]] = {
 # export reads a result as compare does; merge too, but a lone shard is a missing part, and it
 # joins the rows as written (1e308 us is finite until compare takes it to ns)
 ACCEPTED["export"] = set(ACCEPTED["compare"])
-# (a shard key merge would not write: "１/１" is no K/N)
+# (a shard key merge would not write: "１/１" is no K/N; a date that is no time would not date the
+# merged result by its earliest part: merge compares the parts' dates as times)
 ACCEPTED["merge"] = (
-    ACCEPTED["compare"] - {"one shard", "full-width shard", "commands not a list"}
+    ACCEPTED["compare"]
+    - {"one shard", "full-width shard", "commands not a list"}
+    - {"malformed date", "date not a string", "date past 9999 in UTC"}
 ) | {"time infinite in ns"}
 
 

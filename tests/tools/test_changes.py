@@ -261,6 +261,50 @@ def test_a_config_rule_below_the_floor_does_not_narrow_it(make_history, run_cli,
     assert done.status in (0, 1) and "no change" not in done.out, done.out
 
 
+def test_a_config_threshold_below_the_default_does_not_narrow_it(
+    make_history, run_cli, tmp_path
+) -> None:
+    """The suite config's [compare] threshold is compare's: `threshold = "3%"` made change
+    detection 3 %, and on a flat series with 1.5 % run-to-run noise (seed 38, as above) a change
+    point of the noise (docs/compare.md's example writes 1 %). It widens the threshold only;
+    --threshold on the command line may narrow it, and the output says where the threshold came
+    from."""
+    db = make_history({FLAT: [100.0] * 12}, run_noise=0.015, seed=38)
+    config = tmp_path / "kw.toml"
+    config.write_text('[compare]\nthreshold = "3%"\n')
+    out = tmp_path / "changes.json"
+    done = run_cli("history", "changes", "--db", db, "--config", config, "--json", out)
+    assert done.status == 0 and "no change" in done.out, done.out
+    assert "threshold 5% (detection's own" in done.out
+    assert "the config's [compare] threshold 3% is compare's and only widens it" in done.out
+    document = json.loads(out.read_text())
+    assert document["threshold"] == changes.DEFAULT_THRESHOLD
+    assert "only widens it" in document["threshold_source"]
+    done = run_cli("history", "changes", "--db", db, "--config", config, "--threshold", "3%")
+    assert "no change" not in done.out and "threshold 3% (--threshold, narrower than" in done.out
+
+    # A config threshold above the default widens it: an 8 % step is no change at 10 %.
+    db = make_history({STEP: [100.0] * 3 + [108.0] * 3}, db=tmp_path / "step.sqlite")
+    assert run_cli("history", "changes", "--db", db).status == 1
+    config.write_text('[compare]\nthreshold = "10%"\n')
+    done = run_cli("history", "changes", "--db", db, "--config", config)
+    assert done.status == 0 and "no change" in done.out, done.out
+    assert "threshold 10% (the suite config's [compare] threshold, wider than 5%;" in done.out
+
+
+def test_threshold_of_says_where_each_threshold_comes_from() -> None:
+    default = changes.DEFAULT_THRESHOLD
+    assert changes.threshold_of(None, None).value == default
+    assert "detection's own" in changes.threshold_of(None, None).source
+    assert changes.threshold_of(None, 0.01).value == default  # compare's: widens only
+    assert changes.threshold_of(None, 0.2) == changes.Threshold(
+        0.2, "the suite config's [compare] threshold, wider than 5%"
+    )
+    assert changes.threshold_of(0.01, 0.2).value == 0.01  # the command line wins, and may narrow
+    assert "narrower than" in changes.threshold_of(0.01, None).source
+    assert changes.threshold_of(0.1, None) == changes.Threshold(0.1, "--threshold")
+
+
 def naive(k: int) -> str:
     return date_of(k).removesuffix("+00:00")
 

@@ -980,14 +980,18 @@ def test_failed_benchmarks_are_listed_and_compared_as_errors(run_cli, write_json
 def test_change_points_are_those_of_history_changes_with_the_suite_config(
     run_cli, tmp_path
 ) -> None:
-    """A suite config that sets [compare] threshold: `history changes` detects with it (as
-    compare reads it), the report detected with 5 %: a +3 % step listed by the one was "No
-    change point" on the other's page, from the same history and the same config."""
+    """The report's change points are those of `history changes` with the same history and
+    config, and both say where their threshold came from. The suite config's [compare]
+    threshold widens detection's own 5 %, never narrows it: at `threshold = "2%"` both listed a
+    +3 % step, a step inside the night-to-night spread across cards and hosts (4.74 %)."""
     rng = np.random.default_rng(5)
     db = tmp_path / "h.sqlite"
     for night in range(10):
-        level = 100.0 * (1.03 if night >= 5 else 1.0) * (1 + rng.normal(0, 0.002))
-        times = list(level * (1 + rng.normal(0, 0.0005, 10)))
+        rows = []
+        for name, step in (("BM_step/manual_time", 1.03), ("BM_big/manual_time", 1.07)):
+            level = 100.0 * (step if night >= 5 else 1.0) * (1 + rng.normal(0, 0.002))
+            times = list(level * (1 + rng.normal(0, 0.0005, 10)))
+            rows += synthetic.benchmark_rows(name, times, time_unit="us")
         context = {
             "gpu_name": "NVIDIA H200",
             "gpu_compute_capability": "9.0",
@@ -995,33 +999,40 @@ def test_change_points_are_those_of_history_changes_with_the_suite_config(
             "date": f"2026-11-{night + 1:02d}T03:00:00+00:00",
         }
         path = tmp_path / f"n{night}.json"
-        rows = synthetic.benchmark_rows("BM_step/manual_time", times, time_unit="us")
         synthetic.write(path, synthetic.document(rows, context))
         assert run_cli("history", "ingest", path, "--db", db).status == 0
     config = tmp_path / "kw.toml"
-    config.write_text('[compare]\nthreshold = "2%"\n')
-    listed = run_cli("history", "changes", "--db", db, "--config", config)
-    assert listed.status == 1 and "1 change(s)" in listed.out and "5" * 12 in listed.out
     out = tmp_path / "r.html"
-    done = run_cli(
-        "report",
-        path,
-        "--db",
-        db,
-        "--baseline",
-        tmp_path / "n0.json",
-        "--config",
-        config,
-        "-o",
-        out,
-    )
-    assert done.status == 0, done.err
-    text = out.read_text(encoding="utf-8")
-    assert "Change points (1)" in text and f"<code>{'5' * 12}</code>" in text
-    # Without the config both use their own 5 %: no change point on either.
-    assert "no change" in run_cli("history", "changes", "--db", db).out
-    run_cli("report", path, "--db", db, "--baseline", tmp_path / "n0.json", "-o", out)
-    assert "No change point in the history" in out.read_text(encoding="utf-8")
+
+    def both(*given: Any) -> tuple[str, str]:
+        """`history changes` and the report's page, with the same config arguments."""
+        listed = run_cli("history", "changes", "--db", db, *given)
+        assert listed.status in (0, 1), listed.err
+        base = ("--baseline", tmp_path / "n0.json", "-o", out)
+        done = run_cli("report", path, "--db", db, *base, *given)
+        assert done.status == 0, done.err
+        return listed.out, html.unescape(out.read_text(encoding="utf-8"))
+
+    own = "threshold 5% (detection's own: medians of one build differed by up to 4.74 %"
+    for written in (None, "2%"):  # the config's 2 % is compare's: 5 % still
+        if written is not None:
+            config.write_text(f'[compare]\nthreshold = "{written}"\n')
+        listed, page = both(*(("--config", config) if written else ()))
+        assert "1 change(s)" in listed and "BM_big" in listed and "BM_step" not in listed
+        table = page[page.index("Change points (1)") :].split("</table>")[0]
+        assert "<code>BM_big/manual_time</code>" in table and "BM_step" not in table
+        assert own in listed and own in page
+        if written is not None:
+            widens = "the config's [compare] threshold 2% is compare's and only widens it"
+            assert widens in listed and widens in page
+    config.write_text('[compare]\nthreshold = "10%"\n')  # wider: it holds, on both
+    listed, page = both("--config", config)
+    assert "no change" in listed and "No change point in the history" in page
+    wider = "threshold 10% (the suite config's [compare] threshold, wider than 5%"
+    assert wider in listed and wider in page
+    # The command line may narrow it, and says so.
+    listed = run_cli("history", "changes", "--db", db, "--threshold", "2%").out
+    assert "2 change(s)" in listed and "threshold 2% (--threshold, narrower than" in listed
 
 
 @needs_gpu_data
@@ -1039,7 +1050,7 @@ def test_change_finder_gets_the_settings_may_refuse_or_be_left_out(
     write_report(options(db=history_db), tmp_path / "a.html", find_changes=with_rules)
     (called,) = calls
     assert called["gpu"] == GPU and called["metric"] == "real_time"
-    assert "threshold" not in called and called["alpha"] == 0.05  # history changes' threshold
+    assert called["threshold"] == 0.05 and called["alpha"] == 0.05  # history changes' own
     assert called["rules"] == SUITE_SETTINGS.rules and called["rules"]  # the suite's thresholds
 
     def refuses(db: sqlite3.Connection, **_: Any) -> list[Change]:

@@ -29,9 +29,10 @@ def saved_run(
     inject: str = ".",
     noisy: dict[str, float] | None = None,
     seed: int = 0,
+    processes: int = 2,
 ) -> Path:
-    """A selftest run as `selftest` saves it: two processes of 5 repetitions per benchmark,
-    the harness's counters, its role in the context."""
+    """A selftest run as `selftest` saves it: two processes of 5 repetitions per benchmark
+    (one of 10 with `processes=1`), the harness's counters, its role in the context."""
     rows = []
     for i, (name, median) in enumerate(medians.items()):
         spread = (noisy or {}).get(name, 0.0002)
@@ -39,7 +40,7 @@ def saved_run(
             median, 5, seed * 1000 + i + 500, spread
         )
         counters = {
-            PROCESS_KEY: [1.0] * 5 + [2.0] * 5,
+            PROCESS_KEY: [1.0] * 5 + [float(processes)] * 5,
             "samples": [40.0] * 10,
             "samples_throttled": [0.0] * 9 + [2.0],
             "noise": [0.004] * 10,
@@ -51,6 +52,7 @@ def saved_run(
     for row in rows:
         row[PROCESS_KEY] = int(row[PROCESS_KEY])
     context = {**CONTEXT, **selftest.PlannedRun(role, index, level).context(inject)}
+    context["kernelwatch_processes"] = str(processes)
     path = folder / selftest.PlannedRun(role, index, level).file_name
     synthetic.write(path, synthetic.document(rows, context))
     return path
@@ -184,6 +186,29 @@ def test_the_text_and_markdown_views(tmp_path: Path, run_cli) -> None:
     )
     text = markdown.read_text()
     assert text.startswith("### kernelwatch selftest") and "| PASS | A/A false alarms |" in text
+
+
+def test_where_the_noise_floors_came_from_is_said(tmp_path: Path, run_cli) -> None:
+    """Runs of one process each measure no spread between processes: every limit was the
+    process-level prior, and the selftest said "noise floor 2 x noise" as if measured (its
+    false-alarm rate is then one of the prior's limits, not of the measured ones)."""
+    for processes, measured in ((2, "measured for 5 of 5 comparisons)"), (1, "")):
+        folder = tmp_path / f"st{processes}"
+        folder.mkdir()
+        for k in (1, 2):
+            saved_run(folder, "aa", k, QUIET, seed=k, processes=processes)
+        done = run_cli("selftest", "--from", folder, "--json", tmp_path / f"{processes}.json")
+        assert done.status == 0, done.err
+        line = done.out.splitlines()[1]
+        assert "noise floor 2 x the spread at the level the runs cross (process: " in line
+        limits = json.loads((tmp_path / f"{processes}.json").read_text())["settings"]["limits"]
+        if measured:
+            assert measured in line and "prior" not in done.out
+            assert limits == {"process": {"measured": 5, "prior": 0}}
+        else:
+            assert "measured for 0 of 5 comparisons, the process-level prior for 5)" in line
+            assert limits == {"process": {"measured": 0, "prior": 5}}
+            assert "note: level: process" in done.out and "the process-level prior" in done.out
 
 
 # --- running, with fake binaries ----------------------------------------------------------------

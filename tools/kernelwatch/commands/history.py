@@ -59,13 +59,14 @@ CHANGES_DESCRIPTION = """\
 Find the steps in every benchmark's series, per GPU: the runs in date order, all repetitions
 of every run. Candidates come from Apache Otava (E-Divisive in sliding windows with Student's
 t-test); a change is snapped to the run boundary nearest to it and kept only when it is
-significant (p < --alpha), at least --threshold (a per-benchmark threshold of the suite's
-kernelwatch.toml widens it, never narrows it), larger than twice the run-to-run spread of the
-run medians, has at least two runs on each side, and the two runs on each side of it are on
-their own side of the step. So a step needs the run after it to confirm it. Each change is
-printed with the first run after it (date and commit), newest first. --new-since lists only the
-changes that the history as it was then (the runs ingested by then) never showed: the nightly
-reports each change once, the night it is first found. See docs/history.md.
+significant (p < --alpha), at least --threshold (the suite kernelwatch.toml's [compare]
+threshold and per-benchmark thresholds widen it, never narrow it), larger than twice the
+run-to-run spread of the run medians, has at least two runs on each side, and the two runs on
+each side of it are on their own side of the step. So a step needs the run after it to confirm
+it. Each change is printed with the first run after it (date and commit), newest first; the
+first line says where the threshold came from. --new-since lists only the changes that the
+history as it was then (the runs ingested by then) never showed: the nightly reports each
+change once, the night it is first found. See docs/history.md.
 
 Uses Apache Otava's change-point analysis (kept inside kernelwatch), which needs scipy:
   pip install 'kernelwatch[history]'"""
@@ -180,7 +181,8 @@ def register(subparsers: Any) -> None:
         found,
         threshold_help="smallest change that counts, as 0.05 or 5%% (default "
         f"{defaults.CHANGES_THRESHOLD * 100:g}%%: wider than compare's, nights run on other "
-        "processes and cards); the config's per-benchmark thresholds widen it, never narrow it",
+        "processes and cards; the config's [compare] threshold and per-benchmark thresholds "
+        "widen it, never narrow it; this option may, and the output says so)",
         alpha_help="significance level of a change (default 0.05)",
     )
     options.add_config_option(
@@ -317,13 +319,14 @@ class ChangesCommand:
     gpu: str | None
     filter: str | None
     metric: Metric
-    # As compare reads them (Config.over), with its own defaults; checked as find_changes
-    # words it, after the database is found.
+    # --threshold, else the larger of its own 5 % and the config's (changes.threshold_of),
+    # with where it comes from; checked as find_changes words it, after the database is found.
     threshold: float
-    alpha: float
+    alpha: float  # as compare reads it (Config.over), with its own default
     rules: tuple[ThresholdRule, ...]  # the suite config's per-benchmark thresholds
     json: str | None
     config: Config  # --config, else the suite's kernelwatch.toml: read, so never written
+    threshold_source: str = "--threshold"  # printed beside it: changes.Threshold.source
 
 
 def changes_main(args: argparse.Namespace) -> int:
@@ -333,9 +336,10 @@ def changes_main(args: argparse.Namespace) -> int:
     from kernelwatch.results import resolve_metric
 
     config = verdict.suite_config(args.config)
-    # The defaults of `history changes` (defaults.py); the precedence is compare's.
-    threshold = parse_fraction(args.threshold, "--threshold") if args.threshold else None
-    threshold = config.over("threshold", threshold, defaults.CHANGES_THRESHOLD)
+    # The defaults of `history changes` (defaults.py); alpha's precedence is compare's, the
+    # config's threshold only widens detection's own (changes.threshold_of says why).
+    given = parse_fraction(args.threshold, "--threshold") if args.threshold else None
+    threshold = change_points.threshold_of(given, config.threshold)
     alpha = config.over("alpha", args.alpha, defaults.CHANGES_ALPHA)
     metric = resolve_metric(args.metric)
     return run_changes(
@@ -346,11 +350,12 @@ def changes_main(args: argparse.Namespace) -> int:
             gpu=args.gpu,
             filter=args.filter,
             metric=metric,
-            threshold=threshold,
+            threshold=threshold.value,
             alpha=alpha,
             rules=config.rules,
             json=args.json,
             config=config,
+            threshold_source=threshold.source,
         )
     )
 
@@ -393,6 +398,7 @@ def run_changes(command: ChangesCommand) -> int:
                 "gpu": command.gpu,
                 "filter": command.filter,
                 "threshold": threshold,
+                "threshold_source": command.threshold_source,
                 "alpha": alpha,
                 "changes": [dataclasses.asdict(change) for change in found],
             },
@@ -401,7 +407,8 @@ def run_changes(command: ChangesCommand) -> int:
     dates = (("since", since), ("new since", new_since))
     scope = ", ".join(f"{w} {d}" for w, d in dates if d) or "in the whole history"
     settings = (
-        f"threshold {threshold * 100:g}% (config rules per benchmark widen it), alpha {alpha:g}"
+        f"threshold {threshold * 100:g}% ({command.threshold_source}; config rules per "
+        f"benchmark widen it), alpha {alpha:g}"
     )
     note = (
         f"note: {without_gpu} run(s) record no GPU ({baselines.GPU_KEYS}): they are in no "

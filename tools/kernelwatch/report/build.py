@@ -27,8 +27,9 @@ class Options:
     db: Path | None = None  # the history database; None: the default, if it exists
     max_trends: int = trends.DEFAULT_LIMIT
     explanations: Path | None = None  # explanations.json of `kernelwatch ab`
-    # The suite config's [compare] threshold, which `history changes` takes over its own 5 %
-    # default: the change points of the same history and config are the same. None: unset.
+    # The suite config's [compare] threshold (None: unset), which widens change detection's
+    # own 5 % as in `history changes` (changes.threshold_of): the change points of the same
+    # history and config are the same.
     changes_threshold: float | None = None
 
 
@@ -169,7 +170,7 @@ def build_page(
                 find_changes=find_changes,
                 settings=judging.settings,
                 limit=options.max_trends,
-                threshold=options.changes_threshold,
+                threshold=changes.threshold_of(None, options.changes_threshold),
             )
     drawn = tuple(lessons.draw_all(data))
     return Page(

@@ -18,7 +18,7 @@ import math
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from kernelwatch.render import change as signed_change
 from kernelwatch.render import format_value
 from kernelwatch.report import svg
 from kernelwatch.results import Metric
+
+if TYPE_CHECKING:  # a type only: the finder is a parameter, kernelwatch.changes one of them
+    from kernelwatch.changes import Threshold
 
 DEFAULT_LIMIT = defaults.TREND_PLOTS
 
@@ -123,6 +126,7 @@ class Trends:
     run_in_history: int | None = None  # the id of this run in the history, when it is there
     unavailable: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    detection: str = ""  # the threshold and alpha change points were found with, and whence
 
 
 def benchmarks_in_history(db: sqlite3.Connection, gpu: str) -> set[str]:
@@ -155,14 +159,14 @@ def _finder_arguments(
     gpu: str,
     metric: Metric,
     settings: Settings | None,
-    threshold: float | None = None,
+    threshold: Threshold | None = None,
 ) -> dict[str, Any]:
     arguments: dict[str, Any] = {"gpu": gpu, "metric": metric.key}
     if settings is None:
         return arguments
-    # The threshold stays the finder's own (or the suite config's, as `history changes` takes
-    # it), not compare's: steps between nights are judged against a wider limit than one
-    # comparison (kernelwatch.changes.DEFAULT_THRESHOLD says why).
+    # The threshold is change detection's (widened by the suite config's, as `history changes`
+    # takes it), not compare's: steps between nights are judged against a wider limit than one
+    # comparison (kernelwatch.changes.threshold_of says why).
     arguments.update(alpha=settings.alpha)
     try:
         parameters = inspect.signature(finder).parameters
@@ -172,8 +176,19 @@ def _finder_arguments(
     if settings.rules and ("rules" in parameters or takes_any):
         arguments["rules"] = settings.rules
     if threshold is not None and ("threshold" in parameters or takes_any):
-        arguments["threshold"] = threshold
+        arguments["threshold"] = threshold.value
     return arguments
+
+
+def detection(arguments: Mapping[str, Any], threshold: Threshold | None) -> str:
+    """The settings the change points were found with, each with where it comes from."""
+    if "threshold" in arguments and threshold is not None:
+        limit = f"threshold {threshold.value * 100:g}% ({threshold.source})"
+    else:
+        limit = "the change finder's own threshold"
+    alpha = f", alpha {arguments['alpha']:g}" if "alpha" in arguments else ""
+    rules = "; the config's per-benchmark rules widen it" if "rules" in arguments else ""
+    return f"Change points found with {limit}{alpha}{rules}."
 
 
 def build(
@@ -189,13 +204,13 @@ def build(
     find_changes: ChangeFinder | None,
     settings: Settings | None = None,
     limit: int = DEFAULT_LIMIT,
-    threshold: float | None = None,
+    threshold: Threshold | None = None,
 ) -> Trends:
     """The trends section for this run's GPU: change points, the choice, and the plots.
 
     Change points are found as `history changes` finds them, with the comparison's alpha (and
-    its per-benchmark threshold rules, where the finder takes `rules`), and `threshold` where
-    the suite's config sets one (None: the finder's own). No finder (`None`), or
+    its per-benchmark threshold rules, where the finder takes `rules`), and `threshold`
+    (changes.threshold_of; None: the finder's own); `detection` says which. No finder (`None`), or
     one that refuses (InputError: say, its analysis package is not installed), leaves the
     trends without change points and says why on the page: the report is still written."""
     total = runs_of(db, gpu)
@@ -211,12 +226,14 @@ def build(
         )
     notes: list[str] = []
     found: Sequence[ChangeLike] = ()
+    detected = ""
     if find_changes is None:
         notes.append("change points were not computed: none asked for (find_changes=None)")
     else:
         try:
             arguments = _finder_arguments(find_changes, gpu, metric, settings, threshold)
             found = list(find_changes(db, **arguments))
+            detected = detection(arguments, threshold)
         except InputError as exc:
             notes.append(f"change points were not computed: {exc}")
     names = set(run_names)
@@ -248,7 +265,7 @@ def build(
         plots.append(Trend(name, reasons, key, drawn, len(points), own, caption))
         kept.append((name, reasons))
     choice = replace(choice, chosen=tuple(kept), limit=limit)
-    return Trends(tuple(plots), changes, choice, total, this_run, None, tuple(notes))
+    return Trends(tuple(plots), changes, choice, total, this_run, None, tuple(notes), detected)
 
 
 # One benchmark's trend plot (SVG): the median of each run of the history with its min-max

@@ -129,6 +129,10 @@ class Analysis:
     times: tuple[RunTime, ...]
     targets: tuple[TargetCheck, ...]
     notes: tuple[str, ...] = field(default=())
+    # Where each compared benchmark's noise floor came from, per level the comparisons crossed
+    # ("process" for runs of one card): hits = its spread measured there, the rest the prior.
+    # A false-alarm rate against prior limits says nothing of the measured ones, so it is said.
+    limits: Mapping[str, Rate] = field(default_factory=dict)
     # Planned runs not made yet (a --time-budget ran out): part of the runs cannot show that
     # the targets hold, so it is not a pass, whatever the runs made say.
     missing: int = 0
@@ -225,6 +229,7 @@ def analyse(
         times=_run_times(runs),
         targets=_targets(alarms.every, alarms.pairs, detections, median_cv, min_time_us),
         notes=tuple(notes),
+        limits=dict(sorted(judge.limits.items())),
         missing=missing,
     )
 
@@ -239,6 +244,7 @@ class _Judge:
     progress: Callable[[str], None] | None
     notes: list[str]
     sides: dict[Path, ResultSet] = field(default_factory=dict)
+    limits: dict[str, Rate] = field(default_factory=dict)  # Analysis.limits
 
     def side(self, run: SavedRun) -> ResultSet:
         found = self.sides.get(run.path)
@@ -264,7 +270,18 @@ class _Judge:
                 f"{base.path.name} vs {cont.path.name}: {len(skipped)} benchmark(s) not "
                 f"measured on both sides (first: {skipped[0].name}, {skipped[0].verdict.value})"
             )
-        return [c for c in report.comparisons if c.verdict in MEASURED]
+        measured = [c for c in report.comparisons if c.verdict in MEASURED]
+        for c in measured:
+            if c.level is not None:
+                self.limits[c.level] = self.limits.get(c.level, Rate()) + Rate(
+                    int(bool(c.level_measured)), 1
+                )
+        if any(c.level_measured is False for c in measured):
+            # compare's own words for the prior it took (which level, which constants)
+            for note in report.notes:
+                if note.startswith("level:") and note not in self.notes:
+                    self.notes.append(note)
+        return measured
 
 
 @dataclass(frozen=True)

@@ -40,9 +40,23 @@ def _settings_line(a: Analysis) -> str:
     s = a.settings
     rules = f", {len(s.rules)} threshold rule(s)" if s.rules else ""
     return (
-        f"threshold {s.threshold * 100:g}%{rules}, noise floor {s.noise_multiplier:g} x noise, "
-        f"alpha {s.alpha:g}; benchmarks of {a.min_time_us:g} us or more are 'long'"
+        f"threshold {s.threshold * 100:g}%{rules}, noise floor {s.noise_multiplier:g} x "
+        f"{limits_text(a)}, alpha {s.alpha:g}; benchmarks of {a.min_time_us:g} us or more are "
+        "'long'"
     )
+
+
+def limits_text(a: Analysis) -> str:
+    """Where the noise floors came from: the spread at the level each comparison crossed,
+    measured or the prior (Analysis.limits)."""
+    if not a.limits:
+        return "noise"
+    parts = []
+    for level, rate in a.limits.items():
+        prior = rate.total - rate.hits
+        part = f"{level}: measured for {rate.hits} of {rate.total} comparisons"
+        parts.append(part + (f", the {level}-level prior for {prior}" if prior else ""))
+    return "the spread at the level the runs cross (" + "; ".join(parts) + ")"
 
 
 def _heading(a: Analysis) -> str:
@@ -304,6 +318,10 @@ def report_json(a: Analysis) -> dict[str, Any]:
                 {"match": r.pattern.pattern, "threshold": r.threshold} for r in s.rules
             ],
             "min_time_us": a.min_time_us,
+            "limits": {
+                level: {"measured": rate.hits, "prior": rate.total - rate.hits}
+                for level, rate in a.limits.items()
+            },
         },
         "targets": [
             {

@@ -55,6 +55,8 @@ def trends_section(page: Page, metric: Metric) -> str:
         f"Metric <code>{_e(metric.key)}</code>; each point is the median of a run, the grey "
         "bar its repetitions' range.</p>"
     )
+    if section.detection:
+        out.append(f"<p>{_e(section.detection)}</p>")
     for note in section.notes:
         out.append(f'<div class="box info">{_e(note)}</div>')
     if choice is not None:

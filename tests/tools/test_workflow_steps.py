@@ -92,10 +92,17 @@ def run_step(
 # --- merge ----------------------------------------------------------------------------------
 
 
-def shard_artifacts(folder: Path, gpu: str, statuses: dict[int, int], count: int) -> None:
+def shard_artifacts(
+    folder: Path,
+    gpu: str,
+    statuses: dict[int, int],
+    count: int,
+    anchors: dict[int, str] | None = None,
+) -> None:
     """What the suite jobs upload: results/<gpu>-shard-K.{json,md,status} for each K given,
-    cut from a real H200 run as `run --shard K/count` would; a shard that regressed also
-    has its confirming re-run beside it."""
+    cut from a real H200 run as `run --shard K/count` would, its context's anchor phrase from
+    `anchors` (none: the baseline holds the card); a shard that regressed also has its
+    confirming re-run beside it."""
     folder.mkdir(parents=True, exist_ok=True)
     document = read_json(GPU_DATA / "h200-suite-rep10.json.gz")
     names = list(dict.fromkeys(r["run_name"] for r in document["benchmarks"]))
@@ -104,6 +111,8 @@ def shard_artifacts(folder: Path, gpu: str, statuses: dict[int, int], count: int
         chosen = set(parts[k - 1])
         rows = [r for r in document["benchmarks"] if r["run_name"] in chosen]
         context = {**document["context"], "kernelwatch_shard": f"{k}/{count}"}
+        if k in (anchors or {}):
+            context["kernelwatch_anchor"] = (anchors or {})[k]
         stem = folder / f"{gpu}-shard-{k}"
         stem.with_suffix(".json").write_text(json.dumps({"context": context, "benchmarks": rows}))
         stem.with_suffix(".status").write_text(f"{status}\n")
@@ -174,6 +183,39 @@ def test_a_clean_night_passes_and_opens_no_issue(tmp_path: Path) -> None:
     assert status == 0, log
     assert (root / "results" / "h200.json").is_file()
     assert not (root / "results" / "h200-issue.md").exists()
+
+
+ANCHORED = (
+    "anchored on 61b6fec6efa2 (measured by this run; "
+    "/w/.kernelwatch/anchors/e449eb41ce52c081.json)"
+)
+
+
+def test_the_merge_summary_says_how_each_shard_was_judged(tmp_path: Path) -> None:
+    """The verdict of record is the shards' (their exit status), each anchored on its own card
+    where the baseline lacks it; the merged result carries no anchor and is compared with the
+    committed baseline only for the history. The job summary says which shard was anchored and
+    that the merged comparison is not the verdict (docs/ci.md, "What the outputs say")."""
+    if shutil.which("jq") is None:
+        pytest.skip("jq is not installed (tools/kw setup installs it): the step reads the parts")
+    count = max(shard_count(), 2)
+    if count != shard_count():
+        pytest.skip("the H200 has 1 shard: no unanchored shard beside an anchored one")
+    root = workspace(tmp_path)
+    statuses = {k: 0 for k in range(1, count + 1)}
+    shard_artifacts(root / "shards", "h200", statuses, count, anchors={1: ANCHORED})
+    status, _, log = run_step("merge", MERGE, root, H200)
+    assert status == 0, log
+    summary = (root / ".github_step_summary").read_text()
+    assert f"- h200-shard-1: exit 0; {ANCHORED}\n" in summary
+    assert (
+        "- h200-shard-2: exit 0; against the committed baseline (it holds this card)\n" in summary
+    )
+    merged = summary.index("The merged result against the committed baseline")
+    assert summary.index("h200-shard-1: exit 0") < merged  # the verdict before the report
+    assert summary[merged:].index("not anchored, not the verdict") < 200
+    # the artifact keeps it too
+    assert (root / "results" / "h200-shards.md").read_text() in summary
 
 
 # --- history --------------------------------------------------------------------------------
@@ -522,6 +564,42 @@ def test_the_baseline_workflow_refuses_a_model_the_list_lacks(tmp_path: Path) ->
         'kernelwatch: error: .github/kernelwatch-gpus.json: no GPU model "h300"; its models: '
         'h100, h200, b200 (docs/ci.md, "GPU runners")\n'
     )
+
+
+DEFAULT_BRANCH = "Only the default branch's code"
+
+
+@pytest.mark.parametrize("workflow", ["nightly", "baseline"])
+@pytest.mark.parametrize("ref", ["refs/heads/main", "refs/heads/feature", "refs/tags/v1"])
+def test_a_hand_start_runs_only_the_default_branch(tmp_path: Path, workflow: str, ref: str) -> None:
+    """Both run on persistent runners and publish: an issue, a baseline pull request whose
+    branch starts at the measured commit. Started by hand from another branch, the baseline's
+    pull request carried that branch's commits into the default branch, and its manifest named
+    a commit that squash-merging and deleting the branch took out of every clone (no anchor)."""
+    contexts = {
+        "github.ref": ref,
+        "github.event.repository.default_branch": "main",
+        "github.workflow": workflow,
+    }
+    status, output, log = run_step(
+        "plan", DEFAULT_BRANCH, tmp_path, contexts=contexts, workflow=WORKFLOWS / f"{workflow}.yml"
+    )
+    if ref == "refs/heads/main":
+        assert (status, output, log) == (0, "", "")
+        return
+    assert status == 2 and output == "", log
+    assert log == (
+        f"kernelwatch: error: {workflow} runs the default branch's code (main), not {ref}: "
+        "start it from main\n"
+    )
+    step = next(
+        s
+        for s in yaml.safe_load((WORKFLOWS / f"{workflow}.yml").read_text())["jobs"]["plan"][
+            "steps"
+        ]
+        if s.get("name") == DEFAULT_BRANCH
+    )
+    assert step["if"] == "github.event_name == 'workflow_dispatch'"  # a schedule runs main
 
 
 POOLED = "The runs are of the model's cards"

@@ -22,8 +22,9 @@ WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 ALLOWED_COMMANDS = re.compile(
     r"^(tools/kw|bash \.ci/run|PYTHONPATH=tools python3 -m kernelwatch|python3 -m kernelwatch|"
     r"gh |git |cat |echo |printf |status=|\[ |title=|body=|number=|branch=|if |else|fi|exit |"
-    r"wget |sudo |--|\"|for |done|since=|run_id=|file=|\{ |mkdir -p |parts=|shard=|regressed=|"
-    r"runs=|newest=|kept=|created=|written=|jq |bash _kernelwatch/scripts/ci/nvbench-gate\.sh )"
+    r"wget |sudo |--|\"|for |done|since=|run_id=|file=|\{|mkdir -p |parts=|shard=|regressed=|"
+    r"runs=|newest=|kept=|created=|written=|judged=|jq |\}|"
+    r"bash _kernelwatch/scripts/ci/nvbench-gate\.sh )"
 )
 # The list of GPU models (docs/ci.md, "GPU runners"), read by the `plan` step of gpu.yml,
 # nightly.yml and baseline.yml.
@@ -117,6 +118,21 @@ def test_secrets_reach_scripts_only_through_env(path: Path) -> None:
             assert "secrets." not in step.get(
                 "run", ""
             ), f"{path.name}: {name} interpolates a secret"
+
+
+# What a `run:` may interpolate: numbers the workflow makes itself (`seq`, the plan's `range`)
+# and GitHub's run id. Anything else is shell code where it holds a quote or `$(`: a pull
+# request's title or branch, an input, or a matrix the plan made from the pull request's own
+# .github/kernelwatch-gpus.json and .jq (gpu.yml); those reach a script through `env:`.
+INTERPOLATED = {"matrix.run", "matrix.shard", "github.run_id"}
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_scripts_interpolate_only_what_the_workflow_makes(path: Path) -> None:
+    for name, job in load(path)["jobs"].items():
+        for step in job["steps"]:
+            for value in re.findall(r"\$\{\{\s*(.*?)\s*\}\}", step.get("run", "")):
+                assert value in INTERPOLATED, f"{path.name}: {name}: {step.get('name')}: {value}"
 
 
 def nightly_steps(job: dict[str, Any]) -> str:
@@ -268,7 +284,10 @@ def test_nightly_shards_each_model_and_merges_it() -> None:
     script = nightly_steps(suite)
     assert 'tools/kw suite --shard "${{ matrix.shard }}/$SHARDS"' in script
     uploads = [s["with"]["name"] for s in suite["steps"] if "upload-artifact" in str(s.get("uses"))]
-    assert uploads == ["shard-${{ matrix.gpu }}-${{ matrix.shard }}"]
+    assert uploads == [
+        "shard-${{ matrix.gpu }}-${{ matrix.shard }}",
+        "anchor-${{ matrix.gpu }}-${{ matrix.shard }}",
+    ]
     # One merge job per model, hosted and read-only, with the model's baseline folder (the
     # list's, whose folders test_the_gpu_models_are_one_list checks).
     merge = jobs["merge"]
@@ -332,6 +351,28 @@ def test_a_re_run_job_can_upload_again(path: Path) -> None:
     run: without overwrite, re-running a failed shard or the history job fails at its upload."""
     for name, upload in uploads(load(path)):
         assert upload.get("overwrite") is True, f"{path.name}: {name}: {upload['name']}"
+
+
+@pytest.mark.parametrize("workflow", ["gpu", "nightly"])
+def test_the_anchor_a_verdict_was_judged_against_is_uploaded(workflow: str) -> None:
+    """An anchored verdict's baseline is the anchor: the baseline's commit measured on the
+    runner's card, kept in <checkout>/.kernelwatch/anchors/ (the report names that file), which
+    the ephemeral runner's end or the next job's checkout (git clean -ffdx) removes. Uploaded
+    whatever the verdict, as the run's own results are; a hidden folder, which upload-artifact
+    leaves out unless told."""
+    suite = load(ROOT / ".github" / "workflows" / f"{workflow}.yml")["jobs"]["suite"]
+    kept = [
+        step
+        for step in suite["steps"]
+        if str(step.get("uses", "")).startswith("actions/upload-artifact@")
+        and step["with"]["path"] == ".kernelwatch/anchors/"
+    ]
+    assert len(kept) == 1, f"{workflow}.yml: the anchor is not uploaded"
+    upload = kept[0]["with"]
+    assert kept[0]["if"] == "always()" and upload["include-hidden-files"] is True
+    assert upload["if-no-files-found"] == "ignore"  # a card the baseline holds: no anchor
+    # not among the artifacts the merge (shard-<gpu>-*) and history (nightly-*) jobs take
+    assert upload["name"].startswith("anchor-${{ matrix.gpu }}")
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)

@@ -1,5 +1,7 @@
 #include <kernelwatch/detail/fingerprint.hpp>
 
+#include "../support/gpu_test.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -175,4 +177,16 @@ TEST(ReadHostFacts, ReadsThisHostWithoutFailing) {
   ASSERT_TRUE(facts.logical_cpus);
   EXPECT_GT(*facts.logical_cpus, 0);
   EXPECT_FALSE(kwd::read_trimmed("/nonexistent/kernelwatch"));
+}
+
+// A bus id that cannot be read is written as "unknown"; its error stayed the runtime's last
+// error, and the first benchmark's launch check threw it as that benchmark's failure.
+TEST(ReadGpuFacts, LeavesNoErrorForALaterLaunchCheckToFind) {
+  KW_REQUIRE_GPU();
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  kernelwatch::device_info no_such_device = kernelwatch::current_device_info();
+  no_such_device.ordinal = 4096;
+  const kwd::gpu_facts facts = kwd::read_gpu_facts(no_such_device);
+  EXPECT_FALSE(facts.pci_bus_id.has_value());
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }

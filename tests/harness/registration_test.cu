@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <vector>
 
@@ -160,8 +162,23 @@ void device_on_each_thread(benchmark::State& state) {
   }
 }
 
+// A library that reports failure with a type of its own, not a std::exception. No CUDA.
+struct library_status {
+  int code;
+};
+
+void throws_a_library_status(benchmark::State& state) {
+  if (state.max_iterations > 0) {
+    throw library_status{7};
+  }
+  for (auto _ : state) {
+  }
+}
+
 }  // namespace
 
+KW_GPU_BENCHMARK("registration_test/throws_a_library_status", throws_a_library_status)
+    ->Iterations(1);
 KW_GPU_BENCHMARK("registration_test/device_on_each_thread", device_on_each_thread)
     ->Threads(2)->Iterations(1);
 KW_GPU_BENCHMARK("registration_test/counted_verification", counted_verification)
@@ -301,4 +318,23 @@ TEST(GpuBenchmarkDeathTest, StickyErrorStopsTheRunWithExitCode3) {
               ::testing::ExitedWithCode(kw::detail::exit_code_context_lost),
               "registration_test/illegal_address: .*cudaErrorIllegalAddress.*\n.*CUDA context is "
               "unusable");
+}
+
+// Anything thrown that is not a std::exception went through Google Benchmark to
+// std::terminate: the run ended in an abort (exit 134), its results unwritten. Runs on any
+// machine; a child process, so that the abort fails this test instead of ending the binary.
+TEST(GpuBenchmarkDeathTest, AnExceptionOfAnyTypeSkipsThatBenchmarkAndTheRunGoesOn) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        const auto runs =
+            run_benchmarks("^registration_test/(throws_a_library_status|set_up/makes_none)");
+        const bool reported =
+            runs.size() == 2 &&
+            error_text(runs[0]) == "an exception that is not a std::exception" &&
+            error_text(runs[1]).empty();
+        std::fputs(reported ? "skipped, and the run went on\n" : "not reported\n", stderr);
+        std::_Exit(reported ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "skipped, and the run went on");
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -33,11 +34,64 @@ TEST(CudaCheck, ThrowsWithCallFileLineAndRuntimeText) {
   }
 }
 
+// An error KW_CUDA_CHECK threw and the caller handled (an allocation tried and given up)
+// stayed the runtime's last error, and the next KW_CUDA_CHECK_LAUNCH, a later benchmark's,
+// threw it again as that benchmark's failure.
+TEST(CudaCheck, AHandledErrorIsNotThrownAgainByTheNextLaunchCheck) {
+  KW_REQUIRE_GPU();
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  try {
+    const kw::device_buffer<char> too_large(std::size_t{1} << 52);  // 4 PiB
+    ADD_FAILURE() << "4 PiB were allocated";
+  } catch (const kw::cuda_error& error) {
+    EXPECT_EQ(error.code(), cudaErrorMemoryAllocation) << error.what();
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_NO_THROW(KW_CUDA_CHECK_LAUNCH());
+}
+
 TEST(DeviceBuffer, EmptyBuffersNeedNoDeviceAndMoveCleanly) {
   kw::device_buffer<float> empty;
   kw::device_buffer<float> moved(std::move(empty));
   EXPECT_EQ(moved.size(), 0U);
   EXPECT_EQ(moved.data(), nullptr);
+}
+
+namespace {
+
+// An allocator that counts what it was asked for and hands out a small arena: cuda_array's
+// ownership, tested without a GPU.
+struct counting_allocator {
+  static inline int allocations = 0;
+  static inline std::size_t last_bytes = 0;
+  static inline unsigned char arena[64] = {};
+  static void* allocate(std::size_t bytes) {
+    ++allocations;
+    last_bytes = bytes;
+    return bytes <= sizeof(arena) ? arena : nullptr;
+  }
+  static void release(void* /*pointer*/) noexcept {}
+};
+
+}  // namespace
+
+// size * sizeof(T) wrapped: 2^62 floats asked the allocator for 0 bytes (here, and through
+// cudaMallocAsync), and the buffer claimed 2^62 elements; a negative int count does the same.
+TEST(CudaArray, RefusesASizeWhoseByteCountOverflows) {
+  using array = kw::detail::cuda_array<float, counting_allocator>;
+  counting_allocator::allocations = 0;
+  try {
+    const array wrapped(std::size_t{1} << 62);
+    ADD_FAILURE() << "allocated " << counting_allocator::last_bytes << " bytes for "
+                  << wrapped.size() << " floats";
+  } catch (const std::length_error& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "buffer of 4611686018427387904 elements of 4 bytes: its size overflows size_t");
+  }
+  EXPECT_THROW(array(static_cast<std::size_t>(-1)), std::length_error);
+  EXPECT_EQ(counting_allocator::allocations, 0);
+  const array small(std::size_t{3});
+  EXPECT_EQ(counting_allocator::last_bytes, 12U);
 }
 
 TEST(DeviceBuffer, RoundTripsThroughTheDevice) {

@@ -116,7 +116,7 @@ TEST(ParseRunOptions, RejectsBadValuesWithOneLineMessages) {
   EXPECT_EQ(error_of({"bench", "--kernelwatch_noise_target=2"}),
             "--kernelwatch_noise_target must be a number from 0 to 1, not '2'");
   EXPECT_EQ(error_of({"bench", "--kernelwatch_max_time=fast"}),
-            "--kernelwatch_max_time must be a number from 0 to 3600, not 'fast'");
+            "--kernelwatch_max_time must be a number above 0, at most 3600, not 'fast'");
   EXPECT_EQ(error_of({"bench", "--kernelwatch_min_samples=2.5"}),
             "--kernelwatch_min_samples must be a whole number from 1 to 1e+06, not '2.5'");
   EXPECT_EQ(error_of({"bench", "--kernelwatch_throttle_threshold="}),
@@ -175,6 +175,27 @@ TEST(ParseRunOptions, SamplingDefaultsAndOverrides) {
   EXPECT_EQ(options.inject.pattern, "^a:b/x");  // the last colon splits: regexes may hold one
   EXPECT_DOUBLE_EQ(options.inject.fraction, 0.05);
   EXPECT_EQ(args.argc, 1);
+}
+
+// A budget of 0 seconds ended every repetition after its first sample, and one sample's
+// interval has no width: `noise` read 0, a precision nobody measured. `kernelwatch run` refuses
+// --max-time 0 too.
+TEST(ParseRunOptions, MaxTimeMustBeAboveZero) {
+  for (const char* value : {"0", "0.0", "-0", "-1"}) {
+    arguments args({"bench", std::string("--kernelwatch_max_time=") + value});
+    try {
+      const auto options = kw::detail::parse_run_options(args.argc, args.pointers.data());
+      ADD_FAILURE() << "'" << value << "' was taken as " << options.sampling.max_time << " s";
+    } catch (const std::invalid_argument& error) {
+      EXPECT_EQ(std::string(error.what()),
+                std::string("--kernelwatch_max_time must be a number above 0, at most 3600, ") +
+                    "not '" + value + "'");
+    }
+  }
+  arguments smallest({"bench", "--kernelwatch_max_time=1e-6"});
+  EXPECT_DOUBLE_EQ(
+      kw::detail::parse_run_options(smallest.argc, smallest.pointers.data()).sampling.max_time,
+      1e-6);
 }
 
 TEST(ParseRunOptions, BlockingKernelIsOnUnlessSwitchedOff) {

@@ -25,6 +25,10 @@ cuda_error::cuda_error(cudaError_t code, const char* call, const char* file, int
 namespace detail {
 
 void throw_cuda_error(cudaError_t code, const char* call, const char* file, int line) {
+  // The exception reports the error, so the runtime's last error forgets it (a sticky one
+  // stays): a caller that handled it (an allocation tried and given up, the fingerprint's
+  // copies) saw it again at the next KW_CUDA_CHECK_LAUNCH, a later benchmark's, under its name.
+  (void)cudaGetLastError();
   throw cuda_error(code, call, file, line);
 }
 

@@ -217,6 +217,8 @@ gpu_facts read_gpu_facts(const device_info& device) {
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     facts.numa_node = read_trimmed("/sys/bus/pci/devices/" + id + "/numa_node");
     facts.pci_bus_id = id;
+  } else {
+    (void)cudaGetLastError();  // "unknown" says it; the first benchmark's launch check must not
   }
   // 8 x 32 MiB is about 5 ms at PCIe Gen5 speed: longer than NVML's reads take.
   constexpr std::size_t chunk = std::size_t{32} << 20;

@@ -61,15 +61,23 @@ class gpu_benchmark_family final : public benchmark_handle {
     } catch (const std::exception& error) {
       // Any failure, not only a cuda_error: a library such as cuBLAS reports a lost context
       // as its own status, which the benchmark throws as a std::runtime_error.
-      if (detail::cuda_context_lost()) {
-        stop_on_lost_context(error.what());
-      }
-      detail::drop_sampling_tools();  // a hold may have timed out: the next benchmark's are new
-      state.SkipWithError(error.what());
+      skip_with(state, error.what());
+    } catch (...) {
+      // Not a std::exception (a library's own type, a thrown status code): it went through
+      // Google Benchmark to std::terminate, and the whole run ended in an abort.
+      skip_with(state, "an exception that is not a std::exception");
     }
   }
 
  private:
+  static void skip_with(benchmark::State& state, const char* what) {
+    if (detail::cuda_context_lost()) {
+      stop_on_lost_context(what);
+    }
+    detail::drop_sampling_tools();  // a hold may have timed out: the next benchmark's are new
+    state.SkipWithError(what);
+  }
+
   std::string instance_key(const benchmark::State& state) const {
     std::string key = name_;
     for (int i = 0; i < ArgsCnt(); ++i) {

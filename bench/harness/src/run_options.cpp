@@ -66,17 +66,22 @@ int parse_device(std::string_view text) {
   return value;
 }
 
-// A finite number in [low, high] (a whole one if `whole`), all of `text`; anything else is a
-// one-line error.
+enum class bound { inclusive, exclusive };
+
+// A finite number in [low, high] ((low, high] with an exclusive low; a whole one if `whole`),
+// all of `text`; anything else is a one-line error.
 double parse_number(std::string_view flag, std::string_view text, double low, double high,
-                    bool whole = false) {
+                    bool whole = false, bound low_bound = bound::inclusive) {
   const std::string copy(text);
   char* end = nullptr;
   const double value = copy.empty() ? NAN : std::strtod(copy.c_str(), &end);
-  if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(value) ||
-      value < low || value > high || (whole && value != std::floor(value))) {
+  const bool too_low = low_bound == bound::exclusive ? value <= low : value < low;
+  if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(value) || too_low ||
+      value > high || (whole && value != std::floor(value))) {
     char range[96];
-    std::snprintf(range, sizeof(range), " must be %s from %g to %g, not '",
+    std::snprintf(range, sizeof(range),
+                  low_bound == bound::exclusive ? " must be %s above %g, at most %g, not '"
+                                                : " must be %s from %g to %g, not '",
                   whole ? "a whole number" : "a number", low, high);
     throw std::invalid_argument(std::string(flag) + range + copy + "'");
   }
@@ -157,7 +162,11 @@ run_options parse_run_options(int& argc, char** argv) {
     } else if (name == "--kernelwatch_noise_target") {
       options.sampling.noise_target = parse_number(name, value, 0.0, 1.0);
     } else if (name == "--kernelwatch_max_time") {
-      options.sampling.max_time = parse_number(name, value, 0.0, 3600.0);
+      // Above 0: a budget of 0 ended each repetition after its first sample, whose noise
+      // then read 0, a perfect precision that was never measured (kernelwatch run refuses
+      // --max-time 0 for the same reason).
+      options.sampling.max_time =
+          parse_number(name, value, 0.0, 3600.0, false, bound::exclusive);
     } else if (name == "--kernelwatch_min_samples") {
       options.sampling.min_samples = static_cast<int>(parse_number(name, value, 1.0, 1e6, true));
     } else if (name == "--kernelwatch_throttle_threshold") {

@@ -5,6 +5,9 @@
 #include <kernelwatch/cuda_check.hpp>
 
 #include <cstddef>
+#include <limits>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace kernelwatch::detail {
@@ -33,7 +36,7 @@ class cuda_array {
  public:
   cuda_array() = default;
   explicit cuda_array(std::size_t size)
-      : data_(size > 0 ? static_cast<T*>(Allocator::allocate(size * sizeof(T))) : nullptr),
+      : data_(size > 0 ? static_cast<T*>(Allocator::allocate(checked_bytes(size))) : nullptr),
         size_(size) {}
   ~cuda_array() {
     if (data_ != nullptr) {
@@ -56,6 +59,16 @@ class cuda_array {
   [[nodiscard]] std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
 
  private:
+  // size * sizeof(T) wrapped around: 2^62 floats asked for 0 bytes, and the buffer claimed
+  // 2^62 elements it did not have (a negative int count converts to a huge size_t).
+  static std::size_t checked_bytes(std::size_t size) {
+    if (size > std::numeric_limits<std::size_t>::max() / sizeof(T)) {
+      throw std::length_error("buffer of " + std::to_string(size) + " elements of " +
+                              std::to_string(sizeof(T)) + " bytes: its size overflows size_t");
+    }
+    return size * sizeof(T);
+  }
+
   T* data_ = nullptr;
   std::size_t size_ = 0;
 };

@@ -1,12 +1,15 @@
 #include <kernelwatch/detail/context.hpp>
+#include <kernelwatch/detail/json_string.hpp>
 #include <kernelwatch/device_info.hpp>
 
 #include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <limits>
 #include <map>
 #include <sstream>
+#include <string>
 
 namespace kw = kernelwatch;
 
@@ -103,6 +106,39 @@ TEST(MakeContext, UnknownDriverVersionIsSaidNotLeftEmpty) {
   EXPECT_EQ(context.at("gpu_driver_version"), "unknown");
 }
 
+// %g kept 6 significant digits: --kernelwatch_noise_target=0.0012345678 was recorded as
+// 0.00123457, and a whole number of 9 digits as 1.23457e+08.
+TEST(MakeContext, NumbersReadBackAsTheValuesTheRunUsed) {
+  kw::detail::run_options options;
+  options.sampling.noise_target = 0.0012345678;
+  options.sampling.max_time = 1234.5678901;
+  options.sampling.throttle_threshold = 0.1 + 0.2;
+  options.hang_timeout = 123456789.0;
+  options.inject = {"^copy/", 0.123456789};
+  const kw::detail::context_entries entries = kw::detail::make_context(h100(), {}, options);
+  const std::map<std::string, std::string> context(entries.begin(), entries.end());
+  EXPECT_EQ(context.at("kernelwatch_noise_target"), "0.0012345678");
+  EXPECT_EQ(context.at("kernelwatch_max_time"), "1234.5678901");
+  EXPECT_EQ(context.at("kernelwatch_throttle_threshold"), "0.30000000000000004");
+  EXPECT_EQ(context.at("kernelwatch_hang_timeout"), "123456789");
+  EXPECT_EQ(context.at("kernelwatch_inject"), "^copy/:0.123456789");
+  EXPECT_EQ(std::stod(context.at("kernelwatch_throttle_threshold")), 0.1 + 0.2);
+}
+
+// The context is strings; a number that is not finite is a fact not read, as everywhere else.
+TEST(FormatNumber, WritesWholeNumbersExactlyOthersShortestAndNonFiniteAsUnknown) {
+  EXPECT_EQ(kw::detail::format_number(0.25), "0.25");
+  EXPECT_EQ(kw::detail::format_number(120.0), "120");
+  EXPECT_EQ(kw::detail::format_number(1e6), "1000000");
+  EXPECT_EQ(kw::detail::format_number(85899345920.0), "85899345920");
+  EXPECT_EQ(kw::detail::format_number(-3.0), "-3");
+  EXPECT_EQ(kw::detail::format_number(4.8143e12 + 0.5), "4814300000000.5");
+  EXPECT_EQ(kw::detail::format_number(1e300), "1e+300");
+  EXPECT_EQ(kw::detail::format_number(std::numeric_limits<double>::quiet_NaN()), "unknown");
+  EXPECT_EQ(kw::detail::format_number(std::numeric_limits<double>::infinity()), "unknown");
+  EXPECT_EQ(kw::detail::format_number(-std::numeric_limits<double>::infinity()), "unknown");
+}
+
 TEST(ThisBuild, RecordsCommitAndBuildType) {
   const kw::detail::build_info& build = kw::detail::this_build();
   EXPECT_FALSE(build.git_commit.empty());
@@ -127,4 +163,76 @@ TEST(AddToBenchmarkContext, LandsInTheJsonContext) {
   EXPECT_EQ(result.at("context").at("kernelwatch_cache_mode"), "cold");
   ASSERT_EQ(result.at("benchmarks").size(), 1U);
   EXPECT_EQ(result.at("benchmarks")[0].at("run_name"), "context_test/probe/iterations:1");
+}
+
+// Invalid UTF-8 in a context value (a GPU or CPU name, a driver string) made Google Benchmark's
+// whole result file unreadable: it escapes quotes and \b\f\n\r\t, nothing else.
+TEST(AddToBenchmarkContext, WritesValidJsonWhateverTheBytes) {
+  kw::detail::add_to_benchmark_context(
+      {{"context_test_bytes", "GPU \xC0\xAF name\x01 \xE2\x82\xAC \xED\xA0\x80"}});
+  benchmark::RegisterBenchmark("context_test/bytes", [](benchmark::State& state) {
+    for (auto _ : state) {
+    }
+  })->Iterations(1);
+  std::ostringstream output;
+  benchmark::JSONReporter reporter;
+  reporter.SetOutputStream(&output);
+  reporter.SetErrorStream(&output);
+  benchmark::RunSpecifiedBenchmarks(&reporter, "^context_test/bytes/");
+
+  const nlohmann::json result = nlohmann::json::parse(output.str(), nullptr, false);
+  ASSERT_FALSE(result.is_discarded()) << output.str();
+  EXPECT_EQ(result.at("context").at("context_test_bytes"),
+            "GPU \uFFFD\uFFFD name\uFFFD \u20AC \uFFFD\uFFFD\uFFFD");
+}
+
+namespace {
+
+const std::string replacement = "\xEF\xBF\xBD";  // U+FFFD
+
+std::string quoted(const std::string& text) { return '"' + text + '"'; }
+
+std::string replacements(int count) {
+  std::string text;
+  for (int i = 0; i < count; ++i) {
+    text += replacement;
+  }
+  return text;
+}
+
+}  // namespace
+
+// Each maximal ill-formed subpart becomes one U+FFFD (Unicode's practice, and Python's
+// decode(errors="replace")), so the JSON line stays readable.
+TEST(JsonString, ReplacesInvalidUtf8WithTheReplacementCharacter) {
+  // overlong encodings ('/' in 2, 3 and 4 bytes)
+  EXPECT_EQ(kw::detail::json_string("\xC0\xAF"), quoted(replacements(2)));
+  EXPECT_EQ(kw::detail::json_string("\xE0\x80\xAF"), quoted(replacements(3)));
+  EXPECT_EQ(kw::detail::json_string("\xF0\x80\x80\xAF"), quoted(replacements(4)));
+  // lone continuation bytes
+  EXPECT_EQ(kw::detail::json_string("a\x80" "b"), quoted("a" + replacement + "b"));
+  EXPECT_EQ(kw::detail::json_string("\xBF\xBF"), quoted(replacements(2)));
+  // truncated sequences: one replacement for the bytes that began a valid one
+  EXPECT_EQ(kw::detail::json_string("\xC3"), quoted(replacement));
+  EXPECT_EQ(kw::detail::json_string("\xE2\x82"), quoted(replacement));
+  EXPECT_EQ(kw::detail::json_string("\xE2\x82" "z"), quoted(replacement + "z"));
+  EXPECT_EQ(kw::detail::json_string("\xF0\x9F\x98" "\xC3\xA9"), quoted(replacement + "\xC3\xA9"));
+  // surrogates, and beyond U+10FFFF
+  EXPECT_EQ(kw::detail::json_string("\xED\xA0\x80"), quoted(replacements(3)));
+  EXPECT_EQ(kw::detail::json_string("\xED\xBF\xBF"), quoted(replacements(3)));
+  EXPECT_EQ(kw::detail::json_string("\xF4\x90\x80\x80"), quoted(replacements(4)));
+  EXPECT_EQ(kw::detail::json_string("\xF5\xFF"), quoted(replacements(2)));
+}
+
+TEST(JsonString, KeepsValidMultiByteSequencesAndEscapesControlCharacters) {
+  for (const std::string valid : {"\xC3\xA9", "\xE2\x82\xAC", "\xED\x9F\xBF", "\xEF\xBF\xBD",
+                                  "\xF0\x9F\x98\x80", "\xF4\x8F\xBF\xBF", "\x7F"}) {
+    EXPECT_EQ(kw::detail::json_string(valid), quoted(valid));
+  }
+  EXPECT_EQ(kw::detail::json_string("a\x01\n\"\\"), R"("a\u0001\u000a\"\\")");
+  const std::string line =
+      kw::detail::json_string("x\xC0\xAF\xE2\x82\xAC\x01\xED\xA0\x80\xF0\x9F\x98\x80");
+  const nlohmann::json parsed = nlohmann::json::parse(line, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << line;
+  EXPECT_EQ(parsed, "x\uFFFD\uFFFD\u20AC\u0001\uFFFD\uFFFD\uFFFD\U0001F600");
 }

@@ -167,6 +167,9 @@ TEST(MakeGpuFingerprint, WritesEveryKeyWithUnknownForWhatWasNotRead) {
       {"gpu_mig_mode", "disabled"},
   };
   EXPECT_EQ(as_map(kwd::make_gpu_fingerprint(facts)), expected);
+
+  facts.nvml.power_limit_w = 1234.5678;  // %g wrote 1234.57
+  EXPECT_EQ(as_map(kwd::make_gpu_fingerprint(facts)).at("gpu_power_limit_w"), "1234.5678");
 }
 
 TEST(ReadHostFacts, ReadsThisHostWithoutFailing) {

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -175,8 +176,32 @@ void throws_a_library_status(benchmark::State& state) {
   }
 }
 
+// A benchmark author's sampling overrides, one bad value per instance (the last: the extremes of
+// the flags' ranges, all good). No CUDA: runs on any machine.
+void sampling_override(benchmark::State& state) {
+  constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  kw::measurement measurement = kw::measure(state);
+  switch (state.range(0)) {
+    case 0: measurement.max_time(0.0); break;
+    case 1: measurement.max_time(-1.0); break;
+    case 2: measurement.max_time(nan); break;
+    case 3: measurement.max_time(inf); break;
+    case 4: measurement.min_samples(0); break;
+    case 5: measurement.min_samples(-3); break;
+    case 6: measurement.noise_target(1.5); break;
+    case 7: measurement.noise_target(-inf); break;
+    case 8: measurement.noise_target(nan); break;
+    default: measurement.max_time(3600.0).min_samples(1000000).noise_target(0.0).noise_target(1.0);
+  }
+  for (auto _ : state) {
+  }
+}
+
 }  // namespace
 
+KW_GPU_BENCHMARK("registration_test/sampling_override", sampling_override)
+    ->DenseRange(0, 9)->Iterations(1);
 KW_GPU_BENCHMARK("registration_test/throws_a_library_status", throws_a_library_status)
     ->Iterations(1);
 KW_GPU_BENCHMARK("registration_test/device_on_each_thread", device_on_each_thread)
@@ -202,6 +227,28 @@ TEST(GpuBenchmark, CudaFailureSkipsThatBenchmarkWithTheErrorAndTheRunGoesOn) {
   ASSERT_EQ(runs.size(), 2U);
   EXPECT_NE(error_text(runs[0]).find("cudaMalloc"), std::string::npos) << error_text(runs[0]);
   EXPECT_EQ(runs[1].run_name.function_name, "registration_test/good_copy");
+}
+
+// A per-benchmark override took any value: max_time(0) sampled once and reported a noise of 0,
+// a NaN or infinite one made the deadline an undefined conversion. It is refused as the flag
+// is, in the flag's words, naming the benchmark, and the benchmark is skipped with that error.
+TEST(GpuBenchmark, BadSamplingOverrideIsRefusedInTheFlagsWordsNamingTheBenchmark) {
+  const auto runs = run_benchmarks("^registration_test/sampling_override/");
+  ASSERT_EQ(runs.size(), 10U);
+  const std::string name = "benchmark registration_test/sampling_override/";
+  const std::string max_time = ": max_time() must be a number above 0, at most 3600, not '";
+  const std::string min_samples = ": min_samples() must be a whole number from 1 to 1e+06, not '";
+  const std::string noise_target = ": noise_target() must be a number from 0 to 1, not '";
+  EXPECT_EQ(error_text(runs[0]), name + "0" + max_time + "0'");
+  EXPECT_EQ(error_text(runs[1]), name + "1" + max_time + "-1'");
+  EXPECT_EQ(error_text(runs[2]), name + "2" + max_time + "nan'");
+  EXPECT_EQ(error_text(runs[3]), name + "3" + max_time + "inf'");
+  EXPECT_EQ(error_text(runs[4]), name + "4" + min_samples + "0'");
+  EXPECT_EQ(error_text(runs[5]), name + "5" + min_samples + "-3'");
+  EXPECT_EQ(error_text(runs[6]), name + "6" + noise_target + "1.5'");
+  EXPECT_EQ(error_text(runs[7]), name + "7" + noise_target + "-inf'");
+  EXPECT_EQ(error_text(runs[8]), name + "8" + noise_target + "nan'");
+  EXPECT_EQ(error_text(runs[9]), "");
 }
 
 TEST(GpuBenchmark, GoodKernelReportsGpuTimeAndCounters) {

@@ -1,20 +1,24 @@
 #include <kernelwatch/detail/context.hpp>
+#include <kernelwatch/detail/json_string.hpp>
 
 #include <benchmark/benchmark.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
 namespace kernelwatch::detail {
-namespace {
 
 std::string format_number(double value) {
+  if (!std::isfinite(value)) {
+    return "unknown";
+  }
+  if (value == std::trunc(value) && std::fabs(value) < 0x1p53) {
+    return std::to_string(static_cast<long long>(value));  // every digit, no exponent
+  }
   char text[32];
-  std::snprintf(text, sizeof(text), "%g", value);
-  return text;
+  return std::string(text, std::to_chars(text, text + sizeof(text), value).ptr);
 }
-
-}  // namespace
 
 context_entries make_context(const device_info& device, const build_info& build,
                              const run_options& options) {
@@ -72,7 +76,18 @@ std::string format_cuda_version(int encoded) {
 
 void add_to_benchmark_context(const context_entries& entries) {
   for (const auto& [key, value] : entries) {
-    benchmark::AddCustomContext(key, value);
+    // Google Benchmark writes the value as it is, escaping only quotes, backslashes and
+    // \b\f\n\r\t: what else would make its JSON invalid is replaced by U+FFFD.
+    std::string written;
+    for (const char ch : valid_utf8(value)) {
+      const bool escaped = ch == '\b' || ch == '\f' || ch == '\n' || ch == '\r' || ch == '\t';
+      if (static_cast<unsigned char>(ch) < 0x20 && !escaped) {
+        written += "\xEF\xBF\xBD";
+      } else {
+        written += ch;
+      }
+    }
+    benchmark::AddCustomContext(key, written);
   }
 }
 

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -39,9 +38,7 @@ std::string or_unknown(const std::optional<T>& value) {
   if constexpr (std::is_same_v<T, std::string>) {
     return value->empty() ? unknown : *value;
   } else if constexpr (std::is_floating_point_v<T>) {
-    char text[32];
-    std::snprintf(text, sizeof(text), "%g", *value);
-    return text;
+    return format_number(*value);
   } else {
     return std::to_string(*value);
   }

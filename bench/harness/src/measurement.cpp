@@ -11,7 +11,9 @@
 #include <kernelwatch/measurement.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <regex>
+#include <string>
 
 namespace kernelwatch {
 namespace {
@@ -37,7 +39,34 @@ std::optional<double> injected_fraction(const detail::injected_slowdown& inject,
   return std::nullopt;
 }
 
+// An override is checked as its flag is (run_options.hpp), when it is set: a max_time of 0 took
+// one sample and reported a noise nobody measured, a NaN or infinite one made the deadline
+// an undefined conversion.
+double checked_override(const char* setter, double value, const detail::number_range& range) {
+  const std::string& instance = detail::current_instance();
+  char given[32];
+  std::snprintf(given, sizeof(given), "%g", value);
+  return detail::check_number((instance.empty() ? "" : "benchmark " + instance + ": ") + setter,
+                              value, range, given);
+}
+
 }  // namespace
+
+measurement& measurement::noise_target(double relative_width) {
+  noise_target_ = checked_override("noise_target()", relative_width, detail::noise_target_range);
+  return *this;
+}
+
+measurement& measurement::max_time(double seconds) {
+  max_time_ = checked_override("max_time()", seconds, detail::max_time_range);
+  return *this;
+}
+
+measurement& measurement::min_samples(int count) {
+  min_samples_ =
+      static_cast<int>(checked_override("min_samples()", count, detail::min_samples_range));
+  return *this;
+}
 
 void measurement::run(const launch_function& launch) {
   const std::string& instance = detail::current_instance();

@@ -1,7 +1,11 @@
 #include <kernelwatch/cuda_check.hpp>
 #include <kernelwatch/random.hpp>
 
+#include <cmath>
 #include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <type_traits>
 
 namespace kernelwatch {
 namespace {
@@ -19,6 +23,18 @@ __global__ void fill_random_kernel(T* data, std::size_t n, std::uint64_t seed, T
 
 template <typename T>
 void fill_random(T* data, std::size_t n, std::uint64_t seed, T lo, T hi, cudaStream_t stream) {
+  // The device cannot throw: a NaN or infinite bound, or lo > hi, filled NaN, or integers from
+  // a span that wrapped around, far outside [lo, hi).
+  bool finite = true;
+  if constexpr (std::is_floating_point_v<T>) {
+    finite = std::isfinite(lo) && std::isfinite(hi);
+  }
+  if (!finite || !(lo <= hi)) {
+    std::ostringstream message;
+    message << "fill_random: the bounds must be finite, with lo <= hi, not [" << lo << ", " << hi
+            << ")";
+    throw std::invalid_argument(message.str());
+  }
   if (n == 0) {
     return;
   }

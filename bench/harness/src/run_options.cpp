@@ -66,26 +66,13 @@ int parse_device(std::string_view text) {
   return value;
 }
 
-enum class bound { inclusive, exclusive };
-
-// A finite number in [low, high] ((low, high] with an exclusive low; a whole one if `whole`),
-// all of `text`; anything else is a one-line error.
-double parse_number(std::string_view flag, std::string_view text, double low, double high,
-                    bool whole = false, bound low_bound = bound::inclusive) {
+// A number in `range` that is all of `text`; anything else is check_number's one-line error.
+double parse_number(std::string_view flag, std::string_view text, const number_range& range) {
   const std::string copy(text);
   char* end = nullptr;
-  const double value = copy.empty() ? NAN : std::strtod(copy.c_str(), &end);
-  const bool too_low = low_bound == bound::exclusive ? value <= low : value < low;
-  if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(value) || too_low ||
-      value > high || (whole && value != std::floor(value))) {
-    char range[96];
-    std::snprintf(range, sizeof(range),
-                  low_bound == bound::exclusive ? " must be %s above %g, at most %g, not '"
-                                                : " must be %s from %g to %g, not '",
-                  whole ? "a whole number" : "a number", low, high);
-    throw std::invalid_argument(std::string(flag) + range + copy + "'");
-  }
-  return value;
+  const double value = std::strtod(copy.c_str(), &end);
+  const bool whole_text = !copy.empty() && end == copy.c_str() + copy.size();
+  return check_number(flag, whole_text ? value : NAN, range, copy);
 }
 
 // --flag alone, or =true|1|yes|false|0|no, as Google Benchmark's boolean flags take them.
@@ -108,7 +95,7 @@ injected_slowdown parse_injection(std::string_view text) {
   }
   injected_slowdown inject{std::string(text.substr(0, colon)),
                            parse_number("--kernelwatch_inject's FRACTION",
-                                        text.substr(colon + 1), 0.0, 10.0)};
+                                        text.substr(colon + 1), {0.0, 10.0})};
   try {
     [[maybe_unused]] const std::regex check(inject.pattern);
   } catch (const std::regex_error& error) {
@@ -121,6 +108,21 @@ injected_slowdown parse_injection(std::string_view text) {
 run_options current_options;
 
 }  // namespace
+
+double check_number(std::string_view name, double value, const number_range& range,
+                    std::string_view given) {
+  const bool too_low = range.low_excluded ? value <= range.low : value < range.low;
+  if (!std::isfinite(value) || too_low || value > range.high ||
+      (range.whole && value != std::floor(value))) {
+    char limits[96];
+    std::snprintf(limits, sizeof(limits),
+                  range.low_excluded ? " must be %s above %g, at most %g, not '"
+                                     : " must be %s from %g to %g, not '",
+                  range.whole ? "a whole number" : "a number", range.low, range.high);
+    throw std::invalid_argument(std::string(name) + limits + std::string(given) + "'");
+  }
+  return value;
+}
 
 run_options parse_run_options(int& argc, char** argv) {
   run_options options;
@@ -160,23 +162,19 @@ run_options parse_run_options(int& argc, char** argv) {
     } else if (name == "--kernelwatch_device") {
       options.device = parse_device(value);
     } else if (name == "--kernelwatch_noise_target") {
-      options.sampling.noise_target = parse_number(name, value, 0.0, 1.0);
+      options.sampling.noise_target = parse_number(name, value, noise_target_range);
     } else if (name == "--kernelwatch_max_time") {
-      // Above 0: a budget of 0 ended each repetition after its first sample, whose noise
-      // then read 0, a perfect precision that was never measured (kernelwatch run refuses
-      // --max-time 0 for the same reason).
-      options.sampling.max_time =
-          parse_number(name, value, 0.0, 3600.0, false, bound::exclusive);
+      options.sampling.max_time = parse_number(name, value, max_time_range);
     } else if (name == "--kernelwatch_min_samples") {
-      options.sampling.min_samples = static_cast<int>(parse_number(name, value, 1.0, 1e6, true));
+      options.sampling.min_samples = static_cast<int>(parse_number(name, value, min_samples_range));
     } else if (name == "--kernelwatch_throttle_threshold") {
-      options.sampling.throttle_threshold = parse_number(name, value, 0.0, 1.0);
+      options.sampling.throttle_threshold = parse_number(name, value, {0.0, 1.0});
     } else if (name == "--kernelwatch_inject") {
       options.inject = parse_injection(value);
     } else if (name == "--kernelwatch_blocking_kernel") {
       options.blocking_kernel = parse_bool(name, value, equals != std::string_view::npos);
     } else if (name == "--kernelwatch_hang_timeout") {
-      options.hang_timeout = parse_number(name, value, 0.0, 86400.0);
+      options.hang_timeout = parse_number(name, value, {0.0, 86400.0});
     } else if (name == "--kernelwatch_keep_set_ups") {
       if (value == "declared") {
         options.keep_set_ups = set_up_keeping::declared;

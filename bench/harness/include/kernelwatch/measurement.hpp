@@ -70,10 +70,12 @@ class measurement {
   measurement& host_bound() { host_bound_ = true; return *this; }
   measurement& warmup_launches(int count) { warmup_launches_ = count; return *this; }
   /// Override the run's sampling flags (--kernelwatch_noise_target, _max_time, _min_samples)
-  /// for this benchmark: a noisy host-side transfer may deserve a larger budget, say.
-  measurement& noise_target(double relative_width) { noise_target_ = relative_width; return *this; }
-  measurement& max_time(double seconds) { max_time_ = seconds; return *this; }
-  measurement& min_samples(int count) { min_samples_ = count; return *this; }
+  /// for this benchmark: a noisy host-side transfer may deserve a larger budget, say. They
+  /// take what the flags take; anything else throws std::invalid_argument in the flag's words,
+  /// naming the benchmark, which is then skipped with that error.
+  measurement& noise_target(double relative_width);
+  measurement& max_time(double seconds);
+  measurement& min_samples(int count);
   /// Called after the first launch has completed; a failed check marks the benchmark with
   /// SkipWithError("wrong result: ...") and nothing is timed.
   measurement& verify(verify_function check) { verify_ = std::move(check); return *this; }

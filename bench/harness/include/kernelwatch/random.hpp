@@ -26,7 +26,7 @@ KW_HOST_DEVICE inline std::uint64_t mix64(std::uint64_t x) {
   return x ^ (x >> 31U);
 }
 
-/// Uniform in [lo, hi) (hi > lo), the same value on host and device.
+/// Uniform in [lo, hi) (hi > lo), or lo where lo == hi; the same value on host and device.
 template <typename T>
 KW_HOST_DEVICE inline T random_value(std::uint64_t seed, std::uint64_t index, T lo, T hi) {
   const std::uint64_t bits = mix64(mix64(seed) ^ index);
@@ -48,12 +48,16 @@ KW_HOST_DEVICE inline T random_value(std::uint64_t seed, std::uint64_t index, T 
     // values as signed arithmetic wherever that does not overflow.
     using U = std::make_unsigned_t<T>;
     const U span = static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo));
+    if (span == 0) {
+      return lo;  // a constant input; bits % 0 is undefined
+    }
     return static_cast<T>(static_cast<U>(static_cast<U>(lo) + static_cast<U>(bits % span)));
   }
 }
 
 /// Fills data[0, n) on the device with random_value(seed, i, lo, hi); asynchronous on stream.
-/// Instantiated for float, double, int32_t, uint32_t, int64_t.
+/// Instantiated for float, double, int32_t, uint32_t, int64_t. Bounds that are not finite, or
+/// lo > hi, throw std::invalid_argument before anything is launched.
 template <typename T>
 void fill_random(T* data, std::size_t n, std::uint64_t seed, T lo, T hi,
                  cudaStream_t stream = nullptr);

@@ -26,7 +26,14 @@ using context_entries = std::vector<std::pair<std::string, std::string>>;
 [[nodiscard]] context_entries make_context(const device_info& device, const build_info& build,
                                            const run_options& options);
 
-/// Adds every entry to Google Benchmark's context (benchmark::AddCustomContext).
+/// A number as context text: a whole number with all its digits, another the shortest text
+/// that reads back as the same double (%g kept 6 digits), "unknown" for NaN and infinity (a
+/// fact not read, as the fingerprint says it; the tools read these keys with float() and take
+/// a value that is not a number for none).
+[[nodiscard]] std::string format_number(double value);
+
+/// Adds every entry to Google Benchmark's context (benchmark::AddCustomContext), each value
+/// made valid for its JSON.
 void add_to_benchmark_context(const context_entries& entries);
 
 /// Formats the 16 bytes of a cudaUUID_t the way nvidia-smi does.

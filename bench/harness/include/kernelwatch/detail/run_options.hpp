@@ -5,8 +5,31 @@
 #include <kernelwatch/cache_mode.hpp>
 
 #include <string>
+#include <string_view>
 
 namespace kernelwatch::detail {
+
+/// The values a numeric option takes: finite, in [low, high] ((low, high] where `low_excluded`),
+/// a whole number where `whole`.
+struct number_range {
+  double low;
+  double high;
+  bool whole = false;
+  bool low_excluded = false;
+};
+
+/// The sampling options' ranges, from the command line or a benchmark's own override
+/// (measurement::max_time(), ...). max_time above 0: a budget of 0 ended each repetition after
+/// its first sample, whose noise then read 0, a precision that was never measured (kernelwatch
+/// run refuses --max-time 0 for the same reason).
+inline constexpr number_range noise_target_range{0.0, 1.0};
+inline constexpr number_range max_time_range{0.0, 3600.0, false, true};
+inline constexpr number_range min_samples_range{1.0, 1e6, true};
+
+/// `value` where `range` holds it; else std::invalid_argument, one line: "<name> must be a
+/// number from 0 to 1, not '<given>'".
+[[nodiscard]] double check_number(std::string_view name, double value,
+                                  const number_range& range, std::string_view given);
 
 /// When a benchmark repetition has sampled enough (docs/measurement.md).
 struct sampling_options {

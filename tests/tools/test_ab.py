@@ -156,7 +156,11 @@ def test_a_slower_kernel_is_found_and_nothing_else(repo: Repo, run_cli) -> None:
         assert confirming["context"]["kernelwatch_run_purpose"] == f"ab {side} round 4 of 7"
     note = "1 regression(s) after 3 round(s) measured in 4 more round(s) of each side: 1 still"
     assert note in done.out
-    assert any(n.startswith(note) for n in json.loads(Path("ab.json").read_text())["notes"])
+    notes = json.loads(Path("ab.json").read_text())["notes"]
+    assert any(n.startswith(note) for n in notes)
+    # 3 and 4 are the defaults, which no measurement derived: said once, in each output
+    unmeasured = "3 rounds x 4 repetitions a side (defaults, not derived from a measurement: "
+    assert done.out.count(unmeasured) == 1 and sum(n.startswith(unmeasured) for n in notes) == 1
     again = run_cli("compare", out / "A", out / "B", "--json", "c.json")
     assert again.status == 1 and regressions_in(again.out) == [SLOWED]
     verdicts = [
@@ -499,6 +503,18 @@ def test_a_crash_of_b_fails_as_its_own_row_and_the_rest_is_compared(
     assert "SIGSEGV" in context["kernelwatch_failed_processes"][0]
 
 
+def test_unmeasured_defaults_are_said_only_where_used() -> None:
+    """defaults.AB_ROUNDS and AB_REPETITIONS were never derived from a measurement: an `ab`
+    (or `bisect`) that uses either says so, one that chose both does not."""
+    said = "not derived from a measurement: docs/running.md, `ab`)"
+    assert ab.unmeasured(3, 4) == f"3 rounds x 4 repetitions a side (defaults, {said}"
+    assert (
+        ab.unmeasured(5, 4) == f"5 rounds x 4 repetitions a side (repetitions: the default, {said}"
+    )
+    assert ab.unmeasured(3, 10) == f"3 rounds x 10 repetitions a side (rounds: the default, {said}"
+    assert ab.unmeasured(5, 10) is None
+
+
 def test_b_crashing_its_only_binary_every_round(repo: Repo, run_cli, monkeypatch) -> None:
     """Nothing of B finished: every benchmark is a crashed ERROR, the report is still shown."""
 
@@ -524,8 +540,9 @@ def test_a_crash_on_a_only_does_not_fail_b(repo: Repo, run_cli, monkeypatch, tmp
     measured it, nothing to compare with); the exit status is the comparison's (1: kernel 3)."""
     two_binaries(repo, monkeypatch, A={"signal": "SIGABRT"})
     json_out = tmp_path / "ab.json"
-    done = run_ab(run_cli, repo, repo.a, repo.b, "--json", json_out, rounds=2)
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--json", json_out, "--repetitions", 3, rounds=2)
     assert done.status == 1, done.out + done.err
+    assert "not derived from a measurement" not in done.out  # --rounds and --repetitions chosen
     row = report_of(json_out)["other/kernel/manual_time"]
     assert row["verdict"] == "ERROR" and not row["failed"] and row["crashed"]
     assert row["reason"].startswith("baseline crashed: A round 1 of 2, A round 2 of 2: ")

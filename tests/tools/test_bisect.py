@@ -114,6 +114,11 @@ def test_bisect_names_commit_3_and_leaves_the_checkout_alone(history, run_cli, t
     first = done.out.splitlines()[0]
     assert first == f"first bad commit: {history.shas[3]} commit 3"
     assert "kernelwatch bisect: measuring BAD" in done.err and "Bisecting:" in done.err
+    # --rounds 2 given, --repetitions left at ab's default, which no measurement derived
+    assert (
+        "against GOOD, 2 rounds x 4 repetitions a side (repetitions: the default, not derived "
+        "from a measurement: docs/running.md, `ab`)\n" in done.err
+    )
     assert_left_alone(history, before, temporary)
     # The candidates were built in ab's worktree cache, which stays for the next ab or bisect.
     cached = {p.name for p in (history.root / ".kernelwatch" / "worktrees").iterdir()}

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import fakebench
+import pytest
 from kernelwatch import ab, bisect, runner
 from kernelwatch.compare import Settings, Verdict
 from kernelwatch.results import resolve_metric
@@ -150,3 +151,56 @@ def test_unsure_on_a_benchmark_not_hunted_is_no_reason_to_skip(
     made = unsure_in(monkeypatch, calls=99)
     judged = bisect.judge(oracle_of(history, tmp_path / "out", hunted=(OTHER,)), history.shas[2])
     assert judged.verdict == "good" and made == [2]
+
+
+@pytest.mark.parametrize(
+    ("slow", "strict", "expected"),
+    [
+        ({SLOWED: 1.25}, False, "good"),  # unverified and under 2x: SLOWER, not failing
+        ({SLOWED: 1.25}, True, "bad"),  # --strict fails it: REGRESSION
+        ({name: 1.25 for name in BENCHMARKS}, False, "bad"),  # five SLOWER: the suite fails
+    ],
+)
+def test_a_commit_is_bad_exactly_where_ab_fails_it(
+    tmp_path, monkeypatch, temporary, run_cli, slow, strict, expected
+) -> None:
+    """3 repetitions a side cannot reach alpha (the smallest p is 0.1): +25 % past a 5 % limit
+    is an unverified REGRESSION, failing only with --strict. ab exits as `compare A/ B/` of its
+    folders does; bisect's step (Judgement.exit_code) must exit alike. Five benchmarks each 25 %
+    slower fail ab as a suite while no row fails: bisect called that commit good."""
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    repo = History(tmp_path / "repo", slow_from=99, behaviour={3: {"slow": slow}})
+    # One process a side measures no spread: without the process prior's floor (7x for these
+    # 100 ns fakes) the limit is the 5 % threshold.
+    decide = ["--threshold", "5%", "--noise-multiplier", "0", *(["--strict"] if strict else [])]
+    settings = Settings(threshold=0.05, noise_multiplier=0, strict=strict)
+    judge_by = oracle_of(
+        repo,
+        tmp_path / "out",
+        rounds=1,
+        settings=runner.RunSettings(repetitions=3),
+        judging=Judging(resolve_metric("real_time"), settings),
+        hunted=(),  # as when BAD's regression is only the suite's
+    )
+    judged = bisect.judge(judge_by, repo.shas[3])
+    folder = tmp_path / "out" / repo.shas[3][:12]
+    ab_exit = run_cli("compare", folder / "A", folder / "B", "--metric", "real_time", *decide)
+    assert (judged.verdict, judged.exit_code) == (expected, ab_exit.status), judged
+
+
+def test_a_regression_of_the_suite_alone_is_bisected(
+    tmp_path, monkeypatch, temporary, run_cli
+) -> None:
+    """Commit 3 makes all five benchmarks 25 % slower, none verified (3 repetitions a side):
+    `ab` fails BAD as a suite. bisect said BAD showed no regression: nothing to bisect."""
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    slow = {"slow": {name: 1.25 for name in BENCHMARKS}}
+    repo = History(tmp_path / "repo", slow_from=99, behaviour={k: slow for k in range(3, 7)})
+    # 1 round a side (the last --rounds given counts): the limit is the threshold, as above
+    decide = ["--threshold", "5%", "--noise-multiplier", "0", "--repetitions", 3, "--rounds", 1]
+    done = run_bisect(run_cli, repo, repo.shas[1], repo.shas[6], *decide)
+    assert done.status == 0, done.out + done.err
+    assert done.out.splitlines()[0] == f"first bad commit: {repo.shas[3]} commit 3"
+    assert "BAD regresses (regression of the suite: " in done.err, done.err

@@ -211,6 +211,24 @@ def test_where_the_noise_floors_came_from_is_said(tmp_path: Path, run_cli) -> No
             assert "note: level: process" in done.out and "the process-level prior" in done.out
 
 
+def test_an_unmeasured_default_bound_is_said(tmp_path: Path, run_cli) -> None:
+    """--min-time-us 50, issue 6's bound of the targets, was never derived from a measurement:
+    the settings line and the JSON settings say so where it is the default, not where chosen."""
+    folder = tmp_path / "st"
+    folder.mkdir()
+    for k in (1, 2):
+        saved_run(folder, "aa", k, QUIET, seed=k)
+    said = (
+        "us or more are 'long' (the default, not derived from a measurement: docs/measurement.md)"
+    )
+    for argv, unmeasured in (((), ["min_time_us"]), (("--min-time-us", "20"), [])):
+        report = tmp_path / "st.json"
+        done = run_cli("selftest", "--from", folder, "--json", report, *argv)
+        assert done.status == 0, done.err
+        assert done.out.splitlines()[1].endswith(said) is bool(unmeasured)
+        assert json.loads(report.read_text())["settings"]["unmeasured_defaults"] == unmeasured
+
+
 # --- running, with fake binaries ----------------------------------------------------------------
 
 SUITE = {

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 WORKTREES = Path(".kernelwatch") / "worktrees"
 BUILD_FOLDER = "build"
 BUILD_LOG = "kernelwatch-build.log"
+# Not derived from a measurement (defaults.py says what was measured of them): unmeasured().
 DEFAULT_ROUNDS = defaults.AB_ROUNDS
 DEFAULT_REPETITIONS = defaults.AB_REPETITIONS
 
@@ -298,6 +299,33 @@ class Rounds:
     @property
     def contender_crashed(self) -> bool:
         return bool(self.crashes[self.sides[1].name])
+
+
+def unmeasured(rounds: int, repetitions: int) -> str | None:
+    """`3 rounds x 4 repetitions a side (defaults, not derived from a measurement: ...)` where
+    either is its default, which no measurement derived (defaults.py); None where neither is."""
+    given = (("rounds", rounds, DEFAULT_ROUNDS), ("repetitions", repetitions, DEFAULT_REPETITIONS))
+    at_default = [what for what, value, default in given if value == default]
+    if not at_default:
+        return None
+    which = "defaults" if len(at_default) == 2 else f"{at_default[0]}: the default"
+    return (
+        f"{rounds} rounds x {repetitions} repetitions a side ({which}, not derived from a "
+        "measurement: docs/running.md, `ab`)"
+    )
+
+
+def with_unmeasured(report: Report, rounds: int, repetitions: int) -> Report:
+    """The report with a note where its rounds or repetitions a side are the unmeasured
+    defaults (unmeasured), and where what they let this comparison catch is shown."""
+    said = unmeasured(rounds, repetitions)
+    if said is None:
+        return report
+    said += (
+        "; what this comparison catches is each benchmark's sensitivity (Markdown's Catches, "
+        "JSON's sensitivity; `(prior)` where the spread was not measured)"
+    )
+    return dataclasses.replace(report, notes=(*report.notes, said))
 
 
 def in_order(k: int) -> tuple[int, int]:

@@ -5,9 +5,10 @@ index and any bisection of theirs are untouched; bisect refs are per worktree) a
 worktree is removed however it ends, Ctrl-C included. At each step git runs this package
 again (kernelwatch.bisect.step, with a state file holding the settings as JSON) in a fresh
 process, which builds the candidate in ab's cached worktree (<repo>/.kernelwatch/worktrees/<sha>) and compares it with GOOD as
-`ab` does: a REGRESSION of a benchmark BAD regresses is bad (exit 1), none is good (0), a
-commit that cannot be built or lacks the benchmarks, or whose hunted benchmarks stay UNSURE
-after more rounds, is skipped (125). find_culprits bisects again for BAD's regressions the
+`ab` does: bad (exit 1) exactly where `ab` fails it for the hunted benchmarks (a REGRESSION of
+one that BAD regresses; where BAD fails only as a suite, a regression of the suite), else good
+(0); a commit that cannot be built or lacks the benchmarks, or whose hunted benchmarks stay
+UNSURE after more rounds, is skipped (125). find_culprits bisects again for BAD's regressions the
 commit found does not explain. A benchmark that crashes
 (or hangs) at the commit makes it bad when BAD crashed too (the crash is what is hunted,
 `Plan.crash_is_bad`), else skipped (that commit cannot be tested). Anything else (no GPU,
@@ -36,7 +37,7 @@ from kernelwatch.compare import Report, Verdict
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_atomic, write_json_atomic
 from kernelwatch import explain
-from kernelwatch.render import render_table
+from kernelwatch.render import render_table, suite_statement
 from kernelwatch.verdict import Judging
 
 # `git bisect run` exit codes of the oracle.
@@ -147,25 +148,42 @@ class Findings:
     (FINDINGS_FILE), so that a later hunt of the same bisection (find_culprits) judges it for
     other benchmarks without measuring it again."""
 
-    regressed: tuple[str, ...] = ()  # REGRESSION
+    # REGRESSION: a slowdown that fails `ab` (one that does not, unverified under 2x, reads
+    # SLOWER: compare.worded_for)
+    regressed: tuple[str, ...] = ()
     unsure: tuple[str, ...] = ()  # UNSURE after every round, the extra ones included
     crashed: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()  # MISSING or ERROR
     untestable: str | None = None  # why nothing could be measured (a failed build, ...)
     rounds: int = 0  # rounds of each side measured
+    # What the comparison says of the suite when it regresses as a whole (compare.SuiteChange):
+    # `ab` fails that even where no row fails (many benchmarks each past its limit, unverified).
+    suite: str | None = None
 
     @classmethod
     def of(cls, report: Report, rounds: int) -> Findings:
         def named(*verdicts: Verdict) -> tuple[str, ...]:
             return tuple(c.name for c in report.comparisons if c.verdict in verdicts)
 
+        suite = report.suite
         return cls(
             regressed=named(Verdict.REGRESSION),
             unsure=named(Verdict.UNSURE),
             crashed=tuple(c.name for c in report.comparisons if c.crashed and c.failed),
             missing=named(Verdict.MISSING, Verdict.ERROR),
             rounds=rounds,
+            suite=suite_statement(report) if suite is not None and suite.regression else None,
         )
+
+    def regresses(self, hunted: Sequence[str]) -> str | None:
+        """Why `ab` fails this commit for the `hunted` benchmarks, None where it does not: a
+        REGRESSION of one of them (of any when none are), or, when none are (BAD fails only as
+        a suite, or only crashes), a regression of the suite. The oracle's one rule of "bad"
+        (crashes aside: _verdict)."""
+        worse = hunted_in(self.regressed, hunted)
+        if worse:
+            return f"{len(worse)} regression(s): {', '.join(worse[:3])}"
+        return self.suite if not hunted else None
 
     def save(self, folder: Path) -> None:
         write_json_atomic(folder / FINDINGS_FILE, dataclasses.asdict(self), make_parents=True)
@@ -183,6 +201,7 @@ class Findings:
             missing=tuple(document["missing"]),
             untestable=document["untestable"],
             rounds=document["rounds"],
+            suite=document.get("suite"),  # saved before there was one: none
         )
 
 
@@ -265,10 +284,9 @@ def _measure_unsure(
     wrong commit; one still UNSURE is skipped (_verdict), and git names no first bad commit
     beside it."""
     plan = oracle.plan
-    regressed = [c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION]
-    unsure = [c.name for c in report.comparisons if c.verdict is Verdict.UNSURE]
-    unsure = hunted_in(unsure, plan.hunted)
-    if plan.confirm <= 0 or not unsure or hunted_in(regressed, plan.hunted):
+    found = Findings.of(report, measured.last)
+    unsure = hunted_in(found.unsure, plan.hunted)
+    if plan.confirm <= 0 or not unsure or found.regresses(plan.hunted):
         return measured, report
     oracle.progress.say(
         f"kernelwatch bisect: {len(unsure)} benchmark(s) too close to call after "
@@ -304,16 +322,15 @@ def _verdict(
         return Judgement(sha, "skip", findings.untestable)
     table = table if table is not None and table.is_file() else None
     regressed = findings.regressed
-    worse = hunted_in(regressed, hunted)
-    others = [n for n in regressed if n not in worse]
+    others = [n for n in regressed if n not in hunted_in(regressed, hunted)]
     crashed = list(findings.crashed)
     said = f"{len(crashed)} crashed: {', '.join(crashed[:3])}"
-    if worse:
-        detail = f"{len(worse)} regression(s): {', '.join(worse[:3])}"
+    bad = findings.regresses(hunted)
+    if bad is not None:
         return Judgement(
             sha,
             "bad",
-            detail + (f"; {said}" if crashed else ""),
+            bad + (f"; {said}" if crashed else ""),
             table,
             bool(crashed),
             regressed,

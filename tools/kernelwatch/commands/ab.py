@@ -272,7 +272,9 @@ def _run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         command_line=command.command_line,
         judging=command.judging,
     )
-    report = ab.with_identical(report, left_out)
+    report = ab.with_unmeasured(
+        ab.with_identical(report, left_out), command.rounds, settings.repetitions
+    )
     builds = {
         side.name: explain.Build(
             {b.name: b for b in plans.binaries[side.name]}, settings.extra_args

@@ -23,9 +23,10 @@ Find the first commit between GOOD and BAD that made the --filter benchmarks slo
 not touched; the worktree is removed at the end, also on Ctrl-C). At each step the candidate
 commit is built in ab's worktree cache (<repo>/.kernelwatch/worktrees/<sha>, reused by later
 `ab` and `bisect` runs) and run alternately with GOOD on this GPU, as `kernelwatch ab GOOD
-CANDIDATE` would: a REGRESSION of a benchmark that BAD regresses makes it bad, none makes it
-good, and a commit that does not build (or lacks the benchmarks) is skipped; one whose
-benchmarks crash is bad when BAD crashes too (the crash is then what is hunted), else skipped.
+CANDIDATE` would: a REGRESSION of a benchmark that BAD regresses makes it bad (where BAD fails
+only as a suite, a regression of the suite), none makes it good, and a commit that does not
+build (or lacks the benchmarks) is skipped; one whose benchmarks crash is bad when BAD crashes
+too (the crash is then what is hunted), else skipped.
 One too close to call (UNSURE) is measured in --confirm more rounds, and skipped if still
 unsure. BAD is measured first: if it does not regress against GOOD there is nothing to find.
 When the commit found does not regress all that BAD regresses, the rest are bisected again,
@@ -140,7 +141,11 @@ def run(command: BisectCommand) -> int:
     runner.require_gpu(binaries[0], plan.settings.extra_args)
     runner.plan(binaries, plan.filter, plan.settings.extra_args)  # the filter matches in GOOD
 
-    say(f"kernelwatch bisect: measuring BAD ({command.bad}, {bad[:12]}) against GOOD")
+    sizes = ab.unmeasured(plan.rounds, plan.settings.repetitions)
+    say(
+        f"kernelwatch bisect: measuring BAD ({command.bad}, {bad[:12]}) against GOOD"
+        + (f", {sizes}" if sizes else "")
+    )
     # A crash at BAD is part of what is hunted (bisect.Plan.crash_is_bad).
     hunting_crashes = dataclasses.replace(plan, crash_is_bad=True)
     verdict = bisect.judge(dataclasses.replace(oracle, plan=hunting_crashes), bad)

@@ -138,6 +138,12 @@ class Analysis:
     missing: int = 0
 
     @property
+    def unmeasured_defaults(self) -> list[str]:
+        """The settings left at a default that no measurement derived, said where the settings
+        are: --min-time-us, the targets' bound (defaults.SELFTEST_MIN_TIME_US)."""
+        return ["min_time_us"] if self.min_time_us == DEFAULT_MIN_TIME_US else []
+
+    @property
     def missed(self) -> list[TargetCheck]:
         return [t for t in self.targets if not t.met]
 

@@ -39,10 +39,11 @@ def _status(t: TargetCheck) -> str:
 def _settings_line(a: Analysis) -> str:
     s = a.settings
     rules = f", {len(s.rules)} threshold rule(s)" if s.rules else ""
+    unmeasured = " (the default, not derived from a measurement: docs/measurement.md)"
     return (
         f"threshold {s.threshold * 100:g}%{rules}, noise floor {s.noise_multiplier:g} x "
         f"{limits_text(a)}, alpha {s.alpha:g}; benchmarks of {a.min_time_us:g} us or more are "
-        "'long'"
+        "'long'" + (unmeasured if "min_time_us" in a.unmeasured_defaults else "")
     )
 
 
@@ -318,6 +319,7 @@ def report_json(a: Analysis) -> dict[str, Any]:
                 {"match": r.pattern.pattern, "threshold": r.threshold} for r in s.rules
             ],
             "min_time_us": a.min_time_us,
+            "unmeasured_defaults": a.unmeasured_defaults,  # at a default no measurement derived
             "limits": {
                 level: {"measured": rate.hits, "prior": rate.total - rate.hits}
                 for level, rate in a.limits.items()

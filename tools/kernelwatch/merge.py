@@ -30,7 +30,7 @@ from kernelwatch.kernels import CONTEXT_KEY as KERNELS_KEY
 from kernelwatch.kernels import joined as joined_kernels
 from kernelwatch.levels import RUNS_KEY
 from kernelwatch.names import row_name
-from kernelwatch.results import ANCHOR_KEY, MEASURING_KEYS, gpu_model
+from kernelwatch.results import ANCHOR_KEY, MEASURING_KEYS, anchoring, gpu_model
 from kernelwatch.runner.precision import TOPPED_UP_KEY
 from kernelwatch.runner.sharing import estimate
 
@@ -57,7 +57,7 @@ PER_JOB_KEYS = frozenset(
         TOPPED_UP_KEY,  # each part tops up its own imprecise benchmarks
         # measured at each process start: differs between cards of one model by a few %
         "kernelwatch_copy_ceiling_bytes_per_second",
-        ANCHOR_KEY,  # how that part's card was judged (`run --gpus all --split`)
+        ANCHOR_KEY,  # how that part's card was judged: merged per part (merged_anchoring)
         KERNELS_KEY,  # the kernels of that part's benchmarks: joined (kernels.joined)
     }
 )
@@ -134,6 +134,8 @@ def merge_results(
                 "shards of one split"
             )
         _same_plan(label, context, first_label, first_context)
+        if not isinstance(context.get(ANCHOR_KEY, ""), (str, type(None))):
+            raise InputError(f"{label}: context {ANCHOR_KEY} is not a string")
         for key in _NAME_LISTS:
             names = context.get(key, [])
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
@@ -155,7 +157,11 @@ def merge_results(
     contexts = [document.get("context") or {} for _, document in inputs]
     outputs = [(Path(label), document) for label, document in inputs]
     document = runner.join_outputs(outputs, _merged_context(contexts))
-    document["context"].pop(ANCHOR_KEY, None)  # each part's own verdict, not the whole's
+    judged = merged_anchoring(inputs)
+    if judged is None:
+        document["context"].pop(ANCHOR_KEY, None)
+    else:  # the first part's phrase (join_outputs copied its context) replaced by every part's
+        document["context"][ANCHOR_KEY] = judged
     if count is not None:
         document["context"].pop(SHARD_KEY, None)
         document["context"].pop(PLAN_KEY, None)
@@ -198,18 +204,65 @@ def _same_software(
             )
 
 
+# A part whose context records no anchoring: `run` judged it against the committed baseline
+# (the baseline holds its card, or it ran without --anchor).
+UNANCHORED = "against the committed baseline (no anchoring recorded)"
+# How the phrase of an anchored verdict begins: anchor.Anchor.phrase's "anchored on <commit>",
+# and a merged result's whose every part was (below), so that merging merged results counts
+# them alike. "not anchored: ..." (why not) and "partly anchored" do not.
+ANCHORED = "anchored "
+
+
+def merged_anchoring(inputs: Sequence[tuple[str, Mapping[str, Any]]]) -> str | None:
+    """How the parts (in shard order) were judged, as one phrase for the merged result's
+    ANCHOR_KEY, which report and history show as they show a run's: None where no part records
+    anchoring; a lone part's own phrase (it is the whole, and a merged result merged again keeps
+    its phrase); else every part's phrase whole (`part K/N (file, GPU): <phrase or
+    UNANCHORED>`), led by whether all, none or only some parts were anchored: each part's
+    verdict was its own, and parts judged differently are said to be, not refused (a split
+    run's cards that the baseline holds are not anchored, the others are)."""
+    phrases = [anchoring(document.get("context") or {}) for _, document in inputs]
+    if all(phrase is None for phrase in phrases):
+        return None
+    if len(inputs) == 1:
+        return phrases[0]
+    described = []
+    for number, ((label, document), phrase) in enumerate(zip(inputs, phrases), 1):
+        context = document.get("context") or {}
+        shard = _shard_of(label, context)
+        gpu = context.get("gpu_uuid") or "an unnamed GPU"
+        described.append(f"part {shard or number} ({label}, {gpu}): {phrase or UNANCHORED}")
+    anchored = sum(1 for phrase in phrases if phrase and phrase.startswith(ANCHORED))
+    if anchored == len(inputs):
+        lead = "anchored per part, each on the card it ran on"
+    elif anchored == 0:
+        lead = "not anchored, per part"
+    else:
+        lead = (
+            f"partly anchored, per part ({anchored} of {len(inputs)} parts anchored, the others "
+            "judged against the committed baseline)"
+        )
+    return f"{lead}: {'; '.join(described)}"
+
+
 # When the run started: the merged result's are its earliest part's.
 DATE_KEYS = ("date", "kernelwatch_run_started")
 # The context's lists that the merged result joins (checked first: one line, not a TypeError).
-_NAME_LISTS = ("kernelwatch_benchmark_commands", TOPPED_UP_KEY)
+_NAME_LISTS = ("kernelwatch_benchmark_commands", TOPPED_UP_KEY, SHARDS_KEY)
+
+
+def _parts_of(context: Mapping[str, Any]) -> list[str]:
+    """What SHARDS_KEY says of a part: "K/N on GPU-…", or a merged result's own list (merged
+    again, it keeps its parts)."""
+    if SHARD_KEY not in context and SHARDS_KEY in context:
+        return list(context[SHARDS_KEY])
+    return [f"{context.get(SHARD_KEY, '-')} on {context.get('gpu_uuid', 'an unnamed GPU')}"]
 
 
 def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     uuids = list(dict.fromkeys(str(c.get("gpu_uuid")) for c in contexts if c.get("gpu_uuid")))
     merged: dict[str, Any] = {
-        SHARDS_KEY: [
-            f"{c.get(SHARD_KEY, '-')} on {c.get('gpu_uuid', 'an unnamed GPU')}" for c in contexts
-        ],
+        SHARDS_KEY: [entry for c in contexts for entry in _parts_of(c)],
         "kernelwatch_benchmark_commands": [
             command for c in contexts for command in c.get("kernelwatch_benchmark_commands", [])
         ],

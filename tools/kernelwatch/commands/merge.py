@@ -25,7 +25,9 @@ holds no benchmark, parts of different plans (kernelwatch_shard_plan: another pr
 another build's benchmarks; old shards without it merge only when every part lacks it), a part
 given twice, a benchmark in two parts, and a missing part (unless --allow-partial). A
 regression's re-run that `run` wrote beside a part (K.confirm-1.json, which a glob over the
-parts also names) is set aside with a note. See docs/running.md."""
+parts also names) is set aside with a note. How each part was judged (its kernelwatch_anchor,
+where `run` anchored it or tried to) is kept, per part, in the merged result's kernelwatch_anchor,
+which report and history show. See docs/running.md."""
 
 EPILOG = """\
 exit status:

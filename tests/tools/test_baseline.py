@@ -517,6 +517,101 @@ def test_a_run_given_twice_is_refused(root: Path, tmp_path: Path, write_json, ru
     assert done.status == 0, done.err
 
 
+def card(number: int, host: str = "host-a", **changes: str) -> dict:
+    """A run's context on card `number` of `host` (the set of GPUs NVML sees names a host)."""
+    return context(
+        **{
+            "gpu_uuid": f"GPU-card-{number}",
+            "host_gpu_uuids": host,
+            "kernelwatch_run_started": f"2026-11-21T05:4{number}:00+00:00",
+            **changes,
+        }
+    )
+
+
+def test_update_says_how_many_cards_and_hosts_its_runs_came_from(
+    root: Path, write_json, run_cli
+) -> None:
+    """The card and host spreads are measured between distinct cards and hosts (noise.py): the
+    count is what a pool holds, whatever the number of files."""
+    runs = [
+        write_json("r1.json", suite(seed=1), context=card(1)),
+        write_json("r2.json", suite(seed=2), context=card(2)),
+        write_json("r3.json", suite(seed=3), context=card(3, host="host-b")),
+    ]
+    done = run_cli("baseline", "update", *runs, "--baselines", root, "--dry-run")
+    assert done.status == 0 and done.err == "", done.err
+    assert "\nruns: 3 on 3 card(s) of 2 host(s)\n" in done.out
+    one = run_cli("baseline", "update", runs[0], "--baselines", root, "--dry-run")
+    assert one.status == 0 and "\nruns: 1 on 1 card(s) of 1 host(s)\n" in one.out
+
+
+def test_one_card_run_twice_is_said_and_refused_where_cards_must_be_distinct(
+    root: Path, write_json, run_cli
+) -> None:
+    """The baseline workflow's runs are meant to be one card each; where a model has fewer
+    runners than runs, one runner measures twice, and its two runs pool as more processes of one
+    card: no spread between cards comes of them."""
+    first = write_json("r1.json", suite(seed=1), context=card(1))
+    again = write_json(
+        "r2.json",
+        suite(seed=2),
+        context=card(1, kernelwatch_run_started="2026-11-21T06:00:00+00:00"),
+    )
+    other = write_json("r3.json", suite(seed=3), context=card(3, host="host-b"))
+    done = run_cli("baseline", "update", first, again, other, "--baselines", root, "--dry-run")
+    assert done.status == 0, done.err
+    assert (
+        f"\nruns: 3 on 2 card(s) of 2 host(s); {again} is of {first}'s card (GPU-card-1): one "
+        "card's runs pool as more processes of it, not as another card\n"
+    ) in done.out
+    refused = run_cli(
+        "baseline", "update", first, again, other, "--distinct-cards", "--baselines", root
+    )
+    assert refused.status == 2 and refused.out == ""
+    assert one_line(refused.err) == (
+        f"kernelwatch: error: {again}: measured on the card of {first} (GPU-card-1); "
+        "--distinct-cards: each run on a card of its own (run the baseline workflow with at "
+        "most as many runs as the model has runners, or pool them without --distinct-cards)"
+    )
+    assert not any(root.iterdir())
+    unnamed = {k: v for k, v in card(4).items() if k != "gpu_uuid"}
+    nameless = write_json("r4.json", suite(seed=4), context=unnamed)
+    refused = run_cli(
+        "baseline", "update", first, nameless, "--distinct-cards", "--baselines", root
+    )
+    assert refused.status == 2 and (
+        f"{nameless}: names no card (no gpu_uuid in its context); --distinct-cards"
+        in one_line(refused.err)
+    )
+    done = run_cli("baseline", "update", first, other, "--distinct-cards", "--baselines", root)
+    assert done.status == 0, done.err
+    assert "runs: 2 on 2 card(s) of 2 host(s)\n" in done.out
+
+
+NOT_MEASURED = (
+    "the minimum of 10 repetitions a benchmark (--min-repetitions) is not derived from a "
+    "measurement"
+)
+
+
+def test_the_default_minimum_of_repetitions_says_it_is_not_measured(
+    root: Path, write_json, run_cli
+) -> None:
+    result = write_json("r.json", suite(), context=context())
+    done = run_cli("baseline", "update", result, "--baselines", root, "--dry-run")
+    assert done.status == 0 and done.out.count(NOT_MEASURED) == 1, done.out
+    told = run_cli(
+        "baseline", "update", result, "--min-repetitions", "10", "--baselines", root, "--dry-run"
+    )
+    assert told.status == 0 and NOT_MEASURED not in told.out + told.err
+    few = write_json("few.json", suite(n=5), context=context())
+    refused = run_cli("baseline", "update", few, "--baselines", root)
+    assert refused.status == 2 and NOT_MEASURED in one_line(refused.err)
+    refused = run_cli("baseline", "update", few, "--min-repetitions", "8", "--baselines", root)
+    assert refused.status == 2 and NOT_MEASURED not in one_line(refused.err)
+
+
 def test_a_missing_baselines_folder_is_refused(tmp_path: Path, write_json, run_cli) -> None:
     result = write_json("r.json", suite(), context=context())
     for extra in ([], ["--dry-run"]):

@@ -295,7 +295,7 @@ def test_migrations_run_in_order_in_one_transaction(tmp_path, monkeypatch):
     with history.database(db) as c:
         assert history.schema_version(c, db) == future
         assert not c.execute("SELECT 1 FROM sqlite_master WHERE name = 'x'").fetchone()
-    assert now == 2
+    assert now == 3
 
 
 def test_a_version_1_database_loses_the_unused_index_and_keeps_its_runs(
@@ -316,12 +316,122 @@ def test_a_version_1_database_loses_the_unused_index_and_keeps_its_runs(
     )
     assert again.status == 0
     with history.database(db) as c:
-        assert history.schema_version(c, db) == 2
+        assert history.schema_version(c, db) == history.SCHEMA_VERSION
         assert not c.execute("SELECT 1 FROM sqlite_master WHERE name = 'samples_by_run'").fetchone()
         assert [r[0] for r in c.execute("SELECT id FROM runs ORDER BY id")] == [1, 2]
         assert (
             c.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 18070 + 45900
         )  # as ingested
+
+
+NIGHT = dict(H100_CONTEXT, date="2026-11-21T03:40:00+00:00")
+
+
+def _series(db: Path) -> list[tuple[int, str, float]]:
+    with sqlite3.connect(db) as c:
+        return c.execute(
+            "SELECT s.run_id, b.name, s.value FROM samples s JOIN benchmarks b "
+            "ON b.id = s.benchmark_id JOIN metrics m ON m.id = s.metric_id "
+            "WHERE m.name = 'real_time' ORDER BY s.run_id, b.name, s.repetition"
+        ).fetchall()
+
+
+def test_a_key_names_a_workflow_runs_result_and_its_re_run_replaces_it(
+    run_cli, write_json, tmp_path
+):
+    """nightly.yml ingests each GPU's result under --key nightly/<run id>/<gpu>: a re-run job's
+    result (a shard measured again: other values, another content hash) replaces the first
+    attempt's, so one workflow run stays one point of each series."""
+    db = tmp_path / "h.sqlite"
+    key = "nightly/7/h100"
+    first = write_json("first.json", {"BM_A": [10, 11, 12], "BM_B": [5, 6, 7]}, context=NIGHT)
+    other = write_json("other.json", {"BM_A": [10, 11, 12]}, context=dict(NIGHT, date="2026-11-22"))
+    later = dict(NIGHT, kernelwatch_run_started="2026-11-21T05:00:00+00:00")
+    rerun = write_json("rerun.json", {"BM_A": [20, 21, 22], "BM_B": [5, 6, 7]}, context=later)
+    assert run_cli("history", "ingest", first, "--db", db, "--key", key).status == 0
+    done = run_cli("history", "ingest", other, "--db", db, "--key", "nightly/8/h100")
+    assert done.status == 0 and "as run 2" in done.out, done.err
+    done = run_cli("history", "ingest", rerun, "--db", db, "--key", key)
+    assert done.status == 0 and done.err == "", done.err
+    assert done.out == (
+        f"ingested {rerun} as run 1 under --key {key}, replacing the result ingested under it "
+        f"before (a re-run's): 2 benchmark(s), 12 value(s), into {db}\n"
+    )
+    assert _series(db) == [
+        (run, name, 1000.0 * us)  # (stored in ns)
+        for run, name, times in (
+            (1, "BM_A", (20, 21, 22)),
+            (1, "BM_B", (5, 6, 7)),
+            (2, "BM_A", (10, 11, 12)),
+        )
+        for us in times
+    ]
+    with sqlite3.connect(db) as c:
+        stored = c.execute("SELECT id, content_hash, source FROM runs ORDER BY id").fetchall()
+    assert stored[0] == (1, history.content_hash(read_json(rerun)), str(rerun))
+    # The same result again: nothing written.
+    before = db.read_bytes()
+    again = run_cli("history", "ingest", rerun, "--db", db, "--key", key)
+    assert again.status == 0 and "nothing written" in again.out and db.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"kernelwatch_git_commit": "c2"}, "of commit c2, the run under it of commit c1"),
+        (
+            {"gpu_name": "NVIDIA H200"},
+            "of nvidia-h200-sm90, the run under it of nvidia-h100-80gb-hbm3-sm90",
+        ),
+    ],
+)
+def test_a_key_never_replaces_another_commits_or_gpus_run(
+    run_cli, write_json, tmp_path, changes, said
+):
+    """A key is one workflow run's result of one GPU: the same key on another commit or GPU is
+    a mistake in the workflow (a fixed key, a missing run id), which would replace a night."""
+    db = tmp_path / "h.sqlite"
+    night = dict(NIGHT, kernelwatch_git_commit="c1")
+    first = write_json("first.json", {"BM_A": [10, 11, 12]}, context=night)
+    assert run_cli("history", "ingest", first, "--db", db, "--key", "k").status == 0
+    before = db.read_bytes()
+    wrong = write_json("wrong.json", {"BM_A": [20, 21, 22]}, context=dict(night, **changes))
+    done = run_cli("history", "ingest", wrong, "--db", db, "--key", "k")
+    assert done.status == 2 and done.out == ""
+    assert one_line(done.err) == (
+        f"kernelwatch: error: {wrong}: --key k: this result is {said} (run 1); a key names "
+        "one result of one workflow run, which a re-run replaces\n"
+    )
+    assert db.read_bytes() == before
+
+
+def test_an_empty_key_is_refused(run_cli, write_json, tmp_path):
+    db = tmp_path / "h.sqlite"
+    path = write_json("r.json", {"BM_A": [1, 2, 3]})
+    for key, said in (("", "an empty value"), ("a\nb", "not printable")):
+        done = run_cli("history", "ingest", path, "--db", db, "--key", key)
+        assert done.status == 2 and f"argument --key: {said}" in one_line(done.err)
+        assert not db.exists()
+
+
+def test_a_version_2_database_takes_keys_and_keeps_its_runs(
+    run_cli, write_json, tmp_path, monkeypatch
+):
+    """The nightly's database as uploaded before keys: its runs have none, and stay."""
+    db = tmp_path / "h.sqlite"
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    old = write_json("old.json", {"BM_A": [1, 2, 3]}, context=NIGHT)
+    assert run_cli("history", "ingest", old, "--db", db).status == 0
+    monkeypatch.undo()
+    assert run_cli("history", "list", "--db", db).status == 0  # read as it is
+    new = write_json("new.json", {"BM_A": [4, 5, 6]}, context=dict(NIGHT, date="2026-11-22"))
+    assert run_cli("history", "ingest", new, "--db", db, "--key", "nightly/8/h100").status == 0
+    with history.database(db) as c:
+        assert history.schema_version(c, db) == history.SCHEMA_VERSION
+        assert c.execute("SELECT id, run_key FROM runs ORDER BY id").fetchall() == [
+            (1, None),
+            (2, "nightly/8/h100"),
+        ]
 
 
 def test_newer_schema_is_refused(run_cli, write_json, tmp_path):

@@ -238,6 +238,39 @@ def test_ingest_twice_a_re_run_stores_the_night_once(tmp_path: Path) -> None:
         assert db.execute("SELECT COUNT(*) FROM runs").fetchone() == (1,)
 
 
+def test_a_re_run_shard_replaces_its_nights_run_in_the_history(tmp_path: Path) -> None:
+    """A "re-run failed jobs" after a shard confirmed a regression measures that shard again:
+    its merge makes another result of the same night (other values, another content hash),
+    which the re-run history job ingests into the database its first attempt uploaded. One
+    workflow run is one night: the re-run's result replaces the first attempt's (the
+    `nightly-<gpu>` artifact, which the report reads, is the re-run's too)."""
+    root = workspace(tmp_path)
+    nightly_artifact(root)
+    result = root / "nightly" / "nightly-h200" / "h200.json"
+    first = read_json(result)
+    assert run_step("history", "Ingest tonight's runs", root)[0] == 0
+    again = read_json(result)  # shard 2 measured again: its benchmarks' values moved
+    for row in again["benchmarks"][len(again["benchmarks"]) // 2 :]:
+        row["real_time"] *= 1.001
+    again["context"]["kernelwatch_run_started"] = "2026-11-21T08:00:00+00:00"
+    result.write_text(json.dumps(again))
+    status, _, log = run_step("history", "Ingest tonight's runs", root)
+    assert status == 0 and "could not be ingested" not in log, log
+    database = root / "results" / "history.sqlite"
+    with sqlite3.connect(database) as db:
+        stored = db.execute("SELECT content_hash FROM runs").fetchall()
+    assert stored == [(history.content_hash(again),)], "the night is in the history twice"
+    # The next night (another workflow run) is another run.
+    result.write_text(json.dumps(first))
+    status, _, log = run_step("history", "Ingest tonight's runs", root, contexts=NEXT_NIGHT)
+    assert status == 0, log
+    with sqlite3.connect(database) as db:
+        assert db.execute("SELECT COUNT(*) FROM runs").fetchone() == (2,)
+
+
+NEXT_NIGHT = {"github.run_id": "8"}
+
+
 def test_the_report_step_writes_one_report_per_gpu(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib", reason="kernelwatch report draws with matplotlib")
     root = workspace(tmp_path)
@@ -662,6 +695,8 @@ def proposed(tmp_path: Path, gpu: str, folder: str, listed: str) -> str:
     subprocess.run(["git", "clone", "-q", str(origin), str(root)], check=True, capture_output=True)
     (root / "baselines" / folder).mkdir(parents=True)
     (root / "baselines" / folder / "manifest.json").write_text("{}\n")
+    # noise.json's count of the distinct cards and hosts the pooled runs were measured on
+    (root / "baselines" / folder / "noise.json").write_text('{"cards": 3, "hosts": 2}\n')
     bin_dir.mkdir()
     (bin_dir / "gh").write_text(GH_CREATES)
     (bin_dir / "gh").chmod(0o755)
@@ -689,8 +724,8 @@ def proposed(tmp_path: Path, gpu: str, folder: str, listed: str) -> str:
 def test_the_baseline_pull_request_names_its_folder(tmp_path: Path) -> None:
     log = proposed(tmp_path, "h200", "nvidia-h200-sm90", "nvidia-h200-sm90")
     assert (
-        "Measured by the baseline workflow, run 7 (3 runs pooled), into `baselines/nvidia-h200-sm90`."
-        in log
+        "Measured by the baseline workflow, run 7 (3 runs pooled, on 3 cards of 2 hosts), into "
+        "`baselines/nvidia-h200-sm90`." in log
     )
     assert "To turn" not in log
 

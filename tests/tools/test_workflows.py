@@ -331,9 +331,29 @@ def test_the_baseline_workflow_pools_every_run_it_measures() -> None:
     assert pool["needs"] == ["plan", "measure"] and "self-hosted" not in str(pool["runs-on"])
     updates = [str(step.get("run")) for step in pool["steps"] if "baseline update" in str(step)]
     assert updates == [
-        "PYTHONPATH=tools python3 -m kernelwatch baseline update --drop-missing results/run-*.json"
+        "PYTHONPATH=tools python3 -m kernelwatch baseline update --drop-missing --compress "
+        "--distinct-cards results/run-*.json"
     ]
     assert jobs["propose"]["needs"] == ["plan", "pool"]
+
+
+def test_a_workflow_baseline_holds_two_cards_or_more_each_once() -> None:
+    """Two runs are the fewest that measure a spread between cards (noise.py: two cards of one
+    host, or two hosts); one card's runs pooled twice measure none, so `baseline update
+    --distinct-cards` refuses them (a model with fewer runners than runs: a runner measures
+    twice). Compressed as the committed baselines are (result.json.gz: a pool of five cards
+    17.0 MB -> 1.8 MB), a new model's too."""
+    document = load(ROOT / ".github" / "workflows" / "baseline.yml")
+    runs = triggers(document)["workflow_dispatch"]["inputs"]["runs"]
+    assert runs["type"] == "choice" and min(int(n) for n in runs["options"]) == 2
+    assert runs["default"] in runs["options"]
+    update = next(
+        str(s["run"]) for s in document["jobs"]["pool"]["steps"] if "baseline update" in str(s)
+    )
+    assert "--distinct-cards" in update and "--compress" in update
+    for folder in (ROOT / "baselines").iterdir():
+        if folder.is_dir():
+            assert (folder / "result.json.gz").is_file(), f"{folder.name}: not compressed"
 
 
 def uploads(document: dict[Any, Any]) -> list[tuple[str, dict[str, Any]]]:

@@ -69,6 +69,10 @@ EXPLAIN_BUDGET = 300.0  # seconds of ncu per command: about 10 s per benchmark a
 
 # --- baseline update ------------------------------------------------------------------------
 
+# Not derived from a measurement (set in bf795ea; docs/measurement.md measures none): it is what
+# one `kernelwatch run` gives a benchmark (2 processes x 5), and `baseline update` says so where
+# it applies. With 10 and 10 repetitions a lone regression can be called among about 4,600
+# benchmarks (a bound, docs/compare.md, "Power"; the suite has 356).
 BASELINE_MIN_REPETITIONS = 10
 
 # --- history changes ------------------------------------------------------------------------

@@ -434,13 +434,20 @@ def restrict(document: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
 
 if TYPE_CHECKING:
     from kernelwatch.baseline.show import describe, list_document, show_document
-    from kernelwatch.baseline.update import DEFAULT_MIN_REPETITIONS, Update, prepare_update, write
+    from kernelwatch.baseline.update import (
+        DEFAULT_MIN_REPETITIONS,
+        TooFewRepetitions,
+        Update,
+        prepare_update,
+        write,
+    )
 
 _LOADED_AT_FIRST_USE = {
     "describe": "show",
     "list_document": "show",
     "show_document": "show",
     "DEFAULT_MIN_REPETITIONS": "update",
+    "TooFewRepetitions": "update",
     "Update": "update",
     "prepare_update": "update",
     "write": "update",
@@ -460,6 +467,7 @@ __all__ = [
     "Against",
     "Entry",
     "NoBaseline",
+    "TooFewRepetitions",
     "Update",
     "against",
     "available_text",

@@ -1,8 +1,8 @@
 """`baseline update`: check a result (or pooled runs), build the new result, noise and
 manifest (prepare_update, which writes nothing), then write the folder as a whole (write).
-Last, what it refuses, each in one line: a file or run given twice, a part of the suite taken
-for the whole, benchmarks dropped unasked, a run with errors or too few repetitions, and a
-partial update from another measuring environment."""
+Last, what it refuses, each in one line: a file or run given twice (with distinct_cards, a card
+measured twice), a part of the suite taken for the whole, benchmarks dropped unasked, a run with
+errors or too few repetitions, and a partial update from another measuring environment."""
 
 from __future__ import annotations
 
@@ -50,6 +50,10 @@ from kernelwatch.results import (
 DEFAULT_MIN_REPETITIONS = defaults.BASELINE_MIN_REPETITIONS
 
 
+class TooFewRepetitions(InputError):
+    """A benchmark with fewer repetitions than the minimum (--min-repetitions)."""
+
+
 @dataclass(frozen=True)
 class Update:
     """What `baseline update` decided: the files' new contents, and what they replace."""
@@ -63,6 +67,7 @@ class Update:
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     packed: bool = False  # the result written compressed (result.json.gz)
+    units: str = ""  # the runs' cards and hosts, in words (cards_and_hosts)
 
 
 def prepare_update(
@@ -74,11 +79,13 @@ def prepare_update(
     command: str = "",
     drop_missing: bool = False,
     compress: bool = False,
+    distinct_cards: bool = False,
 ) -> Update:
     """Check a result (or several runs of one build on other cards and hosts, pooled) and build
     the new baseline from it; writes nothing (see `write`). Without `filter` the result must
     cover the whole suite, and (unless `drop_missing`) every benchmark the baseline holds. The
-    result is written compressed with `compress`, or where the baseline already is."""
+    result is written compressed with `compress`, or where the baseline already is. With
+    `distinct_cards` every run must name its card, each another one."""
     if drop_missing and filter:
         raise InputError(
             "--drop-missing: only for a whole update; with --filter the other benchmarks are kept"
@@ -89,6 +96,9 @@ def prepare_update(
             f"({root.parent})"
         )
     runs = _read_runs(result_paths, filter)
+    if distinct_cards:
+        one_card_twice(runs)
+    units = cards_and_hosts(runs)
     pooled = _pooled(runs)
     pattern, chosen = _choose(pooled, filter, min_repetitions)
     entry, previous = _previous(root, pooled)
@@ -120,6 +130,7 @@ def prepare_update(
         tuple(notes),
         tuple(warnings),
         packed=compress or entry.packed,
+        units=units,
     )
 
 
@@ -454,6 +465,73 @@ def same_run(runs: Sequence[tuple[str, Any]]) -> None:
             )
 
 
+def _units(runs: Sequence[tuple[str, Any]]) -> list[tuple[str, levels.Unit]]:
+    """Each run's card and host, named by its file (a pooled result's runs: by their own)."""
+    return [
+        (label if len(units) == 1 else f"{label}'s run {k + 1}", unit)
+        for label, document in runs
+        for units in [levels.units_of(_context(document))]
+        for k, unit in enumerate(units)
+    ]
+
+
+def _first_of_each_card(
+    units: Sequence[tuple[str, levels.Unit]],
+) -> tuple[dict[str, str], list[tuple[str, str, str]], list[str]]:
+    """Each card's first run, the runs of a card met before (run, first, card), and the runs
+    that name no card."""
+    first: dict[str, str] = {}
+    again: list[tuple[str, str, str]] = []
+    nameless: list[str] = []
+    for label, unit in units:
+        if unit.card is None:
+            nameless.append(label)
+        elif first.setdefault(unit.card, label) != label:
+            again.append((label, first[unit.card], unit.card))
+    return first, again, nameless
+
+
+def cards_and_hosts(runs: Sequence[tuple[str, Any]]) -> str:
+    """How many cards and hosts the runs were measured on, in words: the spreads between
+    cards and between hosts are measured between distinct ones (noise.py), so runs of one card
+    add processes of it, not a card, and a run that names none measures no spread."""
+    units = _units(runs)
+    cards, again, nameless = _first_of_each_card(units)
+    hosts = {unit.host for _, unit in units} - {None}
+    text = f"{len(units)} on {len(cards)} card(s) of {len(hosts)} host(s)"
+    unhosted = sum(unit.host is None for _, unit in units)
+    unnamed = [
+        f"{n} naming no {what}" for n, what in ((len(nameless), "card"), (unhosted, "host")) if n
+    ]
+    if unnamed:
+        text += f" ({', '.join(unnamed)}: no spread measured there)"
+    for label, first, card in again:
+        text += (
+            f"; {label} is of {first}'s card ({card}): one card's runs pool as more processes "
+            "of it, not as another card"
+        )
+    return text
+
+
+def one_card_twice(runs: Sequence[tuple[str, Any]]) -> None:
+    """Runs meant to be one card each (the baseline workflow's: one job per runner): a card
+    measured twice, or a run that does not say its card, would leave the pool fewer cards than
+    its runs, and its spread between cards measured from fewer (or none) unsaid."""
+    _, again, nameless = _first_of_each_card(_units(runs))
+    if nameless:
+        raise InputError(
+            f"{nameless[0]}: names no card (no gpu_uuid in its context); --distinct-cards: each "
+            "run on a card of its own, which a run must name"
+        )
+    if again:
+        label, first, card = again[0]
+        raise InputError(
+            f"{label}: measured on the card of {first} ({card}); --distinct-cards: each run on "
+            "a card of its own (run the baseline workflow with at most as many runs as the model "
+            "has runners, or pool them without --distinct-cards)"
+        )
+
+
 def failed_processes(runs: Sequence[tuple[str, Any]]) -> None:
     """A run that kept going past crashed, hung or GPU-less processes (run's partial result):
     what they would have measured is absent, and a whole update would drop it or a pooled one
@@ -533,7 +611,7 @@ def few_repetitions(label: str, parsed: FileColumns, chosen: set[str], need: int
                 "a baseline keeps the repetitions"
             )
         if count < need:
-            raise InputError(
+            raise TooFewRepetitions(
                 f"{label}: {name} has {count} repetition(s); a baseline needs at least {need} "
                 "(--min-repetitions)"
             )

@@ -35,8 +35,9 @@ exit status:
   0  done
   2  bad input or refused (errors or skipped benchmarks, no GPU in the context, another GPU
      model than the folder's, too few repetitions, a part of the suite or benchmarks dropped
-     without --filter or --drop-missing, a run given twice, unknown baseline, no such
-     --baselines folder): one line on stderr, "kernelwatch: error: ..."
+     without --filter or --drop-missing, a run given twice, with --distinct-cards a card
+     measured twice, unknown baseline, no such --baselines folder): one line on stderr,
+     "kernelwatch: error: ..."
 """
 
 UPDATE_DESCRIPTION = """\
@@ -53,8 +54,9 @@ from another GPU model than the folder's, or with fewer repetitions than --min-r
 With --filter, only the matching benchmarks are replaced (or added); the others are kept.
 Without it the result must be a whole run: one that ran a part of the suite (run --filter, a
 shard) is refused, and so is one that lacks benchmarks the baseline holds, unless
---drop-missing. The same file or run given twice is refused. Prints what moved against the
-previous baseline."""
+--drop-missing. The same file or run given twice is refused. Prints how many cards and hosts
+the runs were measured on (the spreads between cards and hosts come from distinct ones: runs
+of one card pool as more processes of it) and what moved against the previous baseline."""
 
 SHOWN_CHANGES = 40
 
@@ -93,10 +95,9 @@ def register(subparsers: Any) -> None:
     update.add_argument(
         "--min-repetitions",
         type=int,
-        default=defaults.BASELINE_MIN_REPETITIONS,
         metavar="N",
         help=f"refuse benchmarks with fewer repetitions (default "
-        f"{defaults.BASELINE_MIN_REPETITIONS})",
+        f"{defaults.BASELINE_MIN_REPETITIONS}, not derived from a measurement)",
     )
     update.add_argument(
         "--drop-missing",
@@ -109,6 +110,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="write the result gzip-compressed (result.json.gz, about a ninth of the size: a "
         "pooled baseline of several cards); a compressed baseline stays so at later updates",
+    )
+    update.add_argument(
+        "--distinct-cards",
+        action="store_true",
+        help="refuse runs of one card (or that name none) pooled as runs of several: each run "
+        "must be a card of its own, as the baseline workflow's are meant to be",
     )
     update.add_argument(
         "--dry-run", action="store_true", help="check and show what would move; write nothing"
@@ -164,12 +171,13 @@ class UpdateCommand:
     results: tuple[str, ...]
     root: Path
     filter: str | None
-    min_repetitions: int
+    min_repetitions: int | None  # None: the default, defaults.BASELINE_MIN_REPETITIONS
     dry_run: bool
     command_line: str
     drop_missing: bool = False
     root_may_create: bool = True  # False for a --baselines other than the checkout's
     compress: bool = False
+    distinct_cards: bool = False
 
 
 def update_main(args: argparse.Namespace) -> int:
@@ -186,14 +194,23 @@ def update_main(args: argparse.Namespace) -> int:
             args.drop_missing,
             baselines.may_create_root(args.baselines),
             args.compress,
+            args.distinct_cards,
         )
     )
+
+
+# Said once by every update the default minimum applies to: no measurement set it (it is what
+# one `kernelwatch run` gives a benchmark; docs/compare.md, "Power", says what fewer cost).
+NOT_MEASURED = (
+    "the minimum of {n} repetitions a benchmark (--min-repetitions) is not derived from a "
+    "measurement: it is what one `kernelwatch run` gives each benchmark"
+)
 
 
 def run_update(command: UpdateCommand) -> int:
     from kernelwatch import baseline as baselines
 
-    if command.min_repetitions < 1:
+    if command.min_repetitions is not None and command.min_repetitions < 1:
         raise InputError(f"--min-repetitions {command.min_repetitions}: must be at least 1")
     baselines.check_root(command.root, may_create=command.root_may_create)
     if not command.dry_run:
@@ -205,15 +222,24 @@ def run_update(command: UpdateCommand) -> int:
 def _update(command: UpdateCommand) -> int:
     from kernelwatch import baseline as baselines
 
-    update = baselines.prepare_update(
-        command.root,
-        [Path(r) for r in command.results],
-        filter=command.filter,
-        min_repetitions=command.min_repetitions,
-        command=command.command_line,
-        drop_missing=command.drop_missing,
-        compress=command.compress,
-    )
+    given = command.min_repetitions
+    default = given is None
+    minimum = defaults.BASELINE_MIN_REPETITIONS if given is None else given
+    try:
+        update = baselines.prepare_update(
+            command.root,
+            [Path(r) for r in command.results],
+            filter=command.filter,
+            min_repetitions=minimum,
+            command=command.command_line,
+            drop_missing=command.drop_missing,
+            compress=command.compress,
+            distinct_cards=command.distinct_cards,
+        )
+    except baselines.TooFewRepetitions as exc:
+        if not default:
+            raise
+        raise InputError(f"{exc}; {NOT_MEASURED.format(n=minimum)}") from None
     for warning in update.warnings:
         print(f"kernelwatch: warning: {warning}", file=sys.stderr)
     manifest = update.manifest
@@ -224,6 +250,9 @@ def _update(command: UpdateCommand) -> int:
         f"{taken} benchmark(s) from {', '.join(command.results)} (commit {short_commit(manifest['commit'])}, "
         f"{manifest['history'][-1]['repetitions']} repetitions); {manifest['benchmarks']} in all"
     )
+    print(f"runs: {update.units}")
+    if default:
+        print(f"note: {NOT_MEASURED.format(n=minimum)}")
     _print_moves(update, command)
     for note in update.notes:
         print(f"note: {note}")

@@ -51,7 +51,9 @@ INGEST_DESCRIPTION = """\
 Store one result file (as written by kernelwatch run, any Google Benchmark JSON, or nvbench's
 JSON) in the history, in one transaction: all of it or nothing. The file is checked as compare
 checks it. A run already in the history (same context and benchmarks, however formatted) is not
-stored again."""
+stored again. With --key, a run stored before under the same key (of the same GPU model and
+commit, else refused) is replaced by this one: a workflow's re-run job measures again, and its
+result is another of the same workflow run (nightly.yml: --key nightly/<run id>/<gpu>)."""
 
 LIST_DESCRIPTION = "One line per run, oldest first: id, date, commit, GPU, benchmarks."
 
@@ -118,7 +120,15 @@ def register(subparsers: Any) -> None:
         help="Google Benchmark or nvbench JSON",
     )
     _add_db(ingest)
-    ingest.set_defaults(handler=lambda args: run_ingest(args.result, _db(args)))
+    ingest.add_argument(
+        "--key",
+        metavar="KEY",
+        type=_key,
+        help="the result's identity outside its content: one workflow run's result of one GPU "
+        "(e.g. nightly/<run id>/<gpu>); a run ingested under the same key before is replaced "
+        "(a re-run job's result); refused when that run is of another GPU model or commit",
+    )
+    ingest.set_defaults(handler=lambda args: run_ingest(args.result, _db(args), args.key))
 
     listing = add_parser(
         actions,
@@ -217,11 +227,25 @@ def _db(args: argparse.Namespace) -> str | Path:
     return args.db if args.db else history.default_path()
 
 
-def run_ingest(result: str, db: str | Path) -> int:
+def _key(value: str) -> str:
+    """argparse's type of --key: not empty (`--key "$UNSET"` would be no key), one line."""
+    options.non_empty(value)
+    if not value.isprintable():
+        raise argparse.ArgumentTypeError("not printable (one line of text)")
+    return value
+
+
+def run_ingest(result: str, db: str | Path, key: str | None = None) -> int:
     from kernelwatch import history
 
-    done = history.ingest(result, db)
-    if done.new:
+    done = history.ingest(result, db, key)
+    if done.replaced:
+        print(
+            f"ingested {result} as run {done.run_id} under --key {key}, replacing the result "
+            f"ingested under it before (a re-run's): {done.benchmarks} benchmark(s), "
+            f"{done.samples} value(s), into {db}"
+        )
+    elif done.new:
         print(
             f"ingested {result} as run {done.run_id}: {done.benchmarks} benchmark(s), "
             f"{done.samples} value(s), into {db}"

@@ -1,6 +1,7 @@
 """Ingesting a run into the history: one transaction, all of a run or nothing. A run is
 identified by the sha256 of its canonical JSON (context + benchmarks), so ingesting the same
-file twice is a no-op."""
+file twice is a no-op; and, where the caller gives one, by a key naming the result outside its
+content (one workflow run's result of one GPU), so that a re-run's result replaces it."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ class Ingested:
     benchmarks: int
     samples: int
     slowed: str | None = None  # slowed down on purpose (results.slowed_on_purpose)
+    replaced: bool = False  # it replaced the run stored before under its key
 
 
 def content_hash(document: Mapping[str, Any]) -> str:
@@ -95,8 +97,11 @@ def load_run(path: str | Path) -> tuple[dict[str, Any], ResultSet]:
     return document, result
 
 
-def ingest(path: str | Path, db_path: str | Path) -> Ingested:
-    """Store one result file in the history (one transaction); a run already there is a no-op."""
+def ingest(path: str | Path, db_path: str | Path, key: str | None = None) -> Ingested:
+    """Store one result file in the history (one transaction); a run already there is a no-op.
+    `key`: the result's identity outside its content, one workflow run's result of one GPU
+    (nightly.yml: nightly/<run id>/<gpu>); a run stored under it before is another attempt's
+    result of that run, and this one replaces it, keeping its id (_replace)."""
     document, result = load_run(path)
     digest = content_hash(document)
     context = dict(result.context)
@@ -129,30 +134,81 @@ def ingest(path: str | Path, db_path: str | Path) -> Ingested:
                 if not isinstance(found[1], int):
                     raise damaged(f"run {found[0]}'s benchmarks", found[1], "a count")
                 return Ingested(int(found[0]), False, found[1], 0, slowed)
-            cursor = db.execute(
-                "INSERT INTO runs (content_hash, source, gpu_slug, gpu_name, git_commit, "
-                "run_date, date, ingested_at, benchmarks, context) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    digest,
-                    printable(str(path)),  # (a name that is not UTF-8)
-                    _slug(context),
-                    _text(context.get("gpu_name")),
-                    _text(context.get("kernelwatch_git_commit")),
-                    _text(run_date),
-                    date,
-                    ingested_at,
-                    len(result.names),
-                    strict_json(context, indent=None, sort_keys=True),
-                ),
-            )
-            run_id = int(cursor.lastrowid or 0)
+            columns = {
+                "content_hash": digest,
+                "source": printable(str(path)),  # (a name that is not UTF-8)
+                "gpu_slug": _slug(context),
+                "gpu_name": _text(context.get("gpu_name")),
+                "git_commit": _text(context.get("kernelwatch_git_commit")),
+                "run_date": _text(run_date),
+                "date": date,
+                "ingested_at": ingested_at,
+                "benchmarks": len(result.names),
+                "context": strict_json(context, indent=None, sort_keys=True),
+                **({} if key is None else {"run_key": key}),
+            }
+            earlier = None if key is None else _under_key(db, path, key, columns)
+            if earlier is None:
+                cursor = db.execute(
+                    f"INSERT INTO runs ({', '.join(columns)}) "
+                    f"VALUES ({', '.join('?' * len(columns))})",
+                    tuple(columns.values()),
+                )
+                run_id = int(cursor.lastrowid or 0)
+            else:
+                run_id = earlier
+                _replace(db, run_id, columns)
             samples = _store_values(db, run_id, result)
             db.execute("COMMIT")
         except BaseException:
             rollback(db)
             raise
-    return Ingested(run_id, True, len(result.names), samples, slowed)
+    return Ingested(run_id, True, len(result.names), samples, slowed, earlier is not None)
+
+
+def _under_key(
+    db: sqlite3.Connection, path: str | Path, key: str, columns: Mapping[str, Any]
+) -> int | None:
+    """The id of the run stored under `key`, checked to be of the same GPU and commit: one
+    workflow run's attempts measure one commit on one model, so another is a key given twice
+    (a fixed one, a run id missing), and replacing would lose a night."""
+    found = db.execute(
+        "SELECT id, gpu_slug, git_commit FROM runs WHERE run_key = ?", (key,)
+    ).fetchone()
+    if found is None:
+        return None
+    run_id, slug, commit = found
+    if not isinstance(run_id, int):
+        raise damaged(f"the run id under key {key!r}", run_id, "an integer")
+    for what, stored, given in (
+        ("of", slug, columns["gpu_slug"]),
+        ("of commit", commit, columns["git_commit"]),
+    ):
+        if stored != given:
+            raise InputError(
+                f"{path}: --key {key}: this result is {what} {given}, the run under it {what} "
+                f"{stored} (run {run_id}); a key names one result of one workflow run, which a "
+                "re-run replaces"
+            )
+    return run_id
+
+
+def _replace(db: sqlite3.Connection, run_id: int, columns: Mapping[str, Any]) -> None:
+    """Drop run `run_id`'s values and give its row `columns`, in the caller's transaction; the
+    new values are then stored under the same id. Its row is updated, not deleted: the samples
+    have no index by run (schema version 2), so the cascade of a deleted run would scan them
+    all; here they are found by their primary key, each benchmark's and metric's."""
+    db.execute(
+        "DELETE FROM samples WHERE run_id = ? AND (benchmark_id, metric_id) IN "
+        "(SELECT rb.benchmark_id, m.id FROM run_benchmarks rb CROSS JOIN metrics m "
+        "WHERE rb.run_id = ?)",
+        (run_id, run_id),
+    )
+    db.execute("DELETE FROM run_benchmarks WHERE run_id = ?", (run_id,))
+    db.execute(
+        f"UPDATE runs SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",
+        (*columns.values(), run_id),
+    )
 
 
 def _text(value: Any) -> str | None:

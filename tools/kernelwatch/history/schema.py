@@ -19,9 +19,10 @@ from kernelwatch import project
 from kernelwatch.errors import InputError
 from kernelwatch.files import check_input_file
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # The oldest schema the reading commands read as it is (they never migrate): version 2 only
-# dropped an index no query reads, so a nightly's database is readable before its next ingest.
+# dropped an index no query reads, and version 3 added a column only ingest reads, so a
+# nightly's database is readable before its next ingest.
 READABLE_FROM = 1
 
 # version -> the statements that take a database from version - 1 to version. Append only:
@@ -67,6 +68,13 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     # deleted), and the index held 38 % of the file: a year of two GPUs' nightlies, 1.3 GB
     # with it (scripts/scale_bench.py). Its pages are reused by the next runs ingested.
     2: ("DROP INDEX samples_by_run",),
+    # A run's identity outside its content (`ingest --key`: nightly.yml's nightly/<run id>/<gpu>):
+    # a re-run job measures a shard again, and its merge is another result of the same night,
+    # which the content hash takes for a new run. Null for the runs ingested without one.
+    3: (
+        "ALTER TABLE runs ADD COLUMN run_key TEXT",
+        "CREATE UNIQUE INDEX runs_by_key ON runs (run_key) WHERE run_key IS NOT NULL",
+    ),
 }
 
 

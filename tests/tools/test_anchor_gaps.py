@@ -6,7 +6,15 @@ from __future__ import annotations
 
 import json
 
-from test_anchor import ALPHA, SLOWED, Checkout, checkout, report_of, verdicts  # noqa: F401
+from test_anchor import (  # noqa: F401
+    ALPHA,
+    BETA,
+    SLOWED,
+    Checkout,
+    checkout,
+    report_of,
+    verdicts,
+)
 
 FAILED = "out of memory on this card"
 OTHER = "alpha/copy/1/manual_time"
@@ -143,3 +151,36 @@ def test_after_the_anchor_is_measured_again_the_finding_describes_it(
     assert anchored.endswith(
         f"; the baseline's commit measured again on this card for 1 benchmark(s) ({again})"
     )
+
+
+def test_the_geomean_is_of_the_benchmarks_judged_against_the_anchor(checkout: Checkout) -> None:
+    """A runner 10 % slower than the baseline's cards, whose anchor failed one benchmark: that
+    one is judged against the committed baseline (+10 %: the runner's, as without anchoring),
+    the six others against the anchor (+0 %). The report's geomean averaged the two references,
+    +1.4 % over 7 benchmarks, a change no code made; it is of the six, and says it leaves one
+    out. The runner finding (the committed baseline against the anchor) is of every benchmark
+    both measured, as it says."""
+    runner = {"slow": {name: 1.10 for name in {**ALPHA, **BETA}}}
+    checkout.extra = runner
+    checkout.build_current()
+    checkout.extra = {**runner, "errors": {SLOWED: FAILED}}  # the anchor's build
+    checkout.on("other")
+    markdown = checkout.root.parent / "run.md"
+    done = checkout.run(
+        "--out", checkout.root.parent / "run.json", "--format", "json", "--markdown", markdown
+    )
+    assert done.status == 1, done.err  # SLOWED: +10 % against another card's numbers
+    report = agrees(done)
+    slowed = row(report, SLOWED)
+    assert slowed["verdict"] == "REGRESSION" and slowed["level"] != "process"
+    summary = report["summary"]
+    assert summary["geomean_count"] == 6 and summary["geomean_left_out"] == 1, summary
+    assert abs(summary["geomean_ratio"] - 1.0) < 0.005, summary
+    assert summary["suite"]["count"] == 6
+    line = (
+        "over 6 benchmarks (1 judged against the committed baseline, not in it): "
+        "1 REGRESSION, 6 SAME"
+    )
+    assert line in markdown.read_text(encoding="utf-8")
+    finding = report["notes"][1]
+    assert "10.0% slower than the baseline's cards did (geometric mean of 6 benchmarks;" in finding

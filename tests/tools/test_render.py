@@ -181,6 +181,25 @@ def test_json_with_nothing_measured() -> None:
     assert doc["summary"]["geomean_ratio"] is None
 
 
+def test_every_view_leaves_the_rows_judged_against_another_baseline_out_of_the_geomean(
+    report,
+) -> None:
+    """An anchored report's rows judged against the committed baseline (Report.fallback): the
+    table, the Markdown and the JSON give one geomean, without them, and say how many it left
+    out; with one row left, no suite."""
+    apart = dataclasses.replace(report, fallback=frozenset({"BM_slow|pipe"}))
+    [line] = [x for x in render.render_table(apart).splitlines() if x.startswith("Geomean")]
+    assert line.endswith(
+        " over 1 benchmark (1 judged against the committed baseline, not in it): 1 REGRESSION, "
+        "1 SAME, 1 NEW, 1 MISSING, 1 ERROR"
+    ), line
+    assert f"**{line}**" in render.render_markdown(apart).splitlines()
+    summary = _strict(render.render_json(apart))["summary"]
+    assert (summary["geomean_count"], summary["geomean_left_out"]) == (1, 1)
+    assert summary["geomean_ratio"] == pytest.approx(1.0, abs=0.001) and summary["suite"] is None
+    assert _strict(render.render_json(report))["summary"]["geomean_left_out"] == 0
+
+
 def test_junit(report) -> None:
     root = ET.fromstring(render.render_junit(report))
     suite = root.find("testsuite")

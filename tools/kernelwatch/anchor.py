@@ -490,13 +490,12 @@ class Committed:
 
 @dataclass(frozen=True)
 class Judged:
-    """The run's verdict of record: the report, the baseline its regressions are confirmed
-    against, and the benchmarks judged against the committed baseline instead (`fallback`: the
-    anchor failed them, _with_committed), whose re-runs are confirmed against that (confirm)."""
+    """The run's verdict of record: the report, and the baseline its regressions are confirmed
+    against (those of the report's `fallback`, which the anchor failed, against the committed
+    baseline: _with_committed, confirm)."""
 
     against: baselines.Against
     report: Report
-    fallback: frozenset[str] = frozenset()
 
 
 def judge(
@@ -546,12 +545,10 @@ def _finding(committed: Committed, anchor: Anchor, judging: verdict.Judging) -> 
 
 def _fallback_phrase(judged: Judged) -> str:
     """What CONTEXT_KEY adds where some benchmarks were not judged against the anchor."""
-    if not judged.fallback:
+    fallback = judged.report.fallback
+    if not fallback:
         return ""
-    return (
-        f"; {len(judged.fallback)} benchmark(s) the anchor failed judged against the committed "
-        "baseline"
-    )
+    return f"; {len(fallback)} benchmark(s) the anchor failed judged against the committed baseline"
 
 
 def _judged(
@@ -582,7 +579,7 @@ def _judged(
         anchored = Report(judging.metric, judging.settings, outcome.side(), run, ())
     anchored = ab.with_identical(anchored, dict.fromkeys(outcome.identical, IDENTICAL_REASON))
     failed = _failed_in_anchor(verdict.baseline_side(against), committed.report)
-    return Judged(against, _with_committed(anchored, committed.report, failed), frozenset(failed))
+    return Judged(against, _with_committed(anchored, committed.report, failed))
 
 
 def _failed_in_anchor(anchor: ResultSet, committed: Report) -> dict[str, str]:
@@ -604,8 +601,9 @@ def _failed_in_anchor(anchor: ResultSet, committed: Report) -> dict[str, str]:
 def _with_committed(anchored: Report, committed: Report, failed: Mapping[str, str]) -> Report:
     """The anchored report with the rows only the committed baseline can judge, as a run without
     anchoring judges them: those the anchor failed (`failed`, with a note naming them and the
-    anchor's error), and those in the committed baseline that neither the anchor nor the run
-    measured (removed or renamed since: MISSING, with compare's note on them)."""
+    anchor's error; the report's `fallback`, out of its geomean), and those in the committed
+    baseline that neither the anchor nor the run measured (removed or renamed since: MISSING,
+    with compare's note on them)."""
     mine = {c.name for c in anchored.comparisons}
     missing = [
         c for c in committed.comparisons if c.verdict is Verdict.MISSING and c.name not in mine
@@ -628,7 +626,12 @@ def _with_committed(anchored: Report, committed: Report, failed: Mapping[str, st
         [*(c for c in anchored.comparisons if c.name not in failed), *taken, *missing],
         key=lambda c: (SEVERITY[c.verdict], -c.worse_by(higher), c.name),
     )
-    return dataclasses.replace(anchored, comparisons=tuple(rows), notes=(*anchored.notes, *notes))
+    return dataclasses.replace(
+        anchored,
+        comparisons=tuple(rows),
+        notes=(*anchored.notes, *notes),
+        fallback=frozenset(failed),
+    )
 
 
 def again(
@@ -662,7 +665,7 @@ def again(
     flagged = [
         c.name
         for c in report.comparisons
-        if c.verdict is Verdict.REGRESSION and c.name not in judged.fallback
+        if c.verdict is Verdict.REGRESSION and c.name not in report.fallback
     ]
     whole = report.suite is not None and report.suite.regression
     if not (isinstance(anchor, Anchor) and anchor.reused and (flagged or whole)):
@@ -671,7 +674,7 @@ def again(
     why = f"{len(flagged)} regression(s) against {age}"
     if whole:
         why = f"a regression of the suite{f' and {why}' if flagged else f' against {age}'}"
-        left_out = anchor.identical | judged.fallback
+        left_out = anchor.identical | report.fallback
         flagged = [n for job in jobs for n in job.names if n not in left_out]
     kept = "their confirming re-runs judged against the anchor as kept"
     context = {
@@ -766,15 +769,15 @@ def confirm(
 ) -> Report:
     """verdict.confirm of the run's verdict: each REGRESSION re-run and judged against what
     flagged it, the anchor (`judged.against`) or, for the benchmarks judged against the
-    committed baseline instead (`judged.fallback`), that baseline; one set of re-runs for both
-    (_Together)."""
+    committed baseline instead (the report's `fallback`), that baseline; one set of re-runs for
+    both (_Together)."""
     report = judged.report
-    fallback = [c for c in report.comparisons if c.name in judged.fallback]
+    fallback = [c for c in report.comparisons if c.name in report.fallback]
     flagged = [c.name for c in fallback if c.verdict is Verdict.REGRESSION]
     if not flagged:
         return verdict.confirm(report, judged.against, judging, rerun, times)
     together = _Together(rerun, flagged)
-    rest = tuple(c for c in report.comparisons if c.name not in judged.fallback)
+    rest = tuple(c for c in report.comparisons if c.name not in report.fallback)
     first = verdict.confirm(
         dataclasses.replace(report, comparisons=rest), judged.against, judging, together, times
     )

@@ -117,6 +117,23 @@ DEFAULT_NOISE_MULTIPLIER = defaults.DEFAULT_NOISE_MULTIPLIER
 DEFAULT_ALPHA = defaults.DEFAULT_ALPHA
 
 
+# Where the defaults' reasons are written, said beside a default (Sources).
+_MEASURED = "default: docs/measurement.md"
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Where each setting came from, in the words the report prints beside it (as `history
+    changes` says of its threshold): its option, the settings file's name, or the default
+    (verdict.settings resolves them, Config.origin words them)."""
+
+    threshold: str = _MEASURED
+    alpha: str = _MEASURED
+    min_repetitions: str = "default"
+    noise_multiplier: str = _MEASURED
+    rules: str = ""  # the settings file that holds the per-benchmark threshold rules
+
+
 @dataclass(frozen=True)
 class Settings:
     alpha: float = DEFAULT_ALPHA
@@ -128,6 +145,7 @@ class Settings:
     allow_errors: bool = False
     allow_gpu_mismatch: bool = False
     strict: bool = False  # an unverified REGRESSION (too few repetitions) fails at any size
+    sources: Sources = Sources()
 
     def __post_init__(self) -> None:
         # At least 1e-15: 1 - alpha / 2 rounds to 1 below about 2.2e-16 (--alpha 1e-16 was an
@@ -261,27 +279,47 @@ class Report:
     notes: tuple[str, ...] = ()
     # Why benchmarks changed, by name (explanation.py; explain.py fills them): set after the comparison, never by it.
     explanations: Mapping[str, Explanation] = field(default_factory=dict)
+    # An anchored run's rows judged against the committed baseline instead of the anchor (the
+    # anchor failed them: anchor.py): shown, but left out of the geomean and the suite, whose
+    # ratios are all against one reference (this runner's anchor, not other cards).
+    fallback: frozenset[str] = frozenset()
 
     def counts(self) -> dict[Verdict, int]:
         found = Counter(c.verdict for c in self.comparisons)
         return {v: found.get(v, 0) for v in Verdict}
 
+    @cached_property
+    def _measured(self) -> tuple[tuple[Comparison, ...], int]:
+        """The rows measured on both sides against this report's baseline (the geomean's and
+        the suite's), and how many measured rows that leaves out (`fallback`'s)."""
+        measured = [c for c in self.comparisons if c.ratio is not None]
+        kept = tuple(c for c in measured if c.name not in self.fallback)
+        return kept, len(measured) - len(kept)
+
     def geomean_ratio(self) -> tuple[float, int] | None:
-        """Geometric mean of the ratios of benchmarks measured on both sides, and their count."""
-        ratios = [c.ratio for c in self.comparisons if c.ratio is not None]
+        """Geometric mean of the ratios of benchmarks measured on both sides against this
+        report's baseline, and their count (geomean_left_out: the measured ones it is not
+        over)."""
+        ratios = [c.ratio for c in self._measured[0] if c.ratio is not None]
         if not ratios:
             return None
         return math.exp(math.fsum(math.log(r) for r in ratios) / len(ratios)), len(ratios)
 
+    @property
+    def geomean_left_out(self) -> int:
+        """The benchmarks measured on both sides that the geomean and the suite leave out:
+        judged against the committed baseline in an anchored run (`fallback`)."""
+        return self._measured[1]
+
     @cached_property
     def suite(self) -> SuiteChange | None:
-        """The suite as a whole (SuiteChange), over the benchmarks measured on both sides that
-        can fail on their own: host-bound ones are left out (their time moves with the host's,
+        """The suite as a whole (SuiteChange), over the benchmarks of the geomean that can fail
+        on their own: host-bound ones are left out (their time moves with the host's,
         20-140 % between hosts), and so are those a re-run did not confirm. None for fewer
         than two."""
         rows = [
             (c.ratio, c.limit)
-            for c in self.comparisons
+            for c in self._measured[0]
             if c.ratio is not None
             and c.limit is not None
             and not c.host_bound

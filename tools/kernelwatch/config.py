@@ -62,6 +62,18 @@ class Config:
         found = getattr(self, name)
         return given if given is not None else found if found is not None else default
 
+    @property
+    def name(self) -> str:
+        """The file, as a report says where a setting came from: its name, briefly."""
+        return self.source.name if self.source is not None else "the settings file"
+
+    def origin(self, name: str, given: Any, option: str, default: str) -> str:
+        """Where `over` takes `name` from, in the words a report prints beside it: `option`
+        (given on the command line), this file's name, or `default` (its words)."""
+        if given is not None:
+            return option
+        return self.name if getattr(self, name) is not None else default
+
 
 def parse_fraction(value: Any, what: str) -> float:
     """Read "5%", 0.05 or "0.05" as 0.05. A bare number above 1 is refused as ambiguous."""

@@ -28,6 +28,7 @@ from kernelwatch.compare import (
     Comparison,
     Report,
     Settings,
+    Sources,
     Verdict,
     compare,
     judged_against,
@@ -61,6 +62,9 @@ class Judging:
     @classmethod
     def from_json(cls, document: Mapping[str, Any]) -> Judging:
         fields = dict(document["settings"])
+        # A bisection's plan written before they were kept: where they came from is unknown.
+        unknown = {f.name: "not recorded" for f in dataclasses.fields(Sources) if f.name != "rules"}
+        fields["sources"] = Sources(**fields.get("sources", unknown))
         fields["rules"] = tuple(
             ThresholdRule(re.compile(r["match"], r["flags"]), r["threshold"])
             for r in fields["rules"]
@@ -94,20 +98,24 @@ def settings(
     **gates: bool,
 ) -> Settings:
     """Compare's settings, resolved once: the command line (None: not given) over the suite's
-    config over compare's defaults; `gates` (allow_missing, allow_errors, allow_gpu_mismatch,
-    strict) as the command has them."""
-    given = parse_fraction(threshold, "--threshold") if threshold else None
-    default = Settings()
-    return Settings(
-        threshold=config.over("threshold", given, default.threshold),
-        alpha=config.over("alpha", alpha, default.alpha),
-        min_repetitions=config.over("min_repetitions", min_repetitions, default.min_repetitions),
-        noise_multiplier=config.over(
-            "noise_multiplier", noise_multiplier, default.noise_multiplier
-        ),
-        rules=config.rules,
-        **gates,
-    )
+    config over compare's defaults, each with where it came from (Settings.sources); `gates`
+    (allow_missing, allow_errors, allow_gpu_mismatch, strict) as the command has them."""
+    given: dict[str, Any] = {  # by the option's name, --min-repetitions as min_repetitions
+        "threshold": parse_fraction(threshold, "--threshold") if threshold else None,
+        "alpha": alpha,
+        "min_repetitions": min_repetitions,
+        "noise_multiplier": noise_multiplier,
+    }
+    default, said = Settings(), Sources()
+    values = {
+        name: config.over(name, value, getattr(default, name)) for name, value in given.items()
+    }
+    sources = {
+        name: config.origin(name, value, f"--{name.replace('_', '-')}", getattr(said, name))
+        for name, value in given.items()
+    }
+    sources["rules"] = config.name if config.rules else ""
+    return Settings(**values, rules=config.rules, sources=Sources(**sources), **gates)
 
 
 def find_baseline(

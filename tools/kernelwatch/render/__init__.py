@@ -5,10 +5,10 @@ document.py   the JSON document
 junit.py      JUnit XML
 
 Here: what every view shows of a comparison, worded once (values with units, changes,
-intervals, a row's cells, the summary line, the explanation line, text made safe to print), and
-the terminal table, what a command prints unless asked otherwise. The other formats load at
-their first use (module __getattr__), so a compare that prints the table loads none of their
-code.
+intervals, a row's cells, the settings and summary lines, the explanation line, text made safe
+to print), and the terminal table, what a command prints unless asked otherwise. The other
+formats load at their first use (module __getattr__), so a compare that prints the table loads
+none of their code.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kernelwatch import loaded_at_first_use
-from kernelwatch.compare import Comparison, Report, Verdict
+from kernelwatch.compare import Comparison, Report, Settings, Verdict
 from kernelwatch.explanation import Explanation
 from kernelwatch.results import Metric, gpu_model
 
@@ -50,6 +50,7 @@ __all__ = [
     "render_junit",
     "render_markdown",
     "render_table",
+    "settings_line",
     "suite_statement",
     "summary_line",
 ]
@@ -116,15 +117,38 @@ def direction(metric: Metric) -> str:
     return "higher is better" if metric.higher_is_better else "lower is better"
 
 
+def settings_line(settings: Settings) -> str:
+    """`alpha 0.05 (Benjamini-Hochberg; default: ...), threshold 1.0% (kernelwatch.toml)`: the
+    settings the header shows, each with where it came from (Settings.sources), and the
+    config's per-benchmark rules that override the threshold where they match."""
+    sources, rules = settings.sources, len(settings.rules)
+    overridden = (
+        f"; {rules} per-benchmark rule(s) of {sources.rules or 'the config'} override it where "
+        "they match"
+        if rules
+        else ""
+    )
+    return (
+        f"alpha {settings.alpha:g} (Benjamini-Hochberg; {sources.alpha}), "
+        f"threshold {settings.threshold:.1%} ({sources.threshold}{overridden})"
+    )
+
+
 def summary_line(report: Report) -> str:
     """`Geomean change +1.2% over N benchmarks: 3 REGRESSION, 2 SLOWER, ...` (as under the
-    table), and what the suite as a whole says where its interval lies past its limit."""
+    table), what it leaves out (Report.geomean_left_out), and what the suite as a whole says
+    where its interval lies past its limit."""
     counts = ", ".join(f"{n} {v.value}" for v, n in report.counts().items() if n)
-    geomean = report.geomean_ratio()
+    geomean, left_out = report.geomean_ratio(), report.geomean_left_out
+    apart = f" ({left_out} judged against the committed baseline, not in it)" if left_out else ""
     if geomean is None:
-        return f"Nothing measured on both sides: {counts or 'no benchmarks'}"
+        nothing = "No geomean" if left_out else "Nothing measured on both sides"
+        return f"{nothing}{apart}: {counts or 'no benchmarks'}"
     ratio, count = geomean
-    line = f"Geomean change {change(ratio)} over {count} benchmark{'s' * (count != 1)}: {counts}"
+    line = (
+        f"Geomean change {change(ratio)} over {count} benchmark{'s' * (count != 1)}{apart}: "
+        f"{counts}"
+    )
     statement = suite_statement(report)
     return f"{line}; {statement}" if statement else line
 
@@ -224,8 +248,7 @@ def render_table(report: Report, color: bool = False, command: str = "compare") 
     settings = report.settings
     lines = [
         f"kernelwatch {command}: {report.metric.key} ({direction(report.metric)}), "
-        f"alpha {settings.alpha:g} (Benjamini-Hochberg), threshold {settings.threshold:.1%}, "
-        f"CI {settings.confidence:.0%}",
+        f"{visible(settings_line(settings))}, CI {settings.confidence:.0%}",
         _side_line("baseline", report.baseline.paths, report.baseline.context),
         _side_line("contender", report.contender.paths, report.contender.context),
         "",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -72,6 +73,7 @@ def report_json(report: Report, command: str = "compare") -> dict[str, Any]:
             "threshold_rules": [
                 {"match": r.pattern.pattern, "threshold": r.threshold} for r in settings.rules
             ],
+            "sources": dataclasses.asdict(settings.sources),  # where each came from, in words
         },
         "baseline": side(report.baseline),
         "contender": side(report.contender),
@@ -79,6 +81,7 @@ def report_json(report: Report, command: str = "compare") -> dict[str, Any]:
             "counts": {v.value: n for v, n in report.counts().items()},
             "geomean_ratio": None if geomean is None else geomean[0],
             "geomean_count": 0 if geomean is None else geomean[1],
+            "geomean_left_out": report.geomean_left_out,
             "suite": (
                 None
                 if suite is None

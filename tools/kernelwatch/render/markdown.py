@@ -15,6 +15,7 @@ from kernelwatch.render import (
     direction,
     explanation_line,
     kernel_summary,
+    settings_line,
     summary_line,
     visible,
 )
@@ -83,8 +84,7 @@ def render_markdown(report: Report, command: str = "compare") -> str:
         "",
         f"Metric {_code(report.metric.key)} ({direction(report.metric)}); "
         f"baseline {_code(report.baseline.label)}, contender {_code(report.contender.label)}; "
-        f"alpha {report.settings.alpha:g} (Benjamini-Hochberg), "
-        f"threshold {report.settings.threshold:.1%}.",
+        f"{_md(settings_line(report.settings))}.",
         "",
         f"**{summary_line(report)}**",
         "",

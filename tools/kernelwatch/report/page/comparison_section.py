@@ -16,6 +16,7 @@ from kernelwatch.render import (
     format_value,
     interval,
     q_value,
+    settings_line,
     summary_line,
     worth_explaining,
 )
@@ -119,9 +120,8 @@ def comparison_section(page: Page) -> str:
         f"<p>Baseline: <code>{_e(page.baseline.label)}</code> ({_e(page.baseline.how)}; commit "
         f"<code>{_e(short_commit(base_context.get('kernelwatch_git_commit')))}</code>, "
         f"{_e(when(base_context.get('date')) or 'date not recorded')}). Metric "
-        f"<code>{_e(metric.key)}</code> ({direction(metric)}); alpha {report.settings.alpha:g} "
-        f"(Benjamini–Hochberg), threshold {report.settings.threshold:.1%}, raised per benchmark "
-        "by the noise floor and the threshold rules (docs/compare.md).</p>"
+        f"<code>{_e(metric.key)}</code> ({direction(metric)}); {_e(settings_line(report.settings))}; "
+        "each benchmark's limit is raised by its noise floor (docs/compare.md).</p>"
     )
     # The Markdown's heading: slowdowns that do not fail (SLOWER: host-bound against another
     # host, unverified under 2x, not confirmed) are not "N regressions" on a page that passes.

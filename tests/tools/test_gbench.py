@@ -851,4 +851,6 @@ def test_an_interrupt_while_orjson_loads_waits_until_it_has_loaded(tmp_path: Pat
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
     )
-    assert done.stdout == "interrupted; True\n", done.stderr
+    # (the exit status too: one fresh-clone CI run of f2c55f9 printed nothing here, stderr
+    # empty; 150 runs under the same load did not do it again)
+    assert done.stdout == "interrupted; True\n", (done.returncode, done.stderr)

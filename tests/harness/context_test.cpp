@@ -146,9 +146,12 @@ TEST(ThisBuild, RecordsCommitAndBuildType) {
   EXPECT_EQ(build.version, KERNELWATCH_TEST_EXPECTED_VERSION);
 }
 
-TEST(AddToBenchmarkContext, LandsInTheJsonContext) {
-  kw::detail::add_to_benchmark_context({{"gpu_name", "probe GPU"}, {"kernelwatch_cache_mode", "cold"}});
-  benchmark::RegisterBenchmark("context_test/probe", [](benchmark::State& state) {
+namespace {
+
+// Google Benchmark's JSON of one empty benchmark, `context_test/<name>`, run once: its context
+// is what add_to_benchmark_context added.
+std::string json_of_one_run(const std::string& name) {
+  benchmark::RegisterBenchmark(("context_test/" + name).c_str(), [](benchmark::State& state) {
     for (auto _ : state) {
     }
   })->Iterations(1);
@@ -156,9 +159,17 @@ TEST(AddToBenchmarkContext, LandsInTheJsonContext) {
   benchmark::JSONReporter reporter;
   reporter.SetOutputStream(&output);
   reporter.SetErrorStream(&output);
-  benchmark::RunSpecifiedBenchmarks(&reporter, "^context_test/probe/");
+  benchmark::RunSpecifiedBenchmarks(&reporter, "^context_test/" + name + "/");
+  return output.str();
+}
 
-  const nlohmann::json result = nlohmann::json::parse(output.str());
+}  // namespace
+
+TEST(AddToBenchmarkContext, LandsInTheJsonContext) {
+  kw::detail::add_to_benchmark_context({{"gpu_name", "probe GPU"}, {"kernelwatch_cache_mode", "cold"}});
+  const std::string output = json_of_one_run("probe");
+
+  const nlohmann::json result = nlohmann::json::parse(output);
   EXPECT_EQ(result.at("context").at("gpu_name"), "probe GPU");
   EXPECT_EQ(result.at("context").at("kernelwatch_cache_mode"), "cold");
   ASSERT_EQ(result.at("benchmarks").size(), 1U);
@@ -170,18 +181,10 @@ TEST(AddToBenchmarkContext, LandsInTheJsonContext) {
 TEST(AddToBenchmarkContext, WritesValidJsonWhateverTheBytes) {
   kw::detail::add_to_benchmark_context(
       {{"context_test_bytes", "GPU \xC0\xAF name\x01 \xE2\x82\xAC \xED\xA0\x80"}});
-  benchmark::RegisterBenchmark("context_test/bytes", [](benchmark::State& state) {
-    for (auto _ : state) {
-    }
-  })->Iterations(1);
-  std::ostringstream output;
-  benchmark::JSONReporter reporter;
-  reporter.SetOutputStream(&output);
-  reporter.SetErrorStream(&output);
-  benchmark::RunSpecifiedBenchmarks(&reporter, "^context_test/bytes/");
+  const std::string output = json_of_one_run("bytes");
 
-  const nlohmann::json result = nlohmann::json::parse(output.str(), nullptr, false);
-  ASSERT_FALSE(result.is_discarded()) << output.str();
+  const nlohmann::json result = nlohmann::json::parse(output, nullptr, false);
+  ASSERT_FALSE(result.is_discarded()) << output;
   EXPECT_EQ(result.at("context").at("context_test_bytes"),
             "GPU \uFFFD\uFFFD name\uFFFD \u20AC \uFFFD\uFFFD\uFFFD");
 }

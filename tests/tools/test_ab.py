@@ -15,7 +15,8 @@ from typing import Any
 import fakebench
 import pytest
 from conftest import git
-from kernelwatch import ab, tool
+from kernelwatch import ab, cli, tool
+from kernelwatch.commands import _options as options
 from kernelwatch.errors import InputError
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -158,8 +159,9 @@ def test_a_slower_kernel_is_found_and_nothing_else(repo: Repo, run_cli) -> None:
     assert note in done.out
     notes = json.loads(Path("ab.json").read_text())["notes"]
     assert any(n.startswith(note) for n in notes)
-    # 3 and 4 are the defaults, which no measurement derived: said once, in each output
-    unmeasured = "3 rounds x 4 repetitions a side (defaults, not derived from a measurement: "
+    # 4 repetitions is the default, which no measurement derived (run_ab types --rounds 3):
+    # said once, in each output
+    unmeasured = "3 rounds x 4 repetitions a side (repetitions: the default, not derived from "
     assert done.out.count(unmeasured) == 1 and sum(n.startswith(unmeasured) for n in notes) == 1
     again = run_cli("compare", out / "A", out / "B", "--json", "c.json")
     assert again.status == 1 and regressions_in(again.out) == [SLOWED]
@@ -505,14 +507,31 @@ def test_a_crash_of_b_fails_as_its_own_row_and_the_rest_is_compared(
 
 def test_unmeasured_defaults_are_said_only_where_used() -> None:
     """defaults.AB_ROUNDS and AB_REPETITIONS were never derived from a measurement: an `ab`
-    (or `bisect`) that uses either says so, one that chose both does not."""
+    (or `bisect`) that leaves either at its default says so; one that chose both does not,
+    even where it typed the defaults' values (`--rounds 3 --repetitions 4`)."""
     said = "not derived from a measurement: docs/running.md, `ab`)"
-    assert ab.unmeasured(3, 4) == f"3 rounds x 4 repetitions a side (defaults, {said}"
+    both = {"rounds", "repetitions"}
+    assert ab.unmeasured(3, 4, both) == f"3 rounds x 4 repetitions a side (defaults, {said}"
     assert (
-        ab.unmeasured(5, 4) == f"5 rounds x 4 repetitions a side (repetitions: the default, {said}"
+        ab.unmeasured(5, 4, {"repetitions"})
+        == f"5 rounds x 4 repetitions a side (repetitions: the default, {said}"
     )
-    assert ab.unmeasured(3, 10) == f"3 rounds x 10 repetitions a side (rounds: the default, {said}"
-    assert ab.unmeasured(5, 10) is None
+    assert (
+        ab.unmeasured(3, 10, {"rounds"})
+        == f"3 rounds x 10 repetitions a side (rounds: the default, {said}"
+    )
+    assert ab.unmeasured(5, 10, set()) is None
+    assert ab.unmeasured(3, 4, set()) is None
+    for command in ("ab", "bisect"):
+        parsed = [
+            cli.build_parser().parse_args([command, "A", "B", *typed])
+            for typed in ([], ["--rounds", "3"], ["--rounds", "3", "--repetitions", "4"])
+        ]
+        assert [options.defaulted(a, "rounds", "repetitions") for a in parsed] == [
+            both,
+            {"repetitions"},
+            set(),
+        ]
 
 
 def test_b_crashing_its_only_binary_every_round(repo: Repo, run_cli, monkeypatch) -> None:

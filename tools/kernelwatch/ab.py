@@ -17,12 +17,12 @@ import shlex
 import shutil
 import struct
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kernelwatch import completeness, defaults, locks, runner, tool, verdict
+from kernelwatch import completeness, locks, runner, tool, verdict
 from kernelwatch.compare import Comparison, Report, Verdict
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
 from kernelwatch.files import write_atomic, write_json_atomic
@@ -35,9 +35,6 @@ if TYPE_CHECKING:
 WORKTREES = Path(".kernelwatch") / "worktrees"
 BUILD_FOLDER = "build"
 BUILD_LOG = "kernelwatch-build.log"
-# Not derived from a measurement (defaults.py says what was measured of them): unmeasured().
-DEFAULT_ROUNDS = defaults.AB_ROUNDS
-DEFAULT_REPETITIONS = defaults.AB_REPETITIONS
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}")
 
@@ -301,11 +298,12 @@ class Rounds:
         return bool(self.crashes[self.sides[1].name])
 
 
-def unmeasured(rounds: int, repetitions: int) -> str | None:
+def unmeasured(rounds: int, repetitions: int, defaulted: Collection[str]) -> str | None:
     """`3 rounds x 4 repetitions a side (defaults, not derived from a measurement: ...)` where
-    either is its default, which no measurement derived (defaults.py); None where neither is."""
-    given = (("rounds", rounds, DEFAULT_ROUNDS), ("repetitions", repetitions, DEFAULT_REPETITIONS))
-    at_default = [what for what, value, default in given if value == default]
+    either was left at its default (`defaulted`: "rounds", "repetitions"), which no
+    measurement derived (defaults.py); None where both were chosen, even at the defaults'
+    values."""
+    at_default = [what for what in ("rounds", "repetitions") if what in defaulted]
     if not at_default:
         return None
     which = "defaults" if len(at_default) == 2 else f"{at_default[0]}: the default"
@@ -315,10 +313,12 @@ def unmeasured(rounds: int, repetitions: int) -> str | None:
     )
 
 
-def with_unmeasured(report: Report, rounds: int, repetitions: int) -> Report:
-    """The report with a note where its rounds or repetitions a side are the unmeasured
-    defaults (unmeasured), and where what they let this comparison catch is shown."""
-    said = unmeasured(rounds, repetitions)
+def with_unmeasured(
+    report: Report, rounds: int, repetitions: int, defaulted: Collection[str]
+) -> Report:
+    """The report with a note where its rounds or repetitions a side were left at the
+    unmeasured defaults (unmeasured), and where what they let this comparison catch is shown."""
+    said = unmeasured(rounds, repetitions, defaulted)
     if said is None:
         return report
     said += (

@@ -4,7 +4,7 @@ They live here, in a leaf that imports nothing, so that `kernelwatch --help` (wh
 every command's parser, and so words every default) loads no command's work: a command
 imports its workflow only when it runs (issue 33: the help imported 107 modules, numpy
 included). The module of each concern names its defaults from here (runner.DEFAULT_PROCESSES,
-ab.DEFAULT_ROUNDS, ...); a value is changed here only.
+compare.DEFAULT_THRESHOLD, ...); a value is changed here only.
 """
 
 from __future__ import annotations

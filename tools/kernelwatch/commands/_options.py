@@ -311,6 +311,7 @@ def add_run_options(
         "--repetitions",
         type=int,
         default=repetitions,
+        action=_Typed,
         metavar="N",
         help=f"{repetitions_help} (default {repetitions})",
     )
@@ -396,6 +397,7 @@ def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
         "--rounds",
         type=int,
         default=defaults.AB_ROUNDS,
+        action=_Typed,
         metavar="K",
         help=f"runs of each side, alternating A B B A ... (default {defaults.AB_ROUNDS})",
     )
@@ -446,6 +448,27 @@ def add_ab_options(parser: argparse.ArgumentParser, out_help: str) -> None:
 
 
 _DEFAULTS = "_kernelwatch_defaults"
+_TYPED = "_kernelwatch_typed"
+
+
+class _Typed(argparse.Action):
+    """Stores the value and that it was typed (defaulted): `--rounds 3` is the user's choice
+    even where 3 is the default."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        setattr(namespace, _TYPED, getattr(namespace, _TYPED, frozenset()) | {self.dest})
+
+
+def defaulted(args: argparse.Namespace, *dests: str) -> frozenset[str]:
+    """Those of `dests` (options stored by _Typed) that were not typed: at their defaults."""
+    return frozenset(dests) - getattr(args, _TYPED, frozenset())
 
 
 def keep_defaults(parser: argparse.ArgumentParser, flags: Mapping[str, str]) -> None:

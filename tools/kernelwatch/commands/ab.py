@@ -126,6 +126,7 @@ class AbCommand:
     filter: str | None
     rounds: int
     confirm: int  # more rounds of each side for the regressions (ab.judge_confirmed)
+    defaulted: frozenset[str]  # of "rounds", "repetitions": left at the defaults (ab.unmeasured)
     repo: Path
     bench: tuple[str, ...]
     out: Path | None
@@ -165,6 +166,7 @@ def main(args: argparse.Namespace) -> int:
             filter=args.filter,
             rounds=rounds,
             confirm=confirm,
+            defaulted=options.defaulted(args, "rounds", "repetitions"),
             repo=Path(args.repo),
             bench=tuple(args.bench),
             out=Path(args.out) if args.out else None,
@@ -273,7 +275,10 @@ def _run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         judging=command.judging,
     )
     report = ab.with_unmeasured(
-        ab.with_identical(report, left_out), command.rounds, settings.repetitions
+        ab.with_identical(report, left_out),
+        command.rounds,
+        settings.repetitions,
+        command.defaulted,
     )
     builds = {
         side.name: explain.Build(

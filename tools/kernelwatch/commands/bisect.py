@@ -79,6 +79,7 @@ class BisectCommand:
     repo: Path
     out: str | None
     plan: bisect.Plan  # how each commit is judged (saved for the steps)
+    defaulted: frozenset[str] = frozenset()  # of "rounds", "repetitions" (ab.unmeasured)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -103,7 +104,8 @@ def main(args: argparse.Namespace) -> int:
         command_line=args.command_line,
         confirm=confirm,
     )
-    return run(BisectCommand(args.good, args.bad, Path(args.repo), args.out, plan))
+    defaulted = options.defaulted(args, "rounds", "repetitions")
+    return run(BisectCommand(args.good, args.bad, Path(args.repo), args.out, plan, defaulted))
 
 
 def run(command: BisectCommand) -> int:
@@ -141,7 +143,7 @@ def run(command: BisectCommand) -> int:
     runner.require_gpu(binaries[0], plan.settings.extra_args)
     runner.plan(binaries, plan.filter, plan.settings.extra_args)  # the filter matches in GOOD
 
-    sizes = ab.unmeasured(plan.rounds, plan.settings.repetitions)
+    sizes = ab.unmeasured(plan.rounds, plan.settings.repetitions, command.defaulted)
     say(
         f"kernelwatch bisect: measuring BAD ({command.bad}, {bad[:12]}) against GOOD"
         + (f", {sizes}" if sizes else "")

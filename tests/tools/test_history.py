@@ -337,11 +337,14 @@ def _series(db: Path) -> list[tuple[int, str, float]]:
 
 
 def test_a_key_names_a_workflow_runs_result_and_its_re_run_replaces_it(
-    run_cli, write_json, tmp_path
+    run_cli, write_json, tmp_path, monkeypatch
 ):
     """nightly.yml ingests each GPU's result under --key nightly/<run id>/<gpu>: a re-run job's
     result (a shard measured again: other values, another content hash) replaces the first
-    attempt's, so one workflow run stays one point of each series."""
+    attempt's, so one workflow run stays one point of each series. The row takes the re-run's
+    ingest time: the history as it was before then never held these values (changes.as_of)."""
+    clock = iter(f"2026-11-21T0{h}:00:00+00:00" for h in (6, 7, 8, 9))
+    monkeypatch.setattr(intake, "_now", lambda: next(clock))
     db = tmp_path / "h.sqlite"
     key = "nightly/7/h100"
     first = write_json("first.json", {"BM_A": [10, 11, 12], "BM_B": [5, 6, 7]}, context=NIGHT)
@@ -367,8 +370,17 @@ def test_a_key_names_a_workflow_runs_result_and_its_re_run_replaces_it(
         for us in times
     ]
     with sqlite3.connect(db) as c:
-        stored = c.execute("SELECT id, content_hash, source FROM runs ORDER BY id").fetchall()
-    assert stored[0] == (1, history.content_hash(read_json(rerun)), str(rerun))
+        stored = c.execute(
+            "SELECT id, content_hash, source, ingested_at, run_date FROM runs ORDER BY id"
+        ).fetchall()
+    assert stored[0] == (
+        1,
+        history.content_hash(read_json(rerun)),
+        str(rerun),
+        "2026-11-21T08:00:00+00:00",  # the third ingest's
+        NIGHT["date"],
+    )
+    assert stored[1][3] == "2026-11-21T07:00:00+00:00"
     # The same result again: nothing written.
     before = db.read_bytes()
     again = run_cli("history", "ingest", rerun, "--db", db, "--key", key)

@@ -51,6 +51,12 @@ KW_GPU_BENCHMARK_VARIANTS("variants_test/enum",
 KW_GPU_BENCHMARK_VARIANTS("variants_test/type",
                           {{"double", report_type<double>}, {"float", report_type<float>}});
 
+// A value named from bytes that are not UTF-8 (a file name, say): "caf\xC3\xA9" is UTF-8,
+// "\xFF" and the cut-off "\xE2\x82" are not.
+KW_GPU_BENCHMARK_VARIANTS("variant_bytes_test/{}",
+                          {{"caf\xC3\xA9\xFF", report_type<char>},
+                           {"\xE2\x82/x", report_type<short>}});
+
 TEST(Variants, EachValueIsOneBenchmarkNamedAndRunInTheListsOrder) {
   std::vector<std::pair<std::string, std::string>> found;
   for (const auto& run : run_benchmarks("^variants_test/")) {
@@ -66,6 +72,18 @@ TEST(Variants, EachValueIsOneBenchmarkNamedAndRunInTheListsOrder) {
       {"variants_test/type/double/manual_time", "8"},
       {"variants_test/type/float/manual_time", "4"},
   };
+  EXPECT_EQ(found, expected);
+}
+
+// Google Benchmark writes names as they are, and one such byte made the result file
+// unreadable JSON: each ill-formed sequence is one U+FFFD (as valid_utf8 makes it).
+TEST(Variants, NamesAreUtf8WhateverTheBytesTheyWereGiven) {
+  std::vector<std::string> found;
+  for (const auto& run : run_benchmarks("^variant_bytes_test/")) {
+    found.push_back(run.benchmark_name());
+  }
+  const std::vector<std::string> expected = {"variant_bytes_test/caf\u00E9\uFFFD/manual_time",
+                                             "variant_bytes_test/\uFFFD/x/manual_time"};
   EXPECT_EQ(found, expected);
 }
 

@@ -1,6 +1,7 @@
 #include <kernelwatch/cuda_check.hpp>
 #include <kernelwatch/detail/cuda_context.hpp>
 #include <kernelwatch/detail/instance.hpp>
+#include <kernelwatch/detail/json_string.hpp>
 #include <kernelwatch/detail/kept_set_ups.hpp>
 #include <kernelwatch/detail/main.hpp>
 #include <kernelwatch/detail/run_options.hpp>
@@ -99,8 +100,10 @@ std::string variant_name(const std::string& name, const std::string& value) {
 }
 
 benchmark_handle* register_gpu_benchmark(const std::string& name, benchmark_body body) {
+  // Google Benchmark writes names into its JSON as they are: one byte that is not UTF-8 (a
+  // variant named from a path, say) made the whole result file unreadable.
   return benchmark::internal::RegisterBenchmarkInternal(
-             new gpu_benchmark_family(name, std::move(body)))  // the registry owns it
+             new gpu_benchmark_family(detail::valid_utf8(name), std::move(body)))  // owned there
       ->UseManualTime()
       ->Unit(benchmark::kMicrosecond);
 }

@@ -23,7 +23,8 @@ using benchmark_body = std::function<void(::benchmark::State&)>;
 /// Registers `body` as benchmark `name` ("family/variant[/type]" by convention) timed with
 /// manual (GPU) time in microseconds. CUDA failures inside `body` skip the benchmark with the
 /// error's text, and the run goes on; an error that leaves the CUDA context unusable (illegal
-/// address, ...) ends the process with exit code 3 and a message naming the benchmark.
+/// address, ...) ends the process with exit code 3 and a message naming the benchmark. Bytes
+/// of `name` that are not UTF-8 become U+FFFD: the result file is JSON.
 benchmark_handle* register_gpu_benchmark(const std::string& name, benchmark_body body);
 
 /// One value of a named axis: `name` in the benchmark's name, `value` given to the body.

@@ -32,6 +32,10 @@
 #                               is installed with --no-deps --target $GATE_SITE, whose nvbench is
 #                               cuda/bench/cu13/nvbench/lib/cmake/nvbench
 #   GATE_OUT=nvbench-gate       what the job uploads; the history is $GATE_OUT/history.sqlite
+#   GATE_HISTORY_KEY            names this job of this workflow run (the workflow's: nvbench-gate/
+#                               <name>/<run id>): each run file is ingested under
+#                               <key>/<slug>/<file name>, so a re-run attempt's results replace
+#                               the first attempt's, not add a second point (unset: each is new)
 #   GATE_COMMIT                 the commit of the comment (default: the one runs are stamped with)
 #   KERNELWATCH_GIT_COMMIT      the commit every run is stamped with (default: the checkout's
 #                               HEAD), as kernelwatch's own builds take it: for a copy of the
@@ -190,7 +194,9 @@ workflow with mode: baseline on this GPU model and commit the folder it uploads"
 }
 
 ingest() {  # a run into the history; a failure is a warning, never the gate's status
-  kw history ingest "$1" --db "$2" ||
+  local key=()
+  [ -z "${GATE_HISTORY_KEY:-}" ] || key=(--key "$GATE_HISTORY_KEY/$(cat "$OUT/slug")/${1##*/}")
+  kw history ingest "$1" --db "$2" "${key[@]}" ||
     say "warning: $1 could not be ingested into $2 (the verdict stands)"
 }
 

@@ -388,14 +388,16 @@ def _caller(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 
 def _gate_job(
-    project: Path, env: dict[str, str], mode: str, cmake_args: str = ""
+    project: Path, env: dict[str, str], mode: str, run_id: int, cmake_args: str = ""
 ) -> tuple[int, str, str]:
-    """The measure job's two steps, as Actions runs them (test_workflow_steps.run_step: bash -e,
-    the job's env from the inputs), the history carried between calls as the cache carries it:
-    restored before `judge` from the last save, saved after it. (status, slug, log)"""
+    """The measure job's two steps in workflow run `run_id`, as Actions runs them
+    (test_workflow_steps.run_step: bash -e, the job's env from the inputs), the history carried
+    between calls as the cache carries it: restored before `judge` from the last save, saved
+    after it. (status, slug, log)"""
     from test_workflow_steps import run_step
 
     inputs = {
+        "name": "nvbench",
         "mode": mode,
         "source-dir": ".",
         "cmake-args": cmake_args,
@@ -409,6 +411,7 @@ def _gate_job(
     }
     contexts = {f"inputs.{k}": v for k, v in inputs.items()}
     contexts["github.event.pull_request.head.sha || github.sha"] = COMMIT
+    contexts["github.run_id"] = str(run_id)
     saved = project.parent / "cache" / "history.sqlite"
     shutil.rmtree(project / "nvbench-gate", ignore_errors=True)  # every job starts clean
     old = dict(os.environ)
@@ -450,12 +453,12 @@ def test_the_reusable_workflow_gates_an_nvbench_project(tmp_path: Path) -> None:
         ["git", "-C", str(project), "rev-parse", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
     # No baseline committed yet: check stops with 2 and says what to do.
-    status, slug, log = _gate_job(project, env, "check")
+    status, slug, log = _gate_job(project, env, "check", 5)
     assert status == 2 and slug == "nvidia-h200-sm90", log
     assert "no baseline for this GPU (nvidia-h200-sm90) in baselines/" in log
     assert not (project / "nvbench-gate" / "comment.md").exists()
 
-    status, slug, log = _gate_job(project, env, "baseline")
+    status, slug, log = _gate_job(project, env, "baseline", 6)
     assert status == 0, log
     made = project / "nvbench-gate" / "baselines" / slug
     assert sorted(p.name for p in made.iterdir()) == [
@@ -474,7 +477,7 @@ def test_the_reusable_workflow_gates_an_nvbench_project(tmp_path: Path) -> None:
     shutil.copytree(made, project / "baselines" / slug)
     shutil.copy(EXAMPLE / "kernelwatch.toml", project / "baselines" / "kernelwatch.toml")
 
-    status, _, log = _gate_job(project, env, "check")
+    status, _, log = _gate_job(project, env, "check", 7)
     assert status == 0, log
     out = project / "nvbench-gate"
     assert "note: level: process (same card" in (out / "compare.txt").read_text()
@@ -483,7 +486,7 @@ def test_the_reusable_workflow_gates_an_nvbench_project(tmp_path: Path) -> None:
     assert "actions/runs/7" in comment and COMMIT[:12] in comment  # the run and the PR's head
     assert (out / "report.xml").is_file() and json.loads((out / "compare.json").read_text())
 
-    status, _, log = _gate_job(project, env, "check", cmake_args="-DEXAMPLE_SLOW=ON")
+    status, _, log = _gate_job(project, env, "check", 8, cmake_args="-DEXAMPLE_SLOW=ON")
     assert status == 1, log
     rows = (out / "compare.txt").read_text().splitlines()
     regressions = [line.split()[1] for line in rows if line.startswith("REGRESSION")]
@@ -495,12 +498,28 @@ def test_the_reusable_workflow_gates_an_nvbench_project(tmp_path: Path) -> None:
     runs = _history_runs(project)
     assert [commit for commit, _ in runs] == [head] * 4
     assert all(json.loads(context).get("gpu_name") for _, context in runs)
+    # A re-run of the slowed job (the same workflow run, measured again) replaces its run: one
+    # point per workflow run; each under its job's key.
+    before = _history_runs(project)
+    status, _, log = _gate_job(project, env, "check", 8, cmake_args="-DEXAMPLE_SLOW=ON")
+    assert status == 1, log
+    runs = _history_runs(project)
+    assert len(runs) == 4 and runs[:3] == before[:3] and runs[3] != before[3]
+    with sqlite3.connect(project / HISTORY) as connection:
+        keys = [k for (k,) in connection.execute("SELECT run_key FROM runs ORDER BY id")]
+    prefix = f"nvbench-gate/nvbench/{{}}/{slug}/"
+    assert keys == [
+        prefix.format(6) + "base-1.json",
+        prefix.format(6) + "base-2.json",
+        prefix.format(7) + "pr.json",
+        prefix.format(8) + "pr.json",
+    ]
 
 
 @needs_runs
 def test_the_reusable_workflow_stops_with_3_when_the_build_fails(tmp_path: Path) -> None:
     project, env = _caller(tmp_path)
     env["KW_NVBENCH_DIR"] = str(tmp_path / "nowhere")
-    status, slug, log = _gate_job(project, env, "check")
+    status, slug, log = _gate_job(project, env, "check", 7)
     assert status == 3 and slug == "", log
     assert "no nvbench CMake config" in log

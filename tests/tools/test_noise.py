@@ -138,6 +138,12 @@ def test_a_noise_file_of_another_commit_is_not_used(tmp_path: Path) -> None:
         '{"schema_version": 2, "benchmarks": {"BM_a": {"noise": 0.01, "host": "x"}}}',
         '{"schema_version": 1, "benchmarks": {"BM_a": {"noise": "x"}}}',
         '{"schema_version": 1, "benchmarks": {"BM_a": {"noise": -1}}}',
+        # the keys that only `baseline show` prints: text there was an internal error
+        '{"schema_version": 2, "benchmarks": {"BM_a": {"noise": 0.01, "within_run": "x"}}}',
+        '{"schema_version": 2, "benchmarks": {"BM_a": {"noise": 0.01, "group": [0.1]}}}',
+        '{"schema_version": 2, "benchmarks": {"BM_a": {"noise": 0.01, "counter": {}}}}',
+        '{"schema_version": 2, "benchmarks": {"BM_a": {"noise": 0.01, "processes": "3"}}}',
+        '{"schema_version": 2, "benchmarks": {"BM_a": {"noise": 0.01, "repetitions": 2.5}}}',
     ],
 )
 def test_a_damaged_noise_file_is_one_line(tmp_path: Path, content: str) -> None:

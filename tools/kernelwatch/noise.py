@@ -616,15 +616,24 @@ def read_noise_file(path: Path) -> dict[str, Any]:
     for name, entry in entries.items():
         if not isinstance(entry, dict):
             raise InputError(f"{path}: {name}: not an object")
-        for key in ("noise", "card", "host", "kind"):
+        # Every key that is read, not only those compare reads: `baseline show` prints the
+        # others, and text in one of them was an internal error there.
+        for key in ("noise", *_SPREADS, *_COUNTS):
             value = entry.get(key)
             if key != "noise" and value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise InputError(f"{path}: {name}: {key} must be a number")
-            if not (0 <= value < 10):
+            if key in _COUNTS and not (value >= 0 and float(value).is_integer()):
+                raise InputError(f"{path}: {name}: {key} {value} is not a count")
+            if key not in _COUNTS and not (0 <= value < 10):
                 raise InputError(f"{path}: {name}: {key} {value} out of range")
     return data
+
+
+# A noise entry's optional keys (noise_document): spreads as fractions, and counts.
+_SPREADS = ("between_processes", "within_run", "counter", "group", "card", "host", "kind")
+_COUNTS = ("processes", "repetitions")
 
 
 def levels_from_file(data: Mapping[str, Any]) -> LevelNoise:

@@ -149,6 +149,31 @@ def test_write_folder_cleans_and_recovers_leftovers(tmp_path: Path) -> None:
     assert sorted(os.listdir(folder)) == ["a", "b"] and os.listdir(tmp_path) == ["base"]
 
 
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchanged", "two renames"])
+def test_an_old_copy_that_cannot_be_removed_is_a_note_not_a_failed_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exchange: bool
+) -> None:
+    """Once the new folder is swapped in, removing the old copy only tidies up: where that
+    failed (a file made immutable), the update said "cannot write", exit 2, with the new
+    baseline already in place."""
+    folder = tmp_path / "base"
+    files.write_folder(folder, {"a": b"1"})
+    if not exchange:
+        monkeypatch.setattr(files, "_exchange", lambda staging, target: False)
+
+    def refuse(path: object, *args: object, **kwargs: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(files.shutil, "rmtree", refuse)
+    notes = files.write_folder(folder, {"a": b"2"})
+    assert (folder / "a").read_text() == "2"
+    (left,) = [p for p in tmp_path.iterdir() if p != folder]
+    assert (left / "a").read_text() == "1"
+    assert notes == [
+        f"the old folder is left at {left} (Operation not permitted): remove it",
+    ]
+
+
 @pytest.mark.parametrize("first", [True, False], ids=["new folder", "replaced folder"])
 def test_an_interrupted_write_folder_leaves_no_staging_folder(tmp_path: Path, first: bool) -> None:
     """Ctrl-C while a baseline is written: its hidden staging folder stayed in baselines/

@@ -493,15 +493,15 @@ def write_folder(
                 handle.flush()
                 os.fsync(handle.fileno())
         _sync_folder(staging)
+        old: Path | None = None
         if info is None:
             os.rename(staging, target)
         elif _exchange(staging, target):
-            _remove(staging)  # (it holds the old folder now)
+            old = staging  # (it holds the old folder now)
         else:
-            retired = target.parent / f".{target.name}.old-{staging.name.split('-', 1)[1]}"
-            os.rename(target, retired)
+            old = target.parent / f".{target.name}.old-{staging.name.split('-', 1)[1]}"
+            os.rename(target, old)
             os.rename(staging, target)
-            _remove(retired)
         _sync_folder(target.parent)
     except BaseException as exc:  # an interrupt too: its staging folder was left in baselines/
         if staging.exists() and not target.exists():
@@ -513,6 +513,13 @@ def write_folder(
         if isinstance(exc, OSError):
             raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
         raise
+    # The new folder is in place: removing the old copy only tidies up. Its failure (a file
+    # made immutable) said "cannot write", exit 2, of a folder already written.
+    if old is not None:
+        try:
+            _remove(old)
+        except OSError as exc:
+            notes.append(f"the old folder is left at {old} ({exc.strerror or exc}): remove it")
     return notes
 
 

@@ -157,6 +157,11 @@ def check_root(root: Path, *, may_create: bool) -> None:
         return
     if root.exists():
         raise InputError(f"--baselines {root}: not a folder")
+    if root.is_symlink():  # (mkdir would fail on it with "File exists")
+        raise InputError(
+            f"--baselines {root}: a link to a missing folder; create the folder it names, or "
+            "remove the link"
+        )
     if not may_create:
         raise InputError(
             f"--baselines {root}: no such folder (to start a new set of baselines, create it)"
@@ -249,6 +254,8 @@ def _unreadable(exc: OSError, where: Path) -> InputError:
 
 def available_text(root: Path) -> str:
     found = entries(root)
+    if not found and not root.is_dir():  # (a mistyped --baselines is not an empty folder)
+        return f"{root}: {'not a folder' if root.exists() else 'no such folder'}"
     if not found:
         return f"there are no baselines in {root}"
     return f"available in {root}: " + ", ".join(e.slug for e in found)

@@ -54,6 +54,7 @@ def pool(runs: Sequence[tuple[str, Any]], warnings: list[str] | None = None) -> 
                 )
         if levels.RUNS_KEY in context:
             raise InputError(f"{label}: already a pooled baseline; pool the runs it came from")
+        _check_processes(label, document.get("benchmarks", []))
     pooled_rows: list[Mapping[str, Any]] = []
     listed: list[dict[str, Any]] = []
     offsets: dict[str, int] = {}  # repetition_index moves past earlier runs', as runner.merge
@@ -97,3 +98,17 @@ def pool(runs: Sequence[tuple[str, Any]], warnings: list[str] | None = None) -> 
     whole = next((c for _, d in runs if not ran_a_part(c := d.get("context") or {})), first_context)
     context = {**whole, levels.RUNS_KEY: listed}
     return {"context": context, "benchmarks": pooled_rows}
+
+
+def _check_processes(label: str, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Each row's process, which pooling numbers anew, is a whole number as run writes it: a
+    list there stopped the update with a TypeError, and text was pooled as a process no run
+    had."""
+    for row in rows:
+        process = row.get(PROCESS_KEY, 1)
+        whole = isinstance(process, int) or (isinstance(process, float) and process.is_integer())
+        if isinstance(process, bool) or not whole:
+            raise InputError(
+                f"{label}: {row_identity(row)}: {PROCESS_KEY} is {process!r}, not a process "
+                "number; give the result as kernelwatch run wrote it"
+            )

@@ -378,7 +378,8 @@ def _manifest(
                 f"{source}: the context's {key} is {type(value).__name__}, not a string"
             )
     now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    counts = [c for n, c in zip(parsed.names, parsed.counts) if n in set(chosen)]
+    taken = set(chosen)  # (in the condition it was built again for every name: quadratic)
+    counts = [c for n, c in zip(parsed.names, parsed.counts) if n in taken]
     produced_by = str(
         context.get("kernelwatch_run_command") or context.get("executable") or "unknown"
     )
@@ -540,9 +541,11 @@ def failed_processes(runs: Sequence[tuple[str, Any]]) -> None:
         context = document.get("context") if isinstance(document, dict) else None
         failed = context.get(FAILED_KEY) if isinstance(context, dict) else None
         if failed:
+            # (run writes a list of lines; any other value still records a failure)
+            lines = failed if isinstance(failed, list) else [failed]
             raise InputError(
-                f"{label}: {len(failed)} of its benchmark processes failed ({FAILED_KEY}: "
-                f"{failed[0]}); a baseline is made from runs that finished, so measure it again"
+                f"{label}: {len(lines)} of its benchmark processes failed ({FAILED_KEY}: "
+                f"{lines[0]}); a baseline is made from runs that finished, so measure it again"
             )
 
 
@@ -636,9 +639,9 @@ def other_units(label: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> N
     if before != after:
         raise InputError(
             f"{label}: {levels.describe(after)}, the baseline "
-            f"{levels.describe(before)}: a partial update (--filter) would take the benchmarks "
-            "it keeps for this result's; update it whole, from runs on the baseline's cards "
-            "pooled (the baseline workflow, docs/ci.md)"
+            f"{levels.describe(before)}{_unlike(before, after)}: a partial update (--filter) "
+            "would take the benchmarks it keeps for this result's; update it whole, from runs "
+            "on the baseline's cards pooled (the baseline workflow, docs/ci.md)"
         )
     # The kept rows keep their process numbers, which the new list of runs assigns to its runs:
     # runs of other process counts would give kept rows to the wrong card and host.
@@ -648,6 +651,20 @@ def other_units(label: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> N
             f"{_processes_per_run(old)}: a partial update (--filter) would give the benchmarks "
             "it keeps to other runs; measure with the baseline's --processes, or update it whole"
         )
+
+
+def _unlike(before: Sequence[levels.Unit], after: Sequence[levels.Unit]) -> str:
+    """What differs between runs that count alike (one card each, say): else the line read
+    "1 run(s) on 1 card(s) of 1 host(s), the baseline 1 run(s) on 1 card(s) of 1 host(s)"."""
+    if levels.describe(before) != levels.describe(after):
+        return ""
+    parts = (("card", "cards"), ("host", "hosts"), ("config", "host configurations"))
+    unlike = [
+        what
+        for key, what in parts
+        if [getattr(u, key) for u in before] != [getattr(u, key) for u in after]
+    ]
+    return f", but other {' and '.join(unlike)}" if unlike else ", in another order"
 
 
 def _processes_per_run(context: Mapping[str, Any]) -> list[int] | None:

@@ -90,6 +90,8 @@ def register(subparsers: Any) -> None:
     update.add_argument(
         "--filter",
         metavar="REGEX",
+        # (an empty one, `--filter "$UNSET"`, was taken as none: a whole update instead)
+        type=options.non_empty,
         help="replace only the benchmarks whose name matches (Python regex, searched)",
     )
     update.add_argument(

@@ -1,0 +1,126 @@
+"""`kernelwatch baseline` given damaged or mistaken input: each refused in one line, the
+baselines folder left as it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_baseline import SLUG, card, context, one_line, suite
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / "baselines"
+    folder.mkdir()
+    return folder
+
+
+def contents(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("failed", [5, "oops", {"process": "./b"}])
+def test_a_failed_processes_record_of_another_shape_is_refused_in_one_line(
+    failed: Any, root: Path, write_json, run_cli
+) -> None:
+    """A number there stopped the update with "internal error: TypeError" (len of an int)."""
+    result = write_json(
+        "r.json", suite(), context={**context(), "kernelwatch_failed_processes": failed}
+    )
+    done = run_cli("baseline", "update", result, "--baselines", root)
+    assert done.status == 2 and done.out == ""
+    line = one_line(done.err)
+    assert f"{result}: 1 of its benchmark processes failed (kernelwatch_failed_processes: " in line
+    assert not any(root.iterdir())
+
+
+@pytest.mark.parametrize("process", [[1], {"a": 1}, "x", None, 1.5, True])
+def test_pooled_runs_whose_process_is_not_a_number_are_refused_in_one_line(
+    process: Any, root: Path, write_json, run_cli
+) -> None:
+    """A list or an object there stopped the update with "internal error: TypeError: unhashable
+    type"; the others were pooled as processes no run has."""
+    first = write_json("r1.json", suite(seed=1), context=card(1))
+    document = json.loads(write_json("r2.json", suite(seed=2), context=card(2)).read_text())
+    document["benchmarks"][3]["kernelwatch_process"] = process
+    second = write_json("r2.json", json.dumps(document))
+    before = first.read_bytes()
+    done = run_cli("baseline", "update", first, second, "--baselines", root)
+    assert done.status == 2 and done.out == ""
+    name = document["benchmarks"][3]["run_name"]
+    assert f"{second}: {name}: kernelwatch_process is {process!r}, not a process number" in (
+        one_line(done.err)
+    )
+    assert not any(root.iterdir()) and first.read_bytes() == before
+
+
+def test_a_baselines_link_to_a_missing_folder_is_refused_in_one_line(
+    tmp_path: Path, write_json, run_cli, monkeypatch
+) -> None:
+    """The checkout's own baselines/ (which update may make) as a dangling link said only
+    "baselines: File exists", and --dry-run passed."""
+    checkout = tmp_path / "checkout"
+    (checkout / ".git").mkdir(parents=True)
+    (checkout / "baselines").symlink_to(tmp_path / "gone")
+    result = write_json("r.json", suite(), context=context())
+    monkeypatch.chdir(checkout)
+    for extra in ([], ["--dry-run"]):
+        done = run_cli("baseline", "update", result, *extra)
+        assert done.status == 2 and done.out == ""
+        assert f"--baselines {checkout / 'baselines'}: a link to a missing folder" in one_line(
+            done.err
+        )
+    assert not (tmp_path / "gone").exists()
+
+
+def test_a_partial_update_from_another_card_says_the_cards_differ(
+    root: Path, write_json, run_cli
+) -> None:
+    """Both sides were said alike, "1 run(s) on 1 card(s) of 1 host(s), the baseline 1 run(s)
+    on 1 card(s) of 1 host(s)", and nothing said why they were refused."""
+    first = write_json("r1.json", suite(seed=1), context=card(1))
+    assert run_cli("baseline", "update", first, "--baselines", root).status == 0
+    before = contents(root)
+    other = write_json("r2.json", suite(seed=2), context=card(2))
+    done = run_cli("baseline", "update", other, "--filter", "^fam0/", "--baselines", root)
+    assert done.status == 2 and done.out == ""
+    assert (
+        f"{other}: 1 run(s) on 1 card(s) of 1 host(s), the baseline 1 run(s) on 1 card(s) of 1 "
+        "host(s), but other cards: a partial update (--filter)"
+    ) in one_line(done.err)
+    moved = write_json("r3.json", suite(seed=3), context=card(1, host="host-b"))
+    done = run_cli("baseline", "update", moved, "--filter", "^fam0/", "--baselines", root)
+    assert done.status == 2 and ", but other hosts: a partial update" in one_line(done.err)
+    assert contents(root) == before
+
+
+@pytest.mark.parametrize("make", ["missing", "file"])
+def test_show_names_a_baselines_folder_that_is_not_one(make: str, tmp_path: Path, run_cli) -> None:
+    """A mistyped --baselines was said to hold no baselines, as an empty folder does."""
+    given = tmp_path / "typo"
+    if make == "file":
+        given.write_text("")
+    done = run_cli("baseline", "show", SLUG, "--baselines", given)
+    said = "no such folder" if make == "missing" else "not a folder"
+    assert done.status == 2 and done.out == ""
+    assert one_line(done.err) == f"kernelwatch: error: no baseline {SLUG}: {given}: {said}"
+
+
+def test_an_empty_filter_is_refused_not_taken_for_a_whole_update(
+    root: Path, write_json, run_cli
+) -> None:
+    """`--filter "$UNSET"` was taken as no filter: with --drop-missing, a whole update that
+    removed every benchmark the result lacks, exit 0."""
+    first = write_json("r1.json", suite(), context=context())
+    assert run_cli("baseline", "update", first, "--baselines", root).status == 0
+    before = contents(root)
+    fam0 = {n: t for n, t in suite(seed=7).items() if n.startswith("fam0/")}
+    part = write_json("p.json", fam0, context=context(gpu_uuid="GPU-other"))
+    for extra in ([], ["--drop-missing"]):
+        done = run_cli("baseline", "update", part, "--filter", "", *extra, "--baselines", root)
+        assert done.status == 2 and done.out == ""
+        assert "argument --filter: an empty value" in one_line(done.err)
+    assert contents(root) == before

@@ -28,9 +28,16 @@ from kernelwatch.gbench import TIME_UNITS
 from kernelwatch.history.intake import moment
 from kernelwatch.kernels import CONTEXT_KEY as KERNELS_KEY
 from kernelwatch.kernels import joined as joined_kernels
-from kernelwatch.levels import RUNS_KEY
+from kernelwatch.levels import HOST_CONFIG_KEYS, RUNS_KEY, host_identity
 from kernelwatch.names import row_name
-from kernelwatch.results import ANCHOR_KEY, MEASURING_KEYS, anchoring, gpu_model
+from kernelwatch.results import (
+    ANCHOR_KEY,
+    FAILED_KEY,
+    MEASURING_KEYS,
+    NO_RESULT_KEY,
+    anchoring,
+    gpu_model,
+)
 from kernelwatch.runner.precision import TOPPED_UP_KEY
 from kernelwatch.runner.sharing import estimate
 
@@ -59,8 +66,16 @@ PER_JOB_KEYS = frozenset(
         "kernelwatch_copy_ceiling_bytes_per_second",
         ANCHOR_KEY,  # how that part's card was judged: merged per part (merged_anchoring)
         KERNELS_KEY,  # the kernels of that part's benchmarks: joined (kernels.joined)
+        # a part whose process crashed records it: joined, so that its benchmarks stay ERRORs
+        FAILED_KEY,
+        NO_RESULT_KEY,
     }
 )
+# What names the host (levels.host_identity): a merged result of parts from several hosts must
+# not take the first part's, nor its configuration (levels.HOST_CONFIG_KEYS), or compare
+# judged the other parts as measured on that host (a host-bound benchmark failed in the merged
+# result that its own shard's report did not fail).
+HOST_IDENTITY_KEYS = ("host_gpu_uuids", "host_machine_id")
 
 
 def _shard_of(label: str, context: Mapping[str, Any]) -> Shard | None:
@@ -140,6 +155,7 @@ def merge_results(
             names = context.get(key, [])
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
                 raise InputError(f"{label}: context {key} is not a list of strings")
+        _check_kernels(label, context.get(KERNELS_KEY))
         if part:
             if part.index in shards:
                 raise InputError(f"{label} and {shards[part.index]} are both shard {part}")
@@ -245,10 +261,33 @@ def merged_anchoring(inputs: Sequence[tuple[str, Mapping[str, Any]]]) -> str | N
     return f"{lead}: {'; '.join(described)}"
 
 
+def _check_kernels(label: str, records: Any) -> None:
+    """A part's kernel records have the shape kernels.joined joins (one line, not a TypeError)."""
+    if records is None:
+        return
+    code = (records.get("code") or {}) if isinstance(records, dict) else None
+    if (
+        not isinstance(records, dict)
+        or not isinstance(records.get("benchmarks") or {}, dict)
+        or not isinstance(code, dict)
+        or not all(isinstance(kernels, dict) for kernels in code.values())
+    ):
+        raise InputError(
+            f"{label}: context {KERNELS_KEY} is not kernel records as `run` writes them "
+            "(docs/results.md); merge the part without that key"
+        )
+
+
 # When the run started: the merged result's are its earliest part's.
 DATE_KEYS = ("date", "kernelwatch_run_started")
 # The context's lists that the merged result joins (checked first: one line, not a TypeError).
-_NAME_LISTS = ("kernelwatch_benchmark_commands", TOPPED_UP_KEY, SHARDS_KEY)
+_NAME_LISTS = (
+    "kernelwatch_benchmark_commands",
+    TOPPED_UP_KEY,
+    SHARDS_KEY,
+    FAILED_KEY,
+    NO_RESULT_KEY,
+)
 
 
 def _parts_of(context: Mapping[str, Any]) -> list[str]:
@@ -271,6 +310,19 @@ def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         merged[TOPPED_UP_KEY] = sorted(
             {name for c in contexts for name in c.get(TOPPED_UP_KEY, [])}
         )
+    if any(FAILED_KEY in c or NO_RESULT_KEY in c for c in contexts):  # (run writes both)
+        merged[FAILED_KEY] = [line for c in contexts for line in c.get(FAILED_KEY, [])]
+        merged[NO_RESULT_KEY] = list(
+            dict.fromkeys(name for c in contexts for name in c.get(NO_RESULT_KEY, []))
+        )
+    if len({host_identity(c) for c in contexts}) > 1:
+        merged.update(dict.fromkeys(HOST_IDENTITY_KEYS, "unknown"))
+        for key in HOST_CONFIG_KEYS:
+            if len({str(c.get(key)) for c in contexts}) > 1:
+                merged[key] = "unknown"  # (a key the fingerprint could not read is so too)
+    # One host's parts keep the first's configuration: its cards differ in NUMA node, PCIe link
+    # and power limit, and "unknown" there would judge a `--gpus all --split` run at the host
+    # level, wider, where its A/A runs passed at the card's (docs/running.md).
     if uuids:
         merged["gpu_uuid"] = ",".join(uuids)
     records = joined_kernels(contexts)

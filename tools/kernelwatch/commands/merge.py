@@ -27,7 +27,10 @@ given twice, a benchmark in two parts, and a missing part (unless --allow-partia
 regression's re-run that `run` wrote beside a part (K.confirm-1.json, which a glob over the
 parts also names) is set aside with a note. How each part was judged (its kernelwatch_anchor,
 where `run` anchored it or tried to) is kept, per part, in the merged result's kernelwatch_anchor,
-which report and history show. See docs/running.md."""
+which report and history show. A part whose process crashed is merged with its crash (the
+parts' kernelwatch_failed_processes and kernelwatch_no_result joined). Parts of several hosts
+make a result of no one host (the host and fingerprint keys they disagree on are unknown), which
+compare judges as measured on another host. See docs/running.md."""
 
 EPILOG = """\
 exit status:

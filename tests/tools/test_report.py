@@ -163,8 +163,10 @@ def marked_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(autouse=True)
 def no_default_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A checkout's own results/history.sqlite must not leak into the tests: --db or nothing."""
+    """A checkout's own results/history.sqlite must not leak into the tests: --db or nothing
+    (report reads the default it finds, found_path; history ingest writes default_path)."""
     monkeypatch.setattr(history, "default_path", lambda: tmp_path / "no-history.sqlite")
+    monkeypatch.setattr(history, "found_path", lambda: tmp_path / "no-history.sqlite")
 
 
 def options(result: Path = SUITE, **changes: Any) -> Options:
@@ -533,7 +535,7 @@ def test_trend_counts_are_of_the_plots_drawn(
 @needs_gpu_data
 @needs_matplotlib
 def test_no_history_database_is_said_on_the_page(run_cli, tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr(history, "default_path", lambda: tmp_path / "none" / "history.sqlite")
+    monkeypatch.setattr(history, "found_path", lambda: tmp_path / "none" / "history.sqlite")
     out = tmp_path / "r.html"
     r = run_cli("report", COALESCING, "-o", out)
     assert r.status == 0, r.err

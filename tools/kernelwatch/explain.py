@@ -247,7 +247,7 @@ def read_explanations(path: Path) -> dict[str, Explanation]:
                     str(d.get("kernel", "")),
                     str(d.get("baseline", "")),
                     str(d.get("contender", "")),
-                    tuple(d.get("instructions", (0, 0)))[:2],
+                    _instructions(d.get("instructions", (0, 0))),
                     tuple(map(_counted, d.get("mix", []))),
                     tuple(map(_counted, d.get("shared_ops", []))),
                     tuple(map(str, d.get("diff", []))),
@@ -273,6 +273,13 @@ def read_explanations(path: Path) -> dict[str, Explanation]:
             f"({type(exc).__name__}: {exc})"
         ) from None
     return found
+
+
+def _instructions(entry: Any) -> tuple[int, int]:
+    """A SASS diff's (before, after) instruction counts; ValueError when they are not two
+    whole numbers (text there went into the report's page as it was, a script too)."""
+    before, after = entry
+    return int(before), int(after)
 
 
 def _counted(entry: Any) -> tuple[str, int, int]:

@@ -86,7 +86,11 @@ def _baseline(
         if options.baseline is not None:
             raise
         return None, None, None, str(exc)
-    if found.whole is None and not found.documents:
+    if found.whole is None and not found.documents and options.baseline is not None:
+        # A named baseline is compared whatever it holds, as `compare` compares it: whole, the
+        # rest outside this run's part (judge_result), its GPU checked.
+        found = baselines.against(root, run.context, str(options.result), given=options.baseline)
+    elif found.whole is None and not found.documents:
         return (
             None,
             None,

@@ -65,6 +65,9 @@ STYLE: Mapping[str, Any] = {
     "ytick.labelsize": 8.5,
     "svg.fonttype": "path",
     "figure.dpi": 100,
+    # Labels come from the inputs (commits, dates, benchmark names): "$...$" in one is text,
+    # not mathtext (an unknown command in it was an internal error).
+    "text.parse_math": False,
 }
 
 _NO_METADATA = {"Date": None, "Creator": None, "Format": None, "Type": None}

@@ -42,11 +42,18 @@ def unmeasured(data: RunData, family: str) -> str:
 def draw_all(data: RunData) -> list[Lesson]:
     """Every family's figure, in page order. A benchmark that failed or was skipped has no
     value to draw: the figure says so (listed under the run), rather than that the run does
-    not have it."""
+    not have it. A figure that cannot read the run's names is left out, saying why."""
     found: list[Lesson] = []
     for name, figure in figures():
-        with svg.style(name):  # the family's name: the SVG's hash salt
-            lesson = figure.draw(data)
+        try:
+            with svg.style(name):  # the family's name: the SVG's hash salt
+                lesson = figure.draw(data)
+        except (ArithmeticError, LookupError, ValueError) as exc:
+            # A figure reads the suite's names (`m:1024`); another project's benchmarks under
+            # the same family name (`matmul/naive/m:1k`) lose that figure, not the page.
+            why = f"its benchmarks' names are not the suite's ({type(exc).__name__}: {exc})"
+            found.append(Omitted(f"lesson-{name}", f"The {name} figure", why))
+            continue
         failed = unmeasured(data, name)
         if failed and isinstance(lesson, Omitted):
             why = f"its benchmarks have no value in this run: {failed} (see The run)"

@@ -129,3 +129,55 @@ def test_a_rerun_that_repeats_the_run_confirms_what_it_flagged() -> None:
     confirmed = verdict.confirm(report, found, judging, rerun, 1)
     assert {c.name for c in confirmed.comparisons if c.confirmed} == flagged
     assert confirmed.exit_status == 1
+
+
+@pytest.mark.parametrize(
+    ("gate", "rows_of"),
+    [
+        # 3 repetitions a side, 50 % slower: a test that cannot reach alpha, so an unverified
+        # REGRESSION, which fails (and reads REGRESSION, not SLOWER) under 2x only with --strict
+        ("--strict", {"BM_slow": ([1000.0, 1010.0, 1020.0], [1500.0, 1510.0, 1520.0])}),
+        # the contender lacks BM_gone: MISSING fails unless allowed
+        (
+            "--allow-missing",
+            {"BM_kept": ([1000.0] * 5, [1000.0] * 5), "BM_gone": ([1000.0] * 5, None)},
+        ),
+        (
+            "--allow-errors",
+            {"BM_kept": ([1000.0] * 5, [1000.0] * 5), "BM_bad": ([1000.0] * 5, "x")},
+        ),
+    ],
+)
+def test_report_takes_compares_gates_and_shows_its_verdicts(
+    run_cli: Callable[..., Run], tmp_path: Path, gate: str, rows_of: dict[str, Any]
+) -> None:
+    """`compare --strict` failed an unverified slowdown that the report of the same inputs
+    showed as SLOWER on a passing page: the report took none of compare's gates, so no page
+    could show compare's verdicts where a gate was given."""
+    from conftest import synthetic
+    from kernelwatch.gbench import failed_row
+
+    context = {"gpu_name": "NVIDIA H100 80GB HBM3", "gpu_compute_capability": "9.0"}
+    for side, path in ((0, tmp_path / "base.json"), (1, tmp_path / "run.json")):
+        rows: list[dict[str, Any]] = []
+        for name, sides in rows_of.items():
+            times = sides[side]
+            if times == "x":
+                rows.append(failed_row(name, "wrong result"))
+            elif times is not None:
+                rows += synthetic.benchmark_rows(name, times, time_unit="us")
+        synthetic.write(path, synthetic.document(rows, context))
+    seen = []
+    for given in ([], [gate]):
+        inputs = (tmp_path / "base.json", tmp_path / "run.json", *given)
+        compared = json.loads(run_cli("compare", *inputs, "--format", "json").out)["summary"]
+        out = tmp_path / "r.html"
+        base = ("--baseline", tmp_path / "base.json")
+        reported = run_cli("report", tmp_path / "run.json", *base, *given, "-o", out)
+        assert reported.status == 0, reported.err
+        said = ", ".join(f"{n} {v}" for v, n in compared["counts"].items() if n)
+        assert f"; against {tmp_path / 'base.json'}: {said};" in reported.out
+        kind = "bad" if compared["failed"] else "good"
+        assert f'<div class="box {kind}">' in out.read_text(encoding="utf-8")
+        seen.append((compared["counts"], compared["failed"]))
+    assert seen[0] != seen[1]  # (the gate decides here)

@@ -106,6 +106,7 @@ def register(subparsers: Any) -> None:
     options.add_metric_options(parser, "compare and plot over time")
     # --config defaults to kernelwatch.toml in the baselines folder, as kernelwatch run reads it.
     options.add_decision_options(parser)
+    options.add_gate_options(parser)  # (what fails decides REGRESSION or SLOWER: compare's)
     options.add_gpu_mismatch_option(
         parser, "compare with a --baseline from another GPU model (only a warning)"
     )
@@ -135,7 +136,7 @@ def main(args: argparse.Namespace) -> int:
     config = verdict.suite_config(args.config, options.baselines_root_if_any(args))
     judging = Judging(
         options.metric(args),
-        options.settings(args, config, allow_gpu_mismatch=args.allow_gpu_mismatch),
+        options.settings(args, config, **options.gates(args, args.allow_gpu_mismatch)),
     )
     return run(
         ReportCommand(

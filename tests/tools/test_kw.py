@@ -74,3 +74,23 @@ def test_its_build_holds_the_host_lock_shared_and_waits_for_a_host_bound_benchma
     assert suite.returncode == 0, err
     assert "kw: waiting for a host-bound benchmark on this host" in err
     assert built.read_text() == "held\n"  # (by the build itself: shared)
+
+
+def test_its_build_goes_on_without_the_lock_where_no_lock_folder_can_be_made(
+    tmp_path: Path,
+) -> None:
+    """A lock folder that cannot be made (its parent a file) costs the lock, not the build:
+    tools/kw builds, saying so."""
+    env = _fakes(tmp_path)
+    (tmp_path / "file").write_text("")
+    env["KERNELWATCH_LOCK_DIR"] = str(tmp_path / "file" / "locks")
+    done = subprocess.run(
+        [str(REPO / "tools" / "kw"), "suite", "--help"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "kw: no flock(1) or no lock folder" in done.stderr
+    assert (tmp_path / "built").exists()

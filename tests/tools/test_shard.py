@@ -291,6 +291,13 @@ def test_merge_leaves_out_a_regressions_re_run_beside_a_shard(tmp_path: Path, ru
     unsharded = tmp_path / "whole.json"
     assert run_cli("merge", *files, "-o", unsharded).status == 0
     assert rows_key(read_json(out)) == rows_key(read_json(unsharded))
+    # Re-runs alone (a glob of the wrong name): said so, not "name at least one result file".
+    done = run_cli("merge", rerun, "-o", tmp_path / "none.json")
+    assert done.status == 2 and not (tmp_path / "none.json").exists()
+    assert done.err.splitlines()[-1] == (
+        f"kernelwatch: error: every file given is a regression's re-run ({rerun.name}), none "
+        "a part: name the parts, the files `run --shard K/N --out` wrote"
+    )
 
 
 def test_merge_refuses_a_benchmark_in_two_files(tmp_path: Path, run_cli) -> None:

@@ -106,6 +106,12 @@ def run(command: MergeCommand) -> int:
             )
             continue
         inputs.append((name, document))
+    if command.results and not inputs:
+        names = ", ".join(Path(name).name for name in command.results)
+        raise InputError(
+            f"every file given is a regression's re-run ({names}), none a part: name the "
+            "parts, the files `run --shard K/N --out` wrote"
+        )
     merged = merge_results(inputs, allow_partial=command.allow_partial)
     write_json_atomic(out, merged)
     print(

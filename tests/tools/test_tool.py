@@ -159,3 +159,30 @@ def test_a_signal_as_the_tool_starts_ends_it(
     finally:
         with contextlib.suppress(ProcessLookupError, IndexError):
             os.kill(started[0], signal.SIGKILL)
+
+
+def test_a_ctrl_c_as_the_hold_ends_leaves_sigterm_working(monkeypatch) -> None:
+    """The hold gives SIGINT its handler back before SIGTERM. A Ctrl-C landing between the two
+    raised out of the restoring, and SIGTERM kept the hold's handler, which only recorded it:
+    for the rest of the command a cancelled CI job's SIGTERM ended nothing."""
+    got: list[int] = []
+    restore = signal.signal
+
+    def ctrl_c_after_sigint(number: int, handler: Any) -> Any:
+        previous = restore(number, handler)
+        if number == signal.SIGINT and handler is signal.default_int_handler:
+            raise KeyboardInterrupt  # as the handler just given back would, at once
+        return previous
+
+    previous_int = restore(signal.SIGINT, signal.default_int_handler)
+    previous_term = restore(signal.SIGTERM, lambda number, frame: got.append(number))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with tool.signals_held():
+                monkeypatch.setattr(signal, "signal", ctrl_c_after_sigint)
+        monkeypatch.undo()
+        signal.raise_signal(signal.SIGTERM)
+        assert got == [signal.SIGTERM]
+    finally:
+        restore(signal.SIGINT, previous_int)
+        restore(signal.SIGTERM, previous_term)

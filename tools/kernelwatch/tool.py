@@ -229,21 +229,42 @@ def signals_held() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    held: list[tuple[int, Any]] = []
-    previous: dict[int, Any] = {}
+    hold = _Hold()
     try:
         for ending in _ENDING:
             handler = signal.getsignal(ending)
             if callable(handler):  # (SIG_IGN, SIG_DFL: the kernel's, nothing to hold)
-                previous[ending] = handler
-                signal.signal(ending, lambda got, frame: held.append((got, frame)))
+                hold.previous[ending] = handler
+                signal.signal(ending, hold)
         yield
     finally:
-        for restored, handler in previous.items():
-            signal.signal(restored, handler)
-        if held:
-            got, frame = held[0]
-            previous[got](got, frame)  # raises, as it would have in Popen
+        # Holding stops before the handlers are given back, one call each: a signal landing
+        # between two calls raises out of the loop, and a handler not given back yet must
+        # still end the command (it passes the signal on), not record it for nobody.
+        hold.holding = False
+        try:
+            for restored, handler in hold.previous.items():
+                signal.signal(restored, handler)
+        finally:
+            if hold.held:
+                got, frame = hold.held[0]
+                hold.previous[got](got, frame)  # raises, as it would have in Popen
+
+
+class _Hold:
+    """The handler signals_held installs: records an ending signal while holding, passes it on
+    to the handler it replaced after."""
+
+    def __init__(self) -> None:
+        self.holding = True
+        self.held: list[tuple[int, Any]] = []
+        self.previous: dict[int, Any] = {}
+
+    def __call__(self, got: int, frame: Any) -> None:
+        if self.holding:
+            self.held.append((got, frame))
+        else:
+            self.previous[got](got, frame)
 
 
 def _end_group(process: subprocess.Popen[str]) -> None:

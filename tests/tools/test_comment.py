@@ -138,3 +138,34 @@ def test_gpu_names_the_marker_that_result_gives(run_cli, write_json, tmp_path: P
     assert "not a baseline slug" in name.err and "kernelwatch baseline list" in name.err
     both = run_cli("comment", report, "--gpu", "x", "--result", new)
     assert both.status == 2 and both.err.startswith("kernelwatch: error:") and "--gpu" in both.err
+
+
+def test_markdown_in_the_gpu_name_is_shown_as_written() -> None:
+    """The heading escaped HTML only: a GPU name's `*`, `_`, backticks or `[...](...)` were
+    rendered as emphasis, code or a link, and a closing ` #` was dropped as the heading's end."""
+    heading = body("report", "g", "A *b* _c_ `d` [e](https://f) \\ ~g~ #").splitlines()[1]
+    assert (
+        heading == "## kernelwatch on A \\*b\\* \\_c\\_ \\`d\\` \\[e\\](https://f) \\\\ \\~g\\~ \\#"
+    )
+
+
+def test_an_empty_report_is_refused(run_cli, tmp_path: Path) -> None:
+    """An empty REPORT.md (a report that was never written) made a comment of a heading alone,
+    posted over the last real report of the pull request."""
+    out = tmp_path / "body.md"
+    for text in ("", " \n\n\t\n"):
+        report = tmp_path / "r.md"
+        report.write_text(text)
+        done = run_cli("comment", report, "--gpu", "g", "-o", out)
+        assert done.status == 2 and len(done.err.splitlines()) == 1, done.err
+        assert done.err.startswith(f"kernelwatch: error: {report}: empty") and not out.exists()
+    marker_only = run_cli("comment", report, "--gpu", "g", "--marker-only")  # (not read)
+    assert marker_only.status == 0 and marker_only.out == "<!-- kernelwatch:g -->\n"
+
+
+def test_a_blank_commit_is_no_empty_code_span() -> None:
+    """--commit was cut to 12 characters before its blanks were folded: a blank one, or one
+    after 12 line breaks, showed as ``, an empty code span GitHub shows as two backticks."""
+    assert "commit" not in body("report", "g", "G", " \n ").splitlines()[-1]
+    footer = body("report", "g", "G", "\n" * 12 + "0123456789abcdef").splitlines()[-1]
+    assert footer == "<sub>Updated on every push: commit `0123456789ab`</sub>"

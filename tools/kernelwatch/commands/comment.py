@@ -25,12 +25,16 @@ Print the body of kernelwatch's pull-request comment: a hidden marker on the fir
 a heading naming the GPU, the Markdown report of compare/run (REPORT.md, as --markdown wrote
 it), and a line with the commit and the workflow run. The GPU workflow posts one such comment
 per pull request and GPU model and updates it in place on every push, finding it by the
-marker (docs/ci.md)."""
+marker (docs/ci.md). Past GitHub's limit of 65,536 characters (UTF-16 units) the report is
+shortened: its folded SAME rows left out, the last first, then cut at a line; a GPU name over
+200 characters is cut, a run URL over 2,000 left out; each saying so in the body."""
 
 EPILOG = """\
 exit status:
   0  written
-  2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
+  2  bad input or usage: one line on stderr, "kernelwatch: error: ..."; also where no comment
+     can hold the body (the marker alone, of --gpu or RESULT's GPU, passes GitHub's limit):
+     nothing is written
 
 examples:
   kernelwatch comment results/h200.md --result results/h200.json --commit "$SHA" -o body.md
@@ -50,7 +54,7 @@ def register(subparsers: Any) -> None:
         "report",
         metavar="REPORT.md",
         type=options.non_empty,
-        help="the Markdown report (--markdown)",
+        help="the Markdown report (--markdown); not read with --marker-only",
     )
     gpu = parser.add_mutually_exclusive_group()
     gpu.add_argument(
@@ -62,7 +66,9 @@ def register(subparsers: Any) -> None:
         help="the GPU model's baseline slug, as `kernelwatch baseline list` prints it "
         "(nvidia-h200-sm90): the marker --result gives for that model",
     )
-    parser.add_argument("--commit", metavar="SHA", help="the commit the report is about")
+    parser.add_argument(
+        "--commit", metavar="SHA", help="the commit the report is about (its first 12 characters)"
+    )
     parser.add_argument("--run-url", metavar="URL", help="the workflow run to link to")
     parser.add_argument(
         "-o", "--out", metavar="FILE", type=options.output_file, help="write here (default: stdout)"
@@ -116,6 +122,10 @@ def run(command: CommentCommand) -> int:
             raise InputError(f"{command.report}: cannot read: {exc.strerror or exc}") from None
         except UnicodeDecodeError:
             raise InputError(f"{command.report}: not a UTF-8 text file") from None
+        if not markdown.strip():  # (a report never written: a comment of a heading alone)
+            raise InputError(
+                f"{command.report}: empty: give the file that compare or run wrote with --markdown"
+            )
         if json_instead(markdown):
             raise InputError(
                 f"{command.report}: a JSON file, not the Markdown report: give the file that "

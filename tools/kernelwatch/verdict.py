@@ -1,6 +1,6 @@
 """One path from a run to its verdicts: the settings (options over the config file over the
-defaults), the run's baseline (given, or its GPU model's committed one) restricted to the
-benchmarks that ran when only a part of the suite ran, with the baseline's stored noise; the
+defaults), the run's baseline (given, or its GPU model's committed one) whole, with the
+baseline's stored noise, where a run of a part of the suite leaves the rest out; the
 comparison; the re-runs that confirm its regressions.
 
 `run`, `report` and `compare` judge a result against its baseline through here (judge_result),

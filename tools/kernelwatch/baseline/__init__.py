@@ -15,7 +15,7 @@ with another one. Files are only written by `kernelwatch baseline update`.
                  JSON documents of `baseline list|show --format json`
 
 Here, what a comparison needs, read top to bottom: the folders (slugs, listing, finding the
-baseline of a GPU model), then a run's baseline, restricted and with its stored noise, ready to
+baseline of a GPU model), then a run's baseline, whole and with its stored noise, ready to
 compare (a result's rows by benchmark, a result restricted to some benchmarks). update and show
 load at their first use (module __getattr__; pool.py is update's), so that `compare` loads none
 of their code.
@@ -312,7 +312,8 @@ def refuse_other_model(
 
 
 # A run's baseline, ready to compare with: the one given with --baseline, else the committed one
-# of its GPU model; restricted to the benchmarks the run covered; with its stored noise.
+# of its GPU model; whole (what a part of the suite did not run is left out by the comparison,
+# completeness.outside_part); with its stored noise.
 
 
 def read_result(path: Path) -> dict[str, Any]:
@@ -358,8 +359,8 @@ class Against:
 
     @functools.cached_property
     def documents(self) -> list[Any]:
-        """Restricted to the run's benchmarks when only a part of it ran; a file read `whole`
-        is read again as a document here (only `run --confirm` restricts it to the flagged)."""
+        """A file read `whole` is read again as a document here (verdict.find_baseline keeps a
+        part of the suite's benchmarks in `read`, `run --confirm` the flagged)."""
         return self.read if self.read is not None else [read_result(Path(self.label))]
 
 
@@ -369,25 +370,21 @@ def against(
     result_label: str,
     *,
     given: Path | None = None,
-    names: set[str] | None = None,
 ) -> Against:
-    """The baseline of a run: `given`, else the committed one of its GPU model; restricted to
-    `names` (the benchmarks of a run that covered a part of the suite: --filter, --shard,
-    --bench); with its stored noise. One path from a run to its verdict (docs/compare.md)."""
+    """The baseline of a run: `given`, else the committed one of its GPU model; with its stored
+    noise. One path from a run to its verdict (docs/compare.md)."""
     if given is not None:
         path, how = given, "given with --baseline"
-        file = given if names is None and given.is_file() else None
+        file = given if given.is_file() else None
     else:
         entry = resolve(root if root is not None else default_root(), context, result_label)
         path, how = entry.result, f"this GPU's baseline ({entry.slug})"
-        file = entry.result if names is None else None
+        file = entry.result
     whole = load_streamed(file) if file is not None else None
     if whole is not None:
         noise, warning = noises.stored_beside(path, whole.context or {})
         return Against(str(path), how, None, noise, warning, whole)
     documents = result_documents(given) if given is not None else [read_result(path)]
-    if names is not None:
-        documents = [d for d in (restrict(d, names) for d in documents) if d.get("benchmarks")]
     first = (documents[0].get("context") or {}) if documents else {}
     noise, warning = noises.stored_beside(path, first)
     return Against(str(path), how, documents, noise, warning)

@@ -108,7 +108,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--min-time-us",
         type=float,
-        default=defaults.SELFTEST_MIN_TIME_US,
         metavar="US",
         help="detection targets hold for benchmarks whose median is at least this "
         f"(default {defaults.SELFTEST_MIN_TIME_US:g})",
@@ -189,7 +188,7 @@ class SelftestCommand:
     slowdowns: str | None
     trials: int | None
     inject: str | None
-    min_time_us: float
+    min_time_us: float | None  # None: left out (its default, unmeasured)
     out: str | None
     resume: bool
     time_budget: float | None
@@ -252,7 +251,9 @@ def _run(command: SelftestCommand) -> int:
     from kernelwatch import gpus, selftest
 
     settings = command.compare_with
-    if not (command.min_time_us >= 0 and math.isfinite(command.min_time_us)):
+    if command.min_time_us is not None and not (
+        command.min_time_us >= 0 and math.isfinite(command.min_time_us)
+    ):
         raise InputError(f"--min-time-us {command.min_time_us}: must be a number >= 0")
     # Before the first run: a bad path would lose the report at the end. (With --gpus the
     # reports, FILE-gpu<index>, lie in the same folder: checked alike.)

@@ -114,6 +114,7 @@ class TargetCheck:
 class Analysis:
     settings: Settings
     min_time_us: float
+    min_time_us_left_out: bool  # at its default, which no measurement derived (not typed)
     runs: int
     aa_runs: int
     aa_pairs: int
@@ -140,8 +141,9 @@ class Analysis:
     @property
     def unmeasured_defaults(self) -> list[str]:
         """The settings left at a default that no measurement derived, said where the settings
-        are: --min-time-us, the targets' bound (defaults.SELFTEST_MIN_TIME_US)."""
-        return ["min_time_us"] if self.min_time_us == DEFAULT_MIN_TIME_US else []
+        are: --min-time-us, the targets' bound (defaults.SELFTEST_MIN_TIME_US), where it was
+        not typed (50 typed is a choice)."""
+        return ["min_time_us"] if self.min_time_us_left_out else []
 
     @property
     def missed(self) -> list[TargetCheck]:
@@ -198,17 +200,19 @@ def analyse(
     runs: Sequence[SavedRun],
     settings: Settings,
     *,
-    min_time_us: float = DEFAULT_MIN_TIME_US,
+    min_time_us: float | None = None,
     only: re.Pattern[str] | None = None,
     progress: Callable[[str], None] | None = None,
     missing: int = 0,
 ) -> Analysis:
     """The selftest's figures from saved runs; `only` restricts every comparison to the
     benchmarks whose names it matches (as if only those had run); `missing`: the planned runs
-    still to make (Analysis.missing)."""
+    still to make (Analysis.missing); `min_time_us` None: the default."""
     _one_build_and_model(runs)
     notes: list[str] = []
     judge = _Judge(settings, only, progress, notes)
+    left_out = min_time_us is None
+    min_time_us = DEFAULT_MIN_TIME_US if min_time_us is None else min_time_us
     min_ns = min_time_us * 1e3
     aa = sorted((r for r in runs if r.role == "aa"), key=lambda r: r.index)
     alarms = _false_alarms(aa, judge.judged, min_ns)
@@ -220,6 +224,7 @@ def analyse(
     return Analysis(
         settings=settings,
         min_time_us=min_time_us,
+        min_time_us_left_out=left_out,
         runs=len(runs),
         aa_runs=len(aa),
         aa_pairs=alarms.pairs,

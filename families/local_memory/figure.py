@@ -12,17 +12,28 @@ from kernelwatch.report.lessons.drawing import (
 from kernelwatch.report.lessons.rundata import RunData
 
 
+def _attribute(data: RunData, kernel: str, metric: str, rounds: list[int]) -> float | None:
+    """The kernel's `metric` (its registers, ...) from a benchmark drawn: one whose name the
+    figure cannot read may be another build's."""
+    found = (data.value(f"local_memory/{kernel}", metric, rounds=r) for r in rounds)
+    return next((v for v in found if v is not None), None)
+
+
 def draw(data: RunData) -> Lesson:
     key, title = "lesson-local-memory", "Registers and local memory"
-    kernels = data.variants("local_memory/")  # as the C++ registers them
+    kernels = [  # as the C++ registers them: the variants measured at a number of rounds
+        k
+        for k in data.variants("local_memory/")
+        if any(e.integer("rounds") is not None for e in data.entries(f"local_memory/{k}"))
+    ]
     if not kernels:
         return Omitted(key, title, "the run has no local_memory benchmarks")
     rounds = sorted(
         {
-            int(e.params["rounds"])
+            r
             for k in kernels
             for e in data.entries(f"local_memory/{k}")
-            if "rounds" in e.params
+            if (r := e.integer("rounds")) is not None
         }
     )
     figure, ax = svg.new_figure(8.6, 3.5)
@@ -54,9 +65,9 @@ def draw(data: RunData) -> Lesson:
                 )
     labels = []
     for kernel in kernels:
-        regs = data.value(f"local_memory/{kernel}", "registers_per_thread")
-        local = data.value(f"local_memory/{kernel}", "local_bytes_per_thread")
-        blocks = data.value(f"local_memory/{kernel}", "resident_blocks_per_sm")
+        regs = _attribute(data, kernel, "registers_per_thread", rounds)
+        local = _attribute(data, kernel, "local_bytes_per_thread", rounds)
+        blocks = _attribute(data, kernel, "resident_blocks_per_sm", rounds)
         detail = ", ".join(
             text
             for text, value in (

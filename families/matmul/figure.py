@@ -24,10 +24,10 @@ def draw(data: RunData) -> Lesson:
     guide = [  # the guide's kernels, as the C++ registers them: the variants sized by m
         k
         for k in data.variants("matmul/")
-        if any("m" in e.params for e in data.entries(f"matmul/{k}"))
+        if any(e.integer("m") is not None for e in data.entries(f"matmul/{k}"))
     ]
     sizes = sorted(
-        {int(e.params["m"]) for k in guide for e in data.entries(f"matmul/{k}") if "m" in e.params}
+        {m for k in guide for e in data.entries(f"matmul/{k}") if (m := e.integer("m")) is not None}
     )
     sgemm = data.sweep("matmul/sgemm_tiled", "size", FLOPS)
     reference = data.reference("matmul")  # cuBLAS

@@ -24,15 +24,16 @@ from kernelwatch.report.lessons.drawing import (
 from kernelwatch.report.lessons.rundata import RunData
 
 
-def _reduction_n(data: RunData) -> str | None:
-    counts: dict[str, int] = {}
+def _reduction_n(data: RunData) -> int | None:
+    counts: dict[int, int] = {}
     for path in data.paths("reduction/sum/"):
         for entry in data.entries(path):
-            if "n" in entry.params:
-                counts[entry.params["n"]] = counts.get(entry.params["n"], 0) + 1
+            n = entry.integer("n")
+            if n is not None:
+                counts[n] = counts.get(n, 0) + 1
     if not counts:
         return None
-    return "67108864" if "67108864" in counts else max(counts, key=lambda n: (counts[n], int(n)))
+    return 67108864 if 67108864 in counts else max(counts, key=lambda n: (counts[n], n))
 
 
 def draw(data: RunData) -> Lesson:
@@ -90,7 +91,7 @@ def draw(data: RunData) -> Lesson:
     ax.grid(axis="y", visible=False)
     ax.set_xlim(0, ax.get_xlim()[1] * 1.12)
     ax.set_xlabel("effective bandwidth (GB/s)" + (f";  (% of {ceiling})" if ceiling else ""))
-    ax.set_title(f"sum of n = {size_label(float(n))} elements")
+    ax.set_title(f"sum of n = {size_label(n)} elements")
     if has_scaling:
         ax = axes[1]
         # The variants measured at several sizes, the reference first.

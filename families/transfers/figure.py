@@ -26,7 +26,7 @@ def draw(data: RunData) -> Lesson:
     }
     overlap: list[tuple[float, float]] = []
     for count, _ in data.sweep("transfers/overlap", "streams", BPS):
-        time = data.value("transfers/overlap", "real_time", streams=int(count))
+        time = data.value("transfers/overlap", "real_time", streams=count)
         if time:
             overlap.append((count, time))
     if not any(lines.values()) and not overlap:

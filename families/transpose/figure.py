@@ -18,18 +18,18 @@ from kernelwatch.report.lessons.drawing import (
 from kernelwatch.report.lessons.rundata import RunData
 
 
-def _transpose_shape(data: RunData) -> tuple[str, str] | None:
-    shapes: dict[tuple[str, str], int] = {}
+def _transpose_shape(data: RunData) -> tuple[int, int] | None:
+    shapes: dict[tuple[int, int], int] = {}
     for path in data.paths("transpose/"):
         for entry in data.entries(path):
-            shape = (entry.params.get("rows", ""), entry.params.get("cols", ""))
-            if all(shape):
-                shapes[shape] = shapes.get(shape, 0) + 1
+            rows, cols = entry.integer("rows"), entry.integer("cols")
+            if rows is not None and cols is not None:
+                shapes[rows, cols] = shapes.get((rows, cols), 0) + 1
     if not shapes:
         return None
-    if ("8192", "8192") in shapes:
-        return ("8192", "8192")
-    return max(shapes, key=lambda s: (shapes[s], int(s[0]) * int(s[1])))
+    if (8192, 8192) in shapes:
+        return (8192, 8192)
+    return max(shapes, key=lambda s: (shapes[s], s[0] * s[1]))
 
 
 def draw(data: RunData) -> Lesson:

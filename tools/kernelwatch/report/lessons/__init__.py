@@ -49,8 +49,9 @@ def draw_all(data: RunData) -> list[Lesson]:
             with svg.style(name):  # the family's name: the SVG's hash salt
                 lesson = figure.draw(data)
         except (ArithmeticError, LookupError, ValueError) as exc:
-            # A figure reads the suite's names (`m:1024`); another project's benchmarks under
-            # the same family name (`matmul/naive/m:1k`) lose that figure, not the page.
+            # A figure reads the suite's names (`m:1024`; one it cannot read is absent,
+            # rundata.Entry.integer). Whatever else another project's benchmarks under the same
+            # family name make a figure raise loses that figure, not the page.
             why = f"its benchmarks' names are not the suite's ({type(exc).__name__}: {exc})"
             found.append(Omitted(f"lesson-{name}", f"The {name} figure", why))
             continue

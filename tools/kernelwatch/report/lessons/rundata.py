@@ -5,6 +5,9 @@ Suite names are `family/variant/.../key:value/.../manual_time`: the parts withou
 the benchmark's path (`coalescing/offset/float`), the `key:value` parts its parameters
 (`offset: 6`). The figures ask for a value (`value(path, metric, **params)`) or a sweep over one
 parameter (`sweep(path, param, metric, **fixed)`); an absent benchmark is simply not there.
+Google Benchmark's arguments are integers, so a parameter is read as a whole number
+(`Entry.integer`): one whose text is not (`m:abc`, `m:1.5`, `m:1e400`: another build's results,
+a renamed benchmark) is read as absent, and no figure reads a name's text as a number itself.
 A family's reference is the benchmark its binary marked (`kernelwatch::mark_reference`: its rows
 carry the counter `reference` = 1), so no figure restates its name.
 """
@@ -35,6 +38,26 @@ class Entry:
     name: str
     path: str
     params: Mapping[str, str]
+
+    def integer(self, key: str) -> int | None:
+        """The parameter `key` as the whole number it writes (`streams:08` -> 8); None where
+        the name has no such parameter or its text is no number Google Benchmark writes (an
+        int64)."""
+        value = number(self.params.get(key, ""))
+        if value is None or not value.is_integer() or abs(value) >= 2**63:
+            return None
+        return int(value)
+
+    def has(self, params: Mapping[str, Any]) -> bool:
+        """Whether the parameters include `params`: a number is compared with the number the
+        name writes (`streams=8` is `streams:08`), text as written (an entry's own params)."""
+        for key, wanted in params.items():
+            if isinstance(wanted, (int, float)) and not isinstance(wanted, bool):
+                if self.integer(key) != wanted:
+                    return False
+            elif self.params.get(key) != str(wanted):
+                return False
+        return True
 
 
 @dataclass(frozen=True)
@@ -121,36 +144,31 @@ class RunData:
 
     def value(self, path: str, metric: str, **params: Any) -> float | None:
         """The median of `metric` of the benchmark at `path` whose parameters include
-        `params` (the first such, by name); None when there is none."""
-        wanted = {k: str(v) for k, v in params.items()}
+        `params` (Entry.has; the first such, by name); None when there is none."""
         for entry in sorted(self.entries(path), key=lambda e: e.name):
-            if all(entry.params.get(k) == v for k, v in wanted.items()):
+            if entry.has(params):
                 found = self.medians[entry.name].get(metric)
                 if found is not None:
                     return found
         return None
 
     def name(self, path: str, **params: Any) -> str | None:
-        wanted = {k: str(v) for k, v in params.items()}
         for entry in sorted(self.entries(path), key=lambda e: e.name):
-            if all(entry.params.get(k) == v for k, v in wanted.items()):
+            if entry.has(params):
                 return entry.name
         return None
 
     def sweep(self, path: str, param: str, metric: str, **fixed: Any) -> list[tuple[float, float]]:
         """(parameter value, median of metric) over the benchmarks at `path` that have the
-        parameter and the `fixed` ones, by parameter value."""
-        wanted = {k: str(v) for k, v in fixed.items()}
+        parameter (a whole number, Entry.integer) and the `fixed` ones, by parameter value."""
         points: dict[float, float] = {}
         for entry in sorted(self.entries(path), key=lambda e: e.name):
-            x = number(entry.params.get(param, ""))
-            if x is None or x in points:
-                continue
-            if not all(entry.params.get(k) == v for k, v in wanted.items()):
+            x = entry.integer(param)
+            if x is None or x in points or not entry.has(fixed):
                 continue
             y = self.medians[entry.name].get(metric)
             if y is not None:
-                points[x] = y
+                points[float(x)] = y
         return sorted(points.items())
 
     def context_number(self, key: str) -> float | None:

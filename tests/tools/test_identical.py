@@ -103,10 +103,13 @@ def build(root: Path, sha: str, *defines: str) -> tuple[ab.Build, Path]:
     return ab.Build(sha, worktree, worktree / "build"), binary
 
 
-@pytest.fixture
-def reference(tmp_path: Path) -> tuple[ab.Build, Path]:
-    """Side A; B is built in tmp_path / "B": worktree paths of one length, as ab's are."""
-    return build(tmp_path / "A", "a" * 40)
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[ab.Build, Path]:
+    """Side A, built once: no test changes it (a build of it took 20-30 s of CI's 2 cores, ten
+    times). B is built in each test's tmp_path: a path of another length, which the project's
+    -ffile-prefix-map and the build settings' placeholder make no difference of (as a
+    checkout's path against ab's longer worktree path)."""
+    return build(tmp_path_factory.mktemp("reference") / "A", "a" * 40)
 
 
 def test_the_same_source_in_another_worktree_is_identical(reference, tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ JSON format 1.0.0, as written by nvbench 0.1.0 (its own test files) and by cuda-
   file holds states of several devices.
 * Its values: the GPU time of every cold sample, from the float32 seconds file that
   `--jsonbin` writes (summary `nv/json/bin:nv/cold/sample_times`), one repetition each; read
-  only from the JSON file's folder or its `<json file>-bin` folder (`_Converter._find`).
+  only from the JSON file's folder or its `<json file>-bin` folder (`_Converter._find`), and
+  only where it holds the count of times its summary says (its `size`).
   Without it, nvbench's summary alone: one `median` (else `mean`) aggregate row of the cold GPU
   time, with the mean, the sample count and the relative standard deviation as counters
   (results.NVBENCH_MEAN_KEY, ...), from which the comparison judges it (compare.py: Welch's t on the
@@ -49,6 +50,9 @@ from kernelwatch.results import (
 
 TESTED_FORMAT = "1.0.0"  # nvbench's meta.version.json
 SAMPLE_TIMES_TAG = "nv/json/bin:nv/cold/sample_times"
+# The most samples a count may say: far more than any run takes (nvbench's own test file has
+# states of 153,037), exact as a float, and within the int64 that compare shows counts as.
+MAX_COUNT = 2**53
 
 _GPU_TIME_TAGS = (("median", "nv/cold/time/gpu/median"), ("mean", "nv/cold/time/gpu/mean"))
 _RATES = (
@@ -186,9 +190,14 @@ class _Converter:
                 self._number(name, summaries["nv/cold/time/gpu/mean"], "value") * 1e9
             )
         if "nv/cold/sample_size" in summaries:
-            row[NVBENCH_SAMPLES_COUNTER] = self._number(
-                name, summaries["nv/cold/sample_size"], "value"
-            )
+            value = _field(summaries["nv/cold/sample_size"], "value")
+            count = _count(value)
+            if count is None:
+                raise self.fail(
+                    f"{name}: nv/cold/sample_size is {_short(repr(value))} "
+                    "(not a whole number of samples)"
+                )
+            row[NVBENCH_SAMPLES_COUNTER] = float(count)
         noise = _field(summaries.get("nv/cold/time/gpu/stdev/relative") or {}, "value")
         # nvbench writes an infinite noise where it had too few samples to measure one: then
         # the state has no counter, and cannot be judged from its summaries.
@@ -203,11 +212,15 @@ class _Converter:
         deviations) is a finite number >= 0."""
         value = _field(summary, field)
         try:
-            number = float(value)  # nvbench writes numbers as strings
-        except (TypeError, ValueError):
+            # nvbench writes numbers as strings; JSON true is no number (float(True) is 1 s)
+            number = math.nan if isinstance(value, bool) else float(value)
+        except (TypeError, ValueError, OverflowError):  # (an integer past float's range)
             number = math.nan
         if not math.isfinite(number) or number < 0:
-            raise self.fail(f"{name}: {summary.get('tag')} is {value!r} (not a finite number >= 0)")
+            raise self.fail(
+                f"{name}: {summary.get('tag')} is {_short(repr(value))} "
+                "(not a finite number >= 0)"
+            )
         return number
 
     def _samples(self, name: str, summary: Mapping[str, Any] | None) -> np.ndarray | None:
@@ -219,23 +232,27 @@ class _Converter:
         if not isinstance(filename, str) or not filename:
             self.lost.append(f"{name}: the sample file has no name")
             return None
+        # nvbench writes the count beside the name: the one check that the file is the
+        # state's (without it, any file of the folder, the JSON file too, read as times)
+        count = _count(size)
+        if count is None:
+            self.lost.append(f"{name}: {_short(filename)}: the sample file has no count of times")
+            return None
         file = self._find(name, filename)
         if file is None:
             self.lost.append(f"{name}: {_short(filename)} not found")
             return None
         try:
-            data = _read_regular(file)
+            data = _read_regular(file, 4 * count)
         except OSError as exc:
             raise self.fail(f"{name}: {file}: cannot read: {exc.strerror or exc}") from None
         if data is None:
             raise self.fail(f"{name}: sample file {file} is not a regular file")
-        if len(data) % 4:
-            self.lost.append(f"{name}: {file} is not float32 times ({len(data)} bytes)")
+        if len(data) != 4 * count:
+            held = f"more than {4 * count}" if len(data) > 4 * count else str(len(data))
+            self.lost.append(f"{name}: {file} holds {held} bytes, not {count} float32 times")
             return None
         samples = np.frombuffer(data, dtype="<f4").astype(float)
-        if size is not None and str(size) != str(len(samples)):
-            self.lost.append(f"{name}: {file} holds {len(samples)} times, not {size}")
-            return None
         if not len(samples) or not (np.isfinite(samples) & (samples > 0)).all():
             self.lost.append(f"{name}: {file} holds a time that is not a positive number")
             return None
@@ -405,16 +422,31 @@ def _get(mapping: Any, *keys: str) -> Any:
     return mapping
 
 
-def _read_regular(file: Path) -> bytes | None:
-    """The bytes of a regular file; None for anything else (a FIFO would block the read, a
-    device never ends, a folder has no bytes). Opened without blocking and checked on the
-    open file, so that what is read is what was checked."""
+def _read_regular(file: Path, length: int) -> bytes | None:
+    """The bytes of a regular file, no more than `length` + 1 of them (a file longer than it
+    should be is not read whole: a huge one would exhaust the memory); None for anything else
+    (a FIFO would block the read, a device never ends, a folder has no bytes). Opened without
+    blocking and checked on the open file, so that what is read is what was checked."""
     fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         return None
     with os.fdopen(fd, "rb") as opened:
-        return opened.read()
+        # (read(n) sets n bytes aside at once: no more than the file holds)
+        return opened.read(min(length, info.st_size) + 1)
+
+
+def _count(value: Any) -> int | None:
+    """A count as nvbench writes one (an int64, as a string of digits); None for anything
+    else (2.5, 1e300, true) and past MAX_COUNT."""
+    if type(value) is int:
+        number = value
+    elif isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 20:
+        number = int(value)
+    else:
+        return None
+    return number if 0 <= number <= MAX_COUNT else None
 
 
 def _short(text: str, limit: int = 120) -> str:

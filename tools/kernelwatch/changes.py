@@ -152,6 +152,19 @@ def otava_analysis() -> ModuleType:
     return analysis
 
 
+def series_metric(name: str) -> Metric:
+    """--metric with its good direction, which only its name gives here: detection takes no
+    --higher-is-better, and resolve_metric's line sent the user to pass it."""
+    try:
+        return resolve_metric(name)
+    except InputError:
+        raise InputError(
+            f"--metric {name}: unknown direction for this counter; change detection knows it "
+            "from the name: time, cpu_time, or a counter named *_per_second or *_fraction "
+            "(higher is better)"
+        ) from None
+
+
 def parse_since(value: str | None, flag: str = "--since") -> str | None:
     """--since (or `flag`) as the history stores dates (UTC ISO 8601); a date without a zone is
     UTC, as a run's date without one is (history.moment)."""
@@ -193,7 +206,7 @@ def find_changes(
         raise InputError(f"--threshold {threshold}: must be between 0 and 10")
     if not (0 < alpha < 1):
         raise InputError(f"--alpha {alpha}: must be between 0 and 1")
-    measured = resolve_metric(metric)
+    measured = series_metric(metric)
     pattern = _pattern(benchmark_filter)
     cutoff = parse_since(since)
     known = parse_since(new_since, "--new-since")

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
     from kernelwatch import changes as change_points
     from kernelwatch import history, verdict
     from kernelwatch.render import aligned, format_value
-    from kernelwatch.results import Metric, resolve_metric
+    from kernelwatch.results import Metric
 
 DESCRIPTION = """\
 The results history: every ingested run (its context, commit, date, and every repetition of
@@ -212,11 +212,12 @@ def register(subparsers: Any) -> None:
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
     # Not empty: `--db "$UNSET"` was taken as not given, and an ingest wrote into the project's
-    # default database (making results/ for it).
+    # default database (making results/ for it). Not a folder: Path drops the slash of
+    # `--db results/`, and an ingest made a database file named results.
     parser.add_argument(
         "--db",
         metavar="PATH",
-        type=options.non_empty,
+        type=options.output_file,
         help=f"the history database (default: results/history.sqlite, {options.IN_PROJECT})",
     )
 
@@ -228,8 +229,8 @@ def _db(args: argparse.Namespace) -> str | Path:
 
 
 def _key(value: str) -> str:
-    """argparse's type of --key: not empty (`--key "$UNSET"` would be no key), one line."""
-    options.non_empty(value)
+    """argparse's type of --key: not blank (`--key "$UNSET"` would be no key), one line."""
+    options.non_empty(value.strip())
     if not value.isprintable():
         raise argparse.ArgumentTypeError("not printable (one line of text)")
     return value
@@ -357,7 +358,6 @@ def changes_main(args: argparse.Namespace) -> int:
     # The options, the suite's config and their precedence as compare reads them.
     from kernelwatch import changes as change_points
     from kernelwatch import verdict
-    from kernelwatch.results import resolve_metric
 
     config = verdict.suite_config(args.config)
     # The defaults of `history changes` (defaults.py); alpha's precedence is compare's, the
@@ -365,7 +365,7 @@ def changes_main(args: argparse.Namespace) -> int:
     given = parse_fraction(args.threshold, "--threshold") if args.threshold else None
     threshold = change_points.threshold_of(given, config.threshold)
     alpha = config.over("alpha", args.alpha, defaults.CHANGES_ALPHA)
-    metric = resolve_metric(args.metric)
+    metric = change_points.series_metric(args.metric)
     return run_changes(
         ChangesCommand(
             db=_db(args),

@@ -53,12 +53,17 @@ class Point:
 
 
 _RUN_COLUMNS = "r.id, r.date, r.git_commit, r.gpu_slug, r.gpu_name, r.benchmarks, r.source"
+_TEXT_COLUMNS = ("date", "git_commit", "gpu_slug", "gpu_name", "source")
 
 
 def _run(row: Sequence[Any]) -> Run:
     count = row[5]
     if not isinstance(count, int):  # SQLite keeps whatever a hand edit wrote in a column
         raise damaged(f"run {row[0]}'s benchmarks", count, "a count")
+    # A BLOB stays bytes in a TEXT column, which the table and the JSON writer cannot print.
+    for column, value in zip(_TEXT_COLUMNS, (row[1], *row[2:5], row[6])):
+        if value is not None and not isinstance(value, str):
+            raise damaged(f"run {row[0]}'s {column}", value, "text")
     return Run(int(row[0]), row[1], row[2], row[3], row[4], count, row[6])
 
 

@@ -1148,3 +1148,25 @@ def test_a_malformed_explanations_file_is_one_line(
     assert r.status == 2 and r.err.count("\n") == 1, r.err
     assert r.err.startswith(f"kernelwatch: error: --explanations {broken}: not a kernelwatch ")
     assert not out.exists()
+
+
+def test_a_counter_ranked_by_the_user_keeps_its_direction_in_change_detection(
+    history_db, tmp_path, monkeypatch
+) -> None:
+    """`report --metric occupancy --higher-is-better`: the report handed change detection the
+    counter's name alone, which gives no direction, so its change points were refused for a
+    counter the user had ranked. The finder now gets the direction too."""
+    from kernelwatch import changes
+    from kernelwatch.results import resolve_metric
+
+    monkeypatch.setattr(lessons, "draw_all", lambda data: [])
+    with sqlite3.connect(history_db) as db:
+        with pytest.raises(InputError, match="--metric occupancy: unknown direction"):
+            changes.find_changes(db, gpu=GPU, metric="occupancy")
+        assert isinstance(
+            changes.find_changes(db, gpu=GPU, metric="occupancy", higher_is_better=True), list
+        )
+    ranked = Judging(resolve_metric("occupancy", higher_is_better=True), SUITE_SETTINGS)
+    out = tmp_path / "occupancy.html"
+    write_report(Options(result=SUITE, judging=ranked, db=history_db), out)
+    assert "change points were not computed" not in out.read_text(encoding="utf-8")

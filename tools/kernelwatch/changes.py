@@ -152,16 +152,19 @@ def otava_analysis() -> ModuleType:
     return analysis
 
 
-def series_metric(name: str) -> Metric:
-    """--metric with its good direction, which only its name gives here: detection takes no
-    --higher-is-better, and resolve_metric's line sent the user to pass it."""
+def series_metric(name: str, higher_is_better: bool | None = None) -> Metric:
+    """--metric with its good direction: given (report's --lower-is-better), else from its name
+    (`history changes` takes no --higher-is-better, and resolve_metric's line sent the user to
+    pass it)."""
     try:
-        return resolve_metric(name)
+        return resolve_metric(name, higher_is_better)
     except InputError:
+        if higher_is_better is not None:
+            raise
         raise InputError(
             f"--metric {name}: unknown direction for this counter; change detection knows it "
-            "from the name: time, cpu_time, or a counter named *_per_second or *_fraction "
-            "(higher is better)"
+            "from the name: time, cpu_time, allocs_per_iter, max_bytes_used (lower is better), "
+            "or a counter named *_per_second or *_fraction (higher is better)"
         ) from None
 
 
@@ -193,8 +196,10 @@ def find_changes(
     alpha: float = DEFAULT_ALPHA,
     rules: Sequence[ThresholdRule] = (),
     new_since: str | None = None,
+    higher_is_better: bool | None = None,
 ) -> list[Change]:
-    """Every change in every (GPU, benchmark) series of `metric`, newest first.
+    """Every change in every (GPU, benchmark) series of `metric`, newest first; its good
+    direction is `higher_is_better` where given, else its name's (series_metric).
 
     `since` keeps the changes whose first run is at or after it, as times (the whole history
     is still analysed: runs before it are the "before"). `rules` are compare's per-benchmark
@@ -206,7 +211,7 @@ def find_changes(
         raise InputError(f"--threshold {threshold}: must be between 0 and 10")
     if not (0 < alpha < 1):
         raise InputError(f"--alpha {alpha}: must be between 0 and 1")
-    measured = series_metric(metric)
+    measured = series_metric(metric, higher_is_better)
     pattern = _pattern(benchmark_filter)
     cutoff = parse_since(since)
     known = parse_since(new_since, "--new-since")

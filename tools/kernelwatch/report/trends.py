@@ -177,6 +177,9 @@ def _finder_arguments(
         arguments["rules"] = settings.rules
     if threshold is not None and ("threshold" in parameters or takes_any):
         arguments["threshold"] = threshold.value
+    # A counter's direction given with --higher/--lower-is-better: its name alone gives none.
+    if "higher_is_better" in parameters or takes_any:
+        arguments["higher_is_better"] = metric.higher_is_better
     return arguments
 
 

@@ -18,6 +18,7 @@ from kernelwatch import baseline as baselines
 from kernelwatch import explain
 from kernelwatch import levels
 from kernelwatch import noise as noises
+from kernelwatch import verdict
 from kernelwatch.compare import Settings, Verdict, compare
 from kernelwatch.config import load_config
 from kernelwatch.gbench import read_json
@@ -53,11 +54,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def against_baseline(path: Path, part: bool = False):
+def against_baseline(path: Path):
     run = load(path)
-    found = baselines.against(
-        BASELINES, run.context, str(path), names=set(run.names) if part else None
-    )
+    found = baselines.against(BASELINES, run.context, str(path))
     return compare(from_documents(found.label, found.documents), run, TIME, SETTINGS, found.noise)
 
 
@@ -309,9 +308,12 @@ def test_sensitivity_is_stated_and_tight_on_the_baselines_own_card() -> None:
 
 def test_report_and_run_give_the_same_verdicts() -> None:
     """One path to a verdict: the report finds the baseline, its stored noise and the part of
-    the suite that ran exactly as `run` does (baselines.against)."""
+    the suite that ran exactly as `run` does (verdict.find_baseline, judge_result)."""
     pytest.importorskip("matplotlib")
-    report = against_baseline(CARD_E, part=True)
+    run = load(CARD_E)
+    found = verdict.find_baseline(BASELINES, run.context, str(CARD_E), set(run.names))
+    judging = Judging(TIME, SETTINGS)
+    report = verdict.judge_result(verdict.baseline_side(found), run, judging, found)
     shown = build_page(Options(result=CARD_E, judging=Judging(TIME, SETTINGS), baselines=BASELINES))
     assert shown.comparison is not None
     assert [(c.name, c.verdict, c.limit) for c in shown.comparison.comparisons] == [

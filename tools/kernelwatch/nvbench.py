@@ -232,22 +232,22 @@ class _Converter:
         if not isinstance(filename, str) or not filename:
             self.lost.append(f"{name}: the sample file has no name")
             return None
-        # nvbench writes the count beside the name: the one check that the file is the
-        # state's (without it, any file of the folder, the JSON file too, read as times)
-        count = _count(size)
-        if count is None:
-            self.lost.append(f"{name}: {_short(filename)}: the sample file has no count of times")
-            return None
-        file = self._find(name, filename)
+        file = self._find(name, filename)  # (a name outside the folders is refused first)
         if file is None:
             self.lost.append(f"{name}: {_short(filename)} not found")
             return None
+        # nvbench writes the count beside the name: the one check that the file is the
+        # state's (without it, any file of the folder, the JSON file too, read as times)
+        count = _count(size)
         try:
-            data = _read_regular(file, 4 * count)
+            data = _read_regular(file, 4 * (count or 0))
         except OSError as exc:
             raise self.fail(f"{name}: {file}: cannot read: {exc.strerror or exc}") from None
         if data is None:
             raise self.fail(f"{name}: sample file {file} is not a regular file")
+        if count is None:
+            self.lost.append(f"{name}: {_short(filename)}: the sample file has no count of times")
+            return None
         if len(data) != 4 * count:
             held = f"more than {4 * count}" if len(data) > 4 * count else str(len(data))
             self.lost.append(f"{name}: {file} holds {held} bytes, not {count} float32 times")

@@ -12,6 +12,7 @@ import json
 import math
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -329,17 +330,23 @@ def test_a_missing_sample_file_falls_back_to_the_summary_with_a_note(
     assert any("0.bin not found" in n for n in result.notes)
 
 
-def _naming(path: Path, filename: str) -> Path:
-    """`path` (an nvbench file of with_samples) with its first state's sample file renamed."""
+def sample_summary_edited(path: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """`path` (an nvbench file of with_samples) with `edit` made to its first state's sample
+    file summary (data: its filename, then its size)."""
     document = json.loads(path.read_text())
     summary = next(
         s
         for s in document["benchmarks"][0]["states"][0]["summaries"]
         if s["tag"] == nvbench.SAMPLE_TIMES_TAG
     )
-    summary["data"][0]["value"] = filename
+    edit(summary)
     path.write_text(json.dumps(document))
     return path
+
+
+def _naming(path: Path, filename: str) -> Path:
+    """`path` (an nvbench file of with_samples) with its first state's sample file renamed."""
+    return sample_summary_edited(path, lambda s: s["data"][0].update(value=filename))
 
 
 def _secret(tmp_path: Path) -> Path:

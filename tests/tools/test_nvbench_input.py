@@ -14,7 +14,7 @@ from conftest import run_module
 from kernelwatch import nvbench
 from kernelwatch.loading import load
 from test_hardening import memory_limit
-from test_nvbench import REF, _naming, one_device, with_samples
+from test_nvbench import REF, _naming, one_device, sample_summary_edited, with_samples
 
 MEAN = "nv/cold/time/gpu/mean"
 
@@ -66,15 +66,11 @@ def test_a_sample_count_that_is_no_count_is_one_line(tmp_path: Path, run_cli, va
 
 def _without_size(path: Path) -> Path:
     """`path` (an nvbench file of with_samples) with its first sample file's size left out."""
-    document = json.loads(path.read_text())
-    summary = next(
-        s
-        for s in document["benchmarks"][0]["states"][0]["summaries"]
-        if s["tag"] == nvbench.SAMPLE_TIMES_TAG
-    )
-    summary["data"] = [d for d in summary["data"] if d["name"] != "size"]
-    path.write_text(json.dumps(document))
-    return path
+
+    def drop_size(summary: dict[str, Any]) -> None:
+        summary["data"] = [d for d in summary["data"] if d["name"] != "size"]
+
+    return sample_summary_edited(path, drop_size)
 
 
 def test_a_sample_file_of_no_size_is_not_read(tmp_path: Path) -> None:
@@ -91,14 +87,7 @@ def test_a_sample_file_of_no_size_is_not_read(tmp_path: Path) -> None:
 @pytest.mark.parametrize("size", ["40.0", "-1", "abc"])
 def test_a_sample_file_of_a_size_that_is_no_count_is_not_read(tmp_path: Path, size: str) -> None:
     path = with_samples(tmp_path, "a.json", {}, seed=1)
-    document = json.loads(path.read_text())
-    summary = next(
-        s
-        for s in document["benchmarks"][0]["states"][0]["summaries"]
-        if s["tag"] == nvbench.SAMPLE_TIMES_TAG
-    )
-    summary["data"][1]["value"] = size
-    path.write_text(json.dumps(document))
+    sample_summary_edited(path, lambda s: s["data"][1].update(value=size))
     result = load(path)
     assert result.from_aggregates[result.index["simple"]]
     assert any("the sample file has no count of times" in n for n in result.notes), result.notes

@@ -3,10 +3,13 @@ benchmark list and real H200 result files."""
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -22,20 +25,25 @@ from kernelwatch.gbench import read_json
 BASELINES = REPO / "baselines"
 SUITE_BASELINE = BASELINES / "nvidia-h200-sm90" / "result.json.gz"
 REAL_RUN = GPU_DATA / "h200-suite-rep10.json.gz"
-# A whole run whose imprecise medians were topped up (card S, H200).
-TOPPED_UP_RUN = GPU_DATA / "h200-suite-card-5e6217f4.json.gz"
+# A whole run whose imprecise medians were topped up (card S, H200). The tests of merge's
+# checks cut it, not the baseline: a pool of nineteen runs, 18 times its rows (0.9 s a read).
+A_RUN = GPU_DATA / "h200-suite-card-5e6217f4.json.gz"
 
 
-def suite_names() -> list[str]:
+@functools.cache
+def suite_names() -> tuple[str, ...]:
     """Every benchmark of the suite, in the order of the committed H200 baseline (a full run;
-    the binaries' --benchmark_list_tests needs the CUDA build)."""
+    the binaries' --benchmark_list_tests needs the CUDA build). Read once: 0.9 s a read."""
     rows = read_json(SUITE_BASELINE)["benchmarks"]
-    return list(dict.fromkeys(row["run_name"] for row in rows))
+    return tuple(dict.fromkeys(row["run_name"] for row in rows))
 
 
-def planning_seconds() -> dict[str, float]:
+@functools.cache
+def planning_seconds() -> Mapping[str, float]:
     """The durations `run --shard` reads: every committed baseline."""
-    return shards.durations(read_json(entry.result) for entry in entries(BASELINES))
+    return MappingProxyType(
+        shards.durations(read_json(entry.result) for entry in entries(BASELINES))
+    )
 
 
 def test_the_suite_list_is_the_whole_suite() -> None:
@@ -152,7 +160,7 @@ def rows_key(document: dict[str, Any]) -> list[str]:
     )
 
 
-@pytest.mark.parametrize("source", [REAL_RUN, SUITE_BASELINE, TOPPED_UP_RUN], ids=lambda p: p.name)
+@pytest.mark.parametrize("source", [REAL_RUN, SUITE_BASELINE, A_RUN], ids=lambda p: p.name)
 def test_merging_shards_gives_the_unsharded_result(tmp_path: Path, run_cli, source: Path) -> None:
     if not source.is_file():
         pytest.skip(f"no {source}")
@@ -180,7 +188,7 @@ def test_merging_shards_gives_the_unsharded_result(tmp_path: Path, run_cli, sour
 
 
 def test_merged_shards_go_into_the_history(tmp_path: Path, run_cli) -> None:
-    files = shard_files(tmp_path, TOPPED_UP_RUN, 2)  # a run (the baseline is a pool of runs)
+    files = shard_files(tmp_path, A_RUN, 2)
     merged = tmp_path / "merged.json"
     assert run_cli("merge", *files, "-o", merged).status == 0
     done = run_cli("history", "ingest", merged, "--db", tmp_path / "h.sqlite")
@@ -188,7 +196,7 @@ def test_merged_shards_go_into_the_history(tmp_path: Path, run_cli) -> None:
 
 
 def test_a_merged_name_ending_in_gz_is_gzip(tmp_path: Path, run_cli) -> None:
-    files = shard_files(tmp_path, TOPPED_UP_RUN, 2)
+    files = shard_files(tmp_path, A_RUN, 2)
     plain, packed = tmp_path / "merged.json", tmp_path / "merged.json.gz"
     assert run_cli("merge", *files, "-o", plain).status == 0
     assert run_cli("merge", *files, "-o", packed).status == 0
@@ -239,7 +247,7 @@ def edit(path: Path, **context: Any) -> None:
 def test_merge_refuses_what_is_not_one_run(
     tmp_path: Path, run_cli, change: dict[str, Any], message: str
 ) -> None:
-    files = shard_files(tmp_path, SUITE_BASELINE, 3)
+    files = shard_files(tmp_path, A_RUN, 3)
     edit(files[1], **change)
     out = tmp_path / "merged.json"
     done = run_cli("merge", *files, "-o", out)
@@ -252,7 +260,7 @@ def test_merge_refuses_what_is_not_one_run(
 def test_merge_refuses_impossible_shards(
     tmp_path: Path, run_cli, spec: str, partial: list[str]
 ) -> None:
-    files = shard_files(tmp_path, SUITE_BASELINE, 2)
+    files = shard_files(tmp_path, A_RUN, 2)
     edit(files[1], kernelwatch_shard=spec)
     out = tmp_path / "merged.json"
     for given in (files, files[1:]):
@@ -263,7 +271,7 @@ def test_merge_refuses_impossible_shards(
 
 
 def test_merge_refuses_a_missing_shard_unless_told(tmp_path: Path, run_cli) -> None:
-    files = shard_files(tmp_path, SUITE_BASELINE, 3)
+    files = shard_files(tmp_path, A_RUN, 3)
     out = tmp_path / "merged.json"
     done = run_cli("merge", files[0], files[2], "-o", out)
     assert done.status == 2 and "shard(s) 2/3 not given" in done.err
@@ -275,7 +283,7 @@ def test_merge_leaves_out_a_regressions_re_run_beside_a_shard(tmp_path: Path, ru
     commit and model, its own --filter, no shard key), which the glob of `merge s-*.json` names
     too: it was refused as "not parts of one run", so a night with a regression had no result.
     """
-    files = shard_files(tmp_path, SUITE_BASELINE, 2)
+    files = shard_files(tmp_path, A_RUN, 2)
     document = read_json(files[1])
     name = document["benchmarks"][0]["run_name"]
     context = {k: v for k, v in document["context"].items() if k != "kernelwatch_shard"}
@@ -301,7 +309,7 @@ def test_merge_leaves_out_a_regressions_re_run_beside_a_shard(tmp_path: Path, ru
 
 
 def test_merge_refuses_a_benchmark_in_two_files(tmp_path: Path, run_cli) -> None:
-    files = shard_files(tmp_path, SUITE_BASELINE, 2)
+    files = shard_files(tmp_path, A_RUN, 2)
     for path in files:
         edit(path, kernelwatch_shard=None)
     done = run_cli("merge", files[0], files[0], "-o", tmp_path / "m.json")
@@ -313,7 +321,7 @@ def test_merge_refuses_a_benchmark_in_two_files(tmp_path: Path, run_cli) -> None
 
 
 def test_shards_from_two_cards_of_one_model_are_another_card(tmp_path: Path, run_cli) -> None:
-    files = shard_files(tmp_path, SUITE_BASELINE, 2)
+    files = shard_files(tmp_path, A_RUN, 2)
     edit(files[1], gpu_uuid="GPU-ffffffff-0000-0000-0000-000000000000")
     out = tmp_path / "merged.json"
     assert run_cli("merge", *files, "-o", out).status == 0
@@ -360,7 +368,7 @@ def test_run_shards_then_merge_is_the_whole_suite(tmp_path: Path, run_cli, monke
 def test_an_empty_shard_is_refused(tmp_path: Path, run_cli) -> None:
     # run never writes a shard that holds nothing (no benchmark falls in it: exit 2), so an
     # empty file is no part of a run; it merged with the others, and alone made an empty result.
-    files = shard_files(tmp_path, SUITE_BASELINE, 2)
+    files = shard_files(tmp_path, A_RUN, 2)
     empty = tmp_path / "empty.json"
     document = read_json(files[0])
     empty.write_text(json.dumps({"context": document["context"], "benchmarks": []}))
@@ -410,7 +418,7 @@ def test_merge_refuses_shards_of_another_projects_benchmarks(
 
 
 def test_old_shards_without_a_plan_still_merge(tmp_path: Path, run_cli) -> None:
-    files = shard_files(tmp_path, SUITE_BASELINE, 3)  # no part records a plan
+    files = shard_files(tmp_path, A_RUN, 3)  # no part records a plan
     assert all("kernelwatch_shard_plan" not in read_json(p)["context"] for p in files)
     assert run_cli("merge", *files, "-o", tmp_path / "merged.json").status == 0
 
@@ -493,7 +501,7 @@ def test_the_merged_date_is_the_earliest_part_s_as_a_time(
 
 
 def test_a_part_dated_with_no_time_is_one_line(tmp_path: Path, run_cli) -> None:
-    files = shard_files(tmp_path, SUITE_BASELINE, 2)
+    files = shard_files(tmp_path, A_RUN, 2)
     edit(files[1], date="yesterday")
     out = tmp_path / "merged.json"
     done = run_cli("merge", *files, "-o", out)

@@ -154,6 +154,25 @@ def test_flat_noisy_series_give_nothing(make_history, run_cli) -> None:
     assert "no change in the whole history" in done.out
 
 
+@pytest.mark.parametrize("first_id", [10**12, -7])
+def test_run_ids_a_hand_edit_renumbered_keep_their_order(make_history, first_id) -> None:
+    """A run id is any 64-bit integer to SQLite: 10**12 made a table of 10**12 entries (an
+    internal error), and -7 was read from the end of it (another run's place)."""
+    db = make_history({STEP: [100.0] * 3 + [112.0] * 3})
+    with sqlite3.connect(db) as c:
+        for k in range(1, 7):  # every run's id moved, in every table that names it
+            for table, column in (
+                ("runs", "id"),
+                ("samples", "run_id"),
+                ("run_benchmarks", "run_id"),
+            ):
+                c.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (first_id + k, k))
+    c.close()
+    with history.database(db) as connection:
+        found = changes.find_changes(connection)
+    assert [(f.index, f.commit, f.run_id) for f in found] == [(3, commit_of(3), first_id + 4)]
+
+
 def test_one_odd_run_is_not_a_change(make_history) -> None:
     db = make_history({STEP: [100.0] * 4 + [130.0] + [100.0] * 4})
     with history.database(db) as connection:

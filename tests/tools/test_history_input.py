@@ -57,6 +57,20 @@ def test_a_blob_in_a_runs_text_column_is_one_line(run_cli, write_json, tmp_path,
     assert db.read_bytes() == content
 
 
+def test_a_blob_as_a_benchmarks_name_is_one_line(run_cli, write_json, tmp_path):
+    """A BLOB name reached the --filter regex and the series as bytes: an internal TypeError."""
+    db = tmp_path / "h.sqlite"
+    path = write_json("r.json", {"BM_A": [1.0, 2.0, 3.0]}, context=H100_CONTEXT)
+    assert run_cli("history", "ingest", path, "--db", db).status == 0
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE benchmarks SET name = X'00ff'")
+    c.close()
+    for filter_args in ((), ("--filter", "BM_")):
+        done = run_cli("history", "changes", *filter_args, "--db", db)
+        assert done.status == 2, done
+        assert "benchmark 1's name holds b'\\x00\\xff'" in one_line(done.err)
+
+
 def test_a_metric_of_unknown_direction_names_what_changes_takes(run_cli, write_json, tmp_path):
     """`history changes` has no --higher-is-better: the line told the user to pass it."""
     db = tmp_path / "h.sqlite"

@@ -325,11 +325,12 @@ def load_series(
         raise InputError(
             f"--metric {metric_key}: no such values in the history; it has {', '.join(known)}"
         )
-    names = {
-        int(r[0]): r[1]
-        for r in db.execute("SELECT id, name FROM benchmarks")
-        if pattern is None or pattern.search(r[1])
-    }
+    names: dict[int, str] = {}
+    for benchmark_id, name in db.execute("SELECT id, name FROM benchmarks"):
+        if not isinstance(name, str):  # (a BLOB a hand edit wrote: bytes, which no regex reads)
+            raise damaged(f"benchmark {benchmark_id}'s name", name, "text")
+        if pattern is None or pattern.search(name):
+            names[int(benchmark_id)] = name
     if not names and pattern is not None:
         raise InputError(f"--filter {pattern.pattern!r} matches no benchmark in the history")
     # One range of the samples' key (benchmark, metric, run, repetition) per series: a query
@@ -347,8 +348,11 @@ def load_series(
         failed.setdefault(benchmark_id, set()).add(run_id)
     emitted = 0
     for slug, runs in ordered.items():
-        rank = np.full(max(run.id for run in runs) + 1, -1, np.int64)  # run id -> date order
-        rank[[run.id for run in runs]] = np.arange(len(runs))
+        # run id -> date order, by a search of the sorted ids: an id is any 64-bit integer
+        # (a hand edit's 10**12 made a table of that size, a negative one indexed from its end)
+        ids = np.array([run.id for run in runs], np.int64)
+        by_id = np.argsort(ids, kind="stable")
+        sorted_ids = ids[by_id]
         for benchmark_id in sorted(names):
             rows = db.execute(
                 "SELECT s.run_id, s.value FROM samples s WHERE s.benchmark_id = ? AND "
@@ -358,18 +362,18 @@ def load_series(
             ).fetchall()
             if not rows:
                 continue
+            run_ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
             try:
-                table = np.array(rows, dtype=np.float64)  # (run ids are far below 2**53)
+                values = np.fromiter((r[1] for r in rows), np.float64, len(rows))
             except (TypeError, ValueError):
                 bad = next((v for _, v in rows if not isinstance(v, (int, float))), None)
                 raise damaged(f"a sample of benchmark {benchmark_id}", bad, "a number") from None
-            run_ids, values = table[:, 0].astype(np.int64), table[:, 1]
             if benchmark_id in failed:
                 keep = ~np.isin(run_ids, list(failed[benchmark_id]))
                 run_ids, values = run_ids[keep], values[keep]
                 if not len(values):
                     continue
-            places = rank[run_ids]
+            places = by_id[np.searchsorted(sorted_ids, run_ids)]
             order = np.argsort(places, kind="stable")  # (stable: repetitions stay in order)
             present, counts = np.unique(places, return_counts=True)
             emitted += 1

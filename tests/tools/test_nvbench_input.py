@@ -116,3 +116,14 @@ def test_a_huge_sample_file_is_not_read(tmp_path: Path) -> None:
     done = run_module("compare", path, path, timeout=120, preexec_fn=memory_limit(4 << 30))
     assert done.returncode == 0, done.stderr
     assert "0.bin holds more than 160 bytes, not 40 float32 times" in done.stdout
+
+
+@pytest.mark.parametrize("reason", [{"why": "no"}, ["a", "b"], 7, "", None])
+def test_a_skip_reason_that_is_no_text_is_nvbench_s_word(tmp_path: Path, reason: Any) -> None:
+    """A skipped state's reason is shown in compare's table and the reports: a list or an
+    object there was shown as Python writes it."""
+    document = one_device(REF)
+    state = document["benchmarks"][0]["states"][0]
+    state.update(is_skipped=True, skip_reason=reason)
+    rows = nvbench.as_google_benchmark(document, tmp_path / "skipped.json")["benchmarks"]
+    assert rows[0]["skipped"] and rows[0]["skip_message"] == "skipped by nvbench"

@@ -132,7 +132,8 @@ class _Converter:
         name = "/".join(parts)
         base = {"name": name, "run_name": name, "threads": 1, "iterations": 1}
         if state.get("is_skipped"):
-            reason = state.get("skip_reason") or "skipped by nvbench"
+            reason = state.get("skip_reason")  # (a list or an object: no reason to show)
+            reason = reason if isinstance(reason, str) and reason else "skipped by nvbench"
             return [{**base, "run_type": "iteration", "skipped": True, "skip_message": reason}]
         summaries = _summaries(state.get("summaries"))
         central = next(((a, summaries[t]) for a, t in _GPU_TIME_TAGS if t in summaries), None)

@@ -95,7 +95,7 @@ def test_the_commit_cannot_break_out_of_the_footer() -> None:
         ("0123456789abcdef", "`0123456789ab`"),
     ]:
         footer = body("report", "g", "G", commit).splitlines()[-1]
-        assert footer == f"<sub>Updated on every push: commit {shown}</sub>", commit
+        assert footer == f"<sub>Report of commit {shown}</sub>", commit
     url = "https://x/runs/1) [evil](https://e"
     footer = body("report", "g", "G", None, url).splitlines()[-1]
     assert "(<https://x/runs/1)%20[evil](https://e>)" in footer
@@ -168,4 +168,4 @@ def test_a_blank_commit_is_no_empty_code_span() -> None:
     after 12 line breaks, showed as ``, an empty code span GitHub shows as two backticks."""
     assert "commit" not in body("report", "g", "G", " \n ").splitlines()[-1]
     footer = body("report", "g", "G", "\n" * 12 + "0123456789abcdef").splitlines()[-1]
-    assert footer == "<sub>Updated on every push: commit `0123456789ab`</sub>"
+    assert footer == "<sub>Report of commit `0123456789ab`</sub>"

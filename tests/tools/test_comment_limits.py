@@ -39,7 +39,7 @@ def test_a_huge_gpu_name_or_run_url_is_shortened_saying_so(
         lines = text.splitlines()
         assert lines[0] == marker("nvidia-h100-sm90") and lines[1].startswith("## kernelwatch on")
         assert said in text and "### kernelwatch compare: " in text
-        assert lines[-1].startswith("<sub>Updated on every push: commit `0123456789ab`")
+        assert lines[-1].startswith("<sub>Report of commit `0123456789ab`")
         text.encode("utf-8")  # (no pair split in two)
 
 
@@ -58,6 +58,10 @@ def test_a_marker_no_comment_can_hold_is_refused_in_one_line(run_cli, tmp_path: 
     assert "--gpu" in done.err and len(done.err) < 400
     assert out.read_text() == "the comment before\n"
     assert sorted(os.listdir(tmp_path)) == ["body.md", "r.md"]  # (no temporary file left)
+    # --marker-only prints the marker the workflow looks for: none that no comment can hold
+    done = run_cli("comment", report, "--gpu", "g" * 70_000, "--marker-only")
+    assert done.status == 2 and done.out == "" and len(done.err.splitlines()) == 1, done.err
+    assert "no comment can hold it" in done.err and len(done.err) < 400
     help_text = run_cli("comment", "--help").out
     assert "no comment can hold the body" in " ".join(help_text.split())
     assert "its first 12 characters" in " ".join(help_text.split())  # (--commit: as shown)
@@ -91,3 +95,14 @@ def test_what_is_written_is_what_was_counted(run_cli, tmp_path: Path) -> None:
     assert done.status == 0, done.err
     written = out.read_text(encoding="utf-8")
     assert utf16_length(written) <= MAX_BODY and "\\xff" in written.splitlines()[1]
+
+
+def test_a_long_gpu_that_is_no_slug_is_warned_about_in_one_short_line(run_cli, tmp_path) -> None:
+    """The warning that --gpu is no baseline slug printed the value and its marker whole: two
+    copies of a 60,000-character --gpu on stderr."""
+    report = tmp_path / "r.md"
+    report.write_text(REPORT)
+    done = run_cli("comment", report, "--gpu", "G" * 60_000, "--marker-only")
+    assert done.status == 0 and done.out == marker("g" * 60_000) + "\n"
+    assert len(done.err.splitlines()) == 1 and len(done.err) < 600, done.err[:300]
+    assert "is not a baseline slug" in done.err and "(60,002 characters)" in done.err

@@ -20,6 +20,9 @@ MAX_BODY = 65_536
 # room, and the body went past the limit.
 MAX_TITLE = 200
 MAX_URL = 2_000
+# A marker past this leaves no room for the rest at its longest (the heading of a cut name,
+# 260 units; a footer with the longest link, 2,120; the line saying the report was cut).
+MAX_MARKER = MAX_BODY - 4_000
 _MARKER_KEY = re.compile(r"[^a-z0-9._]+")
 _CUT = "*(cut here: the report is longer than a comment can be; the job summary has all of it)*"
 # What a cut closes: a code block, and a `<details>` fold, it was made in.
@@ -34,8 +37,16 @@ def marker_key(gpu: str) -> str:
 
 def marker(gpu: str) -> str:
     """The hidden first line that identifies the comment of one GPU model:
-    `<!-- kernelwatch:<gpu> -->`."""
-    return f"<!-- kernelwatch:{marker_key(gpu)} -->"
+    `<!-- kernelwatch:<gpu> -->`. Refused (bad input) where no comment can hold it: it is not
+    shortened, as the workflow finds the comment by it (--marker-only)."""
+    tag = f"<!-- kernelwatch:{marker_key(gpu)} -->"
+    if utf16_length(tag) > MAX_MARKER:
+        raise InputError(
+            f"the comment's marker {tag[:60]}... is {utf16_length(tag):,} characters: no "
+            f"comment can hold it (GitHub's limit: {MAX_BODY:,}); name the GPU with a shorter "
+            "--gpu"
+        )
+    return tag
 
 
 def body(
@@ -48,8 +59,7 @@ def body(
     """The comment: the marker, a heading naming the GPU, compare's Markdown report (its own
     heading one level down), and a line with the commit and the workflow run. A report too long
     for a comment is cut at a line, with a pointer to the job summary. Refuses (bad input) only a
-    marker too long for any comment: it is not shortened, as the workflow finds the comment by
-    it."""
+    marker too long for any comment (`marker`)."""
     # (a name not UTF-8, a lone surrogate, is written as \xNN: counted as written)
     markdown, gpu_title = printable(markdown), printable(gpu_title)
     foot = []
@@ -65,17 +75,11 @@ def body(
             foot.append(
                 f"the workflow run's link is left out: its URL is {utf16_length(url):,} characters"
             )
-    footer = f"\n\n<sub>Updated on every push: {' · '.join(foot)}</sub>\n" if foot else "\n"
+    # (no "updated on every push": the nightly's issue is written once)
+    footer = f"\n\n<sub>Report of {' · '.join(foot)}</sub>\n" if foot else "\n"
     head = f"{marker(gpu_key)}\n## kernelwatch on {heading_text(gpu_title)}\n\n"
     report = markdown.strip()
     room = MAX_BODY - utf16_length(head) - utf16_length(footer) - 200
-    if room < utf16_length(_CUT) + 2:  # (not even the line saying the report is left out)
-        tag = marker(gpu_key)
-        raise InputError(
-            f"the comment's marker {tag[:60]}... is {utf16_length(tag):,} characters: no "
-            f"comment can hold it (GitHub's limit: {MAX_BODY:,}); name the GPU with a shorter "
-            "--gpu"
-        )
     if utf16_length(report) > room:
         report = folded_rows_left_out(report, room)
     if utf16_length(report) > room:

@@ -156,11 +156,17 @@ def _gpu(command: CommentCommand) -> tuple[str, str]:
         if marker_key(command.gpu) != command.gpu:
             # "NVIDIA H200" gave nvidia-h200, which no comment made with --result carries
             # (nvidia-h200-sm90): a marker-only lookup would never find the comment.
+            tag = marker(command.gpu)
             print(
-                f"kernelwatch: warning: --gpu {command.gpu!r} is not a baseline slug (as "
-                "`kernelwatch baseline list` prints it); the marker is "
-                f"{marker(command.gpu)}, unlike that of a comment made with --result",
+                f"kernelwatch: warning: --gpu {_cut(repr(command.gpu))} is not a baseline slug "
+                "(as `kernelwatch baseline list` prints it); the marker is "
+                f"{_cut(tag)}, unlike that of a comment made with --result",
                 file=sys.stderr,
             )
         return command.gpu, command.gpu
     raise InputError("comment: name the GPU: --result RESULT.json or --gpu SLUG")
+
+
+def _cut(text: str, limit: int = 120) -> str:
+    """A value cut short for a one-line message (a --gpu of 60,000 characters, twice)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"

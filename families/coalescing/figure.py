@@ -23,12 +23,13 @@ from kernelwatch.report.lessons.rundata import RunData
 
 def draw(data: RunData) -> Lesson:
     key, title = "lesson-coalescing", "Global-memory coalescing: offset and stride"
-    # The types, as registered, each styled alike in both panels.
-    styles = dict(zip(data.variants("coalescing/offset/", "coalescing/stride/"), TYPE_STYLES))
+    types = data.variants("coalescing/offset/", "coalescing/stride/")
     sweeps = {
-        kind: {t: data.sweep(f"coalescing/{kind}/{t}", kind, BPS) for t in styles}
+        kind: {t: data.sweep(f"coalescing/{kind}/{t}", kind, BPS) for t in types}
         for kind in ("offset", "stride")
     }
+    # The types drawn, as registered, each styled alike in both panels.
+    styles = dict(zip([t for t in types if any(s[t] for s in sweeps.values())], TYPE_STYLES))
     kinds = [k for k in ("offset", "stride") if any(sweeps[k].values())]
     if not kinds:
         return Omitted(
@@ -41,8 +42,8 @@ def draw(data: RunData) -> Lesson:
     for ax, kind in zip(axes, kinds):
         top = 0.0
         for dtype, points in sweeps[kind].items():
-            color, marker = styles[dtype]
             if points:
+                color, marker = styles[dtype]
                 x, y = xy(points, GB)
                 ax.plot(x, y, color=color, marker=marker, label=dtype)
                 top = max(top, max(y))

@@ -168,3 +168,25 @@ def test_a_family_whose_every_benchmark_is_malformed_is_left_out_as_an_absent_on
     absent = {lesson.key: lesson for lesson in lessons.draw_all(RunData({}))}
     for key in ("lesson-matmul", "lesson-local-memory"):
         assert drawn[key] == absent[key] and isinstance(drawn[key], lessons.Omitted)
+
+
+def test_a_type_whose_every_benchmark_is_malformed_takes_no_colour(
+    suite: RunData, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A coalescing type registered between float and double whose every benchmark is
+    malformed (`offset:abc`) is drawn nowhere, but took the second colour and marker of both
+    panels' legend order: double was drawn in another style than in a run without it."""
+    figure = dict(discovery.figures())["coalescing"]
+    monkeypatch.setattr(lessons, "figures", lambda: (("coalescing", figure),))
+    medians = {n: m for n, m in suite.medians.items() if n.startswith("coalescing/")}
+    first_double = min(i for n, i in suite.registered.items() if "/double/" in n)
+    bad = {
+        f"coalescing/{kind}/half/{kind}:abc{SUFFIX}": {"real_time": 1.0}
+        for kind in ("offset", "stride")
+    }
+    registered = {**suite.registered, **{n: first_double - 0.5 for n in bad}}
+    base = RunData(medians, suite.context, registered=registered)
+    with_bad, _ = drawn(base, {**medians, **bad})
+    without, _ = drawn(base, medians)
+    assert isinstance(with_bad, lessons.Drawn) and isinstance(without, lessons.Drawn)
+    assert with_bad.svg == without.svg

@@ -326,6 +326,21 @@ def test_gpu_mismatch_is_refused() -> None:
     assert report.warnings and report.exit_status == 0
 
 
+@pytest.mark.parametrize("key", ["gpu_name", "gpu_compute_capability", "gpu_driver_version"])
+def test_a_long_context_value_is_cut_short_in_the_message(key: str) -> None:
+    """The refusal (and a warning) names the GPU models or settings in one short line; a
+    5,000-character context value was written whole into it."""
+    base = result_set({"BM_a": steady(1.0)})
+    other = result_set({"BM_a": steady(1.0)}, context=dict(H100_CONTEXT, **{key: "y" * 5000}))
+    report = compare(base, other, TIME, Settings(allow_gpu_mismatch=True))
+    said = [w for w in report.warnings if "yyy" in w]
+    assert said and all("yyy..." in w and len(w) < 300 for w in said)
+    if key != "gpu_driver_version":
+        with pytest.raises(InputError, match="different GPU models") as raised:
+            compare(base, other, TIME, Settings())
+        assert "yyy..." in str(raised.value) and len(str(raised.value)) < 300
+
+
 def test_power_note_when_a_lone_change_cannot_be_significant() -> None:
     spec = {f"BM_{i}": steady(10.0 + i, n=5, seed=i) for i in range(30)}
     report = compare(result_set(spec), result_set(spec), TIME, Settings())

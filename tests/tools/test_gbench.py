@@ -252,6 +252,66 @@ def test_bad_rows(mutate, message: str) -> None:
         read(doc)
 
 
+@pytest.mark.parametrize("value", [[], [1], {}, {"a": 1}])
+def test_a_repetition_index_that_is_a_list_or_object_is_one_line(value: Any) -> None:
+    """A repetition_index is an integer; a list or object there crashed the row-by-row read
+    ("internal error: TypeError: unhashable type") in every command that reads the file."""
+    doc = document({"BM_a": [1.0, 2.0, 3.0]}, aggregates=False)
+    doc["benchmarks"][1]["repetition_index"] = value
+    with pytest.raises(InputError, match=r"BM_a: repetition_index is .* \(must be an integer\)"):
+        read(doc)
+
+
+@pytest.mark.parametrize("key", ["family_index", "per_family_instance_index"])
+@pytest.mark.parametrize("value", [[], {"a": 1}])
+def test_a_registration_index_that_is_a_list_or_object_is_read_past(key: str, value: Any) -> None:
+    """family_index and per_family_instance_index only tell two registrations of one name
+    apart; a list or object there is no registration, and crashed the row-by-row read
+    ("internal error: TypeError: unhashable type") when another row sent the file there."""
+    doc = document({"BM_a": [1.0, 2.0, 3.0], "BM_b": [4.0, 5.0]}, aggregates=False)
+    doc["benchmarks"][0][key] = value
+    doc["benchmarks"][-1].update(error_occurred=True, error_message="out of memory")
+    columns = read(doc)
+    assert columns.names == ["BM_a", "BM_b"] and columns.errors == {"BM_b": "out of memory"}
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("real_time", "y" * 5000),
+        ("time_unit", "y" * 5000),
+        ("run_type", "y" * 5000),
+        ("error_occurred", "y" * 5000),
+        ("bytes_per_second", "y" * 5000),
+        ("real_time", ["y" * 5000]),
+    ],
+)
+def test_a_long_value_is_cut_short_in_the_message(key: str, value: Any) -> None:
+    """The message names the file and the field in one short line; a 5,000-character value
+    was written whole into it."""
+    doc = document({"BM_a": [1.0, 2.0, 3.0]}, aggregates=False)
+    for row in doc["benchmarks"]:
+        row["bytes_per_second"] = 1.0
+    doc["benchmarks"][1][key] = value
+    with pytest.raises(InputError) as raised:
+        read(doc)
+    message = str(raised.value)
+    assert message.startswith("mem.json: BM_a") and "yyy..." in message
+    assert len(message) < 250 and "\n" not in message
+
+
+@pytest.mark.parametrize("row", [0, 1, 2])
+@pytest.mark.parametrize("value", [[], {"a": 1}])
+def test_a_time_unit_that_is_a_list_or_object_is_one_line(row: int, value: Any) -> None:
+    """A time_unit that is no string is an unknown unit; a list or object after a benchmark's
+    first row (or in its only row) crashed the read ("internal error: TypeError: unhashable
+    type"), and in its first row was a "mismatched time units ([] and us)"."""
+    doc = document({"BM_a": [1.0, 2.0], "BM_b": [3.0]}, aggregates=False)
+    doc["benchmarks"][row]["time_unit"] = value
+    with pytest.raises(InputError, match=r"mem.json: BM_.: unknown time_unit "):
+        read(doc)
+
+
 def test_mismatched_units_within_a_benchmark() -> None:
     doc = document({"BM_a": [1.0, 2.0, 3.0]}, aggregates=False, time_unit="ns")
     doc["benchmarks"][2]["time_unit"] = "us"

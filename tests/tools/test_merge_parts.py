@@ -191,3 +191,26 @@ def test_kernel_records_of_another_shape_are_one_line(run_cli, write_json, recor
     assert done.status == 2 and not out.exists()
     assert done.err.startswith(f"kernelwatch: error: {second}: context kernelwatch_kernels ")
     assert len(done.err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "kernelwatch_git_commit",  # a commit
+        "kernelwatch_repetitions",  # a setting
+        "cuda_runtime_version",  # the software measured with
+        "gpu_name",  # the GPU model
+    ],
+)
+def test_a_long_context_value_is_cut_short_in_the_message(run_cli, write_json, key: str) -> None:
+    """The one line names the parts and the key; a part's 5,000-character context value
+    was written whole into it."""
+    first = shard(write_json, 1, {"BM_a": [1.0, 2.0]})
+    second = shard(write_json, 2, {"BM_b": [1.0, 2.0]})
+    document = json.loads(second.read_text())
+    document["context"][key] = "y" * 5000
+    second.write_text(json.dumps(document))
+    done = run_cli("merge", first, second, "-o", first.parent / "m.json")
+    assert done.status == 2 and done.err.startswith("kernelwatch: error: ")
+    assert "yyy..." in done.err and len(done.err) < 400 and done.err.count("\n") == 1
+    assert not (first.parent / "m.json").exists()

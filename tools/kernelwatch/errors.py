@@ -34,6 +34,12 @@ class NoGpuError(InputError):
     prefix = ""
 
 
+def shortened(text: str, limit: int = 80) -> str:
+    """A value from the input cut for a one-line message: a 5,000-character GPU name, setting
+    or history cell was written whole into the line, as often as the message names it."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
 def missing_extra(command: str, extra: str, exc: ImportError) -> InputError:
     """The one line for an optional dependency that is not installed: names exactly what to
     install (the package extra that brings it, pyproject.toml)."""

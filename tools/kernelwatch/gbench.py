@@ -35,7 +35,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
 from kernelwatch.files import SURROGATE_ESCAPE, check_input_file, strict_json
 from kernelwatch.names import registration, without_aggregate
 from kernelwatch.results import NVBENCH_SAMPLES_KEY, TIME_KEYS
@@ -336,7 +336,9 @@ def show(value: Any) -> str:
         return "missing"
     if isinstance(value, float) and math.isnan(value):
         return "NaN"
-    return repr(value) if isinstance(value, (int, float)) else strict_json(value, indent=None)
+    return shortened(
+        repr(value) if isinstance(value, (int, float)) else strict_json(value, indent=None)
+    )
 
 
 def labels(names: list[str], firsts: list[dict[str, Any]]) -> dict[str, str]:
@@ -916,8 +918,8 @@ def read_rows(path: str, context: dict[str, Any], rows: list[Any]) -> FileColumn
     for i, row in enumerate(rows):
         taken.take(i, row)
     for ident, unit in taken.units.items():
-        if unit not in TIME_UNITS:
-            raise fail(f"{ident}: unknown time_unit {unit!r}")
+        if type(unit) is not str or unit not in TIME_UNITS:  # (a list: unhashable)
+            raise fail(f"{ident}: unknown time_unit {shortened(repr(unit))}")
     return _file_columns(path, context, rows, _Layout.of(taken))
 
 
@@ -1002,7 +1004,7 @@ class _Taken:
         if run_type is None:
             run_type = "aggregate" if "aggregate_name" in row else "iteration"
         if run_type != "aggregate" and run_type != "iteration":
-            raise self.fail(f"{name}: unknown run_type {run_type!r}")
+            raise self.fail(f"{name}: unknown run_type {shortened(repr(run_type))}")
         ident = row.get("run_name")
         if type(ident) is not str or not ident:
             # Files without run_name name their aggregate rows "<run>_<aggregate>".
@@ -1021,6 +1023,8 @@ class _Taken:
     def _repetition(self, i: int, ident: str, row: dict[str, Any]) -> None:
         # A name registered twice repeats its repetition indices.
         repetition = row.get("repetition_index")
+        if type(repetition) is list or type(repetition) is dict:  # (unhashable: crashed below)
+            raise self.fail(f"{ident}: repetition_index is {show(repetition)} (must be an integer)")
         if repetition is None:  # old files: count rows instead
             repetition = ("row", len(self.buckets.get(ident, ())))
             limit = row.get("repetitions", 1)
@@ -1050,8 +1054,9 @@ class _Taken:
         unit = row.get("time_unit", "ns")
         first_unit = self.units.setdefault(ident, unit)
         if first_unit != unit:
-            if unit not in TIME_UNITS:
-                raise self.fail(f"{ident}: unknown time_unit {unit!r}")
+            for given in (unit, first_unit):
+                if type(given) is not str or given not in TIME_UNITS:  # (a list: unhashable)
+                    raise self.fail(f"{ident}: unknown time_unit {shortened(repr(given))}")
             raise self.fail(
                 f"{ident}: mismatched time units ({first_unit} and {unit}) in one benchmark"
             )
@@ -1222,7 +1227,10 @@ def _registration_key(row: Any) -> tuple[tuple[str, Any], tuple[Any, Any]] | Non
     if type(ident) is not str or family is None:
         return None
     process = row.get("kernelwatch_process")
-    return (ident, repr(process)), (family, row.get("per_family_instance_index"))
+    indices = (family, row.get("per_family_instance_index"))
+    if any(type(index) is list or type(index) is dict for index in indices):
+        return None  # not Google Benchmark's (integers), and unhashable: no registration
+    return (ident, repr(process)), indices
 
 
 def _first_seen(rows: list[Any], name_process: tuple[str, Any]) -> list[tuple[Any, Any]]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import runner
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
 from kernelwatch.gbench import TIME_UNITS
 from kernelwatch.history.intake import moment
 from kernelwatch.kernels import CONTEXT_KEY as KERNELS_KEY
@@ -119,8 +119,9 @@ def merge_results(
         context = document.get("context") or {}
         if gpu_model(context) != model:
             raise InputError(
-                f"{label} ran on {gpu_model(context) or 'an unnamed GPU'}, {first_label} on "
-                f"{model or 'an unnamed GPU'}: merge joins the shards of one GPU model"
+                f"{label} ran on {shortened(gpu_model(context) or 'an unnamed GPU')}, "
+                f"{first_label} on {shortened(model or 'an unnamed GPU')}: merge joins the shards "
+                "of one GPU model"
             )
         _same_software(label, context, first_label, first_context)
         if not document.get("benchmarks"):
@@ -131,8 +132,9 @@ def merge_results(
             if settings.get(key) != other.get(key):
                 what = "commit" if key == "kernelwatch_git_commit" else f"setting {key}"
                 raise InputError(
-                    f"{label} and {first_label} differ in {what} ({other.get(key, 'unset')} vs "
-                    f"{settings.get(key, 'unset')}): not parts of one run"
+                    f"{label} and {first_label} differ in {what} "
+                    f"({shortened(str(other.get(key, 'unset')))} vs "
+                    f"{shortened(str(settings.get(key, 'unset')))}): not parts of one run"
                 )
         for key in DATE_KEYS:
             if context.get(key) and moment(str(context[key])) is None:
@@ -201,8 +203,9 @@ def _same_plan(
             "run every shard with one kernelwatch"
         )
     raise InputError(
-        f"{label} and {first_label} are shards of different plans ({PLAN_KEY} {theirs} vs "
-        f"{ours}): another project's or another build's benchmarks, not parts of one run"
+        f"{label} and {first_label} are shards of different plans ({PLAN_KEY} "
+        f"{shortened(str(theirs))} vs {shortened(str(ours))}): another project's or another "
+        "build's benchmarks, not parts of one run"
     )
 
 
@@ -215,8 +218,9 @@ def _same_software(
         theirs, ours = context.get(key), first.get(key)
         if str(theirs) != str(ours):
             raise InputError(
-                f"{label} and {first_label} differ in {what}, {key} ({theirs or 'unset'} vs "
-                f"{ours or 'unset'}): not parts of one run"
+                f"{label} and {first_label} differ in {what}, {key} "
+                f"({shortened(str(theirs or 'unset'))} vs {shortened(str(ours or 'unset'))}): "
+                "not parts of one run"
             )
 
 

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
 from kernelwatch.results import (
     NVBENCH_CV_COUNTER,
     NVBENCH_MEAN_KEY,
@@ -109,7 +109,8 @@ class _Converter:
                 skipped = state.get("is_skipped")
                 if skipped is not None and type(skipped) is not bool:
                     raise self.fail(
-                        f"{name}: a state's is_skipped is {_short(repr(skipped))}, not true or false"
+                        f"{name}: a state's is_skipped is {shortened(repr(skipped), 120)}, not "
+                        "true or false"
                     )
                 states.append((name, state))
         used = sorted({str(state.get("device")) for _, state in states})
@@ -195,7 +196,7 @@ class _Converter:
             count = _count(value)
             if count is None:
                 raise self.fail(
-                    f"{name}: nv/cold/sample_size is {_short(repr(value))} "
+                    f"{name}: nv/cold/sample_size is {shortened(repr(value), 120)} "
                     "(not a whole number of samples)"
                 )
             row[NVBENCH_SAMPLES_COUNTER] = float(count)
@@ -219,7 +220,7 @@ class _Converter:
             number = math.nan
         if not math.isfinite(number) or number < 0:
             raise self.fail(
-                f"{name}: {summary.get('tag')} is {_short(repr(value))} "
+                f"{name}: {summary.get('tag')} is {shortened(repr(value), 120)} "
                 "(not a finite number >= 0)"
             )
         return number
@@ -235,7 +236,7 @@ class _Converter:
             return None
         file = self._find(name, filename)  # (a name outside the folders is refused first)
         if file is None:
-            self.lost.append(f"{name}: {_short(filename)} not found")
+            self.lost.append(f"{name}: {shortened(filename, 120)} not found")
             return None
         # nvbench writes the count beside the name: the one check that the file is the
         # state's (without it, any file of the folder, the JSON file too, read as times)
@@ -247,7 +248,9 @@ class _Converter:
         if data is None:
             raise self.fail(f"{name}: sample file {file} is not a regular file")
         if count is None:
-            self.lost.append(f"{name}: {_short(filename)}: the sample file has no count of times")
+            self.lost.append(
+                f"{name}: {shortened(filename, 120)}: the sample file has no count of times"
+            )
             return None
         if len(data) != 4 * count:
             held = f"more than {4 * count}" if len(data) > 4 * count else str(len(data))
@@ -268,7 +271,9 @@ class _Converter:
         folder, never the current one, and every candidate's real path (symlinks followed)
         must lie in one of the two folders. None when none is there."""
         if "\0" in filename:
-            raise self.fail(f"{name}: sample file name {_short(filename)!r} holds a NUL character")
+            raise self.fail(
+                f"{name}: sample file name {shortened(filename, 120)!r} holds a NUL character"
+            )
         written = Path(filename)
         folder = self.path.parent
         sidecar = folder / f"{self.path.name}-bin"
@@ -289,12 +294,12 @@ class _Converter:
                 continue
             except OSError as exc:  # a name too long for the file system, a loop of links
                 raise self.fail(
-                    f"{name}: sample file {_short(filename)!r}: {exc.strerror or exc}"
+                    f"{name}: sample file {shortened(filename, 120)!r}: {exc.strerror or exc}"
                 ) from None
             return Path(real)
         if outside:
             raise self.fail(
-                f"{name}: sample file {_short(filename)!r} is outside {folder} and its "
+                f"{name}: sample file {shortened(filename, 120)!r} is outside {folder} and its "
                 f"{sidecar.name}/ folder: kernelwatch reads nvbench's sample files only there"
             )
         return None
@@ -340,7 +345,9 @@ class _Converter:
             value = device.get(key)
             if value is None or isinstance(value, str):
                 return value
-            raise self.fail(f"device {_short(str(device.get('id')))}: {key} is not a string")
+            raise self.fail(
+                f"device {shortened(str(device.get('id')), 120)}: {key} is not a string"
+            )
 
         def number(key: str) -> int | float | None:
             value = device.get(key)
@@ -351,7 +358,8 @@ class _Converter:
             if type(value) is int or (type(value) is float and math.isfinite(value)):
                 return value
             raise self.fail(
-                f"device {_short(str(device.get('id')))}: {key} is {_short(repr(value))} "
+                f"device {shortened(str(device.get('id')), 120)}: {key} is "
+                f"{shortened(repr(value), 120)} "
                 "(not a finite number)"
             )
 
@@ -448,8 +456,3 @@ def _count(value: Any) -> int | None:
     else:
         return None
     return number if 0 <= number <= MAX_COUNT else None
-
-
-def _short(text: str, limit: int = 120) -> str:
-    """A text from the file cut short for a one-line message."""
-    return text if len(text) <= limit else text[:limit] + "..."

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
 
 # A row's two times (Google Benchmark's keys), in its time_unit; read in ns.
 TIME_KEYS = ("real_time", "cpu_time")
@@ -340,14 +340,17 @@ def check_environment(
         warnings.append(f"the {side} records no GPU; cannot check that the GPUs match")
         return warnings, notes
     if base_gpu != cont_gpu:
-        message = f"different GPU models: baseline {base_gpu}, contender {cont_gpu}"
+        message = (
+            f"different GPU models: baseline {shortened(base_gpu)}, contender {shortened(cont_gpu)}"
+        )
         if not allow_gpu_mismatch:
             raise InputError(f"{message} (pass --allow-gpu-mismatch to compare anyway)")
         warnings.append(message)
     for key, label in WATCHED_KEYS.items():
         if key in baseline and key in contender and str(baseline[key]) != str(contender[key]):
             warnings.append(
-                f"different {label}: baseline {baseline[key]}, contender {contender[key]}"
+                f"different {label}: baseline {shortened(str(baseline[key]))}, contender "
+                f"{shortened(str(contender[key]))}"
             )
     _check_ceiling(baseline, contender, metric_key, warnings, notes)
     return warnings, notes

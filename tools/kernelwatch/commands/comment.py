@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._options import add_parser
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
 from kernelwatch.files import Input, Output, check_input_file, check_outputs, write_atomic
 
 if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
@@ -158,15 +158,10 @@ def _gpu(command: CommentCommand) -> tuple[str, str]:
             # (nvidia-h200-sm90): a marker-only lookup would never find the comment.
             tag = marker(command.gpu)
             print(
-                f"kernelwatch: warning: --gpu {_cut(repr(command.gpu))} is not a baseline slug "
-                "(as `kernelwatch baseline list` prints it); the marker is "
-                f"{_cut(tag)}, unlike that of a comment made with --result",
+                f"kernelwatch: warning: --gpu {shortened(repr(command.gpu), 120)} is not a "
+                "baseline slug (as `kernelwatch baseline list` prints it); the marker is "
+                f"{shortened(tag, 120)}, unlike that of a comment made with --result",
                 file=sys.stderr,
             )
         return command.gpu, command.gpu
     raise InputError("comment: name the GPU: --result RESULT.json or --gpu SLUG")
-
-
-def _cut(text: str, limit: int = 120) -> str:
-    """A value cut short for a one-line message (a --gpu of 60,000 characters, twice)."""
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"

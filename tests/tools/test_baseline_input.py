@@ -4,6 +4,9 @@ baselines folder left as it was."""
 from __future__ import annotations
 
 import json
+import os
+import stat
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -124,3 +127,54 @@ def test_an_empty_filter_is_refused_not_taken_for_a_whole_update(
         assert done.status == 2 and done.out == ""
         assert "argument --filter: an empty value" in one_line(done.err)
     assert contents(root) == before
+
+
+def test_a_manifest_that_is_a_fifo_is_refused_not_waited_on(
+    root: Path, write_json, run_cli
+) -> None:
+    """A FIFO for manifest.json was opened and read: `baseline list`, `show`, `update` and
+    `report` waited for a writer for ever. (Here a writer answers such a read with `{}`, an
+    empty manifest, so that the unfixed command ends: it passed as a baseline without one.)"""
+    result = write_json("r.json", suite(), context=context())
+    assert run_cli("baseline", "update", result, "--baselines", root).status == 0
+    manifest = root / SLUG / "manifest.json"
+    manifest.unlink()
+    os.mkfifo(manifest)
+    writer = threading.Thread(target=lambda: manifest.write_text("{}"), daemon=True)
+    writer.start()
+    try:
+        for args in (("list",), ("show", SLUG), ("update", result)):
+            done = run_cli("baseline", *args, "--baselines", root)
+            assert done.status == 2 and done.out == "", (args, done)
+            assert one_line(done.err) == (
+                f"kernelwatch: error: {manifest}: a FIFO, not a baseline manifest"
+            )
+    finally:  # (a reader, open until the writer is done, lets its open return)
+        reader = os.open(manifest, os.O_RDONLY | os.O_NONBLOCK)
+        writer.join()
+        os.close(reader)
+    assert stat.S_ISFIFO(manifest.lstat().st_mode)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("gpu_name", "NVIDIA " * 700, "a folder name of 4,9"),
+        ("gpu_compute_capability", "y" * 5000, "compute capability 'yyy"),
+    ],
+)
+def test_a_gpu_that_names_no_folder_is_refused_in_a_short_line(
+    key: str, value: str, said: str, root: Path, write_json, run_cli
+) -> None:
+    """A GPU name of thousands of characters named a folder no file system takes ("File name
+    too long", the whole path quoted), and a capability without digits was quoted whole: lines
+    of 5,000 characters."""
+    result = write_json("r.json", suite(), context=context(**{key: value}))
+    for args in (("baseline", "update", result, "--baselines", root), ("report", result)):
+        out = root.parent / "report.html"
+        done = run_cli(*args, *(("--baselines", root, "-o", out) if args[0] == "report" else ()))
+        assert done.status == 2 and done.out == "", (args, done)
+        line = one_line(done.err)
+        assert "cannot name a baseline for GPU " in line and said in line and len(line) < 300, line
+        assert not out.exists()
+    assert not any(root.iterdir())

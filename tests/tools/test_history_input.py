@@ -4,6 +4,7 @@ or written where nobody asked for one."""
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 from conftest import H100_CONTEXT
@@ -14,6 +15,19 @@ from kernelwatch.errors import InputError
 def one_line(err: str) -> str:
     assert err.count("\n") == 1 and err.startswith("kernelwatch: error: "), err
     return err
+
+
+def edited_history(run_cli, write_json, tmp_path: Path, *edits: str, params: tuple = ()) -> Path:
+    """A history of one ingested H100 run, then `edits` (SQL) made by hand, as another tool
+    or a hand edit would: SQLite keeps a value of any type in any column."""
+    db = tmp_path / "h.sqlite"
+    path = write_json("r.json", {"BM_A": [1.0, 2.0, 3.0]}, context=H100_CONTEXT)
+    assert run_cli("history", "ingest", path, "--db", db).status == 0
+    with sqlite3.connect(db) as c:
+        for edit in edits:
+            c.execute(edit, params)
+    c.close()
+    return db
 
 
 def test_a_db_named_as_a_folder_is_refused(run_cli, write_json, tmp_path):
@@ -41,12 +55,7 @@ def test_a_blank_key_is_refused(run_cli, write_json, tmp_path, key):
 def test_a_blob_in_a_runs_text_column_is_one_line(run_cli, write_json, tmp_path, column):
     """SQLite keeps a BLOB in a TEXT column (a hand edit, another tool): it reached the table
     and the JSON writer as bytes, an internal error."""
-    db = tmp_path / "h.sqlite"
-    path = write_json("r.json", {"BM_A": [1.0, 2.0, 3.0]}, context=H100_CONTEXT)
-    assert run_cli("history", "ingest", path, "--db", db).status == 0
-    with sqlite3.connect(db) as c:
-        c.execute(f"UPDATE runs SET {column} = X'00ff'")
-    c.close()
+    db = edited_history(run_cli, write_json, tmp_path, f"UPDATE runs SET {column} = X'00ff'")
     content = db.read_bytes()
     for args in (("list",), ("list", "--format", "json"), ("show", "BM_A")):
         for format_args in ((), ("--format", "json")) if args[0] == "show" else ((),):
@@ -59,12 +68,7 @@ def test_a_blob_in_a_runs_text_column_is_one_line(run_cli, write_json, tmp_path,
 
 def test_a_blob_as_a_benchmarks_name_is_one_line(run_cli, write_json, tmp_path):
     """A BLOB name reached the --filter regex and the series as bytes: an internal TypeError."""
-    db = tmp_path / "h.sqlite"
-    path = write_json("r.json", {"BM_A": [1.0, 2.0, 3.0]}, context=H100_CONTEXT)
-    assert run_cli("history", "ingest", path, "--db", db).status == 0
-    with sqlite3.connect(db) as c:
-        c.execute("UPDATE benchmarks SET name = X'00ff'")
-    c.close()
+    db = edited_history(run_cli, write_json, tmp_path, "UPDATE benchmarks SET name = X'00ff'")
     for filter_args in ((), ("--filter", "BM_")):
         done = run_cli("history", "changes", *filter_args, "--db", db)
         assert done.status == 2, done
@@ -85,3 +89,48 @@ def test_a_metric_of_unknown_direction_names_what_changes_takes(run_cli, write_j
             changes.find_changes(c, metric="items")
     c.close()
     assert "--higher-is-better" not in str(raised.value)
+
+
+def test_a_blob_as_a_metrics_name_is_one_line(run_cli, write_json, tmp_path):
+    """A BLOB metric name reached the line that lists the metrics the history has (show,
+    changes and report's trends, when the asked metric is not found): an internal TypeError.
+    report, whose trends say on the page why change points were not found, now says this."""
+    db = tmp_path / "h.sqlite"
+    path = write_json("r.json", {"BM_A": [1.0, 2.0, 3.0]}, context=H100_CONTEXT)
+    other = write_json("r2.json", {"BM_A": [1.5, 2.5, 3.5]}, context=H100_CONTEXT)
+    for result in (path, other):
+        assert run_cli("history", "ingest", result, "--db", db).status == 0
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE metrics SET name = X'00ff' WHERE name = 'real_time'")
+    c.close()
+    content = db.read_bytes()
+    for args in (("show", "BM_A"), ("show", "BM_A", "--format", "json"), ("changes",)):
+        done = run_cli("history", *args, "--db", db)
+        assert done.status == 2, (args, done)
+        assert "metric 1's name holds b'\\x00\\xff', not text" in one_line(done.err), done.err
+    out = tmp_path / "report.html"
+    done = run_cli("report", path, "--baseline", other, "--db", db, "-o", out)
+    assert done.status == 0 and done.err == "", done
+    assert "metric 1&#x27;s name holds b&#x27;" in out.read_text()
+    assert db.read_bytes() == content
+
+
+def test_a_blob_as_a_runs_gpu_is_one_line_where_the_gpus_are_listed(run_cli, write_json, tmp_path):
+    """A BLOB gpu_slug reached the line that lists the history's GPUs (`--gpu` naming none of
+    them) as bytes: an internal TypeError."""
+    db = edited_history(run_cli, write_json, tmp_path, "UPDATE runs SET gpu_slug = X'00ff'")
+    for args in (("show", "BM_A"), ("changes",)):
+        done = run_cli("history", *args, "--gpu", "other", "--db", db)
+        assert done.status == 2, (args, done)
+        assert "gpu_slug holds b'\\x00\\xff', not text" in one_line(done.err), (args, done.err)
+
+
+def test_a_long_damaged_value_is_cut_in_the_line(run_cli, write_json, tmp_path):
+    """The whole value was quoted: a 5,000-character text in a count column made a line of
+    5,000 characters."""
+    db = edited_history(
+        run_cli, write_json, tmp_path, "UPDATE runs SET benchmarks = ?", params=("y" * 5000,)
+    )
+    done = run_cli("history", "list", "--db", db)
+    assert done.status == 2
+    assert "run 1's benchmarks holds 'yyyy" in one_line(done.err) and len(done.err) < 200

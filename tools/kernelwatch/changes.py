@@ -47,7 +47,7 @@ from kernelwatch.baseline import GPU_KEYS
 from kernelwatch.compare import Settings
 from kernelwatch.config import ThresholdRule, threshold_for
 from kernelwatch.errors import InputError, compile_regex, missing_extra
-from kernelwatch.history import damaged, failed_runs, moment, normalized_date
+from kernelwatch.history import damaged, failed_runs, gpu_slugs, moment, normalized_date, texts
 from kernelwatch.results import Metric, resolve_metric
 
 DEFAULT_THRESHOLD = defaults.CHANGES_THRESHOLD  # larger than compare's: why, defaults.py
@@ -308,7 +308,7 @@ def load_series(
     none: values of unknown GPUs are no series). Bad names are one-line InputErrors."""
     if db.execute("SELECT 1 FROM runs LIMIT 1").fetchone() is None:
         return
-    slugs = [r[0] for r in db.execute("SELECT DISTINCT gpu_slug FROM runs ORDER BY 1") if r[0]]
+    slugs = [s for s in gpu_slugs(db, "SELECT id, gpu_slug FROM runs") if s]
     if not slugs:
         raise InputError(
             f"no run of the history records its GPU ({GPU_KEYS}), and a series is one GPU "
@@ -321,7 +321,7 @@ def load_series(
         )
     found = db.execute("SELECT id FROM metrics WHERE name = ?", (metric_key,)).fetchone()
     if found is None:
-        known = [r[0] for r in db.execute("SELECT name FROM metrics ORDER BY name")]
+        known = texts(db.execute("SELECT id, name FROM metrics ORDER BY name"), "metric")
         raise InputError(
             f"--metric {metric_key}: no such values in the history; it has {', '.join(known)}"
         )

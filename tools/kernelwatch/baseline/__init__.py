@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwatch import loaded_at_first_use, project
 from kernelwatch import noise as noises
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
+from kernelwatch.files import check_input_file
 from kernelwatch.gbench import check_envelope, read_json
 from kernelwatch.loading import baseline_folder_result, folder_files, load_streamed
 from kernelwatch.names import without_aggregate
@@ -66,15 +67,25 @@ GPU_KEYS = (
 NO_GPU = f"the result records no GPU ({GPU_KEYS})"
 
 
+# The longest file name most file systems take: a longer slug names no folder.
+SLUG_MAX = 255
+
+
 def gpu_slug(name: str, capability: str) -> str:
     """ "NVIDIA H100 80GB HBM3", "9.0" -> "nvidia-h100-80gb-hbm3-sm90"."""
     base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
     sm = re.sub(r"[^0-9]", "", str(capability))
+    # (values cut: a GPU name of 5,000 characters made a line of 5,000)
+    gpu = (
+        f"cannot name a baseline for GPU {shortened(repr(name), 60)}, compute capability "
+        f"{shortened(repr(capability), 60)}"
+    )
     if not base or not sm:
-        raise InputError(
-            f"cannot name a baseline for GPU {name!r}, compute capability {capability!r}"
-        )
-    return f"{base}-sm{sm}"
+        raise InputError(gpu)
+    slug = f"{base}-sm{sm}"
+    if len(slug) > SLUG_MAX:  # (it was "File name too long", the whole path quoted)
+        raise InputError(f"{gpu}: a folder name of {len(slug):,} characters (at most {SLUG_MAX})")
+    return slug
 
 
 def context_slug(context: Mapping[str, Any]) -> str | None:
@@ -175,6 +186,8 @@ def read_manifest(directory: Path) -> dict[str, Any]:
             return {}
     except OSError as exc:
         raise _unreadable(exc, path) from None
+    # (a FIFO: read_json reads a pipe, and `baseline list` waited for a writer for ever)
+    check_input_file(path, "a baseline manifest", pipe=False)
     document = read_json(path)
     if not isinstance(document, dict):
         raise InputError(f"{path}: not a baseline manifest (not a JSON object)")

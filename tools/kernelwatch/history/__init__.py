@@ -36,6 +36,7 @@ from kernelwatch.history.queries import (
     Point,
     Run,
     failed_runs,
+    gpu_slugs,
     metric_key,
     runs,
     runs_document,
@@ -43,6 +44,7 @@ from kernelwatch.history.queries import (
     series,
     series_document,
     summary,
+    texts,
 )
 from kernelwatch.history.schema import (
     MIGRATIONS,
@@ -67,6 +69,7 @@ __all__ = [
     "failed_runs",
     "default_path",
     "found_path",
+    "gpu_slugs",
     "ingest",
     "load_run",
     "metric_key",
@@ -80,4 +83,5 @@ __all__ = [
     "series",
     "series_document",
     "summary",
+    "texts",
 ]

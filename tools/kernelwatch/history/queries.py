@@ -7,7 +7,7 @@ import dataclasses
 import json
 import math
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,6 +86,17 @@ def _provenance(run: Run, context_json: Any) -> Run:
     return dataclasses.replace(run, slowed=slowed_on_purpose(context), anchor=anchoring(context))
 
 
+def texts(rows: Iterable[Sequence[Any]], what: str) -> list[str]:
+    """The names of (id, name) rows, for a line that lists them: a BLOB a hand edit wrote stays
+    bytes, which no message joins (an internal TypeError), so it is refused in one line."""
+    names = []
+    for identity, name in rows:
+        if not isinstance(name, str):
+            raise damaged(f"{what} {identity}'s name", name, "text")
+        names.append(name)
+    return names
+
+
 def metric_key(name: str) -> str:
     """--metric as stored: `time` is real_time (the manual/GPU time), as in compare."""
     return "real_time" if name in ("time", "") else name
@@ -127,19 +138,20 @@ def series(
     if current is not None:
         points.append(Point(_run(current), np.asarray(values), errors.get(current[0])))
     if not points:
-        has = [
-            r[0]
-            for r in db.execute(
-                "SELECT DISTINCT m.name FROM samples s JOIN metrics m ON m.id = s.metric_id "
+        has = texts(
+            db.execute(
+                "SELECT DISTINCT m.id, m.name FROM samples s JOIN metrics m ON m.id = s.metric_id "
                 "WHERE s.benchmark_id = ? ORDER BY m.name",
                 (found[0],),
-            )
-        ]
+            ),
+            "metric",
+        )
         gpus = [
-            r[0] or "(no GPU)"
-            for r in db.execute(
-                "SELECT DISTINCT r.gpu_slug FROM run_benchmarks b JOIN runs r ON r.id = b.run_id "
-                "WHERE b.benchmark_id = ? ORDER BY 1",
+            slug or "(no GPU)"
+            for slug in gpu_slugs(
+                db,
+                "SELECT r.id, r.gpu_slug FROM run_benchmarks b JOIN runs r ON r.id = b.run_id "
+                "WHERE b.benchmark_id = ?",
                 (found[0],),
             )
         ]
@@ -180,6 +192,19 @@ def series(
         )
         for point in points
     ]
+
+
+def gpu_slugs(
+    db: sqlite3.Connection, query: str, parameters: Sequence[Any] = ()
+) -> list[str | None]:
+    """The distinct GPU slugs of the runs `query` selects (id, gpu_slug), in order, None among
+    them where a run records no GPU; a BLOB one is refused, as `texts` says."""
+    slugs: dict[str | None, int] = {}
+    for run_id, slug in db.execute(query, parameters):
+        if slug is not None and not isinstance(slug, str):
+            raise damaged(f"run {run_id}'s gpu_slug", slug, "text")
+        slugs.setdefault(slug, run_id)
+    return sorted(slugs, key=lambda slug: (slug is not None, slug or ""))
 
 
 def failed_runs(db: sqlite3.Connection) -> dict[tuple[int, int], str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import project
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
 from kernelwatch.files import check_input_file
 
 SCHEMA_VERSION = 3
@@ -132,8 +132,10 @@ def _fail(path: Path, exc: BaseException) -> InputError:
 
 
 def damaged(what: str, value: Any, kind: str) -> InputError:
-    """A value of another type than its column's: SQLite stores what a hand edit wrote."""
-    return InputError(f"a damaged history database: {what} holds {value!r}, not {kind}")
+    """A value of another type than its column's: SQLite stores what a hand edit wrote. A long
+    one is cut (a 5,000-character text in a count column made a line of 5,000 characters)."""
+    shown = shortened(repr(value), 60)
+    return InputError(f"a damaged history database: {what} holds {shown}, not {kind}")
 
 
 def rollback(connection: sqlite3.Connection) -> None:

@@ -9,7 +9,7 @@ import json
 import re
 import urllib.parse
 
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
 from kernelwatch.files import printable
 
 # GitHub refuses comment bodies over 65,536 characters, counted in UTF-16 code units (an emoji
@@ -42,7 +42,7 @@ def marker(gpu: str) -> str:
     tag = f"<!-- kernelwatch:{marker_key(gpu)} -->"
     if utf16_length(tag) > MAX_MARKER:
         raise InputError(
-            f"the comment's marker {tag[:60]}... is {utf16_length(tag):,} characters: no "
+            f"the comment's marker {shortened(tag, 60)} is {utf16_length(tag):,} characters: no "
             f"comment can hold it (GitHub's limit: {MAX_BODY:,}); name the GPU with a shorter "
             "--gpu"
         )

@@ -199,11 +199,11 @@ def gpu_slugs(
 ) -> list[str | None]:
     """The distinct GPU slugs of the runs `query` selects (id, gpu_slug), in order, None among
     them where a run records no GPU; a BLOB one is refused, as `texts` says."""
-    slugs: dict[str | None, int] = {}
+    slugs: set[str | None] = set()
     for run_id, slug in db.execute(query, parameters):
         if slug is not None and not isinstance(slug, str):
             raise damaged(f"run {run_id}'s gpu_slug", slug, "text")
-        slugs.setdefault(slug, run_id)
+        slugs.add(slug)
     return sorted(slugs, key=lambda slug: (slug is not None, slug or ""))
 
 

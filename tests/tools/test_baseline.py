@@ -318,6 +318,32 @@ def test_update_refuses(case: str, root: Path, write_json, run_cli) -> None:
     assert not any(root.iterdir())
 
 
+LONG = "x/" + "a" * 5000
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: document({LONG: steady(100.0, n=5)}, context=context()),
+        lambda: document(suite(), rows=[failed_row(LONG, "e" * 5000)], context=context()),
+        lambda: {
+            "context": context(),
+            "benchmarks": [
+                {**r, "name": LONG, "run_name": LONG}
+                for r in rows_for(suite())
+                if r["run_type"] == "aggregate"
+            ],
+        },
+    ],
+    ids=["few repetitions", "error row", "aggregates only"],
+)
+def test_a_refusal_cuts_a_long_name(make, root: Path, write_json, run_cli) -> None:
+    """A 5,000-character benchmark name (or error message) was written whole into the line."""
+    done = run_cli("baseline", "update", write_json("r.json", make()), "--baselines", root)
+    assert done.status == 2 and done.err.count("\n") == 1
+    assert "(5,002 characters)" in done.err and len(done.err) < 700, done.err[:300]
+
+
 def test_update_refuses_another_gpu_model_than_the_folders(root: Path, write_json, run_cli) -> None:
     first = write_json("r1.json", suite(), context=context())
     assert run_cli("baseline", "update", first, "--baselines", root).status == 0

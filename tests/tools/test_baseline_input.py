@@ -178,3 +178,41 @@ def test_a_gpu_that_names_no_folder_is_refused_in_a_short_line(
         assert "cannot name a baseline for GPU " in line and said in line and len(line) < 300, line
         assert not out.exists()
     assert not any(root.iterdir())
+
+
+def test_a_manifest_that_is_a_dangling_link_is_refused_not_taken_as_none(
+    root: Path, write_json, run_cli
+) -> None:
+    """A manifest.json linked to a file that is gone was read as "no manifest": `list` and
+    `show` passed, and `update` wrote a new manifest over the link's place."""
+    result = write_json("r.json", suite(), context=context())
+    assert run_cli("baseline", "update", result, "--baselines", root).status == 0
+    manifest = root / SLUG / "manifest.json"
+    manifest.unlink()
+    manifest.symlink_to(root / "gone.json")
+    for args in (("list",), ("show", SLUG), ("update", result)):
+        done = run_cli("baseline", *args, "--baselines", root)
+        assert done.status == 2 and done.out == "", (args, done)
+        assert one_line(done.err).startswith(f"kernelwatch: error: {manifest}: "), done.err
+    assert manifest.is_symlink() and not (root / "gone.json").exists()
+
+
+@pytest.mark.parametrize("kind", ["folder", "dangling link", "FIFO"])
+def test_a_noise_file_that_is_not_a_file_is_refused_not_taken_as_none(
+    kind: str, root: Path, write_json, run_cli
+) -> None:
+    """A noise.json beside a baseline that was a folder or a dangling link was taken as no
+    noise file, with no word: the verdict fell back to the priors as if none were measured."""
+    result = write_json("r.json", suite(), context=context())
+    assert run_cli("baseline", "update", result, "--baselines", root).status == 0
+    noise = root / SLUG / "noise.json"
+    noise.unlink(missing_ok=True)
+    {
+        "folder": noise.mkdir,
+        "dangling link": lambda: noise.symlink_to(root / "gone.json"),
+        "FIFO": lambda: os.mkfifo(noise),
+    }[kind]()
+    for args in (("compare", root / SLUG, result), ("baseline", "show", SLUG, "--baselines", root)):
+        done = run_cli(*args)
+        assert done.status == 2 and done.out == "", (args, done)
+        assert one_line(done.err).startswith(f"kernelwatch: error: {noise}: "), done.err

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ import numpy as np
 
 from kernelwatch import kinds, levels
 from kernelwatch.errors import InputError
+from kernelwatch.files import check_input_file
 from kernelwatch.gbench import read_json
 from kernelwatch.levels import Level
 from kernelwatch.names import variant as group_of  # a benchmark's group: its variant
@@ -678,10 +680,15 @@ def stored_beside(
 
 
 def beside(result_path: Path) -> Path | None:
-    """The noise.json of a baseline: beside its result.json, or in the folder given."""
+    """The noise.json of a baseline: beside its result.json, or in the folder given. Anything
+    there is it: a folder or a dangling link of that name was taken as no noise file, and the
+    verdict fell back to the priors with no word; reading it says what it is, in one line."""
     try:
         folder = result_path if result_path.is_dir() else result_path.parent
         candidate = folder / NOISE_FILE
-        return candidate if candidate.is_file() else None
+        if not os.path.lexists(candidate):
+            return None
     except OSError:  # a folder that may not be searched: reading its result says so, in one line
         return None
+    check_input_file(candidate, "a noise file", pipe=False)  # (a FIFO is waited on for ever)
+    return candidate

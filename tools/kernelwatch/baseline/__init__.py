@@ -146,6 +146,11 @@ class Entry:
         return self.directory / noises.NOISE_FILE
 
     @property
+    def stored_noise(self) -> Path | None:
+        """The folder's noise.json to read, None where it has none (noise.beside)."""
+        return noises.beside(self.directory)
+
+    @property
     def gpu(self) -> str:
         name = self.manifest.get("gpu_name")
         if not name:
@@ -182,7 +187,7 @@ def check_root(root: Path, *, may_create: bool) -> None:
 def read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST_FILE
     try:
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():  # (a dangling link is no "none")
             return {}
     except OSError as exc:
         raise _unreadable(exc, path) from None

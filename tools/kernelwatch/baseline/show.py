@@ -68,11 +68,12 @@ def show_document(entry: Entry) -> dict[str, Any]:
     family, and every benchmark's stored noise as noise.json holds it (null: none stored)."""
     contents = _contents(entry)
     noise: dict[str, Any] | None = None
-    if entry.noise_path.is_file():
-        stored = noises.read_noise_file(entry.noise_path)["benchmarks"]
+    path = entry.stored_noise
+    if path is not None:
+        stored = noises.read_noise_file(path)["benchmarks"]
         names = set(contents.names)
         noise = {
-            "file": str(entry.noise_path),
+            "file": str(path),
             "benchmarks": {n: dict(e) for n, e in sorted(stored.items()) if n in names},
         }
     return {
@@ -136,21 +137,22 @@ NOISIEST = 5
 def _noise_lines(entry: Entry, names: list[str], every: bool, multiplier: float) -> list[str]:
     """The stored noise: per family the median and the largest; the noisiest benchmarks (all,
     with `every`)."""
-    if not entry.noise_path.is_file():
+    path = entry.stored_noise
+    if path is None:
         return [
             (
                 "  noise         none stored (a baseline from before noise.json): compare "
                 "measures it from the repetitions; update the baseline to keep it"
             )
         ]
-    document = noises.read_noise_file(entry.noise_path)
+    document = noises.read_noise_file(path)
     stored = document["benchmarks"]
     known = {n: e for n, e in stored.items() if n in set(names)}
     if not known:
-        return [f"  noise         {entry.noise_path.name} holds none of these benchmarks"]
+        return [f"  noise         {path.name} holds none of these benchmarks"]
     processes = [e.get("processes") for e in known.values() if isinstance(e.get("processes"), int)]
     lines = [
-        f"  noise         {entry.noise_path.name}: {len(known)} of {len(names)} benchmarks"
+        f"  noise         {path.name}: {len(known)} of {len(names)} benchmarks"
         + _processes_text(processes)
         + f"; the floor of each limit is {multiplier:g} x this "
         "(--noise-multiplier)"

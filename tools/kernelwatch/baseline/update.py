@@ -32,7 +32,7 @@ from kernelwatch.baseline import (
     restrict,
 )
 from kernelwatch.baseline.pool import pool
-from kernelwatch.errors import InputError, compile_regex
+from kernelwatch.errors import InputError, compile_regex, shortened
 from kernelwatch.files import strict_json, write_folder, write_json, write_json_gz
 from kernelwatch.gbench import FileColumns, read_document, read_json
 from kernelwatch.loading import from_documents
@@ -320,9 +320,10 @@ def _noise(
     measured = noises.measure(result)
     processes = dict(zip(measured.names, measured.processes.tolist()))
     keep: dict[str, Any] = {}
-    if partial and entry.noise_path.is_file():
+    stored = entry.stored_noise if partial else None
+    if stored is not None:
         try:
-            old = noises.read_noise_file(entry.noise_path)["benchmarks"]
+            old = noises.read_noise_file(stored)["benchmarks"]
         except InputError as exc:
             notes.append(f"the previous noise is measured again: {exc}")
         else:
@@ -599,8 +600,8 @@ def errors(label: str, parsed: FileColumns, chosen: set[str]) -> None:
     if bad:
         name, message = bad[0]
         raise InputError(
-            f"{label}: {len(bad)} benchmark(s) have errors or were skipped (first: {name}: "
-            f"{message}); a baseline needs a clean run"
+            f"{label}: {len(bad)} benchmark(s) have errors or were skipped (first: "
+            f"{shortened(name)}: {shortened(message)}); a baseline needs a clean run"
         )
 
 
@@ -610,13 +611,13 @@ def few_repetitions(label: str, parsed: FileColumns, chosen: set[str], need: int
             continue
         if aggregated:
             raise InputError(
-                f"{label}: {name} has only aggregates (mean/median), no repetitions; "
+                f"{label}: {shortened(name)} has only aggregates (mean/median), no repetitions; "
                 "a baseline keeps the repetitions"
             )
         if count < need:
             raise TooFewRepetitions(
-                f"{label}: {name} has {count} repetition(s); a baseline needs at least {need} "
-                "(--min-repetitions)"
+                f"{label}: {shortened(name)} has {count} repetition(s); a baseline needs at least "
+                f"{need} (--min-repetitions)"
             )
 
 

@@ -19,7 +19,9 @@ it stand in for the anchor's in the runner finding.
 
 An anchor is kept in <checkout>/.kernelwatch/anchors/<key>.json, the key naming the baseline's
 commit, the card, the host (its identity and configuration) and the harness settings; a later
-run with the same key reuses it while it is younger than --anchor-max-age.
+run with the same key reuses it while it is younger than --anchor-max-age. One kept there that is
+not that (damaged, of another commit or card, dated in the future) is measured again, with a note;
+where none can be kept there (a folder, a link), the run is not anchored, and says why.
 """
 
 from __future__ import annotations
@@ -38,9 +40,9 @@ from kernelwatch import ab, defaults, levels, runner, verdict
 from kernelwatch import baseline as baselines
 from kernelwatch import noise as noises
 from kernelwatch.compare import SEVERITY, Report, Verdict, presence_notes
-from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
-from kernelwatch.files import strict_json, write_json_atomic
-from kernelwatch.gbench import read_json
+from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError, shortened
+from kernelwatch.files import check_writable, strict_json, write_json_atomic
+from kernelwatch.gbench import MAX_UNPACKED, read_json
 from kernelwatch.loading import from_documents
 from kernelwatch.results import ANCHOR_KEY, ResultSet
 
@@ -61,8 +63,8 @@ def max_age(text: str) -> float:
         value = -1.0
     if not (0 <= value < float("inf")):
         raise InputError(
-            f"--anchor-max-age {text}: must be a number of hours, 0 or more (or with a unit: "
-            "90m, 24h, 2d)"
+            f"--anchor-max-age {shortened(text)}: must be a number of hours, 0 or more (or with "
+            "a unit: 90m, 24h, 2d)"
         )
     return value * units[unit]
 
@@ -225,25 +227,52 @@ def key(commit: str, context: Mapping[str, Any], settings: runner.RunSettings) -
     return hashlib.sha256(strict_json(parts, indent=None).encode()).hexdigest()[:16]
 
 
-def stored(path: Path, names: set[str], max_age_s: float, now: datetime.datetime) -> Anchor | None:
-    """The anchor kept at `path` when it holds every benchmark in `names` and is young enough."""
+def stored(
+    path: Path,
+    names: set[str],
+    max_age_s: float,
+    now: datetime.datetime,
+    commit: str,
+    run: Mapping[str, Any],
+) -> Anchor | str | None:
+    """The anchor kept at `path` (a regular file or none: prepare) when it holds every benchmark
+    in `names` and is young enough; None where none is kept or it is too old or lacks some; else
+    why the one kept there is not the anchor of `commit` on the card of the run whose context is
+    `run` (damaged, copied or renamed into place): measured again and rewritten, with a note."""
     try:
+        if path.stat().st_size > MAX_UNPACKED:  # (read whole, a sparse file of terabytes)
+            return f"{path}: larger than {MAX_UNPACKED >> 30} GiB, no anchor"
         document = read_json(path)
-    except InputError:
-        return None  # none, or unreadable: measured again (and rewritten)
-    if not isinstance(document, dict):
+        from_documents(str(path), [document])  # every value checked, as a baseline's is
+    except OSError:  # (none there)
         return None
-    context = document.get("context") or {}
+    except InputError as exc:
+        return str(exc)
+    context, rows = document.get("context") or {}, document["benchmarks"]
+    if not all(isinstance(row.get("run_name"), str) for row in rows):
+        return f"{path}: a benchmark row without a run_name"
+    theirs = context.get("kernelwatch_anchor_commit")
+    if theirs != commit:
+        return f"{path}: measured {shortened(str(theirs))}, not the baseline's commit {commit[:12]}"
+    if not _same_runner(context, run):
+        return f"{path}: measured on another card or host than this run"
+    started = str(context.get("kernelwatch_run_started"))
     try:
-        started = datetime.datetime.fromisoformat(str(context.get("kernelwatch_run_started")))
-        commit = str(context["kernelwatch_anchor_commit"])
-        age = (now - started).total_seconds()
-    except (KeyError, ValueError, TypeError, OverflowError):  # (TypeError: a naive date)
-        return None
-    held = {row.get("run_name") for row in document.get("benchmarks", []) if isinstance(row, dict)}
-    if not 0 <= age <= max_age_s or not names <= held:
+        age = (now - datetime.datetime.fromisoformat(started)).total_seconds()
+    except (ValueError, TypeError, OverflowError):  # (TypeError: a naive date)
+        return f"{path}: no date of its measurement ({shortened(started)})"
+    if age < 0:
+        return f"{path}: dated in the future ({shortened(started)})"
+    if age > max_age_s or not names <= {row["run_name"] for row in rows}:
         return None
     return Anchor(commit, document, path, True, age)
+
+
+def _same_runner(theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> bool:
+    """Whether two results' contexts name one card of one host (what an anchor's key names;
+    its host's configuration may read otherwise between processes)."""
+    a, b = levels.unit_of(theirs), levels.unit_of(ours)
+    return (a.card, a.host) == (b.card, b.host)
 
 
 @dataclass(frozen=True)
@@ -283,11 +312,13 @@ class Pending:
                 f"not anchored: the baseline's commit {self.side.short} failed on this card: {exc}"
             )
         document = measured.document
-        theirs, mine = levels.unit_of(document.get("context") or {}), levels.unit_of(ours)
-        if (theirs.card, theirs.host) != (mine.card, mine.host):  # (CUDA_VISIBLE_DEVICES changed?)
+        if not _same_runner(document.get("context") or {}, ours):  # (CUDA_VISIBLE_DEVICES?)
             return "not anchored: the anchor ran on another card or host than this run"
-        ab.ignore_cache(self.repo / ab.WORKTREES.parent)
-        write_json_atomic(self.path, document, make_parents=True)
+        try:  # (a full disk, a folder put there since prepare): not the run's end
+            ab.ignore_cache(self.repo / ab.WORKTREES.parent)
+            write_json_atomic(self.path, document, make_parents=True)
+        except InputError as exc:
+            return f"not anchored: the anchor measured could not be kept: {exc}"
         anchor = Anchor(self.commit, document, self.path, False, 0.0, self.identical)
         progress.say(f"kernelwatch: {anchor.phrase()}")
         return anchor
@@ -313,9 +344,16 @@ def prepare(
     repo = ab.repo_root(request.root.parent, needed=False)
     names = {name for job in jobs for name in job.names}
     path = repo / ANCHORS / f"{key(commit, context, settings)}.json"
+    try:  # A folder, link or FIFO there is never read (a FIFO waits for ever for a writer), and
+        # the anchor measured could not be kept in its place: that was the whole run's end.
+        check_writable(path, make_parents=True)
+    except InputError as exc:
+        return f"not anchored: {exc}"
     now = datetime.datetime.now(datetime.UTC)
-    kept = stored(path, names, request.max_age_s, now)
-    if kept is not None:
+    kept = stored(path, names, request.max_age_s, now, commit, context)
+    if isinstance(kept, str):
+        progress.say(f"kernelwatch: the kept anchor is not reused: {kept}")
+    elif kept is not None:
         progress.say(f"kernelwatch: {why}: {kept.phrase()}")
         return kept
     try:
@@ -340,7 +378,8 @@ def prepare(
         )
     # What the baseline's commit has: a benchmark new since then is NEW, never in an anchor.
     wanted = {name for job in anchor_jobs for name in job.names}
-    kept = stored(path, wanted, request.max_age_s, now) if wanted else None
+    reuse = stored(path, wanted, request.max_age_s, now, commit, context) if wanted else None
+    kept = reuse if isinstance(reuse, Anchor) else None  # (why not: said above)
     if kept is not None or not anchor_jobs:
         # (every binary identical: nothing to measure, and nothing worth keeping)
         empty = Anchor(commit, {"context": {}, "benchmarks": []}, path, False, 0.0)
@@ -698,9 +737,7 @@ def again(
     except InputError as exc:  # its build failed, it lacks the benchmarks, or it crashed
         note = f"{why}: the commit not measured again ({exc}); {kept}"
         return dataclasses.replace(judged, report=_said(report, note, progress))
-    theirs = levels.unit_of(measured.get("context") or {})
-    mine = levels.unit_of(report.contender.context)
-    if (theirs.card, theirs.host) != (mine.card, mine.host):  # (CUDA_VISIBLE_DEVICES changed?)
+    if not _same_runner(measured.get("context") or {}, report.contender.context):  # (as finish)
         note = f"{why}: measured again on another card or host; {kept}"
         return dataclasses.replace(judged, report=_said(report, note, progress))
     write_json_atomic(path, measured, make_parents=True)

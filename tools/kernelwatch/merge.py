@@ -399,8 +399,8 @@ def parse(text: str, what: str = "--shard") -> Shard:
     )
     if not 1 <= index <= count <= MAX_COUNT:
         raise InputError(
-            f"{what} {shortened(text)!r}: write K/N in ASCII digits with 1 <= K <= N <= {MAX_COUNT}, e.g. 2/4 "
-            "(part 2 of 4)"
+            f"{what} {shortened(text)!r}: write K/N in ASCII digits with 1 <= K <= N <= "
+            f"{MAX_COUNT}, e.g. 2/4 (part 2 of 4)"
         )
     return Shard(index, count)
 

@@ -497,6 +497,7 @@ def test_always_anchors_on_the_baselines_card_too(checkout: Checkout) -> None:
         (["--anchor-max-age", "-1"], "--anchor-max-age -1: must be a number of hours, 0 or more"),
         (["--anchor-max-age", "soon"], "--anchor-max-age soon: must be a number of hours"),
         (["--anchor-max-age", "nanh"], "--anchor-max-age nanh: must be a number of hours"),
+        (["--anchor-max-age", "1e308d"], "--anchor-max-age 1e308d: must be a number of hours"),
         (["--anchor", "always", "--no-compare"], "--anchor always: cannot anchor with --no-comp"),
         (["--anchor", "always", "--baseline", "x.json"], "cannot anchor with --baseline"),
         (["--anchor", "sometimes"], "argument --anchor: invalid choice: 'sometimes'"),

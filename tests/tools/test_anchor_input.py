@@ -138,6 +138,22 @@ def test_a_kept_anchor_of_another_card_is_not_reused(
     assert "measured on another card or host than this run" in line, line
 
 
+@pytest.mark.parametrize(
+    "key", ["0" * 16, None, LONG], ids=["another key", "none (kept before keys)", "long"]
+)
+def test_a_kept_anchor_of_other_settings_is_not_reused(
+    checkout: Checkout, tmp_path: Path, key: str | None
+) -> None:
+    """Was reused: the settings (--repetitions, --max-time, ...) were checked only by the file's
+    name, so one copied under another key was the anchor of a run it was not measured like."""
+    path = kept_anchor(checkout)
+    assert context(json.loads(path.read_text()))[anchors.SETTINGS_KEY] == path.stem
+    edited(path, lambda d: context(d).update({anchors.SETTINGS_KEY: key}))
+    line = said(measured_again(checkout, path, tmp_path))
+    assert line == f"{SET_ASIDE}{path}: not measured with the settings its name stands for", line
+    assert context(json.loads(path.read_text()))[anchors.SETTINGS_KEY] == path.stem
+
+
 def test_a_kept_anchor_dated_in_the_future_is_not_reused_and_says_why(
     checkout: Checkout, tmp_path: Path
 ) -> None:

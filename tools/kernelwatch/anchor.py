@@ -20,8 +20,9 @@ it stand in for the anchor's in the runner finding.
 An anchor is kept in <checkout>/.kernelwatch/anchors/<key>.json, the key naming the baseline's
 commit, the card, the host (its identity and configuration) and the harness settings; a later
 run with the same key reuses it while it is younger than --anchor-max-age. One kept there that is
-not that (damaged, of another commit or card, dated in the future) is measured again, with a note;
-where none can be kept there (a folder, a link), the run is not anchored, and says why.
+not that (damaged, of another commit, card or settings, dated in the future) is measured again,
+with a note; where none can be kept there (a folder, a link), the run is not anchored, and says
+why.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from kernelwatch.results import ANCHOR_KEY, ResultSet
 
 MODES = defaults.ANCHOR_MODES
 CONTEXT_KEY = ANCHOR_KEY  # whether and how a verdict was anchored (one phrase, a string)
+SETTINGS_KEY = "kernelwatch_anchor_key"  # the key (key()) an anchor was measured for
 ANCHORS = ab.WORKTREES.parent / "anchors"
 DEFAULT_MAX_AGE_HOURS = defaults.ANCHOR_MAX_AGE_HOURS  # why 24 h: defaults.py
 IDENTICAL_REASON = "built identically to the baseline's commit: the anchor not measured"
@@ -58,15 +60,15 @@ def max_age(text: str) -> float:
     units = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
     number, unit = (text[:-1], text[-1]) if text[-1:] in units else (text, "h")
     try:
-        value = float(number)
+        seconds = float(number) * units[unit]
     except ValueError:
-        value = -1.0
-    if not (0 <= value < float("inf")):
+        seconds = -1.0
+    if not (0 <= seconds < float("inf")):  # (1e308d overflows to no limit at all)
         raise InputError(
             f"--anchor-max-age {shortened(text)}: must be a number of hours, 0 or more (or with "
             "a unit: 90m, 24h, 2d)"
         )
-    return value * units[unit]
+    return seconds
 
 
 def mode(given: str, ruled_out: Mapping[str, Any]) -> str:
@@ -143,6 +145,9 @@ class Anchor:
         ]
         document = {**self.document, "context": context, "benchmarks": [*measured, *rows]}
         return dataclasses.replace(self, document=document)
+
+    def holds(self, names: set[str]) -> bool:
+        return names <= {row["run_name"] for row in self.document.get("benchmarks", [])}
 
     def side(self) -> ResultSet:
         return from_documents(str(self.path), [self.document])
@@ -228,17 +233,13 @@ def key(commit: str, context: Mapping[str, Any], settings: runner.RunSettings) -
 
 
 def stored(
-    path: Path,
-    names: set[str],
-    max_age_s: float,
-    now: datetime.datetime,
-    commit: str,
-    run: Mapping[str, Any],
+    path: Path, max_age_s: float, now: datetime.datetime, commit: str, run: Mapping[str, Any]
 ) -> Anchor | str | None:
-    """The anchor kept at `path` (a regular file or none: prepare) when it holds every benchmark
-    in `names` and is young enough; None where none is kept or it is too old or lacks some; else
-    why the one kept there is not the anchor of `commit` on the card of the run whose context is
-    `run` (damaged, copied or renamed into place): measured again and rewritten, with a note."""
+    """The anchor kept at `path` (a regular file or none: prepare) when it is young enough; None
+    where none is kept or it is too old; else why the one kept there is not the anchor of
+    `commit` on the card of the run whose context is `run`, measured with the settings its key
+    (`path`'s name) names (damaged, copied or renamed into place): measured again and rewritten,
+    with a note."""
     try:
         if path.stat().st_size > MAX_UNPACKED:  # (read whole, a sparse file of terabytes)
             return f"{path}: larger than {MAX_UNPACKED >> 30} GiB, no anchor"
@@ -256,6 +257,8 @@ def stored(
         return f"{path}: measured {shortened(str(theirs))}, not the baseline's commit {commit[:12]}"
     if not _same_runner(context, run):
         return f"{path}: measured on another card or host than this run"
+    if context.get(SETTINGS_KEY) != path.stem:  # (its settings are in the key alone)
+        return f"{path}: not measured with the settings its name stands for"
     started = str(context.get("kernelwatch_run_started"))
     try:
         age = (now - datetime.datetime.fromisoformat(started)).total_seconds()
@@ -263,7 +266,7 @@ def stored(
         return f"{path}: no date of its measurement ({shortened(started)})"
     if age < 0:
         return f"{path}: dated in the future ({shortened(started)})"
-    if age > max_age_s or not names <= {row["run_name"] for row in rows}:
+    if age > max_age_s:
         return None
     return Anchor(commit, document, path, True, age)
 
@@ -350,10 +353,11 @@ def prepare(
     except InputError as exc:
         return f"not anchored: {exc}"
     now = datetime.datetime.now(datetime.UTC)
-    kept = stored(path, names, request.max_age_s, now, commit, context)
+    kept = stored(path, request.max_age_s, now, commit, context)
     if isinstance(kept, str):
         progress.say(f"kernelwatch: the kept anchor is not reused: {kept}")
-    elif kept is not None:
+        kept = None
+    elif kept is not None and kept.holds(names):
         progress.say(f"kernelwatch: {why}: {kept.phrase()}")
         return kept
     try:
@@ -378,8 +382,8 @@ def prepare(
         )
     # What the baseline's commit has: a benchmark new since then is NEW, never in an anchor.
     wanted = {name for job in anchor_jobs for name in job.names}
-    reuse = stored(path, wanted, request.max_age_s, now, commit, context) if wanted else None
-    kept = reuse if isinstance(reuse, Anchor) else None  # (why not: said above)
+    if kept is not None and not (wanted and kept.holds(wanted)):
+        kept = None
     if kept is not None or not anchor_jobs:
         # (every binary identical: nothing to measure, and nothing worth keeping)
         empty = Anchor(commit, {"context": {}, "benchmarks": []}, path, False, 0.0)
@@ -391,6 +395,7 @@ def prepare(
         "kernelwatch_run_purpose": f"anchor: the baseline's commit {side.short} on this card",
         "kernelwatch_filter": run.filter or "",
         "kernelwatch_anchor_commit": commit,
+        SETTINGS_KEY: path.stem,
     }
     return Pending(commit, side, anchor_jobs, path, repo, extra, identical)
 

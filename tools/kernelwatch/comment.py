@@ -169,7 +169,9 @@ def heading_text(text: str) -> str:
     text = " ".join(text.split())
     if utf16_length(text) > MAX_TITLE:
         text = f"{utf16_prefix(text, MAX_TITLE)}… (cut from {utf16_length(text):,} characters)"
-    return html.escape(_MARKUP.sub(r"\\\1", text), quote=False)
+    from kernelwatch.render.markdown import no_references  # (not for --marker-only)
+
+    return no_references(html.escape(_MARKUP.sub(r"\\\1", text), quote=False))
 
 
 # What makes emphasis, code, a link or strikethrough of a heading's text, or ends it (` #`).

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwatch import defaults, kernels, names
 from kernelwatch.compare import SLOWDOWNS, Report, Verdict
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
 from kernelwatch.explanation import Change, Explanation, KernelChange, Moved, SassDiff
 from kernelwatch.files import write_json_atomic
 
@@ -270,7 +270,7 @@ def read_explanations(path: Path) -> dict[str, Explanation]:
         # number): one line, as for any other input, not an internal error.
         raise InputError(
             f"--explanations {path}: not a kernelwatch explanations file "
-            f"({type(exc).__name__}: {exc})"
+            f"({type(exc).__name__}: {shortened(str(exc), 160)})"
         ) from None
     return found
 

@@ -22,12 +22,15 @@ from typing import Any
 import numpy as np
 
 from kernelwatch import defaults
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
 from kernelwatch.results import Metric, ResultSet
 
 FORMATS = defaults.EXPORT_FORMATS
 CONFIDENCE = 0.95
 BMF_TIME_MEASURE = "latency"  # Bencher's built-in measure, in nanoseconds
+# Bencher refuses a whole report holding a longer benchmark or measure name (UTF-8 bytes).
+BMF_MAX_NAME = 1024
+BMF_MAX_MEASURE = 64
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,9 @@ def entries(result: ResultSet, metric: Metric) -> list[Entry]:
     output was wrong, and the history and the report leave such a run out of its series too."""
     column = result.metric_column(metric)
     if column is None:
-        raise InputError(f"{result.label}: no benchmark has the metric {metric.key!r}")
+        raise InputError(
+            f"{result.label}: no benchmark has the metric {shortened(repr(metric.key))}"
+        )
     values, present = column
     labels = result.labels
     found = []
@@ -72,7 +77,9 @@ def entries(result: ResultSet, metric: Metric) -> list[Entry]:
         )
     if not found:
         failed = f" ({len(result.errors)} failed)" if result.errors else ""
-        raise InputError(f"{result.label}: no benchmark has values of {metric.key!r}{failed}")
+        raise InputError(
+            f"{result.label}: no benchmark has values of {shortened(repr(metric.key))}{failed}"
+        )
     return found
 
 
@@ -108,14 +115,32 @@ def median_interval(values: np.ndarray) -> tuple[float | None, float | None]:
 
 
 def bmf(found: list[Entry], metric: Metric) -> dict[str, Any]:
+    """The BMF document; without the benchmarks whose names Bencher refuses (bmf_fits)."""
     measure = BMF_TIME_MEASURE if metric.is_time else metric.key
+    if _utf8_length(measure) > BMF_MAX_MEASURE:
+        raise InputError(
+            f"--metric {shortened(repr(measure))}: {_utf8_length(measure):,} bytes; Bencher "
+            f"takes measure names of up to {BMF_MAX_MEASURE} (--format github-action-benchmark "
+            "has no such limit)"
+        )
     document: dict[str, Any] = {}
     for e in found:
+        if not bmf_fits(e.name):
+            continue
         metrics: dict[str, float] = {"value": e.median}
         if e.lower is not None and e.upper is not None:
             metrics["lower_value"], metrics["upper_value"] = e.lower, e.upper
         document[e.name] = {measure: metrics}
     return document
+
+
+def bmf_fits(name: str) -> bool:
+    """Whether Bencher takes `name` as a benchmark's name."""
+    return _utf8_length(name) <= BMF_MAX_NAME
+
+
+def _utf8_length(text: str) -> int:
+    return len(text.encode("utf-8", errors="surrogatepass"))
 
 
 def github_action_benchmark(found: list[Entry], metric: Metric) -> list[dict[str, Any]]:
@@ -144,13 +169,14 @@ def github_action_benchmark(found: list[Entry], metric: Metric) -> list[dict[str
     return rows
 
 
-def export(result: ResultSet, metric: Metric, form: str) -> Any:
-    """The document of `form` (one of FORMATS) for a result."""
+def export(result: ResultSet, metric: Metric, form: str) -> tuple[Any, int]:
+    """The document of `form` (one of FORMATS) for a result, and how many benchmarks with
+    values it left out for names the format cannot hold (bmf_fits)."""
     found = entries(result, metric)
     if form == "bmf":
-        return bmf(found, metric)
+        return bmf(found, metric), sum(not bmf_fits(e.name) for e in found)
     if form == "github-action-benchmark":
-        return github_action_benchmark(found, metric)
+        return github_action_benchmark(found, metric), 0
     raise InputError(f"--format {form}: choose one of {', '.join(FORMATS)}")
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kernelwatch import defaults
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._options import add_parser
+from kernelwatch.errors import shortened
 from kernelwatch.files import Input, Output, check_outputs, json_text, write_atomic
 
 if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
@@ -78,20 +79,28 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: ExportCommand) -> int:
-    from kernelwatch.export import export, github_tool
+    from kernelwatch.export import BMF_MAX_NAME, export, github_tool
     from kernelwatch.loading import load
 
     metric = command.metric
     check_outputs([Output("-o", command.out)], [Input("the result", command.result)])
     result = load(command.result)
-    document = export(result, metric, command.format)
-    left_out = len(result.names) - len(document)  # one entry per benchmark in either format
+    document, too_long = export(result, metric, command.format)
+    # one entry per benchmark in either format
+    left_out = len(result.names) - len(document) - too_long
     if left_out:
         # As compare says it: a dashboard fed 289 of 356 benchmarks should know why.
         print(
             f"kernelwatch: note: {left_out} of {len(result.names)} benchmark(s) have no values "
-            f"of {metric.key} (not a counter of theirs, or a skipped row) or failed in a "
-            "repetition (compare's ERROR): left out",
+            f"of {shortened(metric.key)} (not a counter of theirs, or a skipped row) or failed "
+            "in a repetition (compare's ERROR): left out",
+            file=sys.stderr,
+        )
+    if too_long:
+        # Bencher refuses the whole report for one such name: the others still get there.
+        print(
+            f"kernelwatch: note: {too_long} of {len(result.names)} benchmark(s) have names "
+            f"longer than Bencher takes ({BMF_MAX_NAME:,} bytes of UTF-8): left out",
             file=sys.stderr,
         )
     text = json_text(document)

@@ -3,6 +3,7 @@ in a table, the unchanged ones folded away; every name and message shown as text
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Sequence
 
@@ -22,11 +23,28 @@ from kernelwatch.render import (
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~#!&])")
 
+# Where GitHub makes a mention (notifying the user or team), an issue link or a link of text: an
+# `@` or `#` before a word, a URL's `://` or `www.` before a domain. Backslash escapes do not stop
+# it (GitHub finds them in the rendered text); a word joiner (U+2060, not shown) after each does.
+_REFERENCE = re.compile(r"(?<=[@#])(?=\w)|(?<=://)(?=[\w-]+\.\w)|(?<=\bwww)(?=\.\w)", re.IGNORECASE)
+
+
+def no_references(text: str) -> str:
+    """`text` (Markdown) that mentions, references and links nothing on GitHub."""
+    return _REFERENCE.sub("\u2060", text)
+
 
 def _md(text: str) -> str:
     """Text in Markdown, shown as written: what would format, link or open HTML is escaped (a
-    name in a reason or a note is text, never markup); a pipe would end the table cell."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(visible(text).splitlines()))
+    name in a reason or a note is text, never markup, mention or link); a pipe would end the
+    table cell."""
+    return no_references(_MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(visible(text).splitlines())))
+
+
+def _html(text: str) -> str:
+    """Text in a line of raw HTML (`<details><summary>`), where Markdown's backslash escapes are
+    not read: `\\<img src=...\\>` was an image there. On one line, shown as written."""
+    return no_references(html.escape(" ".join(visible(text).splitlines())))
 
 
 def _code(text: str) -> str:
@@ -136,20 +154,20 @@ def _markdown_details(report: Report) -> list[str]:
         if found is None or not (found.profiled or found.sass_diffs):
             continue
         out += [
-            f"<details><summary>Why <code>{_md(c.name)}</code> ({c.verdict.value}): "
-            f"{_md(found.kernel_text() or 'kernel not compared')}</summary>",
+            f"<details><summary>Why <code>{_html(c.name)}</code> ({c.verdict.value}): "
+            f"{_html(found.kernel_text() or 'kernel not compared')}</summary>",
             "",
         ]
         if found.profiled:
             out += ["| ncu metric | baseline | contender |", "|:--|--:|--:|"]
             moved = {m.metric for m in found.moved}
             for metric in sorted(found.before.keys() & found.after.keys()):
-                label = f"**{metric}**" if metric in moved else metric
+                label = f"**{_md(metric)}**" if metric in moved else _md(metric)
                 out.append(f"| {label} | {found.before[metric]:.6g} | {found.after[metric]:.6g} |")
             out.append("")
         for d in found.sass_diffs:
             out.append(
-                f"SASS of `{_md(d.name)}`: {d.instructions[0]}→{d.instructions[1]} "
+                f"SASS of {_code(d.name)}: {d.instructions[0]}→{d.instructions[1]} "
                 f"instructions; mix {_md(d.mix_text()) or 'unchanged'}; shared-memory ops "
                 + (", ".join(f"{op} {a}→{b}" for op, a, b in d.shared) or "none")
             )

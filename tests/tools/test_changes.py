@@ -383,6 +383,7 @@ def test_short_and_empty_histories(make_history, tmp_path, run_cli) -> None:
         (["--filter", "^nothing$"], "matches no benchmark"),
         (["--metric", "flop_per_second"], "no such values in the history; it has"),
         (["--metric", "widgets"], "unknown direction for this counter"),
+        (["--metric", "w" * 5000], "www... (5,000 characters): unknown direction"),  # was whole
         (["--threshold", "lots"], "not a number or percentage"),
         (["--alpha", "2"], "--alpha 2.0: must be between 0 and 1"),
         (["--config", "/no/such/file.toml"], "config /no/such/file.toml"),

@@ -100,7 +100,9 @@ def file_outputs() -> list[tuple[str, argparse.Action]]:
     return found
 
 
-def test_every_output_file_option_refuses_a_folder_path(run_cli, tmp_path: Path) -> None:
+def test_every_output_file_option_refuses_a_folder_path(
+    run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Path drops a trailing slash: `report -o pages/` wrote a file named pages, exit 0.
     found = file_outputs()
     assert len(found) >= 12, found
@@ -108,6 +110,11 @@ def test_every_output_file_option_refuses_a_folder_path(run_cli, tmp_path: Path)
         assert action.type is options.output_file, f"{where} {action.option_strings}"
     done = run_cli("merge", GPU_DATA / "h200-coalescing-rep5.json.gz", "-o", f"{tmp_path}/new/")
     assert done.status == 2 and "a folder (it ends with /)" in done.err, done.err
+    assert list(tmp_path.iterdir()) == []
+    # `-` is stdout by convention: `export R -o -` wrote a file named -, exit 0.
+    monkeypatch.chdir(tmp_path)
+    done = run_cli("export", GPU_DATA / "h200-coalescing-rep5.json.gz", "-o", "-")
+    assert done.status == 2 and "argument -o/--out: -: names no file" in done.err, done.err
     assert list(tmp_path.iterdir()) == []
     # An empty value (`--json "$UNSET"`) names nothing: it was taken as not given, exit 0.
     for option in ("--json", "--config", "--threshold", "--metric", "--noise-file"):

@@ -152,6 +152,9 @@ def test_resolve_metric_directions() -> None:
         resolve_metric("latency_cycles")
     with pytest.raises(InputError, match="always lower-is-better"):
         resolve_metric("time", higher_is_better=True)
+    with pytest.raises(InputError) as long:  # (a 5,000-character name was quoted whole)
+        resolve_metric("x" * 5000)
+    assert len(str(long.value)) < 300, str(long.value)
 
 
 def test_gpu_model() -> None:

@@ -46,7 +46,7 @@ from kernelwatch import defaults
 from kernelwatch.baseline import GPU_KEYS
 from kernelwatch.compare import Settings
 from kernelwatch.config import ThresholdRule, threshold_for
-from kernelwatch.errors import InputError, compile_regex, missing_extra
+from kernelwatch.errors import InputError, compile_regex, missing_extra, shortened
 from kernelwatch.history import damaged, failed_runs, gpu_slugs, moment, normalized_date, texts
 from kernelwatch.results import Metric, resolve_metric
 
@@ -162,9 +162,9 @@ def series_metric(name: str, higher_is_better: bool | None = None) -> Metric:
         if higher_is_better is not None:
             raise
         raise InputError(
-            f"--metric {name}: unknown direction for this counter; change detection knows it "
-            "from the name: time, cpu_time, allocs_per_iter, max_bytes_used (lower is better), "
-            "or a counter named *_per_second or *_fraction (higher is better)"
+            f"--metric {shortened(name)}: unknown direction for this counter; change detection "
+            "knows it from the name: time, cpu_time, allocs_per_iter, max_bytes_used (lower is "
+            "better), or a counter named *_per_second or *_fraction (higher is better)"
         ) from None
 
 

@@ -83,7 +83,7 @@ def resolve_metric(name: str, higher_is_better: bool | None = None) -> Metric:
     if key.endswith(_HIGHER_SUFFIXES):
         return Metric(key, True)
     raise InputError(
-        f"--metric {name}: unknown direction for this counter; "
+        f"--metric {shortened(name)}: unknown direction for this counter; "
         "pass --higher-is-better or --lower-is-better"
     )
 

@@ -155,9 +155,15 @@ def non_empty(value: str) -> str:
 
 def output_file(value: str) -> str:
     """argparse's type of every output FILE: a trailing slash names a folder, which Path drops
-    (`-o pages/` wrote a file named pages, `--json out/` one named out), and not empty."""
+    (`-o pages/` wrote a file named pages, `--json out/` one named out), `-` no file (`export
+    -o -` wrote a file named -, where the convention is stdout: the option left out), and not
+    empty."""
     if value.endswith(("/", os.sep)):
         raise argparse.ArgumentTypeError(f"{value}: a folder (it ends with /); name the file")
+    if value == "-":
+        raise argparse.ArgumentTypeError(
+            "-: names no file (what a command prints goes to stdout without this option)"
+        )
     return non_empty(value)
 
 

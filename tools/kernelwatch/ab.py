@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from kernelwatch import completeness, locks, runner, tool, verdict
 from kernelwatch.compare import Comparison, Report, Verdict
-from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
+from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError, shortened
 from kernelwatch.files import write_atomic, write_json_atomic
 from kernelwatch.loading import from_documents, load_all
 
@@ -61,10 +61,30 @@ class BuildStep(Protocol):
     def __call__(self, side: Side, log: Path, *, cancel: threading.Event | None = None) -> None: ...
 
 
+# What git exports to a hook (a pre-commit hook: GIT_INDEX_FILE, the index being committed) and
+# `git bisect run` to its command. git run on another folder (`-C`) took them for its own:
+# `git worktree add` checked the commit out into the user's index.
+GIT_LOCATION_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_PREFIX",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+)
+
+
+def git_environment() -> dict[str, str]:
+    """This environment without GIT_LOCATION_VARIABLES: git finds the repository from its
+    folder (git's, and a build's git)."""
+    return {k: v for k, v in os.environ.items() if k not in GIT_LOCATION_VARIABLES}
+
+
 def git(repo: Path, *args: str) -> str:
     """Run git in `repo`; its output, stripped. Failure is one InputError line."""
     try:
-        return tool.run(["git", "-C", str(repo), *args], timeout=600).stdout.strip()
+        command = ["git", "-C", str(repo), *args]
+        return tool.run(command, timeout=600, env=git_environment()).stdout.strip()
     except tool.ToolError as exc:
         if exc.failure == "cannot-run":
             raise InputError(f"cannot run git: {exc.reason}") from None
@@ -76,13 +96,18 @@ def git(repo: Path, *args: str) -> str:
 
 
 def repo_root(start: Path, needed: bool = True) -> Path:
-    if not start.is_dir():
-        raise InputError(f"--repo {start}: no such directory")
+    said = shortened(str(start), 200)
+    try:
+        is_dir = start.is_dir()
+    except OSError as exc:  # a name too long: its OSError's line held all of it
+        raise InputError(f"--repo {said}: {exc.strerror or exc}") from None
+    if not is_dir:
+        raise InputError(f"--repo {said}: no such directory")
     try:
         return Path(git(start, "rev-parse", "--show-toplevel"))
     except InputError:
         if needed:
-            raise InputError(f"{start}: not inside a git repository (pass --repo DIR)") from None
+            raise InputError(f"{said}: not inside a git repository (pass --repo DIR)") from None
         return start.resolve()
 
 
@@ -90,7 +115,7 @@ def resolve_rev(repo: Path, rev: str) -> str:
     try:
         return git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
     except InputError:
-        raise InputError(f"{rev}: not a commit in {repo}") from None
+        raise InputError(f"{shortened(rev)}: not a commit in {repo}") from None
 
 
 def prepare_side(repo: Path, name: str, rev: str, *, use_git: bool = True) -> Side:
@@ -113,12 +138,26 @@ def prepare_side(repo: Path, name: str, rev: str, *, use_git: bool = True) -> Si
                 f"{worktree} exists but is not a worktree of {sha[:12]}: remove it "
                 f"(git worktree remove --force {worktree}) and run again"
             )
+        # Someone's edit of the cache was built and measured as the commit. (Untracked files
+        # are the build's own: its folder, its log.)
+        changed = git(worktree, "status", "--porcelain", "--untracked-files=no").splitlines()
+        if changed:
+            more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
+            raise InputError(
+                f"{worktree}: its files differ from {sha[:12]}'s "
+                f"({shortened(changed[0].split(maxsplit=1)[-1])}{more}): remove it "
+                f"(git worktree remove --force {worktree}) and run again"
+            )
     elif use_git:
         worktree.parent.mkdir(parents=True, exist_ok=True)
-        git(repo, "worktree", "prune")  # forget worktrees whose folders were deleted
-        git(repo, "worktree", "add", "--detach", str(worktree), sha)
+        # --force: a worktree of ours whose folder was deleted is made again. `git worktree
+        # prune` did that by forgetting every missing worktree, the user's too (on a disk not
+        # mounted now), which then was no repository any more.
+        git(repo, "worktree", "add", "--force", "--detach", str(worktree), sha)
     else:
-        raise InputError(f"{rev} ({sha[:12]}): no worktree {worktree} to use with --no-build")
+        raise InputError(
+            f"{shortened(rev)} ({sha[:12]}): no worktree {worktree} to use with --no-build"
+        )
     if use_git:
         ignore_cache(repo / WORKTREES.parent)
     return Side(name, rev, sha, worktree, worktree / BUILD_FOLDER)
@@ -145,7 +184,7 @@ def cmake_build(
     cmake = shutil.which("cmake")
     if cmake is None:
         raise InputError("cmake not found: cannot build the commits (or pass --no-build)")
-    env = dict(os.environ, KERNELWATCH_GIT_COMMIT=side.sha)
+    env = dict(git_environment(), KERNELWATCH_GIT_COMMIT=side.sha)
     configure = [cmake, "-S", str(side.worktree), "-B", str(side.build_dir)]
     configure += ["-DCMAKE_BUILD_TYPE=Release", *cmake_args]
     build = [cmake, "--build", str(side.build_dir), "-j", str(os.cpu_count() or 2)]
@@ -160,7 +199,7 @@ def cmake_build(
             status = tool.run(command, check=False, env=env, log=out, cancel=cancel).status
             if status != 0:
                 raise InputError(
-                    f"building {side.name} ({side.rev}, {side.short}) failed: "
+                    f"building {side.name} ({shortened(side.rev)}, {side.short}) failed: "
                     f"`{shlex.join(command)}` exited {status}; see {log}"
                 )
 
@@ -219,6 +258,18 @@ def build_sides(
     return ahead
 
 
+def check_bench(bench: Sequence[str]) -> None:
+    """Each --bench is each side's own binary: an absolute path (or one out of the worktree)
+    named one file for both sides, and A was compared with itself: never a regression."""
+    for rel in bench:
+        inside = os.path.normpath(os.path.join(BUILD_FOLDER, rel))
+        if os.path.isabs(rel) or inside == os.pardir or inside.startswith(os.pardir + os.sep):
+            raise InputError(
+                f"--bench {shortened(rel, 200)}: must be relative to each side's build folder, "
+                "inside its worktree (e.g. bench/kernelwatch_bench_transpose)"
+            )
+
+
 def binaries_of(side: Side, bench: Sequence[str]) -> list[Path]:
     """The side's benchmark binaries: --bench paths relative to its build folder, else this
     project's kernelwatch_bench_* binaries."""
@@ -227,7 +278,7 @@ def binaries_of(side: Side, bench: Sequence[str]) -> list[Path]:
     found = runner.find_binaries(side.build_dir)
     if not found:
         raise InputError(
-            f"{side.name} ({side.rev}, {side.short}): no benchmark binaries in "
+            f"{side.name} ({shortened(side.rev)}, {side.short}): no benchmark binaries in "
             f"{side.build_dir / runner.BINARY_FOLDER}"
         )
     return found

@@ -216,7 +216,7 @@ def subject(repo: Path, sha: str) -> str:
 
 def is_ancestor(repo: Path, older: str, newer: str) -> bool:
     command = ["git", "-C", str(repo), "merge-base", "--is-ancestor", older, newer]
-    return tool.run(command, check=False).status == 0
+    return tool.run(command, check=False, env=ab.git_environment()).status == 0
 
 
 def judge(oracle: Oracle, sha: str) -> Judgement:
@@ -402,11 +402,12 @@ def bisect_worktree(repo: Path, bad: str) -> Iterator[Path]:
         ab.git(repo, "worktree", "add", "--detach", str(worktree), bad)
         yield worktree
     finally:
-        tool.run(
-            ["git", "-C", str(repo), "worktree", "remove", "--force", str(worktree)], check=False
-        )
+        remove = ["git", "-C", str(repo), "worktree", "remove", "--force", str(worktree)]
+        removed = tool.run(remove, check=False, env=ab.git_environment()).status == 0
         shutil.rmtree(folder, ignore_errors=True)
-        tool.run(["git", "-C", str(repo), "worktree", "prune"], check=False)
+        if not removed:  # a folder git could not remove: its record goes now, the folder gone.
+            # Not `git worktree prune`: that forgot every missing worktree, the user's too.
+            tool.run(remove, check=False, env=ab.git_environment())
 
 
 def step_environment() -> dict[str, str]:
@@ -414,7 +415,9 @@ def step_environment() -> dict[str, str]:
     it was started (installed, PYTHONPATH=tools, or in-process as in the tests)."""
     package_parent = str(Path(__file__).resolve().parents[1])
     path = os.environ.get("PYTHONPATH")
-    return dict(os.environ, PYTHONPATH=package_parent + (os.pathsep + path if path else ""))
+    # (a hook's GIT_INDEX_FILE: git bisect's checkouts wrote the user's index)
+    environment = ab.git_environment()
+    return dict(environment, PYTHONPATH=package_parent + (os.pathsep + path if path else ""))
 
 
 def run_bisect(
@@ -568,14 +571,7 @@ def candidate_said(out: Path, sha: str, skipped: bool, hunted: Sequence[str]) ->
 
 # What `git bisect run` sets for its command in a linked worktree (GIT_DIR=<its gitdir>):
 # git run by the step, or by a build, must find its repository from its own folder instead.
-GIT_LOCATION_VARIABLES = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_PREFIX",
-    "GIT_COMMON_DIR",
-    "GIT_OBJECT_DIRECTORY",
-)
+GIT_LOCATION_VARIABLES = ab.GIT_LOCATION_VARIABLES
 
 
 def forget_bisect_repository() -> None:

@@ -201,6 +201,7 @@ def _run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
     from kernelwatch import ab, explain, gpus, runner
     from kernelwatch.verdict import write_report
 
+    ab.check_bench(command.bench)  # before building (minutes)
     settings = command.settings
     if build is None:
         build = functools.partial(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._options import add_parser
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
 from kernelwatch.files import Output, check_outputs
 
 if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
@@ -112,6 +112,7 @@ def run(command: BisectCommand) -> int:
     from kernelwatch import ab, bisect, runner
 
     plan = command.plan
+    ab.check_bench(plan.bench)
     # Before anything is built: the runs' folder (by default in results/, made when missing).
     check_outputs([Output("--out", command.out or "results", folder=True, make_parents=True)])
     if command.out:
@@ -119,11 +120,12 @@ def run(command: BisectCommand) -> int:
     repo = ab.repo_root(command.repo)
     good = ab.resolve_rev(repo, command.good)
     bad = ab.resolve_rev(repo, command.bad)
+    good_said, bad_said = shortened(command.good), shortened(command.bad)  # (for error lines)
     if good == bad:
-        raise InputError(f"{command.good} and {command.bad} are the same commit ({good[:12]})")
+        raise InputError(f"{good_said} and {bad_said} are the same commit ({good[:12]})")
     if not bisect.is_ancestor(repo, good, bad):
         raise InputError(
-            f"{command.good} ({good[:12]}) is not an ancestor of {command.bad} ({bad[:12]}): "
+            f"{good_said} ({good[:12]}) is not an ancestor of {bad_said} ({bad[:12]}): "
             "give GOOD first, then the later BAD"
         )
     out = Path(
@@ -138,7 +140,7 @@ def run(command: BisectCommand) -> int:
     try:
         oracle.build(good_side, ab.build_log(good_side))
     except InputError as exc:
-        raise InputError(f"GOOD ({command.good}) cannot be built: {exc}") from None
+        raise InputError(f"GOOD ({good_said}) cannot be built: {exc}") from None
     binaries = ab.binaries_of(good_side, plan.bench)
     runner.require_gpu(binaries[0], plan.settings.extra_args)
     runner.plan(binaries, plan.filter, plan.settings.extra_args)  # the filter matches in GOOD
@@ -154,7 +156,7 @@ def run(command: BisectCommand) -> int:
     if verdict.crashed:
         plan = hunting_crashes
     if verdict.verdict == "skip" and not verdict.unsure:
-        raise InputError(f"BAD ({command.bad}) cannot be measured: {verdict.detail}")
+        raise InputError(f"BAD ({bad_said}) cannot be measured: {verdict.detail}")
     if verdict.verdict != "bad":
         said = f"no regression ({verdict.detail})" if verdict.unsure else "no regression"
         print(

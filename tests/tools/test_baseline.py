@@ -397,6 +397,7 @@ def test_partial_update_refuses_another_driver(root: Path, write_json, run_cli) 
             ["--filter", "^nothing"],
             "--filter '^nothing' matches no benchmark in the result",
         ),
+        (["--filter", "z" * 5000], "... (5,002 characters) matches no benchmark"),  # was whole
         (["--filter", "("], "bad regex"),
         (["--min-repetitions", "0"], "--min-repetitions 0: must be at least 1"),
     ],

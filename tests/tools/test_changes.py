@@ -381,6 +381,7 @@ def test_short_and_empty_histories(make_history, tmp_path, run_cli) -> None:
         (["--gpu", "nvidia-b200-sm100"], f"no run on that GPU in the history; it has {H100}"),
         (["--filter", "("], "--filter '(': bad regex"),
         (["--filter", "^nothing$"], "matches no benchmark"),
+        (["--filter", "z" * 5000], "... (5,002 characters) matches no benchmark"),  # was whole
         (["--metric", "flop_per_second"], "no such values in the history; it has"),
         (["--metric", "widgets"], "unknown direction for this counter"),
         (["--metric", "w" * 5000], "www... (5,000 characters): unknown direction"),  # was whole

@@ -116,6 +116,10 @@ def test_every_output_file_option_refuses_a_folder_path(
     done = run_cli("export", GPU_DATA / "h200-coalescing-rep5.json.gz", "-o", "-")
     assert done.status == 2 and "argument -o/--out: -: names no file" in done.err, done.err
     assert list(tmp_path.iterdir()) == []
+    # A path the machine refuses (too long a name) was quoted whole in the line.
+    long = f"{tmp_path}/{'d' * 5000}/x.json"
+    done = run_cli("compare", GPU_DATA / "h200-coalescing-rep5.json.gz", "x.json", "--json", long)
+    assert done.status == 2 and len(done.err) < 400 and "(5," in done.err, done.err
     # An empty value (`--json "$UNSET"`) names nothing: it was taken as not given, exit 0.
     for option in ("--json", "--config", "--threshold", "--metric", "--noise-file"):
         done = run_cli("compare", GPU_DATA / "h200-coalescing-rep5.json.gz", "x.json", option, "")

@@ -332,7 +332,9 @@ def load_series(
         if pattern is None or pattern.search(name):
             names[int(benchmark_id)] = name
     if not names and pattern is not None:
-        raise InputError(f"--filter {pattern.pattern!r} matches no benchmark in the history")
+        raise InputError(
+            f"--filter {shortened(repr(pattern.pattern))} matches no benchmark in the history"
+        )
     # One range of the samples' key (benchmark, metric, run, repetition) per series: a query
     # over the metric alone scans and sorts the whole table (a year of two GPUs' nightlies,
     # 33 M values: 24 s before the first series; this way 2 s for all of them).
@@ -386,8 +388,8 @@ def load_series(
             )
     if not emitted and pattern is not None:
         raise InputError(
-            f"--filter {pattern.pattern!r}: no {metric_key} values of the benchmarks it matches"
-            + (f" on {gpu}" if gpu else "")
+            f"--filter {shortened(repr(pattern.pattern))}: no {metric_key} values of the "
+            "benchmarks it matches" + (f" on {gpu}" if gpu else "")
         )
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import NoReturn
 
 from kernelwatch import __version__, commands
-from kernelwatch.errors import InputError, OutputError
+from kernelwatch.errors import InputError, OutputError, shortened
 from kernelwatch.files import output_error
 
 EXIT_CODES = """\
@@ -214,7 +214,7 @@ def _main(argv: Sequence[str] | None) -> int:
         # searched): the path and why, in one line. One without is a print() to a stdout that
         # cannot take it (a full disk, `> /dev/full`).
         if exc.filename is not None and exc.strerror:
-            _say(f"kernelwatch: error: {exc.filename}: {exc.strerror}")
+            _say(f"kernelwatch: error: {shortened(str(exc.filename), 200)}: {exc.strerror}")
             return 2
         if exc.errno not in _WRITE_ERRORS:
             return _internal_error(exc)

@@ -196,7 +196,9 @@ def _choose(
     pattern = _compile(filter)
     chosen = [n for n in parsed.names if pattern is None or pattern.search(n)]
     if not chosen:
-        raise InputError(f"{label}: --filter {filter!r} matches no benchmark in the result")
+        raise InputError(
+            f"{label}: --filter {shortened(repr(filter))} matches no benchmark in the result"
+        )
     errors(label, parsed, set(chosen))
     few_repetitions(label, parsed, set(chosen), min_repetitions)
     return pattern, chosen

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kernelwatch import tool
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
 from kernelwatch.runner.merging import claim
 from kernelwatch.runner.settings import Job
 
@@ -78,8 +78,9 @@ def list_benchmarks(binary: Path, filter: str | None, extra_args: Sequence[str] 
     refused = _REFUSED_FILTER.search(done.stderr)
     if refused:
         raise InputError(
-            f"--filter {filter!r}: {binary.name} cannot compile it ({refused[1].strip()}); the "
-            "binaries take a POSIX extended regex: no (?...), \\d, \\w or \\s"
+            f"--filter {shortened(repr(filter))}: {binary.name} cannot compile it "
+            f"({refused[1].strip()}); the binaries take a POSIX extended regex: no (?...), "
+            "\\d, \\w or \\s"
         )
     return [line.strip() for line in done.stdout.splitlines() if line.strip()]
 
@@ -112,7 +113,7 @@ def plan(binaries: Sequence[Path], filter: str | None, extra_args: Sequence[str]
     if not jobs:
         where = f"{len(binaries)} benchmark binar{'y' if len(binaries) == 1 else 'ies'}"
         if filter:
-            raise InputError(f"--filter {filter!r} matches no benchmark in {where}")
+            raise InputError(f"--filter {shortened(repr(filter))} matches no benchmark in {where}")
         raise InputError(f"{where} list no benchmarks")
     return jobs
 

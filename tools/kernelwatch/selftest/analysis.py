@@ -18,7 +18,7 @@ from kernelwatch import defaults
 from kernelwatch.baseline import restrict
 from kernelwatch.compare import Comparison, Settings, Verdict, compare
 from kernelwatch.config import ThresholdRule, threshold_for
-from kernelwatch.errors import InputError, compile_regex
+from kernelwatch.errors import InputError, compile_regex, shortened
 from kernelwatch.loading import from_documents
 from kernelwatch.names import family as family_of
 from kernelwatch.names import row_name
@@ -266,7 +266,8 @@ class _Judge:
                 document = restrict(document, {n for n in names if self.only.search(n)})
                 if not document["benchmarks"]:
                     raise InputError(
-                        f"{run.path}: --filter {self.only.pattern!r} matches none of it"
+                        f"{run.path}: --filter {shortened(repr(self.only.pattern))} matches "
+                        "none of it"
                     )
             found = self.sides[run.path] = from_documents(str(run.path), [document])
         return found

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import defaults, runner
-from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
+from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError, shortened
 from kernelwatch.files import write_json_atomic
 from kernelwatch.gbench import read_json
 from kernelwatch.names import row_name
@@ -281,7 +281,7 @@ def _resumed(path: Path, run: PlannedRun, inject: str, context: Mapping[str, str
         raise InputError(f"{path}: made with --inject {found.inject!r}, not {inject!r}")
     if theirs.get("kernelwatch_filter", "") != context.get("kernelwatch_filter", ""):
         raise InputError(
-            f"{path}: made with --filter {theirs.get('kernelwatch_filter')!r}, not "
+            f"{path}: made with --filter {shortened(repr(theirs.get('kernelwatch_filter')))}, not "
             f"{context.get('kernelwatch_filter')!r}"
         )
     return found

@@ -83,8 +83,9 @@ def test_a_deleted_worktree_of_ab_is_made_again(repo: Repo, run_cli) -> None:
     assert git(repo.root / ab.WORKTREES / repo.a, "rev-parse", "HEAD") == repo.a
 
 
-def test_bisect_leaves_a_missing_worktree_of_the_user_alone(history: History, temporary) -> None:
-    record, _ = away_worktree(history.root, history.shas[2])
+def bisect_to_the_last(history: History, temporary: Path) -> None:
+    """`git bisect` between two commits of `history` whose every step says good: the bad end
+    is the first bad one."""
     good = [sys.executable, "-c", "print('kernelwatch step')"]
     outcome = bisect.run_bisect(
         history.root,
@@ -95,6 +96,11 @@ def test_bisect_leaves_a_missing_worktree_of_the_user_alone(history: History, te
         lambda line: None,
     )
     assert outcome.first_bad == history.shas[6]
+
+
+def test_bisect_leaves_a_missing_worktree_of_the_user_alone(history: History, temporary) -> None:
+    record, _ = away_worktree(history.root, history.shas[2])
+    bisect_to_the_last(history, temporary)
     assert record.is_dir()
     assert "kernelwatch-bisect-" not in git(history.root, "worktree", "list", "--porcelain")
     assert list(temporary.iterdir()) == []
@@ -183,14 +189,5 @@ def test_ab_in_a_hook_leaves_the_index_alone(repo: Repo, run_cli, monkeypatch) -
 def test_bisect_in_a_hook_leaves_the_index_alone(history: History, temporary, monkeypatch) -> None:
     index = hook_environment(monkeypatch, history.root)
     staged = index.read_bytes()
-    good = [sys.executable, "-c", "print('kernelwatch step')"]
-    outcome = bisect.run_bisect(
-        history.root,
-        history.shas[1],
-        history.shas[6],
-        lambda worktree: good,
-        temporary.parent / "no-error.json",
-        lambda line: None,
-    )
-    assert outcome.first_bad == history.shas[6]
+    bisect_to_the_last(history, temporary)
     assert index.read_bytes() == staged

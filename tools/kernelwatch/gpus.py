@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from kernelwatch import completeness, defaults, runner, tool
 from kernelwatch.baseline import gpu_slug
-from kernelwatch.errors import InputError, NoGpuError
+from kernelwatch.errors import InputError, NoGpuError, shortened
 from kernelwatch.files import tagged
 from kernelwatch.merge import GPU_INDEX_KEY
 from kernelwatch.results import HOST_BOUND_ON_KEY
@@ -90,17 +90,34 @@ def select(available: Sequence[Gpu], spec: str) -> list[Gpu]:
     if spec.strip() == "all":
         return list(available)
     chosen: list[Gpu] = []
+    given = shortened(spec)  # (a value of 5,000 characters is not printed whole)
     for part in (p.strip() for p in spec.split(",")):
         if not part:
-            raise InputError(f"--gpus {spec!r}: an empty entry; write all, or 0,1 or UUIDs")
+            raise InputError(f"--gpus {given!r}: an empty entry; write all, or 0,1 or UUIDs")
         match = [g for g in available if str(g.index) == part or g.uuid == part]
         if not match:
             known = ", ".join(f"{g.index} ({g.uuid})" for g in available)
-            raise InputError(f"--gpus {spec}: no GPU {part} on this host (it has {known})")
+            raise InputError(
+                f"--gpus {given}: no GPU {shortened(part)} on this host (it has {known})"
+            )
         if match[0] in chosen:
-            raise InputError(f"--gpus {spec}: GPU {part} given twice")
+            raise InputError(f"--gpus {given}: GPU {shortened(part)} given twice")
         chosen.append(match[0])
     return chosen
+
+
+def one_model(chosen: Sequence[Gpu]) -> None:
+    """`run --gpus ... --split`: refuses GPUs of several models. Each GPU's part is a shard of
+    one suite, which merge joins for one model only; and each model's baseline would get a part
+    of the suite, the host-bound benchmarks (GPU 1's part) only one model's."""
+    models = {gpu.name: gpu for gpu in reversed(chosen)}  # each model's first GPU
+    if len(models) > 1:
+        first, second = sorted(models.values(), key=chosen.index)[:2]
+        raise InputError(
+            f"--split: GPU {first.index} ({shortened(first.name)}) and GPU {second.index} "
+            f"({shortened(second.name)}) are of two models, and the parts of one suite merge "
+            "for one model only; give --gpus of one model, or leave out --split"
+        )
 
 
 # --- measuring on several GPUs at once ------------------------------------------------------

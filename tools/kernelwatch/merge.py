@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import runner
+from kernelwatch.completeness import BENCH_KEY, WHOLE_BUILD_KEY
 from kernelwatch.errors import InputError, shortened
 from kernelwatch.gbench import TIME_UNITS
 from kernelwatch.history.intake import moment
@@ -33,6 +34,7 @@ from kernelwatch.names import row_name
 from kernelwatch.results import (
     ANCHOR_KEY,
     FAILED_KEY,
+    HOST_BOUND_ON_KEY,
     MEASURING_KEYS,
     NO_RESULT_KEY,
     anchoring,
@@ -45,6 +47,7 @@ SHARD_KEY = "kernelwatch_shard"  # "K/N", in the context of a sharded run
 SHARDS_KEY = "kernelwatch_shards"  # in a merged result: "K/N on GPU-…" for each part
 GPU_INDEX_KEY = "kernelwatch_gpu_index"  # `run --gpus`: nvidia-smi's index of the GPU
 PURPOSE_KEY = "kernelwatch_run_purpose"
+SERIAL_KEY = "kernelwatch_serial"  # the host-bound benchmarks (runner, interleaving)
 # `run` writes a flagged benchmark's re-run beside its result (s2.json: s2.confirm-1.json), with
 # this purpose: a glob over the shards' results (s*.json) also names it, but it is no part.
 CONFIRM_PURPOSE = "confirm "
@@ -60,7 +63,7 @@ PER_JOB_KEYS = frozenset(
         "kernelwatch_run_command",
         PURPOSE_KEY,
         "kernelwatch_benchmark_commands",
-        "kernelwatch_serial",
+        SERIAL_KEY,  # each part's own host-bound benchmarks: joined
         TOPPED_UP_KEY,  # each part tops up its own imprecise benchmarks
         # measured at each process start: differs between cards of one model by a few %
         "kernelwatch_copy_ceiling_bytes_per_second",
@@ -181,9 +184,40 @@ def merge_results(
     else:  # the first part's phrase (join_outputs copied its context) replaced by every part's
         document["context"][ANCHOR_KEY] = judged
     if count is not None:
+        # (--allow-partial: what there is, every part given or not)
+        refuse = len(shards) == count and not allow_partial
+        _whole_plan(document, first_context, count, refuse=refuse)
         document["context"].pop(SHARD_KEY, None)
         document["context"].pop(PLAN_KEY, None)
     return document
+
+
+def _whole_plan(
+    document: dict[str, Any], first: Mapping[str, Any], count: int, *, refuse: bool
+) -> None:
+    """Checks that every part given holds every benchmark of their plan (plan_key of the rows'
+    names and those a crash took): parts of two splits of one plan (the split follows the
+    baselines' durations, which the key does not hold) left a benchmark in no part, and merged.
+    A merged result that holds the plan of a run of the whole build is that run, and says so
+    (completeness.WHOLE_BUILD_KEY): a benchmark it lacks is not in the build, not MISSING."""
+    plan, context = first.get(PLAN_KEY), document["context"]
+    # (a key plan_key did not write holds no names to check; parts that left the host-bound
+    # benchmarks to another GPU hold less than their plan)
+    if not _PLAN.fullmatch(str(plan)) or first.get(HOST_BOUND_ON_KEY):
+        return
+    names = {row_name(row) for row in document["benchmarks"] if isinstance(row, dict)}
+    names |= set(context.get(NO_RESULT_KEY, []))
+    if plan_key(names, count) != str(plan).split(_SHARED, 1)[0]:
+        if refuse:
+            raise InputError(
+                f"the {count} parts hold {len(names)} benchmark(s), not the benchmarks of "
+                f"their plan ({PLAN_KEY}): parts of two splits, split by other durations "
+                "(another --baselines or --baseline), so some benchmark fell in no part; run "
+                "every shard with the same options (--allow-partial merges what there is)"
+            )
+        return
+    if not first.get("kernelwatch_filter") and not first.get(BENCH_KEY):
+        context[WHOLE_BUILD_KEY] = "true"
 
 
 def _same_plan(
@@ -288,6 +322,7 @@ DATE_KEYS = ("date", "kernelwatch_run_started")
 _NAME_LISTS = (
     "kernelwatch_benchmark_commands",
     TOPPED_UP_KEY,
+    SERIAL_KEY,
     SHARDS_KEY,
     FAILED_KEY,
     NO_RESULT_KEY,
@@ -310,10 +345,13 @@ def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             command for c in contexts for command in c.get("kernelwatch_benchmark_commands", [])
         ],
     }
-    if any(TOPPED_UP_KEY in c for c in contexts):
-        merged[TOPPED_UP_KEY] = sorted(
-            {name for c in contexts for name in c.get(TOPPED_UP_KEY, [])}
-        )
+    for key in (TOPPED_UP_KEY, SERIAL_KEY):
+        if any(key in c for c in contexts):
+            merged[key] = sorted({name for c in contexts for name in c.get(key, [])})
+    # like gpu_uuid: the GPUs of one host that measured the parts (`run --gpus all --split`)
+    indices = dict.fromkeys(str(c[GPU_INDEX_KEY]) for c in contexts if GPU_INDEX_KEY in c)
+    if indices:
+        merged[GPU_INDEX_KEY] = ",".join(indices)
     if any(FAILED_KEY in c or NO_RESULT_KEY in c for c in contexts):  # (run writes both)
         merged[FAILED_KEY] = [line for c in contexts for line in c.get(FAILED_KEY, [])]
         merged[NO_RESULT_KEY] = list(
@@ -375,6 +413,9 @@ _SPEC = re.compile(r"[ \t]*([0-9]+)[ \t]*/[ \t]*([0-9]+)[ \t]*")
 # In the context of a sharded run: which split it is a part of (plan_key); merge joins only
 # parts of one plan.
 PLAN_KEY = "kernelwatch_shard_plan"
+# How the plan of a suite shared at run time goes on (plan_key).
+_SHARED = ", shared at run time "
+_PLAN = re.compile(rf"sha256:[0-9a-f]{{64}} of [0-9]+({re.escape(_SHARED)}.*)?")
 
 
 @dataclass(frozen=True)
@@ -412,7 +453,7 @@ def plan_key(names: Iterable[str], count: int, shared: str = "") -> str:
     shared at run time (`run --gpus all --split`) depend on the run, so their key names it
     (`shared`: a token of that run) and only they merge with each other."""
     digest = hashlib.sha256("\n".join(sorted(set(names))).encode("utf-8")).hexdigest()
-    return f"sha256:{digest} of {count}" + (f", shared at run time {shared}" if shared else "")
+    return f"sha256:{digest} of {count}" + (f"{_SHARED}{shared}" if shared else "")
 
 
 def durations(documents: Iterable[Mapping[str, Any]]) -> dict[str, float]:

@@ -23,7 +23,9 @@ unsharded run. Refuses results of different commits, GPU models, drivers, CUDA r
 library build types or harness and run settings (the kernelwatch_* context keys), a part that
 holds no benchmark, parts of different plans (kernelwatch_shard_plan: another project's or
 another build's benchmarks; old shards without it merge only when every part lacks it), a part
-given twice, a benchmark in two parts, and a missing part (unless --allow-partial). A
+given twice, a benchmark in two parts, every part given that together lack a benchmark of
+their plan (parts of two splits: other baselines' durations), and a missing part (unless
+--allow-partial). The parts of a whole-suite run, all given, say so (kernelwatch_whole_build). A
 regression's re-run that `run` wrote beside a part (K.confirm-1.json, which a glob over the
 parts also names) is set aside with a note. How each part was judged (its kernelwatch_anchor,
 where `run` anchored it or tried to) is kept, per part, in the merged result's kernelwatch_anchor,

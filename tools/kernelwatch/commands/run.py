@@ -255,6 +255,8 @@ def _run(command: RunCommand) -> int:
     if command.split and (not command.gpus or shard):
         raise InputError("--split shares the benchmarks among --gpus: give --gpus, not --shard")
     chosen_gpus = gpus.select(gpus.discover(), command.gpus) if command.gpus else None
+    if command.split and chosen_gpus:
+        gpus.one_model(chosen_gpus)
     # Before anything is measured: a bad path would lose the whole run at its end.
     check_outputs(outputs_of(command, chosen_gpus), inputs_of(command))
 

@@ -311,12 +311,14 @@ def _report(
         missing=missing,
     )
     progress.clear()
-    measured = analysis.aa_pairs or any(d.all.total for d in analysis.detections)
+    # Comparisons, not pairs: two A/A runs of no benchmark in common compared nothing.
+    measured = analysis.false_alarms.total or any(d.all.total for d in analysis.detections)
     if not measured and not missing:  # (runs still to make: --resume finishes; exit 1 below)
         where = f"--from {command.from_dir}" if command.from_dir else "the runs"
         raise InputError(
             f"{where}: nothing was compared ({analysis.runs} run(s): no A/A pair, no control "
-            "with slowed runs); a selftest that measured nothing does not pass"
+            "with slowed runs, or none with a benchmark in common); a selftest that measured "
+            "nothing does not pass"
         )
     if command.markdown:
         write_atomic(command.markdown, views.render_markdown(analysis))
@@ -383,6 +385,16 @@ def _measure(
     trials = defaults.SELFTEST_TRIALS if command.trials is None else command.trials
     selftest.check_counts(aa_runs, trials)
     levels = options.slowdowns(command.slowdowns, defaults.SELFTEST_LEVELS)
+    # Each level as the harness is given it and its file is named (level_text, 6 digits):
+    # 0.0123456789 was saved as 0.0123457, which --resume took for another run, and two
+    # levels alike to 6 digits wrote one file, counted twice.
+    said = [selftest.level_text(x) for x in levels]
+    for k, text in enumerate(said):
+        if text in said[:k]:
+            raise InputError(f"--slowdowns {text}: given twice (to 6 digits)")
+        if not 0 < float(text) < 10:
+            raise InputError(f"--slowdowns {text}: out of range")
+    levels = [float(text) for text in said]
     if aa_runs == 0 and (trials == 0 or not levels):
         raise InputError("--aa-runs 0 and no injected slowdowns: nothing to measure")
     inject = command.inject if command.inject is not None else defaults.SELFTEST_INJECT

@@ -186,9 +186,23 @@ def _one_build_and_model(runs: Sequence[SavedRun]) -> None:
         if len(seen) > 1:
             (a, a_path), (b, b_path) = list(seen.items())[:2]
             raise InputError(
-                f"{b_path} was measured on {what} {b}, {a_path} on {a}: a selftest's runs are "
-                f"of one build on one GPU model; keep one {what}'s runs in the folder"
+                f"{b_path} was measured on {what} {shortened(b)}, {a_path} on {shortened(a)}: "
+                f"a selftest's runs are of one build on one GPU model; keep one {what}'s runs "
+                "in the folder"
             )
+    # Runs of two --filters (a folder two selftests wrote): A/A and detection of other sets.
+    filters = {str(f): r.path for r in runs if (f := _filter(r)) is not None}
+    if len(filters) > 1:
+        (a, a_path), (b, b_path) = list(filters.items())[:2]
+        raise InputError(
+            f"{b_path} was made with --filter {shortened(repr(b))}, {a_path} with "
+            f"{shortened(repr(a))}: a selftest's runs are of one set of benchmarks; keep one "
+            "--filter's runs in the folder (--filter restricts the analysis)"
+        )
+
+
+def _filter(run: SavedRun) -> Any:
+    return (run.document.get("context") or {}).get("kernelwatch_filter")
 
 
 def _commit(context: Mapping[str, Any]) -> str | None:
@@ -256,6 +270,7 @@ class _Judge:
     notes: list[str]
     sides: dict[Path, ResultSet] = field(default_factory=dict)
     limits: dict[str, Rate] = field(default_factory=dict)  # Analysis.limits
+    warned: set[str] = field(default_factory=set)  # compare's warnings already in notes
 
     def side(self, run: SavedRun) -> ResultSet:
         found = self.sides.get(run.path)
@@ -276,6 +291,11 @@ class _Judge:
         if self.progress:
             self.progress(f"comparing {base.path.name} with {cont.path.name}")
         report = compare(self.side(base), self.side(cont), TIME, self.settings)
+        for warning in report.warnings:
+            # compare's warnings (another driver, clock, ...): said once, as compare says them
+            if warning not in self.warned:
+                self.warned.add(warning)
+                self.notes.append(f"{base.path.name} vs {cont.path.name}: warning: {warning}")
         skipped = [c for c in report.comparisons if c.verdict not in MEASURED]
         if skipped:
             self.notes.append(
@@ -508,7 +528,7 @@ def _median(values: Iterable[float], scale: float = 1.0) -> float | None:
 def _int(value: Any, default: int) -> int:
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # (Infinity: JSON as Python reads it)
         return default
 
 

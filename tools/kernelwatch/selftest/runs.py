@@ -4,6 +4,8 @@ saved runs back (their role is in their context)."""
 from __future__ import annotations
 
 import dataclasses
+import math
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -12,7 +14,7 @@ from typing import Any
 
 from kernelwatch import defaults, runner
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError, shortened
-from kernelwatch.files import write_json_atomic
+from kernelwatch.files import check_input_file, write_json_atomic
 from kernelwatch.gbench import read_json
 from kernelwatch.names import row_name
 
@@ -32,6 +34,7 @@ INDEX_KEY = "kernelwatch_selftest_index"  # the A/A run's number, or the trial's
 LEVEL_KEY = "kernelwatch_selftest_level"  # "0.02" (inject runs)
 INJECT_KEY = "kernelwatch_selftest_inject"  # the regex (control and inject runs)
 ROLES = ("aa", "control", "inject")
+_RUN_NAME = re.compile(r"(aa|control)-[0-9]+\.json|inject-.+-[0-9]+\.json")  # file_name's
 
 
 def check_counts(aa_runs: int, trials: int) -> None:
@@ -119,9 +122,11 @@ class SavedRun:
     def seconds(self) -> float | None:
         text = (self.document.get("context") or {}).get("kernelwatch_run_seconds")
         try:
-            return float(str(text))
+            seconds = float(str(text))
         except ValueError:
             return None
+        # (a hand-edited "nan" read nan s in the text and null in the JSON)
+        return seconds if 0 <= seconds < math.inf else None
 
     @property
     def benchmarks(self) -> int:
@@ -137,23 +142,33 @@ def classify(path: Path, document: Any) -> SavedRun | None:
         return None
     role = context.get(ROLE_KEY)
     try:
-        index = int(context.get(INDEX_KEY, ""))
-        level = float(context[LEVEL_KEY]) if role == "inject" else None
+        # Read through str: int(1.5) was trial 1, float(true) a level of 1.0.
+        index = int(str(context.get(INDEX_KEY, "")))
+        level = float(str(context[LEVEL_KEY])) if role == "inject" else None
     except (KeyError, TypeError, ValueError):
         raise InputError(
             f"{path}: a selftest run with a damaged {INDEX_KEY} or {LEVEL_KEY}"
         ) from None
     if role not in ROLES:
-        raise InputError(f"{path}: unknown selftest role {role!r} ({ROLE_KEY})")
+        raise InputError(f"{path}: unknown selftest role {shortened(repr(role))} ({ROLE_KEY})")
     if index < 1:
-        raise InputError(f"{path}: bad selftest index {index} ({INDEX_KEY}; must be 1 or more)")
+        raise InputError(
+            f"{path}: bad selftest index {shortened(str(index))} ({INDEX_KEY}; must be 1 or more)"
+        )
     if level is not None and not 0 < level < 10:
         raise InputError(
-            f"{path}: bad slowdown level {context[LEVEL_KEY]!r} ({LEVEL_KEY}; must be a "
-            "fraction above 0 and below 10)"
+            f"{path}: bad slowdown level {shortened(repr(context[LEVEL_KEY]))} ({LEVEL_KEY}; "
+            "must be a fraction above 0 and below 10)"
         )
     inject = context.get(INJECT_KEY)
-    return SavedRun(role, index, level, str(inject) if inject else None, path, document)
+    if inject is not None and (not isinstance(inject, str) or not inject):
+        # str(["^a/"]) is a character class matching nearly every name, "" every name: the
+        # benchmarks counted as injected would not be those the harness slowed.
+        raise InputError(
+            f"{path}: a selftest run with a damaged {INJECT_KEY} {shortened(repr(inject))} "
+            "(the regex of the benchmarks slowed)"
+        )
+    return SavedRun(role, index, level, inject, path, document)
 
 
 def load_runs(folder: Path) -> list[SavedRun]:
@@ -163,6 +178,7 @@ def load_runs(folder: Path) -> list[SavedRun]:
     runs: list[SavedRun] = []
     seen: dict[tuple[str, int, float | None], Path] = {}
     for path in sorted(folder.glob("*.json")):
+        check_input_file(path, "a selftest run", pipe=False)  # (a FIFO's read waits for ever)
         found = classify(path, read_json(path))
         if found is None:
             continue
@@ -211,6 +227,14 @@ def run_all(
         raise InputError(
             f"--out {out_dir}: already holds selftest runs ({min(earlier & ours)}, ...): "
             "pass --resume to finish that selftest, or name another --out"
+        )
+    # Runs of another plan there (--aa-runs 3, then 2; A/A, then trials): the report would
+    # leave them out where --from of the folder counts them, with the runs of this one.
+    theirs = sorted(n for n in earlier - ours if _RUN_NAME.fullmatch(n))
+    if theirs:
+        raise InputError(
+            f"--out {out_dir}: already holds selftest runs ({theirs[0]}, ...) that this one "
+            "does not plan (another --aa-runs, --trials or --slowdowns): name another --out"
         )
     started = clock()
     longest = 0.0
@@ -271,6 +295,7 @@ def _with_args(settings: runner.RunSettings, flag: str) -> runner.RunSettings:
 
 
 def _resumed(path: Path, run: PlannedRun, inject: str, context: Mapping[str, str]) -> SavedRun:
+    check_input_file(path, "a selftest run", pipe=False)  # (a FIFO's read waits for ever)
     found = classify(path, read_json(path))
     if found is None or (found.role, found.index, found.level) != (run.role, run.index, run.level):
         raise InputError(
@@ -278,11 +303,14 @@ def _resumed(path: Path, run: PlannedRun, inject: str, context: Mapping[str, str
         )
     theirs = found.document.get("context") or {}
     if run.role != "aa" and found.inject != inject:
-        raise InputError(f"{path}: made with --inject {found.inject!r}, not {inject!r}")
+        raise InputError(
+            f"{path}: made with --inject {shortened(repr(found.inject))}, not "
+            f"{shortened(repr(inject))}"
+        )
     if theirs.get("kernelwatch_filter", "") != context.get("kernelwatch_filter", ""):
         raise InputError(
             f"{path}: made with --filter {shortened(repr(theirs.get('kernelwatch_filter')))}, not "
-            f"{context.get('kernelwatch_filter')!r}"
+            f"{shortened(repr(context.get('kernelwatch_filter')))}"
         )
     return found
 

@@ -174,10 +174,11 @@ EXAMPLES = 10  # false alarms and misses listed by name
 
 def _one_build_and_model(runs: Sequence[SavedRun]) -> None:
     """Refuses, in one line, runs of several GPU models (compare's own refusal suggests
-    --allow-gpu-mismatch, which selftest has not: its figures are of one GPU) or of several
+    --allow-gpu-mismatch, which selftest has not: its figures are of one GPU), of several
     commits (two builds' runs would be counted as A/A pairs: their differences as false
-    alarms, or, worse, a real change hidden among them)."""
-    for what, of in (("GPU model", gpu_model), ("commit", _commit)):
+    alarms, or, worse, a real change hidden among them) or of several --filters (a folder two
+    selftests wrote: A/A and detection of other sets of benchmarks)."""
+    for what, of in (("GPU model", gpu_model), ("commit", _commit), ("--filter", _filter)):
         seen: dict[str, Path] = {}
         for run in runs:
             value = of(run.document.get("context") or {})
@@ -186,23 +187,15 @@ def _one_build_and_model(runs: Sequence[SavedRun]) -> None:
         if len(seen) > 1:
             (a, a_path), (b, b_path) = list(seen.items())[:2]
             raise InputError(
-                f"{b_path} was measured on {what} {shortened(b)}, {a_path} on {shortened(a)}: "
-                f"a selftest's runs are of one build on one GPU model; keep one {what}'s runs "
-                "in the folder"
+                f"{b_path} was made with {what} {shortened(b)}, {a_path} with {shortened(a)}: "
+                "a selftest's runs are of one build, one set of benchmarks and one GPU model; "
+                f"keep one {what}'s runs in the folder"
             )
-    # Runs of two --filters (a folder two selftests wrote): A/A and detection of other sets.
-    filters = {str(f): r.path for r in runs if (f := _filter(r)) is not None}
-    if len(filters) > 1:
-        (a, a_path), (b, b_path) = list(filters.items())[:2]
-        raise InputError(
-            f"{b_path} was made with --filter {shortened(repr(b))}, {a_path} with "
-            f"{shortened(repr(a))}: a selftest's runs are of one set of benchmarks; keep one "
-            "--filter's runs in the folder (--filter restricts the analysis)"
-        )
 
 
-def _filter(run: SavedRun) -> Any:
-    return (run.document.get("context") or {}).get("kernelwatch_filter")
+def _filter(context: Mapping[str, Any]) -> str | None:
+    found = context.get("kernelwatch_filter")
+    return None if found is None else repr(found)
 
 
 def _commit(context: Mapping[str, Any]) -> str | None:

@@ -169,6 +169,7 @@ if "--kernelwatch_inject" in args:
     except (ValueError, re.error):
         sys.stderr.write("kernelwatch: error: --kernelwatch_inject: expected REGEX:FRACTION\n")
         sys.exit(2)
+    from kernelwatch.names import instance_key
 speed = config.get("memory_speed", 1.0)
 ceiling_gbps = 3950.0 * speed
 rows = []
@@ -185,7 +186,8 @@ for index, name in enumerate(names):
     moved = config.get("bytes", {{}}).get(name)
     if moved:
         factor /= speed
-    if inject_regex is not None and re.search(inject_regex, name):
+    # (as the harness: the instance key, family/argument values, not the full name)
+    if inject_regex is not None and re.search(inject_regex, instance_key(name)):
         factor *= 1.0 + inject_fraction
     loud = config.get("noisy", {{}}).get(name, 1.0)
     rng = random.Random(f"{{name}}/{{runs}}/{{config.get('seed', 0)}}")

@@ -529,8 +529,10 @@ def test_time_budget_needs_out(build: Path, run_cli) -> None:
 def test_an_injection_regex_with_colons_slows_only_its_benchmarks(
     build: Path, tmp_path: Path, run_cli
 ) -> None:
-    """Names hold colons (n:1), so the harness splits REGEX:FRACTION at the last colon; the
-    analysis counts only the benchmarks the regex matches."""
+    """A regex may hold colons, so the harness splits REGEX:FRACTION at the last colon; it
+    matches each benchmark's instance key (fam0/copy/1, not fam0/copy/n:1/manual_time), and
+    the analysis counts the benchmarks the harness slowed: matched against the full names, a
+    regex of argument values counted none (and `n:1` counted benchmarks never slowed)."""
     out = tmp_path / "st"
     done = run_cli(
         "selftest",
@@ -543,7 +545,7 @@ def test_an_injection_regex_with_colons_slows_only_its_benchmarks(
         "--slowdowns",
         "5%",
         "--inject",
-        "n:[01]/",
+        "[:/][01]$",
         "--out",
         out,
         "--json",
@@ -551,7 +553,7 @@ def test_an_injection_regex_with_colons_slows_only_its_benchmarks(
     )
     assert done.status == 0, done.out + done.err
     slowed = json.loads((out / "inject-0.05-1.json").read_text())
-    assert slowed["context"]["kernelwatch_inject"] == "n:[01]/:0.05"
+    assert slowed["context"]["kernelwatch_inject"] == "[:/][01]$:0.05"
     [detection] = json.loads((tmp_path / "r.json").read_text())["detection"]
     assert detection["all"] == {"hits": 4, "total": 4, "rate": 1.0}  # n:0 and n:1 of each family
     control = json.loads((out / "control-1.json").read_text())

@@ -102,8 +102,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--inject",
         metavar="REGEX",
-        help="the benchmarks to slow down (matched by the harness against the full names; "
-        f"default {defaults.SELFTEST_INJECT!r}: all that run)",
+        help="the benchmarks to slow down: matched by the harness against each one's family and "
+        "argument values, e.g. local_memory/local_array/16777216/8 (not n:16777216/rounds:8); "
+        f"default {defaults.SELFTEST_INJECT!r}: all that run",
     )
     parser.add_argument(
         "--min-time-us",
@@ -400,7 +401,7 @@ def _measure(
     inject = command.inject if command.inject is not None else defaults.SELFTEST_INJECT
     if not inject.strip():
         raise InputError("--inject: empty regex")
-    compile_regex(inject, "--inject")  # the analysis matches it against the names too
+    compile_regex(inject, "--inject")  # the analysis matches it against the instance keys too
     if command.resume and not command.out:
         raise InputError("--resume needs the --out folder of the selftest to finish")
     if command.time_budget is not None and not 0 < command.time_budget < math.inf:

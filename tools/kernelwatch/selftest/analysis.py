@@ -21,7 +21,7 @@ from kernelwatch.config import ThresholdRule, threshold_for
 from kernelwatch.errors import InputError, compile_regex, shortened
 from kernelwatch.loading import from_documents
 from kernelwatch.names import family as family_of
-from kernelwatch.names import row_name
+from kernelwatch.names import instance_key, row_name
 from kernelwatch.results import Metric, ResultSet, gpu_model
 from kernelwatch.selftest.runs import DEFAULT_INJECT, DEFAULT_MIN_TIME_US, SavedRun, level_text
 
@@ -178,7 +178,12 @@ def _one_build_and_model(runs: Sequence[SavedRun]) -> None:
     commits (two builds' runs would be counted as A/A pairs: their differences as false
     alarms, or, worse, a real change hidden among them) or of several --filters (a folder two
     selftests wrote: A/A and detection of other sets of benchmarks)."""
-    for what, of in (("GPU model", gpu_model), ("commit", _commit), ("--filter", _filter)):
+    kinds = (
+        ("GPU model", gpu_model, "measured on"),
+        ("commit", _commit, "measured on"),
+        ("--filter", _filter, "made with"),
+    )
+    for what, of, verb in kinds:
         seen: dict[str, Path] = {}
         for run in runs:
             value = of(run.document.get("context") or {})
@@ -187,9 +192,9 @@ def _one_build_and_model(runs: Sequence[SavedRun]) -> None:
         if len(seen) > 1:
             (a, a_path), (b, b_path) = list(seen.items())[:2]
             raise InputError(
-                f"{b_path} was made with {what} {shortened(b)}, {a_path} with {shortened(a)}: "
-                "a selftest's runs are of one build, one set of benchmarks and one GPU model; "
-                f"keep one {what}'s runs in the folder"
+                f"{b_path} was {verb} {what} {shortened(b)}, {a_path} {verb} {shortened(a)}: a "
+                "selftest's runs are of one build on one GPU model, with one --filter; keep one "
+                f"{what}'s runs in the folder"
             )
 
 
@@ -396,7 +401,7 @@ def _detections(
             pattern = _inject_pattern(run)
             where = f"{control.path.name} vs {run.path.name}"
             for c in judged(control, run):
-                if not pattern.search(c.name):
+                if not pattern.search(instance_key(c.name)):
                     continue
                 if threshold_for(c.name, rules, 0.0) > level + 1e-12:
                     excluded += 1  # a rule holds it to a looser threshold on purpose
@@ -424,7 +429,10 @@ def _detections(
 
 
 def _inject_pattern(run: SavedRun) -> re.Pattern[str]:
-    """Which benchmarks the run slowed: the harness matched the regex against the names."""
+    """Which benchmarks the run slowed: the harness matches the regex against each one's
+    instance key (names.instance_key: local_memory/local_array/16777216/8), not its full name
+    (.../n:16777216/rounds:8/manual_time). Matched against the full names, `rounds:8` counted
+    benchmarks the harness never slowed as misses, and `/8$` slowed ones never counted."""
     return compile_regex(run.inject or DEFAULT_INJECT, f"{run.path}: injection")
 
 

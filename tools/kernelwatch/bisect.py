@@ -569,13 +569,10 @@ def candidate_said(out: Path, sha: str, skipped: bool, hunted: Sequence[str]) ->
     return "could not be measured"
 
 
-# What `git bisect run` sets for its command in a linked worktree (GIT_DIR=<its gitdir>):
-# git run by the step, or by a build, must find its repository from its own folder instead.
-GIT_LOCATION_VARIABLES = ab.GIT_LOCATION_VARIABLES
-
-
 def forget_bisect_repository() -> None:
-    for name in GIT_LOCATION_VARIABLES:
+    """What `git bisect run` sets for its command in a linked worktree (GIT_DIR=<its gitdir>):
+    git run by the step, or by a build, must find its repository from its own folder instead."""
+    for name in ab.GIT_LOCATION_VARIABLES:
         os.environ.pop(name, None)
 
 

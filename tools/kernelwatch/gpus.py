@@ -110,9 +110,9 @@ def one_model(chosen: Sequence[Gpu]) -> None:
     """`run --gpus ... --split`: refuses GPUs of several models. Each GPU's part is a shard of
     one suite, which merge joins for one model only; and each model's baseline would get a part
     of the suite, the host-bound benchmarks (GPU 1's part) only one model's."""
-    models = {gpu.name: gpu for gpu in reversed(chosen)}  # each model's first GPU
-    if len(models) > 1:
-        first, second = sorted(models.values(), key=chosen.index)[:2]
+    first = chosen[0]
+    second = next((gpu for gpu in chosen if gpu.name != first.name), None)
+    if second is not None:
         raise InputError(
             f"--split: GPU {first.index} ({shortened(first.name)}) and GPU {second.index} "
             f"({shortened(second.name)}) are of two models, and the parts of one suite merge "

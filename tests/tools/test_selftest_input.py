@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import fakebench
 import pytest
 from kernelwatch import selftest
 from test_selftest import OTHER, QUIET, analyse_json, build, run_selftest, saved_run
@@ -258,6 +259,26 @@ def test_resume_with_runs_it_does_not_plan_is_refused(build: Path, tmp_path: Pat
     assert run_selftest(run_cli, build, "--out", out, "--aa-runs", "3").status == 0
     done = run_selftest(run_cli, build, "--out", out, "--resume")
     assert done.status == 2 and "aa-3.json" in last_line(done)
+
+
+def test_resume_at_another_commit_stops_after_one_run(build: Path, tmp_path: Path, run_cli) -> None:
+    """The kept runs were made at another commit: --resume made every run left and only then
+    refused the mix. Now its first run is compared with the kept ones and not written."""
+    out = tmp_path / "st"
+    assert run_selftest(run_cli, build, "--out", out).status == 0
+    gone = ["inject-0.05-1.json", "inject-0.02-1.json"]
+    for name in gone:
+        (out / name).unlink()
+    for kept in out.glob("*.json"):
+        edited(kept, kernelwatch_git_commit="fedcba9876543210fedcba9876543210fedcba98")
+    binary = build / "bench" / "kernelwatch_bench_fam0"
+    before = fakebench.runs(binary)
+    done = run_selftest(run_cli, build, "--out", out, "--resume")
+    line = last_line(done)
+    assert done.status == 2 and "is not written" in line and "commit" in line, line
+    assert "fedcba9876543210" in line and "use that commit or name another --out" in line
+    assert fakebench.runs(binary) == before + 2  # one run, two processes
+    assert not any((out / name).exists() for name in gone)
 
 
 @pytest.mark.parametrize("seconds", ["nan", "-inf", "-3"])

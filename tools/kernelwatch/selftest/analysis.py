@@ -22,8 +22,14 @@ from kernelwatch.errors import InputError, compile_regex, shortened
 from kernelwatch.loading import from_documents
 from kernelwatch.names import family as family_of
 from kernelwatch.names import instance_key, row_name
-from kernelwatch.results import Metric, ResultSet, gpu_model
-from kernelwatch.selftest.runs import DEFAULT_INJECT, DEFAULT_MIN_TIME_US, SavedRun, level_text
+from kernelwatch.results import Metric, ResultSet
+from kernelwatch.selftest.runs import (
+    DEFAULT_INJECT,
+    DEFAULT_MIN_TIME_US,
+    SavedRun,
+    level_text,
+    one_build_and_model,
+)
 
 # --- what the selftest finds, as data -------------------------------------------------------------
 
@@ -172,42 +178,6 @@ MEASURED = FLAGGED | {Verdict.SAME, Verdict.UNSURE}
 EXAMPLES = 10  # false alarms and misses listed by name
 
 
-def _one_build_and_model(runs: Sequence[SavedRun]) -> None:
-    """Refuses, in one line, runs of several GPU models (compare's own refusal suggests
-    --allow-gpu-mismatch, which selftest has not: its figures are of one GPU), of several
-    commits (two builds' runs would be counted as A/A pairs: their differences as false
-    alarms, or, worse, a real change hidden among them) or of several --filters (a folder two
-    selftests wrote: A/A and detection of other sets of benchmarks)."""
-    kinds = (
-        ("GPU model", gpu_model, "measured on"),
-        ("commit", _commit, "measured on"),
-        ("--filter", _filter, "made with"),
-    )
-    for what, of, verb in kinds:
-        seen: dict[str, Path] = {}
-        for run in runs:
-            value = of(run.document.get("context") or {})
-            if value is not None:
-                seen.setdefault(value, run.path)
-        if len(seen) > 1:
-            (a, a_path), (b, b_path) = list(seen.items())[:2]
-            raise InputError(
-                f"{b_path} was {verb} {what} {shortened(b)}, {a_path} {verb} {shortened(a)}: a "
-                "selftest's runs are of one build on one GPU model, with one --filter; keep one "
-                f"{what}'s runs in the folder"
-            )
-
-
-def _filter(context: Mapping[str, Any]) -> str | None:
-    found = context.get("kernelwatch_filter")
-    return None if found is None else repr(found)
-
-
-def _commit(context: Mapping[str, Any]) -> str | None:
-    commit = context.get("kernelwatch_git_commit")
-    return str(commit) if commit not in (None, "", "unknown") else None
-
-
 def analyse(
     runs: Sequence[SavedRun],
     settings: Settings,
@@ -220,7 +190,7 @@ def analyse(
     """The selftest's figures from saved runs; `only` restricts every comparison to the
     benchmarks whose names it matches (as if only those had run); `missing`: the planned runs
     still to make (Analysis.missing); `min_time_us` None: the default."""
-    _one_build_and_model(runs)
+    one_build_and_model(runs)
     notes: list[str] = []
     judge = _Judge(settings, only, progress, notes)
     left_out = min_time_us is None

@@ -17,6 +17,7 @@ from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError, shorten
 from kernelwatch.files import check_input_file, write_json_atomic
 from kernelwatch.gbench import read_json
 from kernelwatch.names import row_name
+from kernelwatch.results import gpu_model
 
 DEFAULT_AA_RUNS = defaults.SELFTEST_AA_RUNS
 DEFAULT_TRIALS = defaults.SELFTEST_TRIALS
@@ -195,6 +196,53 @@ def load_runs(folder: Path) -> list[SavedRun]:
     return runs
 
 
+def mixed(runs: Sequence[SavedRun]) -> tuple[str, str] | None:
+    """Why runs are not one selftest's, as (what differs, "B was measured on X, A measured on
+    Y"); None when they are. Runs of several GPU models (compare's own refusal suggests
+    --allow-gpu-mismatch, which selftest has not: its figures are of one GPU), of several
+    commits (two builds' runs would be counted as A/A pairs: their differences as false
+    alarms, or, worse, a real change hidden among them) or of several --filters (a folder two
+    selftests wrote: A/A and detection of other sets of benchmarks)."""
+    kinds = (
+        ("GPU model", gpu_model, "measured on"),
+        ("commit", _commit, "measured on"),
+        ("--filter", _filter, "made with"),
+    )
+    for what, of, verb in kinds:
+        seen: dict[str, Path] = {}
+        for run in runs:
+            value = of(run.document.get("context") or {})
+            if value is not None:
+                seen.setdefault(value, run.path)
+        if len(seen) > 1:
+            (a, a_path), (b, b_path) = list(seen.items())[:2]
+            return what, (
+                f"{b_path} was {verb} {what} {shortened(b)}, {a_path} {verb} {shortened(a)}"
+            )
+    return None
+
+
+def one_build_and_model(runs: Sequence[SavedRun]) -> None:
+    """Refuses, in one line, runs that are not one selftest's (mixed)."""
+    found = mixed(runs)
+    if found is not None:
+        what, why = found
+        raise InputError(
+            f"{why}: a selftest's runs are of one build on one GPU model, with one --filter; "
+            f"keep one {what}'s runs in the folder"
+        )
+
+
+def _filter(context: Mapping[str, Any]) -> str | None:
+    found = context.get("kernelwatch_filter")
+    return None if found is None else repr(found)
+
+
+def _commit(context: Mapping[str, Any]) -> str | None:
+    commit = context.get("kernelwatch_git_commit")
+    return str(commit) if commit not in (None, "", "unknown") else None
+
+
 @dataclass(frozen=True)
 class Collected:
     """What run_all left in the folder: the saved runs, and how many planned runs are still
@@ -279,6 +327,16 @@ def run_all(
                 f"selftest {number}/{len(planned)} ({run.label}): {exc}; the {len(saved)} "
                 f"run(s) saved in {out_dir} are kept: run again with --resume to make the rest"
             ) from None
+        made_run = classify(path, suite.document) or _impossible(path)
+        # The build and GPU are known only from a run: --resume at another commit is refused
+        # after its first run, not after making every run left (the kept ones stay).
+        conflict = mixed([*saved, made_run]) if saved and not made else None
+        if conflict is not None:
+            raise InputError(
+                f"selftest {number}/{len(planned)} is not written: {conflict[1]}: --resume "
+                "finishes a selftest with the build, GPU model and --filter that began it; "
+                f"use that {conflict[0]} or name another --out"
+            )
         write_json_atomic(path, suite.document, make_parents=True)
         made += 1
         longest = max(longest, clock() - before)
@@ -286,7 +344,7 @@ def run_all(
             f"kernelwatch: selftest {number}/{len(planned)}: wrote {path} ({run.label}, "
             f"{suite.seconds:.0f} s)"
         )
-        saved.append(classify(path, suite.document) or _impossible(path))
+        saved.append(made_run)
     return Collected(saved)
 
 

@@ -70,6 +70,22 @@ def test_bmf_leaves_out_a_name_bencher_refuses_saying_so(run_cli, write_json) ->
     assert done.status == 0 and len(strict(done.out)) == 2
 
 
+@pytest.mark.parametrize("counter", ["latency", "Throughput"])
+def test_bmf_keeps_a_counter_off_a_built_in_measure(run_cli, write_json, counter: str) -> None:
+    """Every Bencher project has the measures latency (ns) and throughput (ops/s), found by
+    slug or name: a counter so named was drawn on their axes, in their units."""
+    path = write_json("r.json", {"BM_a": [1.0, 2.0, 3.0]}, counters={"BM_a": {counter: [5.0] * 3}})
+    done = run_cli("export", path, "--format", "bmf", "--metric", counter, "--higher-is-better")
+    assert done.status == 0, done.err
+    document = strict(done.out)
+    check_bmf(document)
+    assert list(document["BM_a"]) == [f"{counter} (counter)"]
+    assert f"the counter {counter} goes to the measure '{counter} (counter)'" in done.err
+    # times still go to the built-in latency measure, without a note
+    done = run_cli("export", path, "--format", "bmf")
+    assert list(strict(done.out)["BM_a"]) == ["latency"] and not done.err
+
+
 def test_bmf_refuses_a_measure_bencher_refuses(run_cli, write_json) -> None:
     """A counter named with more than 64 bytes went under a measure of that name, which Bencher
     refuses (its measures: 1 to 64 bytes), with the whole report."""

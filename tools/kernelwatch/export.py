@@ -4,7 +4,8 @@ over its repetitions, with a 95 % interval of that median where the format has r
 
 * BMF (https://bencher.dev/docs/reference/bencher-metric-format): an object of benchmark name
   -> measure -> {"value", "lower_value", "upper_value"}. Times go to Bencher's built-in
-  `latency` measure (nanoseconds); a counter to a measure named after it.
+  `latency` measure (nanoseconds); a counter to a measure named after it (a counter named
+  like a built-in measure, `latency` or `throughput`, to "<name> (counter)").
 * github-action-benchmark (`tool: customSmallerIsBetter` or `customBiggerIsBetter`): an array
   of {"name", "unit", "value", "range", "extra"}, `range` and `extra` strings.
 
@@ -28,6 +29,9 @@ from kernelwatch.results import Metric, ResultSet
 FORMATS = defaults.EXPORT_FORMATS
 CONFIDENCE = 0.95
 BMF_TIME_MEASURE = "latency"  # Bencher's built-in measure, in nanoseconds
+# Every Bencher project has these measures (latency in ns, throughput in ops/s), found by
+# slug or name: a counter so named would be drawn on their axes, in their units.
+BMF_BUILT_IN = frozenset({"latency", "throughput"})
 # Bencher refuses a whole report holding a longer benchmark or measure name (UTF-8 bytes).
 BMF_MAX_NAME = 1024
 BMF_MAX_MEASURE = 64
@@ -116,7 +120,7 @@ def median_interval(values: np.ndarray) -> tuple[float | None, float | None]:
 
 def bmf(found: list[Entry], metric: Metric) -> dict[str, Any]:
     """The BMF document; without the benchmarks whose names Bencher refuses (bmf_fits)."""
-    measure = BMF_TIME_MEASURE if metric.is_time else metric.key
+    measure = bmf_measure(metric)
     if _utf8_length(measure) > BMF_MAX_MEASURE:
         raise InputError(
             f"--metric {shortened(repr(measure))}: {_utf8_length(measure):,} bytes; Bencher "
@@ -132,6 +136,16 @@ def bmf(found: list[Entry], metric: Metric) -> dict[str, Any]:
             metrics["lower_value"], metrics["upper_value"] = e.lower, e.upper
         document[e.name] = {measure: metrics}
     return document
+
+
+def bmf_measure(metric: Metric) -> str:
+    """The BMF measure of a metric: times `latency`; a counter its own name, unless that is a
+    built-in measure's (BMF_BUILT_IN): then "<name> (counter)"."""
+    if metric.is_time:
+        return BMF_TIME_MEASURE
+    if metric.key.casefold() in BMF_BUILT_IN:
+        return f"{metric.key} (counter)"
+    return metric.key
 
 
 def bmf_fits(name: str) -> bool:

@@ -25,7 +25,9 @@ with the 95 % interval of the median where the format has room for it.
 
   bmf                      Bencher Metric Format: {name: {measure: {value, lower_value,
                            upper_value}}}; times go to the measure `latency` (ns), a counter
-                           to a measure of its own name. `bencher run --adapter json --file F`
+                           to a measure of its own name ("latency (counter)" for a counter
+                           named like a built-in measure, latency or throughput).
+                           `bencher run --adapter json --file F`
   github-action-benchmark  [{name, unit, value, range, extra}] for github-action-benchmark's
                            `tool: customSmallerIsBetter` (times), or `customBiggerIsBetter`
                            (--metric with a higher-is-better counter); the tool is printed on
@@ -79,7 +81,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def run(command: ExportCommand) -> int:
-    from kernelwatch.export import BMF_MAX_NAME, export, github_tool
+    from kernelwatch.export import BMF_MAX_NAME, bmf_measure, export, github_tool
     from kernelwatch.loading import load
 
     metric = command.metric
@@ -101,6 +103,13 @@ def run(command: ExportCommand) -> int:
         print(
             f"kernelwatch: note: {too_long} of {len(result.names)} benchmark(s) have names "
             f"longer than Bencher takes ({BMF_MAX_NAME:,} bytes of UTF-8): left out",
+            file=sys.stderr,
+        )
+    measure = bmf_measure(metric)
+    if command.format == "bmf" and not metric.is_time and measure != metric.key:
+        print(
+            f"kernelwatch: note: the counter {metric.key} goes to the measure '{measure}': "
+            f"Bencher's own {metric.key.casefold()} measure is not this counter's unit",
             file=sys.stderr,
         )
     text = json_text(document)

@@ -172,3 +172,40 @@ def test_split_refuses_gpus_of_two_models(run_cli, host: Path) -> None:
     done = run(run_cli, host, "--gpus", "all", "--split", "--no-compare")  # an H100 and an H200
     assert done.status == 2 and done.err.strip() == f"kernelwatch: error: {caught.value}"
     assert not list(host.glob("*.json"))  # nothing measured
+
+
+@pytest.mark.parametrize(
+    "starts, took",
+    [
+        # side by side (`--gpus all --split`): the first start to the last end, not 200 s
+        (("2026-12-01T10:00:00+00:00", "2026-12-01T10:00:05+00:00"), "105.0"),
+        # one after the other, in other zones: the same span
+        (("2026-12-01T10:00:00+00:00", "2026-12-01T12:01:40+02:00"), "200.0"),
+        # a part that does not say when it started: the sum, as before
+        (("2026-12-01T10:00:00+00:00", None), "200.0"),
+    ],
+)
+def test_the_merged_run_time_is_how_long_the_parts_took(
+    starts: tuple[str, str | None], took: str
+) -> None:
+    """The merged kernelwatch_run_seconds was the parts' sum: the report said a `--split` run of
+    two GPUs side by side took twice as long as it did."""
+    parts = [
+        small_part(k, kernelwatch_run_seconds="100.0", kernelwatch_run_started=start)
+        for k, start in enumerate(starts, 1)
+    ]
+    for _, document in parts:
+        if document["context"]["kernelwatch_run_started"] is None:
+            del document["context"]["kernelwatch_run_started"]
+    assert shards.merge_results(parts)["context"]["kernelwatch_run_seconds"] == took
+
+
+def test_the_merged_copy_ceiling_stands_for_every_part() -> None:
+    """The merged result kept the first part's ceiling, which compare holds against the
+    baseline's: one card's figure for a run of several."""
+    key = "kernelwatch_copy_ceiling_bytes_per_second"
+    parts = [
+        small_part(k, **{key: ceiling})
+        for k, ceiling in enumerate(("4000000000000", "4200000000000"), 1)
+    ]
+    assert shards.merge_results(parts)["context"][key] == "4100000000000"

@@ -15,7 +15,9 @@ limit applies).
 from __future__ import annotations
 
 import hashlib
+import math
 import re
+import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from kernelwatch.levels import HOST_CONFIG_KEYS, RUNS_KEY, host_identity
 from kernelwatch.names import row_name
 from kernelwatch.results import (
     ANCHOR_KEY,
+    CEILING_KEY,
     FAILED_KEY,
     HOST_BOUND_ON_KEY,
     MEASURING_KEYS,
@@ -66,7 +69,7 @@ PER_JOB_KEYS = frozenset(
         SERIAL_KEY,  # each part's own host-bound benchmarks: joined
         TOPPED_UP_KEY,  # each part tops up its own imprecise benchmarks
         # measured at each process start: differs between cards of one model by a few %
-        "kernelwatch_copy_ceiling_bytes_per_second",
+        CEILING_KEY,
         ANCHOR_KEY,  # how that part's card was judged: merged per part (merged_anchoring)
         KERNELS_KEY,  # the kernels of that part's benchmarks: joined (kernels.joined)
         # a part whose process crashed records it: joined, so that its benchmarks stay ERRORs
@@ -379,12 +382,40 @@ def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         ]
         if dated:
             merged[key] = min(dated, key=lambda pair: pair[0])[1]
-    seconds = [c.get("kernelwatch_run_seconds") for c in contexts]
-    try:
-        merged["kernelwatch_run_seconds"] = f"{sum(float(s) for s in seconds if s):.1f}"
-    except (TypeError, ValueError):
-        pass
+    seconds = _run_seconds(contexts)
+    if seconds is not None:
+        merged["kernelwatch_run_seconds"] = f"{seconds:.1f}"
+    ceilings = sorted(c for c in map(_positive, (c.get(CEILING_KEY) for c in contexts)) if c)
+    if ceilings:
+        # One figure for several cards (a few % apart): their median, not the first part's.
+        merged[CEILING_KEY] = f"{statistics.median(ceilings):.0f}"
     return merged
+
+
+def _run_seconds(contexts: Sequence[Mapping[str, Any]]) -> float | None:
+    """How long the parts took together: from the first start to the last end where every
+    part says when it started (the parts of `--gpus all --split` run side by side, so the sum
+    of their times is more than the run took); else the sum of the times there are."""
+    seconds = [_positive(c.get("kernelwatch_run_seconds")) for c in contexts]
+    known = [took for took in seconds if took is not None]
+    timed = [
+        (start, took)
+        for c, took in zip(contexts, seconds)
+        if took is not None and (start := moment(c.get("kernelwatch_run_started"))) is not None
+    ]
+    if len(timed) < len(contexts):
+        return sum(known) if known else None
+    begin = min(start for start, _ in timed)
+    return max((start - begin).total_seconds() + took for start, took in timed)
+
+
+def _positive(value: Any) -> float | None:
+    """A context value that is a positive finite number, as float; else None."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if 0 < number < math.inf else None
 
 
 # Shards: the suite's benchmarks split into N parts of about equal time, for N machines.

@@ -205,7 +205,7 @@ def test_the_same_commit_twice_is_the_same(repo: Repo, run_cli) -> None:
     done = run_ab(run_cli, repo, repo.b, "HEAD", "--cmake-arg=-DX=1", "--target", "t1", rounds=2)
     assert done.status == 0, done.out + done.err
     assert repo.builds == [repo.b]  # one build for the one commit
-    assert repo.options == {"cmake_args": ["-DX=1"], "targets": ["t1"]}
+    assert repo.options == {"cmake_args": ["-DX=1"], "targets": ["t1"], "cancel": None}
 
 
 def test_worktrees_and_builds_are_reused(repo: Repo, run_cli) -> None:

@@ -123,6 +123,27 @@ def test_an_edited_worktree_is_refused(repo: Repo, run_cli) -> None:
     assert repo.builds == [] and edited.read_text() == "# tried something\n"
 
 
+def test_a_tracked_file_the_build_rewrites_is_no_edit(repo: Repo, run_cli, monkeypatch) -> None:
+    """A build that rewrites a tracked file (a generated header) left its worktree 'edited', so
+    every later ab of that commit was refused. What the build left is the commit's; an edit
+    after it is still refused."""
+    made = repo.build
+
+    def generating(side: ab.Side, log: Path, **options: object) -> None:
+        (side.worktree / "CMakeLists.txt").write_text(f"# generated for {side.short}\n")
+        made(side, log, **options)
+
+    monkeypatch.setattr(ab, "cmake_build", generating)
+    assert run_ab(run_cli, repo, repo.a, repo.b, "--build-only").status == 0
+    again = run_ab(run_cli, repo, repo.a, repo.b, "--build-only")
+    assert again.status == 0, again.err
+    assert repo.builds == [repo.a, repo.b] * 2
+    edited = repo.root / ab.WORKTREES / repo.a / "bench" / "fake.json.in"
+    edited.write_text("{}")
+    done = run_ab(run_cli, repo, repo.a, repo.b, "--build-only")
+    assert done.status == 2 and "its files differ from" in one_error(done.err)
+
+
 # --- --bench ------------------------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import hashlib
 import os
 import re
 import shlex
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
 WORKTREES = Path(".kernelwatch") / "worktrees"
 BUILD_FOLDER = "build"
 BUILD_LOG = "kernelwatch-build.log"
+# What the last build left of the tracked files (a digest; "" when they are the commit's): a
+# build may rewrite a tracked file (a generated header), which is no one's edit.
+TREE_STATE = ".kernelwatch-tree-state"
 
 _FULL_SHA = re.compile(r"[0-9a-f]{40}")
 
@@ -139,9 +143,9 @@ def prepare_side(repo: Path, name: str, rev: str, *, use_git: bool = True) -> Si
                 f"(git worktree remove --force {worktree}) and run again"
             )
         # Someone's edit of the cache was built and measured as the commit. (Untracked files
-        # are the build's own: its folder, its log.)
+        # are the build's own: its folder, its log; so are the tracked ones its build left.)
         changed = git(worktree, "status", "--porcelain", "--untracked-files=no").splitlines()
-        if changed:
+        if changed and tree_state(worktree) != _built_state(worktree):
             more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
             raise InputError(
                 f"{worktree}: its files differ from {sha[:12]}'s "
@@ -161,6 +165,26 @@ def prepare_side(repo: Path, name: str, rev: str, *, use_git: bool = True) -> Si
     if use_git:
         ignore_cache(repo / WORKTREES.parent)
     return Side(name, rev, sha, worktree, worktree / BUILD_FOLDER)
+
+
+def tree_state(worktree: Path) -> str:
+    """The tracked files' difference from the worktree's commit, as a digest ("": none)."""
+    diff = git(worktree, "diff", "--binary", "HEAD")
+    return hashlib.sha256(diff.encode("utf-8", "surrogateescape")).hexdigest() if diff else ""
+
+
+def _built_state(worktree: Path) -> str:
+    try:
+        return (worktree / TREE_STATE).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def build_side(build: BuildStep, side: Side, *, cancel: threading.Event | None = None) -> None:
+    """Build the side (its output in build_log), then record the state its build left of the
+    tracked files (TREE_STATE), which a later prepare_side takes as the commit's."""
+    build(side, build_log(side), cancel=cancel)
+    write_atomic(side.worktree / TREE_STATE, tree_state(side.worktree) + "\n")
 
 
 def ignore_cache(folder: Path) -> None:
@@ -218,7 +242,7 @@ class BuildAhead:
     @staticmethod
     def _build(build: BuildStep, side: Side, cancel: threading.Event) -> None:
         with locks.host_shared():
-            build(side, build_log(side), cancel=cancel)
+            build_side(build, side, cancel=cancel)
 
     def result(self) -> None:
         try:
@@ -254,7 +278,7 @@ def build_sides(
         if side is sides[1] and overlap:
             ahead = BuildAhead(build, side)
         else:
-            build(side, build_log(side))
+            build_side(build, side)
     return ahead
 
 

@@ -189,7 +189,7 @@ class Builds:
                     f"kernelwatch: {why}: building the baseline's commit {side.short} in "
                     f"{side.build_dir}"
                 )
-                ab.cmake_build(side, ab.build_log(side))
+                ab.build_side(ab.cmake_build, side)
                 self._built[commit] = side
             return self._built[commit]
 

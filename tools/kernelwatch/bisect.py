@@ -232,7 +232,7 @@ def judge(oracle: Oracle, sha: str) -> Judgement:
     side = ab.prepare_side(oracle.repo, "B", sha)
     oracle.progress.say(f"kernelwatch bisect: building {side.short} in {side.build_dir}")
     try:
-        oracle.build(side, ab.build_log(side))
+        ab.build_side(oracle.build, side)
         binaries = ab.binaries_of(side, plan.bench)
         jobs_b = runner.plan(binaries, plan.filter, plan.settings.extra_args)
     except (NoGpuError, BenchmarkCrashed):

@@ -138,7 +138,7 @@ def run(command: BisectCommand) -> int:
 
     say(f"kernelwatch bisect: building GOOD ({command.good}, {good_side.short})")
     try:
-        oracle.build(good_side, ab.build_log(good_side))
+        ab.build_side(oracle.build, good_side)
     except InputError as exc:
         raise InputError(f"GOOD ({good_said}) cannot be built: {exc}") from None
     binaries = ab.binaries_of(good_side, plan.bench)

@@ -162,8 +162,13 @@ def classify(
             return KernelChange(Change.UNKNOWN, (f"no kernel record in the {which}",))
         if side.get("error"):
             return KernelChange(Change.UNKNOWN, (f"{which}: capture failed: {side['error']}",))
+        if _launches(side) is None:
+            # A result file is input: a record of another shape is no explanation, and must
+            # not end compare or report with an internal error (the verdict stands).
+            why = f"the {which}'s kernel record is not as `run` writes it (docs/results.md)"
+            return KernelChange(Change.UNKNOWN, (why,))
     assert a is not None and b is not None and side_a is not None and side_b is not None
-    launches_a, launches_b = side_a["kernels"], side_b["kernels"]
+    launches_a, launches_b = _launches(side_a) or [], _launches(side_b) or []
     names_a = [k.get("name") for k in launches_a]
     names_b = [k.get("name") for k in launches_b]
     if [stable_name(n) for n in names_a] != [stable_name(n) for n in names_b]:
@@ -180,10 +185,14 @@ def classify(
     changed: list[tuple[str, str, str, str]] = []
     launch_changes: list[str] = []
     unknown: list[str] = []
+    # SASS and registers of two architectures (cards of two models, --allow-gpu-mismatch)
+    # always differ: that is the card, not a change of the kernel's code.
+    arch_a, arch_b = a.get("arch"), b.get("arch")
+    other_arch = bool(arch_a and arch_b and arch_a != arch_b)
     for launch_a, launch_b in zip(launches_a, launches_b):
         name, name_b = str(launch_a.get("name")), str(launch_b.get("name"))
-        code_a = (a.get("code") or {}).get(side_a["binary"], {}).get(name, {})
-        code_b = (b.get("code") or {}).get(side_b["binary"], {}).get(name_b, {})
+        code_a = {} if other_arch else _code(a, side_a["binary"], name)
+        code_b = {} if other_arch else _code(b, side_b["binary"], name_b)
         moved = [
             f"{_LABELS[k]} {code_a.get(k)}→{code_b.get(k)}"
             for k in _CODE_KEYS
@@ -196,7 +205,8 @@ def classify(
                 counts = ""
                 if code_a.get("instructions") is not None:
                     counts = f" ({code_a.get('instructions')}→{code_b.get('instructions')} instr)"
-                moved.insert(0, f"SASS {code_a['sass'][:8]}→{code_b['sass'][:8]}{counts}")
+                sass_a, sass_b = str(code_a["sass"])[:8], str(code_b["sass"])[:8]
+                moved.insert(0, f"SASS {sass_a}→{sass_b}{counts}")
         elif not moved:
             unknown.append(name)
         if moved:
@@ -217,6 +227,9 @@ def classify(
         return KernelChange(Change.CODE, tuple(code_changes + launch_changes), tuple(changed))
     if launch_changes:
         return KernelChange(Change.LAUNCH, tuple(launch_changes))
+    if other_arch:
+        why = f"SASS for {arch_a} and {arch_b} (other GPUs): machine code not compared"
+        return KernelChange(Change.UNKNOWN, (f"launch alike; {why}",))
     if unknown:
         why = a.get("note") or b.get("note") or "no SASS fingerprint"
         return KernelChange(Change.UNKNOWN, (f"launch and resources alike; {why}",))
@@ -239,8 +252,26 @@ _LABELS = {
 def _benchmark(entry: Mapping[str, Any] | None, key: str) -> Mapping[str, Any] | None:
     if not isinstance(entry, Mapping):
         return None
-    found = (entry.get("benchmarks") or {}).get(key)
+    benchmarks = entry.get("benchmarks")
+    found = benchmarks.get(key) if isinstance(benchmarks, Mapping) else None
     return found if isinstance(found, Mapping) else None
+
+
+def _launches(side: Mapping[str, Any]) -> list[Mapping[str, Any]] | None:
+    """A benchmark record's launches, None when the record is not shaped as `run` writes it
+    (its binary a name, its kernels a list of objects)."""
+    found = side.get("kernels")
+    if not isinstance(side.get("binary"), str) or not isinstance(found, list):
+        return None
+    return found if all(isinstance(k, Mapping) for k in found) else None
+
+
+def _code(entry: Mapping[str, Any], binary: str, name: str) -> Mapping[str, Any]:
+    """A kernel's code entry ({} where the records have none, or none of the right shape)."""
+    code = entry.get("code")
+    table = code.get(binary) if isinstance(code, Mapping) else None
+    found = table.get(name) if isinstance(table, Mapping) else None
+    return found if isinstance(found, Mapping) else {}
 
 
 def _shape(value: Any) -> str:
@@ -282,7 +313,9 @@ def classified(report: Report) -> Report:
     return dataclasses.replace(report, explanations=explanations)
 
 
-_ANONYMOUS = re.compile(r"(\d+)_GLOBAL__N__")
+# At most 9 digits: a length is never longer, and `\d+` took seconds a name of 10,000 digits
+# (every start tried to its end) and ended in a ValueError past 4,300 (int's limit).
+_ANONYMOUS = re.compile(r"(\d{1,9})_GLOBAL__N__")
 
 
 def stable_name(mangled: Any) -> str:

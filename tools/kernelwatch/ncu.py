@@ -200,6 +200,7 @@ def profile(ncu: str, target: Target, timeout: float) -> Profile:
     """Profile `target`; NcuUnavailable when ncu cannot profile at all (then no other call
     will), RuntimeError for this benchmark alone."""
     started = time.monotonic()
+    deadline = started + timeout
     with tempfile.TemporaryDirectory(prefix="kernelwatch-ncu-") as tmp:
         export = Path(tmp, "profile.ncu-rep")
         done = _run(command(ncu, target, export), timeout)
@@ -214,25 +215,32 @@ def profile(ncu: str, target: Target, timeout: float) -> Profile:
             raise RuntimeError(f"ncu wrote no report: {line}")
         raw = _run(
             [ncu, "--import", str(export), "--csv", "--page", "raw", "--print-units", "base"],
-            timeout,
+            deadline - time.monotonic(),  # what is left: the import took a whole budget more
         )
-    rows = parse_raw_csv(raw.stdout)
+    try:
+        rows = parse_raw_csv(raw.stdout)
+    except csv.Error as exc:  # a cell past csv's 128 KiB limit (a kernel name), a broken quote
+        raise RuntimeError(f"ncu's CSV could not be read: {exc}") from None
     if not rows:
         raise RuntimeError("ncu profiled no kernel of the benchmark")
+    metrics = summarise(rows)
+    if not metrics:  # every cell n/a (a metric this GPU or ncu does not have): say so
+        raise RuntimeError("ncu measured none of the metrics (n/a) for the benchmark's kernels")
     return Profile(
-        summarise(rows),
+        metrics,
         tuple(str(r.get(_NAME_COLUMN, "")) for r in rows),
         time.monotonic() - started,
     )
 
 
 def _run(argv: list[str], timeout: float) -> tool.Finished:
+    limit = max(1.0, timeout)
     try:
-        return tool.run(argv, timeout=max(1.0, timeout), check=False)
+        return tool.run(argv, timeout=limit, check=False)
     except tool.ToolError as exc:
         if exc.failure == "cannot-run":
             raise NcuUnavailable(f"cannot run ncu: {exc.reason}") from None
-        raise RuntimeError(f"ncu did not finish in {timeout:.0f} s (the budget)") from None
+        raise RuntimeError(f"ncu did not finish in {limit:.0f} s (the budget)") from None
 
 
 def _last(text: str, prefix: str = "") -> str:

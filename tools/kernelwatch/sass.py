@@ -151,9 +151,11 @@ def _with_arch(text: str) -> Iterator[tuple[str | None, str]]:
         yield arch, line
 
 
-def parse_sass(text: str) -> dict[tuple[str, str], list[tuple[int | None, str]]]:
-    """`cuobjdump -sass` output: (arch, function) -> its (address, instruction) lines."""
-    functions: dict[tuple[str, str], list[tuple[int | None, str]]] = {}
+def parse_sass(text: str) -> dict[tuple[str, str], list[list[tuple[int | None, str]]]]:
+    """`cuobjdump -sass` output: (arch, function) -> its (address, instruction) lines, one list
+    per fatbin that has it (a template kernel of a header used in two translation units of the
+    binary is compiled into each one's)."""
+    functions: dict[tuple[str, str], list[list[tuple[int | None, str]]]] = {}
     current: list[tuple[int | None, str]] | None = None
     for arch, line in _with_arch(text):
         if arch is None:  # a new fatbin, its arch not yet named: in no function
@@ -161,7 +163,8 @@ def parse_sass(text: str) -> dict[tuple[str, str], list[tuple[int | None, str]]]
             continue
         found = _FUNCTION.match(line)
         if found:
-            current = functions.setdefault((arch, found.group(1)), [])
+            current = []
+            functions.setdefault((arch, found.group(1)), []).append(current)
             continue
         if current is None or _ENCODING_ONLY.match(line) or ".headerflags" in line:
             continue
@@ -222,9 +225,17 @@ def _kernels_cached(
     listings = parse_sass(_run(tool, "-sass", path))
     resources = parse_resources(_run(tool, "-res-usage", path))
     return {
-        key: Kernel(key[1], key[0], normalise(raw), resources.get(key, {}))
-        for key, raw in listings.items()
+        key: Kernel(key[1], key[0], _one_listing(copies), resources.get(key, {}))
+        for key, copies in listings.items()
     }
+
+
+def _one_listing(copies: Sequence[Sequence[tuple[int | None, str]]]) -> tuple[str, ...]:
+    """A kernel's listing from its copies: copies alike are one (its second translation unit
+    doubled the listing, so the unchanged kernel read as changed code, twice its instructions);
+    copies that differ are all kept, in an order that does not depend on the link's."""
+    distinct = sorted({normalise(raw) for raw in copies})
+    return tuple(line for listing in distinct for line in listing)
 
 
 def binary_kernels(binary: Path, tool: str | None = None) -> dict[tuple[str, str], Kernel]:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from kernelwatch import baseline as baselines
 from kernelwatch import results
 from kernelwatch.compare import SEVERITY, Comparison, Report, Verdict
+from kernelwatch.errors import shortened
 from kernelwatch.files import write_json_atomic
 from kernelwatch.gbench import failed_row
 from kernelwatch.results import NO_RESULT_KEY, ResultSet
@@ -121,6 +122,10 @@ def from_incomplete(failed: runner.IncompleteRun, side: str, run: str) -> list[C
     return [Crash(side, run, failure, names) for failure, names in failed.lost]
 
 
+# The longest failure line kept whole: the hang watchdog's names its benchmark instance.
+_FAILURE_CHARACTERS = 400
+
+
 def from_context(result: ResultSet) -> list[Crash]:
     """The crash a saved result's context records (runner.IncompleteRun's partial result):
     its benchmarks without a result, with the failure line. Which failed process each belongs
@@ -130,7 +135,10 @@ def from_context(result: ResultSet) -> list[Crash]:
     if not names:
         return []
     lines = _strings(context.get(results.FAILED_KEY))
-    failure = lines[0] if lines else f"no result ({results.NO_RESULT_KEY})"
+    # One line, as run records it (tool.last_line): a line break or an escape sequence from
+    # the file split the warning on stderr and acted on the terminal, and each crashed row
+    # repeats it (a 300,000-character line, 300 times).
+    failure = _one_line(lines[0]) if lines else f"no result ({results.NO_RESULT_KEY})"
     if len(lines) > 1:
         failure += f" (and {len(lines) - 1} more failed process(es): {results.FAILED_KEY})"
     return [Crash(result.label, "", failure, tuple(names))]
@@ -150,6 +158,16 @@ def mark_saved(report: Report) -> Report:
         for crash in (*cont, *base)
     ]
     return dataclasses.replace(marked, warnings=tuple(report.warnings) + tuple(warnings))
+
+
+def _one_line(text: str) -> str:
+    """A line from a file for a warning and a row: blanks folded, control characters escaped
+    (`\\x1b`), cut to _FAILURE_CHARACTERS."""
+    folded = " ".join(text.split())
+    shown = "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in folded
+    )
+    return shortened(shown, _FAILURE_CHARACTERS)
 
 
 def _strings(value: Any) -> list[str]:

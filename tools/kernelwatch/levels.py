@@ -141,24 +141,45 @@ def crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Cross
 
 
 def _one_gpu_hosts(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> bool:
-    """Whether the contender's host and every host of the baseline's runs have one GPU; a count
+    """Whether every host of the contender's runs and of the baseline's has one GPU; a count
     not recorded is taken as several (their prior is the wider)."""
-    runs = baseline.get(RUNS_KEY)
-    theirs = (
-        [r.get("host_gpu_count") for r in runs if isinstance(r, Mapping)]
-        if isinstance(runs, list) and runs
-        else [baseline.get("host_gpu_count")]
+    return all(
+        str(count).strip() == "1" for count in [*_gpu_counts(baseline), *_gpu_counts(contender)]
     )
-    return all(str(count).strip() == "1" for count in [*theirs, contender.get("host_gpu_count")])
+
+
+def _gpu_counts(context: Mapping[str, Any]) -> list[Any]:
+    """The GPU count of each run's host: those a pooled result lists (its own context is its
+    first run's), else the result's own."""
+    runs = context.get(RUNS_KEY)
+    if isinstance(runs, list) and runs:
+        return [r.get("host_gpu_count") if isinstance(r, Mapping) else None for r in runs]
+    return [context.get("host_gpu_count")]
 
 
 def _crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Crossing:
-    theirs, ours = units_of(baseline), unit_of(contender)
-    if ours.card is None or any(u.card is None for u in theirs):
-        return Crossing(Level.HOST, "the contexts do not name the card: taken as another host")
+    """The widest level between the baseline's runs and any run of the contender's: a pooled
+    result given as the contender (its context is its first run's) was taken as that run alone,
+    and a run on its first card was judged at the process level against 19 cards of 13 hosts."""
+    theirs = units_of(baseline)
+    found = [_crossed(theirs, ours) for ours in units_of(contender)]
+    widest = max(found, key=lambda c: c.level)  # (the first of the widest)
+    return replace(
+        widest,
+        other_config=any(c.other_config for c in found),
+        same_host=all(c.same_host for c in found),
+    )
+
+
+def _crossed(theirs: Sequence[Unit], ours: Unit) -> Crossing:
+    # Whatever the card or host: a context that does not name them still records how its host
+    # is configured, and knowing less must not judge more sharply than knowing it.
     other_config = ours.config is not None and all(
         u.config is not None and u.config != ours.config for u in theirs
     )
+    if ours.card is None or any(u.card is None for u in theirs):
+        why = "the contexts do not name the card: taken as another host"
+        return Crossing(Level.HOST, why, other_config)
     same_host = ours.host is not None and all(
         u.host == ours.host and u.config == ours.config for u in theirs
     )
@@ -167,7 +188,8 @@ def _crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Cros
     if same_host:
         return Crossing(Level.CARD, "another card of the same host", other_config, same_host)
     if ours.host is None or any(u.host is None for u in theirs):
-        return Crossing(Level.HOST, "the contexts do not name the host: taken as another host")
+        why = "the contexts do not name the host: taken as another host"
+        return Crossing(Level.HOST, why, other_config)
     return Crossing(Level.HOST, "another host", other_config, same_host)
 
 

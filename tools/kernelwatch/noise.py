@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from kernelwatch import kinds, levels
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
 from kernelwatch.files import check_input_file
 from kernelwatch.gbench import read_json
 from kernelwatch.levels import Level
@@ -609,33 +609,50 @@ def read_noise_file(path: Path) -> dict[str, Any]:
     """A noise.json, checked; one InputError line when it is not one."""
     data = read_json(path)
     entries = data.get("benchmarks") if isinstance(data, dict) else None
+    schema = data.get("schema_version") if isinstance(data, dict) else None
     if (
         not isinstance(data, dict)
         or not isinstance(entries, dict)
-        or data.get("schema_version") not in READABLE_SCHEMAS
+        or isinstance(schema, bool)  # (true == 1: read as schema 1)
+        or schema not in READABLE_SCHEMAS
     ):
         raise InputError(f"{path}: not a kernelwatch noise file (schema {NOISE_SCHEMA})")
+    # `baseline show` prints these counts: "many" was shown as "card: measured (many cards)"
+    for key in _FILE_COUNTS:
+        _check_number(path, "", key, data.get(key), count=True)
     for name, entry in entries.items():
+        # A name or value from the file is cut in the line: a 200,000-character name was
+        # written whole into it.
+        said = shortened(name)
         if not isinstance(entry, dict):
-            raise InputError(f"{path}: {name}: not an object")
+            raise InputError(f"{path}: {said}: not an object")
         # Every key that is read, not only those compare reads: `baseline show` prints the
         # others, and text in one of them was an internal error there.
         for key in ("noise", *_SPREADS, *_COUNTS):
             value = entry.get(key)
             if key != "noise" and value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise InputError(f"{path}: {name}: {key} must be a number")
-            if key in _COUNTS and not (value >= 0 and float(value).is_integer()):
-                raise InputError(f"{path}: {name}: {key} {value} is not a count")
-            if key not in _COUNTS and not (0 <= value < 10):
-                raise InputError(f"{path}: {name}: {key} {value} out of range")
+            _check_number(path, f"{said}: ", key, value, count=key in _COUNTS)
     return data
+
+
+def _check_number(path: Path, where: str, key: str, value: Any, *, count: bool) -> None:
+    """A noise file's spread (0 <= value < 10) or count (None: not given, for a count)."""
+    if count and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{path}: {where}{key} must be a number")
+    if count and not (value >= 0 and float(value).is_integer()):
+        raise InputError(f"{path}: {where}{key} {shortened(str(value))} is not a count")
+    if not count and not (0 <= value < 10):
+        raise InputError(f"{path}: {where}{key} {shortened(str(value))} out of range")
 
 
 # A noise entry's optional keys (noise_document): spreads as fractions, and counts.
 _SPREADS = ("between_processes", "within_run", "counter", "group", "card", "host", "kind")
 _COUNTS = ("processes", "repetitions")
+# The file's own counts (noise_document): the cards, hosts and kinds its spreads came from.
+_FILE_COUNTS = ("cards", "hosts", "kind_units")
 
 
 def levels_from_file(data: Mapping[str, Any]) -> LevelNoise:

@@ -7,6 +7,7 @@ The command's one flow from options to exit status, for one GPU and for
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -267,6 +268,8 @@ def _run(command: RunCommand) -> int:
         binaries = usable_binaries(command.build_dir, command.bench, settings.extra_args)
     if not binaries:
         usable_binaries(command.build_dir, command.bench, settings.extra_args)  # says why
+    if chosen_gpus is None:  # the card's lock, as `ab` and --gpus hold it while they measure
+        settings = dataclasses.replace(settings, gpu_uuid=gpus.visible_uuid(settings.extra_args))
     planned = runner.plan(binaries, command.filter, settings.extra_args)
     plan = shards.plan_key((n for job in planned for n in job.names), shard.count) if shard else ""
     several = bool(chosen_gpus and len(chosen_gpus) > 1)

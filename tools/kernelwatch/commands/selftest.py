@@ -430,6 +430,8 @@ def _measure(
     jobs = runner.split_serial(jobs, serial) if serial else jobs
     if gpu:
         settings = gpus.settings_for(settings, gpu)
+    else:  # the card's lock, as run, ab and --gpus hold it while they measure
+        settings = dataclasses.replace(settings, gpu_uuid=gpus.visible_uuid(settings.extra_args))
     planned = selftest.plan(aa_runs, trials, levels)
     progress = progress or runner.Progress(enabled=None if not settings.verbose else False)
     where = f"{gpu.label}: " if gpu else ""

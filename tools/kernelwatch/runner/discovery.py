@@ -12,7 +12,7 @@ from pathlib import Path
 from kernelwatch import tool
 from kernelwatch.errors import InputError, shortened
 from kernelwatch.runner.merging import claim
-from kernelwatch.runner.settings import Job
+from kernelwatch.runner.settings import Job, benchmark_environment
 
 # This project's binaries: BUILD/bench/kernelwatch_bench_<family>.
 BINARY_GLOB = "kernelwatch_bench_*"
@@ -63,7 +63,7 @@ def list_benchmarks(binary: Path, filter: str | None, extra_args: Sequence[str] 
     """The benchmarks `binary` would run with `filter` (--benchmark_list_tests; needs no GPU)."""
     command = [str(binary), "--benchmark_list_tests=true", *filter_args(filter), *extra_args]
     try:
-        done = tool.run(command, timeout=LIST_TIMEOUT_S)
+        done = tool.run(command, timeout=LIST_TIMEOUT_S, env=benchmark_environment(os.environ))
     except tool.ToolError as exc:
         if exc.failure == "cannot-run":
             raise InputError(f"{binary}: cannot run: {exc.reason}") from None
@@ -94,7 +94,9 @@ def runs_on_harness(binary: Path) -> bool:
     """Whether `binary` is built on kernelwatch's harness: its --help lists the harness's
     flags (a plain Google Benchmark binary's does not; both print help without a GPU)."""
     try:
-        done = tool.run([str(binary), "--help"], timeout=LIST_TIMEOUT_S)
+        done = tool.run(
+            [str(binary), "--help"], timeout=LIST_TIMEOUT_S, env=benchmark_environment(os.environ)
+        )
     except tool.ToolError:
         return False
     return HARNESS_FLAG in done.stdout

@@ -22,7 +22,7 @@ from kernelwatch.runner.merging import join_processes, merge
 from kernelwatch.runner.process import benchmark_command, run_one
 from kernelwatch.runner.process import Progress
 from kernelwatch.results import FAILED_KEY, NO_RESULT_KEY
-from kernelwatch.runner.settings import Job, RunSettings
+from kernelwatch.runner.settings import Job, RunSettings, benchmark_environment
 
 
 @dataclass
@@ -297,7 +297,7 @@ class _Processes:
         record = self.tmp / f"{index:03d}.kernels" if not self.runs[index] else None
         env = None
         if record is not None and self.settings.record_kernels:
-            env = dict(os.environ, **{kernels.ENV: str(record)})
+            env = dict(benchmark_environment(os.environ), **{kernels.ENV: str(record)})
         try:
             with (
                 locks.host_exclusive(_waiting(self.progress, self.prefix))

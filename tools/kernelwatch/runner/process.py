@@ -27,6 +27,7 @@ from kernelwatch.runner.settings import (
     EXIT_NO_GPU,
     Job,
     RunSettings,
+    benchmark_environment,
 )
 
 
@@ -65,7 +66,7 @@ def run_one(
         done = tool.run(
             command,
             check=False,
-            env={**(env or os.environ), **dict(settings.environment)},
+            env={**(env or benchmark_environment(os.environ)), **dict(settings.environment)},
             log=sys.stderr if settings.verbose else None,
             discard_stdout=not settings.verbose,
             tick=progress.tick if progress.enabled else None,
@@ -112,12 +113,28 @@ def run_one(
         document: dict[str, Any] = read_json(out)
     except InputError as exc:
         raise BenchmarkCrashed(f"{binary}: wrote an unreadable result: {exc}") from None
-    read_document(f"{binary} output", document)  # validates; raises one line
-    unlisted = sorted({row_name(row) for row in document["benchmarks"]} - set(listed))
+    try:  # (a broken binary: the other binaries' results are kept, as for a crash)
+        read_document(f"{binary} output", document)  # validates; raises one line
+    except InputError as exc:
+        said = str(exc).removeprefix(f"{binary} output: ")
+        raise BenchmarkCrashed(f"{binary}: wrote an invalid result: {said}") from None
+    written = {row_name(row) for row in document["benchmarks"]}
+    unlisted = sorted(written - set(listed))
     if unlisted:  # (its top-ups, filtered by the listed names, would run nothing)
         raise BenchmarkCrashed(
             f"{binary}: wrote {len(unlisted)} benchmark(s) that its --benchmark_list_tests did "
             f"not list, {unlisted[0]} among them"
+        )
+    # Google Benchmark writes a row for each benchmark it runs, one that errors or skips too:
+    # one listed without a row would read as removed from the build (MISSING, not failing).
+    measured = {
+        row_name(row) for row in document["benchmarks"] if row.get("run_type") != "aggregate"
+    }
+    unwritten = [name for name in listed if name not in measured]
+    if unwritten:
+        raise BenchmarkCrashed(
+            f"{binary}: exited 0 but wrote no row for {len(unwritten)} benchmark(s) it listed, "
+            f"{unwritten[0]} among them"
         )
     return document
 
@@ -151,7 +168,9 @@ def gpu_absent_reason(probe: Path | None, extra_args: Sequence[str] = ()) -> str
     if probe is not None:
         command = [str(probe), "--benchmark_filter=^$", *extra_args]
         try:
-            done = tool.run(command, timeout=120, check=False)
+            done = tool.run(
+                command, timeout=120, check=False, env=benchmark_environment(os.environ)
+            )
         except tool.ToolError:
             return None  # the real run will say what is wrong with the binary
         if done.status == EXIT_NO_GPU:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernelwatch import defaults
+from kernelwatch import defaults, kernels
 from kernelwatch.config import ThresholdRule
 from kernelwatch.errors import InputError
 
@@ -28,6 +29,36 @@ EXIT_NO_GPU = 4
 # A benchmark made no progress for --kernelwatch_hang_timeout seconds (a kernel that never
 # finishes): the harness's watchdog printed one line naming it and ended the process.
 EXIT_HANG = 5
+
+# The flags every benchmark process gets from the runner (process.benchmark_command), and the
+# listing's: given again with --bench-arg, the binary takes the later one, so the result
+# would not be what its context says (--benchmark_repetitions=3 gave 6 repetitions to a
+# result that said 10) or not be written where the runner reads it (--benchmark_out=FILE
+# replaced FILE, and the run ended in exit 3). What to give instead.
+OWN_FLAGS = {
+    "--benchmark_out": "kernelwatch writes the result itself (--out)",
+    "--benchmark_out_format": "kernelwatch writes the result itself (--out)",
+    "--benchmark_repetitions": "use --repetitions",
+    "--benchmark_filter": "use --filter",
+    "--benchmark_enable_random_interleaving": "use --no-interleave",
+    "--benchmark_list_tests": "kernelwatch lists the benchmarks itself",
+    "--kernelwatch_max_time": "use --max-time",
+}
+# Environment variables the runner decides for the benchmark processes: Google Benchmark takes
+# each flag it is not given from its upper-case variable (BENCHMARK_FILTER=x left in a shell
+# ran a part of the suite that the result called the whole build), and the harness appends
+# kernel records wherever KERNELWATCH_KERNELS_OUT says (kernels.ENV; the runner sets it for a
+# binary's first process only).
+_OWN_VARIABLE_PREFIX = "BENCHMARK_"
+
+
+def benchmark_environment(environment: Mapping[str, str]) -> dict[str, str]:
+    """`environment` without the variables the runner decides for a benchmark process."""
+    return {
+        key: value
+        for key, value in environment.items()
+        if not key.startswith(_OWN_VARIABLE_PREFIX) and key != kernels.ENV
+    }
 
 
 @dataclass(frozen=True)
@@ -87,6 +118,12 @@ class RunSettings:
             )
         if not (0 <= self.top_ups <= MAX_TOP_UPS):
             raise InputError(f"--top-ups {self.top_ups}: must be from 0 to {MAX_TOP_UPS}")
+        for arg in self.extra_args:
+            flag = arg.split("=", 1)[0]
+            if flag in OWN_FLAGS:
+                raise InputError(
+                    f"--bench-arg {arg}: kernelwatch sets {flag} itself; {OWN_FLAGS[flag]}"
+                )
         if self.process_timeout is not None and not (0 < self.process_timeout <= 7 * 86400):
             raise InputError(
                 f"--process-timeout {self.process_timeout:g}: must be a positive number of "

@@ -232,15 +232,21 @@ OTHER = {
 }
 
 
-def test_a_kernel_in_two_translation_units_is_one_kernel(tmp_path: Path) -> None:
-    """A header's template kernel used by a second .cu file of the binary is compiled into
-    both files' fatbins: its listings were joined, so the unchanged kernel read "kernel code
-    changed" (SASS 533f3c29→7bd3a540, 24→48 instr) once another file used it."""
+def _nvcc() -> str:
+    """nvcc, with cuobjdump beside it; the test skips (fails with CI=true) without them."""
     nvcc = shutil.which("nvcc") or sass.find_tool("nvcc")
     if nvcc is None or sass.find_tool("cuobjdump") is None:
         if os.environ.get("CI") == "true":
             pytest.fail("nvcc or cuobjdump not found (CI=true: the SASS tests must run)")
         pytest.skip("nvcc or cuobjdump not found")
+    return nvcc
+
+
+def test_a_kernel_in_two_translation_units_is_one_kernel(tmp_path: Path) -> None:
+    """A header's template kernel used by a second .cu file of the binary is compiled into
+    both files' fatbins: its listings were joined, so the unchanged kernel read "kernel code
+    changed" (SASS 533f3c29→7bd3a540, 24→48 instr) once another file used it."""
+    nvcc = _nvcc()
     (tmp_path / "scale.cuh").write_text(TEMPLATE)
     (tmp_path / "main.cu").write_text(MAIN)
     found = {}
@@ -257,3 +263,31 @@ def test_a_kernel_in_two_translation_units_is_one_kernel(tmp_path: Path) -> None
         found[variant] = listing["_Z5scaleIfEvPT_"]
     assert found["used"].fingerprint == found["unused"].fingerprint
     assert found["used"].instructions == found["unused"].instructions
+
+
+CALLER = """\
+__device__ float f(float x);
+__global__ void k(float* p) { p[threadIdx.x] = f(p[threadIdx.x]); }
+__global__ void plain(float* p) { p[threadIdx.x] *= 2.0f; }
+int main() { return 0; }
+"""
+CALLEE = "__device__ __noinline__ float f(float x) { return x * FACTOR; }\n"
+
+
+def test_a_change_in_a_separately_compiled_callee_changes_its_caller(tmp_path: Path) -> None:
+    """With -rdc, a kernel calls a device function of another .cu file through a relocation
+    (`CALL.ABS.NOINC 0x0`): a change inside the callee left the kernel's listing byte-equal,
+    and the explanation said "kernel identical", the change coming from elsewhere."""
+    nvcc = _nvcc()
+    (tmp_path / "a.cu").write_text(CALLER)
+    (tmp_path / "b.cu").write_text(CALLEE)
+    found = {}
+    for factor in ("2.0f", "3.0f"):
+        binary = tmp_path / f"x{factor}"
+        command = [nvcc, "-rdc=true", "-arch=sm_90", f"-DFACTOR={factor}", "a.cu", "b.cu"]
+        subprocess.run([*command, "-o", str(binary)], check=True, capture_output=True, cwd=tmp_path)
+        found[factor] = sass.kernels_for_gpu(binary, "9.0")[1]
+    two, three = found["2.0f"], found["3.0f"]
+    assert two["_Z1kPf"].fingerprint != three["_Z1kPf"].fingerprint
+    assert "<_Z1ff>:" in two["_Z1kPf"].lines
+    assert two["_Z5plainPf"].fingerprint == three["_Z5plainPf"].fingerprint

@@ -44,6 +44,9 @@ _PREDICATE = re.compile(r"^@!?U?P[T0-9]+\s+")
 _BRANCHING = frozenset(
     "BRA BRX BRXU JMP JMX JMXU CALL BSSY SSY PBK PCNT PRET BMOV WARPSYNC BREAK".split()
 )
+# `cuobjdump -elf`: a function's relocations, one a line (offset, symbol, type, addend) to a
+# blank line.
+_RELOCATIONS = re.compile(r"^\.section \.rela\.text\.(\S+)\s+RELA\s*$")
 _RESOURCE = re.compile(r"^\s*Function (\S+):\s*$")
 _RESOURCE_FIELD = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
 
@@ -196,6 +199,47 @@ def parse_resources(text: str) -> dict[tuple[str, str], dict[str, int]]:
     return found
 
 
+def parse_calls(text: str) -> dict[tuple[str, str], set[str]]:
+    """`cuobjdump -elf` output: (arch, function) -> the symbols its code is relocated against
+    (with separate compilation, -rdc, a call to a device function of another translation unit
+    is one: the caller's SASS reads `CALL.ABS.NOINC 0x0` whatever the callee's code)."""
+    found: dict[tuple[str, str], set[str]] = {}
+    current: set[str] | None = None
+    for arch, line in _with_arch(text):
+        match = _RELOCATIONS.match(line)
+        if match and arch:
+            current = found.setdefault((arch, match.group(1)), set())
+            continue
+        fields = line.split()
+        if current is not None and len(fields) >= 3:
+            current.add(fields[1])
+        else:
+            current = None
+    return found
+
+
+def _with_callees(
+    listings: Mapping[tuple[str, str], tuple[str, ...]],
+    calls: Mapping[tuple[str, str], set[str]],
+) -> dict[tuple[str, str], tuple[str, ...]]:
+    """Each function's listing followed by those of the functions it calls (parse_calls),
+    transitively, each once and in name order under a `<name>:` line (counted as no
+    instruction): what a kernel runs includes them, and a change inside one read as "kernel
+    identical", the change blamed on the harness, host or card."""
+    out = {}
+    for (arch, name), lines in listings.items():
+        seen: set[str] = set()
+        todo = [name]
+        while todo:
+            for callee in calls.get((arch, todo.pop()), ()):
+                if callee != name and callee not in seen and (arch, callee) in listings:
+                    seen.add(callee)
+                    todo.append(callee)
+        called = [line for f in sorted(seen) for line in (f"<{f}>:", *listings[(arch, f)])]
+        out[(arch, name)] = lines + tuple(called)
+    return out
+
+
 def pick_arch(available: set[str], compute_capability: str | None) -> str | None:
     """The SASS the driver runs on a GPU of `compute_capability` ("9.0"): sm_90, else an
     arch-specific sm_90a/sm_90f, else the newest older one of the same major (binary
@@ -222,11 +266,20 @@ def _kernels_cached(
     path: str, mtime_ns: int, size: int, tool: str
 ) -> dict[tuple[str, str], Kernel]:
     del mtime_ns, size  # the cache key: a rebuilt binary is read again
-    listings = parse_sass(_run(tool, "-sass", path))
+    listings = {
+        key: _one_listing(copies) for key, copies in parse_sass(_run(tool, "-sass", path)).items()
+    }
+    # Calls resolved when the module loads (CALL.ABS, -rdc) name their callee only in the
+    # ELF's relocations (0.17 s more for the reduction binary); calls within one translation
+    # unit (CALL.REL, this suite's) are in the caller's listing already.
+    if any(
+        opcode(line) == "CALL" and ".ABS" in line for lines in listings.values() for line in lines
+    ):
+        listings = _with_callees(listings, parse_calls(_run(tool, "-elf", path)))
     resources = parse_resources(_run(tool, "-res-usage", path))
     return {
-        key: Kernel(key[1], key[0], _one_listing(copies), resources.get(key, {}))
-        for key, copies in listings.items()
+        key: Kernel(key[1], key[0], lines, resources.get(key, {}))
+        for key, lines in listings.items()
     }
 
 

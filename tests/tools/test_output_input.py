@@ -185,3 +185,30 @@ def test_a_long_value_in_an_explanations_file_is_shortened(tmp_path: Path) -> No
     with pytest.raises(InputError) as caught:
         read_explanations(path)
     assert len(str(caught.value)) < 400, str(caught.value)
+
+
+def test_a_warning_from_a_context_value_stays_one_visible_line(run_cli, write_json) -> None:
+    """compare's warnings quote context values (another driver, CUDA runtime): an escape
+    sequence or a line break in a result file reached the terminal as such."""
+    import conftest
+
+    spec = {"BM_a": [1.0, 1.0, 1.0]}
+    base = write_json("base.json", spec)
+    odd = {**conftest.H100_CONTEXT, "gpu_driver_version": "\x1b[2J580\nforged line"}
+    contender = write_json("run.json", spec, context=odd)
+    done = run_cli("compare", base, contender)
+    [warning] = [line for line in done.err.splitlines() if "different driver" in line]
+    assert "\x1b" not in done.err and "\\x1b[2J580\\nforged line" in warning, done.err
+
+
+def test_a_baseline_update_warning_stays_one_visible_line(
+    run_cli, write_json, tmp_path: Path
+) -> None:
+    import conftest
+
+    odd = {**conftest.H100_CONTEXT, "kernelwatch_build_type": "\x1b[2JDebug\nforged"}
+    result = write_json("run.json", {"BM_a": [1.0] * 10}, context=odd)
+    (tmp_path / "b").mkdir()
+    done = run_cli("baseline", "update", result, "--baselines", tmp_path / "b", "--dry-run")
+    [warning] = [line for line in done.err.splitlines() if "not Release" in line]
+    assert "\x1b" not in done.err and "\\x1b[2JDebug\\nforged build" in warning, done.err

@@ -391,8 +391,8 @@ def write_report(report: Report, outputs: Outputs, command: str = "compare") -> 
 
     if not report.explanations:
         report = kernels.classified(report)
-    for warning in report.warnings:
-        print(f"kernelwatch: warning: {warning}", file=sys.stderr)
+    for warning in report.warnings:  # (they quote result files: an escape stays text)
+        print(f"kernelwatch: warning: {render.visible(warning)}", file=sys.stderr)
     files = [(outputs.junit, "--junit", "render_junit")]
     files.append((outputs.markdown, "--markdown", "render_markdown"))
     files.append((outputs.json, "--json", "render_json"))

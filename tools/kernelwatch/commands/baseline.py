@@ -223,6 +223,7 @@ def run_update(command: UpdateCommand) -> int:
 
 def _update(command: UpdateCommand) -> int:
     from kernelwatch import baseline as baselines
+    from kernelwatch import render
 
     given = command.min_repetitions
     default = given is None
@@ -242,8 +243,8 @@ def _update(command: UpdateCommand) -> int:
         if not default:
             raise
         raise InputError(f"{exc}; {NOT_MEASURED.format(n=minimum)}") from None
-    for warning in update.warnings:
-        print(f"kernelwatch: warning: {warning}", file=sys.stderr)
+    for warning in update.warnings:  # (they quote result files: an escape stays text)
+        print(f"kernelwatch: warning: {render.visible(warning)}", file=sys.stderr)
     manifest = update.manifest
     taken = len(baselines.groups(update.replaced["benchmarks"]))
     gpu = baselines.Entry(update.entry.slug, update.entry.directory, manifest).gpu

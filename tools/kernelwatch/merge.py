@@ -385,7 +385,7 @@ def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     seconds = _run_seconds(contexts)
     if seconds is not None:
         merged["kernelwatch_run_seconds"] = f"{seconds:.1f}"
-    ceilings = sorted(c for c in map(_positive, (c.get(CEILING_KEY) for c in contexts)) if c)
+    ceilings = [c for c in (_positive(part.get(CEILING_KEY)) for part in contexts) if c]
     if ceilings:
         # One figure for several cards (a few % apart): their median, not the first part's.
         merged[CEILING_KEY] = f"{statistics.median(ceilings):.0f}"

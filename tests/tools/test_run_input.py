@@ -12,9 +12,8 @@ from pathlib import Path
 
 import fakebench
 import pytest
-
-ALPHA = {f"alpha/copy/{n}/manual_time": 100_000.0 + 1000 * n for n in range(4)}  # ns
-BETA = {f"beta/sum/n:{n}/manual_time": 50_000.0 + 1000 * n for n in range(3)}  # ns
+import test_run
+from test_run import ALPHA, BETA, one_error
 
 # Runs the fake binary real_<name> beside it (the wrapped one), with what the wrapper adds.
 WRAPPER = """#!{python}
@@ -35,23 +34,12 @@ sys.exit(done.returncode)
 """
 
 
-def one_error(err: str) -> str:
-    assert "Traceback" not in err and "internal error" not in err, err
-    lines = err.splitlines()
-    assert lines and lines[-1].startswith("kernelwatch: error: "), err
-    return lines[-1]
-
-
-class Box:
-    """Fake binaries in tmp/build (each behind a wrapper), a baseline of them, cwd = tmp."""
+class Box(test_run.Box):
+    """test_run's box, each fake binary behind a wrapper (WRAPPER), cwd = tmp."""
 
     def __init__(self, tmp: Path, run_cli) -> None:
-        self.tmp = tmp
-        self.build = tmp / "build"
-        self.baselines = tmp / "baselines"
-        self.baselines.mkdir()
-        self.run_cli = run_cli
-        for binary in fakebench.suite(self.build, {"alpha": ALPHA, "beta": BETA}):
+        super().__init__(tmp, run_cli)
+        for binary in self.binaries:
             real = binary.with_name("real_" + binary.name.rsplit("_", 1)[1])
             binary.rename(real)
             Path(f"{binary}.json").rename(f"{real}.json")
@@ -63,10 +51,10 @@ class Box:
         it."""
         (self.build / "bench" / f"real_{family}.edit").write_text(code)
 
-    def run(self, *argv: object):
+    def run(self, *argv: object, repetitions: int = 4):
         return self.run_cli(
             "run", "--build-dir", self.build, "--baselines", self.baselines,
-            "--repetitions", 4, "--top-ups", 0, *argv,
+            "--repetitions", repetitions, "--top-ups", 0, *argv,
         )  # fmt: skip
 
     def make_baseline(self) -> None:

@@ -19,6 +19,12 @@ foreach(family IN LISTS KERNELWATCH_KERNEL_FAMILIES)
           DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/kernelwatch/kernels")
 endforeach()
 install(EXPORT kernelwatchTargets NAMESPACE kernelwatch:: DESTINATION "${kernelwatch_cmake_dir}")
+# The build tree is a package too (kernelwatch_DIR=<build>, or <build> in CMAKE_PREFIX_PATH):
+# its kernelwatchConfig.cmake, written below, included files that only the install wrote.
+export(EXPORT kernelwatchTargets NAMESPACE kernelwatch::
+       FILE "${CMAKE_CURRENT_BINARY_DIR}/kernelwatchTargets.cmake")
+configure_file(cmake/kernelwatch_benchmark.cmake kernelwatch_benchmark.cmake COPYONLY)
+configure_file(cmake/write_build_info.cmake write_build_info.cmake COPYONLY)
 configure_package_config_file(cmake/kernelwatchConfig.cmake.in
   "${CMAKE_CURRENT_BINARY_DIR}/kernelwatchConfig.cmake"
   INSTALL_DESTINATION "${kernelwatch_cmake_dir}")

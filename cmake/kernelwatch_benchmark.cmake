@@ -11,6 +11,14 @@ function(kernelwatch_add_benchmark target)
   if(NOT arg_SOURCES)
     message(FATAL_ERROR "kernelwatch_add_benchmark(${target}): SOURCES is required")
   endif()
+  # The harness is C++ and its benchmarks CUDA: a project(... LANGUAGES CUDA) failed at generate
+  # time with "No known features for CXX compiler", naming neither kernelwatch nor the fix.
+  foreach(language IN ITEMS CXX CUDA)
+    if(NOT CMAKE_${language}_COMPILER_LOADED)
+      message(FATAL_ERROR "kernelwatch_add_benchmark(${target}): the ${language} language is not "
+                          "enabled here: project(<name> LANGUAGES CXX CUDA)")
+    endif()
+  endforeach()
   set(build_info "${CMAKE_CURRENT_BINARY_DIR}/${target}_build_info.cpp")
   add_custom_target(${target}_build_info
     COMMAND "${CMAKE_COMMAND}"

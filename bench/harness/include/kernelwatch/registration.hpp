@@ -102,15 +102,23 @@ auto named_values(const Values& values, NameOf name_of) {
 
 #define KW_DETAIL_CONCAT_(a, b) a##b
 #define KW_DETAIL_CONCAT(a, b) KW_DETAIL_CONCAT_(a, b)
+// A name of its own for each registration. By __LINE__, two on one line (an author's macro that
+// registers several) or at one line number of a header and of the file including it were one
+// variable defined twice, and the file did not compile (as Google Benchmark, __COUNTER__).
+#ifdef __COUNTER__
+#define KW_DETAIL_UNIQUE(prefix) KW_DETAIL_CONCAT(prefix, __COUNTER__)
+#else
+#define KW_DETAIL_UNIQUE(prefix) KW_DETAIL_CONCAT(prefix, __LINE__)
+#endif
 
 /// At namespace scope: KW_GPU_BENCHMARK("family/variant", function)->Arg(1)->Arg(2);
 /// The variadic form lets template arguments with commas through: fn<float, 32>.
 #define KW_GPU_BENCHMARK(name, ...)                                                       \
-  [[maybe_unused]] static ::kernelwatch::benchmark_handle* KW_DETAIL_CONCAT(              \
-      kw_registered_benchmark_, __LINE__) = ::kernelwatch::register_gpu_benchmark(name, __VA_ARGS__)
+  [[maybe_unused]] static ::kernelwatch::benchmark_handle* KW_DETAIL_UNIQUE(              \
+      kw_registered_benchmark_) = ::kernelwatch::register_gpu_benchmark(name, __VA_ARGS__)
 
 /// At namespace scope, a named axis: KW_GPU_BENCHMARK_VARIANTS("family", variants, body)
 /// .apply(axes); registers family/<variant> for each variant (register_gpu_variants).
 #define KW_GPU_BENCHMARK_VARIANTS(name, ...)                                                \
-  [[maybe_unused]] static const auto KW_DETAIL_CONCAT(kw_registered_variants_, __LINE__) = \
+  [[maybe_unused]] static const auto KW_DETAIL_UNIQUE(kw_registered_variants_) =            \
       ::kernelwatch::register_gpu_variants(name, __VA_ARGS__)

@@ -47,7 +47,15 @@ from kernelwatch.baseline import GPU_KEYS
 from kernelwatch.compare import Settings
 from kernelwatch.config import ThresholdRule, threshold_for
 from kernelwatch.errors import InputError, compile_regex, missing_extra, shortened
-from kernelwatch.history import damaged, failed_runs, gpu_slugs, moment, normalized_date, texts
+from kernelwatch.history import (
+    damaged,
+    failed_runs,
+    gpu_slugs,
+    moment,
+    normalized_date,
+    slowed_runs,
+    texts,
+)
 from kernelwatch.results import Metric, resolve_metric
 
 DEFAULT_THRESHOLD = defaults.CHANGES_THRESHOLD  # larger than compare's: why, defaults.py
@@ -339,11 +347,14 @@ def load_series(
     # over the metric alone scans and sorts the whole table (a year of two GPUs' nightlies,
     # 33 M values: 24 s before the first series; this way 2 s for all of them).
     ordered: dict[str, list[SeriesRun]] = {}
+    # A run slowed down on purpose (--kernelwatch_inject, a selftest's) measured the injection,
+    # not a commit: two of them in a flat series were a regression and an improvement.
+    slowed = slowed_runs(db)
     for run_id, slug, date, commit, ingested_at in db.execute(
         "SELECT id, gpu_slug, date, git_commit, ingested_at FROM runs "
         "WHERE gpu_slug IS NOT NULL ORDER BY gpu_slug, date, id"
     ):
-        if gpu is None or slug == gpu:
+        if (gpu is None or slug == gpu) and int(run_id) not in slowed:
             ordered.setdefault(slug, []).append(SeriesRun(int(run_id), date, commit, ingested_at))
     failed: dict[int, set[int]] = {}  # a run where the benchmark failed is compare's ERROR
     for run_id, benchmark_id in failed_runs(db):
@@ -370,8 +381,9 @@ def load_series(
             except (TypeError, ValueError):
                 bad = next((v for _, v in rows if not isinstance(v, (int, float))), None)
                 raise damaged(f"a sample of benchmark {benchmark_id}", bad, "a number") from None
-            if benchmark_id in failed:
-                keep = ~np.isin(run_ids, list(failed[benchmark_id]))
+            left_out = failed.get(benchmark_id, set()) | slowed
+            if left_out:
+                keep = ~np.isin(run_ids, list(left_out))
                 run_ids, values = run_ids[keep], values[keep]
                 if not len(values):
                     continue
@@ -532,9 +544,16 @@ def _judge(
         [np.median(series.values[o[k] : o[k + 1]]) for k in range(low, high)], dtype=np.float64
     )
     side_before, side_after = medians[: boundary - low], medians[boundary - low :]
-    # Run-to-run spread: relative deviation of each run's median from its side's median.
-    deviations = np.concatenate([np.log(side_before / before), np.log(side_after / after)])
-    freedom = len(side_before) + len(side_after) - 2
+    # Run-to-run spread: relative deviation of each run's median from its side's median. A run
+    # whose median is 0 (a counter it did not count) has no place on that log scale: log 0 printed
+    # numpy's warning and made the spread infinite. It still counts in the sides' medians.
+    deviations = np.concatenate(
+        [
+            np.log(side[side > 0] / level)
+            for side, level in ((side_before, before), (side_after, after))
+        ]
+    )
+    freedom = len(deviations) - 2
     noise = math.sqrt(float(np.sum(deviations**2)) / freedom) if freedom > 0 else 0.0
     # It holds: the MIN_RUNS runs on each side next to it are on their side of the midpoint
     # (one odd run is no step). Runs further away are held to the noise rule only: over a long

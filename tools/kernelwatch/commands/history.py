@@ -326,6 +326,11 @@ def run_show(
                 "others. compare calls such a run ERROR; history changes and report's trends "
                 "leave it out"
             )
+        if point.run.slowed is not None:
+            print(
+                f"note: {point.run.date}: {point.run.slowed}: history changes and report's "
+                "trends leave it out"
+            )
         if point.run.anchor is not None:
             print(f"note: {point.run.date}: its verdict was {point.run.anchor}")
     return 0
@@ -398,6 +403,7 @@ def run_changes(command: ChangesCommand) -> int:
     change_points.otava_analysis()  # missing: say what to install before opening anything
     with history.database(command.db) as db:
         without_gpu = history.runs_without_gpu(db) if command.gpu is None else 0
+        slowed = len(history.slowed_runs(db))
         found = change_points.find_changes(
             db,
             gpu=command.gpu,
@@ -434,14 +440,21 @@ def run_changes(command: ChangesCommand) -> int:
         f"threshold {threshold * 100:g}% ({command.threshold_source}; config rules per "
         f"benchmark widen it), alpha {alpha:g}"
     )
-    note = (
-        f"note: {without_gpu} run(s) record no GPU ({baselines.GPU_KEYS}): they are in no "
-        "series and were not analysed"
-    )
+    notes = []
+    if without_gpu:
+        notes.append(
+            f"note: {without_gpu} run(s) record no GPU ({baselines.GPU_KEYS}): they are in no "
+            "series and were not analysed"
+        )
+    if slowed:
+        notes.append(
+            f"note: {slowed} run(s) slowed down on purpose (--kernelwatch_inject, selftest): "
+            "they measured the slowdown, not a commit, and are in no series"
+        )
     if not found:
         print(f"kernelwatch history changes: {metric.key}: no change {scope} ({settings})")
-        if without_gpu:
-            print(note)
+        for line in notes:
+            print(line)
         return 0
     print(
         f"kernelwatch history changes: {metric.key}: {len(found)} change(s), "
@@ -463,6 +476,6 @@ def run_changes(command: ChangesCommand) -> int:
             )
         )
     print("\n".join(aligned(rows, frozenset({4, 5, 6, 7}))))
-    if without_gpu:
-        print(note)
+    for line in notes:
+        print(line)
     return 1 if regressions else 0

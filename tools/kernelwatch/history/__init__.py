@@ -43,6 +43,7 @@ from kernelwatch.history.queries import (
     runs_without_gpu,
     series,
     series_document,
+    slowed_runs,
     summary,
     texts,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "schema_version",
     "series",
     "series_document",
+    "slowed_runs",
     "summary",
     "texts",
 ]

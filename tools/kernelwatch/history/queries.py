@@ -16,7 +16,15 @@ import numpy as np
 
 from kernelwatch.errors import InputError
 from kernelwatch.history.schema import damaged
-from kernelwatch.results import ANCHOR_KEY, Metric, anchoring, slowed_on_purpose
+from kernelwatch.results import (
+    ANCHOR_KEY,
+    HARNESS_INJECT_KEY,
+    SELFTEST_LEVEL_KEY,
+    SELFTEST_ROLE_KEY,
+    Metric,
+    anchoring,
+    slowed_on_purpose,
+)
 
 
 @dataclass(frozen=True)
@@ -174,24 +182,46 @@ def series(
             + (f" on {gpu}" if gpu else "")
             + f"; it has {', '.join(has)}"
         )
-    # Only the anchoring phrase of each run's context: a year of nightlies' whole contexts (with
-    # their kernel records) would be parsed for one line each.
-    anchors = dict(
-        db.execute(
-            f"SELECT id, json_extract(context, '$.{ANCHOR_KEY}') FROM runs WHERE id IN "
+    # Only the anchoring phrase and the keys of a slowdown on purpose of each run's context: a
+    # year of nightlies' whole contexts (with their kernel records) would be parsed for one line
+    # each.
+    marks = {
+        int(row[0]): dict(zip(_MARK_KEYS, row[1:]))
+        for row in db.execute(
+            f"SELECT id, {_MARK_COLUMNS} FROM runs WHERE id IN "
             "(SELECT DISTINCT run_id FROM samples WHERE benchmark_id = ? AND metric_id = ?)",
             parameters[:2],
         )
-    )
+    }
     return [
         dataclasses.replace(
             point,
             run=dataclasses.replace(
-                point.run, anchor=anchoring({ANCHOR_KEY: anchors.get(point.run.id)})
+                point.run,
+                anchor=anchoring(marks.get(point.run.id, {})),
+                slowed=slowed_on_purpose(marks.get(point.run.id, {})),
             ),
         )
         for point in points
     ]
+
+
+# What `show`, `changes` and the trends read of a run's context: its anchoring and whether it was
+# slowed down on purpose (a run made with --kernelwatch_inject is no point of a series).
+_MARK_KEYS = (ANCHOR_KEY, HARNESS_INJECT_KEY, SELFTEST_ROLE_KEY, SELFTEST_LEVEL_KEY)
+_MARK_COLUMNS = ", ".join(
+    f"CASE WHEN json_valid(context) THEN json_extract(context, '$.{key}') END" for key in _MARK_KEYS
+)
+
+
+def slowed_runs(db: sqlite3.Connection) -> set[int]:
+    """The runs slowed down on purpose (results.slowed_on_purpose): `changes` and the report's
+    trends leave them out of every series (`history list` marks them)."""
+    return {
+        int(row[0])
+        for row in db.execute(f"SELECT id, {_MARK_COLUMNS} FROM runs")
+        if slowed_on_purpose(dict(zip(_MARK_KEYS, row[1:])))
+    }
 
 
 def gpu_slugs(

@@ -254,16 +254,19 @@ def build(
             points = history.series(db, name, metric.key, gpu)
         except InputError:
             continue  # no values of this metric on this GPU after all
-        points = [p for p in points if p.error is None]  # failed runs: as history changes
+        # Failed runs and runs slowed on purpose are no points of the series, as in `history
+        # changes`; this run, when slowed, is drawn after the last as a run not in the history.
+        points = [p for p in points if p.error is None and p.run.slowed is None]
         if not points:
             continue
         own = tuple(c for c in changes if c.benchmark == name)
         key = f"trend-{len(plots) + 1}"
         current = medians.get(name)
-        caption = summary(points, own, metric, this_run=this_run, current=current)
+        shown = this_run if any(p.run.id == this_run for p in points) else None
+        caption = summary(points, own, metric, this_run=shown, current=current)
         with svg.style(key):
             drawn = plot(
-                name, points, own, metric, key, this_run=this_run, current=current, caption=caption
+                name, points, own, metric, key, this_run=shown, current=current, caption=caption
             )
         plots.append(Trend(name, reasons, key, drawn, len(points), own, caption))
         kept.append((name, reasons))

@@ -234,9 +234,7 @@ def write_atomic(
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # mkstemp's 0600 would surprise readers
+        _take_mode(temporary, None if new else target)
         check_writable(target, make_parents=True)  # (a link planted meanwhile)
         if new:
             target = claimed = _claim(target)
@@ -248,6 +246,25 @@ def write_atomic(
         _discard(temporary, claimed)
         raise
     return target
+
+
+def _take_mode(temporary: str, target: Path | None) -> None:
+    """Give the temporary file the mode (and, as root, the owner) of the file it replaces: a
+    private (0600) or executable file stays so; a new file gets 0666 & ~umask, as open()'s
+    would (mkstemp's 0600 would surprise readers)."""
+    try:
+        old = os.lstat(target) if target is not None else None
+    except OSError:  # (none yet)
+        old = None
+    if old is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        return
+    if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+        with contextlib.suppress(OSError):  # (only root may give a file away: as it can)
+            os.chown(temporary, old.st_uid, old.st_gid)
+    os.chmod(temporary, stat.S_IMODE(old.st_mode) & 0o777)  # (never a set-user-ID bit)
 
 
 def _claim(target: Path) -> Path:

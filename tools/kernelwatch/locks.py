@@ -28,6 +28,7 @@ import fcntl
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO
@@ -54,9 +55,14 @@ def _open(name: str) -> IO[bytes]:
             with contextlib.suppress(OSError):
                 folder.chmod(0o1777)  # shared by every user of the host, like /tmp
         path = folder / name
-        handle = open(path, "a+b")
-        with contextlib.suppress(OSError):
-            os.chmod(path, 0o666)
+        # Not through a link: the folder is shared by every user, and a lock file planted as a
+        # link to someone's file made that file mode 0666 (os.chmod follows links).
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+        handle = os.fdopen(os.open(path, flags, 0o666), "a+b")
+        info = os.fstat(handle.fileno())
+        if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:  # (not a hard link's either)
+            with contextlib.suppress(OSError):
+                os.fchmod(handle.fileno(), 0o666)
         return handle
     except OSError as exc:
         raise InputError(
@@ -70,11 +76,18 @@ def _flock(name: str, mode: int, waiting: Waiting | None, why: str) -> Iterator[
     handle = _open(name)
     try:
         try:
-            fcntl.flock(handle, mode | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if waiting:
-                waiting(why)
-            fcntl.flock(handle, mode)
+            try:
+                fcntl.flock(handle, mode | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if waiting:
+                    waiting(why)
+                fcntl.flock(handle, mode)
+        except OSError as exc:  # (ENOLCK: a file system without locks) measuring unguarded
+            raise InputError(  # would let two commands disturb each other's figures unseen
+                f"cannot lock {lock_dir() / name}: {exc.strerror or exc}; set {LOCK_DIR_ENV} "
+                "to a folder on a local file system every kernelwatch user of this host can "
+                "write"
+            ) from None
         yield
     finally:
         handle.close()  # releases the lock

@@ -42,9 +42,21 @@ def package_checkout() -> Path | None:
     return None
 
 
+def current_folder() -> Path:
+    """Path.cwd(), or one line where the folder was removed meanwhile (a build folder made
+    anew): its FileNotFoundError was an internal error."""
+    try:
+        return Path.cwd()
+    except OSError as exc:
+        raise InputError(
+            f"cannot find the current folder ({exc.strerror or exc}): it was removed, or may "
+            "not be read; run kernelwatch from a folder that exists"
+        ) from None
+
+
 def find(start: Path | None = None) -> Path | None:
     """The project's root (see the module's text), or None."""
-    here = (start or Path.cwd()).resolve()
+    here = (start or current_folder()).resolve()
     for folder in (here, *here.parents):
         if _is_root(folder):
             return folder
@@ -57,7 +69,7 @@ def root(point: str) -> Path:
     found = find()
     if found is not None:
         return found
-    here = Path.cwd().resolve()
+    here = current_folder().resolve()
     raise NoProject(
         f"no project found: looked for a folder holding {MARKERS[0]}/ or {MARKERS[1]} in {here} "
         f"and every folder above it, and this kernelwatch ({Path(__file__).resolve().parent}) "

@@ -13,6 +13,7 @@ import shlex
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +26,9 @@ Failure = Literal["cannot-run", "timeout", "status", "cancelled"]
 
 class ToolError(InputError):
     """A tool could not run (`cannot-run`: `reason` is the system's word for it), did not
-    finish in `timeout` seconds, was ended because its caller gave up (`cancelled`), or exited with a non-zero `status` (`check`). Its message is
-    one line; `exception` is what subprocess raised (its text, for messages that quote it)."""
+    finish in `timeout` seconds, was ended because its caller gave up (`cancelled`), or exited
+    with a non-zero `status` (`check`). Its message is one line; `exception` is what subprocess
+    raised (its text, for messages that quote it)."""
 
     def __init__(
         self,
@@ -106,7 +108,7 @@ def run(
                     env=None if env is None else dict(env),
                     start_new_session=True,
                 )
-            except OSError as exc:
+            except (OSError, ValueError) as exc:  # (ValueError: a NUL byte in an argument)
                 raise _cannot_run(argv, exc) from None
         out, err = _wait(process, timeout, tick, tick_seconds, cancel)
     except _Cancelled:
@@ -145,6 +147,9 @@ class _Cancelled(Exception):
 
 
 _CANCEL_POLL_S = 0.2  # how soon a cancelled tool is ended
+# How long the pipes of a tool that has ended may stay open: past it, what it left running in
+# its session (a daemon a build started) is ended, else its end was waited for for ever.
+_LEFTOVER_S = 1.0
 
 
 def _wait(
@@ -154,11 +159,12 @@ def _wait(
     tick_seconds: float,
     cancel: threading.Event | None,
 ) -> tuple[str | None, str | None]:
-    if tick is None and cancel is None:
-        return process.communicate(timeout=timeout)
-    period = tick_seconds if cancel is None else min(tick_seconds, _CANCEL_POLL_S)
+    period = min(tick_seconds if tick is not None else _LEFTOVER_S, _LEFTOVER_S)
+    if cancel is not None:
+        period = min(period, _CANCEL_POLL_S)
     # communicate() may be called again after its timeout without losing output.
     waited = since_tick = 0.0
+    ended: float | None = None  # when the tool itself was seen ended
     while True:
         step = period if timeout is None else min(period, timeout - waited)
         try:
@@ -170,6 +176,10 @@ def _wait(
                 raise
             if cancel is not None and cancel.is_set():
                 raise _Cancelled from None
+            if process.poll() is not None:
+                ended = waited if ended is None else ended
+                if waited - ended >= _LEFTOVER_S:
+                    _end_leftovers(process.pid)
             if tick is not None and since_tick >= tick_seconds:
                 since_tick = 0.0
                 tick()
@@ -187,6 +197,7 @@ def stream(
     argv = [str(part) for part in command]
     process: subprocess.Popen[str] | None = None
     lines: list[str] = []
+    stop = threading.Event()
     try:
         with signals_held():  # (until `process` is known: the finally below ends it)
             try:
@@ -196,17 +207,21 @@ def stream(
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
                     text=True,
+                    errors="replace",  # (a commit subject, a compiler's line in Latin-1)
                     env=None if env is None else dict(env),
                     start_new_session=True,
                 )
-            except OSError as exc:
+            except (OSError, ValueError) as exc:  # (ValueError: a NUL byte in an argument)
                 raise _cannot_run(argv, exc) from None
+        watcher = threading.Thread(target=_watch_leftovers, args=(process, stop), daemon=True)
+        watcher.start()
         assert process.stdout is not None
         for line in process.stdout:
             lines.append(line)
             show(line)
         status = process.wait()
     finally:
+        stop.set()
         if process is not None:
             with signals_held():  # (another Ctrl-C waits: it skipped the ending, at most 40 s)
                 if process.poll() is None:
@@ -278,8 +293,28 @@ def _end_group(process: subprocess.Popen[str]) -> None:
             continue
 
 
-def _cannot_run(argv: Sequence[str], exc: OSError) -> ToolError:
-    reason = exc.strerror or str(exc)
+def _watch_leftovers(process: subprocess.Popen[str], stop: threading.Event) -> None:
+    """stream's reading ends with its pipe's end: once the tool has ended, what it left
+    holding the pipe is ended _LEFTOVER_S later (unless the reading ended meanwhile)."""
+    ended: float | None = None
+    while not stop.wait(_CANCEL_POLL_S):
+        if process.poll() is None:
+            continue
+        ended = time.monotonic() if ended is None else ended
+        if time.monotonic() - ended >= _LEFTOVER_S:
+            _end_leftovers(process.pid)
+            return
+
+
+def _end_leftovers(session: int) -> None:
+    """End what an ended tool left running in its session (its process group), holding its
+    pipes open. (Its number is not given to another process while the group has members.)"""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(session, signal.SIGKILL)
+
+
+def _cannot_run(argv: Sequence[str], exc: OSError | ValueError) -> ToolError:
+    reason = getattr(exc, "strerror", None) or str(exc)
     return ToolError(
         f"{Path(argv[0]).name}: cannot run: {reason}",
         command=argv,

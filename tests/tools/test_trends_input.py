@@ -133,3 +133,17 @@ def test_a_run_whose_counter_is_zero_prints_no_warning(tmp_path, write_json, run
         warnings.simplefilter("error")
         with history.database(db) as connection:
             assert changes.find_changes(connection, metric="bytes_per_second") == []
+
+
+def test_a_hand_edited_anchor_phrase_is_cut_in_list_and_show(build, run_cli) -> None:
+    """A 5,000-character kernelwatch_anchor (a hand-edited context) was printed whole by `history
+    list` and `history show`: one line of 5,000 characters per run. The JSON keeps it whole."""
+    phrase = "anchored on " + "x" * 5000
+    db = build([100.0] * 2, {1: {"kernelwatch_anchor": phrase}})
+    for args in (("list",), ("show", NAME)):
+        done = run_cli("history", *args, "--db", db)
+        assert done.status == 0, done.err
+        assert max(len(line) for line in done.out.splitlines()) < 2600, args
+        assert "(5,012 characters)" in done.out, args
+    shown = run_cli("history", "show", NAME, "--db", db, "--format", "json")
+    assert phrase in shown.out

@@ -331,8 +331,8 @@ def run_show(
                 f"note: {point.run.date}: {point.run.slowed}: history changes and report's "
                 "trends leave it out"
             )
-        if point.run.anchor is not None:
-            print(f"note: {point.run.date}: its verdict was {point.run.anchor}")
+        if point.run.shown_anchor is not None:
+            print(f"note: {point.run.date}: its verdict was {point.run.shown_anchor}")
     return 0
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
 from kernelwatch.history.schema import damaged
 from kernelwatch.results import (
     ANCHOR_KEY,
@@ -43,7 +43,13 @@ class Run:
     def marks(self) -> str:
         """What `history list` says of how the run was made (its last column)."""
         said = [f"SLOWED ON PURPOSE: {self.slowed}"] if self.slowed else []
-        return "; ".join(said + ([self.anchor] if self.anchor else []))
+        return "; ".join(said + ([self.shown_anchor] if self.shown_anchor else []))
+
+    @property
+    def shown_anchor(self) -> str | None:
+        """The anchoring phrase as a line shows it: a hand-edited one of 5,000 characters was
+        printed whole; a merged run of 8 parts writes about 2,000 (merge.merged_anchoring)."""
+        return None if self.anchor is None else shortened(self.anchor, 2400)
 
 
 @dataclass(frozen=True)

@@ -209,3 +209,35 @@ def test_the_merged_copy_ceiling_stands_for_every_part() -> None:
         for k, ceiling in enumerate(("4000000000000", "4200000000000"), 1)
     ]
     assert shards.merge_results(parts)["context"][key] == "4100000000000"
+
+
+def test_parts_of_two_splits_that_hold_a_benchmark_twice_are_named_so(
+    tmp_path: Path, run_cli, monkeypatch
+) -> None:
+    """The other way two splits of one plan meet: a benchmark in both parts. merge said
+    "benchmark 'x/a' is in both s1.json and s2.json: one result needs unique names", the
+    words for two binaries of one run, not for shards run with other options."""
+    fakebench.no_nvidia_smi(monkeypatch)
+    monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
+    long = {"x/a": 1000.0, "x/b": 1000.0, "x/c": 5e9, "x/d": 1000.0}  # x/c alone in a part
+    fakebench.suite(tmp_path / "build", {"x": long})
+    timed, none = tmp_path / "timed", tmp_path / "none"
+    timed.mkdir()
+    none.mkdir()
+    common = ["run", "--build-dir", tmp_path / "build", "--no-compare", "--repetitions", "2",
+              "--processes", "1"]  # fmt: skip
+    done = run_cli(*common, "--baselines", none, "--out", tmp_path / "w.json")
+    assert done.status == 0, done.err
+    done = run_cli("baseline", "update", tmp_path / "w.json", "--baselines", timed,
+                   "--min-repetitions", "2")  # fmt: skip
+    assert done.status == 0, done.err
+    parts = [tmp_path / "s2.json", tmp_path / "s1.json"]
+    for k, (baselines, part) in enumerate(zip((timed, none), parts), 1):
+        shard = f"{3 - k}/2"  # 2/2 split by the durations, 1/2 by the count
+        done = run_cli(*common, "--baselines", baselines, "--shard", shard, "--out", part)
+        assert done.status == 0, done.err
+    held = [{row["run_name"] for row in read_json(part)["benchmarks"]} for part in parts]
+    assert held[0] & held[1], held
+    done = run_cli("merge", *parts, "-o", tmp_path / "merged.json")
+    assert done.status == 2 and done.err.count("\n") == 1, done.err
+    assert "parts of two splits" in done.err and "split by other durations" in done.err, done.err

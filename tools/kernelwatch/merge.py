@@ -178,6 +178,8 @@ def merge_results(
     if count is not None:  # in shard order, whatever the order on the command line
         order = {label: index for index, label in shards.items()}
         inputs = sorted(inputs, key=lambda item: order[item[0]])
+    if count is not None:
+        _one_part_each(inputs)
     contexts = [document.get("context") or {} for _, document in inputs]
     outputs = [(Path(label), document) for label, document in inputs]
     document = runner.join_outputs(outputs, _merged_context(contexts))
@@ -221,6 +223,23 @@ def _whole_plan(
         return
     if not first.get("kernelwatch_filter") and not first.get(BENCH_KEY):
         context[WHOLE_BUILD_KEY] = "true"
+
+
+def _one_part_each(inputs: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+    """A benchmark in two parts of one plan: parts of two splits (the other way they meet than
+    _whole_plan's), whose words join_outputs has for two binaries of one run only."""
+    owner: dict[str, str] = {}
+    for label, document in inputs:
+        for row in document.get("benchmarks", []):
+            if not isinstance(row, dict):
+                continue
+            first = owner.setdefault(row_name(row), label)
+            if first != label:
+                raise InputError(
+                    f"benchmark {row_name(row)!r} is in both {first} and {label}: parts of two "
+                    "splits, split by other durations (another --baselines or --baseline); run "
+                    "every shard with the same options"
+                )
 
 
 def _same_plan(

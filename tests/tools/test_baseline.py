@@ -1078,3 +1078,21 @@ def test_json_of_no_baselines_and_bad_format(root: Path, run_cli) -> None:
         one_line(done.err)
     done = run_cli("baseline", "show", SLUG, "--baselines", root, "--format", "json")
     assert done.status == 2 and done.out == "" and f"no baseline {SLUG}" in one_line(done.err)
+
+
+def test_a_noise_file_of_another_gpu_model_is_not_used(root: Path, write_json, run_cli) -> None:
+    """noise.json named no GPU model: `--noise-file` of another model's baseline at the same
+    commit gave its spreads to this one without a word. It names its model now, and one of
+    another model is not used, as one of another commit is not."""
+    result = write_json("r.json", two_processes(spread(0.02)))
+    assert run_cli("baseline", "update", result, "--baselines", root).status == 0
+    stored = json.loads((root / SLUG / "noise.json").read_text())
+    assert stored["gpu_model"] == "NVIDIA H100 80GB HBM3 (sm 9.0)"
+    other = root / "other-noise.json"
+    other.write_text(json.dumps({**stored, "gpu_model": "NVIDIA A100-SXM4-80GB (sm 8.0)"}))
+    base = root / SLUG / "result.json"
+    done = run_cli("compare", base, result, "--noise-file", other, "--format", "json")
+    assert done.status == 0, done.err
+    assert "NVIDIA A100-SXM4-80GB (sm 8.0)" in done.err and "not used" in done.err, done.err
+    used = run_cli("compare", base, result, "--noise-file", root / SLUG / "noise.json")
+    assert used.status == 0 and "not used" not in used.err, used.err

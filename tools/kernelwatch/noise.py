@@ -45,7 +45,7 @@ from kernelwatch.files import check_input_file
 from kernelwatch.gbench import read_json
 from kernelwatch.levels import Level
 from kernelwatch.names import variant as group_of  # a benchmark's group: its variant
-from kernelwatch.results import NOISE_COUNTER, Metric, ResultSet, harness_noise
+from kernelwatch.results import NOISE_COUNTER, Metric, ResultSet, gpu_model, harness_noise
 from kernelwatch.stats import MAD_TO_SIGMA
 
 # --- what is known of a noise -----------------------------------------------------------------
@@ -584,6 +584,7 @@ def noise_document(
         "schema_version": NOISE_SCHEMA,
         "metric": TIME.key,
         "commit": context.get("kernelwatch_git_commit"),
+        "gpu_model": gpu_model(context),
         "updated": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "cards": noise.cards,
         "hosts": noise.hosts,
@@ -620,6 +621,8 @@ def read_noise_file(path: Path) -> dict[str, Any]:
     # `baseline show` prints these counts: "many" was shown as "card: measured (many cards)"
     for key in _FILE_COUNTS:
         _check_number(path, "", key, data.get(key), count=True)
+    if not isinstance(data.get("gpu_model", ""), (str, type(None))):
+        raise InputError(f"{path}: gpu_model must be a string")
     for name, entry in entries.items():
         # A name or value from the file is cut in the line: a 200,000-character name was
         # written whole into it.
@@ -680,6 +683,13 @@ def stored(path: Path, context: Mapping[str, Any]) -> tuple[LevelNoise | None, s
         return None, (
             f"{path} was written for commit {str(commit)[:12]}, the baseline is "
             f"{str(theirs)[:12]}: its noise is not used"
+        )
+    # (files written before it was recorded name no model: their commit is all that is checked)
+    model, ours = data.get("gpu_model"), gpu_model(context)
+    if model and ours and model != ours:
+        return None, (
+            f"{path} was written for {shortened(model)}, the baseline is {shortened(ours)}: its "
+            "noise is not used"
         )
     return levels_from_file(data), None
 

@@ -220,3 +220,36 @@ def test_two_registrations_on_one_line_compile(tmp_path: Path) -> None:
         capture_output=True, text=True, cwd=tmp_path, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+# A Google Benchmark package of another version than the one kernelwatch was built with.
+OTHER_BENCHMARK_CONFIG = """\
+add_library(benchmark::benchmark INTERFACE IMPORTED)
+add_library(benchmark::benchmark_main INTERFACE IMPORTED)
+"""
+OTHER_BENCHMARK_VERSION = """\
+set(PACKAGE_VERSION "0.9.0")
+set(PACKAGE_VERSION_COMPATIBLE TRUE)
+"""
+
+
+def test_a_package_used_with_another_google_benchmark_says_so(
+    spaced_build: Path, tmp_path: Path
+) -> None:
+    """The harness is compiled against one Google Benchmark (its State, and its
+    --benchmark_min_time spelling chosen by version: 1.7's "1e-9" against 1.8 is a warning per
+    benchmark, 1.8's "1e-9s" against 1.7 exit 2). A project that found another version linked
+    the two without a word."""
+    other = tmp_path / "other-benchmark"
+    other.mkdir()
+    (other / "benchmarkConfig.cmake").write_text(OTHER_BENCHMARK_CONFIG)
+    (other / "benchmarkConfigVersion.cmake").write_text(OTHER_BENCHMARK_VERSION)
+    consumer = project(tmp_path / "consumer", "find_package(kernelwatch REQUIRED)")
+    done = cmake(
+        "-S", consumer, "-B", tmp_path / "build", ARCH,
+        f"-Dkernelwatch_DIR={spaced_build}", f"-Dbenchmark_DIR={other}",
+    )  # fmt: skip
+    assert done.returncode != 0, done.stdout
+    said = words(done.stderr)
+    assert "kernelwatch was built with Google Benchmark 1." in said, said
+    assert "this project finds 0.9.0" in said, said

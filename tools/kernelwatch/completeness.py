@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any
 from kernelwatch import baseline as baselines
 from kernelwatch import results
 from kernelwatch.compare import SEVERITY, Comparison, Report, Verdict
-from kernelwatch.errors import shortened
+from kernelwatch.errors import InputError, shortened
 from kernelwatch.files import write_json_atomic
-from kernelwatch.gbench import failed_row
-from kernelwatch.results import NO_RESULT_KEY, ResultSet
+from kernelwatch.gbench import failed_row, show
+from kernelwatch.results import FAILED_KEY, NO_RESULT_KEY, ResultSet
 
 if TYPE_CHECKING:  # its types only: a compare of two files runs nothing
     from kernelwatch import runner
@@ -95,9 +95,33 @@ def outside_part(baseline: ResultSet, contender: ResultSet) -> frozenset[str]:
 
 def _accounted(contender: ResultSet) -> set[str]:
     """The benchmarks a result has a row for, and those its context says a crash took."""
-    crashed = contender.context.get(NO_RESULT_KEY)
-    lost = {n for n in crashed if isinstance(n, str)} if isinstance(crashed, list) else set()
-    return contender.index.keys() | contender.errors.keys() | contender.skipped.keys() | lost
+    rows = contender.index.keys() | contender.errors.keys() | contender.skipped.keys()
+    return rows | set(no_result(contender))
+
+
+def no_result(result: ResultSet) -> list[str]:
+    """The benchmarks a saved result's context says a crash left without a result
+    (results.NO_RESULT_KEY, beside results.FAILED_KEY: `run` writes both); a one-line error for
+    a list that is damaged or left out beside the failures: read leniently, a crashed benchmark
+    absent from a run of the whole build was MISSING, not failing. (A name the result has rows
+    for is a crash still: ab's rounds, compared again, are one side whose context is the first
+    round's, and a later round may have measured what it lost; ab calls that an ERROR too.)"""
+    context = result.context
+    names = context.get(NO_RESULT_KEY)
+    if names is None and not context.get(FAILED_KEY):
+        return []
+    where = f"{result.label}: context {NO_RESULT_KEY}"
+    if names is None:
+        raise InputError(
+            f"{where} is missing beside {FAILED_KEY}: which benchmarks a failed process left "
+            "without a result cannot be told (`run` writes both keys; docs/running.md)"
+        )
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError(
+            f"{where} is {show(names)}, not a list of benchmark names as `run` writes it "
+            "(docs/running.md)"
+        )
+    return list(dict.fromkeys(names))
 
 
 # --- crashes --------------------------------------------------------------------------------------
@@ -131,7 +155,7 @@ def from_context(result: ResultSet) -> list[Crash]:
     its benchmarks without a result, with the failure line. Which failed process each belongs
     to, the context does not say: with several, the first line and how many more."""
     context = result.context
-    names = _strings(context.get(results.NO_RESULT_KEY))
+    names = no_result(result)
     if not names:
         return []
     lines = _strings(context.get(results.FAILED_KEY))

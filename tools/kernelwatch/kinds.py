@@ -105,7 +105,27 @@ class Kinds:
 
     @property
     def count(self) -> int:
+        """The groups of runs: a run that cannot be told of any kind is a group of its own (the
+        spread within kinds pools nothing of it)."""
         return int(self.of_run.max()) + 1 if len(self.of_run) else 0
+
+    @property
+    def told(self) -> int:
+        """The kinds told apart: those with a run whose shape distance from a run of another
+        kind was measured (MIN_SHARED benchmarks shared). A run holding fewer (one that measured
+        only the host-bound benchmarks, a run of another suite) is of no kind known, not a kind
+        of its own: counted so, a baseline of one kind said it held two, and a card of another
+        kind was held to the spread between the hosts of one (no unseen-kind prior)."""
+        if self.count < 2:
+            return self.count
+        apart: set[int] = set()
+        for i in range(len(self.of_run)):
+            for j in range(i + 1, len(self.of_run)):
+                if self.of_run[i] != self.of_run[j] and np.isfinite(
+                    shape_distance(self.medians[i], self.medians[j])
+                ):
+                    apart |= {int(self.of_run[i]), int(self.of_run[j])}
+        return max(len(apart), 1)
 
 
 def of_runs(result: ResultSet, unit_of_process: np.ndarray) -> Kinds:
@@ -124,7 +144,8 @@ def of_runs(result: ResultSet, unit_of_process: np.ndarray) -> Kinds:
 class Match:
     """The kind of the baseline's runs a contender's card is of, `distance` its shape distance
     from their mean; `kind` None when no kind is within KIND_DISTANCE (`distance`: the nearest
-    one's), or when the two share too few benchmarks to tell (`distance` NaN)."""
+    one's), or when the two share too few benchmarks to tell (`distance` NaN); `kinds` the
+    baseline's kinds told apart (Kinds.told)."""
 
     kind: int | None
     distance: float
@@ -146,9 +167,10 @@ def match(kinds: Kinds, contender: ResultSet) -> Match:
         distance = shape_distance(mine, mean)
         if np.isfinite(distance) and (best is None or distance < best[0]):
             best = (distance, kind)
+    told = kinds.told
     if best is None:
-        return Match(None, float("nan"), kinds.count)
+        return Match(None, float("nan"), told)
     distance, kind = best
     if distance > KIND_DISTANCE:
-        return Match(None, distance, kinds.count)
-    return Match(kind, distance, kinds.count)
+        return Match(None, distance, told)
+    return Match(kind, distance, told)

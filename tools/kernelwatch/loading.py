@@ -18,6 +18,8 @@ from kernelwatch.gbench import FileColumns, read_document, read_file, read_strea
 from kernelwatch.results import (
     BASELINE_RESULT,
     BASELINE_RESULT_PACKED,
+    FAILED_KEY,
+    NO_RESULT_KEY,
     PROCESS_KEY,
     TIME_KEYS,
     ResultSet,
@@ -106,6 +108,22 @@ def folder_files(root: Path) -> list[Path]:
             f"{root}: holds {twice[0].removesuffix('.gz')} and {twice[0]}: keep one of them"
         )
     return files
+
+
+def _side_context(files: Sequence[FileColumns]) -> Mapping[str, Any]:
+    """A side's context: its first file's, with every file's crashes (FAILED_KEY, NO_RESULT_KEY).
+    A folder of ab's rounds is one side, and ab marks a crash in any round an ERROR; compare of
+    that folder saw the first round's only, and judged a benchmark that crashed later SAME. A
+    value that is no list is kept as it is, for completeness.no_result to name."""
+    first = files[0].context
+    if not any(key in f.context for f in files[1:] for key in (FAILED_KEY, NO_RESULT_KEY)):
+        return first
+    context = dict(first)
+    for key in (FAILED_KEY, NO_RESULT_KEY):
+        values = [f.context[key] for f in files if key in f.context]
+        damaged = [value for value in values if not isinstance(value, list)]
+        context[key] = damaged[0] if damaged else [item for value in values for item in value]
+    return context
 
 
 def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> ResultSet:
@@ -268,7 +286,7 @@ def _merge_files(
     return ResultSet(
         label,
         tuple(Path(p.path) for p in files),
-        files[0].context,
+        _side_context(files),
         tuple(names),
         np.cumsum(counts_array) - counts_array,
         counts_array,

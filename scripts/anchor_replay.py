@@ -44,13 +44,32 @@ from kernelwatch import anchor, verdict
 from kernelwatch import baseline as baselines
 from kernelwatch import noise as noises
 from kernelwatch.compare import Report, Verdict
+from kernelwatch.errors import InputError
 from kernelwatch.loading import from_documents, load, numeric_order
 from kernelwatch.results import resolve_metric
 
 
 def rounds(folder: Path) -> list[Any]:
+    """`ab`'s rounds of one side, in order; InputError where the folder holds none."""
     found = sorted(folder.glob("round-*.json*"), key=numeric_order)
-    return [json.loads((gzip.open if p.suffix == ".gz" else open)(p, "rt").read()) for p in found]
+    if not found:
+        raise InputError(f"{folder}: no round-K.json[.gz] (a side of `kernelwatch ab`'s folder)")
+    documents = []
+    for path in found:
+        try:
+            documents.append(
+                json.loads((gzip.open if path.suffix == ".gz" else open)(path, "rt").read())
+            )
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise InputError(f"{path}: not a result ({exc})") from None
+    return documents
+
+
+def count(text: str, what: str, kind: type[int] | type[float] = int) -> Any:
+    try:
+        return kind(text)
+    except ValueError:
+        raise InputError(f"{what} {text!r} is not a number ({kind.__name__})") from None
 
 
 Choice = tuple[tuple[int, ...], tuple[int, ...]]  # the anchor's rounds, the run's
@@ -103,9 +122,11 @@ def main(argv: list[str]) -> int:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     ab_dir, baseline = Path(argv[0]), Path(argv[1])
-    k = int(argv[2]) if len(argv) >= 3 else 2
-    confirm = int(argv[3]) if len(argv) >= 4 else 0
-    shift = float(argv[4]) if len(argv) == 5 else 0.0
+    k = count(argv[2], "PROCESSES") if len(argv) >= 3 else 2
+    confirm = count(argv[3], "CONFIRM") if len(argv) >= 4 else 0
+    shift = count(argv[4], "SHIFT", float) if len(argv) == 5 else 0.0
+    if k < 1 or confirm < 0:
+        raise InputError(f"PROCESSES {k} and CONFIRM {confirm}: at least 1 and 0")
     sides = {"A": rounds(ab_dir / "A"), "B": rounds(ab_dir / "B")}
     pairings = {"A/A": ("A", "A", True), "B/B": ("B", "B", True), "A/B": ("A", "B", False)}
     if shift:
@@ -214,4 +235,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except InputError as exc:  # no rounds, a missing baseline, a count that is not a number
+        sys.exit(f"anchor_replay: {exc}")

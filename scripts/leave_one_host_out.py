@@ -40,7 +40,11 @@ def by_host(paths: list[Path]) -> dict[str, list[Path]]:
     """The runs per host, in the order given."""
     hosts: dict[str, list[Path]] = defaultdict(list)
     for path in paths:
-        host = levels.host_identity(read_json(str(path))["context"])
+        document = read_json(str(path))
+        context = document.get("context") if isinstance(document, dict) else None
+        if not isinstance(context, dict) or not isinstance(document.get("benchmarks"), list):
+            sys.exit(f"leave_one_host_out: {path}: not a Google Benchmark result with a context")
+        host = levels.host_identity(context)
         if host is None:
             sys.exit(f"leave_one_host_out: {path}: its context does not name its host")
         hosts[host].append(path)

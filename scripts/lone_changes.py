@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from kernelwatch.compare import Settings, compare
+from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
 from kernelwatch.loading import from_documents
 from kernelwatch.results import resolve_metric
@@ -29,6 +30,11 @@ def main(anchor_path: str, run_path: str, shift: float, count: int) -> None:
     time = resolve_metric("time")
     anchor: dict[str, Any] = read_json(anchor_path)
     run: dict[str, Any] = read_json(run_path)
+    for path, document in ((anchor_path, anchor), (run_path, run)):
+        if not isinstance(document, dict) or not isinstance(document.get("context"), dict):
+            raise InputError(f"{path}: not a Google Benchmark result with a context")
+        if not isinstance(document.get("benchmarks"), list) or not document["benchmarks"]:
+            raise InputError(f"{path}: not a Google Benchmark result (no benchmarks)")
     run["context"] = dict(anchor["context"])  # one card: the process level
     base = from_documents("anchor", [anchor])
     first = compare(base, from_documents("run", [run]), time, Settings())
@@ -56,13 +62,23 @@ def main(anchor_path: str, run_path: str, shift: float, count: int) -> None:
         print(f"{label}: {sum(fails)} of {len(fails)} caught (+{shift:.0%} alone)")
 
 
+def _number(text: str, kind: type[float] | type[int], what: str) -> Any:
+    try:
+        return kind(text)
+    except ValueError:
+        raise InputError(f"{what} {text!r} is not a number ({kind.__name__})") from None
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
-    if len(args) < 2:
-        sys.exit(__doc__)
-    main(
-        args[0],
-        args[1],
-        float(args[2]) if len(args) > 2 else 0.05,
-        int(args[3]) if len(args) > 3 else 60,
-    )
+    if not 2 <= len(args) <= 4:
+        sys.exit("usage: lone_changes.py ANCHOR.json RUN.json [SHIFT [N]]")
+    try:
+        main(
+            args[0],
+            args[1],
+            _number(args[2], float, "SHIFT") if len(args) > 2 else 0.05,
+            _number(args[3], int, "N") if len(args) > 3 else 60,
+        )
+    except InputError as exc:  # a missing file, not a result
+        sys.exit(f"lone_changes: {exc}")

@@ -7,7 +7,7 @@ a run like it on the same card (`compare RUN RUN`: the process level, both sides
 spread), and of a run against the first whose label starts the same ("after, 2nd" against
 "after, 1st": an A/A).
 
-    python3 scripts/precision_table.py LABEL=RUN.json ...
+    PYTHONPATH=tools python3 scripts/precision_table.py LABEL=RUN.json ...
 """
 
 from __future__ import annotations
@@ -22,10 +22,24 @@ from pathlib import Path
 
 import numpy as np
 
+from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
 
 FAMILIES = ("coalescing", "transpose", "reduction", "matmul", "shared_banks", "occupancy",
             "local_memory", "probe", "transfers")  # fmt: skip
+
+
+USAGE = "usage: precision_table.py LABEL=RUN.json [LABEL=RUN.json ...]"
+
+
+def checked(path: str) -> dict:
+    """The result at `path`; InputError where it is none."""
+    document = read_json(path)
+    if not isinstance(document, dict) or not isinstance(document.get("benchmarks"), list):
+        raise InputError(f'{path}: not a Google Benchmark result (no "benchmarks" list)')
+    if not isinstance(document.get("context"), dict):
+        raise InputError(f"{path}: not a Google Benchmark result (no context)")
+    return document
 
 
 def process_spreads(document: dict) -> dict[str, list[float]]:
@@ -44,8 +58,12 @@ def process_spreads(document: dict) -> dict[str, list[float]]:
 def sensitivities(baseline: str, contender: str) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "compare.json"
-        subprocess.run([sys.executable, "-m", "kernelwatch", "compare", baseline, contender,
-                        "--json", str(out)], check=False, capture_output=True)  # fmt: skip
+        done = subprocess.run([sys.executable, "-m", "kernelwatch", "compare", baseline, contender,
+                        "--json", str(out)], check=False, capture_output=True,
+                       text=True)  # fmt: skip
+        if not out.exists():  # compare refused the input (its exit 2): say why
+            lines = done.stderr.strip().splitlines() or [f"exit {done.returncode}"]
+            raise InputError(f"compare {baseline} {contender}: {lines[-1]}")
         rows = json.loads(out.read_text())["benchmarks"]
     found: dict[str, list[float]] = defaultdict(list)
     for row in rows:
@@ -61,13 +79,18 @@ def line(label: str, values: dict[str, list[float]], cell) -> str:
 
 
 def main(argv: list[str]) -> None:
+    if not argv or any("=" not in arg for arg in argv):
+        raise InputError(USAGE)
     runs = dict(arg.split("=", 1) for arg in argv)
+    documents = {label: checked(path) for label, path in runs.items()}
     print("| | " + " | ".join(FAMILIES) + " | all |\n" + "| --- " * (len(FAMILIES) + 2) + "|")
     spread = lambda v: f"{100 * np.median(v):.2f} / {100 * np.percentile(v, 99):.2f} %"  # noqa
     median = lambda v: f"{100 * np.median(v):.2f} %"  # noqa: E731
-    for label, path in runs.items():
+    for label in runs:
         print(
-            line(f"{label}: process spread, median / p99", process_spreads(read_json(path)), spread)
+            line(
+                f"{label}: process spread, median / p99", process_spreads(documents[label]), spread
+            )
         )
     for label, path in runs.items():
         print(line(f"{label}: median sensitivity", sensitivities(path, path), median))
@@ -78,8 +101,8 @@ def main(argv: list[str]) -> None:
             first_label, first = firsts[kind]
             print(line(f"{label} against {first_label}", sensitivities(first, path), median))
         firsts.setdefault(kind, (label, path))
-    for label, path in runs.items():
-        context = read_json(path)["context"]
+    for label in runs:
+        context = documents[label]["context"]
         print(
             f"{label}: {context.get('kernelwatch_git_commit', '')[:7]} on {context.get('gpu_uuid')}, "
             f"{context.get('kernelwatch_run_seconds')} s of run time"
@@ -87,4 +110,7 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    try:
+        main(sys.argv[1:])
+    except InputError as exc:  # no runs, a missing file, not a result, compare refusing it
+        sys.exit(f"precision_table: {exc}")

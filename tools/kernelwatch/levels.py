@@ -238,7 +238,8 @@ def _crossed(theirs: Sequence[Unit], ours: Unit) -> Crossing:
 # H100 80GB HBM3 (2026-11-27/28; one kind of card seen):
 #   the five cards of its baseline (harness of c2e9ee4: one-GPU hosts GPU-7692141e, -18b292b3,
 #     -1ea85f9e, both GPUs of a two-GPU host GPU-fbb49afb, -1fb43360): process 0.388 %, 152 ns;
-#     host 0.661 %, 795 ns; the three one-GPU hosts alone: host 0.687 %, 35 ns;
+#     host 0.707 %, 735 ns (the two-GPU host's cards pooled: derive_prior.py); the three
+#     one-GPU hosts alone: host 0.687 %, 35 ns;
 #   five of the harness of 7067794 (one-GPU host GPU-acf992b3; two two-GPU hosts, both GPUs at
 #     once: GPU-c73c6c90, -28cc5c97 and GPU-d99398cc, -495b2220): process 0.731 %, 341 ns;
 #     host 0.868 %, 747 ns; one GPU of each host: process 0.716 %, 420 ns, host 1.011 %, 976 ns;

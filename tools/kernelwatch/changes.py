@@ -12,7 +12,8 @@ when, snapped to the run boundary nearest to it, it also passes run-level rules:
 * t-test p-value (Otava's tester, on the repetitions of both sides) below alpha;
 * |log(after / before)| at least log(1 + threshold), the medians of both sides' values;
 * larger than NOISE_MULTIPLIER x the run-to-run spread (pooled relative standard deviation
-  of the run medians around their side's median), as compare's noise floor;
+  of the run medians around their side's median, less one run far off: run_spread), as
+  compare's noise floor;
 * it holds for every run: each run's median lies on its own side of the midpoint between
   the two medians (so one odd run, or a drift, is not a step).
 
@@ -62,6 +63,10 @@ DEFAULT_THRESHOLD = defaults.CHANGES_THRESHOLD  # larger than compare's: why, de
 DEFAULT_ALPHA = defaults.CHANGES_ALPHA  # as compare: 0.05
 NOISE_MULTIPLIER = Settings().noise_multiplier  # as compare's noise floor
 MIN_RUNS = 2  # runs on each side of a change: one run alone may be an odd process
+# One run far off (run_spread): beyond FAR_OFF_RATIO x the others' spread, with at least
+# FAR_OFF_MIN_RUNS runs on the two sides together.
+FAR_OFF_RATIO = 5.0
+FAR_OFF_MIN_RUNS = 6
 WINDOW_POINTS = 50  # Otava's default sliding window ...
 WINDOW_RUNS = 5  # ... widened to hold at least this many runs
 PARALLEL_SERIES = 8  # series to analyse per worker process, at least: fewer are done here
@@ -553,8 +558,7 @@ def _judge(
             for side, level in ((side_before, before), (side_after, after))
         ]
     )
-    freedom = len(deviations) - 2
-    noise = math.sqrt(float(np.sum(deviations**2)) / freedom) if freedom > 0 else 0.0
+    noise = run_spread(deviations)
     # It holds: the MIN_RUNS runs on each side next to it are on their side of the midpoint
     # (one odd run is no step). Runs further away are held to the noise rule only: over a long
     # side, one run in twenty beyond two standard deviations is expected.
@@ -572,6 +576,26 @@ def _judge(
         and holds
     )
     return _Verdict(boundary, before, after, p_value, passes)
+
+
+def run_spread(deviations: np.ndarray) -> float:
+    """The run-to-run spread of a change's two sides, from each run median's log deviation
+    from its side's median: their RMS (one freedom less per side), less the single largest
+    when there are at least FAR_OFF_MIN_RUNS and it lies beyond FAR_OFF_RATIO x the RMS of
+    the others (one run far off, a throttled machine: with it a 12 % step stayed hidden for as
+    long as that run was in the series). Without such a run it is the RMS: a median absolute
+    deviation, or any estimate that is always below the RMS, gave more false changes in flat
+    series with 3 % run-to-run noise (docs/history.md)."""
+    count = len(deviations)
+    if count <= 2:
+        return 0.0
+    spread = math.sqrt(float(np.sum(deviations**2)) / (count - 2))
+    if count < FAR_OFF_MIN_RUNS:
+        return spread
+    squares = np.sort(deviations**2)
+    others = math.sqrt(float(np.sum(squares[:-1])) / (count - 3))
+    far_off = math.sqrt(float(squares[-1])) > FAR_OFF_RATIO * others
+    return others if far_off else spread
 
 
 # --- which changes are new: --new-since -------------------------------------------------------

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""The run-to-run spread of `history changes` (changes.run_spread) against its candidates, on
+simulated series: false changes and steps found, with and without one run far off. The figures
+of docs/history.md, "One run far off".
+
+    PYTHONPATH=tools python3 scripts/far_off_run_sim.py SCENARIO SEEDS LENGTH [LENGTH ...]
+
+e.g. `odd_a 50 8 12 20 30` (a 12 % step, 1.5 % noise, one run 1.5x slower after it) or
+`flat3 300 5 10 20 30` (flat, 3 % noise). Each series is drawn as tests/tools/test_changes.py's
+make_history draws one; Otava's candidates are computed once per series, then the run-level
+rules (a copy of changes._judge's, the spread swapped) are applied with each spread.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from multiprocessing import Pool
+
+import numpy as np
+
+from kernelwatch import changes
+
+ANALYSIS = changes.otava_analysis()
+MIN_RUNS = changes.MIN_RUNS
+K = changes.NOISE_MULTIPLIER
+
+
+def rms(dev: np.ndarray) -> float:
+    f = len(dev) - 2
+    return math.sqrt(float(np.sum(dev**2)) / f) if f > 0 else 0.0
+
+
+def mad(dev: np.ndarray) -> float:
+    # dev are already deviations from each side's median
+    return 1.4826 * float(np.median(np.abs(dev))) if len(dev) else 0.0
+
+
+SPREADS: dict[str, Callable[[np.ndarray], float]] = {
+    "rms": rms,  # before 2026-12-02
+    "mad": mad,
+    "adopted": changes.run_spread,
+}
+
+
+def judge(series, low, boundary, high, threshold, alpha, tester, spread):
+    o = series.offsets
+    left = series.values[o[low] : o[boundary]]
+    right = series.values[o[boundary] : o[high]]
+    before, after = float(np.median(left)), float(np.median(right))
+    if not (before > 0 and after > 0) or before == after:
+        return changes._Verdict(boundary, before or math.nan, after or math.nan, 1.0, False)
+    p_value = float(tester.compare(left, right).pvalue)
+    if not math.isfinite(p_value):
+        p_value = 1.0
+    size = abs(math.log(after / before))
+    medians = np.array([np.median(series.values[o[k] : o[k + 1]]) for k in range(low, high)])
+    sb, sa = medians[: boundary - low], medians[boundary - low :]
+    dev = np.concatenate([np.log(s[s > 0] / lv) for s, lv in ((sb, before), (sa, after))])
+    noise = spread(dev)
+    mid = math.sqrt(before * after)
+    nb, na = sb[-MIN_RUNS:], sa[:MIN_RUNS]
+    if after < before:
+        nb, na, mid = -nb, -na, -mid
+    holds = bool(np.all(na > mid) and np.all(nb < mid))
+    passes = (
+        boundary - low >= MIN_RUNS
+        and high - boundary >= MIN_RUNS
+        and p_value < alpha
+        and size >= math.log1p(threshold)
+        and size > K * noise
+        and holds
+    )
+    return changes._Verdict(boundary, before, after, p_value, passes)
+
+
+def detect_all(series, threshold=0.05, alpha=0.05, spreads=SPREADS):
+    """{spread name: [(boundary, ratio)]}"""
+    count = len(series.runs)
+    if count < 2 * MIN_RUNS or changes.too_flat(series, threshold):
+        return {name: [] for name in spreads}
+    exponent = changes._exponent(series.values)
+    series = replace(series, values=np.ldexp(series.values, -exponent))
+    sizes = np.diff(series.offsets)
+    window = max(changes.WINDOW_POINTS, changes.WINDOW_RUNS * int(np.max(sizes)))
+    cands, _ = ANALYSIS.compute_change_points(
+        series.values.tolist(), window_len=window, max_pvalue=alpha, min_magnitude=threshold
+    )
+    first = sorted({changes._snap(series.offsets, int(c.index)) for c in cands} - {0, count})
+    tester = ANALYSIS.TTestSignificanceTester(alpha)
+    out = {}
+    for name, spread in spreads.items():
+        b = list(first)
+        while True:
+            edges = [0, *b, count]
+            verdicts = [
+                judge(
+                    series, edges[i - 1], edges[i], edges[i + 1], threshold, alpha, tester, spread
+                )
+                for i in range(1, len(edges) - 1)
+            ]
+            failed = [v for v in verdicts if not v.passes]
+            if not failed:
+                break
+            weakest = max(failed, key=lambda v: (v.p_value, -abs(math.log(v.after / v.before))))
+            b.remove(weakest.boundary)
+        out[name] = [(v.boundary, v.after / v.before) for v in verdicts]
+    return out
+
+
+def make(medians, rng, noise, within=0.0005, reps=10):
+    """As tests/tools/test_changes.py's make_history draws one benchmark."""
+    values, offsets, runs = [], [], []
+    for k, m in enumerate(medians):
+        center = m * math.exp(rng.normal(0.0, noise))
+        offsets.append(len(values))
+        values += [center * math.exp(rng.normal(0.0, within)) for _ in range(reps)]
+        runs.append(changes.SeriesRun(k, f"d{k}", f"c{k}", f"i{k}"))
+    offsets.append(len(values))
+    return changes.Series("gpu", "b", tuple(runs), np.asarray(values), np.asarray(offsets))
+
+
+def task(args):
+    scen, n, seed, noise, thr, step, odd, where = args
+    rng = np.random.default_rng(seed)
+    cut = n // 2
+    med = [100.0] * n
+    if step:
+        med = [100.0] * cut + [100.0 * (1 + step)] * (n - cut)
+    pos = None
+    if odd:
+        orng = np.random.default_rng(10_000 + seed)
+        if where == "before":  # not one of the MIN_RUNS runs next to the step
+            choices = list(range(0, cut - 2))
+        elif where == "after":
+            choices = list(range(cut + 2, n))
+        else:  # anywhere
+            choices = list(range(n))
+        pos = int(orng.choice(choices))
+        med[pos] *= odd
+    s = make(med, rng, noise)
+    found = detect_all(s, threshold=thr)
+    res = {}
+    for name, cs in found.items():
+        hit = step and any(b == cut for b, _ in cs)
+        near = step and any(abs(b - cut) <= 1 for b, _ in cs)
+        other = sum(1 for b, _ in cs if not step or abs(b - cut) > 1)
+        res[name] = (bool(hit), bool(near), other)
+    return (scen, n), res
+
+
+def main():
+    scen = sys.argv[1]
+    seeds = int(sys.argv[2])
+    lengths = [int(x) for x in sys.argv[3:]]
+    p = dict(
+        flat15=(0.015, 0.05, 0, None, None),
+        flat3=(0.03, 0.05, 0, None, None),
+        flat15t3=(0.015, 0.03, 0, None, None),
+        step15=(0.015, 0.05, 0.10, None, None),
+        step3=(0.03, 0.05, 0.10, None, None),
+        step3t10=(0.03, 0.10, 0.12, None, None),
+        odd_b=(0.015, 0.05, 0.12, 1.5, "before"),
+        odd_a=(0.015, 0.05, 0.12, 1.5, "after"),
+        oddlow_b=(0.015, 0.05, 0.12, 1 / 1.5, "before"),
+        oddlow_a=(0.015, 0.05, 0.12, 1 / 1.5, "after"),
+        odd3_b=(0.03, 0.05, 0.12, 1.5, "before"),
+        odd3_a=(0.03, 0.05, 0.12, 1.5, "after"),
+        step12=(0.015, 0.05, 0.12, None, None),
+    )
+    flat_odd = {}
+    for noise in (0.015, 0.03):
+        for f in (1.1, 1.2, 1.5, 2.0, 1 / 1.5):
+            flat_odd[f"flatodd{noise*100:g}x{f:.2f}"] = (noise, 0.05, 0, f, "any")
+    p.update(flat_odd)
+    p["flatodd3x1.50t10"] = (0.03, 0.10, 0, 1.5, "any")
+    p["flat3t10"] = (0.03, 0.10, 0, None, None)
+    noise, thr, step, odd, where = p[scen]
+    jobs = [(scen, n, seed, noise, thr, step, odd, where) for n in lengths for seed in range(seeds)]
+    tally = collections.defaultdict(lambda: collections.Counter())
+    with Pool(2) as pool:
+        for key, res in pool.imap_unordered(task, jobs, chunksize=4):
+            for name, (hit, near, other) in res.items():
+                t = tally[(key, name)]
+                t["n"] += 1
+                t["hit"] += hit
+                t["near"] += near
+                t["fa"] += other > 0
+    for n in lengths:
+        for name in SPREADS:
+            t = tally[((scen, n), name)]
+            print(
+                f"{scen:14s} runs {n:3d} {name:10s} n={t['n']:4d} "
+                f"exact {t['hit']:4d} ({t['hit']/t['n']:6.1%})  within1 {t['near']:4d}  "
+                f"series with other change {t['fa']:4d} ({t['fa']/t['n']:6.1%})"
+            )
+    totals = collections.Counter()
+    for name in SPREADS:
+        t = collections.Counter()
+        for n in lengths:
+            t.update(tally[((scen, n), name)])
+        print(
+            f"{scen:14s} ALL      {name:10s} n={t['n']:4d} exact {t['hit']:4d} ({t['hit']/t['n']:6.1%}) other {t['fa']:4d} ({t['fa']/t['n']:6.1%})"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -30,7 +30,9 @@ from kernelwatch.results import ResultSet
 # GPU-e6875044), 0.24 % for a run slowed 2 % by injection; across kinds the smallest was
 # 0.58 %. The boundary sits between them.
 KIND_DISTANCE = 0.0035
-# Fewer shared benchmarks say too little about a card's pattern.
+# Fewer shared benchmarks say too little about a card's pattern: over random subsets of the
+# H200 baseline's 19 runs, 20 benchmarks read two kinds as one in 3.6 % of pairs, one as two
+# in 0.8 % (scripts/kind_subsets.py; docs/measurement.md, "Kinds of card").
 MIN_SHARED = 20
 
 

@@ -200,3 +200,10 @@ def test_anchor_replay_refuses_a_missing_baseline_in_one_line(tmp_path: Path) ->
         (tmp_path / side).mkdir()
         run_file(tmp_path / side / "round-1.json", "GPU-a", "GPU-a", processes=1)
     one_line_error(script("anchor_replay.py", tmp_path, tmp_path / "missing"), "missing")
+
+
+def test_kind_subsets_refuses_a_result_of_one_run(tmp_path: Path) -> None:
+    """It measures kinds between a pooled baseline's runs: one run has none to measure."""
+    one = run_file(tmp_path / "one.json", "GPU-a", "GPU-a")
+    one_line_error(script("kind_subsets.py", one), "not a baseline pooled from several runs")
+    one_line_error(script("kind_subsets.py", tmp_path / "absent.json"), "absent.json")

@@ -8,7 +8,7 @@ of docs/history.md, "One run far off".
 e.g. `odd_a 50 8 12 20 30` (a 12 % step, 1.5 % noise, one run 1.5x slower after it) or
 `flat3 300 5 10 20 30` (flat, 3 % noise). Each series is drawn as tests/tools/test_changes.py's
 make_history draws one; Otava's candidates are computed once per series, then the run-level
-rules (a copy of changes._judge's, the spread swapped) are applied with each spread.
+rules (changes.detect, its run_spread swapped) are applied with each spread.
 """
 
 from __future__ import annotations
@@ -17,16 +17,15 @@ import collections
 import math
 import sys
 from collections.abc import Callable
-from dataclasses import replace
 from multiprocessing import Pool
 
 import numpy as np
 
 from kernelwatch import changes
+from kernelwatch.results import resolve_metric
 
 ANALYSIS = changes.otava_analysis()
-MIN_RUNS = changes.MIN_RUNS
-K = changes.NOISE_MULTIPLIER
+METRIC = resolve_metric("real_time")
 
 
 def rms(dev: np.ndarray) -> float:
@@ -39,76 +38,29 @@ def mad(dev: np.ndarray) -> float:
     return 1.4826 * float(np.median(np.abs(dev))) if len(dev) else 0.0
 
 
+ADOPTED = changes.run_spread
 SPREADS: dict[str, Callable[[np.ndarray], float]] = {
     "rms": rms,  # before 2026-12-02
     "mad": mad,
-    "adopted": changes.run_spread,
+    "adopted": ADOPTED,
 }
 
 
-def judge(series, low, boundary, high, threshold, alpha, tester, spread):
-    o = series.offsets
-    left = series.values[o[low] : o[boundary]]
-    right = series.values[o[boundary] : o[high]]
-    before, after = float(np.median(left)), float(np.median(right))
-    if not (before > 0 and after > 0) or before == after:
-        return changes._Verdict(boundary, before or math.nan, after or math.nan, 1.0, False)
-    p_value = float(tester.compare(left, right).pvalue)
-    if not math.isfinite(p_value):
-        p_value = 1.0
-    size = abs(math.log(after / before))
-    medians = np.array([np.median(series.values[o[k] : o[k + 1]]) for k in range(low, high)])
-    sb, sa = medians[: boundary - low], medians[boundary - low :]
-    dev = np.concatenate([np.log(s[s > 0] / lv) for s, lv in ((sb, before), (sa, after))])
-    noise = spread(dev)
-    mid = math.sqrt(before * after)
-    nb, na = sb[-MIN_RUNS:], sa[:MIN_RUNS]
-    if after < before:
-        nb, na, mid = -nb, -na, -mid
-    holds = bool(np.all(na > mid) and np.all(nb < mid))
-    passes = (
-        boundary - low >= MIN_RUNS
-        and high - boundary >= MIN_RUNS
-        and p_value < alpha
-        and size >= math.log1p(threshold)
-        and size > K * noise
-        and holds
-    )
-    return changes._Verdict(boundary, before, after, p_value, passes)
-
-
-def detect_all(series, threshold=0.05, alpha=0.05, spreads=SPREADS):
-    """{spread name: [(boundary, ratio)]}"""
-    count = len(series.runs)
-    if count < 2 * MIN_RUNS or changes.too_flat(series, threshold):
-        return {name: [] for name in spreads}
-    exponent = changes._exponent(series.values)
-    series = replace(series, values=np.ldexp(series.values, -exponent))
-    sizes = np.diff(series.offsets)
-    window = max(changes.WINDOW_POINTS, changes.WINDOW_RUNS * int(np.max(sizes)))
-    cands, _ = ANALYSIS.compute_change_points(
-        series.values.tolist(), window_len=window, max_pvalue=alpha, min_magnitude=threshold
-    )
-    first = sorted({changes._snap(series.offsets, int(c.index)) for c in cands} - {0, count})
-    tester = ANALYSIS.TTestSignificanceTester(alpha)
-    out = {}
-    for name, spread in spreads.items():
-        b = list(first)
-        while True:
-            edges = [0, *b, count]
-            verdicts = [
-                judge(
-                    series, edges[i - 1], edges[i], edges[i + 1], threshold, alpha, tester, spread
-                )
-                for i in range(1, len(edges) - 1)
-            ]
-            failed = [v for v in verdicts if not v.passes]
-            if not failed:
-                break
-            weakest = max(failed, key=lambda v: (v.p_value, -abs(math.log(v.after / v.before))))
-            b.remove(weakest.boundary)
-        out[name] = [(v.boundary, v.after / v.before) for v in verdicts]
-    return out
+def detect_all(
+    series: changes.Series, threshold: float = 0.05
+) -> dict[str, list[tuple[int, float]]]:
+    """{spread name: [(boundary, ratio)]}: changes.detect with its run_spread swapped for each
+    (Otava's windows computed once, shared by them)."""
+    windows: dict = {}
+    found = {}
+    for name, spread in SPREADS.items():
+        changes.run_spread = spread  # type: ignore[assignment]
+        try:
+            detected = changes.detect(series, METRIC, threshold, 0.05, ANALYSIS, windows)
+        finally:
+            changes.run_spread = ADOPTED  # type: ignore[assignment]
+        found[name] = [(change.index, change.ratio) for change in detected]
+    return found
 
 
 def make(medians, rng, noise, within=0.0005, reps=10):

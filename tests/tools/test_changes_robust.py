@@ -6,45 +6,17 @@ change (docs/history.md, "Run-to-run noise")."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
-from conftest import H100_CONTEXT
 from kernelwatch import changes, history
+from test_trends_input import build  # noqa: F401 (a fixture)
 
 pytest.importorskip("scipy", reason="scipy is not installed (the history extra)")
 
 NAME = "BM_A"
-
-
-@pytest.fixture
-def build(tmp_path: Path, write_json: Callable[..., Path], run_cli: Any) -> Callable[..., Path]:
-    """build([median of run 0, ...], run_noise, seed) -> a database, one run a day."""
-
-    def make(medians: Sequence[float], run_noise: float = 0.005, seed: int = 0) -> Path:
-        folder = tmp_path / f"h{len(list(tmp_path.iterdir()))}"
-        folder.mkdir()
-        path = folder / "history.sqlite"
-        rng = np.random.default_rng(seed)
-        for k, median in enumerate(medians):
-            center = median * math.exp(rng.normal(0.0, run_noise))
-            times = [center * math.exp(rng.normal(0.0, 0.0005)) for _ in range(10)]
-            context = dict(
-                H100_CONTEXT,
-                date=f"2026-03-{k + 1:02d}T03:17:00+00:00",
-                kernelwatch_git_commit=f"{k:02d}" + "c0ffee" * 6 + "ab",
-            )
-            result = write_json(
-                f"{folder.name}/run-{k}.json", {NAME: times}, context=context, time_unit="ns"
-            )
-            done = run_cli("history", "ingest", result, "--db", path)
-            assert done.status == 0, done.err
-        return path
-
-    return make
 
 
 def found_in(db: Path) -> list[tuple[int, bool]]:

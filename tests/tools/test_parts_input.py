@@ -77,13 +77,11 @@ def test_a_part_lost_to_a_crash_still_makes_the_whole_build() -> None:
     assert merged["context"]["kernelwatch_no_result"] == ["BM_c"]
 
 
-def test_parts_of_two_splits_that_leave_a_benchmark_out_are_refused(
-    tmp_path: Path, run_cli, monkeypatch
-) -> None:
-    """The split follows the baselines' durations, which the plan key does not hold: shard 1/2
-    run with a baselines folder and shard 2/2 with another (here none: split by count) are parts
-    of one plan but of two splits. x/a fell in neither, and merge wrote the other three,
-    exit 0."""
+def parts_of_two_splits(
+    tmp_path: Path, run_cli: Any, monkeypatch: Any, shards: tuple[str, str]
+) -> list[Path]:
+    """Shard shards[0] split by a baselines folder's durations, shards[1] by count (no
+    baseline): parts of one plan (x/a, x/b, x/d of 1 us, x/c of 5 s) but of two splits."""
     fakebench.no_nvidia_smi(monkeypatch)
     monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
     long = {"x/a": 1000.0, "x/b": 1000.0, "x/c": 5e9, "x/d": 1000.0}  # x/c alone in a part
@@ -98,10 +96,21 @@ def test_parts_of_two_splits_that_leave_a_benchmark_out_are_refused(
     done = run_cli("baseline", "update", tmp_path / "w.json", "--baselines", timed,
                    "--min-repetitions", "2")  # fmt: skip
     assert done.status == 0, done.err
-    parts = [tmp_path / "s1.json", tmp_path / "s2.json"]
-    for k, (baselines, part) in enumerate(zip((timed, none), parts), 1):
-        done = run_cli(*common, "--baselines", baselines, "--shard", f"{k}/2", "--out", part)
+    parts = [tmp_path / f"s{shard[0]}.json" for shard in shards]
+    for baselines, shard, part in zip((timed, none), shards, parts):
+        done = run_cli(*common, "--baselines", baselines, "--shard", shard, "--out", part)
         assert done.status == 0, done.err
+    return parts
+
+
+def test_parts_of_two_splits_that_leave_a_benchmark_out_are_refused(
+    tmp_path: Path, run_cli, monkeypatch
+) -> None:
+    """The split follows the baselines' durations, which the plan key does not hold: shard 1/2
+    run with a baselines folder and shard 2/2 with another (here none: split by count) are parts
+    of one plan but of two splits. x/a fell in neither, and merge wrote the other three,
+    exit 0."""
+    parts = parts_of_two_splits(tmp_path, run_cli, monkeypatch, ("1/2", "2/2"))
     held = [{row["run_name"] for row in read_json(part)["benchmarks"]} for part in parts]
     assert held == [{"x/c"}, {"x/b", "x/d"}]  # x/a in neither
     out = tmp_path / "merged.json"
@@ -217,25 +226,8 @@ def test_parts_of_two_splits_that_hold_a_benchmark_twice_are_named_so(
     """The other way two splits of one plan meet: a benchmark in both parts. merge said
     "benchmark 'x/a' is in both s1.json and s2.json: one result needs unique names", the
     words for two binaries of one run, not for shards run with other options."""
-    fakebench.no_nvidia_smi(monkeypatch)
-    monkeypatch.setenv("KERNELWATCH_LOCK_DIR", str(tmp_path / "locks"))
-    long = {"x/a": 1000.0, "x/b": 1000.0, "x/c": 5e9, "x/d": 1000.0}  # x/c alone in a part
-    fakebench.suite(tmp_path / "build", {"x": long})
-    timed, none = tmp_path / "timed", tmp_path / "none"
-    timed.mkdir()
-    none.mkdir()
-    common = ["run", "--build-dir", tmp_path / "build", "--no-compare", "--repetitions", "2",
-              "--processes", "1"]  # fmt: skip
-    done = run_cli(*common, "--baselines", none, "--out", tmp_path / "w.json")
-    assert done.status == 0, done.err
-    done = run_cli("baseline", "update", tmp_path / "w.json", "--baselines", timed,
-                   "--min-repetitions", "2")  # fmt: skip
-    assert done.status == 0, done.err
-    parts = [tmp_path / "s2.json", tmp_path / "s1.json"]
-    for k, (baselines, part) in enumerate(zip((timed, none), parts), 1):
-        shard = f"{3 - k}/2"  # 2/2 split by the durations, 1/2 by the count
-        done = run_cli(*common, "--baselines", baselines, "--shard", shard, "--out", part)
-        assert done.status == 0, done.err
+    # 2/2 split by the durations, 1/2 by the count
+    parts = parts_of_two_splits(tmp_path, run_cli, monkeypatch, ("2/2", "1/2"))
     held = [{row["run_name"] for row in read_json(part)["benchmarks"]} for part in parts]
     assert held[0] & held[1], held
     done = run_cli("merge", *parts, "-o", tmp_path / "merged.json")

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import REPO, TOOLS, merged
 
 SCRIPTS = REPO / "scripts"
@@ -67,16 +68,21 @@ def levels_printed(out: str) -> dict[str, float]:
 # --- derive_prior.py ------------------------------------------------------------------------
 
 
-def test_derive_prior_refuses_a_missing_file_in_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["derive_prior.py", "lone_changes.py"])
+def test_a_missing_file_is_one_line(tmp_path: Path, name: str) -> None:
     run = run_file(tmp_path / "a.json", "GPU-a", "GPU-a")
-    one_line_error(script("derive_prior.py", run, tmp_path / "missing.json"), "missing.json")
+    one_line_error(script(name, run, tmp_path / "missing.json"), "missing.json")
 
 
-def test_derive_prior_refuses_a_file_that_is_not_a_result(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("derive_prior.py", '{"something": "else"}'), ("lone_changes.py", '{"benchmarks": []}')],
+)
+def test_a_file_that_is_not_a_result_is_one_line(tmp_path: Path, name: str, text: str) -> None:
     run = run_file(tmp_path / "a.json", "GPU-a", "GPU-a")
     other = tmp_path / "other.json"
-    other.write_text('{"something": "else"}')
-    one_line_error(script("derive_prior.py", run, other), "other.json")
+    other.write_text(text)
+    one_line_error(script(name, run, other), "other.json")
 
 
 def test_derive_prior_refuses_a_run_of_one_process(tmp_path: Path) -> None:
@@ -145,18 +151,6 @@ def test_leave_one_host_out_refuses_a_file_that_is_not_a_result(tmp_path: Path) 
     other = tmp_path / "other.json"
     other.write_text("[1, 2]")
     one_line_error(script("leave_one_host_out.py", run, other), "other.json")
-
-
-def test_lone_changes_refuses_a_missing_file_in_one_line(tmp_path: Path) -> None:
-    run = run_file(tmp_path / "a.json", "GPU-a", "GPU-a")
-    one_line_error(script("lone_changes.py", run, tmp_path / "missing.json"), "missing.json")
-
-
-def test_lone_changes_refuses_a_file_that_is_not_a_result(tmp_path: Path) -> None:
-    run = run_file(tmp_path / "a.json", "GPU-a", "GPU-a")
-    other = tmp_path / "other.json"
-    other.write_text('{"benchmarks": []}')
-    one_line_error(script("lone_changes.py", other, run), "other.json")
 
 
 def test_lone_changes_refuses_a_shift_that_is_not_a_number(tmp_path: Path) -> None:

@@ -30,11 +30,16 @@ def commit_of(k: int) -> str:
 
 @pytest.fixture
 def build(tmp_path: Path, write_json: Callable[..., Path], run_cli: Any) -> Callable[..., Path]:
-    """build([median of run 0, ...], contexts={k: extra context}) -> a database, one run a day."""
+    """build([median of run 0, ...], contexts={k: extra context}) -> a database, one run a day
+    (0.5 % apart; 10 repetitions 0.05 % apart)."""
 
     def make(
-        medians: Sequence[float], contexts: Mapping[int, Mapping[str, str]], db: str = "history"
+        medians: Sequence[float],
+        contexts: Mapping[int, Mapping[str, str]] | None = None,
+        db: str | None = None,
     ) -> Path:
+        db = db or f"history-{len(list(tmp_path.iterdir()))}"
+        contexts = contexts or {}
         folder = tmp_path / db
         folder.mkdir()
         path = folder / "history.sqlite"

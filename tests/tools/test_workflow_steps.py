@@ -338,12 +338,18 @@ def with_gh(
     workflow: Path = NIGHTLY,
     contexts: dict[str, str] | None = None,
     env: dict[str, str] | None = None,
+    files: dict[str, str] | None = None,
+    matrix: dict[str, str] | None = None,
 ) -> tuple[Path, int, str, list[str]]:
-    """Run a step that calls gh, with the stand-in answering from `fixtures`: (the workspace,
-    its status, its $GITHUB_OUTPUT, gh's calls then the step's log)."""
+    """Run a step that calls gh, with the stand-in answering from `fixtures` (a path it lacks:
+    HTTP 502) in a workspace holding `files`: (the workspace, its status, its $GITHUB_OUTPUT,
+    gh's calls then the step's log)."""
     if shutil.which("jq") is None:
         pytest.skip("jq is not installed (tools/kw setup installs it): it stands in for gh's --jq")
     root = workspace(tmp_path)
+    for name, text in (files or {}).items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()  # (workspace made tmp_path)
     gh = bin_dir / "gh"
@@ -356,7 +362,7 @@ def with_gh(
     os.environ.update(added)
     try:
         status, output, log = run_step(
-            job, step, root, path=str(bin_dir), contexts=contexts, workflow=workflow
+            job, step, root, matrix, path=str(bin_dir), contexts=contexts, workflow=workflow
         )
     finally:
         for key in added:

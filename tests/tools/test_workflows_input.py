@@ -5,17 +5,15 @@ without `shell:`), with test_workflow_steps.py's helpers and its stand-in `gh`."
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import REPO
-from test_workflow_steps import FAKE_GH, MARKER, THIS_RUN, WORKFLOWS, run_step, workspace
+from test_workflow_steps import MARKER, WORKFLOWS, run_step, with_gh
 
 yaml = pytest.importorskip("yaml", reason="PyYAML is needed to read the workflows")
 
@@ -33,36 +31,10 @@ def gh_step(
 ) -> tuple[int, list[str], str]:
     """Run one step with the stand-in gh answering from `fixtures` (a path it lacks: HTTP 502)
     in a workspace holding `files`: (exit status, gh's calls, the step's log)."""
-    if shutil.which("jq") is None:
-        pytest.skip("jq is not installed (tools/kw setup installs it): it stands in for gh's --jq")
-    root = workspace(tmp_path)
-    for name, text in (files or {}).items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    gh = bin_dir / "gh"
-    gh.write_text(FAKE_GH.replace("{python}", sys.executable))
-    gh.chmod(0o755)
-    (tmp_path / "fixtures.json").write_text(json.dumps({**THIS_RUN, **fixtures}))
-    (tmp_path / "gh.log").write_text("")
-    added = {"GH_FIXTURES": str(tmp_path / "fixtures.json"), "GH_LOG": str(tmp_path / "gh.log")}
-    added.update(env or {})
-    os.environ.update(added)
-    try:
-        status, _, log = run_step(
-            job,
-            step,
-            root,
-            matrix=matrix,
-            path=str(bin_dir),
-            contexts=contexts,
-            workflow=WORKFLOWS / workflow,
-        )
-    finally:
-        for key in added:
-            del os.environ[key]
-    return status, (tmp_path / "gh.log").read_text().splitlines(), log
+    _, status, _, calls = with_gh(
+        tmp_path, fixtures, job, step, WORKFLOWS / workflow, contexts, env, files, matrix
+    )
+    return status, calls[:-1], calls[-1]
 
 
 def writes(calls: list[str]) -> list[str]:

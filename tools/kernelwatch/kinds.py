@@ -117,17 +117,21 @@ class Kinds:
         kind was measured (MIN_SHARED benchmarks shared). A run holding fewer (one that measured
         only the host-bound benchmarks, a run of another suite) is of no kind known, not a kind
         of its own: counted so, a baseline of one kind said it held two, and a card of another
-        kind was held to the spread between the hosts of one (no unseen-kind prior)."""
+        kind was held to the spread between the hosts of one (no unseen-kind prior). Where no
+        two runs can be compared at all (a suite of fewer benchmarks), how many kinds there are
+        is not known either: each run is counted a kind, as before, and the spread measured
+        between its hosts judges (tests/tools/test_levels.py)."""
         if self.count < 2:
             return self.count
         apart: set[int] = set()
+        compared = False
         for i in range(len(self.of_run)):
             for j in range(i + 1, len(self.of_run)):
-                if self.of_run[i] != self.of_run[j] and np.isfinite(
-                    shape_distance(self.medians[i], self.medians[j])
-                ):
-                    apart |= {int(self.of_run[i]), int(self.of_run[j])}
-        return max(len(apart), 1)
+                if np.isfinite(shape_distance(self.medians[i], self.medians[j])):
+                    compared = True
+                    if self.of_run[i] != self.of_run[j]:
+                        apart |= {int(self.of_run[i]), int(self.of_run[j])}
+        return max(len(apart), 1) if compared else self.count
 
 
 def of_runs(result: ResultSet, unit_of_process: np.ndarray) -> Kinds:

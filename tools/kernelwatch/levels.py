@@ -106,6 +106,28 @@ def host_config(context: Mapping[str, Any]) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+# The keys that name a result's host (host_identity).
+HOST_IDENTITY_KEYS = ("host_gpu_uuids", "host_machine_id")
+
+
+def measured_on(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The card and host keys of one result made of runs with these contexts (merge's parts,
+    the files of a folder read as one side): `gpu_uuid` naming every card (a card no baseline
+    holds where they are several), and where the runs name several hosts, the host keys and the
+    configuration keys they disagree on unknown (the host level): such a result is judged as
+    measured on another card and host, never as its first run's card alone."""
+    found: dict[str, Any] = {}
+    if len({host_identity(c) for c in contexts}) > 1:
+        found.update(dict.fromkeys(HOST_IDENTITY_KEYS, "unknown"))
+        for key in HOST_CONFIG_KEYS:
+            if len({str(c.get(key)) for c in contexts}) > 1:
+                found[key] = "unknown"  # (a key the fingerprint could not read is so too)
+    uuids = list(dict.fromkeys(str(c.get("gpu_uuid")) for c in contexts if c.get("gpu_uuid")))
+    if uuids:
+        found["gpu_uuid"] = ",".join(uuids)
+    return found
+
+
 def unit_of(context: Mapping[str, Any]) -> Unit:
     return Unit(_known(context.get("gpu_uuid")), host_identity(context), host_config(context))
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import FileColumns, read_document, read_file, read_streamed
+from kernelwatch.levels import measured_on, unit_of
 from kernelwatch.results import (
     BASELINE_RESULT,
     BASELINE_RESULT_PACKED,
@@ -114,11 +115,21 @@ def _side_context(files: Sequence[FileColumns]) -> Mapping[str, Any]:
     """A side's context: its first file's, with every file's crashes (FAILED_KEY, NO_RESULT_KEY).
     A folder of ab's rounds is one side, and ab marks a crash in any round an ERROR; compare of
     that folder saw the first round's only, and judged a benchmark that crashed later SAME. A
-    value that is no list is kept as it is, for completeness.no_result to name."""
+    value that is no list is kept as it is, for completeness.no_result to name. Files measured
+    on several cards or hosts (the parts of a run sharded over cards) name them all, as `merge`
+    of them does (levels.measured_on): judged as the first file's card, a card the baseline
+    holds, the other cards' parts were held to that card's own run."""
     first = files[0].context
-    if not any(key in f.context for f in files[1:] for key in (FAILED_KEY, NO_RESULT_KEY)):
+    contexts = [f.context for f in files]
+    several = len({(unit.card, unit.host) for unit in map(unit_of, contexts)}) > 1
+    crashes = any(key in f.context for f in files[1:] for key in (FAILED_KEY, NO_RESULT_KEY))
+    if not several and not crashes:
         return first
     context = dict(first)
+    if several:
+        context.update(measured_on(contexts))
+    if not crashes:
+        return context
     for key in (FAILED_KEY, NO_RESULT_KEY):
         values = [f.context[key] for f in files if key in f.context]
         damaged = [value for value in values if not isinstance(value, list)]

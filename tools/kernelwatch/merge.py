@@ -31,7 +31,7 @@ from kernelwatch.gbench import TIME_UNITS
 from kernelwatch.history.intake import moment
 from kernelwatch.kernels import CONTEXT_KEY as KERNELS_KEY
 from kernelwatch.kernels import joined as joined_kernels
-from kernelwatch.levels import HOST_CONFIG_KEYS, RUNS_KEY, host_identity
+from kernelwatch.levels import RUNS_KEY, measured_on
 from kernelwatch.names import row_name
 from kernelwatch.results import (
     ANCHOR_KEY,
@@ -80,8 +80,8 @@ PER_JOB_KEYS = frozenset(
 # What names the host (levels.host_identity): a merged result of parts from several hosts must
 # not take the first part's, nor its configuration (levels.HOST_CONFIG_KEYS), or compare
 # judged the other parts as measured on that host (a host-bound benchmark failed in the merged
-# result that its own shard's report did not fail).
-HOST_IDENTITY_KEYS = ("host_gpu_uuids", "host_machine_id")
+# result that its own shard's report did not fail): levels.measured_on, as a folder of the
+# parts is read (loading).
 
 
 def _shard_of(label: str, context: Mapping[str, Any]) -> Shard | None:
@@ -360,7 +360,6 @@ def _parts_of(context: Mapping[str, Any]) -> list[str]:
 
 
 def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    uuids = list(dict.fromkeys(str(c.get("gpu_uuid")) for c in contexts if c.get("gpu_uuid")))
     merged: dict[str, Any] = {
         SHARDS_KEY: [entry for c in contexts for entry in _parts_of(c)],
         "kernelwatch_benchmark_commands": [
@@ -379,16 +378,10 @@ def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         merged[NO_RESULT_KEY] = list(
             dict.fromkeys(name for c in contexts for name in c.get(NO_RESULT_KEY, []))
         )
-    if len({host_identity(c) for c in contexts}) > 1:
-        merged.update(dict.fromkeys(HOST_IDENTITY_KEYS, "unknown"))
-        for key in HOST_CONFIG_KEYS:
-            if len({str(c.get(key)) for c in contexts}) > 1:
-                merged[key] = "unknown"  # (a key the fingerprint could not read is so too)
     # One host's parts keep the first's configuration: its cards differ in NUMA node, PCIe link
     # and power limit, and "unknown" there would judge a `--gpus all --split` run at the host
     # level, wider, where its A/A runs passed at the card's (docs/running.md).
-    if uuids:
-        merged["gpu_uuid"] = ",".join(uuids)
+    merged.update(measured_on(contexts))
     records = joined_kernels(contexts)
     if records is not None:
         merged[KERNELS_KEY] = records

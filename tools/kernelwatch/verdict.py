@@ -37,7 +37,7 @@ from kernelwatch.compare import (
 from kernelwatch.config import Config, ThresholdRule, load_config, parse_fraction
 from kernelwatch.errors import InputError
 from kernelwatch.files import Output, write_atomic, write_output
-from kernelwatch.loading import from_documents
+from kernelwatch.loading import baseline_folder_result, from_documents
 from kernelwatch.results import Metric, ResultSet
 
 SUITE_CONFIG = "kernelwatch.toml"
@@ -86,6 +86,22 @@ def suite_config(path: str | Path | None, root: Path | None = None) -> Config:
         except OSError:  # a folder that may not be read: load_config says so, in one line
             path = found
     return load_config(path) if path else Config()
+
+
+def baselines_root_of(baseline: str | Path) -> Path | None:
+    """The baselines folder a baseline given by path stands in: the parent of a GPU's baseline
+    folder (its manifest.json beside its result), given as the folder or as its result file;
+    None for any other result (then the checkout's, suite_config). `compare` of a baseline
+    folder reads that folder's kernelwatch.toml, as `run` and `report` with `--baselines`
+    read it: the same files were judged by another config."""
+    path = Path(baseline)
+    for folder in (path, path.parent):
+        try:
+            if baseline_folder_result(folder) is not None:
+                return folder.parent
+        except OSError:  # a folder that may not be read: the command's own reading says so
+            return None
+    return None
 
 
 def settings(

@@ -53,7 +53,8 @@ exit status:
   2  bad input or usage: one line on stderr, "kernelwatch: error: ..."
 
 config file (TOML): --config FILE, else the suite's kernelwatch.toml in the baselines folder
-(baselines/kernelwatch.toml in the project) when there is one, as run, report and ab read it:
+(that BASELINE stands in where it is a GPU's baseline folder or its result, else
+baselines/kernelwatch.toml in the project) when there is one, as run, report and ab read it:
   [compare]
   threshold = "1%"              # also alpha, min_repetitions, noise_multiplier
   [[compare.thresholds]]        # first regex found in the name wins
@@ -116,11 +117,12 @@ class CompareCommand:
 
 
 def main(args: argparse.Namespace) -> int:
-    # --config, else the suite's kernelwatch.toml, as run, report and ab read it.
+    # --config, else the suite's kernelwatch.toml, as run, report and ab read it: that of the
+    # baselines folder BASELINE stands in, as `run --baselines` and `report --baselines` read it.
     from kernelwatch import verdict
     from kernelwatch.verdict import Judging
 
-    config = verdict.suite_config(args.config)
+    config = verdict.suite_config(args.config, verdict.baselines_root_of(args.baseline))
     compare_with = options.settings(
         args, config, **options.gates(args, allow_gpu_mismatch=args.allow_gpu_mismatch)
     )

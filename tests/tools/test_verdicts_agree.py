@@ -1,0 +1,123 @@
+"""Two ways to give the same baseline and contender get the same verdicts: here, the parts of a
+sharded run as a folder (`compare BASELINE parts/`, `report --baseline`'s reading too) and as
+the file `merge` joined them into (`compare BASELINE merged.json`)."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conftest import GPU_DATA, REPO, Run
+from kernelwatch.baseline import row_identity
+from kernelwatch.merge import PLAN_KEY, SHARD_KEY, plan_key
+
+BASELINE = REPO / "baselines" / "nvidia-h200-sm90"
+# A card the pooled baseline holds a run of (baselines/README.md): compared by that run.
+HELD_CARD = GPU_DATA / "h200-card-5a0b92fa-marked-plain" / "plain.json.gz"
+OTHER_CARD = "GPU-0000aaaa-a2ff-94e6-0dd5-85ca1f10c1ff"  # in the same host, held by no run
+
+
+def shards(folder: Path, family: str, factor: float, *, other_card: bool) -> list[Path]:
+    """The held card's run as two shards, as `run --shard K/2` writes them: part 2 the
+    benchmarks of `family`, every time `factor` times as long, measured on `OTHER_CARD` (a
+    second card of the host) or on the held card itself."""
+    with gzip.open(HELD_CARD, "rt") as f:
+        document: dict[str, Any] = json.load(f)
+    plan = plan_key({row_identity(r) for r in document["benchmarks"]}, 2)
+    folder.mkdir()
+    paths = []
+    for k in (1, 2):
+        part = copy.deepcopy(document)
+        context = part["context"]
+        context.pop("kernelwatch_whole_build")
+        context.update({SHARD_KEY: f"{k}/2", PLAN_KEY: plan})
+        part["benchmarks"] = [
+            r for r in part["benchmarks"] if row_identity(r).startswith(family) == (k == 2)
+        ]
+        if k == 2:
+            for row in part["benchmarks"]:
+                row["real_time"] *= factor
+            if other_card:
+                uuids = f"{context['gpu_uuid']},{OTHER_CARD}"
+                context.update(gpu_uuid=OTHER_CARD, host_gpu_uuids=uuids)
+                part["context"]["gpu_pci_bus_id"] = "0000:00:07.0"
+        if other_card and k == 1:
+            context["host_gpu_uuids"] = f"{context['gpu_uuid']},{OTHER_CARD}"
+        paths.append(folder / f"s{k}.json")
+        paths[-1].write_text(json.dumps(part))
+    return paths
+
+
+def verdicts(done: Run) -> tuple[int, dict[str, str]]:
+    found = json.loads(done.out)
+    return done.status, {b["name"]: b["verdict"] for b in found["benchmarks"]}
+
+
+def test_a_folder_of_shards_from_two_cards_is_judged_as_their_merged_result(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    """A folder read as one side took its first file's context whole: the parts of a run
+    sharded over two cards of a host were all judged as measured on the first card, which the
+    baseline holds (its own run, process level, limit 1.0 %), where `merge` of the same parts
+    names both cards (another card: the card level). Part 2, on the second card, 1.5 % slower:
+    `compare BASE parts/` exit 1 with 18 REGRESSION, `compare BASE merged.json` exit 0, all
+    SAME."""
+    parts = shards(tmp_path / "parts", "occupancy/", 1.015, other_card=True)
+    merged = tmp_path / "merged.json"
+    assert run_cli("merge", *parts, "-o", merged).status == 0
+    by_folder = verdicts(run_cli("compare", BASELINE, tmp_path / "parts", "--format", "json"))
+    by_file = verdicts(run_cli("compare", BASELINE, merged, "--format", "json"))
+    assert by_folder == by_file
+    assert by_file[0] == 0 and by_file[1]["occupancy/copy/block:256/manual_time"] == "SAME"
+
+
+def test_a_folder_of_shards_from_one_card_still_judges_by_that_cards_run(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    """Parts measured on the card the baseline holds stay judged by its run, as folder and as
+    merged file: the same slowdown fails both."""
+    parts = shards(tmp_path / "parts", "occupancy/", 1.015, other_card=False)
+    merged = tmp_path / "merged.json"
+    assert run_cli("merge", *parts, "-o", merged).status == 0
+    by_folder = verdicts(run_cli("compare", BASELINE, tmp_path / "parts", "--format", "json"))
+    by_file = verdicts(run_cli("compare", BASELINE, merged, "--format", "json"))
+    assert by_folder == by_file
+    assert by_file[0] == 1
+    assert sum(v == "REGRESSION" for v in by_file[1].values()) == 18
+
+
+def test_compare_of_a_baseline_folder_reads_its_baselines_config_as_report_does(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    """`report --baselines DIR` (and `run --baselines DIR`) judged by DIR's kernelwatch.toml,
+    `compare DIR/<gpu> RESULT` of the same files by the checkout's: a baselines folder whose
+    config sets an 8 % threshold, every transpose benchmark 5 % slower: `compare` exit 1 with
+    37 of its 43 REGRESSION, the report all SAME."""
+    import shutil
+
+    root = tmp_path / "baselines"
+    slug = "nvidia-h100-80gb-hbm3-sm90"
+    shutil.copytree(REPO / "baselines" / slug, root / slug)
+    (root / "kernelwatch.toml").write_text('[compare]\nthreshold = "8%"\n')
+    with gzip.open(GPU_DATA / "h100-card-4474abb1.json.gz", "rt") as f:
+        document: dict[str, Any] = json.load(f)
+    document["context"]["kernelwatch_filter"] = "^transpose/"
+    document["context"].pop("kernelwatch_whole_build", None)
+    document["benchmarks"] = [
+        r for r in document["benchmarks"] if r["run_name"].startswith("transpose/")
+    ]
+    for row in document["benchmarks"]:
+        row["real_time"] *= 1.05
+    result = tmp_path / "run.json"
+    result.write_text(json.dumps(document))
+    for baseline in (root / slug, root / slug / "result.json.gz"):
+        compared = run_cli("compare", baseline, result, "--format", "json")
+        summary = json.loads(compared.out)["summary"]
+        assert (compared.status, summary["failed"]) == (0, False), compared.err
+        assert {k: n for k, n in summary["counts"].items() if n} == {"SAME": 43}
+    reported = run_cli("report", result, "--baselines", root, "-o", tmp_path / "r.html")
+    assert "43 SAME;" in reported.out, reported.err

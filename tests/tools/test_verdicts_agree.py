@@ -57,6 +57,18 @@ def verdicts(done: Run) -> tuple[int, dict[str, str]]:
     return done.status, {b["name"]: b["verdict"] for b in found["benchmarks"]}
 
 
+def folder_and_merged(
+    run_cli: Callable[..., Run], tmp_path: Path, *, other_card: bool
+) -> tuple[tuple[int, dict[str, str]], tuple[int, dict[str, str]]]:
+    """The verdicts of compare BASELINE with the folder of two shards (occupancy/ 1.5 % slower,
+    in part 2) and with their merged file."""
+    parts = shards(tmp_path / "parts", "occupancy/", 1.015, other_card=other_card)
+    merged = tmp_path / "merged.json"
+    assert run_cli("merge", *parts, "-o", merged).status == 0
+    by_folder = verdicts(run_cli("compare", BASELINE, tmp_path / "parts", "--format", "json"))
+    return by_folder, verdicts(run_cli("compare", BASELINE, merged, "--format", "json"))
+
+
 def test_a_folder_of_shards_from_two_cards_is_judged_as_their_merged_result(
     run_cli: Callable[..., Run], tmp_path: Path
 ) -> None:
@@ -66,11 +78,7 @@ def test_a_folder_of_shards_from_two_cards_is_judged_as_their_merged_result(
     names both cards (another card: the card level). Part 2, on the second card, 1.5 % slower:
     `compare BASE parts/` exit 1 with 18 REGRESSION, `compare BASE merged.json` exit 0, all
     SAME."""
-    parts = shards(tmp_path / "parts", "occupancy/", 1.015, other_card=True)
-    merged = tmp_path / "merged.json"
-    assert run_cli("merge", *parts, "-o", merged).status == 0
-    by_folder = verdicts(run_cli("compare", BASELINE, tmp_path / "parts", "--format", "json"))
-    by_file = verdicts(run_cli("compare", BASELINE, merged, "--format", "json"))
+    by_folder, by_file = folder_and_merged(run_cli, tmp_path, other_card=True)
     assert by_folder == by_file
     assert by_file[0] == 0 and by_file[1]["occupancy/copy/block:256/manual_time"] == "SAME"
 
@@ -80,11 +88,7 @@ def test_a_folder_of_shards_from_one_card_still_judges_by_that_cards_run(
 ) -> None:
     """Parts measured on the card the baseline holds stay judged by its run, as folder and as
     merged file: the same slowdown fails both."""
-    parts = shards(tmp_path / "parts", "occupancy/", 1.015, other_card=False)
-    merged = tmp_path / "merged.json"
-    assert run_cli("merge", *parts, "-o", merged).status == 0
-    by_folder = verdicts(run_cli("compare", BASELINE, tmp_path / "parts", "--format", "json"))
-    by_file = verdicts(run_cli("compare", BASELINE, merged, "--format", "json"))
+    by_folder, by_file = folder_and_merged(run_cli, tmp_path, other_card=False)
     assert by_folder == by_file
     assert by_file[0] == 1
     assert sum(v == "REGRESSION" for v in by_file[1].values()) == 18

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -245,3 +246,44 @@ def test_a_python_package_pip_cannot_install_is_one_line_and_3(
         "kw: error: could not install the Python package numpy: install it by hand"
     )
     assert "cmake" not in _log(tmp_path)
+
+
+@pytest.mark.parametrize("command", ["test", "suite"])
+def test_a_checkout_this_user_cannot_write_is_one_line_before_installing(
+    tmp_path: Path, command: str
+) -> None:
+    """A checkout another user owns (or a read-only mount): `test` installed the Python
+    packages, then CMake failed with "Unable to (re)create the private pkgRedirects directory"
+    and kw said the build failed. Run as nobody where the tests run as root (root writes
+    anything), in a folder nobody can reach (pytest's tmp_path is root's only)."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() == 0 and setpriv is None:
+        pytest.skip("running as root and no setpriv(1) to run kw as another user")
+    shared = Path(tempfile.mkdtemp(prefix="kw-read-only-"))
+    try:
+        shared.chmod(0o1777)  # (nobody writes the fakes' log there, as in /tmp)
+        env = _setup(shared)
+        checkout = shared / "checkout"
+        (checkout / "tools").mkdir(parents=True)
+        shutil.copy(KW, checkout / "tools" / "kw")
+        for folder in (checkout / "tools", checkout):
+            folder.chmod(0o555)
+        as_user = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+        done = subprocess.run(
+            [*(as_user if os.geteuid() == 0 else []), str(checkout / "tools" / "kw"), command],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == (
+            f"kw: error: this user cannot write {checkout}/"
+            f"{'build-ci' if command == 'test' else 'build'}: "
+            "clone the checkout where you can write\n"
+        )
+        assert "pip" not in _log(shared) and "cmake" not in _log(shared)
+    finally:
+        for folder in (shared / "checkout", shared / "checkout" / "tools"):
+            folder.chmod(0o755)
+        shutil.rmtree(shared)

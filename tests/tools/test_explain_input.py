@@ -117,6 +117,39 @@ def test_cards_of_two_architectures_do_not_blame_the_kernel() -> None:
     assert kernels.classify(a100, other, NAME).change is explanation.Change.CODE
 
 
+def test_a_moved_back_edge_changes_the_fingerprint() -> None:
+    """Branch targets were numbered in their order: a loop whose back-edge moved from the
+    second instruction to the third, the instructions otherwise alike, normalised alike and
+    its kernel read as identical."""
+
+    def listing(back_to: int, at: int = 0) -> list[tuple[int | None, str]]:
+        return [
+            (at, "MOV R1, c[0x0][0x28]"),
+            (at + 0x10, "IADD3 R0, R0, 0x1, RZ"),
+            (at + 0x20, "ISETP.NE.AND P0, PT, R0, 0x10, PT"),
+            (at + 0x30, f"@P0 BRA 0x{at + back_to:x}"),
+            (at + 0x40, "EXIT"),
+        ]
+
+    assert sass.normalise(listing(0x10)) != sass.normalise(listing(0x20))
+    assert sass.normalise(listing(0x10))[3] == "@P0 BRA I1"
+    # At other addresses, alike in all else, it still normalises alike.
+    assert sass.normalise(listing(0x10, at=0x100)) == sass.normalise(listing(0x10))
+
+
+def test_fingerprints_of_another_records_version_are_not_compared() -> None:
+    """A baseline recorded before kernels.VERSION 2 hashed another normalisation: every kernel
+    with a branch would read as changed code."""
+    before = _records(lambda e: e.update(version=1))
+    before["code"]["kernelwatch_bench_transpose"]["_Zk"].update(sass="bbbbbbbbbbbbbbbb")
+    found = kernels.classify(before, RECORDS, NAME)
+    assert found.change is explanation.Change.UNKNOWN, found.text()
+    assert "version 1 and 2" in found.text() and not found.changed_code
+    # Resources are still compared.
+    before["code"]["kernelwatch_bench_transpose"]["_Zk"].update(registers=99)
+    assert kernels.classify(before, RECORDS, NAME).change is explanation.Change.CODE
+
+
 # --- ncu printing what it should not ----------------------------------------------------------
 
 HEADER = (

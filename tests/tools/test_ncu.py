@@ -69,7 +69,7 @@ def test_command_never_changes_clocks_and_profiles_only_the_benchmark() -> None:
 
 
 KERNELS_A = {
-    "version": 1,
+    "version": 2,
     "arch": "sm_90",
     "sass": "cuobjdump",
     "benchmarks": {

@@ -5,7 +5,7 @@ launch function captured into a CUDA graph) to the file named by KERNELWATCH_KER
 runner reads it, adds each kernel's SASS fingerprint and resources from `cuobjdump` (sass.py),
 and stores the lot in the result's context under `kernelwatch_kernels` (docs/results.md):
 
-    {"version": 1, "arch": "sm_90", "sass": "cuobjdump" | null, "note": "why no SASS" | absent,
+    {"version": 2, "arch": "sm_90", "sass": "cuobjdump" | null, "note": "why no SASS" | absent,
      "benchmarks": {INSTANCE: {"binary": NAME, "kernels": [LAUNCH, ...], "error": MSG?}},
      "code": {BINARY: {MANGLED: {"sass": HASH, "instructions": N, "registers": R,
                                  "static_shared_bytes": S, "local_bytes": L, "stack_bytes": K}}}}
@@ -36,7 +36,9 @@ if TYPE_CHECKING:  # cuobjdump's listings are read where a run records kernels, 
 
 CONTEXT_KEY = "kernelwatch_kernels"
 ENV = "KERNELWATCH_KERNELS_OUT"  # the harness's kernel_record_env
-VERSION = 1
+# 2: SASS fingerprints name a branch target by the index of the instruction it reaches
+# (sass.normalise). Fingerprints of two versions hash two normalisations: not compared.
+VERSION = 2
 
 _LAUNCH_KEYS = ("grid", "block", "dynamic_shared_bytes")
 _CODE_KEYS = ("registers", "static_shared_bytes", "local_bytes", "stack_bytes")
@@ -189,6 +191,7 @@ def classify(
     # always differ: that is the card, not a change of the kernel's code.
     arch_a, arch_b = a.get("arch"), b.get("arch")
     other_arch = bool(arch_a and arch_b and arch_a != arch_b)
+    other_version = a.get("version") != b.get("version")
     for launch_a, launch_b in zip(launches_a, launches_b):
         name, name_b = str(launch_a.get("name")), str(launch_b.get("name"))
         code_a = {} if other_arch else _code(a, side_a["binary"], name)
@@ -200,7 +203,7 @@ def classify(
             and code_b.get(k) is not None
             and code_a.get(k) != code_b.get(k)
         ]
-        if code_a.get("sass") and code_b.get("sass"):
+        if code_a.get("sass") and code_b.get("sass") and not other_version:
             if code_a["sass"] != code_b["sass"]:
                 counts = ""
                 if code_a.get("instructions") is not None:
@@ -231,7 +234,16 @@ def classify(
         why = f"SASS for {arch_a} and {arch_b} (other GPUs): machine code not compared"
         return KernelChange(Change.UNKNOWN, (f"launch alike; {why}",))
     if unknown:
-        why = a.get("note") or b.get("note") or "no SASS fingerprint"
+        why = (
+            a.get("note")
+            or b.get("note")
+            or (
+                f"SASS fingerprints of records version {a.get('version')} and "
+                f"{b.get('version')} (kernelwatch releases): not compared"
+                if other_version
+                else "no SASS fingerprint"
+            )
+        )
         return KernelChange(Change.UNKNOWN, (f"launch and resources alike; {why}",))
     if not launches_a:
         return KernelChange(Change.UNKNOWN, ("no kernel launched (copies only)",))

@@ -6,7 +6,8 @@ changed lines).
 Normalised away, so that a kernel compiled alike in two builds hashes alike: instruction
 addresses (`/*0040*/`), encodings (`/* 0x000fe2... */`), the `.headerflags` line, label numbers
 (`.L_x_12`, renumbered in order of appearance) and absolute branch targets (`BRA 0x1b0`,
-`BSSY B0, 0x1c0`, numbered as labels in order of target). Everything else stays: an operand,
+`BSSY B0, 0x1c0`, named by the index of the instruction they reach: `BRA I12`). Everything else
+stays: an operand,
 register or constant-bank offset that differs is a change of the code.
 """
 
@@ -110,17 +111,11 @@ def _run(program: str, *args: str) -> str:
 
 def normalise(raw: Sequence[tuple[int | None, str]]) -> tuple[str, ...]:
     """One function's (address, text) lines (address None for a label line) without their
-    positions: labels renumbered in order of appearance, branch targets by target order."""
-    addresses = {a for a, _ in raw if a is not None}
-    targets: dict[int, str] = {}
-    for address, text in raw:
-        if address is not None and opcode(text) in _BRANCHING:
-            for hex_text in _HEX.findall(text):
-                value = int(hex_text, 16)
-                if value in addresses:
-                    targets.setdefault(value, "")
-    for k, value in enumerate(sorted(targets)):
-        targets[value] = f"T{k}"
+    positions: labels renumbered in order of appearance, a branch target named by the index of
+    the instruction it reaches. (Targets numbered in their order, before kernels.VERSION 2,
+    hashed a loop whose back-edge moved, its instructions otherwise alike, as unchanged.)"""
+    addresses = sorted({a for a, _ in raw if a is not None})
+    targets = {address: f"I{k}" for k, address in enumerate(addresses)}
     labels: dict[str, str] = {}
 
     def label(match: re.Match[str]) -> str:

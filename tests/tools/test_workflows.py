@@ -145,7 +145,7 @@ def test_nightly_keeps_the_history_as_an_artifact() -> None:
     # Hosted, reads only: the checkout and the earlier runs' artifacts (docs/ci.md).
     assert "self-hosted" not in str(history["runs-on"])
     assert history["permissions"] == {"contents": "read", "actions": "read"}
-    assert history["needs"] == "merge" and "cancelled()" in history["if"]
+    assert history["needs"] == ["plan", "merge"] and "cancelled()" in history["if"]
     assert history["concurrency"] == {"group": "kernelwatch-history", "cancel-in-progress": False}
     steps = history["steps"]
     assert any(step.get("run") == "tools/kw setup-python" for step in steps)

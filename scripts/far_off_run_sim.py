@@ -3,12 +3,13 @@
 simulated series: false changes and steps found, with and without one run far off. The figures
 of docs/history.md, "One run far off".
 
-    PYTHONPATH=tools python3 scripts/far_off_run_sim.py SCENARIO SEEDS LENGTH [LENGTH ...]
+    PYTHONPATH=tools python3 scripts/far_off_run_sim.py [--processes N] SCENARIO SEEDS LENGTH...
 
 e.g. `odd_a 50 8 12 20 30` (a 12 % step, 1.5 % noise, one run 1.5x slower after it) or
 `flat3 300 5 10 20 30` (flat, 3 % noise). Each series is drawn as tests/tools/test_changes.py's
 make_history draws one; Otava's candidates are computed once per series, then the run-level
-rules (changes.detect, its run_spread swapped) are applied with each spread.
+rules (changes.detect, its run_spread and far_off_run swapped) are applied with each spread and
+with the far-off run in or out of the t-test. --processes: worker processes (default 2; 1: none).
 """
 
 from __future__ import annotations
@@ -38,27 +39,37 @@ def mad(dev: np.ndarray) -> float:
     return 1.4826 * float(np.median(np.abs(dev))) if len(dev) else 0.0
 
 
+def none_far_off(deviations: np.ndarray) -> int | None:
+    """The t-test on every run's repetitions (before 2026-12-03): no run left out of it."""
+    return None
+
+
 ADOPTED = changes.run_spread
-SPREADS: dict[str, Callable[[np.ndarray], float]] = {
-    "rms": rms,  # before 2026-12-02
-    "mad": mad,
-    "adopted": ADOPTED,
+ADOPTED_FAR_OFF = changes.far_off_run
+# name -> (the spread, the far-off run left out of the t-test: changes.far_off_run)
+SPREADS: dict[str, tuple[Callable[[np.ndarray], float], Callable[[np.ndarray], int | None]]] = {
+    "rms": (rms, none_far_off),  # before 2026-12-02
+    "mad": (mad, none_far_off),
+    "spread": (ADOPTED, none_far_off),  # 2026-12-02: the far-off run out of the spread only
+    "adopted": (ADOPTED, ADOPTED_FAR_OFF),  # ... and out of the t-test (its mean)
 }
 
 
 def detect_all(
     series: changes.Series, threshold: float = 0.05
 ) -> dict[str, list[tuple[int, float]]]:
-    """{spread name: [(boundary, ratio)]}: changes.detect with its run_spread swapped for each
-    (Otava's windows computed once, shared by them)."""
+    """{rule name: [(boundary, ratio)]}: changes.detect with its run_spread and far_off_run
+    swapped for each (Otava's windows computed once, shared by them)."""
     windows: dict = {}
     found = {}
-    for name, spread in SPREADS.items():
+    for name, (spread, far_off) in SPREADS.items():
         changes.run_spread = spread  # type: ignore[assignment]
+        changes.far_off_run = far_off  # type: ignore[assignment]
         try:
             detected = changes.detect(series, METRIC, threshold, 0.05, ANALYSIS, windows)
         finally:
             changes.run_spread = ADOPTED  # type: ignore[assignment]
+            changes.far_off_run = ADOPTED_FAR_OFF  # type: ignore[assignment]
         found[name] = [(change.index, change.ratio) for change in detected]
     return found
 
@@ -105,9 +116,13 @@ def task(args):
 
 
 def main():
-    scen = sys.argv[1]
-    seeds = int(sys.argv[2])
-    lengths = [int(x) for x in sys.argv[3:]]
+    arguments = sys.argv[1:]
+    processes = 2
+    if arguments[:1] == ["--processes"]:  # (--processes 1: in this process, one core)
+        processes, arguments = int(arguments[1]), arguments[2:]
+    scen = arguments[0]
+    seeds = int(arguments[1])
+    lengths = [int(x) for x in arguments[2:]]
     p = dict(
         flat15=(0.015, 0.05, 0, None, None),
         flat3=(0.03, 0.05, 0, None, None),
@@ -133,14 +148,22 @@ def main():
     noise, thr, step, odd, where = p[scen]
     jobs = [(scen, n, seed, noise, thr, step, odd, where) for n in lengths for seed in range(seeds)]
     tally = collections.defaultdict(lambda: collections.Counter())
-    with Pool(2) as pool:
-        for key, res in pool.imap_unordered(task, jobs, chunksize=4):
-            for name, (hit, near, other) in res.items():
-                t = tally[(key, name)]
-                t["n"] += 1
-                t["hit"] += hit
-                t["near"] += near
-                t["fa"] += other > 0
+
+    def count(key, res):
+        for name, (hit, near, other) in res.items():
+            t = tally[(key, name)]
+            t["n"] += 1
+            t["hit"] += hit
+            t["near"] += near
+            t["fa"] += other > 0
+
+    if processes <= 1:
+        for job in jobs:
+            count(*task(job))
+    else:
+        with Pool(processes) as pool:
+            for key, res in pool.imap_unordered(task, jobs, chunksize=4):
+                count(key, res)
     for n in lengths:
         for name in SPREADS:
             t = tally[((scen, n), name)]

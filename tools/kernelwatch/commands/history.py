@@ -13,6 +13,7 @@ from kernelwatch import defaults
 from kernelwatch.commands import _options as options
 from kernelwatch.commands._options import add_actions, add_parser
 from kernelwatch.config import Config, ThresholdRule, parse_fraction
+from kernelwatch.errors import shortened
 from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
 from kernelwatch.names import short_commit
 
@@ -27,7 +28,8 @@ DESCRIPTION = """\
 The results history: every ingested run (its context, commit, date, and every repetition of
 every benchmark and counter) in one SQLite database, by default results/history.sqlite in the
 project, the nearest folder up holding baselines/ or .git (else name it: --db PATH).
-Ingesting the same run twice is a no-op. The schema is versioned and migrated when opened.
+Ingesting the same run twice (the same file, or another file of the same measurement) is a
+no-op. The schema is versioned and migrated when opened.
 `changes` finds the steps in every benchmark's series. See docs/history.md."""
 
 EPILOG = """\
@@ -50,10 +52,11 @@ HISTORY_EPILOG = INGEST_EPILOG.replace(
 INGEST_DESCRIPTION = """\
 Store one result file (as written by kernelwatch run, any Google Benchmark JSON, or nvbench's
 JSON) in the history, in one transaction: all of it or nothing. The file is checked as compare
-checks it. A run already in the history (same context and benchmarks, however formatted) is not
-stored again. With --key, a run stored before under the same key (of the same GPU model and
-commit, else refused) is replaced by this one: a workflow's re-run job measures again, and its
-result is another of the same workflow run (nightly.yml: --key nightly/<run id>/<gpu>)."""
+checks it. A run already in the history (same context and benchmarks, however formatted; or the
+same measurement: its own date, GPU, commit and every value) is not stored again. With --key, a
+run stored before under the same key (of the same GPU model and commit, else refused) is
+replaced by this one: a workflow's re-run job measures again, and its result is another of the
+same workflow run (nightly.yml: --key nightly/<run id>/<gpu>)."""
 
 LIST_DESCRIPTION = "One line per run, oldest first: id, date, commit, GPU, benchmarks."
 
@@ -251,8 +254,18 @@ def run_ingest(result: str, db: str | Path, key: str | None = None) -> int:
             f"ingested {result} as run {done.run_id}: {done.benchmarks} benchmark(s), "
             f"{done.samples} value(s), into {db}"
         )
-    else:
+    elif done.differs is None:
         print(f"{result}: already in {db} as run {done.run_id}; nothing written")
+    else:
+        written = (
+            f"its context differs in {shortened(', '.join(done.differs))}"
+            if done.differs
+            else "written differently"
+        )
+        print(
+            f"{result}: already in {db} as run {done.run_id}, the same measurement (its date, "
+            f"GPU, commit and every value; {written}); nothing written"
+        )
     if done.slowed:
         print(
             f"kernelwatch: warning: {result}: {done.slowed}: slowed down on purpose; "

@@ -1,7 +1,9 @@
 """Ingesting a run into the history: one transaction, all of a run or nothing. A run is
 identified by the sha256 of its canonical JSON (context + benchmarks), so ingesting the same
-file twice is a no-op; and, where the caller gives one, by a key naming the result outside its
-content (one workflow run's result of one GPU), so that a re-run's result replaces it."""
+file twice is a no-op; by its measurement (its own date, GPU and commit, and every value it
+would store), so that the same run written differently (rows in another order, a context key
+added since) is a no-op too; and, where the caller gives one, by a key naming the result outside
+its content (one workflow run's result of one GPU), so that a re-run's result replaces it."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import json
 import os
 import sqlite3
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,9 @@ class Ingested:
     samples: int
     slowed: str | None = None  # slowed down on purpose (results.slowed_on_purpose)
     replaced: bool = False  # it replaced the run stored before under its key
+    # Not new, and not the same file: the same measurement as run_id (_same_measurement),
+    # written differently; the context keys in which the two differ (none: the rows only).
+    differs: tuple[str, ...] | None = None
 
 
 def content_hash(document: Mapping[str, Any]) -> str:
@@ -148,6 +153,10 @@ def ingest(path: str | Path, db_path: str | Path, key: str | None = None) -> Ing
                 **({} if key is None else {"run_key": key}),
             }
             earlier = None if key is None else _under_key(db, path, key, columns)
+            same = None if run_date is None else _same_measurement(db, result, columns, earlier)
+            if same is not None:
+                db.execute("ROLLBACK")
+                return Ingested(same[0], False, len(result.names), 0, slowed, differs=same[1])
             if earlier is None:
                 cursor = db.execute(
                     f"INSERT INTO runs ({', '.join(columns)}) "
@@ -164,6 +173,91 @@ def ingest(path: str | Path, db_path: str | Path, key: str | None = None) -> Ing
             rollback(db)
             raise
     return Ingested(run_id, True, len(result.names), samples, slowed, earlier is not None)
+
+
+def _same_measurement(
+    db: sqlite3.Connection, result: ResultSet, columns: Mapping[str, Any], earlier: int | None
+) -> tuple[int, tuple[str, ...]] | None:
+    """The run already stored with the same measurement as `result`: its own date (to the
+    second), GPU and commit, and the same benchmarks with every value it would store, to the
+    bit; with the context keys in which the two differ. Another file of the same run (its rows
+    in another order, numbers written otherwise, `kernelwatch_anchor` added when `run` rewrote
+    it) hashes differently, and was a second point of every series, which narrows the spread.
+    Two runs of one commit on one night differ in their start and in their values: both stay.
+    `earlier`, the run under the caller's --key, is left out: the key replaces it. None: none."""
+    date = columns["date"]
+    found = db.execute(
+        # (an older kernelwatch stored a naive date as written: the same moment taken in UTC)
+        "SELECT id, benchmarks, context FROM runs WHERE gpu_slug IS ? AND date IN (?, ?) "
+        "AND git_commit IS ? AND run_date IS NOT NULL AND id IS NOT ? ORDER BY id",
+        (columns["gpu_slug"], date, date[:19], columns["git_commit"], earlier),
+    ).fetchall()
+    if not found:
+        return None
+    entries = {
+        (name, int(result.counts[k]), int(bool(result.from_aggregates[k]))): (
+            result.errors.get(name),
+            result.skipped.get(name),
+        )
+        for k, name in enumerate(result.names)
+    }
+    values: dict[tuple[str, str], list[float]] | None = None
+    for run_id, benchmarks, stored_context in found:
+        if benchmarks != len(result.names) or _entries(db, run_id) != entries:
+            continue
+        if values is None:
+            values = {}
+            for key, owner, _, value in _kept(result):
+                for k, v in zip(owner.tolist(), value.tolist()):
+                    values.setdefault((result.names[k], key), []).append(v)
+            for found_values in values.values():
+                found_values.sort()
+        if _stored_values(db, run_id) == values:
+            return int(run_id), _context_keys(stored_context, columns["context"])
+    return None
+
+
+def _entries(
+    db: sqlite3.Connection, run_id: int
+) -> dict[tuple[str, int, int], tuple[str | None, str | None]]:
+    rows = db.execute(
+        "SELECT b.name, rb.repetitions, rb.from_aggregates, rb.error, rb.skipped "
+        "FROM run_benchmarks rb JOIN benchmarks b ON b.id = rb.benchmark_id WHERE rb.run_id = ?",
+        (run_id,),
+    )
+    return {(name, n, aggregates): (error, skipped) for name, n, aggregates, error, skipped in rows}
+
+
+def _stored_values(db: sqlite3.Connection, run_id: int) -> dict[tuple[str, str], list[float]]:
+    """Every value of run `run_id`, sorted, per benchmark and metric (in any order of its
+    repetitions: a file with its rows in another order numbers them otherwise). Found by the
+    samples' primary key, each benchmark's and metric's (no index by run since schema version
+    2; _replace deletes them so)."""
+    rows = db.execute(
+        "SELECT b.name, m.name, s.value FROM run_benchmarks rb "
+        "JOIN benchmarks b ON b.id = rb.benchmark_id CROSS JOIN metrics m "
+        "JOIN samples s ON s.benchmark_id = rb.benchmark_id AND s.metric_id = m.id "
+        "AND s.run_id = rb.run_id WHERE rb.run_id = ?",
+        (run_id,),
+    )
+    values: dict[tuple[str, str], list[float]] = {}
+    for name, metric, value in rows:
+        values.setdefault((name, metric), []).append(value)
+    for found in values.values():
+        found.sort()
+    return values
+
+
+def _context_keys(stored: Any, context: str) -> tuple[str, ...]:
+    """The keys whose values differ between a stored context and this one (both as stored)."""
+    try:
+        before = json.loads(stored)
+    except (TypeError, ValueError):
+        before = None
+    after = json.loads(context)
+    if not isinstance(before, dict):
+        return ("(the stored context is damaged)",)
+    return tuple(sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k)))
 
 
 def _under_key(
@@ -236,6 +330,23 @@ def _ids(db: sqlite3.Connection, table: str, names: Sequence[str]) -> dict[str, 
     return ids
 
 
+def _kept(result: ResultSet) -> Iterator[tuple[str, np.ndarray, np.ndarray, np.ndarray]]:
+    """Per metric, the values stored (finite, no gap): each one's benchmark index (in
+    result.names), repetition and value."""
+    counts = np.asarray(result.counts, dtype=np.int64)
+    starts = np.asarray(result.starts, dtype=np.int64)
+    rows = int(counts.sum())
+    owner = np.repeat(np.arange(len(counts)), counts)  # benchmark index of each row
+    repetition = np.arange(rows) - np.repeat(starts, counts)
+    for key, column in result.columns.items():
+        keep = np.isfinite(column)  # absent values are NaN (gaps); non-finite are not stored
+        gap = result.gaps.get(key)
+        if gap is not None:
+            keep &= ~gap
+        chosen = np.flatnonzero(keep)
+        yield key, owner[chosen], repetition[chosen], column[chosen]
+
+
 def _store_values(db: sqlite3.Connection, run_id: int, result: ResultSet) -> int:
     benchmark_ids = _ids(db, "benchmarks", result.names)
     metric_ids = _ids(db, "metrics", list(result.columns))
@@ -254,30 +365,20 @@ def _store_values(db: sqlite3.Connection, run_id: int, result: ResultSet) -> int
             for k, name in enumerate(result.names)
         ),
     )
-    counts = np.asarray(result.counts, dtype=np.int64)
-    starts = np.asarray(result.starts, dtype=np.int64)
-    rows = int(counts.sum())
-    owner = np.repeat(np.arange(len(counts)), counts)  # benchmark index of each row
-    repetition = np.arange(rows) - np.repeat(starts, counts)
-    bench_id = np.asarray([benchmark_ids[n] for n in result.names], dtype=np.int64)[owner]
+    ids = np.asarray([benchmark_ids[n] for n in result.names], dtype=np.int64)
     stored = 0
-    for key, column in result.columns.items():
-        keep = np.isfinite(column)  # absent values are NaN (gaps); non-finite are not stored
-        gap = result.gaps.get(key)
-        if gap is not None:
-            keep &= ~gap
-        chosen = np.flatnonzero(keep)
+    for key, owner, repetition, value in _kept(result):
         metric_id = metric_ids[key]
         db.executemany(
             "INSERT INTO samples (benchmark_id, metric_id, run_id, repetition, value) "
             "VALUES (?, ?, ?, ?, ?)",
             zip(
-                bench_id[chosen].tolist(),
-                [metric_id] * len(chosen),
-                [run_id] * len(chosen),
-                repetition[chosen].tolist(),
-                column[chosen].tolist(),
+                ids[owner].tolist(),
+                [metric_id] * len(value),
+                [run_id] * len(value),
+                repetition.tolist(),
+                value.tolist(),
             ),
         )
-        stored += len(chosen)
+        stored += len(value)
     return stored

@@ -7,11 +7,16 @@ always closed: no tool here may wait for a terminal.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import io
+import locale
 import os
+import selectors
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -19,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from kernelwatch.errors import InputError
+from kernelwatch.errors import InputError, shortened
 
 Failure = Literal["cannot-run", "timeout", "status", "cancelled"]
 
@@ -62,12 +67,19 @@ class ToolError(InputError):
 @dataclass(frozen=True)
 class Finished:
     """A tool that ran to its end: its exit status (negative: the signal that ended it) and
-    what it wrote ("" where it went elsewhere)."""
+    what it wrote ("" where it went elsewhere); `stdout_left_out` and `stderr_left_out`: the
+    bytes of each that `keep` did not keep."""
 
     command: tuple[str, ...]
     status: int
     stdout: str = ""
     stderr: str = ""
+    stdout_left_out: int = 0
+    stderr_left_out: int = 0
+
+
+# What `run(keep=TAIL_BYTES)` keeps of each stream: enough for the lines a message quotes.
+TAIL_BYTES = 64 * 1024
 
 
 def run(
@@ -81,20 +93,24 @@ def run(
     tick: Callable[[], None] | None = None,
     tick_seconds: float = 1.0,
     cancel: threading.Event | None = None,
+    keep: int | None = None,
 ) -> Finished:
     """Run `command` to its end and capture its output as text (`log`: both streams go to that
-    file instead; `discard_stdout`: stdout is thrown away). `tick` is called about every
-    `tick_seconds` while it runs. The tool runs in a session of its own: when this is
-    interrupted, runs past `timeout` or `cancel` is set (from another thread), the tool and
-    every process it started are ended (`cmake --build` leaves ninja and nvcc running when
-    only cmake is killed). ToolError when it cannot start, runs past `timeout`, is cancelled,
-    or (`check`) exits non-zero."""
+    file instead; `discard_stdout`: stdout is thrown away; `keep`: only the first and the last
+    `keep` bytes of each stream are kept, so that a tool printing gigabytes is not held in
+    memory). `tick` is called about every `tick_seconds` while it runs. The tool runs in a
+    session of its own: when this is interrupted, runs past `timeout` or `cancel` is set (from
+    another thread), the tool and every process it started are ended (`cmake --build` leaves
+    ninja and nvcc running when only cmake is killed). Once the tool has exited, what it left
+    holding its pipes is waited for a few seconds at most (_wait). ToolError when it cannot
+    start, runs past `timeout`, is cancelled, or (`check`) exits non-zero."""
     argv = [str(part) for part in command]
     stdout: Any = log if log is not None else subprocess.PIPE
     if discard_stdout:
         stdout = subprocess.DEVNULL
     stderr: Any = log if log is not None else subprocess.PIPE
-    process: subprocess.Popen[str] | None = None
+    process: subprocess.Popen[bytes] | None = None
+    out, err = _Capture(keep), _Capture(keep)
     try:
         with signals_held():  # (until `process` is known: the finally below ends it)
             try:
@@ -103,14 +119,17 @@ def run(
                     stdin=subprocess.DEVNULL,
                     stdout=stdout,
                     stderr=stderr,
-                    text=True,
-                    errors="replace",
                     env=None if env is None else dict(env),
                     start_new_session=True,
                 )
             except (OSError, ValueError) as exc:  # (ValueError: a NUL byte in an argument)
                 raise _cannot_run(argv, exc) from None
-        out, err = _wait(process, timeout, tick, tick_seconds, cancel)
+        sinks = {
+            pipe: capture.add
+            for pipe, capture in ((process.stdout, out), (process.stderr, err))
+            if pipe is not None
+        }
+        _wait(process, argv, sinks, timeout, tick, tick_seconds, cancel)
     except _Cancelled:
         raise ToolError(
             f"`{shlex.join(argv)}` was cancelled", command=argv, failure="cancelled"
@@ -128,7 +147,10 @@ def run(
             with signals_held():  # (another Ctrl-C waits: it skipped the ending, at most 40 s)
                 if process.poll() is None:  # interrupted, cancelled or past its time
                     _end_group(process)
-    done = Finished(tuple(argv), process.returncode, out or "", err or "")
+                _close_pipes(process)
+    done = Finished(
+        tuple(argv), process.returncode, out.text(), err.text(), out.left_out, err.left_out
+    )
     if check and done.status != 0:
         said = last_line(done.stderr) or last_line(done.stdout)
         raise ToolError(
@@ -142,47 +164,132 @@ def run(
     return done
 
 
+class _Capture:
+    """What one pipe said: all of it, or (`keep`) its first and last `keep` bytes, the rest
+    only counted."""
+
+    def __init__(self, keep: int | None) -> None:
+        self.keep = keep
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.left_out = 0
+
+    def add(self, data: bytes) -> None:
+        if self.keep is None:
+            self.head += data
+            return
+        room = self.keep - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        self.tail += data
+        over = len(self.tail) - self.keep
+        if over > 0:
+            del self.tail[:over]
+            self.left_out += over
+
+    def text(self) -> str:
+        if not self.left_out:
+            return _decode(bytes(self.head + self.tail))
+        # (the tail's first line may be cut: last_line and the like read its end)
+        gap = f"\n[kernelwatch: {self.left_out:,} bytes of output not kept]\n"
+        return _decode(bytes(self.head)) + gap + _decode(bytes(self.tail))
+
+
+def _decoder() -> io.IncrementalNewlineDecoder:
+    """Text as the tool's pipes read it before: the locale's encoding, bytes it cannot decode
+    replaced, \\r\\n and \\r as \\n (a compiler's line in Latin-1, a progress line's \\r)."""
+    decoder = codecs.getincrementaldecoder(locale.getpreferredencoding(False))("replace")
+    return io.IncrementalNewlineDecoder(decoder, translate=True)
+
+
+def _decode(data: bytes) -> str:
+    return str(_decoder().decode(data, final=True))
+
+
+def _close_pipes(process: subprocess.Popen[bytes]) -> None:
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+
 class _Cancelled(Exception):
     pass
 
 
-_CANCEL_POLL_S = 0.2  # how soon a cancelled tool is ended
+_POLL_S = 0.2  # how soon a cancelled tool is ended, or an ended one noticed
 # How long the pipes of a tool that has ended may stay open: past it, what it left running in
 # its session (a daemon a build started) is ended, else its end was waited for for ever.
 _LEFTOVER_S = 1.0
+# ... and how long after that: what it left in a session of its own (setsid) is out of reach,
+# and kept the pipe open for ever; what was read is kept and the pipe closed.
+_HELD_S = 1.0
+_CHUNK = 1 << 16
 
 
 def _wait(
-    process: subprocess.Popen[str],
+    process: subprocess.Popen[bytes],
+    argv: Sequence[str],
+    sinks: Mapping[IO[bytes], Callable[[bytes], None]],
     timeout: float | None,
     tick: Callable[[], None] | None,
     tick_seconds: float,
     cancel: threading.Event | None,
-) -> tuple[str | None, str | None]:
-    period = min(tick_seconds if tick is not None else _LEFTOVER_S, _LEFTOVER_S)
-    if cancel is not None:
-        period = min(period, _CANCEL_POLL_S)
-    # communicate() may be called again after its timeout without losing output.
-    waited = since_tick = 0.0
-    ended: float | None = None  # when the tool itself was seen ended
-    while True:
-        step = period if timeout is None else min(period, timeout - waited)
-        try:
-            return process.communicate(timeout=max(step, 0.0))
-        except subprocess.TimeoutExpired:
-            waited += step
-            since_tick += step
-            if timeout is not None and waited >= timeout:
-                raise
+) -> None:
+    """Give what each pipe says to its sink until every pipe has ended and the tool has
+    exited; once it has exited, for _LEFTOVER_S + _HELD_S at most. TimeoutExpired when it is
+    still running after `timeout` seconds, _Cancelled when `cancel` is set."""
+    began = last_tick = time.monotonic()
+    ended: float | None = None  # when the tool itself was seen exited
+    leftovers_ended = False
+    with selectors.DefaultSelector() as selector:
+        for pipe, sink in sinks.items():
+            selector.register(pipe, selectors.EVENT_READ, sink)
+        while True:
+            step = _POLL_S
+            if timeout is not None:
+                step = max(0.0, min(step, began + timeout - time.monotonic()))
+            if selector.get_map():
+                for key, _ in selector.select(step):
+                    data = os.read(key.fd, _CHUNK)
+                    if data:
+                        key.data(data)
+                    else:
+                        selector.unregister(key.fileobj)
+            else:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=step)
+            exited = process.poll() is not None
+            if exited and not selector.get_map():
+                return
+            now = time.monotonic()
             if cancel is not None and cancel.is_set():
-                raise _Cancelled from None
-            if process.poll() is not None:
-                ended = waited if ended is None else ended
-                if waited - ended >= _LEFTOVER_S:
+                raise _Cancelled
+            if exited:
+                ended = now if ended is None else ended
+                if now - ended >= _LEFTOVER_S and not leftovers_ended:
                     _end_leftovers(process.pid)
-            if tick is not None and since_tick >= tick_seconds:
-                since_tick = 0.0
+                    leftovers_ended = True
+                elif now - ended >= _LEFTOVER_S + _HELD_S:
+                    print(
+                        f"kernelwatch: warning: {_one_line(argv)}: exited, but "
+                        "a process it left running (in a session of its own) held its output "
+                        f"open; stopped reading it {_LEFTOVER_S + _HELD_S:g} s after",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    return
+            elif timeout is not None and now - began >= timeout:
+                raise subprocess.TimeoutExpired(list(argv), timeout)
+            if tick is not None and now - last_tick >= tick_seconds:
+                last_tick = now
                 tick()
+
+
+def _one_line(argv: Sequence[str]) -> str:
+    """A command line as a warning names it: on one line, shortened."""
+    return shortened(" ".join(shlex.join(argv).split()), 200)
 
 
 def stream(
@@ -195,9 +302,17 @@ def stream(
     `show` as it comes; on an interrupt (or any exception in `show`) the whole process group
     is ended. The output is returned in `stdout`; ToolError only when it cannot start."""
     argv = [str(part) for part in command]
-    process: subprocess.Popen[str] | None = None
+    process: subprocess.Popen[bytes] | None = None
     lines: list[str] = []
-    stop = threading.Event()
+    decoder = _decoder()
+    pending = [""]  # the line not ended yet
+
+    def take(data: bytes, final: bool = False) -> None:
+        *complete, pending[0] = (pending[0] + decoder.decode(data, final)).split("\n")
+        for line in complete:
+            lines.append(line + "\n")
+            show(line + "\n")
+
     try:
         with signals_held():  # (until `process` is known: the finally below ends it)
             try:
@@ -206,26 +321,24 @@ def stream(
                     stdout=subprocess.PIPE,
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
-                    text=True,
-                    errors="replace",  # (a commit subject, a compiler's line in Latin-1)
                     env=None if env is None else dict(env),
                     start_new_session=True,
                 )
             except (OSError, ValueError) as exc:  # (ValueError: a NUL byte in an argument)
                 raise _cannot_run(argv, exc) from None
-        watcher = threading.Thread(target=_watch_leftovers, args=(process, stop), daemon=True)
-        watcher.start()
         assert process.stdout is not None
-        for line in process.stdout:
-            lines.append(line)
-            show(line)
+        _wait(process, argv, {process.stdout: take}, None, None, 1.0, None)
+        take(b"", final=True)
+        if pending[0]:
+            lines.append(pending[0])
+            show(pending[0])
         status = process.wait()
     finally:
-        stop.set()
         if process is not None:
             with signals_held():  # (another Ctrl-C waits: it skipped the ending, at most 40 s)
                 if process.poll() is None:
                     _end_group(process)
+                _close_pipes(process)
     return Finished(tuple(argv), status, "".join(lines))
 
 
@@ -282,7 +395,7 @@ class _Hold:
             self.previous[got](got, frame)
 
 
-def _end_group(process: subprocess.Popen[str]) -> None:
+def _end_group(process: subprocess.Popen[Any]) -> None:
     for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 30)):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, sig)
@@ -291,19 +404,6 @@ def _end_group(process: subprocess.Popen[str]) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
-
-
-def _watch_leftovers(process: subprocess.Popen[str], stop: threading.Event) -> None:
-    """stream's reading ends with its pipe's end: once the tool has ended, what it left
-    holding the pipe is ended _LEFTOVER_S later (unless the reading ended meanwhile)."""
-    ended: float | None = None
-    while not stop.wait(_CANCEL_POLL_S):
-        if process.poll() is None:
-            continue
-        ended = time.monotonic() if ended is None else ended
-        if time.monotonic() - ended >= _LEFTOVER_S:
-            _end_leftovers(process.pid)
-            return
 
 
 def _end_leftovers(session: int) -> None:

@@ -18,6 +18,9 @@ from kernelwatch.runner.settings import Job, benchmark_environment
 BINARY_GLOB = "kernelwatch_bench_*"
 BINARY_FOLDER = "bench"
 LIST_TIMEOUT_S = 300
+# What is kept of a listing's (and --help's) output: its first and last this many bytes each,
+# so that a binary printing gigabytes is not held in memory; a longer listing is refused.
+LIST_KEEP_BYTES = 32 << 20
 # A flag only the harness takes, and `run` passes to it.
 HARNESS_FLAG = "--kernelwatch_max_time"
 
@@ -63,7 +66,12 @@ def list_benchmarks(binary: Path, filter: str | None, extra_args: Sequence[str] 
     """The benchmarks `binary` would run with `filter` (--benchmark_list_tests; needs no GPU)."""
     command = [str(binary), "--benchmark_list_tests=true", *filter_args(filter), *extra_args]
     try:
-        done = tool.run(command, timeout=LIST_TIMEOUT_S, env=benchmark_environment(os.environ))
+        done = tool.run(
+            command,
+            timeout=LIST_TIMEOUT_S,
+            env=benchmark_environment(os.environ),
+            keep=LIST_KEEP_BYTES,
+        )
     except tool.ToolError as exc:
         if exc.failure == "cannot-run":
             raise InputError(f"{binary}: cannot run: {exc.reason}") from None
@@ -75,6 +83,11 @@ def list_benchmarks(binary: Path, filter: str | None, extra_args: Sequence[str] 
             f"{binary}: listing its benchmarks failed (exit status {exc.status}): "
             f"{exc.said or 'no message'}; is it a Google Benchmark binary?"
         ) from None
+    if done.stdout_left_out:
+        raise InputError(
+            f"{binary}: --benchmark_list_tests printed more than {2 * LIST_KEEP_BYTES >> 20} MiB; "
+            "is it a Google Benchmark binary?"
+        )
     refused = _REFUSED_FILTER.search(done.stderr)
     if refused:
         raise InputError(
@@ -95,7 +108,10 @@ def runs_on_harness(binary: Path) -> bool:
     flags (a plain Google Benchmark binary's does not; both print help without a GPU)."""
     try:
         done = tool.run(
-            [str(binary), "--help"], timeout=LIST_TIMEOUT_S, env=benchmark_environment(os.environ)
+            [str(binary), "--help"],
+            timeout=LIST_TIMEOUT_S,
+            env=benchmark_environment(os.environ),
+            keep=LIST_KEEP_BYTES,
         )
     except tool.ToolError:
         return False

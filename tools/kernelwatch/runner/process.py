@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kernelwatch import tool
-from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
+from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError, shortened
 from kernelwatch.gbench import read_document, read_json
 from kernelwatch.names import row_name
 from kernelwatch.runner.discovery import HARNESS_FLAG, filter_args
@@ -71,6 +71,7 @@ def run_one(
             discard_stdout=not settings.verbose,
             tick=progress.tick if progress.enabled else None,
             timeout=timeout,
+            keep=tool.TAIL_BYTES,  # (its stderr is read for its last line only)
         )
     except tool.ToolError as exc:
         if exc.failure == "timeout" and timeout is not None:
@@ -130,13 +131,22 @@ def run_one(
     measured = {
         row_name(row) for row in document["benchmarks"] if row.get("run_type") != "aggregate"
     }
+    # A line its listing printed that names no benchmark (a banner on stdout) gets no row
+    # either; it cannot be told from a benchmark that vanished, so it fails the same way, but
+    # the lines are named for the user to see which.
     unwritten = [name for name in listed if name not in measured]
     if unwritten:
+        shown = ", ".join(shortened(name) for name in unwritten[:_SHOWN])
+        more = f" and {len(unwritten) - _SHOWN} more" if len(unwritten) > _SHOWN else ""
         raise BenchmarkCrashed(
             f"{binary}: exited 0 but wrote no row for {len(unwritten)} benchmark(s) it listed, "
-            f"{unwritten[0]} among them"
+            f"{shown}{more}; its --benchmark_list_tests must print benchmark names only (a "
+            "banner there is taken for a benchmark)"
         )
     return document
+
+
+_SHOWN = 3  # the listed lines without a row that the error names
 
 
 # Is there a CUDA GPU to measure on? Asked before anything runs, so that a machine without one is
@@ -158,7 +168,7 @@ def gpu_absent_reason(probe: Path | None, extra_args: Sequence[str] = ()) -> str
     smi = shutil.which(NVIDIA_SMI)
     if smi:
         try:
-            done = tool.run([smi, "-L"], timeout=60, check=False)
+            done = tool.run([smi, "-L"], timeout=60, check=False, keep=tool.TAIL_BYTES)
         except tool.ToolError as exc:
             return f"nvidia-smi -L failed: {exc.exception}"
         if done.status == 0 and any(line.startswith("GPU ") for line in done.stdout.splitlines()):
@@ -169,7 +179,11 @@ def gpu_absent_reason(probe: Path | None, extra_args: Sequence[str] = ()) -> str
         command = [str(probe), "--benchmark_filter=^$", *extra_args]
         try:
             done = tool.run(
-                command, timeout=120, check=False, env=benchmark_environment(os.environ)
+                command,
+                timeout=120,
+                check=False,
+                env=benchmark_environment(os.environ),
+                keep=tool.TAIL_BYTES,
             )
         except tool.ToolError:
             return None  # the real run will say what is wrong with the binary

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
-from kernelwatch import project, runner
+from kernelwatch import hostbound, project, runner
 from kernelwatch.errors import InputError
+from kernelwatch.loading import baseline_folder_result
 
 
 def find_binaries(build_dir: str | None, bench: Sequence[str]) -> list[Path]:
@@ -55,14 +56,22 @@ def planning_documents(given: Path | None, root: Path | None) -> list[Any]:
     --baseline, else every baseline in the folder. Not this GPU's alone: every shard job of
     every model must compute the same split from the same checkout."""
     if given is not None:
-        return baselines.result_documents(given)
+        given_documents = baselines.result_documents(given)
+        for document in given_documents:
+            hostbound.bound_in(document, str(baseline_folder_result(given) or given))
+        return given_documents
     documents = []
     for entry in baselines.entries(root) if root is not None else ():
         # Another model's broken baseline must not stop this run; the one this run is judged
         # by is read again by baselines.against, which refuses it (exit 2, naming it). Every
         # job of one checkout skips the same files, so the split stays the same.
         try:
-            documents.append(baselines.read_result(entry.result))
+            document = baselines.read_result(entry.result)
         except InputError:
             continue
+        # A damaged host_bound counter is refused, not skipped: the baseline reads whole, and
+        # skipped it would take its benchmarks off the host-bound list of every model's split
+        # (compare refuses it too, where it judges by that baseline).
+        hostbound.bound_in(document, str(entry.result))
+        documents.append(document)
     return documents

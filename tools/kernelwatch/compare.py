@@ -605,6 +605,10 @@ def judged_against(
     `unseen_kind`, where given, is the kind as told from the whole run: a re-run of the few
     benchmarks it flagged cannot tell it, and was held to the unseen-kind prior (a +3 %
     regression past a 1.4 % limit re-judged against 5.2 %, "not confirmed")."""
+    # Checked here, naming the file, before anything reads the runs a side lists (noise.py's
+    # readers take a damaged list for a result of one run, and match no kind of card).
+    for side in (baseline, contender):
+        levels.pooled_runs(side.context, _first_file(side))
     units = levels.units_of(baseline.context)
     crossing = levels.crossing(baseline.context, contender.context)
     wide = Reference(baseline, crossing, _units_at(crossing.level, units))
@@ -668,6 +672,11 @@ def judged_against(
         '(docs/measurement.md, "Kinds of card"); an anchored run judges it sharply'
     )
     return wide
+
+
+def _first_file(result: ResultSet) -> str:
+    """The file whose context a side's is (its first: loading._side_context)."""
+    return str(result.paths[0]) if result.paths else result.label
 
 
 def _units_at(level: Level, units: tuple[levels.Unit, ...]) -> int:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -32,6 +33,8 @@ from statistics import NormalDist
 from typing import Any
 
 import numpy as np
+
+from kernelwatch.errors import InputError, shortened
 
 # The context key of a pooled baseline: one entry per run it was made from (see `pool` in
 # baseline/pool.py): {"processes": [...], "card": ..., "host": ..., "config": ..., ...}.
@@ -132,10 +135,68 @@ def unit_of(context: Mapping[str, Any]) -> Unit:
     return Unit(_known(context.get("gpu_uuid")), host_identity(context), host_config(context))
 
 
-def units_of(context: Mapping[str, Any]) -> tuple[Unit, ...]:
+# What `baseline update` (baseline/pool.py) writes of each run that the levels and kinds read:
+# its card, host and host configuration (text, or null where its context did not name them)
+# and its processes (the numbers its rows carry); its commit, where listed, is text too.
+_RUN_TEXT = ("card", "host", "config")
+
+
+def pooled_runs(
+    context: Mapping[str, Any], where: str = "a result's context"
+) -> list[Mapping[str, Any]] | None:
+    """The runs a pooled result lists (RUNS_KEY); None for a result without the key (one run,
+    or a baseline older than the key). A list that is damaged is refused in one line naming
+    `where` (the file) and the key: read as no list, it judged a pool of 19 cards as its
+    first run's card alone, and turned the matching of kinds of card off without a word."""
+    if RUNS_KEY not in context:
+        return None
+    runs = context[RUNS_KEY]
+    problem = _runs_problem(runs)
+    if problem is not None:
+        raise InputError(
+            f"{where}: {RUNS_KEY}: {problem} (baseline update writes a list of each run's "
+            "card, host, config, commit and processes; update the baseline again from its runs)"
+        )
+    return list(runs)
+
+
+def _runs_problem(runs: Any) -> str | None:
+    """What is wrong with a RUNS_KEY value, if anything."""
+    if not isinstance(runs, list) or not runs:
+        return f"is {_shown(runs)}, not a list of runs"
+    seen: set[int] = set()
+    for k, run in enumerate(runs, 1):
+        if not isinstance(run, Mapping):
+            return f"run {k} is {_shown(run)}, not an object"
+        for key in (*_RUN_TEXT, "processes"):
+            if key not in run:
+                return f"run {k} has no {key!r}"
+        for key in (*_RUN_TEXT, "commit"):
+            if not isinstance(run.get(key), (str, type(None))):
+                return f"run {k}'s {key!r} is {_shown(run[key])}, not text"
+        processes = run["processes"]
+        # type(): bool is an int; a float or text number matched no row's process (noise.py).
+        if (
+            not isinstance(processes, list)
+            or not processes
+            or any(type(p) is not int or p < 1 for p in processes)
+        ):
+            return f"run {k}'s 'processes' is {_shown(processes)}, not a list of process numbers"
+        for process in processes:
+            if process in seen:
+                return f"process {process} is listed twice (run {k})"
+            seen.add(process)
+    return None
+
+
+def _shown(value: Any) -> str:
+    return shortened(json.dumps(value, default=repr))
+
+
+def units_of(context: Mapping[str, Any], where: str = "a result's context") -> tuple[Unit, ...]:
     """The runs a result was made from: those a pooled baseline lists, else the result's own."""
-    runs = context.get(RUNS_KEY)
-    if isinstance(runs, list) and runs and all(isinstance(r, Mapping) for r in runs):
+    runs = pooled_runs(context, where)
+    if runs is not None:
         return tuple(
             Unit(_known(r.get("card")), _known(r.get("host")), _known(r.get("config")))
             for r in runs
@@ -173,9 +234,9 @@ def _one_gpu_hosts(baseline: Mapping[str, Any], contender: Mapping[str, Any]) ->
 def _gpu_counts(context: Mapping[str, Any]) -> list[Any]:
     """The GPU count of each run's host: those a pooled result lists (its own context is its
     first run's), else the result's own."""
-    runs = context.get(RUNS_KEY)
-    if isinstance(runs, list) and runs:
-        return [r.get("host_gpu_count") if isinstance(r, Mapping) else None for r in runs]
+    runs = pooled_runs(context)
+    if runs is not None:
+        return [r.get("host_gpu_count") for r in runs]
     return [context.get("host_gpu_count")]
 
 

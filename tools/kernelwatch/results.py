@@ -150,10 +150,22 @@ class ResultSet:
         return cls(label, paths, {}, (), none, none, none.astype(bool), none, none, {}, {}, {}, {})
 
     def host_bound(self, k: np.ndarray) -> np.ndarray:
-        """Which of the benchmarks `k` (indices) have a row with HOST_BOUND_COUNTER = 1."""
+        """Which of the benchmarks `k` (indices) have a row with HOST_BOUND_COUNTER = 1; a row
+        whose value is neither 1 nor 0 is refused, as hostbound.flag refuses it (one reading for
+        every command; a JSON true reaches here as 1.0, a column of text not at all)."""
         column = self.columns.get(HOST_BOUND_COUNTER)
         if column is None or not len(k):
             return np.zeros(len(k), dtype=bool)
+        gap = self.gaps.get(HOST_BOUND_COUNTER)
+        bad = (column != 0) & (column != 1)
+        if gap is not None:
+            bad &= ~gap
+        if bad.any():
+            from kernelwatch import hostbound  # (it imports this module)
+
+            row = int(np.argmax(bad))
+            name = self.names[int(np.searchsorted(self.starts, row, side="right") - 1)]
+            hostbound.flag(float(column[row]), str(self.paths[self.sources[row]]), name)
         flagged = np.nan_to_num(column) == 1
         cumulative = np.concatenate([[0], np.cumsum(flagged)])
         found: np.ndarray = (

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from kernelwatch import hostbound
 from kernelwatch.config import threshold_for
 from kernelwatch.names import row_name
 from kernelwatch.results import HOST_BOUND_COUNTER
@@ -62,11 +63,15 @@ def imprecise(documents: Iterable[Mapping[str, Any]], settings: RunSettings) -> 
     times: dict[str, list[float]] = defaultdict(list)
     host_bound: set[str] = set()
     for document in documents:
+        context = document.get("context")
+        # (the output names no file of its own: the binary that wrote it stands for it)
+        binary = context.get("executable") if isinstance(context, Mapping) else None
+        where = str(binary or "a benchmark binary's output")
         for row in document.get("benchmarks", []):
             if not isinstance(row, Mapping) or row.get("run_type") == "aggregate":
                 continue
             name = row_name(row)
-            if row.get(HOST_BOUND_COUNTER) == 1:
+            if hostbound.flag(row.get(HOST_BOUND_COUNTER), where, name):
                 host_bound.add(name)
             value = row.get("real_time")
             if isinstance(value, (int, float)) and not row.get("error_occurred"):

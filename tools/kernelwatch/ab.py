@@ -27,7 +27,8 @@ from kernelwatch import completeness, locks, runner, tool, verdict
 from kernelwatch.compare import Comparison, Report, Verdict
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError, shortened
 from kernelwatch.files import write_atomic, write_json_atomic
-from kernelwatch.loading import from_documents, load_all
+from kernelwatch.loading import load_all
+from kernelwatch.results import FAILED_KEY, NO_RESULT_KEY
 
 if TYPE_CHECKING:
     from kernelwatch import ab
@@ -358,8 +359,8 @@ class SidePlans:
 @dataclass(frozen=True)
 class Rounds:
     """What run_rounds measured: each side's folder of round files (a round none of whose
-    processes finished writes none), each side's crashed processes, each side's run context
-    (for a side with no round file), and the benchmarks each side's binaries register."""
+    processes finished writes a crash-only one: crash_only_document), each side's crashed
+    processes, each side's run context, and the benchmarks each side's binaries register."""
 
     sides: Sequence[Side]
     folders: list[Path]
@@ -463,10 +464,18 @@ def run_rounds(
                     keep_going=True,
                 )
             except runner.IncompleteRun as exc:
-                if exc.partial is not None:
-                    write_json_atomic(out, exc.partial.document, make_parents=True)
                 if exc.gpu_lost is not None:
+                    if exc.partial is not None:
+                        write_json_atomic(out, exc.partial.document, make_parents=True)
                     raise NoGpuError(exc.gpu_lost) from None
+                # A round that finished nothing is kept too, as its crash: without a file
+                # `compare` of the folders never saw it.
+                document = (
+                    exc.partial.document
+                    if exc.partial is not None
+                    else crash_only_document(context, exc)
+                )
+                write_json_atomic(out, document, make_parents=True)
                 crashed[side.name] += completeness.from_incomplete(
                     exc, side.name, f"round {k} of {last}"
                 )
@@ -481,6 +490,14 @@ def run_rounds(
         for name, side_jobs in jobs.items()
     }
     return Rounds(sides, folders, crashed, contexts, registered, last)
+
+
+def crash_only_document(context: Mapping[str, Any], failed: runner.IncompleteRun) -> dict[str, Any]:
+    """The round file of a run none of whose processes finished: no rows, and the crash in its
+    context as `run` records a partial result's (results.crash_list: loading reads it as the
+    round's crash, and compare fails on it as on any partial result's)."""
+    crash = {FAILED_KEY: list(failed.failures), NO_RESULT_KEY: list(failed.no_result)}
+    return {"context": {**context, **crash}, "benchmarks": []}
 
 
 def more_rounds(
@@ -566,27 +583,12 @@ def judge_confirmed(
 def judge_rounds(measured: Rounds, judging: verdict.Judging) -> Report:
     """B's rounds judged against A's (verdict.judge), the crashes marked (completeness.mark). A
     benchmark of A that B's binaries do not register was removed or renamed by B: MISSING,
-    not failing (completeness.py). A side with no round file is its crashes' error rows; both
-    without: the first crash's error (exit 3)."""
-    written = [sorted(folder.glob("round-*.json")) for folder in measured.folders]
-    if not any(written):
+    not failing (completeness.py). A side whose rounds measured nothing (crash-only round
+    files) has no rows, its crashes marked; both so: the first crash's error (exit 3)."""
+    loaded = load_all(measured.folders)
+    if not any(len(side) for side in loaded):
         first = next(c for side in measured.sides for c in measured.crashes[side.name])
         raise BenchmarkCrashed(f"{first.where}: {first.failure}")
-    loaded = [
-        (
-            load_all([folder])[0]
-            if files
-            else from_documents(
-                side.name,
-                [
-                    completeness.error_document(
-                        measured.contexts[side.name], measured.crashes[side.name]
-                    )
-                ],
-            )
-        )
-        for side, folder, files in zip(measured.sides, measured.folders, written)
-    ]
     b_registered = measured.registered.get(measured.sides[1].name)
     removed = (
         completeness.not_registered(loaded[0], b_registered)

@@ -39,7 +39,7 @@ from kernelwatch import results
 from kernelwatch.compare import SEVERITY, Comparison, Report, Verdict
 from kernelwatch.errors import InputError, shortened
 from kernelwatch.files import write_json_atomic
-from kernelwatch.gbench import failed_row, show
+from kernelwatch.gbench import show
 from kernelwatch.results import FAILED_KEY, NO_RESULT_KEY, ResultSet
 
 if TYPE_CHECKING:  # its types only: a compare of two files runs nothing
@@ -196,17 +196,6 @@ def _one_line(text: str) -> str:
 
 def _strings(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
-def error_document(context: Mapping[str, Any], crashes: Sequence[Crash]) -> dict[str, Any]:
-    """A side none of whose runs finished anything: an error row for each benchmark (its
-    context records no GPU, and the comparison says so)."""
-    first = _by_name(crashes)
-    rows = [
-        failed_row(name, f"no result: {found[0].where}: {found[0].failure}")
-        for name, found in first.items()
-    ]
-    return {"context": dict(context), "benchmarks": rows}
 
 
 def mark(report: Report, baseline: Sequence[Crash], contender: Sequence[Crash]) -> Report:

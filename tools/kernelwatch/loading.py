@@ -24,6 +24,7 @@ from kernelwatch.results import (
     PROCESS_KEY,
     TIME_KEYS,
     ResultSet,
+    crash_list,
     gpu_model,
 )
 
@@ -111,18 +112,31 @@ def folder_files(root: Path) -> list[Path]:
     return files
 
 
+def crash_only(p: FileColumns) -> bool:
+    """Whether a file has no rows but the crash of its run (results.crash_list): a round of
+    `ab` none of whose processes finished. It names no card nor host: it measured nothing."""
+    return not p.names and crash_list(p.context) is not None
+
+
 def _side_context(files: Sequence[FileColumns]) -> Mapping[str, Any]:
-    """A side's context: its first file's, with every file's crashes (FAILED_KEY, NO_RESULT_KEY).
-    A folder of ab's rounds is one side, and ab marks a crash in any round an ERROR; compare of
-    that folder saw the first round's only, and judged a benchmark that crashed later SAME. A
-    value that is no list is kept as it is, for completeness.no_result to name. Files measured
-    on several cards or hosts (the parts of a run sharded over cards) name them all, as `merge`
-    of them does (levels.measured_on): judged as the first file's card, a card the baseline
-    holds, the other cards' parts were held to that card's own run."""
-    first = files[0].context
-    contexts = [f.context for f in files]
+    """A side's context: its first measuring file's (not a crash-only one's, crash_only), with
+    every file's crashes (FAILED_KEY, NO_RESULT_KEY). A folder of ab's rounds is one side, and
+    ab marks a crash in any round an ERROR; compare of that folder saw the first round's only,
+    and judged a benchmark that crashed later SAME. A value that is no list is kept as it is, for
+    completeness.no_result to name. Files measured on several cards or hosts (the parts of a run
+    sharded over cards) name them all, as `merge` of them does (levels.measured_on): judged as
+    the first file's card, a card the baseline holds, the other cards' parts were held to that
+    card's own run."""
+    measuring = [f for f in files if not crash_only(f)] or list(files)
+    first = measuring[0].context
+    contexts = [f.context for f in measuring]
     several = len({(unit.card, unit.host) for unit in map(unit_of, contexts)}) > 1
-    crashes = any(key in f.context for f in files[1:] for key in (FAILED_KEY, NO_RESULT_KEY))
+    crashes = any(
+        key in f.context
+        for f in files
+        if f is not measuring[0]
+        for key in (FAILED_KEY, NO_RESULT_KEY)
+    )
     if not several and not crashes:
         return first
     context = dict(first)
@@ -144,7 +158,8 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
     notes += [note for p in kept for note in p.notes]
     if not kept:
         raise InputError(f"{label}: holds no benchmark results")
-    _check_same_gpu(kept)
+    # A crash-only file records no GPU (its binary never started one): not another model.
+    _check_same_gpu([p for p in kept if not crash_only(p)] or kept)
     errors = _first_wins([p.errors for p in kept])
     skipped = _first_wins([p.skipped for p in kept])
     labels = _first_wins([p.labels for p in kept])
@@ -173,7 +188,9 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
         )
     else:
         result = _merge_files(label, kept, errors, skipped, notes)
-    if not len(result):
+    # No rows at all: a result only where every file records its run's crash (crash_only), so
+    # that a round of `ab` that measured nothing still shows its crash.
+    if not len(result) and not all(crash_only(p) for p in kept):
         raise InputError(f"{label}: holds no benchmark results")
     return replace(result, labels=labels, registered=registered) if labels or registered else result
 

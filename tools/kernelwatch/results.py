@@ -54,6 +54,22 @@ HOST_BOUND_ON_KEY = "kernelwatch_host_bound_on"
 FAILED_KEY = "kernelwatch_failed_processes"
 NO_RESULT_KEY = "kernelwatch_no_result"
 
+
+def crash_list(context: Mapping[str, Any]) -> tuple[list[str], list[str]] | None:
+    """The failure lines and the benchmarks without a result that a context records, where both
+    are lists of non-empty strings, neither empty (as `run` and `ab` write them); else None. A
+    file with no rows is a result only with these: a round of `ab` none of whose processes
+    finished, kept so that the crash does not vanish from its folder (loading.py)."""
+    found: list[Any] = [context.get(FAILED_KEY), context.get(NO_RESULT_KEY)]
+    for value in found:
+        if not isinstance(value, list) or not value:
+            return None
+        if not all(isinstance(v, str) and v for v in value):
+            return None
+    lines, names = found
+    return list(lines), list(names)
+
+
 # Counters where a larger value is better, recognised by name; others need a direction flag.
 _HIGHER_SUFFIXES = ("_per_second", "_fraction")
 _LOWER_NAMES = frozenset({"real_time", "cpu_time", "allocs_per_iter", "max_bytes_used"})
@@ -247,7 +263,16 @@ def check_times(result: ResultSet) -> None:
     """What compare checks of a result it compares by time, for the commands that keep one
     (history ingest, baseline update): real_time positive and finite once in ns (1e308 us is
     finite in the file, inf in ns), cpu_time finite. Unchecked, the history dropped such a
-    value with no word (it keeps finite values only)."""
+    value with no word (it keeps finite values only). A crash-only result (crash_list, no rows)
+    is refused: there is nothing to keep, and kept it would be a run of no benchmark."""
+    crashed = crash_list(result.context) if not len(result) else None
+    if crashed is not None:
+        # (a line from the file: an escape sequence in it would act on the terminal)
+        line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in crashed[0][0])
+        raise InputError(
+            f"{result.label}: holds no benchmark results: every benchmark process of its run "
+            f"failed ({FAILED_KEY}: {shortened(line, 400)}); measure it again"
+        )
     result.metric_column(resolve_metric("time"))
     column, gap = result.columns.get("cpu_time"), result.gaps.get("cpu_time")
     if column is None:

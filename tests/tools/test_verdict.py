@@ -200,7 +200,7 @@ def test_every_command_gives_the_same_pair_the_same_verdicts(
         folder.mkdir(parents=True)
         shutil.copy(source, folder / "round-1.json")
     sides = [ab.Side(s, s, s * 40, tmp_path, tmp_path) for s in ("A", "B")]
-    rounds = ab.Rounds(sides, folders, {"A": [], "B": []}, {"A": {}, "B": {}}, {})
+    rounds = ab.Rounds(sides, folders, {"A": [], "B": []}, {})
     by_ab = verdicts_of(ab.judge_rounds(rounds, asked[0].judging))
 
     assert by_run == by_compare

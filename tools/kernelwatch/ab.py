@@ -360,12 +360,11 @@ class SidePlans:
 class Rounds:
     """What run_rounds measured: each side's folder of round files (a round none of whose
     processes finished writes a crash-only one: crash_only_document), each side's crashed
-    processes, each side's run context, and the benchmarks each side's binaries register."""
+    processes, and the benchmarks each side's binaries register."""
 
     sides: Sequence[Side]
     folders: list[Path]
     crashes: dict[str, list[completeness.Crash]]
-    contexts: dict[str, dict[str, Any]]
     registered: dict[str, frozenset[str]]
     last: int = 0  # the number of the last round measured: more rounds go on after it
 
@@ -438,7 +437,6 @@ def run_rounds(
     once (NoGpuError, exit 4), the rounds written so far kept."""
     folders = [out_dir / side.name for side in sides]
     crashed: dict[str, list[completeness.Crash]] = {side.name: [] for side in sides}
-    contexts: dict[str, dict[str, Any]] = {}
     last = first + rounds - 1
     for k in range(first, last + 1):
         for side, folder in ((sides[i], folders[i]) for i in in_order(k)):
@@ -452,7 +450,6 @@ def run_rounds(
                 "kernelwatch_ab_rev": side.rev,
                 "kernelwatch_ab_sha": side.sha,
             }
-            contexts.setdefault(side.name, context)
             out = folder / f"round-{k}.json"
             try:
                 suite = runner.run_suite(
@@ -489,7 +486,7 @@ def run_rounds(
         name: frozenset(n for job in side_jobs for n in job.names)
         for name, side_jobs in jobs.items()
     }
-    return Rounds(sides, folders, crashed, contexts, registered, last)
+    return Rounds(sides, folders, crashed, registered, last)
 
 
 def crash_only_document(context: Mapping[str, Any], failed: runner.IncompleteRun) -> dict[str, Any]:

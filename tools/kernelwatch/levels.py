@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import enum
 import hashlib
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -34,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from kernelwatch.errors import InputError, shortened
+from kernelwatch.errors import InputError
+from kernelwatch.gbench import show
 
 # The context key of a pooled baseline: one entry per run it was made from (see `pool` in
 # baseline/pool.py): {"processes": [...], "card": ..., "host": ..., "config": ..., ...}.
@@ -163,17 +163,17 @@ def pooled_runs(
 def _runs_problem(runs: Any) -> str | None:
     """What is wrong with a RUNS_KEY value, if anything."""
     if not isinstance(runs, list) or not runs:
-        return f"is {_shown(runs)}, not a list of runs"
+        return f"is {show(runs)}, not a list of runs"
     seen: set[int] = set()
     for k, run in enumerate(runs, 1):
         if not isinstance(run, Mapping):
-            return f"run {k} is {_shown(run)}, not an object"
+            return f"run {k} is {show(run)}, not an object"
         for key in (*_RUN_TEXT, "processes"):
             if key not in run:
                 return f"run {k} has no {key!r}"
         for key in (*_RUN_TEXT, "commit"):
             if not isinstance(run.get(key), (str, type(None))):
-                return f"run {k}'s {key!r} is {_shown(run[key])}, not text"
+                return f"run {k}'s {key!r} is {show(run[key])}, not text"
         processes = run["processes"]
         # type(): bool is an int; a float or text number matched no row's process (noise.py).
         if (
@@ -181,16 +181,12 @@ def _runs_problem(runs: Any) -> str | None:
             or not processes
             or any(type(p) is not int or p < 1 for p in processes)
         ):
-            return f"run {k}'s 'processes' is {_shown(processes)}, not a list of process numbers"
+            return f"run {k}'s 'processes' is {show(processes)}, not a list of process numbers"
         for process in processes:
             if process in seen:
                 return f"process {process} is listed twice (run {k})"
             seen.add(process)
     return None
-
-
-def _shown(value: Any) -> str:
-    return shortened(json.dumps(value, default=repr))
 
 
 def units_of(context: Mapping[str, Any], where: str = "a result's context") -> tuple[Unit, ...]:

@@ -20,7 +20,7 @@ import pytest
 from conftest import H100_CONTEXT, Run, result_set
 from test_ncu import KERNELS_A
 
-from kernelwatch import explain, explanation, kernels, sass
+from kernelwatch import explain, explanation, kernels, render, sass
 from kernelwatch.compare import Settings, compare
 from kernelwatch.results import resolve_metric
 
@@ -148,6 +148,25 @@ def test_fingerprints_of_another_records_version_are_not_compared() -> None:
     # Resources are still compared.
     before["code"]["kernelwatch_bench_transpose"]["_Zk"].update(registers=99)
     assert kernels.classify(before, RECORDS, NAME).change is explanation.Change.CODE
+
+
+def test_the_summary_says_why_kernels_were_not_compared() -> None:
+    """The real H200 suite against the committed baseline (records version 1) printed
+    "kernels of the benchmarks: 356 not compared" and no reason: SAME rows show none."""
+    older = _records(lambda e: e.update(version=1))
+    rows = {NAME: SPREAD, "copy/n:4/manual_time": SPREAD}
+    report = kernels.classified(
+        compare(
+            result_set(rows, context={**H100_CONTEXT, kernels.CONTEXT_KEY: older}),
+            result_set(rows, context={**H100_CONTEXT, kernels.CONTEXT_KEY: RECORDS}),
+            resolve_metric("real_time"),
+            Settings(),
+        )
+    )
+    assert render.kernel_summary(report) == (
+        "kernels of the benchmarks: 2 not compared (all: launch and resources alike; SASS "
+        "fingerprints of kernel records version 1 and 2 (two kernelwatch releases))"
+    )
 
 
 # --- ncu printing what it should not ----------------------------------------------------------

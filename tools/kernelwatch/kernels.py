@@ -238,8 +238,8 @@ def classify(
             a.get("note")
             or b.get("note")
             or (
-                f"SASS fingerprints of records version {a.get('version')} and "
-                f"{b.get('version')} (kernelwatch releases): not compared"
+                f"SASS fingerprints of kernel records version {a.get('version')} and "
+                f"{b.get('version')} (two kernelwatch releases)"
                 if other_version
                 else "no SASS fingerprint"
             )

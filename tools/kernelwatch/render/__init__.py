@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelwatch import loaded_at_first_use
 from kernelwatch.compare import Comparison, Report, Settings, Verdict
-from kernelwatch.explanation import Explanation
+from kernelwatch.explanation import Change, Explanation
 from kernelwatch.results import Metric, gpu_model
 
 if TYPE_CHECKING:
@@ -189,13 +189,20 @@ def explanation_line(report: Report, c: Comparison) -> str:
 
 def kernel_summary(report: Report) -> str:
     """`kernels of the benchmarks: 1 code changed, 354 identical` (empty without kernel
-    records)."""
-    found = Counter(
-        e.kernel.change.value for e in report.explanations.values() if e.kernel is not None
-    )
+    records), with why most of those not compared were not: a baseline's records of another
+    version read "356 not compared" and nothing more (the rows show no explanation)."""
+    kernels = [e.kernel for e in report.explanations.values() if e.kernel is not None]
+    found = Counter(k.change for k in kernels)
     if not found:
         return ""
-    counts = (f"{n} {kind.removeprefix('kernel ')}" for kind, n in sorted(found.items()))
+    why = Counter(k.details[0] for k in kernels if k.change is Change.UNKNOWN and k.details)
+    counts = []
+    for change, n in sorted(found.items()):
+        count = f"{n} {change.value.removeprefix('kernel ')}"
+        if change is Change.UNKNOWN and why:
+            reason, most = why.most_common(1)[0]
+            count += f" ({'all' if most == n else most}: {reason})"
+        counts.append(count)
     return "kernels of the benchmarks: " + ", ".join(counts)
 
 

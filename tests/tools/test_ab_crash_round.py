@@ -232,8 +232,9 @@ def test_merge_refuses_a_crash_only_file(write_json, run_cli, tmp_path: Path) ->
         ["history", "ingest", "--db", "{tmp}/history.sqlite"],
         ["report", "-o", "{tmp}/page.html", "--baselines", "{tmp}/baselines"],
         ["baseline", "update", "--baselines", "{tmp}/baselines"],
+        ["export", "--format", "bmf", "-o", "{tmp}/export.json"],
     ],
-    ids=["history ingest", "report", "baseline update"],
+    ids=["history ingest", "report", "baseline update", "export"],
 )
 def test_commands_that_keep_a_run_refuse_a_crash_only_file(
     write_json, run_cli, tmp_path: Path, argv: list[str]
@@ -251,3 +252,21 @@ def test_commands_that_keep_a_run_refuse_a_crash_only_file(
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["baselines", "crashed.json"]
     assert not any((tmp_path / "baselines").iterdir())
+
+
+def test_export_of_a_partial_result_says_what_crashed(write_json, run_cli) -> None:
+    """A run's result after a crash exported its other benchmarks without a word: a dashboard
+    fed them took the crashed ones for removed."""
+    kept = dict(list(BENCHMARKS.items())[:1])
+    lost = list(BENCHMARKS)[1:]
+    partial = write_json(
+        "partial.json",
+        {name: [t, t, t] for name, t in kept.items()},
+        context={**H100_CONTEXT, FAILED_KEY: [FAILURE], NO_RESULT_KEY: lost},
+    )
+    done = run_cli("export", partial, "--format", "bmf")
+    assert done.status == 0, done.err
+    assert (
+        f"kernelwatch: note: {len(lost)} benchmark(s) of its run have no result, their process "
+        f"having failed ({NO_RESULT_KEY}): not exported\n"
+    ) in done.err

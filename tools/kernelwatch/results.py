@@ -259,12 +259,9 @@ class ResultSet:
         return column, present
 
 
-def check_times(result: ResultSet) -> None:
-    """What compare checks of a result it compares by time, for the commands that keep one
-    (history ingest, baseline update): real_time positive and finite once in ns (1e308 us is
-    finite in the file, inf in ns), cpu_time finite. Unchecked, the history dropped such a
-    value with no word (it keeps finite values only). A crash-only result (crash_list, no rows)
-    is refused: there is nothing to keep, and kept it would be a run of no benchmark."""
+def check_measured(result: ResultSet) -> None:
+    """Refuse a crash-only result (crash_list, no rows) where a command keeps or exports what a
+    run measured: there is nothing to keep, and kept it would be a run of no benchmark."""
     crashed = crash_list(result.context) if not len(result) else None
     if crashed is not None:
         # (a line from the file: an escape sequence in it would act on the terminal)
@@ -273,6 +270,14 @@ def check_times(result: ResultSet) -> None:
             f"{result.label}: holds no benchmark results: every benchmark process of its run "
             f"failed ({FAILED_KEY}: {shortened(line, 400)}); measure it again"
         )
+
+
+def check_times(result: ResultSet) -> None:
+    """What compare checks of a result it compares by time, for the commands that keep one
+    (history ingest, baseline update): real_time positive and finite once in ns (1e308 us is
+    finite in the file, inf in ns), cpu_time finite. Unchecked, the history dropped such a
+    value with no word (it keeps finite values only)."""
+    check_measured(result)
     result.metric_column(resolve_metric("time"))
     column, gap = result.columns.get("cpu_time"), result.gaps.get("cpu_time")
     if column is None:

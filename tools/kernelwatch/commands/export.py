@@ -83,11 +83,21 @@ def main(args: argparse.Namespace) -> int:
 def run(command: ExportCommand) -> int:
     from kernelwatch.export import BMF_MAX_NAME, bmf_measure, export, github_tool
     from kernelwatch.loading import load
+    from kernelwatch.results import NO_RESULT_KEY, check_measured, crash_list
 
     metric = command.metric
     check_outputs([Output("-o", command.out)], [Input("the result", command.result)])
     result = load(command.result)
+    check_measured(result)
     document, too_long = export(result, metric, command.format)
+    crashed = crash_list(result.context)
+    if crashed is not None:
+        # A partial result (`run` after a crash): a dashboard missing them should know why.
+        print(
+            f"kernelwatch: note: {len(crashed[1])} benchmark(s) of its run have no result, "
+            f"their process having failed ({NO_RESULT_KEY}): not exported",
+            file=sys.stderr,
+        )
     # one entry per benchmark in either format
     left_out = len(result.names) - len(document) - too_long
     if left_out:

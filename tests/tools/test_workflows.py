@@ -23,7 +23,7 @@ ALLOWED_COMMANDS = re.compile(
     r"^(tools/kw|bash \.ci/run|PYTHONPATH=tools python3 -m kernelwatch|python3 -m kernelwatch|"
     r"gh |git |cat |echo |printf |status=|\[ |title=|body=|number=|branch=|if |else|fi|exit |"
     r"wget |sudo |--|\"|for |done|since=|run_id=|file=|\{|mkdir -p |parts=|shard=|regressed=|"
-    r"runs=|newest=|kept=|created=|written=|judged=|jq |\}|"
+    r"runs=|newest=|kept=|created=|written=|judged=|report=|jq |\}|"
     r"bash _kernelwatch/scripts/ci/nvbench-gate\.sh )"
 )
 # The list of GPU models (docs/ci.md, "GPU runners"), read by the `plan` step of gpu.yml,

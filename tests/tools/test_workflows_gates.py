@@ -408,3 +408,28 @@ def test_a_user_lookup_that_fails_once_updates_the_comment(
     assert writes(calls) == [
         "api --method PATCH repos/o/r/issues/comments/13 -F body=@results/comment.md"
     ]
+
+
+# --- the pull request's comment when the suite made no report --------------------------------
+
+
+def test_a_push_without_a_report_replaces_the_earlier_comment(tmp_path: Path) -> None:
+    """The suite crashed (or hung, or lost its runner) before comparing: the comment job said
+    "no report" and posted nothing, so the comment of an earlier push, its verdicts and all,
+    stood for this one. It now says that this push has no report, under the same marker that
+    a report of this model's result gives, so the earlier comment is updated."""
+    root = workspace(tmp_path)
+    status, _, log = run_step(
+        "comment",
+        "Build the comment",
+        root,
+        matrix={"gpu": "h200", "baseline": "nvidia-h200-sm90"},
+        contexts={"github.event.pull_request.head.sha": "c0ffee" * 6 + "c0ff"},
+        workflow=WORKFLOWS / "gpu.yml",
+    )
+    assert status == 0, log
+    assert (root / ".github_env").read_text() == f"MARKER={MARKER}\n"  # a result's (H200)
+    body = (root / "results" / "comment.md").read_text()
+    assert body.startswith(f"{MARKER}\n")
+    assert "**No report for this push**" in body and "c0ffeec0" in body
+    assert "do not hold for this one" in body

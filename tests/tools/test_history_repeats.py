@@ -181,3 +181,15 @@ def test_the_run_out_of_the_test_is_the_one_out_of_the_spread() -> None:
     assert left.tolist() == [0.0, 1.0] and right.tolist() == [4.0, 5.0, 6.0, 7.0]
     left, right = changes.tested_sides(flat, 1, 3, 4, 3)
     assert left.tolist() == [2.0, 3.0, 4.0, 5.0] and right.tolist() == []
+
+
+def test_the_report_finds_a_rewritten_file_of_a_run_in_the_history(run_cli, write_json, tmp_path):
+    """The report marks this run in its trend plots: found by the content hash alone, a result
+    that `run --anchor` rewrote after the nightly ingested it was not there."""
+    db = tmp_path / "h.sqlite"
+    assert run_cli("history", "ingest", write_json("r.json", _night()), "--db", db).status == 0
+    anchored = write_json("anchored.json", _anchored(_night()))
+    other = write_json("other.json", _night(date="2026-11-22T03:40:00+00:00"))
+    with history.database(db) as connection:
+        assert history.stored_run(connection, *history.load_run(anchored)) == 1
+        assert history.stored_run(connection, *history.load_run(other)) is None

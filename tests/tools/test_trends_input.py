@@ -106,7 +106,7 @@ def test_report_trends_leave_slowed_runs_out(build) -> None:
             run_names=[NAME],
             regressed=[NAME],
             references=[],
-            document={"context": {}, "benchmarks": []},
+            this_run=None,
             medians={NAME: 100.0},
             find_changes=changes.find_changes,
         )

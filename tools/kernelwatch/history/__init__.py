@@ -31,6 +31,7 @@ from kernelwatch.history.intake import (
     load_run,
     moment,
     normalized_date,
+    stored_run,
 )
 from kernelwatch.history.queries import (
     Point,
@@ -84,6 +85,7 @@ __all__ = [
     "series",
     "series_document",
     "slowed_runs",
+    "stored_run",
     "summary",
     "texts",
 ]

@@ -175,6 +175,32 @@ def ingest(path: str | Path, db_path: str | Path, key: str | None = None) -> Ing
     return Ingested(run_id, True, len(result.names), samples, slowed, earlier is not None)
 
 
+def stored_run(
+    db: sqlite3.Connection, document: Mapping[str, Any], result: ResultSet
+) -> int | None:
+    """The id of a run already in the history as ingest knows it: the same file (its content
+    hash), or the same measurement written otherwise (_same_measurement); None. The report
+    finds "this run" in its trends so: by the hash alone, a result that `run --anchor`
+    rewrote after it was ingested was not found there."""
+    found = db.execute(
+        "SELECT id FROM runs WHERE content_hash = ?", (content_hash(document),)
+    ).fetchone()
+    if found:
+        return int(found[0])
+    context = dict(result.context)
+    date = normalized_date(context.get("date") or context.get("kernelwatch_run_started"))
+    if date is None:
+        return None
+    columns = {
+        "date": date,
+        "gpu_slug": _slug(context),
+        "git_commit": _text(context.get("kernelwatch_git_commit")),
+        "context": strict_json(context, indent=None, sort_keys=True),
+    }
+    same = _same_measurement(db, result, columns, None)
+    return None if same is None else same[0]
+
+
 def _same_measurement(
     db: sqlite3.Connection, result: ResultSet, columns: Mapping[str, Any], earlier: int | None
 ) -> tuple[int, tuple[str, ...]] | None:

@@ -165,7 +165,7 @@ def build_page(
                 run_names=run.names,
                 regressed=regressed,
                 references=lessons.references(data),
-                document=document,
+                this_run=history.stored_run(db, document, run),
                 medians={
                     n: m[judging.metric.key]
                     for n, m in data.medians.items()

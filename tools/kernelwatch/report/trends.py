@@ -141,14 +141,6 @@ def benchmarks_in_history(db: sqlite3.Connection, gpu: str) -> set[str]:
     return {row[0] for row in rows}
 
 
-def run_id_of(db: sqlite3.Connection, document: Mapping[str, Any]) -> int | None:
-    """This run's id in the history (the same content hash as `history ingest`), if there."""
-    row = db.execute(
-        "SELECT id FROM runs WHERE content_hash = ?", (history.content_hash(document),)
-    ).fetchone()
-    return int(row[0]) if row else None
-
-
 def runs_of(db: sqlite3.Connection, gpu: str) -> int:
     (count,) = db.execute("SELECT count(*) FROM runs WHERE gpu_slug = ?", (gpu,)).fetchone()
     return int(count)
@@ -202,7 +194,7 @@ def build(
     run_names: Sequence[str],
     regressed: Sequence[str],
     references: Sequence[str],
-    document: Mapping[str, Any],
+    this_run: int | None,
     medians: Mapping[str, float],
     find_changes: ChangeFinder | None,
     settings: Settings | None = None,
@@ -215,11 +207,11 @@ def build(
     its per-benchmark threshold rules, where the finder takes `rules`), and `threshold`
     (changes.threshold_of; None: the finder's own); `detection` says which. No finder (`None`), or
     one that refuses (InputError: say, its analysis package is not installed), leaves the
-    trends without change points and says why on the page: the report is still written."""
+    trends without change points and says why on the page: the report is still written.
+    `this_run`: the run's id in the history (history.stored_run), marked in the plots."""
     total = runs_of(db, gpu)
     if total == 0:
         return Trends(unavailable=f"the history holds no run of this GPU ({gpu})")
-    this_run = run_id_of(db, document)
     available = benchmarks_in_history(db, gpu)
     if not available & set(run_names):  # (else: "0 change points" over runs of other benchmarks)
         return Trends(

@@ -193,3 +193,21 @@ def test_the_report_finds_a_rewritten_file_of_a_run_in_the_history(run_cli, writ
     with history.database(db) as connection:
         assert history.stored_run(connection, *history.load_run(anchored)) == 1
         assert history.stored_run(connection, *history.load_run(other)) is None
+
+
+@pytest.mark.parametrize("rewrite", [None, _anchored], ids=["the same file", "rewritten"])
+def test_a_run_stored_without_a_key_takes_the_key_it_comes_with_later(
+    run_cli, write_json, tmp_path, rewrite
+):
+    """Ingested first without a key (from a kept file), then by the nightly under its key: the
+    run kept no key, so that workflow run's re-run was stored as a second run, not replacing it."""
+    db = tmp_path / "h.sqlite"
+    first = _night()
+    assert run_cli("history", "ingest", write_json("r.json", first), "--db", db).status == 0
+    again = write_json("again.json", first if rewrite is None else rewrite(copy.deepcopy(first)))
+    done = run_cli("history", "ingest", again, "--db", db, "--key", "nightly/7/h100")
+    assert done.status == 0 and "--key nightly/7/h100 recorded on it" in done.out, done.out
+    rerun = write_json("rerun.json", _night(date="2026-11-21T05:00:00+00:00"))
+    done = run_cli("history", "ingest", rerun, "--db", db, "--key", "nightly/7/h100")
+    assert done.status == 0 and "replacing" in done.out, done.out
+    assert len(_runs(db)) == 1

@@ -56,7 +56,8 @@ checks it. A run already in the history (same context and benchmarks, however fo
 same measurement: its own date, GPU, commit and every value) is not stored again. With --key, a
 run stored before under the same key (of the same GPU model and commit, else refused) is
 replaced by this one: a workflow's re-run job measures again, and its result is another of the
-same workflow run (nightly.yml: --key nightly/<run id>/<gpu>)."""
+same workflow run (nightly.yml: --key nightly/<run id>/<gpu>); a run already stored without a
+key takes the one given."""
 
 LIST_DESCRIPTION = "One line per run, oldest first: id, date, commit, GPU, benchmarks."
 
@@ -254,18 +255,22 @@ def run_ingest(result: str, db: str | Path, key: str | None = None) -> int:
             f"ingested {result} as run {done.run_id}: {done.benchmarks} benchmark(s), "
             f"{done.samples} value(s), into {db}"
         )
-    elif done.differs is None:
-        print(f"{result}: already in {db} as run {done.run_id}; nothing written")
     else:
-        written = (
-            f"its context differs in {shortened(', '.join(done.differs))}"
-            if done.differs
-            else "written differently"
-        )
-        print(
-            f"{result}: already in {db} as run {done.run_id}, the same measurement (its date, "
-            f"GPU, commit and every value; {written}); nothing written"
-        )
+        written = "nothing written"
+        if done.keyed:
+            written = f"--key {key} recorded on it, nothing else written"
+        if done.differs is None:
+            print(f"{result}: already in {db} as run {done.run_id}; {written}")
+        else:
+            differs = (
+                f"its context differs in {shortened(', '.join(done.differs))}"
+                if done.differs
+                else "written differently"
+            )
+            print(
+                f"{result}: already in {db} as run {done.run_id}, the same measurement (its "
+                f"date, GPU, commit and every value; {differs}); {written}"
+            )
     if done.slowed:
         print(
             f"kernelwatch: warning: {result}: {done.slowed}: slowed down on purpose; "

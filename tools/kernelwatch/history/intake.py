@@ -38,6 +38,7 @@ class Ingested:
     samples: int
     slowed: str | None = None  # slowed down on purpose (results.slowed_on_purpose)
     replaced: bool = False  # it replaced the run stored before under its key
+    keyed: bool = False  # not new, but its key was recorded on the run stored without one
     # Not new, and not the same file: the same measurement as run_id (_same_measurement),
     # written differently; the context keys in which the two differ (none: the rows only).
     differs: tuple[str, ...] | None = None
@@ -135,10 +136,11 @@ def ingest(path: str | Path, db_path: str | Path, key: str | None = None) -> Ing
                 "SELECT id, benchmarks FROM runs WHERE content_hash = ?", (digest,)
             ).fetchone()
             if found:
-                db.execute("ROLLBACK")
                 if not isinstance(found[1], int):
                     raise damaged(f"run {found[0]}'s benchmarks", found[1], "a count")
-                return Ingested(int(found[0]), False, found[1], 0, slowed)
+                keyed = _record_key(db, found[0], key)
+                db.execute("COMMIT" if keyed else "ROLLBACK")
+                return Ingested(int(found[0]), False, found[1], 0, slowed, keyed=keyed)
             columns = {
                 "content_hash": digest,
                 "source": printable(str(path)),  # (a name that is not UTF-8)
@@ -155,8 +157,11 @@ def ingest(path: str | Path, db_path: str | Path, key: str | None = None) -> Ing
             earlier = None if key is None else _under_key(db, path, key, columns)
             same = None if run_date is None else _same_measurement(db, result, columns, earlier)
             if same is not None:
-                db.execute("ROLLBACK")
-                return Ingested(same[0], False, len(result.names), 0, slowed, differs=same[1])
+                keyed = earlier is None and _record_key(db, same[0], key)
+                db.execute("COMMIT" if keyed else "ROLLBACK")
+                return Ingested(
+                    same[0], False, len(result.names), 0, slowed, differs=same[1], keyed=keyed
+                )
             if earlier is None:
                 cursor = db.execute(
                     f"INSERT INTO runs ({', '.join(columns)}) "
@@ -284,6 +289,20 @@ def _context_keys(stored: Any, context: str) -> tuple[str, ...]:
     if not isinstance(before, dict):
         return ("(the stored context is damaged)",)
     return tuple(sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k)))
+
+
+def _record_key(db: sqlite3.Connection, run_id: int, key: str | None) -> bool:
+    """Give `key` to run `run_id`, stored before without one, where no run holds it: ingested
+    first without a key (by hand, from a kept file) and then by the nightly under one, the run
+    kept no key, and that workflow run's re-run was stored as a second run. True: recorded."""
+    if key is None:
+        return False
+    cursor = db.execute(
+        "UPDATE runs SET run_key = ? WHERE id = ? AND run_key IS NULL "
+        "AND NOT EXISTS (SELECT 1 FROM runs WHERE run_key = ?)",
+        (key, run_id, key),
+    )
+    return cursor.rowcount == 1
 
 
 def _under_key(

@@ -799,18 +799,30 @@ def comment(login: str, number: int) -> dict[str, Any]:
     return {"id": number, "user": {"login": login}, "body": MARKER + "\n### report"}
 
 
-def post(tmp_path: Path, fixtures: dict[str, Any], workflow: str = "gpu.yml") -> list[str]:
-    """The comment job's posting step (gpu.yml's, or nvbench-gate.yml's, the same) with the pull
-    request's comments in `fixtures`: gh's writes."""
+def posting(
+    tmp_path: Path,
+    fixtures: dict[str, Any],
+    workflow: Path,
+    contexts: dict[str, str] | None = None,
+) -> tuple[int, list[str]]:
+    """The comment job's posting step of `workflow` (gpu.yml's, or nvbench-gate.yml's, the
+    same) with the pull request's comments in `fixtures`: its status and gh's calls, the
+    step's output last."""
     _, status, _, calls = with_gh(
         tmp_path,
         fixtures,
         "comment",
         POST,
-        workflow=WORKFLOWS / workflow,
-        contexts={"github.token": "t", "github.event.pull_request.number": "5"},
+        workflow=workflow,
+        contexts={"github.token": "t", "github.event.pull_request.number": "5", **(contexts or {})},
         env={"MARKER": MARKER},
     )
+    return status, calls
+
+
+def post(tmp_path: Path, fixtures: dict[str, Any], workflow: str = "gpu.yml") -> list[str]:
+    """The posting step (`posting`) that succeeded: gh's writes."""
+    status, calls = posting(tmp_path, fixtures, WORKFLOWS / workflow)
     assert status == 0, calls
     return [call for call in calls[:-1] if "--method" in call]
 

@@ -22,10 +22,10 @@ from test_workflow_steps import (
     POST,
     WORKFLOWS,
     comment,
+    posting,
     run_step,
     shard_artifacts,
     shard_count,
-    with_gh,
     workspace,
 )
 from test_workflows_input import PR_CONTEXTS, writes
@@ -328,14 +328,11 @@ def test_a_failed_user_lookup_posts_no_second_comment(tmp_path: Path, workflow: 
     comment, found none and posted the report a second time. The lookup is retried, then the
     step fails with one line, nothing posted."""
     fixtures = {COMMENTS: [comment("mallory", 11), comment("kw-bot", 13)]}  # no "user$": 502
-    _, status, _, calls = with_gh(
+    status, calls = posting(
         tmp_path,
         fixtures,
-        "comment",
-        POST,
-        workflow=with_personal_token(tmp_path, workflow),
-        contexts={**PR_CONTEXTS, "secrets.COMMENT_TOKEN": "pat"},
-        env={"MARKER": MARKER},
+        with_personal_token(tmp_path, workflow),
+        {"secrets.COMMENT_TOKEN": "pat"},
     )
     log = calls.pop()
     assert status != 0 and writes(calls) == [], calls
@@ -349,15 +346,7 @@ def test_a_failed_user_lookup_posts_no_second_comment(tmp_path: Path, workflow: 
 def test_the_workflows_own_token_asks_once(tmp_path: Path, workflow: str) -> None:
     """GITHUB_TOKEN may never read /user: its comment is github-actions[bot]'s, at once."""
     fixtures = {COMMENTS: [comment("github-actions[bot]", 12)]}
-    _, status, _, calls = with_gh(
-        tmp_path,
-        fixtures,
-        "comment",
-        POST,
-        workflow=WORKFLOWS / workflow,
-        contexts=PR_CONTEXTS,
-        env={"MARKER": MARKER},
-    )
+    status, calls = posting(tmp_path, fixtures, WORKFLOWS / workflow)
     log = calls.pop()
     assert status == 0, log
     assert user_lookups(calls) == 1

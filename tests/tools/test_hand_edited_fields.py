@@ -100,6 +100,32 @@ def test_compare_refuses_a_damaged_counter_on_either_side(tmp_path: Path, value:
         assert f"{damaged}: {COPY}: counter host_bound is " in one_line(done)
 
 
+@pytest.mark.parametrize("value", ["1", True, [1], {"v": 1}], ids=repr)
+def test_compare_refuses_a_counter_that_is_no_number(tmp_path: Path, value: Any) -> None:
+    """A JSON true became 1.0 and a "1" in every row no counter at all (a column of text), so
+    compare judged the copy host-bound or not where `run` refuses the file; now `run`'s line,
+    by the fast reading and the row-by-row one (an error row sends a file to the latter)."""
+    base, damaged = tmp_path / "base.json", tmp_path / "damaged.json"
+    base.write_text(json.dumps(with_host_bound(1)))
+    for slow in (False, True):
+        written = with_host_bound(value)
+        if slow:
+            written["benchmarks"].append(
+                {
+                    "name": "kernel/b",
+                    "run_name": "kernel/b",
+                    "run_type": "iteration",
+                    "error_occurred": True,
+                    "error_message": "crashed",
+                }
+            )
+        damaged.write_text(json.dumps(written))
+        for sides in ((base, damaged), (damaged, base)):
+            done = run_module("compare", *sides)
+            assert done.returncode == 2, done.stdout[-2000:] + done.stderr
+            assert f"{damaged}: {COPY}: counter host_bound is " in one_line(done)
+
+
 def test_compare_still_reads_one_and_zero(tmp_path: Path) -> None:
     base, other = tmp_path / "base.json", tmp_path / "other.json"
     base.write_text(json.dumps(with_host_bound(1)))

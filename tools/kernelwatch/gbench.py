@@ -37,8 +37,8 @@ import numpy as np
 
 from kernelwatch.errors import InputError, shortened
 from kernelwatch.files import SURROGATE_ESCAPE, check_input_file, strict_json
-from kernelwatch.names import registration, without_aggregate
-from kernelwatch.results import NVBENCH_SAMPLES_KEY, TIME_KEYS
+from kernelwatch.names import registration, row_name, without_aggregate
+from kernelwatch.results import HOST_BOUND_COUNTER, NVBENCH_SAMPLES_KEY, TIME_KEYS
 from kernelwatch.tool import signals_held
 
 # --- the file: a parsed document ------------------------------------------------------------------
@@ -656,7 +656,10 @@ class Usual:
             "cpu_time": _doubles(cpu),
         }
         for key in set().union(*value_rows) - RESERVED_KEYS:
-            columns[key] = _doubles([row.get(key) for row in value_rows])
+            values = [row.get(key) for row in value_rows]
+            if key == HOST_BOUND_COUNTER and not {type(v) for v in values} <= _COUNTER_TYPES:
+                return False  # (refused row by row: _check_host_bound)
+            columns[key] = _doubles(values)
         self.parts.append(_Part(len(value_rows), columns))
         return True
 
@@ -928,6 +931,7 @@ def _file_columns(
 ) -> FileColumns:
     """The columns of the value rows that `layout` chose."""
     value_rows = [rows[i] for i in layout.value_rows]
+    _check_host_bound(path, value_rows)
     firsts, offset, measured = [], 0, []
     for name, count in zip(layout.names, layout.counts):
         if count:
@@ -954,6 +958,22 @@ def _file_columns(
         labels=labels(measured, firsts),
         registered=registration_order(measured, firsts),
     )
+
+
+# A counter's value as Google Benchmark writes it, or absent (a JSON true is a bool).
+_COUNTER_TYPES = {int, float, type(None)}
+
+
+def _check_host_bound(path: str, rows: list[dict[str, Any]]) -> None:
+    """The harness's host_bound counter is read one way by every command (hostbound.flag):
+    a true would become 1.0 here and a "1" in every row no counter at all, so that compare
+    judged a copy `run` refuses. Other values (2, NaN) are refused by ResultSet.host_bound."""
+    for row in rows:
+        value = row.get(HOST_BOUND_COUNTER)
+        if type(value) not in _COUNTER_TYPES:
+            from kernelwatch import hostbound  # (it imports this module)
+
+            hostbound.flag(value, path, row_name(row))
 
 
 class _Taken:

@@ -168,7 +168,8 @@ class ResultSet:
     def host_bound(self, k: np.ndarray) -> np.ndarray:
         """Which of the benchmarks `k` (indices) have a row with HOST_BOUND_COUNTER = 1; a row
         whose value is neither 1 nor 0 is refused, as hostbound.flag refuses it (one reading for
-        every command; a JSON true reaches here as 1.0, a column of text not at all)."""
+        every command; a true or a text was refused as the file was read: gbench._check_host_bound).
+        """
         column = self.columns.get(HOST_BOUND_COUNTER)
         if column is None or not len(k):
             return np.zeros(len(k), dtype=bool)

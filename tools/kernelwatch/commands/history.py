@@ -41,7 +41,9 @@ exit status:
 """
 
 INGEST_EPILOG = EPILOG.replace(
-    "  0  done\n", "  0  done (also: the run was already in the history, nothing written)\n"
+    "  0  done\n",
+    "  0  done (also: the run was already in the history, or a later attempt under its key\n"
+    "     replaced it: nothing written)\n",
 )
 # The command's own help names every action's statuses; `changes` adds exit 1.
 HISTORY_EPILOG = INGEST_EPILOG.replace(
@@ -57,7 +59,9 @@ same measurement: its own date, GPU, commit and every value) is not stored again
 run stored before under the same key (of the same GPU model and commit, else refused) is
 replaced by this one: a workflow's re-run job measures again, and its result is another of the
 same workflow run (nightly.yml: --key nightly/<run id>/<gpu>); a run already stored without a
-key takes the one given."""
+key takes the one given. A result so replaced stays replaced: ingested again, with or without
+its key, nothing is written; one dated before the run under its key (an earlier attempt) does
+not replace it."""
 
 LIST_DESCRIPTION = "One line per run, oldest first: id, date, commit, GPU, benchmarks."
 
@@ -130,7 +134,8 @@ def register(subparsers: Any) -> None:
         type=_key,
         help="the result's identity outside its content: one workflow run's result of one GPU "
         "(e.g. nightly/<run id>/<gpu>); a run ingested under the same key before is replaced "
-        "(a re-run job's result); refused when that run is of another GPU model or commit",
+        "(a re-run job's result), unless this one is dated before it; refused when that run is "
+        "of another GPU model or commit",
     )
     ingest.set_defaults(handler=lambda args: run_ingest(args.result, _db(args), args.key))
 
@@ -249,6 +254,16 @@ def run_ingest(result: str, db: str | Path, key: str | None = None) -> int:
             f"ingested {result} as run {done.run_id} under --key {key}, replacing the result "
             f"ingested under it before (a re-run's): {done.benchmarks} benchmark(s), "
             f"{done.samples} value(s), into {db}"
+        )
+    elif done.older:
+        print(
+            f"{result}: an earlier attempt than run {done.run_id} under --key {done.replaced_by} "
+            "(dated before it): not stored; recorded as replaced by it"
+        )
+    elif done.replaced_by is not None:
+        print(
+            f"{result}: replaced by a later attempt under --key {done.replaced_by} "
+            f"(run {done.run_id}) in {db}; nothing written"
         )
     elif done.new:
         print(

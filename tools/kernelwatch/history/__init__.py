@@ -1,6 +1,6 @@
 """The results history: every ingested run in one SQLite database (standard library only).
 
-Layout (schema version 3; docs/history.md says why it is shaped so):
+Layout (schema version 4; docs/history.md says why it is shaped so):
 
     meta(key PRIMARY KEY, value)                 schema_version lives here
     runs(id, content_hash UNIQUE, source, gpu_slug, gpu_name, git_commit, run_date, date,
@@ -10,13 +10,15 @@ Layout (schema version 3; docs/history.md says why it is shaped so):
     metrics(id, name UNIQUE)                     real_time, cpu_time, counters
     run_benchmarks(run_id, benchmark_id, repetitions, from_aggregates, error, skipped)
     samples(benchmark_id, metric_id, run_id, repetition, value)   one value per row, times in ns
+    replaced_results(content_hash PRIMARY KEY, run_id, run_key)  the results that a later
+                                                 attempt under their key replaced
 
 Opening a database applies the missing migrations (MIGRATIONS, version -> statements) in one
 transaction; a database written by a newer kernelwatch (a larger schema_version) is refused.
 An ingest is one transaction too: all of a run or nothing. A run is identified by the sha256
 of its canonical JSON (context + benchmarks), so ingesting the same file twice is a no-op; and by
 its key where one is given (`ingest --key`: one workflow run's result of one GPU), under which a
-re-run's result replaces the first attempt's.
+re-run's result replaces the first attempt's; a result so replaced stays replaced.
 
     schema.py    the migrations, and opening a database (read-only, or migrated)
     intake.py    ingesting a run: one transaction, all of it or nothing

@@ -3,7 +3,9 @@ identified by the sha256 of its canonical JSON (context + benchmarks), so ingest
 file twice is a no-op; by its measurement (its own date, GPU and commit, and every value it
 would store), so that the same run written differently (rows in another order, a context key
 added since) is a no-op too; and, where the caller gives one, by a key naming the result outside
-its content (one workflow run's result of one GPU), so that a re-run's result replaces it."""
+its content (one workflow run's result of one GPU), so that a re-run's result replaces it. A
+result so replaced stays replaced (the replaced_results table): ingested again, with its key or
+without, it is a no-op."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from kernelwatch.baseline import context_slug
 from kernelwatch.errors import InputError
 from kernelwatch.files import printable, strict_json
 from kernelwatch.gbench import read_json
+from kernelwatch.history import schema
 from kernelwatch.history.schema import damaged, database, rollback
 from kernelwatch.levels import RUNS_KEY
 from kernelwatch.loading import from_documents
@@ -42,6 +45,10 @@ class Ingested:
     # Not new, and not the same file: the same measurement as run_id (_same_measurement),
     # written differently; the context keys in which the two differ (none: the rows only).
     differs: tuple[str, ...] | None = None
+    # Not stored: another attempt's result under this key replaced it (run run_id), or
+    # (older) it is dated before the run under its key, and is recorded as replaced by it now.
+    replaced_by: str | None = None
+    older: bool = False
 
 
 def content_hash(document: Mapping[str, Any]) -> str:
@@ -107,7 +114,9 @@ def ingest(path: str | Path, db_path: str | Path, key: str | None = None) -> Ing
     """Store one result file in the history (one transaction); a run already there is a no-op.
     `key`: the result's identity outside its content, one workflow run's result of one GPU
     (nightly.yml: nightly/<run id>/<gpu>); a run stored under it before is another attempt's
-    result of that run, and this one replaces it, keeping its id (_replace)."""
+    result of that run, and this one replaces it, keeping its id (_replace), unless this one is
+    dated before it (an earlier attempt, _older). A result once replaced is never stored again
+    (_replaced_by)."""
     document, result = load_run(path)
     digest = content_hash(document)
     context = dict(result.context)
@@ -141,6 +150,12 @@ def ingest(path: str | Path, db_path: str | Path, key: str | None = None) -> Ing
                 keyed = _record_key(db, found[0], key)
                 db.execute("COMMIT" if keyed else "ROLLBACK")
                 return Ingested(int(found[0]), False, found[1], 0, slowed, keyed=keyed)
+            replacing = _replaced_by(db, digest)
+            if replacing is not None:
+                db.execute("ROLLBACK")
+                return Ingested(
+                    replacing[0], False, len(result.names), 0, slowed, replaced_by=replacing[1]
+                )
             columns = {
                 "content_hash": digest,
                 "source": printable(str(path)),  # (a name that is not UTF-8)
@@ -155,6 +170,12 @@ def ingest(path: str | Path, db_path: str | Path, key: str | None = None) -> Ing
                 **({} if key is None else {"run_key": key}),
             }
             earlier = None if key is None else _under_key(db, path, key, columns)
+            if earlier is not None and key is not None and _older(db, earlier, columns):
+                _record_replaced(db, digest, earlier, key)
+                db.execute("COMMIT")
+                return Ingested(
+                    earlier, False, len(result.names), 0, slowed, replaced_by=key, older=True
+                )
             same = None if run_date is None else _same_measurement(db, result, columns, earlier)
             if same is not None:
                 keyed = earlier is None and _record_key(db, same[0], key)
@@ -332,11 +353,67 @@ def _under_key(
     return run_id
 
 
+# The schema version that added replaced_results. Ingest migrates to schema.SCHEMA_VERSION
+# first, so the table is there; the tests make an older database with this code, at an older
+# SCHEMA_VERSION (as run_key is written only where a key is given).
+REPLACED_SINCE = 4
+
+
+def _replaced_by(db: sqlite3.Connection, digest: str) -> tuple[int, str] | None:
+    """The run, and its key, that replaced the result of content hash `digest` (another
+    attempt's under that key); None where none did."""
+    if schema.SCHEMA_VERSION < REPLACED_SINCE:
+        return None
+    found = db.execute(
+        "SELECT run_id, run_key FROM replaced_results WHERE content_hash = ?", (digest,)
+    ).fetchone()
+    if found is None:
+        return None
+    run_id, key = found
+    if not isinstance(run_id, int):
+        raise damaged("a replaced result's run id", run_id, "an integer")
+    return run_id, str(key)
+
+
+def _record_replaced(db: sqlite3.Connection, digest: str, run_id: int, key: str) -> None:
+    """Record the result of content hash `digest` as replaced by run `run_id` under `key`."""
+    if schema.SCHEMA_VERSION < REPLACED_SINCE:
+        return
+    db.execute(
+        "INSERT OR REPLACE INTO replaced_results (content_hash, run_id, run_key) VALUES (?, ?, ?)",
+        (digest, run_id, key),
+    )
+
+
+def _older(db: sqlite3.Connection, run_id: int, columns: Mapping[str, Any]) -> bool:
+    """Whether this result is dated before run `run_id`, stored under its key: an earlier
+    attempt of the workflow run, ingested after a later one's (kept files ingested again out
+    of order), which must not replace it. Only a strictly earlier date of its own tells: a
+    merged result carries its earliest part's date, so a re-run of a failed shard is mostly
+    dated as the first attempt, and then (or undated) the later ingest replaces."""
+    if columns["run_date"] is None:
+        return False
+    found = db.execute(
+        "SELECT date FROM runs WHERE id = ? AND run_date IS NOT NULL", (run_id,)
+    ).fetchone()
+    if found is None:
+        return False
+    stored, given = moment(found[0]), moment(columns["date"])
+    return stored is not None and given is not None and given < stored
+
+
 def _replace(db: sqlite3.Connection, run_id: int, columns: Mapping[str, Any]) -> None:
     """Drop run `run_id`'s values and give its row `columns`, in the caller's transaction; the
     new values are then stored under the same id. Its row is updated, not deleted: the samples
     have no index by run (schema version 2), so the cascade of a deleted run would scan them
-    all; here they are found by their primary key, each benchmark's and metric's."""
+    all; here they are found by their primary key, each benchmark's and metric's. The result
+    it held is recorded as replaced (replaced_results): ingested again, it is not stored."""
+    if schema.SCHEMA_VERSION >= REPLACED_SINCE:
+        db.execute(
+            "INSERT OR REPLACE INTO replaced_results (content_hash, run_id, run_key) "
+            "SELECT content_hash, id, ? FROM runs WHERE id = ?",
+            (columns["run_key"], run_id),
+        )
     db.execute(
         "DELETE FROM samples WHERE run_id = ? AND (benchmark_id, metric_id) IN "
         "(SELECT rb.benchmark_id, m.id FROM run_benchmarks rb CROSS JOIN metrics m "

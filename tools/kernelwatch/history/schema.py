@@ -19,10 +19,10 @@ from kernelwatch import project
 from kernelwatch.errors import InputError, shortened
 from kernelwatch.files import check_input_file
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # The oldest schema the reading commands read as it is (they never migrate): version 2 only
-# dropped an index no query reads, and version 3 added a column only ingest reads, so a
-# nightly's database is readable before its next ingest.
+# dropped an index no query reads, and versions 3 and 4 added a column and a table only ingest
+# reads, so a nightly's database is readable before its next ingest.
 READABLE_FROM = 1
 
 # version -> the statements that take a database from version - 1 to version. Append only:
@@ -74,6 +74,17 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     3: (
         "ALTER TABLE runs ADD COLUMN run_key TEXT",
         "CREATE UNIQUE INDEX runs_by_key ON runs (run_key) WHERE run_key IS NOT NULL",
+    ),
+    # The results that a later attempt under their key replaced (intake._replace; or found
+    # older than the run under it): their content hash, gone from `runs`, was taken for a new
+    # run when such a file was ingested again (a second run of the night), and under its key
+    # it replaced the newer attempt back. Read by ingest only.
+    4: (
+        """CREATE TABLE replaced_results (
+            content_hash TEXT PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs (id),
+            run_key TEXT NOT NULL
+        ) WITHOUT ROWID""",
     ),
 }
 

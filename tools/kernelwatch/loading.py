@@ -15,7 +15,7 @@ import numpy as np
 
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import FileColumns, read_document, read_file, read_streamed
-from kernelwatch.levels import measured_on, unit_of
+from kernelwatch.levels import RUNS_KEY, check_pooled_processes, measured_on, unit_of
 from kernelwatch.results import (
     BASELINE_RESULT,
     BASELINE_RESULT_PACKED,
@@ -160,6 +160,7 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
         raise InputError(f"{label}: holds no benchmark results")
     # A crash-only file records no GPU (its binary never started one): not another model.
     _check_same_gpu([p for p in kept if not crash_only(p)] or kept)
+    _check_pools(label, kept)
     errors = _first_wins([p.errors for p in kept])
     skipped = _first_wins([p.skipped for p in kept])
     labels = _first_wins([p.labels for p in kept])
@@ -193,6 +194,34 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
     if not len(result) and not all(crash_only(p) for p in kept):
         raise InputError(f"{label}: holds no benchmark results")
     return replace(result, labels=labels, registered=registered) if labels or registered else result
+
+
+def _check_pools(label: str, files: Sequence[FileColumns]) -> None:
+    """A baseline pooled from several runs (RUNS_KEY), checked where it is read: its list of
+    runs against its rows' processes (levels.check_pooled_processes), and read alone. Read with
+    other results as one side, its runs were taken for one (the side's context its first
+    file's: noise.row_units could not map their processes), or not seen at all."""
+    pooled = [p for p in files if RUNS_KEY in p.context]
+    for p in pooled:
+        check_pooled_processes(p.context, _process_keys(p), str(p.path))
+    measuring = [p for p in files if sum(p.counts)]
+    if pooled and len(measuring) > 1:
+        raise InputError(
+            f"{label}: {pooled[0].path} is a baseline pooled from several runs ({RUNS_KEY}), "
+            f"read here with {len(measuring) - 1} other result file(s) as one side; give it alone"
+        )
+
+
+def _process_keys(p: FileColumns) -> np.ndarray:
+    """Each row's process key (NaN where the row has none), as _numpy_columns reads it."""
+    values = p.columns.get(PROCESS_KEY)
+    if values is None:
+        return np.full(int(sum(p.counts)), np.nan)
+    keys = np.frombuffer(values, dtype=float)
+    gap = p.gaps.get(PROCESS_KEY)
+    if gap is None:
+        return keys
+    return np.where(np.frombuffer(gap, dtype=np.uint8).astype(bool), np.nan, keys)
 
 
 def _first_wins(by_file: Sequence[Mapping[str, _V]]) -> dict[str, _V]:

@@ -100,6 +100,18 @@ def pool(runs: Sequence[tuple[str, Any]], warnings: list[str] | None = None) -> 
     return {"context": context, "benchmarks": pooled_rows}
 
 
+def listing_held(context: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A pooled `context` whose runs list only the processes that `rows` carry, the runs that
+    none carries left out: restricted to some benchmarks (update --filter), a pool listed a run
+    that measured none of them, and its baseline did not match its rows (refused where read)."""
+    runs = context.get(levels.RUNS_KEY)
+    if not isinstance(runs, list):
+        return dict(context)
+    carried = {row.get(PROCESS_KEY, 1) for row in rows}
+    held = [{**run, "processes": [p for p in run["processes"] if p in carried]} for run in runs]
+    return {**context, levels.RUNS_KEY: [run for run in held if run["processes"]]}
+
+
 def _check_processes(label: str, rows: Sequence[Mapping[str, Any]]) -> None:
     """Each row's process, which pooling numbers anew, is a whole number as run writes it: a
     list there stopped the update with a TypeError, and text was pooled as a process no run

@@ -31,7 +31,7 @@ from kernelwatch.baseline import (
     refuse_other_model,
     restrict,
 )
-from kernelwatch.baseline.pool import pool
+from kernelwatch.baseline.pool import listing_held, pool
 from kernelwatch.errors import InputError, compile_regex, shortened
 from kernelwatch.files import strict_json, write_folder, write_json, write_json_gz
 from kernelwatch.gbench import FileColumns, read_document, read_json
@@ -248,7 +248,7 @@ def _new_document(
         if previous is not None and not drop_missing:
             dropping(pooled.label, previous, set(groups(taken["benchmarks"])))
         rows = taken["benchmarks"]
-    return {"context": dict(pooled.context), "benchmarks": rows}
+    return {"context": listing_held(pooled.context, rows), "benchmarks": rows}
 
 
 def _replaced_rows(

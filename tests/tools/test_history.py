@@ -268,6 +268,31 @@ def test_migration_from_an_empty_database(run_cli, write_json, tmp_path):
     } <= tables
 
 
+# What each migration added, taken away again (newest first): a database as an older kernelwatch
+# left it, its runs ingested by today's code, which writes the newest schema only.
+UNDONE = {
+    4: ("DROP TABLE replaced_results",),
+    3: ("DROP INDEX runs_by_key", "ALTER TABLE runs DROP COLUMN run_key"),
+    2: ("CREATE INDEX samples_by_run ON samples (run_id)",),
+}
+
+
+def as_of_version(db: Path, version: int) -> None:
+    """Make database `db` one of schema `version`, as that version's migrations left it."""
+    with sqlite3.connect(db) as c:
+        for undone in range(history.SCHEMA_VERSION, version, -1):
+            for statement in UNDONE[undone]:
+                c.execute(statement)
+        c.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+    with history.database(db) as c:
+        assert history.schema_version(c, db) == version
+
+
+def test_undone_migrations_leave_each_older_schema() -> None:
+    """as_of_version's statements undo exactly what each migration did."""
+    assert set(UNDONE) == set(range(2, history.SCHEMA_VERSION + 1))
+
+
 def test_migrations_run_in_order_in_one_transaction(tmp_path, monkeypatch):
     db = tmp_path / "h.sqlite"
     history.open_db(db, create=True).close()
@@ -298,15 +323,12 @@ def test_migrations_run_in_order_in_one_transaction(tmp_path, monkeypatch):
     assert now == 4
 
 
-def test_a_version_1_database_loses_the_unused_index_and_keeps_its_runs(
-    run_cli, tmp_path, monkeypatch
-):
+def test_a_version_1_database_loses_the_unused_index_and_keeps_its_runs(run_cli, tmp_path):
     db = tmp_path / "h.sqlite"
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 1)
     assert run_cli("history", "ingest", str(SUITE), "--db", db).status == 0
+    as_of_version(db, 1)
     with history.database(db) as c:
         assert c.execute("SELECT 1 FROM sqlite_master WHERE name = 'samples_by_run'").fetchone()
-    monkeypatch.undo()
     # Read as it is before the next ingest: the nightly's database, fetched by a newer kernelwatch.
     assert run_cli("history", "list", "--db", db).status == 0
     with history.database(db) as c:
@@ -426,15 +448,12 @@ def test_an_empty_key_is_refused(run_cli, write_json, tmp_path):
         assert not db.exists()
 
 
-def test_a_version_2_database_takes_keys_and_keeps_its_runs(
-    run_cli, write_json, tmp_path, monkeypatch
-):
+def test_a_version_2_database_takes_keys_and_keeps_its_runs(run_cli, write_json, tmp_path):
     """The nightly's database as uploaded before keys: its runs have none, and stay."""
     db = tmp_path / "h.sqlite"
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
     old = write_json("old.json", {"BM_A": [1, 2, 3]}, context=NIGHT)
     assert run_cli("history", "ingest", old, "--db", db).status == 0
-    monkeypatch.undo()
+    as_of_version(db, 2)
     assert run_cli("history", "list", "--db", db).status == 0  # read as it is
     new = write_json("new.json", {"BM_A": [4, 5, 6]}, context=dict(NIGHT, date="2026-11-22"))
     assert run_cli("history", "ingest", new, "--db", db, "--key", "nightly/8/h100").status == 0

@@ -16,9 +16,8 @@ import pytest
 from conftest import document
 from kernelwatch import changes, history
 from kernelwatch.gbench import read_json
-from kernelwatch.history import schema
 from test_changes_robust import found_in, series
-from test_history import NIGHT
+from test_history import NIGHT, as_of_version
 from test_trends_input import build  # noqa: F401 (a fixture)
 
 RUN = {"BM_A": [10.5, 11.25, 12.0], "BM_B": [5.5, 6.0, 7.25]}
@@ -126,16 +125,15 @@ def test_a_result_without_a_date_is_known_by_its_content_only(run_cli, write_jso
     assert "as run 2:" in run_cli("history", "ingest", again, "--db", db).out
 
 
-def test_an_older_database_recognises_its_runs(run_cli, write_json, tmp_path, monkeypatch):
+def test_an_older_database_recognises_its_runs(run_cli, write_json, tmp_path):
     """A version 1 database, its run's naive date stored as written (as kernelwatch stored one
     then): migrated by the ingest, and its run recognised. No column is added: the identity is
     read from what every version stored (date, GPU, commit, run_benchmarks, samples)."""
     db = tmp_path / "h.sqlite"
     naive = _night(date="2026-11-21T03:40:00")
     naive["context"]["date"] = "2026-11-21T03:40:00"
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 1)
     assert run_cli("history", "ingest", write_json("r.json", naive), "--db", db).status == 0
-    monkeypatch.undo()
+    as_of_version(db, 1)
     with sqlite3.connect(db) as c:
         c.execute("UPDATE runs SET date = '2026-11-21T03:40:00'")
     again = write_json("again.json", _anchored(copy.deepcopy(naive)))

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from conftest import document
 from kernelwatch import history
-from kernelwatch.history import intake, schema
-from test_history import NIGHT, _series
+from kernelwatch.history import intake
+from test_history import NIGHT, _series, as_of_version
 
 KEY = "nightly/7/h100"
 FIRST = {"BM_A": [10.0, 11.0, 12.0], "BM_B": [5.0, 6.0, 7.0]}
@@ -143,22 +143,20 @@ def test_a_failed_replacement_records_nothing(run_cli, write_json, tmp_path, mon
 
 
 def test_a_version_3_database_is_read_as_it_is_then_migrated_keeping_its_runs(
-    run_cli, write_json, tmp_path, monkeypatch
+    run_cli, write_json, tmp_path
 ):
     """The nightly's database as uploaded before version 4: the reading commands read it as it
     is; the next ingest adds the table of replaced results and keeps every run and key."""
     db = tmp_path / "h.sqlite"
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 3)  # migrations 1 to 3 only
     first = write_json("first.json", _attempt(FIRST))
     other = write_json("other.json", _attempt(FIRST, date="2026-11-22T03:40:00+00:00"))
     assert run_cli("history", "ingest", first, "--db", db, "--key", KEY).status == 0
     assert run_cli("history", "ingest", other, "--db", db).status == 0
+    as_of_version(db, 3)
     with history.database(db) as c:
-        assert history.schema_version(c, db) == 3
         assert not c.execute(
             "SELECT 1 FROM sqlite_master WHERE name = 'replaced_results'"
         ).fetchone()
-    monkeypatch.undo()
     for action in (("list",), ("show", "BM_A")):
         done = run_cli("history", *action, "--db", db)
         assert done.status == 0 and "2026-11-22" in done.out, done.err

@@ -26,7 +26,6 @@ from kernelwatch.baseline import context_slug
 from kernelwatch.errors import InputError
 from kernelwatch.files import printable, strict_json
 from kernelwatch.gbench import read_json
-from kernelwatch.history import schema
 from kernelwatch.history.schema import damaged, database, rollback
 from kernelwatch.levels import RUNS_KEY
 from kernelwatch.loading import from_documents
@@ -353,17 +352,9 @@ def _under_key(
     return run_id
 
 
-# The schema version that added replaced_results. Ingest migrates to schema.SCHEMA_VERSION
-# first, so the table is there; the tests make an older database with this code, at an older
-# SCHEMA_VERSION (as run_key is written only where a key is given).
-REPLACED_SINCE = 4
-
-
 def _replaced_by(db: sqlite3.Connection, digest: str) -> tuple[int, str] | None:
     """The run, and its key, that replaced the result of content hash `digest` (another
     attempt's under that key); None where none did."""
-    if schema.SCHEMA_VERSION < REPLACED_SINCE:
-        return None
     found = db.execute(
         "SELECT run_id, run_key FROM replaced_results WHERE content_hash = ?", (digest,)
     ).fetchone()
@@ -377,8 +368,6 @@ def _replaced_by(db: sqlite3.Connection, digest: str) -> tuple[int, str] | None:
 
 def _record_replaced(db: sqlite3.Connection, digest: str, run_id: int, key: str) -> None:
     """Record the result of content hash `digest` as replaced by run `run_id` under `key`."""
-    if schema.SCHEMA_VERSION < REPLACED_SINCE:
-        return
     db.execute(
         "INSERT OR REPLACE INTO replaced_results (content_hash, run_id, run_key) VALUES (?, ?, ?)",
         (digest, run_id, key),
@@ -408,12 +397,8 @@ def _replace(db: sqlite3.Connection, run_id: int, columns: Mapping[str, Any]) ->
     have no index by run (schema version 2), so the cascade of a deleted run would scan them
     all; here they are found by their primary key, each benchmark's and metric's. The result
     it held is recorded as replaced (replaced_results): ingested again, it is not stored."""
-    if schema.SCHEMA_VERSION >= REPLACED_SINCE:
-        db.execute(
-            "INSERT OR REPLACE INTO replaced_results (content_hash, run_id, run_key) "
-            "SELECT content_hash, id, ? FROM runs WHERE id = ?",
-            (columns["run_key"], run_id),
-        )
+    (held,) = db.execute("SELECT content_hash FROM runs WHERE id = ?", (run_id,)).fetchone()
+    _record_replaced(db, held, run_id, columns["run_key"])
     db.execute(
         "DELETE FROM samples WHERE run_id = ? AND (benchmark_id, metric_id) IN "
         "(SELECT rb.benchmark_id, m.id FROM run_benchmarks rb CROSS JOIN metrics m "

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import fcntl
 import json
+import stat
 import sys
 from pathlib import Path
 
 import fakebench
 import pytest
 import test_run
+from kernelwatch.errors import InputError
+from kernelwatch.runner import discovery
 from test_run import ALPHA, BETA, one_error
 
 # Runs the fake binary real_<name> beside it (the wrapped one), with what the wrapper adds.
@@ -227,3 +230,27 @@ def test_a_plain_run_waits_for_another_measurement_on_its_gpu(
     assert done.status == 0, done.err
     assert told == [f"waiting for another measurement on {uuid}"]
     assert f"waiting for another measurement on {uuid}" in done.err
+
+
+# --- a build whose binaries list nothing ----------------------------------------------------------
+
+
+def _silent_binary(path: Path) -> Path:
+    """A 'benchmark binary' that lists nothing (a build whose benchmarks are all gone)."""
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def test_one_binary_listing_nothing_reads_as_english(tmp_path: Path) -> None:
+    # docs/running.md, step 3: "no benchmark at all is exit 2", in one readable line.
+    with pytest.raises(InputError) as caught:
+        discovery.plan([_silent_binary(tmp_path / "kernelwatch_bench_a")], None)
+    assert str(caught.value) == "1 benchmark binary lists no benchmarks"
+
+
+def test_binaries_listing_nothing_read_as_english(tmp_path: Path) -> None:
+    binaries = [_silent_binary(tmp_path / f"kernelwatch_bench_{n}") for n in "ab"]
+    with pytest.raises(InputError) as caught:
+        discovery.plan(binaries, None)
+    assert str(caught.value) == "2 benchmark binaries list no benchmarks"

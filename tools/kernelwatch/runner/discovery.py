@@ -132,7 +132,7 @@ def plan(binaries: Sequence[Path], filter: str | None, extra_args: Sequence[str]
         where = f"{len(binaries)} benchmark binar{'y' if len(binaries) == 1 else 'ies'}"
         if filter:
             raise InputError(f"--filter {shortened(repr(filter))} matches no benchmark in {where}")
-        raise InputError(f"{where} list no benchmarks")
+        raise InputError(f"{where} list{'s' if len(binaries) == 1 else ''} no benchmarks")
     return jobs
 
 

@@ -147,6 +147,13 @@ def test_a_host_bound_list_that_is_not_a_list_of_strings_is_one_line() -> None:
         shards.merge_results([small_part(1), small_part(2, kernelwatch_serial=[7])])
 
 
+@pytest.mark.parametrize("index", [[1], 1, {"gpu": 1}, "1,[2]", ""], ids=repr)
+def test_a_gpu_index_that_is_not_a_number_as_run_writes_it_is_one_line(index: Any) -> None:
+    """A list was merged as "0,[1]", into what `report` and `history` show of the run."""
+    with pytest.raises(InputError, match="s2.json: context kernelwatch_gpu_index is "):
+        shards.merge_results([small_part(1), small_part(2, kernelwatch_gpu_index=index)])
+
+
 AVAILABLE = gpus.parse(SMI)
 
 

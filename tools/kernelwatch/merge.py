@@ -27,7 +27,7 @@ from typing import Any
 from kernelwatch import runner
 from kernelwatch.completeness import BENCH_KEY, WHOLE_BUILD_KEY
 from kernelwatch.errors import InputError, shortened
-from kernelwatch.gbench import TIME_UNITS
+from kernelwatch.gbench import TIME_UNITS, show
 from kernelwatch.history.intake import moment
 from kernelwatch.kernels import CONTEXT_KEY as KERNELS_KEY
 from kernelwatch.kernels import joined as joined_kernels
@@ -49,6 +49,7 @@ from kernelwatch.runner.sharing import estimate
 SHARD_KEY = "kernelwatch_shard"  # "K/N", in the context of a sharded run
 SHARDS_KEY = "kernelwatch_shards"  # in a merged result: "K/N on GPU-…" for each part
 GPU_INDEX_KEY = "kernelwatch_gpu_index"  # `run --gpus`: nvidia-smi's index of the GPU
+_GPU_INDICES = re.compile(r"[0-9]+(,[0-9]+)*")  # (a merged result merged again: its parts')
 PURPOSE_KEY = "kernelwatch_run_purpose"
 SERIAL_KEY = "kernelwatch_serial"  # the host-bound benchmarks (runner, interleaving)
 # `run` writes a flagged benchmark's re-run beside its result (s2.json: s2.confirm-1.json), with
@@ -159,6 +160,12 @@ def merge_results(
         _same_plan(label, context, first_label, first_context)
         if not isinstance(context.get(ANCHOR_KEY, ""), (str, type(None))):
             raise InputError(f"{label}: context {ANCHOR_KEY} is not a string")
+        index = context.get(GPU_INDEX_KEY, "0")
+        if not isinstance(index, str) or not _GPU_INDICES.fullmatch(index):
+            raise InputError(
+                f"{label}: context {GPU_INDEX_KEY} is {shortened(show(index))}, not a GPU's "
+                "index as run writes it (0; a merged result's 0,1)"
+            )
         for key in _NAME_LISTS:
             names = context.get(key, [])
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import GPU_DATA
 from kernelwatch import files
 from kernelwatch.errors import InputError
 
@@ -289,3 +290,26 @@ def test_write_json_writes_json_text_a_piece_at_a_time(
     with path.open("wb") as handle:
         files.write_json(handle, document)
     assert path.read_bytes() == files.json_text(document).encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["selftest", "--from"],
+        ["run", "--build-dir"],
+        ["report", str(GPU_DATA / "h200-suite-rep10.json.gz"), "-o", "r.html", "--baselines"],
+        ["ab", "HEAD", "HEAD", "--repo"],
+    ],
+    ids=lambda c: c[-1],
+)
+def test_a_file_given_for_a_folder_says_so(tmp_path: Path, run_cli, command: list[str]) -> None:
+    """A file where a folder is asked for read "no such directory" (files.check_input_dir)."""
+    given = tmp_path / "notes.txt"
+    given.write_text("")
+    done = run_cli(*command, given)
+    assert done.status == 2
+    assert (
+        done.err == f"kernelwatch: error: {command[-1]} {given}: a regular file, not a directory\n"
+    )
+    done = run_cli(*command, tmp_path / "none")
+    assert done.err == f"kernelwatch: error: {command[-1]} {tmp_path / 'none'}: no such directory\n"

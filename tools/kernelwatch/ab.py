@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from kernelwatch import completeness, locks, runner, tool, verdict
 from kernelwatch.compare import Comparison, Report, Verdict
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError, shortened
-from kernelwatch.files import write_atomic, write_json_atomic
+from kernelwatch.files import check_input_dir, write_atomic, write_json_atomic
 from kernelwatch.loading import load_all
 from kernelwatch.results import FAILED_KEY, NO_RESULT_KEY
 
@@ -102,12 +102,7 @@ def git(repo: Path, *args: str) -> str:
 
 def repo_root(start: Path, needed: bool = True) -> Path:
     said = shortened(str(start), 200)
-    try:
-        is_dir = start.is_dir()
-    except OSError as exc:  # a name too long: its OSError's line held all of it
-        raise InputError(f"--repo {said}: {exc.strerror or exc}") from None
-    if not is_dir:
-        raise InputError(f"--repo {said}: no such directory")
+    check_input_dir(start, "--repo")
     try:
         return Path(git(start, "rev-parse", "--show-toplevel"))
     except InputError:

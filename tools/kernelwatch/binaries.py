@@ -10,6 +10,7 @@ from typing import Any
 from kernelwatch import baseline as baselines
 from kernelwatch import hostbound, project, runner
 from kernelwatch.errors import InputError
+from kernelwatch.files import check_input_dir
 from kernelwatch.loading import baseline_folder_result
 
 
@@ -19,8 +20,7 @@ def find_binaries(build_dir: str | None, bench: Sequence[str]) -> list[Path]:
         return runner.check_binaries(Path(p) for p in bench)
     if build_dir is not None:
         build = Path(build_dir)
-        if not build.is_dir():
-            raise InputError(f"--build-dir {build}: no such directory")
+        check_input_dir(build, "--build-dir")
     else:
         build = default_build()
     return runner.find_binaries(build)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from kernelwatch.errors import InputError, OutputError
+from kernelwatch.errors import InputError, OutputError, shortened
 
 
 def check_writable(path: str | Path, *, make_parents: bool = False) -> Path:
@@ -194,6 +194,21 @@ def check_input_file(path: str | Path, what: str, *, pipe: bool = True) -> None:
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or (pipe and stat.S_ISFIFO(mode)):
         return
     raise InputError(f"{path}: {_kind(mode)}, not {what}")
+
+
+def check_input_dir(path: str | Path, option: str) -> None:
+    """Refuse `option`'s folder where there is none: "no such directory", or what is there
+    instead (a file named where a folder is asked for read as missing)."""
+    said = shortened(str(path), 200)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:  # (a name too long: its OSError's line held all of it)
+        missing = exc.errno in (errno.ENOENT, errno.ENOTDIR)
+        raise InputError(
+            f"{option} {said}: {'no such directory' if missing else exc.strerror or exc}"
+        ) from None
+    if not stat.S_ISDIR(mode):
+        raise InputError(f"{option} {said}: {_kind(mode)}, not a directory")
 
 
 def _kind(mode: int) -> str:

@@ -11,8 +11,8 @@ from typing import Any
 
 from kernelwatch import baseline as baselines
 from kernelwatch import changes, completeness, explain, history, verdict
-from kernelwatch.compare import SLOWDOWNS, Report, Verdict
-from kernelwatch.errors import InputError
+from kernelwatch.compare import SLOWDOWNS, Report
+from kernelwatch.files import check_input_dir
 from kernelwatch.report import lessons, svg, trends
 from kernelwatch.report.lessons.rundata import RunData
 from kernelwatch.results import ResultSet
@@ -61,8 +61,8 @@ def _baseline(
     """The baseline side, what it is, where it was found (with its stored noise), or why there
     is none (only when it was not named): found and restricted as `kernelwatch run` does
     (verdict.find_baseline)."""
-    if options.baselines is not None and not options.baselines.is_dir():
-        raise InputError(f"--baselines {options.baselines}: no such directory")
+    if options.baselines is not None:
+        check_input_dir(options.baselines, "--baselines")
     root = options.baselines if options.baselines is not None else baselines.found_root()
     if root is None and options.baseline is None:
         return (

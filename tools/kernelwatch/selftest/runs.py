@@ -14,7 +14,7 @@ from typing import Any
 
 from kernelwatch import defaults, runner
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError, shortened
-from kernelwatch.files import check_input_file, write_json_atomic
+from kernelwatch.files import check_input_dir, check_input_file, write_json_atomic
 from kernelwatch.gbench import read_json
 from kernelwatch.names import row_name
 from kernelwatch.results import gpu_model
@@ -174,8 +174,7 @@ def classify(path: Path, document: Any) -> SavedRun | None:
 
 def load_runs(folder: Path) -> list[SavedRun]:
     """Every selftest run saved in `folder` (its *.json files; others are passed over)."""
-    if not folder.is_dir():
-        raise InputError(f"--from {folder}: no such directory")
+    check_input_dir(folder, "--from")
     runs: list[SavedRun] = []
     seen: dict[tuple[str, int, float | None], Path] = {}
     for path in sorted(folder.glob("*.json")):

@@ -159,7 +159,10 @@ def run(command: CompareCommand) -> int:
     if command.noise_file:
         # A device is there, but no file: named, not "no such file" (is_file says only no).
         check_input_file(command.noise_file, "a kernelwatch noise file")
-        if not command.noise_file.is_file():
+        # A pipe, `<(zcat noise.json.gz)`, is read as a file, as BASELINE is.
+        if command.noise_file.is_dir():
+            raise InputError(f"--noise-file {command.noise_file}: a folder; name its noise.json")
+        if not command.noise_file.exists():
             raise InputError(f"--noise-file {command.noise_file}: no such file")
     baseline, contender = load_all([command.baseline, command.contender])
     found = baselines.read_as_given(

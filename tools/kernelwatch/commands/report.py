@@ -130,7 +130,11 @@ def main(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.is_dir():
         raise InputError(f"-o {out}: is a directory; name the HTML file")
-    if args.explanations and not Path(args.explanations).is_file():
+    if args.explanations and Path(args.explanations).is_dir():
+        raise InputError(
+            f"--explanations {args.explanations}: a folder; name the explanations.json in it"
+        )
+    if args.explanations and not Path(args.explanations).exists():
         raise InputError(f"--explanations {args.explanations}: no such file")
     # --config defaults to kernelwatch.toml in the baselines folder, as `run` reads it.
     config = verdict.suite_config(args.config, options.baselines_root_if_any(args))

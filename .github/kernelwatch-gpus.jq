@@ -19,6 +19,6 @@ def model:
 | if $gpu == "" then empty
   else $models | map(select(.gpu == $gpu))[0] // fail("no GPU model \($gpu | tojson); its models: \($models | map(.gpu) | join(", "))")
   | "gpu=\(.gpu)", "labels=\(.["runs-on"] | tojson)", "baseline=\(.baseline // "")" end,
-  "pull-requests=\($models | map(select(.["pull-requests"]) | {gpu, labels: .["runs-on"]}) | tojson)",
+  "pull-requests=\($models | map(select(.["pull-requests"]) | {gpu, labels: .["runs-on"], baseline}) | tojson)",
   "nightly=\($models | map(select(.nightly) | {gpu, baseline, shards}) | tojson)",
   "shards=\([$models[] | select(.nightly) | range(1; .shards + 1) as $k | {gpu, labels: .["runs-on"], shard: $k, shards}] | tojson)"

@@ -557,7 +557,9 @@ def test_the_plan_of_the_committed_list(tmp_path: Path, workflow: str) -> None:
     assert status == 0 and log == "", log
     models = json.loads(GPUS.read_text())["models"]
     assert outputs["pull-requests"] == [
-        {"gpu": m["gpu"], "labels": m["runs-on"]} for m in models if m["pull-requests"]
+        {"gpu": m["gpu"], "labels": m["runs-on"], "baseline": m["baseline"]}
+        for m in models
+        if m["pull-requests"]
     ]
     nightly = [m for m in models if m["nightly"]]
     assert outputs["nightly"] == [
@@ -873,3 +875,43 @@ def test_the_nvbench_gate_posts_only_a_body_that_starts_with_a_marker(
     )
     assert status == 0, log
     assert (root / ".github_env").read_text() == (f"MARKER={marker}\n" if marker else "")
+
+
+# --- gpu.yml: the comment of a push without a report, on the plan's real matrix --------------------
+
+
+def matrix_of(entry: dict[str, Any], *names: str) -> dict[str, str]:
+    """A plan entry as the matrix context a job reads: a key the entry lacks is '' (GitHub's
+    value for a property that is not there), lists as JSON."""
+    return {
+        name: (
+            (json.dumps(entry[name]) if isinstance(entry.get(name), list) else str(entry[name]))
+            if entry.get(name) is not None
+            else ""
+        )
+        for name in names
+    }
+
+
+def test_a_push_without_a_report_gets_its_comment_from_the_real_matrix(tmp_path: Path) -> None:
+    """docs/ci.md, "Pull-request comment": where the suite left no report, the body says so
+    "under the same marker (`--gpu <baseline slug>`)". The comment job's matrix is the plan's
+    `pull-requests` output, whose entries were {gpu, labels}: `matrix.baseline` was '', so
+    `kernelwatch comment --gpu ''` refused (exit 2) and nothing was posted; an earlier push's
+    comment, its verdicts with it, stood for the new head. The entries now name the baseline."""
+    status, outputs, log = plan(tmp_path / "plan", GPUS.read_text(), "gpu")
+    assert status == 0, log
+    entry = next(m for m in outputs["pull-requests"] if m["gpu"] == "h200")
+    root = workspace(tmp_path)
+    status, _, log = run_step(
+        "comment",
+        "Build the comment",
+        root,
+        matrix=matrix_of(entry, "gpu", "baseline"),
+        contexts={"github.event.pull_request.head.sha": "c0ffee" * 6 + "c0ff"},
+        workflow=WORKFLOWS / "gpu.yml",
+    )
+    assert status == 0, log
+    assert (root / ".github_env").read_text() == f"MARKER={MARKER}\n"  # a result's (H200)
+    body = (root / "results" / "comment.md").read_text()
+    assert body.startswith(f"{MARKER}\n") and "**No report for this push**" in body

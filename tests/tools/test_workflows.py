@@ -656,3 +656,27 @@ def test_the_nvbench_gate_carries_its_history_in_the_cache_per_gpu_model() -> No
         uploads[0]["if"] == "always()" and uploads[1]["with"]["path"] == "nvbench-gate/baselines/"
     )
     assert "steps.judge.outcome == 'success'" in uploads[1]["if"]
+
+
+def checkouts() -> list[tuple[str, str, dict[str, Any]]]:
+    """(workflow, job, the checkout's `with`) of every actions/checkout step."""
+    found = []
+    for path in WORKFLOWS:
+        for name, job in yaml.safe_load(path.read_text())["jobs"].items():
+            for step in job["steps"]:
+                if str(step.get("uses", "")).startswith("actions/checkout@"):
+                    found.append((path.name, name, step.get("with") or {}))
+    return found
+
+
+def test_no_checkout_leaves_its_token_but_the_one_that_pushes() -> None:
+    """docs/ci.md, "Security": "Checkout uses `persist-credentials: false`, so no token stays
+    on the runner's disk". ci.yml's checkout kept its default (true): the token stayed in
+    .git/config while `bash .ci/run` ran the pull request's own code (the tests, the build).
+    Only baseline.yml's `propose` pushes (its branch), and it runs no code of the repository."""
+    kept = [
+        (workflow, job)
+        for workflow, job, given in checkouts()
+        if given.get("persist-credentials") is not False
+    ]
+    assert kept == [("baseline.yml", "propose")], kept

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from test_workflow_steps import H200, MERGE, RUN_URL, run_step, shard_artifacts, with_gh
+from test_workflow_steps import H200, MERGE, RUN_URL, run_step, with_gh
 from test_workflows_gates import merged, two_shards
 from test_workflows_input import ISSUE, writes
 
@@ -120,3 +120,25 @@ def test_the_unjudged_night_goes_into_the_gpus_one_issue(tmp_path: Path) -> None
         assert status == 0, calls[-1]
         [write] = writes(calls[:-1])
         assert write.startswith(posted), calls
+
+
+@pytest.mark.parametrize("crash", [3, 4])
+def test_a_shard_without_a_report_is_not_said_to_be_judged(tmp_path: Path, crash: int) -> None:
+    """docs/ci.md: the issue of a night that "could not be judged" lists every shard's exit
+    status and how each was judged. A shard that crashed in its run leaves its partial result
+    (no anchor in its context) and no report: its line read `exit 3; against the committed
+    baseline (it holds this card)`, a verdict's wording under the issue's own "could not be
+    judged", where nothing of that part was compared."""
+    count = two_shards()
+    statuses = {k: 0 for k in range(1, count + 1)} | {1: crash}
+    root = merged(tmp_path, statuses, {1: None})
+    assert (root / "shards" / "h200-shard-1.json").is_file()  # the partial result
+    status, _, log = run_step("merge", MERGE, root, H200)
+    assert status == crash, log
+    issue = (root / "results" / "h200-issue.md").read_text()
+    shards = (root / "results" / "h200-shards.md").read_text()
+    for text in (issue, shards):
+        assert f"- h200-shard-1: exit {crash}; not judged: no report\n" in text, text
+        assert (
+            "- h200-shard-2: exit 0; against the committed baseline (it holds this card)\n" in text
+        )

@@ -163,6 +163,8 @@ def test_every_command_gives_the_same_pair_the_same_verdicts(
         tmp_path / "run.json",
         "--confirm",
         0,  # the verdicts themselves: a confirming re-run would measure again
+        "--anchor",
+        "never",  # against the committed baseline, as compare judges (auto built 61b6fec: 134 s)
         "--json",
         report_json,
         "--format",

@@ -287,7 +287,8 @@ def _changes_of(job: _Job) -> list[Change]:
 
 def _run(jobs: Sequence[_Job]) -> list[list[Change]]:
     """Each job's changes, in order: in worker processes, one per CPU, when there are enough
-    series for it to pay. Otava takes ~0.7 s for a series of 365 nightly runs; a year of two
+    series for it to pay. Otava takes ~0.13 s of CPU for a series of 365 nightly runs
+    (docs/architecture.md, "Scale"; ~0.7 s before its merge step was sped up); a year of two
     GPUs' nightlies with a step in one series of five holds ~190 series that are not flat
     (scripts/scale_bench.py). The result is the same list, in the same order."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
@@ -504,7 +505,7 @@ def too_flat(series: Series, threshold: float) -> bool:
     union of runs lies between the smallest lower median and the largest upper median of its
     runs: fewer than half of each run's values lie below its lower median. So no change is
     larger than highest / lowest of those. Most series of a year of nightlies are flat to
-    well within 5 %; Otava costs about a second for each one of 365 runs (docs/history.md)."""
+    well within 5 %; Otava costs ~0.13 s of CPU for each one of 365 runs (docs/history.md)."""
     if threshold <= 0:
         return False
     sizes = np.diff(series.offsets)

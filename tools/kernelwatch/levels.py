@@ -189,42 +189,39 @@ def _runs_problem(runs: Any) -> str | None:
     return None
 
 
-def check_pooled_processes(context: Mapping[str, Any], carried: np.ndarray, where: str) -> None:
-    """A pooled result's list of runs (RUNS_KEY) against the process numbers its rows carry
-    (`carried`, one per row, NaN for a row without one): every row's process listed by one run,
-    every listed process carried by a row. noise.row_units maps each process to its run from
-    the list; one that did not match was read as ONE run (the spreads between cards and hosts
-    not measured, the verdict's limits changed without a word), or, where the counts still
-    agreed, each process from the first difference on was given the next one's run. Refused
-    in one line naming `where` (the file)."""
+def pooled_process_ids(
+    context: Mapping[str, Any], carried: np.ndarray, where: str
+) -> np.ndarray | None:
+    """For a pooled result (RUNS_KEY), each row's process id: the rank of its process number
+    (`carried`, NaN for a row without one) among every number the runs list, so that
+    noise.row_units gives id k the run that lists the k-th; None for a result without the list.
+    A row without a number, or with one no run lists, is refused in one line naming `where`:
+    the ids were the ranks among the rows' numbers, and a list that did not match them read
+    the pool as ONE run (the spreads between cards and hosts unmeasured, the limits changed
+    without a word), or gave each process from the first difference on the next one's run.
+    A listed process without rows is no harm: a pool cut down to some benchmarks has them."""
     runs = pooled_runs(context, where)
     if runs is None:
-        return
-    problem = _processes_problem(runs, np.asarray(carried, dtype=float))
+        return None
+    listed = np.array(sorted(p for run in runs for p in run["processes"]), dtype=float)
+    unnumbered = int(np.isnan(carried).sum())
+    ids = np.searchsorted(listed, carried)
+    unlisted = ~np.isnan(carried) & (listed[np.minimum(ids, len(listed) - 1)] != carried)
+    problem = None
+    if unnumbered:
+        problem = f"{unnumbered} row(s) carry no process number (kernelwatch_process)"
+    elif unlisted.any():
+        number = float(carried[np.argmax(unlisted)])
+        problem = (
+            f"process {show(int(number) if number.is_integer() else number)} of its rows is in "
+            f"no run's list (the runs list {len(listed)} process(es))"
+        )
     if problem is not None:
         raise InputError(
             f"{where}: {RUNS_KEY} does not match its rows: {problem} (baseline update lists "
             "each run's processes; update the baseline again from its runs)"
         )
-
-
-def _processes_problem(runs: Sequence[Mapping[str, Any]], carried: np.ndarray) -> str | None:
-    """What disagrees between the runs' lists of processes and the rows' process numbers."""
-    unnumbered = int(np.isnan(carried).sum())
-    if unnumbered:
-        return f"{unnumbered} row(s) carry no process number (kernelwatch_process)"
-    numbers = np.unique(carried).tolist()
-    listed = {p: k for k, run in enumerate(runs, 1) for p in run["processes"]}
-    counts = f"the runs list {len(listed)} process(es), its rows carry {len(numbers)}"
-    unlisted = [n for n in numbers if n not in listed]
-    if unlisted:
-        number = int(unlisted[0]) if float(unlisted[0]).is_integer() else unlisted[0]
-        return f"process {show(number)} of its rows is in no run's list ({counts})"
-    held = set(numbers)
-    absent = sorted(p for p in listed if p not in held)
-    if absent:
-        return f"run {listed[absent[0]]} lists process {absent[0]}, which none of its rows carries ({counts})"
-    return None
+    return np.asarray(ids, dtype=np.int64)
 
 
 def units_of(context: Mapping[str, Any], where: str = "a result's context") -> tuple[Unit, ...]:

@@ -15,7 +15,7 @@ import numpy as np
 
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import FileColumns, read_document, read_file, read_streamed
-from kernelwatch.levels import RUNS_KEY, check_pooled_processes, measured_on, unit_of
+from kernelwatch.levels import RUNS_KEY, measured_on, pooled_process_ids, unit_of
 from kernelwatch.results import (
     BASELINE_RESULT,
     BASELINE_RESULT_PACKED,
@@ -171,6 +171,7 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
         counts = np.asarray(p.counts, dtype=np.int64)
         columns, gaps, process_keys = _numpy_columns(p)
         sources = np.zeros(int(counts.sum()), dtype=np.int64)
+        pooled = pooled_process_ids(p.context, process_keys, str(p.path))
         result = ResultSet(
             label,
             (Path(p.path),),
@@ -180,7 +181,7 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
             counts,
             np.asarray(p.from_aggregates, dtype=bool),
             sources,
-            _process_ids(sources, process_keys),
+            _process_ids(sources, process_keys) if pooled is None else pooled,
             columns,
             gaps,
             errors,
@@ -197,31 +198,16 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
 
 
 def _check_pools(label: str, files: Sequence[FileColumns]) -> None:
-    """A baseline pooled from several runs (RUNS_KEY), checked where it is read: its list of
-    runs against its rows' processes (levels.check_pooled_processes), and read alone. Read with
-    other results as one side, its runs were taken for one (the side's context its first
-    file's: noise.row_units could not map their processes), or not seen at all."""
+    """A baseline pooled from several runs (RUNS_KEY) is read alone: read with other results as
+    one side, its runs were taken for one (the side's context its first file's: noise.row_units
+    could not map their processes), or not seen at all."""
     pooled = [p for p in files if RUNS_KEY in p.context]
-    for p in pooled:
-        check_pooled_processes(p.context, _process_keys(p), str(p.path))
     measuring = [p for p in files if sum(p.counts)]
     if pooled and len(measuring) > 1:
         raise InputError(
             f"{label}: {pooled[0].path} is a baseline pooled from several runs ({RUNS_KEY}), "
             f"read here with {len(measuring) - 1} other result file(s) as one side; give it alone"
         )
-
-
-def _process_keys(p: FileColumns) -> np.ndarray:
-    """Each row's process key (NaN where the row has none), as _numpy_columns reads it."""
-    values = p.columns.get(PROCESS_KEY)
-    if values is None:
-        return np.full(int(sum(p.counts)), np.nan)
-    keys = np.frombuffer(values, dtype=float)
-    gap = p.gaps.get(PROCESS_KEY)
-    if gap is None:
-        return keys
-    return np.where(np.frombuffer(gap, dtype=np.uint8).astype(bool), np.nan, keys)
 
 
 def _first_wins(by_file: Sequence[Mapping[str, _V]]) -> dict[str, _V]:

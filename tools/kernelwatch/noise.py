@@ -152,20 +152,18 @@ def row_units(
 ) -> tuple[np.ndarray, list[str | None], list[str | None]] | None:
     """For a result pooled from several runs (levels.RUNS_KEY): the run of each process id,
     and each run's card and host (None where its context did not name them); None for a result
-    of one run. A process id is the rank of its number among the rows' (loading._process_ids),
-    and the list was checked against the rows' numbers where the file was read
-    (levels.check_pooled_processes; runs_of numbers a cut's processes anew), so the rank of a
-    listed number is its process's id. A list that does not match is refused in one line: read
-    as one run, the spreads between cards and hosts went unmeasured without a word."""
+    of one run. A process id is the rank of its number among every number the list holds
+    (levels.pooled_process_ids, where the file was read; runs_of numbers a cut's so), so id k
+    is the process the list names k-th. An id beyond the list is refused in one line: read as
+    one run, the spreads between cards and hosts went unmeasured without a word."""
     runs = levels.pooled_runs(result.context, result.label)
     if runs is None or len(runs) < 2:
         return None
     keys = sorted((p, u) for u, run in enumerate(runs) for p in run["processes"])
-    carried = int(result.processes.max()) + 1 if len(result.processes) else 0
-    if carried != len(keys) or len(np.unique(result.processes)) != carried:
+    if len(result.processes) and int(result.processes.max()) >= len(keys):
         raise InputError(
             f"{result.label}: {levels.RUNS_KEY} does not match its rows: the runs list "
-            f"{len(keys)} process(es), its rows carry {len(np.unique(result.processes))}"
+            f"{len(keys)} process(es), its rows carry process id {int(result.processes.max())}"
         )
     units = levels.units_of(result.context)
     unit_of_process = np.array([u for _, u in keys], dtype=np.int64)
@@ -214,10 +212,10 @@ def kind_of_one_run(baseline: ResultSet, contender: ResultSet) -> kinds.Match:
 def runs_of(result: ResultSet, runs: Sequence[int]) -> ResultSet | None:
     """A pooled result cut down to the runs `runs` (indices into levels.RUNS_KEY): their
     processes' rows, and only those runs in its context; None when that is all of them. Its
-    processes are numbered anew (0, 1, ... in the pool's order), as a pool of those runs alone
-    numbers them, so that row_units reads it as it reads that pool: the pool's ids matched the
-    cut's list only where its runs stood first in the pool's, and the cut was read as one run
-    otherwise."""
+    processes are numbered anew, ranks among the numbers its list holds, as a pool of those
+    runs alone is read, so that row_units reads it as it reads that pool: the pool's ids matched
+    the cut's list only where its runs stood first in the pool's, and the cut was read as one
+    run otherwise."""
     units = row_units(result)
     listed = result.context.get(levels.RUNS_KEY)
     if units is None or not isinstance(listed, list) or len(set(runs)) == len(listed):
@@ -225,8 +223,10 @@ def runs_of(result: ResultSet, runs: Sequence[int]) -> ResultSet | None:
     keep = np.isin(units[0][result.processes], list(runs))
     context = {**result.context, levels.RUNS_KEY: [listed[u] for u in sorted(set(runs))]}
     cut = result.subset(keep, context)
-    _, ids = np.unique(cut.processes, return_inverse=True)
-    return replace(cut, processes=ids.reshape(-1).astype(np.int64))
+    numbers = np.array(sorted(p for run in listed for p in run["processes"]), dtype=float)
+    kept = np.array(sorted(p for u in set(runs) for p in listed[u]["processes"]), dtype=float)
+    ids = np.searchsorted(kept, numbers[cut.processes])
+    return replace(cut, processes=ids.astype(np.int64))
 
 
 def runs_of_card(result: ResultSet, card: str | None) -> ResultSet | None:

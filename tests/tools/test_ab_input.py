@@ -52,6 +52,25 @@ def test_bisect_shortens_long_revisions(history: History, run_cli) -> None:
         assert said in line and "characters)" in line and len(line) < 400, line
 
 
+def test_an_empty_revision_is_named_as_such(repo: Repo, run_cli) -> None:
+    """`ab "$BASE" HEAD` with BASE unset said "kernelwatch: error: : not a commit in ..."."""
+    for done, argument in [
+        (run_ab(run_cli, repo, "", repo.b), "REV_A"),
+        (run_ab(run_cli, repo, repo.a, ""), "REV_B"),
+    ]:
+        assert done.status == 2
+        assert f"argument {argument}: an empty value" in one_error(done.err)
+
+
+def test_bisect_names_an_empty_revision_too(history: History, run_cli) -> None:
+    for done, argument in [
+        (run_bisect(run_cli, history, "", "HEAD"), "GOOD"),
+        (run_bisect(run_cli, history, history.shas[1], ""), "BAD"),
+    ]:
+        assert done.status == 2
+        assert f"argument {argument}: an empty value" in one_error(done.err)
+
+
 # --- the user's other worktrees -----------------------------------------------------------------
 
 

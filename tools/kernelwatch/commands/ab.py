@@ -63,8 +63,13 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    parser.add_argument("rev_a", metavar="REV_A", help="the reference commit (A)")
-    parser.add_argument("rev_b", metavar="REV_B", help="the commit judged (B)")
+    # (not empty: `ab "$BASE" HEAD` with BASE unset said "kernelwatch: error: : not a commit")
+    parser.add_argument(
+        "rev_a", metavar="REV_A", type=options.non_empty, help="the reference commit (A)"
+    )
+    parser.add_argument(
+        "rev_b", metavar="REV_B", type=options.non_empty, help="the commit judged (B)"
+    )
     options.add_ab_options(
         parser,
         out_help="where the runs go, as DIR/A/round-K.json and DIR/B/round-K.json: a new or "

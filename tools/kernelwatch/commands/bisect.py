@@ -59,8 +59,15 @@ def register(subparsers: Any) -> None:
         description=DESCRIPTION,
         epilog=EPILOG,
     )
-    parser.add_argument("good", metavar="GOOD", help="a commit without the regression")
-    parser.add_argument("bad", metavar="BAD", help="a later commit with it (GOOD is its ancestor)")
+    parser.add_argument(
+        "good", metavar="GOOD", type=options.non_empty, help="a commit without the regression"
+    )
+    parser.add_argument(
+        "bad",
+        metavar="BAD",
+        type=options.non_empty,
+        help="a later commit with it (GOOD is its ancestor)",
+    )
     options.add_ab_options(
         parser,
         out_help="where the runs go: DIR/<sha>/A and B, one folder per commit judged, and "

@@ -1,10 +1,11 @@
 """A pooled baseline's list of runs (levels.RUNS_KEY) read against the processes of its rows.
 
 Each run lists the process numbers of its rows, and noise.row_units maps each process to its
-run from that list. A list that does not match the rows (a process numbered in no run, a run
-listing a process no row carries) was read as if the pool were ONE run: the spreads between
-its cards and hosts were not measured, and the verdict's limits changed without a word. It is
-refused in one line (exit 2) where the file is read. The pool cut down to some of its runs
+run from that list. A list that does not match the rows (a row's process numbered in no run)
+was read as if the pool were ONE run: the spreads between its cards and hosts were not
+measured, and the verdict's limits changed without a word. It is refused in one line (exit 2)
+where the file is read. A listed process that no row carries is read as it is (a pool cut down
+to some benchmarks has them). The pool cut down to some of its runs
 (noise.runs_of, runs_of_card: a run on the contender's own card) is read as a pool of those
 runs alone, wherever they stand in the list."""
 
@@ -235,8 +236,8 @@ def test_a_cards_runs_cut_from_a_pool_read_alike_wherever_they_stand(order: str)
 
 def test_a_filtered_update_lists_only_the_runs_its_rows_came_from(tmp_path: Path) -> None:
     """`baseline update --filter` of two runs, one of which measured none of the chosen
-    benchmarks: the pool listed that run's processes with no row carrying them, and the update
-    then refused its own baseline. It now lists the runs the rows came from."""
+    benchmarks: the pool listed that run, which contributed no row, and the baseline counted it
+    among its cards. It now lists the runs the rows came from."""
     first = tmp_path / "first.json"
     first.write_text(json.dumps(run_on("aaaaaaaa", 0.0, 1)))
     others = run_on("bbbbbbbb", 0.0, 2)

@@ -203,10 +203,9 @@ def pooled_process_ids(
     runs = pooled_runs(context, where)
     if runs is None:
         return None
-    listed = np.array(sorted(p for run in runs for p in run["processes"]), dtype=float)
+    listed = listed_processes(runs)
     unnumbered = int(np.isnan(carried).sum())
-    ids = np.searchsorted(listed, carried)
-    unlisted = ~np.isnan(carried) & (listed[np.minimum(ids, len(listed) - 1)] != carried)
+    unlisted = ~np.isnan(carried) & ~np.isin(carried, listed)
     problem = None
     if unnumbered:
         problem = f"{unnumbered} row(s) carry no process number (kernelwatch_process)"
@@ -221,7 +220,13 @@ def pooled_process_ids(
             f"{where}: {RUNS_KEY} does not match its rows: {problem} (baseline update lists "
             "each run's processes; update the baseline again from its runs)"
         )
-    return np.asarray(ids, dtype=np.int64)
+    return np.searchsorted(listed, carried).astype(np.int64)
+
+
+def listed_processes(runs: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """Every process number the runs of a pool list, in order: a process id is the rank of its
+    number here (pooled_process_ids)."""
+    return np.array(sorted(p for run in runs for p in run["processes"]), dtype=float)
 
 
 def units_of(context: Mapping[str, Any], where: str = "a result's context") -> tuple[Unit, ...]:

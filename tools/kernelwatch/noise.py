@@ -223,8 +223,8 @@ def runs_of(result: ResultSet, runs: Sequence[int]) -> ResultSet | None:
     keep = np.isin(units[0][result.processes], list(runs))
     context = {**result.context, levels.RUNS_KEY: [listed[u] for u in sorted(set(runs))]}
     cut = result.subset(keep, context)
-    numbers = np.array(sorted(p for run in listed for p in run["processes"]), dtype=float)
-    kept = np.array(sorted(p for u in set(runs) for p in listed[u]["processes"]), dtype=float)
+    numbers = levels.listed_processes(listed)
+    kept = levels.listed_processes([listed[u] for u in set(runs)])
     ids = np.searchsorted(kept, numbers[cut.processes])
     return replace(cut, processes=ids.astype(np.int64))
 

@@ -103,7 +103,7 @@ def pool(runs: Sequence[tuple[str, Any]], warnings: list[str] | None = None) -> 
 def listing_held(context: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """A pooled `context` whose runs list only the processes that `rows` carry, the runs that
     none carries left out: restricted to some benchmarks (update --filter), a pool listed a run
-    that measured none of them, and its baseline did not match its rows (refused where read)."""
+    that measured none of them, and the baseline counted it among its cards and hosts."""
     runs = context.get(levels.RUNS_KEY)
     if not isinstance(runs, list):
         return dict(context)

@@ -20,8 +20,8 @@ H200_BASELINE = REPO / "baselines" / "nvidia-h200-sm90" / "result.json.gz"
 # A run of unchanged code on a card of the kind most of the H200 baseline's runs are of.
 H200_RUN = GPU_DATA / "h200-card-d9675f7b-plain" / "plain.json.gz"
 # The H200 baseline's runs on cards of the other kind (docs/measurement.md, "Kinds of card").
-OTHER_KIND = (3, 5, 6)
-OTHER_KIND_TOO = 17
+OTHER_KIND = (6, 8, 9)
+OTHER_KIND_TOO = 20
 
 
 def pattern(seed: int, size: int = 300) -> np.ndarray:

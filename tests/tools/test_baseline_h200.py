@@ -40,6 +40,7 @@ ANCHORED = GPU_DATA / "h200-card-32985547-baseline-3409419" / "suite.json.gz"
 WIDENED = GPU_DATA / "h200-card-1398c7f4-widened-baseline"  # a fresh card against the sixteen
 AT_MAIN = GPU_DATA / "h200-card-14510562-readme-e73efc4" / "suite.json.gz"  # and another
 ON_WIDENED = GPU_DATA / "h200-card-440e6039-anchored-bd9a78a"  # a fresh card against the nineteen
+ON_22 = GPU_DATA / "h200-card-f8aa7094-anchored-5630f22" / "suite.json.gz"  # and the twenty-two
 PULL_REQUEST = GPU_DATA / "h200-card-8da66dc9-pr-unroll" / "pr.json.gz"
 ONE_BINARY = GPU_DATA / "h200-card-3b892c5d-bench-coalescing" / "part.json.gz"  # run --bench
 JUDGING = verdict.Judging(  # compare's, with the suite's kernelwatch.toml
@@ -135,6 +136,20 @@ def test_todays_code_anchors_on_the_widened_pool_without_measuring_the_anchor() 
         "anchored on 61b6fec6efa2 (nothing to measure; 356 benchmark(s) built identically"
     )
     assert median_sensitivity(judged(ON_WIDENED / "plain.json.gz", BASELINES)) < 0.045
+
+
+def test_todays_code_anchors_on_the_pool_of_8eb680f_without_measuring_the_anchor() -> None:
+    """GPU-f8aa7094 at 5630f22, the README's command: 214 s, every binary built as 8eb680f's,
+    356 IDENTICAL (372-381 s while the baseline's commit was 61b6fec). Its saved result judged
+    unanchored: 356 SAME at the host level, 4.0 % median sensitivity; against the nineteen its
+    host kernel was configured unlike every host's, each spread the host prior (8.1 %)."""
+    context = read_json(ON_22)["context"]
+    assert context[ANCHOR_KEY].startswith(
+        "anchored on 8eb680fcca5a (nothing to measure; 356 benchmark(s) built identically"
+    )
+    report = judged(ON_22, BASELINES)
+    assert report.exit_status == 0 and report.counts()[Verdict.SAME] == 356
+    assert median_sensitivity(report) < 0.045
 
 
 def test_a_fresh_card_anchored_on_3409419s_pool_without_measuring_the_anchor() -> None:

@@ -116,6 +116,27 @@ def test_a_named_baseline_without_the_filtered_runs_part_is_compared_as_compare_
     assert run.status == 2 and "different GPU models" in run.err
 
 
+def test_a_named_baseline_without_rows_is_refused_as_compare_refuses_it(
+    run_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    """A baseline file that holds no rows: compare said "holds no benchmark results"; report
+    (as run --baseline), "holds none of these benchmarks; update it with kernelwatch baseline
+    update", which no update of a file named by hand does."""
+    run_path, base_path = tmp_path / "run.json", tmp_path / "base.json"
+    synthetic.write(run_path, synthetic.document(rows("BM_a", [1.0, 1.1, 1.2]), CONTEXT))
+    synthetic.write(base_path, synthetic.document([], CONTEXT))
+    compared = run_cli("compare", base_path, run_path)
+    assert (compared.status, compared.err) == (
+        2,
+        f"kernelwatch: error: {base_path}: holds no benchmark results\n",
+    )
+    done = run_cli("report", run_path, "--baseline", base_path, "-o", tmp_path / "r.html")
+    assert (done.status, done.err) == (
+        2,
+        f"kernelwatch: error: --baseline {base_path}: holds no benchmark results\n",
+    )
+
+
 @pytest.mark.parametrize("instructions", [["<script>alert(1)</script>", 7], [5]])
 def test_sass_instruction_counts_that_are_not_two_numbers_are_refused_in_one_line(
     run_cli: Callable[..., Any], tmp_path: Path, instructions: list[Any]

@@ -345,18 +345,19 @@ def result_documents(path: Path) -> list[Any]:
     H100 baseline's folder held "no benchmark results"); else the result files of a folder."""
     if not path.exists():
         raise InputError(f"--baseline {path}: no such file or directory")
-    if not path.is_dir():
-        return [read_result(path)]
-    result = baseline_folder_result(path)
+    result = baseline_folder_result(path) if path.is_dir() else path
     if result is not None:
-        return [read_result(result)]
-    documents = []
-    for file in folder_files(path):
-        document = read_json(file)
-        # (a baseline's manifest.json has a "benchmarks" count, not a list)
-        if isinstance(document, dict) and isinstance(document.get("benchmarks"), list):
-            documents.append(check_envelope(str(file), document))
-    if not documents:
+        documents = [read_result(result)]
+    else:
+        documents = []
+        for file in folder_files(path):
+            document = read_json(file)
+            # (a baseline's manifest.json has a "benchmarks" count, not a list)
+            if isinstance(document, dict) and isinstance(document.get("benchmarks"), list):
+                documents.append(check_envelope(str(file), document))
+    # As `compare` words it: "holds none of these benchmarks; update it" named a file of no
+    # rows, which no update of a file named by hand fills.
+    if not any(document["benchmarks"] for document in documents):
         raise InputError(f"--baseline {path}: holds no benchmark results")
     return documents
 

@@ -10,11 +10,11 @@ and a host of its own). The process level is the spread of each run's per-proces
 card's median is the mean of its runs' medians (two runs of one card cross no card). The card
 level is the spread of the cards' medians around their host's mean, pooled over hosts (printed
 where a host holds two cards or more); the host level, the spread of the hosts' means (as
-noise.py measures both, before it takes the host level at least as if the kinds were drawn
-alike: a prior stands for a pool that measured no such spread); the kind level, the spread of the cards' medians around the mean of
-their kind of card (kinds.py), pooled (kinds are told apart only from kinds.MIN_SHARED
-benchmarks). Host-bound benchmarks are left out: they do not fail against another host whatever
-their spread.
+noise.py measures both; noise.py then takes the host level at least as if the kinds were drawn
+alike, and a prior stands for a pool that measured no such spread); the kind level, the spread
+of the cards' medians around the mean of their kind of card (kinds.py), pooled (kinds are told
+apart only from kinds.MIN_SHARED benchmarks). Host-bound benchmarks are left out: they do not
+fail against another host whatever their spread.
 A constant is the 99th percentile of the spreads it must cover, rounded up: the relative part
 from benchmarks of 100 us or more, the absolute part from the shorter ones' excess over it. With
 two kinds or more, the prior for a card of a kind the baseline never held: half the widest gap

@@ -181,3 +181,30 @@ def test_a_damaged_record_of_a_replaced_result_is_one_line(run_cli, write_json, 
     done = run_cli("history", "ingest", first, "--db", db)
     assert done.status == 2 and "a damaged history database" in done.err, done.err
     assert done.err.count("\n") == 1
+
+
+def test_a_run_stored_without_a_key_is_told_when_another_run_holds_it(
+    run_cli, write_json, tmp_path
+):
+    """A stored by hand without a key, then the re-run's B under KEY, then A again under KEY:
+    "already in as run 1; nothing written", and nothing said of the two runs of one workflow run
+    that stay in every series. A run stored under another key kept it without a word too."""
+    db = tmp_path / "h.sqlite"
+    first = write_json("first.json", _attempt(FIRST))
+    rerun = write_json("rerun.json", _attempt(RERUN))
+    assert run_cli("history", "ingest", first, "--db", db).status == 0
+    assert run_cli("history", "ingest", rerun, "--db", db, "--key", KEY).status == 0
+    before = db.read_bytes()
+    done = run_cli("history", "ingest", first, "--db", db, "--key", KEY)
+    assert done.status == 0 and done.out == f"{first}: already in {db} as run 1; nothing written\n"
+    assert done.err == (
+        f"kernelwatch: warning: {first}: run 2 holds --key {KEY}, so run 1 keeps no key: both "
+        "stay in the history as runs of that night (history list shows them)\n"
+    )
+    assert db.read_bytes() == before
+    other = run_cli("history", "ingest", rerun, "--db", db, "--key", "nightly/8/h100")
+    assert other.status == 0 and other.err == (
+        f"kernelwatch: warning: {rerun}: run 2 is stored under --key {KEY}, which it keeps\n"
+    )
+    again = run_cli("history", "ingest", rerun, "--db", db, "--key", KEY)
+    assert (again.status, again.err) == (0, "")

@@ -286,6 +286,19 @@ def run_ingest(result: str, db: str | Path, key: str | None = None) -> int:
                 f"{result}: already in {db} as run {done.run_id}, the same measurement (its "
                 f"date, GPU, commit and every value; {differs}); {written}"
             )
+    if done.stored_key is not None:
+        print(
+            f"kernelwatch: warning: {result}: run {done.run_id} is stored under --key "
+            f"{done.stored_key}, which it keeps",
+            file=sys.stderr,
+        )
+    if done.key_held_by is not None:
+        print(
+            f"kernelwatch: warning: {result}: run {done.key_held_by} holds --key {key}, so run "
+            f"{done.run_id} keeps no key: both stay in the history as runs of that night "
+            "(history list shows them)",
+            file=sys.stderr,
+        )
     if done.slowed:
         print(
             f"kernelwatch: warning: {result}: {done.slowed}: slowed down on purpose; "

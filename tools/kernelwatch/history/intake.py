@@ -41,6 +41,10 @@ class Ingested:
     slowed: str | None = None  # slowed down on purpose (results.slowed_on_purpose)
     replaced: bool = False  # it replaced the run stored before under its key
     keyed: bool = False  # not new, but its key was recorded on the run stored without one
+    # Not new, its key not recorded: the run stored under another key (`stored_key`), or
+    # stored without one while run `key_held_by` holds the key.
+    stored_key: str | None = None
+    key_held_by: int | None = None
     # Not new, and not the same file: the same measurement as run_id (_same_measurement),
     # written differently; the context keys in which the two differ (none: the rows only).
     differs: tuple[str, ...] | None = None
@@ -147,8 +151,9 @@ def ingest(path: str | Path, db_path: str | Path, key: str | None = None) -> Ing
                 if not isinstance(found[1], int):
                     raise damaged(f"run {found[0]}'s benchmarks", found[1], "a count")
                 keyed = _record_key(db, found[0], key)
+                held = _key_elsewhere(db, found[0], key) if key is not None and not keyed else {}
                 db.execute("COMMIT" if keyed else "ROLLBACK")
-                return Ingested(int(found[0]), False, found[1], 0, slowed, keyed=keyed)
+                return Ingested(int(found[0]), False, found[1], 0, slowed, keyed=keyed, **held)
             replacing = _replaced_by(db, digest)
             if replacing is not None:
                 db.execute("ROLLBACK")
@@ -178,9 +183,17 @@ def ingest(path: str | Path, db_path: str | Path, key: str | None = None) -> Ing
             same = None if run_date is None else _same_measurement(db, result, columns, earlier)
             if same is not None:
                 keyed = earlier is None and _record_key(db, same[0], key)
+                held = _key_elsewhere(db, same[0], key) if key is not None and not keyed else {}
                 db.execute("COMMIT" if keyed else "ROLLBACK")
                 return Ingested(
-                    same[0], False, len(result.names), 0, slowed, differs=same[1], keyed=keyed
+                    same[0],
+                    False,
+                    len(result.names),
+                    0,
+                    slowed,
+                    differs=same[1],
+                    keyed=keyed,
+                    **held,
                 )
             if earlier is None:
                 cursor = db.execute(
@@ -323,6 +336,18 @@ def _record_key(db: sqlite3.Connection, run_id: int, key: str | None) -> bool:
         (key, run_id, key),
     )
     return cursor.rowcount == 1
+
+
+def _key_elsewhere(db: sqlite3.Connection, run_id: int, key: str) -> dict[str, Any]:
+    """Why `key` was not recorded on run `run_id`, stored before (Ingested's fields): it is
+    stored under another key, or another run holds this one. Either way both runs stay, and
+    said nothing, a workflow run's result stored by hand, then its re-run's under the key,
+    stayed two runs of one night in every series. Nothing where the run holds `key` itself."""
+    (stored,) = db.execute("SELECT run_key FROM runs WHERE id = ?", (run_id,)).fetchone()
+    if stored is not None:
+        return {} if stored == key else {"stored_key": str(stored)}
+    holder = db.execute("SELECT id FROM runs WHERE run_key = ?", (key,)).fetchone()
+    return {} if holder is None else {"key_held_by": int(holder[0])}
 
 
 def _under_key(

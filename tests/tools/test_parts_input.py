@@ -227,6 +227,17 @@ def test_the_merged_copy_ceiling_stands_for_every_part() -> None:
     assert shards.merge_results(parts)["context"][key] == "4100000000000"
 
 
+@pytest.mark.parametrize(
+    "key", ["kernelwatch_run_seconds", "kernelwatch_copy_ceiling_bytes_per_second"]
+)
+@pytest.mark.parametrize("value", ["fast", "-5", "nan", [100], True], ids=repr)
+def test_a_time_or_ceiling_that_is_not_a_number_is_one_line(key: str, value: Any) -> None:
+    """Such a part was left out of the merged figure without a word: the merged run's time was
+    the other parts' alone, its copy ceiling another card's."""
+    with pytest.raises(InputError, match=f"s2.json: context {key} is "):
+        shards.merge_results([small_part(1, **{key: "100"}), small_part(2, **{key: value})])
+
+
 def test_parts_of_two_splits_that_hold_a_benchmark_twice_are_named_so(
     tmp_path: Path, run_cli, monkeypatch
 ) -> None:

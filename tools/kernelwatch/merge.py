@@ -50,6 +50,7 @@ SHARD_KEY = "kernelwatch_shard"  # "K/N", in the context of a sharded run
 SHARDS_KEY = "kernelwatch_shards"  # in a merged result: "K/N on GPU-…" for each part
 GPU_INDEX_KEY = "kernelwatch_gpu_index"  # `run --gpus`: nvidia-smi's index of the GPU
 _GPU_INDICES = re.compile(r"[0-9]+(,[0-9]+)*")  # (a merged result merged again: its parts')
+_FIGURES = ("kernelwatch_run_seconds", CEILING_KEY)  # merged from every part's (_run_seconds)
 PURPOSE_KEY = "kernelwatch_run_purpose"
 SERIAL_KEY = "kernelwatch_serial"  # the host-bound benchmarks (runner, interleaving)
 # `run` writes a flagged benchmark's re-run beside its result (s2.json: s2.confirm-1.json), with
@@ -166,6 +167,12 @@ def merge_results(
                 f"{label}: context {GPU_INDEX_KEY} is {shortened(show(index))}, not a GPU's "
                 "index as run writes it (0; a merged result's 0,1)"
             )
+        for key in _FIGURES:
+            if not _figure(context.get(key)):
+                raise InputError(
+                    f"{label}: context {key} is {shortened(show(context[key]))}, not a number "
+                    "as run writes it (its text, 141.0)"
+                )
         for key in _NAME_LISTS:
             names = context.get(key, [])
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
@@ -426,6 +433,21 @@ def _run_seconds(contexts: Sequence[Mapping[str, Any]]) -> float | None:
         return sum(known) if known else None
     begin = min(start for start, _ in timed)
     return max((start - begin).total_seconds() + took for start, took in timed)
+
+
+def _figure(value: Any) -> bool:
+    """Whether a part's time or ceiling (_FIGURES) is absent or a number of zero or more, as
+    run writes it: one left out of the merged figure without a word made a run's time the other
+    parts' alone."""
+    if value is None:
+        return True
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return False
+    try:
+        number = float(value)
+    except ValueError:
+        return False
+    return 0 <= number < math.inf
 
 
 def _positive(value: Any) -> float | None:

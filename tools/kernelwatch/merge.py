@@ -171,7 +171,7 @@ def merge_results(
             if not _figure(context.get(key)):
                 raise InputError(
                     f"{label}: context {key} is {shortened(show(context[key]))}, not a number "
-                    "as run writes it (its text, 141.0)"
+                    "of zero or more as run writes it"
                 )
         for key in _NAME_LISTS:
             names = context.get(key, [])

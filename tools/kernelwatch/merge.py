@@ -435,28 +435,28 @@ def _run_seconds(contexts: Sequence[Mapping[str, Any]]) -> float | None:
     return max((start - begin).total_seconds() + took for start, took in timed)
 
 
-def _figure(value: Any) -> bool:
-    """Whether a part's time or ceiling (_FIGURES) is absent or a number of zero or more, as
-    run writes it: one left out of the merged figure without a word made a run's time the other
-    parts' alone."""
-    if value is None:
-        return True
+def _number(value: Any) -> float | None:
+    """A context value that is a finite number of zero or more (text, as run writes it, or a
+    JSON number; not true), as float; else None."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        return False
+        return None
     try:
         number = float(value)
     except ValueError:
-        return False
-    return 0 <= number < math.inf
+        return None
+    return number if 0 <= number < math.inf else None
+
+
+def _figure(value: Any) -> bool:
+    """Whether a part's time or ceiling (_FIGURES) is absent or a number: one left out of the
+    merged figure without a word made a run's time the other parts' alone."""
+    return value is None or _number(value) is not None
 
 
 def _positive(value: Any) -> float | None:
     """A context value that is a positive finite number, as float; else None."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if 0 < number < math.inf else None
+    number = _number(value)
+    return number if number else None
 
 
 # Shards: the suite's benchmarks split into N parts of about equal time, for N machines.

@@ -151,7 +151,7 @@ def ingest(path: str | Path, db_path: str | Path, key: str | None = None) -> Ing
                 if not isinstance(found[1], int):
                     raise damaged(f"run {found[0]}'s benchmarks", found[1], "a count")
                 keyed = _record_key(db, found[0], key)
-                held = _key_elsewhere(db, found[0], key) if key is not None and not keyed else {}
+                held = {} if keyed else _key_elsewhere(db, found[0], key)
                 db.execute("COMMIT" if keyed else "ROLLBACK")
                 return Ingested(int(found[0]), False, found[1], 0, slowed, keyed=keyed, **held)
             replacing = _replaced_by(db, digest)
@@ -183,7 +183,7 @@ def ingest(path: str | Path, db_path: str | Path, key: str | None = None) -> Ing
             same = None if run_date is None else _same_measurement(db, result, columns, earlier)
             if same is not None:
                 keyed = earlier is None and _record_key(db, same[0], key)
-                held = _key_elsewhere(db, same[0], key) if key is not None and not keyed else {}
+                held = {} if keyed else _key_elsewhere(db, same[0], key)
                 db.execute("COMMIT" if keyed else "ROLLBACK")
                 return Ingested(
                     same[0],
@@ -338,11 +338,13 @@ def _record_key(db: sqlite3.Connection, run_id: int, key: str | None) -> bool:
     return cursor.rowcount == 1
 
 
-def _key_elsewhere(db: sqlite3.Connection, run_id: int, key: str) -> dict[str, Any]:
-    """Why `key` was not recorded on run `run_id`, stored before (Ingested's fields): it is
-    stored under another key, or another run holds this one. Either way both runs stay, and
-    said nothing, a workflow run's result stored by hand, then its re-run's under the key,
-    stayed two runs of one night in every series. Nothing where the run holds `key` itself."""
+def _key_elsewhere(db: sqlite3.Connection, run_id: int, key: str | None) -> dict[str, Any]:
+    """Why `key` could not be recorded on run `run_id`, stored before (Ingested's fields): the
+    run is stored under another key, or another run holds this one. Both runs stay; unsaid, a
+    result stored by hand and its workflow run's re-run under the key stayed two runs of one
+    night in every series. Nothing without a key, or where the run holds `key` itself."""
+    if key is None:
+        return {}
     (stored,) = db.execute("SELECT run_key FROM runs WHERE id = ?", (run_id,)).fetchone()
     if stored is not None:
         return {} if stored == key else {"stored_key": str(stored)}

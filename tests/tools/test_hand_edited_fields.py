@@ -126,6 +126,23 @@ def test_compare_refuses_a_counter_that_is_no_number(tmp_path: Path, value: Any)
             assert f"{damaged}: {COPY}: counter host_bound is " in one_line(done)
 
 
+@pytest.mark.parametrize("value", [2, -1, math.nan, 0.5], ids=repr)
+def test_export_refuses_a_damaged_counter(tmp_path: Path, value: Any) -> None:
+    """export wrote such a file for a dashboard with no word, where every other command
+    refuses it."""
+    damaged = tmp_path / "damaged.json"
+    damaged.write_text(json.dumps(with_host_bound(value)))
+    done = run_module("export", damaged, "--format", "bmf", "-o", tmp_path / "out.json")
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr
+    assert f"{damaged}: {COPY}: counter host_bound is " in one_line(done)
+    assert not (tmp_path / "out.json").exists()
+    damaged.write_text(json.dumps(with_host_bound(1)))
+    assert (
+        run_module("export", damaged, "--format", "bmf", "-o", tmp_path / "out.json").returncode
+        == 0
+    )
+
+
 def test_compare_still_reads_one_and_zero(tmp_path: Path) -> None:
     base, other = tmp_path / "base.json", tmp_path / "other.json"
     base.write_text(json.dumps(with_host_bound(1)))

@@ -142,3 +142,19 @@ def test_a_shard_without_a_report_is_not_said_to_be_judged(tmp_path: Path, crash
         assert (
             "- h200-shard-2: exit 0; against the committed baseline (it holds this card)\n" in text
         )
+
+
+def test_a_report_that_is_no_text_still_reaches_the_issue(tmp_path: Path) -> None:
+    """A shard's report cut inside a character (its job killed while writing it) made
+    `kernelwatch comment` refuse the night's text: no issue text, so `report` opened no issue
+    and the confirmed regression reached only the Actions tab."""
+    count = two_shards()
+    statuses = {k: 0 for k in range(1, count + 1)} | {1: 1}
+    root = merged(tmp_path, statuses, {})
+    report = root / "shards" / "h200-shard-1.md"
+    report.write_bytes(report.read_bytes() + "\u00e9".encode()[:1])
+    status, _, log = run_step("merge", MERGE, root, H200)
+    assert status == 2 and "not a UTF-8 text file" in log, log
+    issue = issue_of(root)
+    assert "could not be made into this text" in issue and RUN_URL in issue
+    assert "h200-issue-report.md in the artifact nightly-h200" in issue  # where the text is

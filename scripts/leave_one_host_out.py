@@ -4,7 +4,8 @@ runs, as a card of a host the baseline never saw is judged without an anchor. Th
 docs/measurement.md and baselines/README.md measured how often such a runner fails unchanged
 code, and how sensitive its verdicts are.
 
-    PYTHONPATH=tools python3 scripts/leave_one_host_out.py [--config FILE] RUN.json ...
+    PYTHONPATH=tools python3 scripts/leave_one_host_out.py [--config FILE]
+        [--upper-bound-confidence C] RUN.json ...
 
 Each file is one `kernelwatch run` of one build (`run --gpus all`: one file per GPU), as
 `baseline update` pools them; the hosts are told apart by their GPUs (levels.host_identity).
@@ -73,7 +74,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, metavar="RUN.json")
     parser.add_argument("--config", type=Path, help="default: the suite's kernelwatch.toml")
+    parser.add_argument(
+        "--upper-bound-confidence",
+        type=float,
+        help=f"of a wider level's spread (default {levels.UPPER_BOUND_CONFIDENCE}): what "
+        "docs/measurement.md's figures for 0.95 and 0.975 came from",
+    )
     args = parser.parse_args()
+    if args.upper_bound_confidence is not None:
+        if not 0.5 < args.upper_bound_confidence < 1:
+            sys.exit("leave_one_host_out: --upper-bound-confidence: between 0.5 and 1")
+        levels.UPPER_BOUND_CONFIDENCE = args.upper_bound_confidence
     judging = verdict.Judging(
         resolve_metric("time"), verdict.settings(verdict.suite_config(args.config))
     )

@@ -153,6 +153,15 @@ def test_leave_one_host_out_refuses_a_file_that_is_not_a_result(tmp_path: Path) 
     one_line_error(script("leave_one_host_out.py", run, other), "other.json")
 
 
+@pytest.mark.parametrize("confidence", ["1", "0.2", "nan"])
+def test_leave_one_host_out_refuses_a_confidence_that_bounds_nothing(
+    tmp_path: Path, confidence: str
+) -> None:
+    run = run_file(tmp_path / "a.json", "GPU-a", "GPU-a")
+    done = script("leave_one_host_out.py", "--upper-bound-confidence", confidence, run, run)
+    one_line_error(done, "--upper-bound-confidence")
+
+
 def test_lone_changes_refuses_a_shift_that_is_not_a_number(tmp_path: Path) -> None:
     run = run_file(tmp_path / "a.json", "GPU-a", "GPU-a")
     one_line_error(script("lone_changes.py", run, run, "5%"), "5%")

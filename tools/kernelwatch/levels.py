@@ -477,9 +477,13 @@ UPPER_BOUND_CONFIDENCE = 0.90
 MIN_UNITS = 3
 
 
-def upper_bound_factor(units: int, confidence: float = UPPER_BOUND_CONFIDENCE) -> float:
+def upper_bound_factor(units: int, confidence: float | None = None) -> float:
     """sd_upper / sd_measured for a standard deviation measured from `units` runs: the upper
-    bound of its confidence interval, sqrt(dof / chi-square quantile of 1 - confidence)."""
+    bound of its confidence interval, sqrt(dof / chi-square quantile of 1 - confidence);
+    UPPER_BOUND_CONFIDENCE's as it reads when called (scripts/leave_one_host_out.py tries
+    others)."""
+    if confidence is None:
+        confidence = UPPER_BOUND_CONFIDENCE
     dof = units - 1
     if dof < 1:
         return math.inf

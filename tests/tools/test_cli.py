@@ -152,7 +152,7 @@ def test_version_and_no_command(run_cli) -> None:
     assert result.err.startswith("kernelwatch: error: name a command: ab, baseline, bisect,")
     result = run_cli("history")
     assert result.status == 2 and len(result.err.splitlines()) == 1
-    assert "history: name an action: ingest, list, show, changes" in result.err
+    assert "history: name an action: ingest, list, show, changes, remove" in result.err
 
 
 def test_help_through_python_m() -> None:

@@ -1,4 +1,5 @@
-"""`kernelwatch history ingest|list|show|changes`: the results history (an SQLite database)."""
+"""`kernelwatch history ingest|list|show|changes|remove`: the results history (an SQLite
+database)."""
 
 from __future__ import annotations
 
@@ -64,6 +65,12 @@ its key, nothing is written; one dated before the run under its key (an earlier 
 not replace it."""
 
 LIST_DESCRIPTION = "One line per run, oldest first: id, date, commit, GPU, benchmarks."
+
+REMOVE_DESCRIPTION = """\
+Delete runs from the history, by the ids `history list` shows, and every value they stored, in
+one transaction: all of them, or none when an id is not there. For a run that is no point of
+any series: measured on a broken or throttled machine, or a night stored twice. A result whose
+run was removed may be ingested again, as may those its key had replaced."""
 
 CHANGES_DESCRIPTION = """\
 Find the steps in every benchmark's series, per GPU: the runs in date order, all repetitions
@@ -218,6 +225,19 @@ def register(subparsers: Any) -> None:
     _add_db(found)
     found.set_defaults(handler=changes_main)
 
+    removal = add_parser(
+        actions,
+        "remove",
+        help="delete runs from the history",
+        description=REMOVE_DESCRIPTION,
+        epilog=EPILOG,
+    )
+    removal.add_argument(
+        "run_ids", metavar="ID", nargs="+", type=_run_id, help="a run's id (history list)"
+    )
+    _add_db(removal)
+    removal.set_defaults(handler=lambda args: run_remove(args.run_ids, _db(args)))
+
 
 def _add_db(parser: argparse.ArgumentParser) -> None:
     # Not empty: `--db "$UNSET"` was taken as not given, and an ingest wrote into the project's
@@ -243,6 +263,13 @@ def _key(value: str) -> str:
     if not value.isprintable():
         raise argparse.ArgumentTypeError("not printable (one line of text)")
     return value
+
+
+def _run_id(value: str) -> int:
+    """argparse's type of a run id: a positive integer, as history list prints it."""
+    if not value.isdecimal() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{shortened(repr(value))}: not a run id (history list)")
+    return int(value)
 
 
 def run_ingest(result: str, db: str | Path, key: str | None = None) -> int:
@@ -304,6 +331,18 @@ def run_ingest(result: str, db: str | Path, key: str | None = None) -> int:
             f"kernelwatch: warning: {result}: {done.slowed}: slowed down on purpose; "
             "`history list` marks it",
             file=sys.stderr,
+        )
+    return 0
+
+
+def run_remove(run_ids: list[int], db: str | Path) -> int:
+    from kernelwatch import history
+
+    for run in history.remove(db, run_ids):
+        print(
+            f"removed run {run.id} from {db}: {run.date}, commit {short_commit(run.git_commit)}, "
+            f"{run.gpu_slug or run.gpu_name or '(no GPU)'}, {run.benchmarks} benchmark(s), "
+            f"ingested from {run.source}"
         )
     return 0
 

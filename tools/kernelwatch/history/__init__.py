@@ -21,7 +21,7 @@ its key where one is given (`ingest --key`: one workflow run's result of one GPU
 re-run's result replaces the first attempt's; a result so replaced stays replaced.
 
     schema.py    the migrations, and opening a database (read-only, or migrated)
-    intake.py    ingesting a run: one transaction, all of it or nothing
+    intake.py    ingesting a run: one transaction, all of it or nothing; removing runs
     queries.py   the runs, and one benchmark's series of one metric; those two as JSON
                  documents (`history list|show --format json`)
 """
@@ -33,6 +33,7 @@ from kernelwatch.history.intake import (
     load_run,
     moment,
     normalized_date,
+    remove,
     stored_run,
 )
 from kernelwatch.history.queries import (
@@ -80,6 +81,7 @@ __all__ = [
     "moment",
     "normalized_date",
     "open_db",
+    "remove",
     "runs",
     "runs_document",
     "runs_without_gpu",

@@ -5,7 +5,10 @@ would store), so that the same run written differently (rows in another order, a
 added since) is a no-op too; and, where the caller gives one, by a key naming the result outside
 its content (one workflow run's result of one GPU), so that a re-run's result replaces it. A
 result so replaced stays replaced (the replaced_results table): ingested again, with its key or
-without, it is a no-op."""
+without, it is a no-op.
+
+Removing runs (`history remove`), the one other write: a run measured on a broken machine, or
+a night stored twice, would otherwise stay a point of every series for good."""
 
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from kernelwatch.baseline import context_slug
 from kernelwatch.errors import InputError
 from kernelwatch.files import printable, strict_json
 from kernelwatch.gbench import read_json
+from kernelwatch.history.queries import Run, runs
 from kernelwatch.history.schema import damaged, database, rollback
 from kernelwatch.levels import RUNS_KEY
 from kernelwatch.loading import from_documents
@@ -196,10 +200,11 @@ def ingest(path: str | Path, db_path: str | Path, key: str | None = None) -> Ing
                     **held,
                 )
             if earlier is None:
+                given = _id_after_removed(db)
+                row = columns if given is None else {"id": given, **columns}
                 cursor = db.execute(
-                    f"INSERT INTO runs ({', '.join(columns)}) "
-                    f"VALUES ({', '.join('?' * len(columns))})",
-                    tuple(columns.values()),
+                    f"INSERT INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                    tuple(row.values()),
                 )
                 run_id = int(cursor.lastrowid or 0)
             else:
@@ -426,6 +431,16 @@ def _replace(db: sqlite3.Connection, run_id: int, columns: Mapping[str, Any]) ->
     it held is recorded as replaced (replaced_results): ingested again, it is not stored."""
     (held,) = db.execute("SELECT content_hash FROM runs WHERE id = ?", (run_id,)).fetchone()
     _record_replaced(db, held, run_id, columns["run_key"])
+    _drop_values(db, run_id)
+    db.execute(
+        f"UPDATE runs SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",
+        (*columns.values(), run_id),
+    )
+
+
+def _drop_values(db: sqlite3.Connection, run_id: int) -> None:
+    """Delete run `run_id`'s values, found by their primary key, each benchmark's and metric's:
+    the samples have no index by run (schema version 2), so a cascade would scan them all."""
     db.execute(
         "DELETE FROM samples WHERE run_id = ? AND (benchmark_id, metric_id) IN "
         "(SELECT rb.benchmark_id, m.id FROM run_benchmarks rb CROSS JOIN metrics m "
@@ -433,10 +448,78 @@ def _replace(db: sqlite3.Connection, run_id: int, columns: Mapping[str, Any]) ->
         (run_id, run_id),
     )
     db.execute("DELETE FROM run_benchmarks WHERE run_id = ?", (run_id,))
-    db.execute(
-        f"UPDATE runs SET {', '.join(f'{c} = ?' for c in columns)} WHERE id = ?",
-        (*columns.values(), run_id),
-    )
+
+
+# The meta key of the largest id a removed run held. SQLite gives a new run the largest id + 1,
+# so removing the newest run gave its id to the next one: `history remove 5` run twice removed
+# two runs. An id names one run for good.
+_REMOVED_UP_TO = "removed_run_ids_up_to"
+
+
+def _removed_up_to(db: sqlite3.Connection) -> int | None:
+    found = db.execute("SELECT value FROM meta WHERE key = ?", (_REMOVED_UP_TO,)).fetchone()
+    if found is None:
+        return None
+    try:
+        return int(found[0])
+    except (TypeError, ValueError):
+        raise damaged(f"meta {_REMOVED_UP_TO}", found[0], "an integer") from None
+
+
+def _id_after_removed(db: sqlite3.Connection) -> int | None:
+    """A new run's id where runs were removed (past every id ever given); else None: SQLite's."""
+    removed = _removed_up_to(db)
+    if removed is None:
+        return None
+    (largest,) = db.execute("SELECT COALESCE(MAX(id), 0) FROM runs").fetchone()
+    return max(int(largest), removed) + 1
+
+
+def remove(db_path: str | Path, run_ids: Sequence[int]) -> list[Run]:
+    """Delete the runs `run_ids` (history list's ids) and all they stored, in one transaction:
+    all of them or none (an id not in the history is refused). The results their keys replaced
+    may be ingested again; a benchmark no run holds any more leaves the history. The runs as
+    they were, in the order given."""
+    with database(db_path):  # (one line where there is none, or not a history: none is made)
+        pass
+    with database(db_path, create=True) as db:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            found = {run.id: run for run in runs(db, run_ids)}
+            missing = [i for i in run_ids if i not in found]
+            if missing:
+                raise InputError(
+                    f"{db_path}: no run {', '.join(map(str, missing))} in the history "
+                    "(history list shows the runs)"
+                )
+            held = sorted(
+                {
+                    int(b)
+                    for run_id in found
+                    for (b,) in db.execute(
+                        "SELECT benchmark_id FROM run_benchmarks WHERE run_id = ?", (run_id,)
+                    )
+                }
+            )
+            for run_id in found:
+                _drop_values(db, run_id)
+                db.execute("DELETE FROM replaced_results WHERE run_id = ?", (run_id,))
+                db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+            db.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                (_REMOVED_UP_TO, str(max(*found, _removed_up_to(db) or 0))),
+            )
+            # One statement: its NOT IN reads run_benchmarks once, not once per name.
+            db.execute(
+                "DELETE FROM benchmarks WHERE id IN (SELECT value FROM json_each(?)) AND id NOT "
+                "IN (SELECT benchmark_id FROM run_benchmarks)",
+                (json.dumps(held),),
+            )
+            db.execute("COMMIT")
+        except BaseException:
+            rollback(db)
+            raise
+    return [found[i] for i in dict.fromkeys(run_ids)]
 
 
 def _text(value: Any) -> str | None:

@@ -81,11 +81,17 @@ def _run(row: Sequence[Any]) -> Run:
     return Run(int(row[0]), row[1], row[2], row[3], row[4], count, row[6])
 
 
-def runs(db: sqlite3.Connection) -> list[Run]:
-    """Every run, oldest first (by the date in its context, then by ingest order)."""
+def runs(db: sqlite3.Connection, ids: Sequence[int] | None = None) -> list[Run]:
+    """Every run (or those of `ids` that are there), oldest first (by the date in its context,
+    then by ingest order)."""
+    query = f"SELECT {_RUN_COLUMNS}, r.context FROM runs r"
+    parameters: tuple[str, ...] = ()
+    if ids is not None:
+        query += " WHERE r.id IN (SELECT value FROM json_each(?))"
+        parameters = (json.dumps(list(ids)),)
     return [
         _provenance(_run(row), row[-1])
-        for row in db.execute(f"SELECT {_RUN_COLUMNS}, r.context FROM runs r ORDER BY r.date, r.id")
+        for row in db.execute(query + " ORDER BY r.date, r.id", parameters)
     ]
 
 

@@ -64,9 +64,10 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
         ) WITHOUT ROWID""",
         "CREATE INDEX samples_by_run ON samples (run_id)",
     ),
-    # No query reads the samples by run (every read goes by the primary key, and no run is
-    # deleted), and the index held 38 % of the file: a year of two GPUs' nightlies, 1.3 GB
-    # with it (scripts/scale_bench.py). Its pages are reused by the next runs ingested.
+    # No query reads the samples by run (every read goes by the primary key, and a replaced or
+    # removed run's values are deleted by it: intake._drop_values), and the index held 38 % of
+    # the file: a year of two GPUs' nightlies, 1.3 GB with it (scripts/scale_bench.py). Its
+    # pages are reused by the next runs ingested.
     2: ("DROP INDEX samples_by_run",),
     # A run's identity outside its content (`ingest --key`: nightly.yml's nightly/<run id>/<gpu>):
     # a re-run job measures a shard again, and its merge is another result of the same night,

@@ -85,13 +85,11 @@ def runs(db: sqlite3.Connection, ids: Sequence[int] | None = None) -> list[Run]:
     """Every run (or those of `ids` that are there), oldest first (by the date in its context,
     then by ingest order)."""
     query = f"SELECT {_RUN_COLUMNS}, r.context FROM runs r"
-    parameters: tuple[str, ...] = ()
     if ids is not None:
-        query += " WHERE r.id IN (SELECT value FROM json_each(?))"
-        parameters = (json.dumps(list(ids)),)
+        query += f" WHERE r.id IN ({', '.join('?' * len(ids))})"
     return [
         _provenance(_run(row), row[-1])
-        for row in db.execute(query + " ORDER BY r.date, r.id", parameters)
+        for row in db.execute(query + " ORDER BY r.date, r.id", tuple(ids or ()))
     ]
 
 

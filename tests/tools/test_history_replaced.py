@@ -199,7 +199,7 @@ def test_a_run_stored_without_a_key_is_told_when_another_run_holds_it(
     assert done.status == 0 and done.out == f"{first}: already in {db} as run 1; nothing written\n"
     assert done.err == (
         f"kernelwatch: warning: {first}: run 2 holds --key {KEY}, so run 1 keeps no key: both "
-        "stay in the history as runs of that night (history list shows them)\n"
+        "stay in the history as runs of that night (`history remove 1` takes this one out)\n"
     )
     assert db.read_bytes() == before
     other = run_cli("history", "ingest", rerun, "--db", db, "--key", "nightly/8/h100")

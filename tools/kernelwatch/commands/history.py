@@ -323,7 +323,7 @@ def run_ingest(result: str, db: str | Path, key: str | None = None) -> int:
         print(
             f"kernelwatch: warning: {result}: run {done.key_held_by} holds --key {key}, so run "
             f"{done.run_id} keeps no key: both stay in the history as runs of that night "
-            "(history list shows them)",
+            f"(`history remove {done.run_id}` takes this one out)",
             file=sys.stderr,
         )
     if done.slowed:

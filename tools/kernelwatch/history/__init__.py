@@ -2,7 +2,8 @@
 
 Layout (schema version 4; docs/history.md says why it is shaped so):
 
-    meta(key PRIMARY KEY, value)                 schema_version lives here
+    meta(key PRIMARY KEY, value)                 schema_version lives here (and, once a run
+                                                 was removed, the largest id removed)
     runs(id, content_hash UNIQUE, source, gpu_slug, gpu_name, git_commit, run_date, date,
          ingested_at, benchmarks, context,       one row per ingested result file
          run_key UNIQUE where given)

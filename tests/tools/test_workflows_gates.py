@@ -357,6 +357,25 @@ def test_the_workflows_own_token_asks_once(tmp_path: Path, workflow: str) -> Non
     ]
 
 
+@pytest.mark.parametrize("workflow", ["gpu.yml", "nvbench-gate.yml"])
+def test_a_github_apps_token_posts_as_the_bot_named_by_hand(tmp_path: Path, workflow: str) -> None:
+    """A GitHub App's installation token can read no /user: the step failed three lookups and
+    posted nothing, on every push. With POSTER set to the App's bot it is not asked, and the
+    comment of that bot is updated."""
+    copy = with_personal_token(tmp_path, workflow)
+    text = copy.read_text()
+    assert text.count("POSTER: github-actions[bot]") == 1
+    copy.write_text(text.replace("POSTER: github-actions[bot]", "POSTER: kw-app[bot]"))
+    fixtures = {COMMENTS: [comment("mallory", 11), comment("kw-app[bot]", 14)]}  # /user: 403
+    status, calls = posting(tmp_path, fixtures, copy, {"secrets.COMMENT_TOKEN": "app"})
+    log = calls.pop()
+    assert status == 0, log
+    assert user_lookups(calls) == 0
+    assert writes(calls) == [
+        "api --method PATCH repos/o/r/issues/comments/14 -F body=@results/comment.md"
+    ]
+
+
 # gh whose /user fails once, then names kw-bot; the listing answers from COMMENTS_FILE with jq.
 FLAKY_GH = """#!/bin/bash
 echo "$*" >> "{log}"

@@ -126,21 +126,32 @@ def test_compare_refuses_a_counter_that_is_no_number(tmp_path: Path, value: Any)
             assert f"{damaged}: {COPY}: counter host_bound is " in one_line(done)
 
 
+# Each writes OUT from the file: a dashboard's JSON, a history, a page.
+READERS = {
+    "export": ("export", "{file}", "--format", "bmf", "-o", "{out}"),
+    "history ingest": ("history", "ingest", "{file}", "--db", "{out}"),
+    "report": ("report", "{file}", "--out", "{out}"),
+}
+
+
+@pytest.mark.parametrize("command", READERS)
 @pytest.mark.parametrize("value", [2, -1, math.nan, 0.5], ids=repr)
-def test_export_refuses_a_damaged_counter(tmp_path: Path, value: Any) -> None:
-    """export wrote such a file for a dashboard with no word, where every other command
-    refuses it."""
-    damaged = tmp_path / "damaged.json"
+def test_every_reader_refuses_a_damaged_counter(tmp_path: Path, value: Any, command: str) -> None:
+    """export wrote such a file for a dashboard, history ingest stored it and report drew it,
+    with no word, where compare and run refuse it: it is refused as the file is read."""
+    damaged, out = tmp_path / "damaged.json", tmp_path / "out"
+
+    def run(path: Path) -> Any:
+        return run_module(*(a.format(file=path, out=out) for a in READERS[command]))
+
     damaged.write_text(json.dumps(with_host_bound(value)))
-    done = run_module("export", damaged, "--format", "bmf", "-o", tmp_path / "out.json")
+    done = run(damaged)
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr
     assert f"{damaged}: {COPY}: counter host_bound is " in one_line(done)
-    assert not (tmp_path / "out.json").exists()
+    assert not out.exists()
     damaged.write_text(json.dumps(with_host_bound(1)))
-    assert (
-        run_module("export", damaged, "--format", "bmf", "-o", tmp_path / "out.json").returncode
-        == 0
-    )
+    done = run(damaged)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
 
 
 def test_compare_still_reads_one_and_zero(tmp_path: Path) -> None:

@@ -186,9 +186,6 @@ def github_action_benchmark(found: list[Entry], metric: Metric) -> list[dict[str
 def export(result: ResultSet, metric: Metric, form: str) -> tuple[Any, int]:
     """The document of `form` (one of FORMATS) for a result, and how many benchmarks with
     values it left out for names the format cannot hold (bmf_fits)."""
-    # A host_bound counter the harness never writes (2, a NaN) is refused here as every other
-    # command refuses it: exported, the file went on to a dashboard that `compare` would refuse.
-    result.host_bound(np.arange(len(result.names)))
     found = entries(result, metric)
     if form == "bmf":
         return bmf(found, metric), sum(not bmf_fits(e.name) for e in found)

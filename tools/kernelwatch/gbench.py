@@ -967,7 +967,8 @@ _COUNTER_TYPES = {int, float, type(None)}
 def _check_host_bound(path: str, rows: list[dict[str, Any]]) -> None:
     """The harness's host_bound counter is read one way by every command (hostbound.flag):
     a true would become 1.0 here and a "1" in every row no counter at all, so that compare
-    judged a copy `run` refuses. Other values (2, NaN) are refused by ResultSet.host_bound."""
+    judged a copy `run` refuses. Other values (2, NaN) are refused as the side is loaded
+    (loading._merge, by ResultSet.host_bound)."""
     for row in rows:
         value = row.get(HOST_BOUND_COUNTER)
         if type(value) not in _COUNTER_TYPES:

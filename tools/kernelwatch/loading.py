@@ -194,6 +194,10 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
     # that a round of `ab` that measured nothing still shows its crash.
     if not len(result) and not all(crash_only(p) for p in kept):
         raise InputError(f"{label}: holds no benchmark results")
+    # The harness's host_bound counter, read once as the side is loaded: a value it never writes
+    # (2, NaN: a hand edit) is refused for every command, where only those that asked refused
+    # it (history ingest stored such a file, report drew it).
+    result.host_bound(np.arange(len(result.names)))
     return replace(result, labels=labels, registered=registered) if labels or registered else result
 
 

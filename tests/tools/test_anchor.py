@@ -17,6 +17,7 @@ from conftest import REPO, git
 
 from kernelwatch import ab
 from kernelwatch.errors import InputError
+from kernelwatch.gbench import read_json
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -743,6 +744,91 @@ def test_a_binary_built_identically_to_the_baselines_commit_is_not_anchored(
     again = checkout.run("--out", checkout.root.parent / "2.json", "--format", "json")
     assert again.status == 0, again.err
     assert checkout.anchor_runs() == 2 and "(reused, 0.0 h old; 3 benchmark(s)" in again.err
+
+
+def test_compare_and_report_of_an_anchored_result_judge_what_it_built_identically_as_run_did(
+    checkout: Checkout, monkeypatch, tmp_path: Path
+) -> None:
+    """This runner times beta (built identically: not measured) 10 % slower than the baseline's
+    card, a trait of the card: run reads it IDENTICAL, with the finding, exit 0. Compare and
+    report of its result against the baseline read it so too (the run's record of what it
+    built identically); they read it REGRESSION, exit 1, before (GPU-27c05724, H200: run exit
+    0, its result compared with the baseline exit 1)."""
+    elf_beta(checkout, monkeypatch, {})
+    checkout.extra = {"slow": dict.fromkeys(BETA, 1.10)}
+    checkout.build_current()
+    checkout.on("other")
+    out = tmp_path / "run.json"
+    done = checkout.run("--out", out, "--format", "json")
+    assert done.status == 0, done.err
+    ran = report_of(done)
+    assert {n: v for n, v in verdicts(ran).items() if v != "SAME"} == dict.fromkeys(
+        BETA, "IDENTICAL"
+    )
+    record = json.loads(out.read_text())["context"]["kernelwatch_built_identically"]
+    assert record == {"commit": checkout.a, "benchmarks": sorted(BETA)}
+    baseline = checkout.baselines / fakebench_slug()
+    compared = checkout.run_cli("compare", baseline, out, "--format", "json")
+    assert compared.status == 0, compared.out
+    report = report_of(compared)
+    assert verdicts(report) == verdicts(ran)
+    note = f"3 benchmark(s) built identically to the baseline's commit {checkout.a[:12]} "
+    assert report["notes"][0].startswith(note)
+    # the others run judged against the anchor it measured: here against the baseline
+    assert report["notes"][0].endswith(
+        "; the 4 other(s) `run` judged against the anchor it measured, here against this "
+        "baseline: run's report is the verdict of record"
+    )
+    assert report["notes"][1].startswith(
+        "runner finding: this runner times the baseline's own commit 10.0% slower than the "
+        "baseline's cards did (geometric mean of 3 benchmarks; 3 slower and 0 faster"
+    )
+    page = tmp_path / "page.html"
+    shown = checkout.run_cli("report", out, "--baselines", checkout.baselines, "-o", page)
+    assert shown.status == 0, shown.err
+    html = page.read_text()
+    assert '"badge REGRESSION"' not in html and html.count('"badge IDENTICAL">IDENTICAL<') == 3
+    # against a baseline of another commit, the record says nothing: beta measured as before
+    plain = tmp_path / "plain.json"
+    document = json.loads(out.read_text())
+    document["context"]["kernelwatch_built_identically"]["commit"] = "0" * 40
+    plain.write_text(json.dumps(document))
+    again = checkout.run_cli("compare", baseline, plain, "--format", "json")
+    assert again.status == 1 and set(verdicts(report_of(again))[n] for n in BETA) == {"REGRESSION"}
+    # a baseline made of the run is not what the run built identically to: no record kept
+    fresh = tmp_path / "baselines"
+    fresh.mkdir()
+    made = checkout.run_cli("baseline", "update", out, "--baselines", fresh)
+    assert made.status == 0, made.err
+    [kept] = (fresh / fakebench_slug()).glob("result.json*")
+    assert "kernelwatch_built_identically" not in read_json(kept)["context"]
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "all",
+        ["beta/sum/n:0/manual_time"],
+        {"commit": 7, "benchmarks": []},
+        {"commit": "abc", "benchmarks": "beta/sum/n:0/manual_time"},
+        {"commit": "abc", "benchmarks": [1]},
+    ],
+)
+def test_a_record_of_identical_builds_run_does_not_write_is_one_line(
+    checkout: Checkout, tmp_path: Path, record: object
+) -> None:
+    """It decides verdicts: a damaged one is refused, not read as none (or as every one)."""
+    out = tmp_path / "run.json"
+    assert checkout.run("--no-compare", "--out", out).status == 0
+    document = json.loads(out.read_text())
+    document["context"]["kernelwatch_built_identically"] = record
+    out.write_text(json.dumps(document))
+    done = checkout.run_cli("compare", checkout.baselines / fakebench_slug(), out)
+    assert one_error(done.err) == (
+        f"kernelwatch: error: {out}: context kernelwatch_built_identically is not a commit and a "
+        "list of benchmark names"
+    )
+    assert done.status == 2
 
 
 def test_a_binary_whose_code_changed_since_the_baselines_commit_is_anchored(

@@ -13,6 +13,7 @@ import pytest
 import conftest
 from conftest import GPU_DATA, REPO
 from kernelwatch import merge as shards
+from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
 
 # A whole H200 suite run anchored on the baseline's commit (card ea2c27d5, b9b23ab's harness).
@@ -109,6 +110,25 @@ def test_all_none_or_some_parts_anchored(anchors: list[str | None], expected: st
     parts = [part(k, len(anchors), a) for k, a in enumerate(anchors, 1)]
     merged = shards.merge_results(parts)
     assert merged["context"].get("kernelwatch_anchor") == expected
+
+
+def test_the_parts_records_of_what_they_built_identically_are_joined() -> None:
+    """Each part records the benchmarks it built as the baseline's commit (its own); the merged
+    result holds them all, as compare reads them (verdict.as_run_judged), where one commit."""
+    parts = [part(k, 3, ITS_ANCHOR) for k in (1, 2, 3)]
+    for k in (1, 2):
+        parts[k - 1][1]["context"]["kernelwatch_built_identically"] = {
+            "commit": "a" * 40,
+            "benchmarks": [f"BM_{k}"],
+        }
+    merged = shards.merge_results(parts)["context"]["kernelwatch_built_identically"]
+    assert merged == {"commit": "a" * 40, "benchmarks": ["BM_1", "BM_2"]}
+    # parts anchored on two commits: no baseline is both's, so none is recorded
+    parts[1][1]["context"]["kernelwatch_built_identically"]["commit"] = "b" * 40
+    assert "kernelwatch_built_identically" not in shards.merge_results(parts)["context"]
+    parts[1][1]["context"]["kernelwatch_built_identically"] = ["BM_2"]
+    with pytest.raises(InputError, match="^s2.json: context kernelwatch_built_identically is not"):
+        shards.merge_results(parts)
 
 
 def test_parts_that_are_no_shards_are_numbered_as_given() -> None:

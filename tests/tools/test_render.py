@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from conftest import document, result_set
 from kernelwatch import render, synthetic
-from kernelwatch.ab import with_identical
 from kernelwatch.compare import Settings, compare
 from kernelwatch.explanation import Change, Explanation, KernelChange
 from kernelwatch.loading import from_documents
@@ -70,7 +69,7 @@ def test_a_row_with_nothing_measured_shows_no_kernel_line(report) -> None:
     """An IDENTICAL row (a binary built as the baseline's: not measured) with the same kernel
     says nothing more; a measured change on the same kernel says where it came from."""
     same_kernel = Explanation(kernel=KernelChange(Change.IDENTICAL))
-    identical = with_identical(report, {"BM_same": "built identically"})
+    identical = report.with_identical({"BM_same": "built identically"})
     explained = dataclasses.replace(
         identical, explanations={"BM_same": same_kernel, "BM_slow|pipe": same_kernel}
     )

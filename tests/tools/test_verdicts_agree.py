@@ -125,3 +125,52 @@ def test_compare_of_a_baseline_folder_reads_its_baselines_config_as_report_does(
         assert {k: n for k, n in summary["counts"].items() if n} == {"SAME": 43}
     reported = run_cli("report", result, "--baselines", root, "-o", tmp_path / "r.html")
     assert "43 SAME;" in reported.out, reported.err
+
+
+# An anchored run on a card outside the pool (GPU-27c05724, fdd4ecb): exit 0 with nothing to
+# measure, every binary built as the baseline's commit's; its runner finding, as run said it.
+ANCHORED = GPU_DATA / "h200-card-27c05724-anchored-fdd4ecb"
+
+
+def test_compare_of_an_anchored_run_judges_what_it_built_identically_as_run_did(
+    tmp_path: Path, run_cli: Callable[..., Run]
+) -> None:
+    """Its result against the baseline failed `reduction/sum/sequential/double` 64 Mi at +1.3 %
+    (limit +1.2 %), a trait of the card (compare.log.gz). With the record `run` now writes of
+    what it built identically, compare reads it as run did: 356 IDENTICAL, exit 0, and run's
+    own finding; a benchmark that crashed in the run stays an ERROR."""
+    with gzip.open(ANCHORED / "compare.log.gz", "rt") as f:
+        assert "1 REGRESSION, 2 IMPROVEMENT, 353 SAME" in f.read()
+    with gzip.open(ANCHORED / "suite.json.gz", "rt") as f:
+        document: dict[str, Any] = json.load(f)
+    names = sorted({row_identity(r) for r in document["benchmarks"]})
+    commit = json.loads((BASELINE / "manifest.json").read_text())["commit"]
+    document["context"]["kernelwatch_built_identically"] = {"commit": commit, "benchmarks": names}
+    recorded = tmp_path / "suite.json"
+    recorded.write_text(json.dumps(document))
+    done = run_cli("compare", BASELINE, recorded, "--format", "json")
+    assert done.status == 0, done.err
+    report = json.loads(done.out)
+    assert report["summary"]["counts"]["IDENTICAL"] == 356
+    with gzip.open(ANCHORED / "suite.log.gz", "rt") as f:
+        said = [line for line in f if line.startswith("note: runner finding: ")]
+    assert [f"note: {report['notes'][1]}\n"] == said
+    crashed = "reduction/sum/sequential/double/n:67108864/manual_time"
+    document["benchmarks"] = [r for r in document["benchmarks"] if r["run_name"] != crashed]
+    document["benchmarks"].append(
+        {
+            "name": crashed,
+            "run_name": crashed,
+            "run_type": "iteration",
+            "iterations": 0,
+            "real_time": 0,
+            "cpu_time": 0,
+            "time_unit": "ns",
+            "error_occurred": True,
+            "error_message": "wrong output at index 7",
+        }
+    )
+    recorded.write_text(json.dumps(document))
+    done = run_cli("compare", BASELINE, recorded, "--format", "json")
+    rows = {b["name"]: b["verdict"] for b in json.loads(done.out)["benchmarks"]}
+    assert done.status == 1 and rows[crashed] == "ERROR"

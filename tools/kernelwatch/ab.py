@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kernelwatch import completeness, locks, runner, tool, verdict
-from kernelwatch.compare import Comparison, Report, Verdict
+from kernelwatch.compare import Report, Verdict
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError, shortened
 from kernelwatch.files import check_input_dir, write_atomic, write_json_atomic
 from kernelwatch.loading import load_all
@@ -620,8 +620,8 @@ def judge_rounds(measured: Rounds, judging: verdict.Judging) -> Report:
 # seen: both sides share them in an `ab` run.
 #
 # `ab` calls leave_out() once both sides are built and listed (commands/ab.py): the identical
-# binaries' jobs are dropped from both sides, and with_identical() gives their benchmarks IDENTICAL
-# rows in the report. docs/running.md, "What `ab` does not measure".
+# binaries' jobs are dropped from both sides, and Report.with_identical() gives their benchmarks
+# IDENTICAL rows in the report. docs/running.md, "What `ab` does not measure".
 
 
 IDENTICAL_REASON = "identical build: not measured"
@@ -821,12 +821,3 @@ def leave_out(sides: Sequence[ab.Side], plans: ab.SidePlans) -> dict[str, str]:
     for side in sides:
         plans.jobs[side.name] = [j for j in plans.jobs[side.name] if j.binary.name not in same]
     return left_out
-
-
-def with_identical(report: Report, left_out: Mapping[str, str]) -> Report:
-    """The report with an IDENTICAL row (not failing) for each benchmark left unmeasured."""
-    rows = [
-        Comparison(name, Verdict.IDENTICAL, why, failed=False) for name, why in left_out.items()
-    ]
-    kept = tuple(c for c in report.comparisons if c.name not in left_out)
-    return dataclasses.replace(report, comparisons=kept + tuple(sorted(rows)))

@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import hashlib
-import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -45,14 +44,13 @@ from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError, shorten
 from kernelwatch.files import check_writable, strict_json, write_json_atomic
 from kernelwatch.gbench import MAX_UNPACKED, read_json
 from kernelwatch.loading import from_documents
-from kernelwatch.results import ANCHOR_KEY, ResultSet
+from kernelwatch.results import ANCHOR_KEY, IDENTICAL_KEY, ResultSet
 
 MODES = defaults.ANCHOR_MODES
 CONTEXT_KEY = ANCHOR_KEY  # whether and how a verdict was anchored (one phrase, a string)
 SETTINGS_KEY = "kernelwatch_anchor_key"  # the key (key()) an anchor was measured for
 ANCHORS = ab.WORKTREES.parent / "anchors"
 DEFAULT_MAX_AGE_HOURS = defaults.ANCHOR_MAX_AGE_HOURS  # why 24 h: defaults.py
-IDENTICAL_REASON = "built identically to the baseline's commit: the anchor not measured"
 
 
 def max_age(text: str) -> float:
@@ -483,45 +481,6 @@ def _built_identically(
     return {name for name, why in chosen.items() if why is None}
 
 
-# The verdicts of the finding's benchmarks beyond their limits, and how many it names.
-_BEYOND = frozenset({Verdict.REGRESSION, Verdict.SLOWER, Verdict.IMPROVEMENT})
-FINDING_NAMES = 3
-
-
-def finding(report: Report) -> str:
-    """The committed baseline against the anchor (same code, this runner): what the runner does
-    to the numbers. Never a regression of the code, whatever it says."""
-    ratio = report.geomean_ratio()
-    if ratio is None:
-        return "runner finding: the anchor and the baseline share no benchmark"
-    mean, count = ratio
-    counts = report.counts()
-    slower = counts[Verdict.REGRESSION] + counts[Verdict.SLOWER]
-    faster = counts[Verdict.IMPROVEMENT]
-    change = (mean - 1.0) * (-1 if report.metric.higher_is_better else 1)
-    size = f"{abs(change):.1%} {'slower' if change > 0 else 'faster'}"
-    text = (
-        f"runner finding: this runner times the baseline's own commit {size} than the "
-        f"baseline's cards did (geometric mean of {count} benchmarks; {slower} slower and "
-        f"{faster} faster beyond their limits)"
-    )
-    if slower == 0 and faster == 0:
-        return text
-    # Which ones, the largest first: host-bound transfers alone point at the host, short
-    # kernels at launch latency, everything at the card or its clocks.
-    moved = sorted(
-        ((c.name, c.ratio) for c in report.comparisons if c.verdict in _BEYOND and c.ratio),
-        key=lambda moved: abs(math.log(moved[1])),
-        reverse=True,
-    )
-    named = ", ".join(f"{name} {ratio - 1:+.1%}" for name, ratio in moved[:FINDING_NAMES])
-    more = f" and {len(moved) - FINDING_NAMES} more" if len(moved) > FINDING_NAMES else ""
-    return (
-        f"{text}: a runner unlike the baseline's (another card or host, a throttling GPU), "
-        f"not a regression of the code ({named}{more})"
-    )
-
-
 @dataclass(frozen=True)
 class Committed:
     """The run judged against the committed baseline, as without anchoring (verdict.judge_result
@@ -569,6 +528,9 @@ def judge(
         context[CONTEXT_KEY] = outcome
         return Judged(committed.found, dataclasses.replace(report, notes=(outcome, *report.notes)))
     phrase = outcome.phrase()
+    if outcome.identical:  # (what compare and report judge as this run does: verdict.py)
+        record = {"commit": outcome.commit, "benchmarks": sorted(outcome.identical)}
+        context[IDENTICAL_KEY] = record
     outcome = outcome.completed(document)
     said = _finding(committed, outcome, judging)
     progress.say(f"kernelwatch: {said}")
@@ -584,7 +546,7 @@ _LEAD_NOTES = 2
 
 def _finding(committed: Committed, anchor: Anchor, judging: verdict.Judging) -> str:
     """The runner finding of the committed baseline against `anchor` (completed)."""
-    return finding(verdict.judge(committed.base, anchor.side(), judging, committed.found))
+    return verdict.finding(verdict.judge(committed.base, anchor.side(), judging, committed.found))
 
 
 def _fallback_phrase(judged: Judged) -> str:
@@ -621,7 +583,7 @@ def _judged(
     else:
         against = outcome.against(floor)
         anchored = Report(judging.metric, judging.settings, outcome.side(), run, ())
-    anchored = ab.with_identical(anchored, dict.fromkeys(outcome.identical, IDENTICAL_REASON))
+    anchored = anchored.with_identical(dict.fromkeys(outcome.identical, verdict.IDENTICAL_REASON))
     failed = _failed_in_anchor(verdict.baseline_side(against), committed.report)
     return Judged(against, _with_committed(anchored, committed.report, failed))
 
@@ -659,8 +621,12 @@ def _with_committed(anchored: Report, committed: Report, failed: Mapping[str, st
     notes = [n for n in presence_notes([*missing, *new]) if n not in anchored.notes]
     if taken:
         errors = sorted(failed.items())
-        named = "; ".join(f"{name}: {error}" for name, error in errors[:FINDING_NAMES])
-        more = f"; and {len(errors) - FINDING_NAMES} more" if len(errors) > FINDING_NAMES else ""
+        named = "; ".join(f"{name}: {error}" for name, error in errors[: verdict.FINDING_NAMES])
+        more = (
+            f"; and {len(errors) - verdict.FINDING_NAMES} more"
+            if len(errors) > verdict.FINDING_NAMES
+            else ""
+        )
         notes.append(
             f"{len(taken)} benchmark(s) failed in the anchor but ran here: judged against the "
             f"committed baseline instead, as without anchoring ({named}{more})"

@@ -352,6 +352,15 @@ class Report:
     def exit_status(self) -> int:
         return 1 if self.failed else 0
 
+    def with_identical(self, left_out: Mapping[str, str]) -> Report:
+        """The report with an IDENTICAL row (not failing, no ratio: out of the geomean and the
+        suite) in place of each benchmark left unmeasured, with why (`left_out`)."""
+        rows = [
+            Comparison(name, Verdict.IDENTICAL, why, failed=False) for name, why in left_out.items()
+        ]
+        kept = tuple(c for c in self.comparisons if c.name not in left_out)
+        return replace(self, comparisons=kept + tuple(sorted(rows)))
+
 
 # The decision rule (kernelwatch.compare's docstring): from the ratio of medians, its interval,
 # the adjusted p-value and the limit to a verdict and its reason; which verdicts fail.

@@ -38,9 +38,11 @@ from kernelwatch.results import (
     CEILING_KEY,
     FAILED_KEY,
     HOST_BOUND_ON_KEY,
+    IDENTICAL_KEY,
     MEASURING_KEYS,
     NO_RESULT_KEY,
     anchoring,
+    built_identically,
     gpu_model,
 )
 from kernelwatch.runner.precision import TOPPED_UP_KEY
@@ -73,6 +75,7 @@ PER_JOB_KEYS = frozenset(
         # measured at each process start: differs between cards of one model by a few %
         CEILING_KEY,
         ANCHOR_KEY,  # how that part's card was judged: merged per part (merged_anchoring)
+        IDENTICAL_KEY,  # what that part's build made as the baseline's commit: joined
         KERNELS_KEY,  # the kernels of that part's benchmarks: joined (kernels.joined)
         # a part whose process crashed records it: joined, so that its benchmarks stay ERRORs
         FAILED_KEY,
@@ -161,6 +164,7 @@ def merge_results(
         _same_plan(label, context, first_label, first_context)
         if not isinstance(context.get(ANCHOR_KEY, ""), (str, type(None))):
             raise InputError(f"{label}: context {ANCHOR_KEY} is not a string")
+        built_identically(context, None, label)  # (refuses a record run does not write)
         index = context.get(GPU_INDEX_KEY, "0")
         if not isinstance(index, str) or not _GPU_INDICES.fullmatch(index):
             raise InputError(
@@ -202,6 +206,10 @@ def merge_results(
         document["context"].pop(ANCHOR_KEY, None)
     else:  # the first part's phrase (join_outputs copied its context) replaced by every part's
         document["context"][ANCHOR_KEY] = judged
+    document["context"].pop(IDENTICAL_KEY, None)
+    identical = _merged_identical(contexts)
+    if identical is not None:
+        document["context"][IDENTICAL_KEY] = identical
     if count is not None:
         # (--allow-partial: what there is, every part given or not)
         refuse = len(shards) == count and not allow_partial
@@ -292,6 +300,18 @@ def _same_software(
                 f"({shortened(str(theirs or 'unset'))} vs {shortened(str(ours or 'unset'))}): "
                 "not parts of one run"
             )
+
+
+def _merged_identical(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The parts' IDENTICAL_KEY records as one: every part's benchmarks, where all that record
+    one name the same commit (a part without one built none so); None where none does, or
+    parts of one split were anchored on different commits (then no baseline is both's)."""
+    records = [c[IDENTICAL_KEY] for c in contexts if c.get(IDENTICAL_KEY) is not None]
+    commits = {record["commit"] for record in records}
+    if len(commits) != 1:
+        return None
+    names = sorted({name for record in records for name in record["benchmarks"]})
+    return {"commit": commits.pop(), "benchmarks": names}
 
 
 # A part whose context records no anchoring: `run` judged it against the committed baseline

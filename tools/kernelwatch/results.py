@@ -329,6 +329,33 @@ def anchoring(context: Mapping[str, Any]) -> str | None:
     return phrase if isinstance(phrase, str) and phrase else None
 
 
+# `run --anchor` records here the benchmarks whose binaries its build made identically to the
+# baseline's commit's (ab.py's rule): {"commit": <40 hex>, "benchmarks": [names]}.
+IDENTICAL_KEY = "kernelwatch_built_identically"
+
+
+def built_identically(context: Mapping[str, Any], commit: object, label: str) -> frozenset[str]:
+    """The benchmarks the run of `context` (its result `label`) built identically to `commit`
+    (a baseline's kernelwatch_git_commit): none where it records another commit or nothing.
+    A record that is not the one `run` writes is refused (one line): it decides verdicts."""
+    record = context.get(IDENTICAL_KEY)
+    if record is None:
+        return frozenset()
+    names = record.get("benchmarks") if isinstance(record, dict) else None
+    theirs = record.get("commit") if isinstance(record, dict) else None
+    if (
+        not isinstance(theirs, str)
+        or not isinstance(names, list)
+        or not all(isinstance(name, str) for name in names)
+    ):
+        raise InputError(
+            f"{label}: context {IDENTICAL_KEY} is not a commit and a list of benchmark names"
+        )
+    if not theirs or theirs != commit:
+        return frozenset()
+    return frozenset(names)
+
+
 # Checking that two results were measured in comparable environments (their `context`).
 
 

@@ -12,6 +12,7 @@ so the page and a comparison of the saved files show exactly the verdicts `run` 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
 import sys
@@ -38,7 +39,7 @@ from kernelwatch.config import Config, ThresholdRule, load_config, parse_fractio
 from kernelwatch.errors import InputError
 from kernelwatch.files import Output, write_atomic, write_output
 from kernelwatch.loading import baseline_folder_result, from_documents
-from kernelwatch.results import Metric, ResultSet
+from kernelwatch.results import IDENTICAL_KEY, Metric, ResultSet, anchoring, built_identically
 
 SUITE_CONFIG = "kernelwatch.toml"
 
@@ -229,11 +230,86 @@ def judge_result(
     """A result judged against its baseline (judge), as `run`, `report` and `compare` all judge
     it: the baseline's benchmarks that the result's build does not register are not failing
     (completeness.not_in_build), those outside the part of the suite it ran are not compared
-    (completeness.outside_part), and those a crash left without a result in a saved partial
-    result are crashes (completeness.mark_saved)."""
+    (completeness.outside_part), those a crash left without a result in a saved partial
+    result are crashes (completeness.mark_saved), and those its `run` built identically to the
+    baseline's commit are IDENTICAL (as_run_judged)."""
     outside = completeness.outside_part(base, run)
     report = judge(base, run, judging, found, completeness.not_in_build(base, run), outside)
-    return completeness.mark_saved(report)
+    return as_run_judged(completeness.mark_saved(report))
+
+
+# What `run --anchor` judged without measuring it: a benchmark binary that its build made
+# identically to the baseline commit's is that commit's own code, so its change against the
+# baseline is the runner's (anchor.py). The run records those benchmarks (IDENTICAL_KEY), and
+# any command that judges the result against a baseline of that commit (compare, report, the
+# nightly's merged result) reads them as run did: IDENTICAL, their changes a finding about the
+# runner. Before, GPU-27c05724 (H200, fdd4ecb) ran exit 0 with nothing to measure, and `compare`
+# of its result with the baseline failed one of those benchmarks at +1.3 % (limit +1.2 %).
+IDENTICAL_REASON = "built identically to the baseline's commit: the anchor not measured"
+# The verdicts of the finding's benchmarks beyond their limits, and how many it names.
+_BEYOND = frozenset({Verdict.REGRESSION, Verdict.SLOWER, Verdict.IMPROVEMENT})
+FINDING_NAMES = 3
+
+
+def finding(report: Report) -> str:
+    """The committed baseline against the same code on this runner (the anchor, or the run's
+    benchmarks built identically): what the runner does to the numbers. Never a regression of
+    the code, whatever it says."""
+    ratio = report.geomean_ratio()
+    if ratio is None:
+        return "runner finding: the anchor and the baseline share no benchmark"
+    mean, count = ratio
+    counts = report.counts()
+    slower = counts[Verdict.REGRESSION] + counts[Verdict.SLOWER]
+    faster = counts[Verdict.IMPROVEMENT]
+    change = (mean - 1.0) * (-1 if report.metric.higher_is_better else 1)
+    size = f"{abs(change):.1%} {'slower' if change > 0 else 'faster'}"
+    text = (
+        f"runner finding: this runner times the baseline's own commit {size} than the "
+        f"baseline's cards did (geometric mean of {count} benchmarks; {slower} slower and "
+        f"{faster} faster beyond their limits)"
+    )
+    if slower == 0 and faster == 0:
+        return text
+    # Which ones, the largest first: host-bound transfers alone point at the host, short
+    # kernels at launch latency, everything at the card or its clocks.
+    moved = sorted(
+        ((c.name, c.ratio) for c in report.comparisons if c.verdict in _BEYOND and c.ratio),
+        key=lambda moved: abs(math.log(moved[1])),
+        reverse=True,
+    )
+    named = ", ".join(f"{name} {ratio - 1:+.1%}" for name, ratio in moved[:FINDING_NAMES])
+    more = f" and {len(moved) - FINDING_NAMES} more" if len(moved) > FINDING_NAMES else ""
+    return (
+        f"{text}: a runner unlike the baseline's (another card or host, a throttling GPU), "
+        f"not a regression of the code ({named}{more})"
+    )
+
+
+def as_run_judged(report: Report) -> Report:
+    """`report` (a result against its baseline) with the benchmarks that the result's `run`
+    built identically to the baseline's commit, measured, judged as run judged them:
+    IDENTICAL, their changes the runner finding; as it was where the result records none of
+    that commit."""
+    commit = report.baseline.context.get("kernelwatch_git_commit")
+    names = built_identically(report.contender.context, commit, report.contender.label)
+    # (measured on both sides: a crash here, an ERROR, stays one whatever the code)
+    rows = tuple(c for c in report.comparisons if c.name in names and c.ratio is not None)
+    if not rows:
+        return report
+    said = finding(dataclasses.replace(report, comparisons=rows, fallback=frozenset()))
+    note = (
+        f"{len(rows)} benchmark(s) built identically to the baseline's commit "
+        f"{str(commit)[:12]} (the run's {IDENTICAL_KEY}): IDENTICAL, as `run` judged them"
+    )
+    others = sum(c.ratio is not None and c.name not in names for c in report.comparisons)
+    if others and anchoring(report.contender.context):
+        note += (
+            f"; the {others} other(s) `run` judged against the anchor it measured, here against "
+            "this baseline: run's report is the verdict of record"
+        )
+    judged = report.with_identical(dict.fromkeys((c.name for c in rows), IDENTICAL_REASON))
+    return dataclasses.replace(judged, notes=(note, said, *report.notes))
 
 
 # rerun(k, names) -> re-run k (1-based) of `names`, as a result (confirm.RerunCrashed, with what

@@ -281,7 +281,7 @@ def _run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         judging=command.judging,
     )
     report = ab.with_unmeasured(
-        ab.with_identical(report, left_out),
+        report.with_identical(left_out),
         command.rounds,
         settings.repetitions,
         command.defaulted,
@@ -309,13 +309,12 @@ def _run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
 def _all_identical(command: AbCommand, sides: list[ab.Side], left_out: dict[str, str]) -> Report:
     """The report when every binary was built identically: nothing measured, nothing failing;
     each side shown as its build folder."""
-    from kernelwatch import ab
     from kernelwatch.compare import Report
     from kernelwatch.results import ResultSet
 
     a, b = (ResultSet.empty(side.name, (side.build_dir,)) for side in sides)
     report = Report(command.judging.metric, command.judging.settings, a, b, comparisons=())
-    return ab.with_identical(report, left_out)
+    return report.with_identical(left_out)
 
 
 def crash_status(measured: ab.Rounds, report: Report) -> int:

@@ -105,10 +105,12 @@ def context_section(page: Page) -> str:
     anchor = anchoring(page.context)
     if anchor:
         # `run` judged it against its anchor; this page compares it with the committed baseline
+        # (what run built identically to that baseline's commit reads as run read it)
         out.append(
             f'<div class="box"><b>Anchor</b>: <code>run</code>\'s verdict was {_e(anchor)}. The '
-            "comparison below is with the committed baseline (another card): the verdict of "
-            "record is run's report.</div>"
+            "comparison below is with the committed baseline (another card), but for the "
+            "benchmarks run built identically to its commit, IDENTICAL as run judged them: the "
+            "verdict of record is run's report.</div>"
         )
     if page.errors:
         items = "".join(

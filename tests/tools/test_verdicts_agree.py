@@ -21,11 +21,20 @@ HELD_CARD = GPU_DATA / "h200-card-5a0b92fa-marked-plain" / "plain.json.gz"
 OTHER_CARD = "GPU-0000aaaa-a2ff-94e6-0dd5-85ca1f10c1ff"  # in the same host, held by no run
 
 
-def shards(folder: Path, family: str, factor: float, *, other_card: bool) -> list[Path]:
-    """The held card's run as two shards, as `run --shard K/2` writes them: part 2 the
-    benchmarks of `family`, every time `factor` times as long, measured on `OTHER_CARD` (a
-    second card of the host) or on the held card itself."""
-    with gzip.open(HELD_CARD, "rt") as f:
+def shards(
+    folder: Path,
+    family: str,
+    factor: float,
+    *,
+    other_card: bool,
+    source: Path = HELD_CARD,
+    identical_to: str | None = None,
+) -> list[Path]:
+    """The held card's run (or `source`) as two shards, as `run --shard K/2` writes them: part
+    2 the benchmarks of `family`, every time `factor` times as long, measured on `OTHER_CARD` (a
+    second card of the host) or on the held card itself; with `identical_to`, each part records
+    its benchmarks as built identically to that commit, as an anchored `run` does."""
+    with gzip.open(source, "rt") as f:
         document: dict[str, Any] = json.load(f)
     plan = plan_key({row_identity(r) for r in document["benchmarks"]}, 2)
     folder.mkdir()
@@ -47,6 +56,9 @@ def shards(folder: Path, family: str, factor: float, *, other_card: bool) -> lis
                 part["context"]["gpu_pci_bus_id"] = "0000:00:07.0"
         if other_card and k == 1:
             context["host_gpu_uuids"] = f"{context['gpu_uuid']},{OTHER_CARD}"
+        if identical_to is not None:
+            names = sorted({row_identity(r) for r in part["benchmarks"]})
+            context["kernelwatch_built_identically"] = {"commit": identical_to, "benchmarks": names}
         paths.append(folder / f"s{k}.json")
         paths[-1].write_text(json.dumps(part))
     return paths
@@ -174,3 +186,27 @@ def test_compare_of_an_anchored_run_judges_what_it_built_identically_as_run_did(
     done = run_cli("compare", BASELINE, recorded, "--format", "json")
     rows = {b["name"]: b["verdict"] for b in json.loads(done.out)["benchmarks"]}
     assert done.status == 1 and rows[crashed] == "ERROR"
+
+
+def test_a_folder_of_anchored_shards_is_judged_as_their_merged_result(
+    run_cli: Callable[..., Run], tmp_path: Path
+) -> None:
+    """Each part of an anchored sharded run records what it built identically; a folder of the
+    parts read only the first part's record, and judged the second's benchmarks against the
+    baseline's cards (the reductions 1.5 % slower on this card: REGRESSION), where their merged
+    file reads them all IDENTICAL, as each shard's run did."""
+    commit = json.loads((BASELINE / "manifest.json").read_text())["commit"]
+    parts = shards(
+        tmp_path / "parts",
+        "reduction/",
+        1.015,
+        other_card=False,
+        source=ANCHORED / "suite.json.gz",
+        identical_to=commit,
+    )
+    merged = tmp_path / "merged.json"
+    assert run_cli("merge", *parts, "-o", merged).status == 0
+    by_folder = verdicts(run_cli("compare", BASELINE, tmp_path / "parts", "--format", "json"))
+    by_file = verdicts(run_cli("compare", BASELINE, merged, "--format", "json"))
+    assert by_folder == by_file
+    assert by_file[0] == 0 and set(by_file[1].values()) == {"IDENTICAL"}

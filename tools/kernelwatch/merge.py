@@ -42,8 +42,8 @@ from kernelwatch.results import (
     MEASURING_KEYS,
     NO_RESULT_KEY,
     anchoring,
-    built_identically,
     gpu_model,
+    joined_identical,
 )
 from kernelwatch.runner.precision import TOPPED_UP_KEY
 from kernelwatch.runner.sharing import estimate
@@ -164,7 +164,6 @@ def merge_results(
         _same_plan(label, context, first_label, first_context)
         if not isinstance(context.get(ANCHOR_KEY, ""), (str, type(None))):
             raise InputError(f"{label}: context {ANCHOR_KEY} is not a string")
-        built_identically(context, None, label)  # (refuses a record run does not write)
         index = context.get(GPU_INDEX_KEY, "0")
         if not isinstance(index, str) or not _GPU_INDICES.fullmatch(index):
             raise InputError(
@@ -207,7 +206,7 @@ def merge_results(
     else:  # the first part's phrase (join_outputs copied its context) replaced by every part's
         document["context"][ANCHOR_KEY] = judged
     document["context"].pop(IDENTICAL_KEY, None)
-    identical = _merged_identical(contexts)
+    identical = joined_identical([(label, d.get("context") or {}) for label, d in inputs])
     if identical is not None:
         document["context"][IDENTICAL_KEY] = identical
     if count is not None:
@@ -300,18 +299,6 @@ def _same_software(
                 f"({shortened(str(theirs or 'unset'))} vs {shortened(str(ours or 'unset'))}): "
                 "not parts of one run"
             )
-
-
-def _merged_identical(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """The parts' IDENTICAL_KEY records as one: every part's benchmarks, where all that record
-    one name the same commit (a part without one built none so); None where none does, or
-    parts of one split were anchored on different commits (then no baseline is both's)."""
-    records = [c[IDENTICAL_KEY] for c in contexts if c.get(IDENTICAL_KEY) is not None]
-    commits = {record["commit"] for record in records}
-    if len(commits) != 1:
-        return None
-    names = sorted({name for record in records for name in record["benchmarks"]})
-    return {"commit": commits.pop(), "benchmarks": names}
 
 
 # A part whose context records no anchoring: `run` judged it against the committed baseline

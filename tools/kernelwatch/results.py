@@ -7,7 +7,7 @@ the spread between processes is the noise that matters.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -334,26 +334,45 @@ def anchoring(context: Mapping[str, Any]) -> str | None:
 IDENTICAL_KEY = "kernelwatch_built_identically"
 
 
-def built_identically(context: Mapping[str, Any], commit: object, label: str) -> frozenset[str]:
-    """The benchmarks the run of `context` (its result `label`) built identically to `commit`
-    (a baseline's kernelwatch_git_commit): none where it records another commit or nothing.
-    A record that is not the one `run` writes is refused (one line): it decides verdicts."""
+def identical_record(context: Mapping[str, Any], label: str) -> tuple[str, frozenset[str]] | None:
+    """The commit and the benchmarks the run of `context` (its result `label`) built
+    identically to it; None where it records none. A record that is not the one `run` writes
+    is refused (one line): it decides verdicts."""
     record = context.get(IDENTICAL_KEY)
     if record is None:
-        return frozenset()
+        return None
     names = record.get("benchmarks") if isinstance(record, dict) else None
-    theirs = record.get("commit") if isinstance(record, dict) else None
+    commit = record.get("commit") if isinstance(record, dict) else None
     if (
-        not isinstance(theirs, str)
+        not isinstance(commit, str)
         or not isinstance(names, list)
         or not all(isinstance(name, str) for name in names)
     ):
         raise InputError(
             f"{label}: context {IDENTICAL_KEY} is not a commit and a list of benchmark names"
         )
-    if not theirs or theirs != commit:
+    return commit, frozenset(names)
+
+
+def built_identically(context: Mapping[str, Any], commit: object, label: str) -> frozenset[str]:
+    """The benchmarks the run of `context` built identically to `commit` (a baseline's
+    kernelwatch_git_commit): none where it records another commit or nothing."""
+    record = identical_record(context, label)
+    if record is None or not record[0] or record[0] != commit:
         return frozenset()
-    return frozenset(names)
+    return record[1]
+
+
+def joined_identical(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any] | None:
+    """The IDENTICAL_KEY record of the parts of one run [(label, context)], as one: every
+    part's benchmarks, where all that record one name the same commit (a part without one built
+    none so); None where none does, or parts anchored on two commits (no baseline is both's)."""
+    records = [r for label, context in parts if (r := identical_record(context, label))]
+    commits = {commit for commit, _ in records}
+    if len(commits) != 1:
+        return None
+    names = sorted({name for _, held in records for name in held})
+    return {"commit": commits.pop(), "benchmarks": names}
 
 
 # Checking that two results were measured in comparable environments (their `context`).

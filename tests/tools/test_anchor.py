@@ -804,6 +804,7 @@ def test_compare_and_report_of_an_anchored_result_judge_what_it_built_identicall
     assert "kernelwatch_built_identically" not in read_json(kept)["context"]
 
 
+@pytest.mark.parametrize("key", ["kernelwatch_built_identically", "kernelwatch_not_confirmed"])
 @pytest.mark.parametrize(
     "record",
     [
@@ -814,19 +815,19 @@ def test_compare_and_report_of_an_anchored_result_judge_what_it_built_identicall
         {"commit": "abc", "benchmarks": [1]},
     ],
 )
-def test_a_record_of_identical_builds_run_does_not_write_is_one_line(
-    checkout: Checkout, tmp_path: Path, record: object
+def test_a_record_run_does_not_write_is_one_line(
+    checkout: Checkout, tmp_path: Path, record: object, key: str
 ) -> None:
-    """It decides verdicts: a damaged one is refused, not read as none (or as every one)."""
+    """What run records beyond its numbers decides verdicts: a damaged record is refused, not
+    read as none (or as every benchmark)."""
     out = tmp_path / "run.json"
     assert checkout.run("--no-compare", "--out", out).status == 0
     document = json.loads(out.read_text())
-    document["context"]["kernelwatch_built_identically"] = record
+    document["context"][key] = record
     out.write_text(json.dumps(document))
     done = checkout.run_cli("compare", checkout.baselines / fakebench_slug(), out)
     assert one_error(done.err) == (
-        f"kernelwatch: error: {out}: context kernelwatch_built_identically is not a commit and a "
-        "list of benchmark names"
+        f"kernelwatch: error: {out}: context {key} is not a commit and a list of benchmark names"
     )
     assert done.status == 2
 

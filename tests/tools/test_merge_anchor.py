@@ -112,22 +112,21 @@ def test_all_none_or_some_parts_anchored(anchors: list[str | None], expected: st
     assert merged["context"].get("kernelwatch_anchor") == expected
 
 
-def test_the_parts_records_of_what_they_built_identically_are_joined() -> None:
-    """Each part records the benchmarks it built as the baseline's commit (its own); the merged
-    result holds them all, as compare reads them (verdict.as_run_judged), where one commit."""
+@pytest.mark.parametrize("key", ["kernelwatch_built_identically", "kernelwatch_not_confirmed"])
+def test_what_the_parts_runs_recorded_is_joined(key: str) -> None:
+    """Each part records the benchmarks it built as the baseline's commit, and the regressions
+    its re-runs did not confirm (its own); the merged result holds them all, as compare reads
+    them (verdict.as_run_judged), where one commit."""
     parts = [part(k, 3, ITS_ANCHOR) for k in (1, 2, 3)]
     for k in (1, 2):
-        parts[k - 1][1]["context"]["kernelwatch_built_identically"] = {
-            "commit": "a" * 40,
-            "benchmarks": [f"BM_{k}"],
-        }
-    merged = shards.merge_results(parts)["context"]["kernelwatch_built_identically"]
+        parts[k - 1][1]["context"][key] = {"commit": "a" * 40, "benchmarks": [f"BM_{k}"]}
+    merged = shards.merge_results(parts)["context"][key]
     assert merged == {"commit": "a" * 40, "benchmarks": ["BM_1", "BM_2"]}
-    # parts anchored on two commits: no baseline is both's, so none is recorded
-    parts[1][1]["context"]["kernelwatch_built_identically"]["commit"] = "b" * 40
-    assert "kernelwatch_built_identically" not in shards.merge_results(parts)["context"]
-    parts[1][1]["context"]["kernelwatch_built_identically"] = ["BM_2"]
-    with pytest.raises(InputError, match="^s2.json: context kernelwatch_built_identically is not"):
+    # parts judged against two commits: no baseline is both's, so none is recorded
+    parts[1][1]["context"][key]["commit"] = "b" * 40
+    assert key not in shards.merge_results(parts)["context"]
+    parts[1][1]["context"][key] = ["BM_2"]
+    with pytest.raises(InputError, match=f"^s2.json: context {key} is not"):
         shards.merge_results(parts)
 
 

@@ -239,15 +239,31 @@ def test_a_confirming_rerun_that_crashes_keeps_the_first_runs_report(box: Box) -
     assert len([c for c in box.commands() if f"--benchmark_filter=^({SLOWED})$" in c]) == 1
 
 
-def test_a_one_off_disturbance_is_not_confirmed(box: Box) -> None:
-    box.make_baseline()
+def test_a_one_off_disturbance_is_not_confirmed(box: Box, run_cli) -> None:
+    """... by run, and so by compare and report of its result too (its record of the
+    regressions its re-runs did not confirm): they read it REGRESSION, exit 1, before."""
+    base = box.make_baseline()
     fakebench.configure(
         box.binaries[0], slow={SLOWED: 1.2}, slow_runs=fakebench.runs(box.binaries[0]) + 2
     )  # both processes of the next run are disturbed, the re-run's are not
-    done = box.run("--out", box.tmp / "new.json", "--format", "markdown")
+    out = box.tmp / "new.json"
+    done = box.run("--out", out, "--format", "markdown")
     assert done.status == 0, done.out + done.err
     assert done.out.startswith("### kernelwatch run: no regression, 1 SLOWER (not confirmed)")
     assert "not confirmed: re-run gave SAME" in done.out
+    record = json.loads(out.read_text())["context"]["kernelwatch_not_confirmed"]
+    commit = json.loads(Path(base).read_text())["context"]["kernelwatch_git_commit"]
+    assert record == {"commit": commit, "benchmarks": [SLOWED]}
+    compared = run_cli("compare", base, out, "--format", "json")
+    assert compared.status == 0, compared.out
+    [row] = [b for b in json.loads(compared.out)["benchmarks"] if b["name"] == SLOWED]
+    assert (row["verdict"], row["failed"]) == ("SLOWER", False)
+    assert row["reason"].startswith(
+        "not confirmed by the run's re-runs (its kernelwatch_not_confirmed); +20"
+    )
+    page = box.tmp / "page.html"
+    assert run_cli("report", out, "--baseline", base, "-o", page).status == 0
+    assert '"badge REGRESSION"' not in page.read_text()
 
 
 def test_confirm_0_fails_on_the_first_verdict(box: Box) -> None:

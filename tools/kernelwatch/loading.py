@@ -20,14 +20,14 @@ from kernelwatch.results import (
     BASELINE_RESULT,
     BASELINE_RESULT_PACKED,
     FAILED_KEY,
-    IDENTICAL_KEY,
     NO_RESULT_KEY,
     PROCESS_KEY,
+    RECORD_KEYS,
     TIME_KEYS,
     ResultSet,
     crash_list,
     gpu_model,
-    joined_identical,
+    joined_record,
 )
 
 _V = TypeVar("_V")
@@ -128,8 +128,8 @@ def _side_context(files: Sequence[FileColumns]) -> Mapping[str, Any]:
     completeness.no_result to name. Files measured on several cards or hosts (the parts of a run
     sharded over cards) name them all, as `merge` of them does (levels.measured_on): judged as
     the first file's card, a card the baseline holds, the other cards' parts were held to that
-    card's own run. What the parts of a run built identically to the baseline's commit is every
-    part's, as `merge` joins it (results.joined_identical)."""
+    card's own run. What the parts of a run established beyond their numbers (built identically,
+    not confirmed) is every part's, as `merge` joins it (results.joined_record)."""
     measuring = [f for f in files if not crash_only(f)] or list(files)
     first = measuring[0].context
     contexts = [f.context for f in measuring]
@@ -140,15 +140,14 @@ def _side_context(files: Sequence[FileColumns]) -> Mapping[str, Any]:
         if f is not measuring[0]
         for key in (FAILED_KEY, NO_RESULT_KEY)
     )
-    identical = first.get(IDENTICAL_KEY)
+    records = {key: first.get(key) for key in RECORD_KEYS}
     if len(measuring) > 1:
-        identical = joined_identical([(str(f.path), f.context) for f in measuring])
-    if not several and not crashes and identical == first.get(IDENTICAL_KEY):
+        parts = [(str(f.path), f.context) for f in measuring]
+        records = {key: joined_record(parts, key) for key in RECORD_KEYS}
+    if not several and not crashes and all(records[k] == first.get(k) for k in RECORD_KEYS):
         return first
-    context = dict(first)
-    context.pop(IDENTICAL_KEY, None)
-    if identical is not None:
-        context[IDENTICAL_KEY] = identical
+    context = {k: v for k, v in first.items() if k not in RECORD_KEYS}
+    context.update({key: record for key, record in records.items() if record is not None})
     if several:
         context.update(measured_on(contexts))
     if not crashes:

@@ -38,12 +38,12 @@ from kernelwatch.results import (
     CEILING_KEY,
     FAILED_KEY,
     HOST_BOUND_ON_KEY,
-    IDENTICAL_KEY,
     MEASURING_KEYS,
     NO_RESULT_KEY,
+    RECORD_KEYS,
     anchoring,
     gpu_model,
-    joined_identical,
+    joined_record,
 )
 from kernelwatch.runner.precision import TOPPED_UP_KEY
 from kernelwatch.runner.sharing import estimate
@@ -75,7 +75,8 @@ PER_JOB_KEYS = frozenset(
         # measured at each process start: differs between cards of one model by a few %
         CEILING_KEY,
         ANCHOR_KEY,  # how that part's card was judged: merged per part (merged_anchoring)
-        IDENTICAL_KEY,  # what that part's build made as the baseline's commit: joined
+        # what that part's run established (built identically, not confirmed): joined
+        *RECORD_KEYS,
         KERNELS_KEY,  # the kernels of that part's benchmarks: joined (kernels.joined)
         # a part whose process crashed records it: joined, so that its benchmarks stay ERRORs
         FAILED_KEY,
@@ -205,10 +206,11 @@ def merge_results(
         document["context"].pop(ANCHOR_KEY, None)
     else:  # the first part's phrase (join_outputs copied its context) replaced by every part's
         document["context"][ANCHOR_KEY] = judged
-    document["context"].pop(IDENTICAL_KEY, None)
-    identical = joined_identical([(label, d.get("context") or {}) for label, d in inputs])
-    if identical is not None:
-        document["context"][IDENTICAL_KEY] = identical
+    for key in RECORD_KEYS:
+        document["context"].pop(key, None)
+        record = joined_record([(label, d.get("context") or {}) for label, d in inputs], key)
+        if record is not None:
+            document["context"][key] = record
     if count is not None:
         # (--allow-partial: what there is, every part given or not)
         refuse = len(shards) == count and not allow_partial

@@ -329,16 +329,23 @@ def anchoring(context: Mapping[str, Any]) -> str | None:
     return phrase if isinstance(phrase, str) and phrase else None
 
 
-# `run --anchor` records here the benchmarks whose binaries its build made identically to the
-# baseline's commit's (ab.py's rule): {"commit": <40 hex>, "benchmarks": [names]}.
+# What `run` established of a result beyond its numbers, which any command that judges the result
+# against a baseline of the same commit reads as run did (verdict.as_run_judged), each as
+# {"commit": <the baseline's, 40 hex>, "benchmarks": [names]}: the benchmarks whose binaries its
+# build made identically to that commit's (`run --anchor`, ab.py's rule), and the regressions
+# its confirming re-runs did not confirm.
 IDENTICAL_KEY = "kernelwatch_built_identically"
+UNCONFIRMED_KEY = "kernelwatch_not_confirmed"
+RECORD_KEYS = (IDENTICAL_KEY, UNCONFIRMED_KEY)
 
 
-def identical_record(context: Mapping[str, Any], label: str) -> tuple[str, frozenset[str]] | None:
-    """The commit and the benchmarks the run of `context` (its result `label`) built
-    identically to it; None where it records none. A record that is not the one `run` writes
-    is refused (one line): it decides verdicts."""
-    record = context.get(IDENTICAL_KEY)
+def run_record(
+    context: Mapping[str, Any], key: str, label: str
+) -> tuple[str, frozenset[str]] | None:
+    """The commit and the benchmarks of the record `key` in the context of the result `label`;
+    None where it has none. A record that is not one `run` writes is refused (one line): it
+    decides verdicts."""
+    record = context.get(key)
     if record is None:
         return None
     names = record.get("benchmarks") if isinstance(record, dict) else None
@@ -348,26 +355,28 @@ def identical_record(context: Mapping[str, Any], label: str) -> tuple[str, froze
         or not isinstance(names, list)
         or not all(isinstance(name, str) for name in names)
     ):
-        raise InputError(
-            f"{label}: context {IDENTICAL_KEY} is not a commit and a list of benchmark names"
-        )
+        raise InputError(f"{label}: context {key} is not a commit and a list of benchmark names")
     return commit, frozenset(names)
 
 
-def built_identically(context: Mapping[str, Any], commit: object, label: str) -> frozenset[str]:
-    """The benchmarks the run of `context` built identically to `commit` (a baseline's
-    kernelwatch_git_commit): none where it records another commit or nothing."""
-    record = identical_record(context, label)
+def recorded_for(
+    context: Mapping[str, Any], key: str, commit: object, label: str
+) -> frozenset[str]:
+    """The benchmarks of the record `key` made against `commit` (a baseline's
+    kernelwatch_git_commit): none where it names another commit or there is none."""
+    record = run_record(context, key, label)
     if record is None or not record[0] or record[0] != commit:
         return frozenset()
     return record[1]
 
 
-def joined_identical(parts: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any] | None:
-    """The IDENTICAL_KEY record of the parts of one run [(label, context)], as one: every
-    part's benchmarks, where all that record one name the same commit (a part without one built
-    none so); None where none does, or parts anchored on two commits (no baseline is both's)."""
-    records = [r for label, context in parts if (r := identical_record(context, label))]
+def joined_record(
+    parts: Sequence[tuple[str, Mapping[str, Any]]], key: str
+) -> dict[str, Any] | None:
+    """The record `key` of the parts of one run [(label, context)] as one: every part's
+    benchmarks, where all that have one name the same commit (a part without one recorded none);
+    None where none has one, or parts judged against two commits (no baseline is both's)."""
+    records = [r for label, context in parts if (r := run_record(context, key, label))]
     commits = {commit for commit, _ in records}
     if len(commits) != 1:
         return None

@@ -39,7 +39,14 @@ from kernelwatch.config import Config, ThresholdRule, load_config, parse_fractio
 from kernelwatch.errors import InputError
 from kernelwatch.files import Output, write_atomic, write_output
 from kernelwatch.loading import baseline_folder_result, from_documents
-from kernelwatch.results import IDENTICAL_KEY, Metric, ResultSet, anchoring, built_identically
+from kernelwatch.results import (
+    IDENTICAL_KEY,
+    UNCONFIRMED_KEY,
+    Metric,
+    ResultSet,
+    anchoring,
+    recorded_for,
+)
 
 SUITE_CONFIG = "kernelwatch.toml"
 
@@ -238,13 +245,14 @@ def judge_result(
     return as_run_judged(completeness.mark_saved(report))
 
 
-# What `run --anchor` judged without measuring it: a benchmark binary that its build made
-# identically to the baseline commit's is that commit's own code, so its change against the
-# baseline is the runner's (anchor.py). The run records those benchmarks (IDENTICAL_KEY), and
-# any command that judges the result against a baseline of that commit (compare, report, the
-# nightly's merged result) reads them as run did: IDENTICAL, their changes a finding about the
-# runner. Before, GPU-27c05724 (H200, fdd4ecb) ran exit 0 with nothing to measure, and `compare`
-# of its result with the baseline failed one of those benchmarks at +1.3 % (limit +1.2 %).
+# What `run` established beyond the numbers of its result: a benchmark binary that its build
+# made identically to the baseline commit's is that commit's own code, so its change against the
+# baseline is the runner's (anchor.py); a regression that its re-runs did not confirm does not
+# fail (confirm_regressions). The run records both (results.RECORD_KEYS), and any command that
+# judges the result against a baseline of that commit (compare, report, the nightly's merged
+# result) reads them as run did. Before, GPU-27c05724 (H200, fdd4ecb) ran exit 0 with nothing
+# to measure, and `compare` of its result with the baseline failed one of those benchmarks at
+# +1.3 % (limit +1.2 %).
 IDENTICAL_REASON = "built identically to the baseline's commit: the anchor not measured"
 # The verdicts of the finding's benchmarks beyond their limits, and how many it names.
 _BEYOND = frozenset({Verdict.REGRESSION, Verdict.SLOWER, Verdict.IMPROVEMENT})
@@ -287,12 +295,17 @@ def finding(report: Report) -> str:
 
 
 def as_run_judged(report: Report) -> Report:
-    """`report` (a result against its baseline) with the benchmarks that the result's `run`
-    built identically to the baseline's commit, measured, judged as run judged them:
-    IDENTICAL, their changes the runner finding; as it was where the result records none of
-    that commit."""
+    """`report` (a result against its baseline) with what the result's `run` established
+    against a baseline of the same commit read as run read it (results.RECORD_KEYS): the
+    benchmarks built identically, measured, IDENTICAL, their changes the runner finding; the
+    regressions its re-runs did not confirm SLOWER. As it was where the result records
+    neither."""
     commit = report.baseline.context.get("kernelwatch_git_commit")
-    names = built_identically(report.contender.context, commit, report.contender.label)
+    return _not_confirmed(_built_identically(report, commit), commit)
+
+
+def _built_identically(report: Report, commit: object) -> Report:
+    names = recorded_for(report.contender.context, IDENTICAL_KEY, commit, report.contender.label)
     # (measured on both sides: a crash here, an ERROR, stays one whatever the code)
     rows = tuple(c for c in report.comparisons if c.name in names and c.ratio is not None)
     if not rows:
@@ -310,6 +323,36 @@ def as_run_judged(report: Report) -> Report:
         )
     judged = report.with_identical(dict.fromkeys((c.name for c in rows), IDENTICAL_REASON))
     return dataclasses.replace(judged, notes=(note, said, *report.notes))
+
+
+def _not_confirmed(report: Report, commit: object) -> Report:
+    """The regressions `run` re-ran in fresh processes without confirming them, SLOWER as in
+    its report (confirm_regressions); their re-runs are the files beside the result."""
+    context, label = report.contender.context, report.contender.label
+    names = recorded_for(context, UNCONFIRMED_KEY, commit, label)
+    flagged = {c.name for c in report.comparisons if c.verdict is Verdict.REGRESSION} & names
+    if not flagged:
+        return report
+    reason = f"not confirmed by the run's re-runs (its {UNCONFIRMED_KEY})"
+    rows = [
+        (
+            c._replace(
+                verdict=worded_for(c.verdict, False),
+                reason=f"{reason}; {c.reason}",
+                confirmed=False,
+                failed=False,
+            )
+            if c.name in flagged
+            else c
+        )
+        for c in report.comparisons
+    ]
+    rows.sort(key=lambda c: (SEVERITY[c.verdict], c.confirmed is False))
+    note = (
+        f"{len(flagged)} regression(s) {reason}, its re-runs beside it "
+        "(<result>.confirm-K.json): SLOWER, as `run` judged them"
+    )
+    return dataclasses.replace(report, comparisons=tuple(rows), notes=(*report.notes, note))
 
 
 # rerun(k, names) -> re-run k (1-based) of `names`, as a result (confirm.RerunCrashed, with what

@@ -41,8 +41,8 @@ from kernelwatch.results import (
     BASELINE_RESULT,
     BASELINE_RESULT_PACKED,
     FAILED_KEY,
-    IDENTICAL_KEY,
     MEASURING_KEYS,
+    RECORD_KEYS,
     check_times,
     gpu_model,
     slowed_on_purpose,
@@ -176,9 +176,10 @@ def _pooled(runs: Sequence[tuple[str, Any]]) -> _Pooled:
     context = document.get("context") or {}
     if not isinstance(context, dict):
         context = {}
-    # What one run built as its baseline's commit says nothing of a baseline's own runs (a
+    # What one run established against its baseline says nothing of a baseline's own runs (a
     # result judged against one, verdict.as_run_judged, is read for it).
-    context.pop(IDENTICAL_KEY, None)
+    for key in RECORD_KEYS:
+        context.pop(key, None)
     slowed = slowed_on_purpose(context)
     if slowed:
         raise InputError(

@@ -553,6 +553,7 @@ def _finish(
     from kernelwatch import noise as noises
     from kernelwatch import reruns, verdict
     from kernelwatch.loading import from_documents
+    from kernelwatch.results import UNCONFIRMED_KEY
     from kernelwatch.verdict import write_report
 
     document, jobs = result.document, list(result.jobs)
@@ -605,6 +606,11 @@ def _finish(
         jobs, settings, progress, command.confirm, out, confirm_path, command.command_line
     )
     report = anchors.confirm(judged, committed, judging, rerun, command.confirm)
+    unconfirmed = sorted(c.name for c in report.comparisons if c.confirmed is False)
+    if unconfirmed:  # (as compare and report are to read them: verdict.as_run_judged)
+        commit = base.context.get("kernelwatch_git_commit")
+        context[UNCONFIRMED_KEY] = {"commit": commit, "benchmarks": unconfirmed}
+        write_json_atomic(out, document, make_parents=True)
     status = write_report(report, outputs, command="run")
     return max([status, *rerun.statuses])  # a re-run that failed: 3 (4: the GPU went away)
 

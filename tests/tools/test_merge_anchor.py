@@ -203,3 +203,14 @@ def test_history_and_the_report_of_a_merged_anchored_result_show_it(
         "part (1 of 2 parts anchored"
     )
     assert ITS_ANCHOR in box[: box.index("</div>")]
+
+
+def test_the_other_processes_each_part_saw_on_its_gpu_are_joined() -> None:
+    """A part measured beside another process on its GPU (runner/occupants.py) makes the
+    merged result one measured so; parts that saw different ones are not refused as runs of
+    different settings."""
+    parts = [part(k, 2, None) for k in (1, 2)]
+    parts[0][1]["context"]["kernelwatch_other_processes"] = ["pid 7: a"]
+    parts[1][1]["context"]["kernelwatch_other_processes"] = ["pid 8: b", "pid 7: a"]
+    merged = shards.merge_results(parts)["context"]["kernelwatch_other_processes"]
+    assert merged == ["pid 7: a", "pid 8: b"]

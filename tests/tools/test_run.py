@@ -266,6 +266,44 @@ def test_a_one_off_disturbance_is_not_confirmed(box: Box, run_cli) -> None:
     assert '"badge REGRESSION"' not in page.read_text()
 
 
+OTHER_PROCESS = "GPU-00000000-1111-2222-3333-444444444444, 4242, /usr/bin/python3"
+
+
+def test_another_process_on_the_gpu_is_said_recorded_warned_and_kept_out_of_a_baseline(
+    box: Box, run_cli, monkeypatch
+) -> None:
+    """nvidia-smi lists a compute process on the run's GPU between its rounds (GPU-fe9a1c25:
+    another process's matrix multiplies made matmul 68-115 % slower, and nothing said so)."""
+    base = box.make_baseline()
+    listing = f"GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)\n{OTHER_PROCESS}"
+    fakebench.fake_nvidia_smi(box.tmp, monkeypatch, listing)
+    out = box.tmp / "new.json"
+    done = box.run("--out", out)
+    assert done.status == 0, done.err
+    assert done.err.count("kernelwatch: warning: another process computes on this GPU") == 1
+    assert "(pid 4242: /usr/bin/python3): it shares the GPU's time with the samples" in done.err
+    context = json.loads(out.read_text())["context"]
+    assert context["kernelwatch_other_processes"] == ["pid 4242: /usr/bin/python3"]
+    compared = run_cli("compare", base, out)
+    assert (
+        "kernelwatch: warning: the contender was measured while other processes computed on its "
+        "GPU (pid 4242: /usr/bin/python3): its times may be slowed by them"
+    ) in compared.err
+    refused = run_cli("baseline", "update", out, "--baselines", box.baselines)
+    assert refused.status == 2 and one_error(refused.err) == (
+        f"kernelwatch: error: {out}: measured while other processes computed on its GPU (pid "
+        "4242: /usr/bin/python3); a baseline is measured with the GPU to itself: measure it again"
+    )
+    # another GPU's processes are not this run's business
+    fakebench.fake_nvidia_smi(box.tmp, monkeypatch, listing.replace("4444,", "5555,"))
+    again = box.run("--out", box.tmp / "again.json")
+    assert again.status == 0 and "another process" not in again.err
+    assert (
+        "kernelwatch_other_processes"
+        not in json.loads((box.tmp / "again.json").read_text())["context"]
+    )
+
+
 def test_confirm_0_fails_on_the_first_verdict(box: Box) -> None:
     box.make_baseline()
     fakebench.configure(

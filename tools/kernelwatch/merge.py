@@ -40,6 +40,7 @@ from kernelwatch.results import (
     HOST_BOUND_ON_KEY,
     MEASURING_KEYS,
     NO_RESULT_KEY,
+    OCCUPANTS_KEY,
     RECORD_KEYS,
     anchoring,
     gpu_model,
@@ -71,6 +72,7 @@ PER_JOB_KEYS = frozenset(
         PURPOSE_KEY,
         "kernelwatch_benchmark_commands",
         SERIAL_KEY,  # each part's own host-bound benchmarks: joined
+        OCCUPANTS_KEY,  # other processes on that part's GPU: joined
         TOPPED_UP_KEY,  # each part tops up its own imprecise benchmarks
         # measured at each process start: differs between cards of one model by a few %
         CEILING_KEY,
@@ -371,6 +373,7 @@ _NAME_LISTS = (
     SHARDS_KEY,
     FAILED_KEY,
     NO_RESULT_KEY,
+    OCCUPANTS_KEY,
 )
 
 
@@ -389,7 +392,7 @@ def _merged_context(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             command for c in contexts for command in c.get("kernelwatch_benchmark_commands", [])
         ],
     }
-    for key in (TOPPED_UP_KEY, SERIAL_KEY):
+    for key in (TOPPED_UP_KEY, SERIAL_KEY, OCCUPANTS_KEY):
         if any(key in c for c in contexts):
             merged[key] = sorted({name for c in contexts for name in c.get(key, [])})
     # like gpu_uuid: the GPUs of one host that measured the parts (`run --gpus all --split`)

@@ -329,6 +329,19 @@ def anchoring(context: Mapping[str, Any]) -> str | None:
     return phrase if isinstance(phrase, str) and phrase else None
 
 
+# `run` names here the other processes it saw computing on its GPU (runner/occupants.py).
+OCCUPANTS_KEY = "kernelwatch_other_processes"  # ["pid 1234: /usr/bin/python3", ...]
+
+
+def occupied(context: Mapping[str, Any]) -> str | None:
+    """What a result's context says of other processes on its GPU, in words; None: nothing."""
+    found = context.get(OCCUPANTS_KEY)
+    if not found:
+        return None
+    listed = ", ".join(map(str, found if isinstance(found, list) else [found]))
+    return f"measured while other processes computed on its GPU ({listed})"
+
+
 # What `run` established of a result beyond its numbers, which any command that judges the result
 # against a baseline of the same commit reads as run did (verdict.as_run_judged), each as
 # {"commit": <the baseline's, 40 hex>, "benchmarks": [names]}: the benchmarks whose binaries its

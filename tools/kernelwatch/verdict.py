@@ -45,6 +45,7 @@ from kernelwatch.results import (
     Metric,
     ResultSet,
     anchoring,
+    occupied,
     recorded_for,
 )
 
@@ -224,6 +225,10 @@ def judge(
         and key in run.context
         and str(base.context[key]) != str(run.context[key])
     ]
+    for side, result in (("baseline", base), ("contender", run)):
+        said = occupied(result.context)
+        if said is not None:  # (runner/occupants.py: GPU-fe9a1c25's matmuls 68-115 % slower)
+            warnings.append(f"the {side} was {said}: its times may be slowed by them")
     if found is not None and found.warning:
         warnings.append(found.warning)
     if not warnings:

@@ -2,7 +2,8 @@
 manifest (prepare_update, which writes nothing), then write the folder as a whole (write).
 Last, what it refuses, each in one line: a file or run given twice (with distinct_cards, a card
 measured twice), a part of the suite taken for the whole, benchmarks dropped unasked, a run with
-errors or too few repetitions, and a partial update from another measuring environment."""
+errors or too few repetitions, a run measured while other processes computed on its GPU, and a
+partial update from another measuring environment."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ from kernelwatch.results import (
     RECORD_KEYS,
     check_times,
     gpu_model,
+    occupied,
     slowed_on_purpose,
 )
 
@@ -168,7 +170,16 @@ class _Pooled:
 
 def _pooled(runs: Sequence[tuple[str, Any]]) -> _Pooled:
     """The runs pooled into one result, checked to be measured as a baseline is: not slowed on
-    purpose, on a GPU it records."""
+    purpose, nor beside another process on its GPU (runner/occupants.py), on a GPU it
+    records."""
+    for run_label, run in runs:
+        context = run.get("context") if isinstance(run, dict) else None
+        said = occupied(context) if isinstance(context, dict) else None
+        if said is not None:
+            raise InputError(
+                f"{run_label}: {said}; a baseline is measured with the GPU to itself: "
+                "measure it again"
+            )
     pool_warnings: list[str] = []
     document = pool(runs, pool_warnings)
     label = runs[0][0] if len(runs) == 1 else f"{len(runs)} pooled runs"

@@ -16,12 +16,12 @@ from typing import Any
 
 from kernelwatch import kernels, locks
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError
-from kernelwatch.runner import precision
+from kernelwatch.runner import occupants, precision
 from kernelwatch.runner.discovery import rerun_jobs
 from kernelwatch.runner.merging import join_processes, merge
 from kernelwatch.runner.process import benchmark_command, run_one
 from kernelwatch.runner.process import Progress
-from kernelwatch.results import FAILED_KEY, NO_RESULT_KEY
+from kernelwatch.results import FAILED_KEY, NO_RESULT_KEY, OCCUPANTS_KEY
 from kernelwatch.runner.settings import Job, RunSettings, benchmark_environment
 
 
@@ -254,6 +254,7 @@ class _Processes:
     failures: list[tuple[int, InputError]] = field(default_factory=list)  # (job index, error)
     records: dict[Path, list[dict[str, Any]]] = field(default_factory=dict)
     commands: list[list[str]] = field(default_factory=list)
+    others: dict[str, None] = field(default_factory=dict)  # occupants.on_gpu's, as seen
 
     def __post_init__(self) -> None:
         self.runs = {index: [] for index in range(len(self.jobs))}
@@ -289,6 +290,24 @@ class _Processes:
                 )
                 self._run_process(index, job, command, out)
                 done += len(job.names)
+        self._look_for_others()
+
+    def _look_for_others(self) -> None:
+        """Other processes computing on this GPU now, between rounds (occupants.py): said once
+        each, and kept for the result's context."""
+        firsts = (runs[0].get("context") or {} for runs in self.runs.values() if runs)
+        uuid = self.settings.gpu_uuid or next((c.get("gpu_uuid") for c in firsts), None)
+        if not isinstance(uuid, str) or not uuid:
+            return
+        for found in occupants.on_gpu(uuid):
+            if found not in self.others:
+                self.others[found] = None
+                self.progress.say(
+                    f"kernelwatch: warning: {self.prefix}another process computes on this GPU "
+                    f"({found}): it shares the GPU's time with the samples, which may be slowed "
+                    "(a regression is re-run before it fails; `baseline update` refuses the "
+                    "result)"
+                )
 
     def _run_process(self, index: int, job: Job, command: list[str], out: Path) -> None:
         """One process of one job's binary; a serial (host-bound) job's under the host lock,
@@ -395,6 +414,7 @@ def _run_context(
             if any(job.serial for job in jobs)
             else {}
         ),
+        **({OCCUPANTS_KEY: list(processes.others)} if processes.others else {}),
         **(context or {}),
     }
 

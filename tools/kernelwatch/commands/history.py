@@ -416,6 +416,8 @@ def run_show(
                 f"note: {point.run.date}: {point.run.slowed}: history changes and report's "
                 "trends leave it out"
             )
+        if point.run.occupied is not None:
+            print(f"note: {point.run.date}: {point.run.occupied}: its times may be slowed by them")
         if point.run.shown_anchor is not None:
             print(f"note: {point.run.date}: its verdict was {point.run.shown_anchor}")
     return 0

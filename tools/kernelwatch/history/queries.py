@@ -21,8 +21,10 @@ from kernelwatch.results import (
     HARNESS_INJECT_KEY,
     SELFTEST_LEVEL_KEY,
     SELFTEST_ROLE_KEY,
+    OCCUPANTS_KEY,
     Metric,
     anchoring,
+    occupied,
     slowed_on_purpose,
 )
 
@@ -38,11 +40,13 @@ class Run:
     source: str
     slowed: str | None = None  # slowed down on purpose (results.slowed_on_purpose)
     anchor: str | None = None  # how its verdict was anchored (results.anchoring)
+    occupied: str | None = None  # beside other processes on its GPU (results.occupied)
 
     @property
     def marks(self) -> str:
         """What `history list` says of how the run was made (its last column)."""
         said = [f"SLOWED ON PURPOSE: {self.slowed}"] if self.slowed else []
+        said += [f"SHARED GPU: {self.occupied}"] if self.occupied else []
         return "; ".join(said + ([self.shown_anchor] if self.shown_anchor else []))
 
     @property
@@ -101,7 +105,12 @@ def _provenance(run: Run, context_json: Any) -> Run:
         return run
     if not isinstance(context, dict):
         return run
-    return dataclasses.replace(run, slowed=slowed_on_purpose(context), anchor=anchoring(context))
+    return dataclasses.replace(
+        run,
+        slowed=slowed_on_purpose(context),
+        anchor=anchoring(context),
+        occupied=occupied(context),
+    )
 
 
 def texts(rows: Iterable[Sequence[Any]], what: str) -> list[str]:
@@ -210,17 +219,23 @@ def series(
                 point.run,
                 anchor=anchoring(marks.get(point.run.id, {})),
                 slowed=slowed_on_purpose(marks.get(point.run.id, {})),
+                occupied=occupied(marks.get(point.run.id, {})),
             ),
         )
         for point in points
     ]
 
 
-# What `show`, `changes` and the trends read of a run's context: its anchoring and whether it was
-# slowed down on purpose (a run made with --kernelwatch_inject is no point of a series).
-_MARK_KEYS = (ANCHOR_KEY, HARNESS_INJECT_KEY, SELFTEST_ROLE_KEY, SELFTEST_LEVEL_KEY)
+# What `show`, `changes` and the trends read of a run's context: its anchoring, whether it was
+# slowed down on purpose (a run made with --kernelwatch_inject is no point of a series), and the
+# other processes on its GPU (a list, read joined as a run's line shows it).
+_MARK_KEYS = (ANCHOR_KEY, HARNESS_INJECT_KEY, SELFTEST_ROLE_KEY, SELFTEST_LEVEL_KEY, OCCUPANTS_KEY)
 _MARK_COLUMNS = ", ".join(
-    f"CASE WHEN json_valid(context) THEN json_extract(context, '$.{key}') END" for key in _MARK_KEYS
+    f"CASE WHEN json_valid(context) THEN json_extract(context, '$.{key}') END"
+    for key in _MARK_KEYS[:-1]
+) + (
+    ", CASE WHEN json_valid(context) THEN (SELECT group_concat(value, ', ') FROM "
+    f"json_each(context, '$.{OCCUPANTS_KEY}')) END"
 )
 
 
@@ -305,6 +320,7 @@ def _run_document(run: Run) -> dict[str, Any]:
         "source": run.source,
         "slowed_on_purpose": run.slowed,
         "anchor": run.anchor,
+        "shared_gpu": run.occupied,
     }
 
 

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, git
 from dependencies import in_ci
 from kernelwatch import sass
 
@@ -194,6 +194,33 @@ def test_a_commit_named_with_quotes_still_builds(tmp_path: Path) -> None:
     )  # fmt: skip
     assert built.returncode == 0, built.stderr
     assert subprocess.run([binary], capture_output=True, text=True).stdout == commit
+
+
+def test_a_tree_with_uncommitted_changes_records_a_commit_as_long_as_a_clean_one(
+    tmp_path: Path,
+) -> None:
+    """`-dirty` replaces the commit's last six characters: binaries the changes did not touch
+    stay identical to the commit's, for the anchor to leave out (test_identical.py)."""
+    if shutil.which("git") is None:
+        pytest.fail("git not found") if in_ci() else pytest.skip("git not found")
+    tracked = tmp_path / "kernel.cu"
+    tracked.write_text("// one\n")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "kernel.cu")
+    git(tmp_path, "commit", "-q", "-m", "one")
+    head = git(tmp_path, "rev-parse", "HEAD")
+    env = {k: v for k, v in os.environ.items() if k != "KERNELWATCH_GIT_COMMIT"}
+    output = tmp_path / "build_info.cpp"
+    recorded = []
+    for text in ("// one\n", "// two\n"):
+        tracked.write_text(text)
+        done = cmake(
+            f"-DSOURCE_DIR={tmp_path}", f"-DOUTPUT={output}", "-DBUILD_TYPE=Release",
+            "-DVERSION=0.1.0", "-P", REPO / "cmake" / "write_build_info.cmake", env=env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        recorded.append(output.read_text().split('info{"')[1].split('"')[0])
+    assert recorded == [head, f"{head[:-6]}-dirty"]
 
 
 def test_two_registrations_on_one_line_compile(tmp_path: Path) -> None:

@@ -140,6 +140,18 @@ def test_a_checkout_at_a_longer_path_is_identical(reference, tmp_path: Path) -> 
     assert ab.differs(a, a_binary, b, b_binary) is None
 
 
+def test_a_tree_with_uncommitted_changes_is_identical_where_they_did_not_reach(
+    reference, tmp_path: Path
+) -> None:
+    """Its build records the commit cut by six characters and `-dirty`, as long as a clean
+    build's commit (write_build_info.cmake). The whole commit and `-dirty`, six characters
+    longer, moved the code and data after it: no binary was ever identical to the commit's."""
+    a, a_binary = reference
+    assert ab.differs(a, a_binary, *build(tmp_path / "B", "b" * 34 + "-dirty")) is None
+    longer = build(tmp_path / "C", "c" * 40 + "-dirty")
+    assert ab.differs(a, a_binary, *longer) == "machine code or data differ"
+
+
 def assert_code_tells(a: ab.Build, a_binary: Path, b: ab.Build, b_binary: Path) -> None:
     # The flag files differ too: the code alone must already tell.
     shutil.copy(

@@ -641,7 +641,7 @@ _ANONYMOUS = re.compile(rb"(_GLOBAL__N__|_INTERNAL_)[0-9a-f]{8}(?=_\d+_)")
 class Build:
     """One side's build: its commit, worktree and build folder (ab.Side has all three)."""
 
-    sha: str
+    sha: str  # as its binaries record it (a tree with changes: write_build_info.cmake)
     worktree: Path
     build_dir: Path
 
@@ -664,7 +664,8 @@ class Build:
 
 def build_of(binary: Path, sha: str) -> Build | None:
     """The CMake build that made `binary` (the nearest folder above it with a CMakeCache.txt,
-    and the source folder that names), as built from commit `sha`; None when there is none."""
+    and the source folder that names), its binaries recording commit `sha`; None when there is
+    none."""
     for folder in binary.parents:
         try:
             cache = (folder / "CMakeCache.txt").read_text(errors="replace")

@@ -379,15 +379,6 @@ def prepare(
             f"kernelwatch: {len(identical)} benchmark(s) of {len(same)} binaries built "
             f"identically to the baseline's commit {side.short}: the anchor does not measure them"
         )
-    elif ours.endswith("-dirty"):
-        # Each binary records its commit: one of a tree with uncommitted changes is none of the
-        # commit's (GPU-8d390009: the anchor measured in full, under 6 min; committed, 228 s).
-        progress.say(
-            "kernelwatch: the checkout has uncommitted changes, so no binary is built as the "
-            f"baseline's commit {side.short} (each records {ours[:12]}...-dirty): the anchor "
-            "measures them all, and is kept for the next run (commit first to measure only "
-            "what the change touched)"
-        )
     # What the baseline's commit has: a benchmark new since then is NEW, never in an anchor.
     wanted = {name for job in anchor_jobs for name in job.names}
     if kept is not None and not (wanted and kept.holds(wanted)):
@@ -480,10 +471,11 @@ def _jobs(
 def _built_identically(
     side: ab.Side, theirs: Sequence[runner.Job], ours: Sequence[runner.Job], commit: str
 ) -> set[str]:
-    """The binaries (by name) that this run's build, from `commit`, made identically to the
-    baseline commit's build `side` (ab.py's rule; a build it cannot find is measured)."""
+    """The binaries (by name) that this run's build, which records `commit` (`-dirty` for a
+    tree with changes), made identically to the baseline commit's build `side` (ab.py's rule;
+    a build it cannot find is measured)."""
     mine = sorted({job.binary for job in ours})
-    build = ab.build_of(mine[0], commit.removesuffix("-dirty")) if mine else None
+    build = ab.build_of(mine[0], commit) if mine else None
     if build is None:
         return set()
     anchor = ab.Build(side.sha, side.worktree, side.build_dir)

@@ -6,12 +6,14 @@ console script use `installed_kernelwatch()` and skip when it is absent.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,6 +93,25 @@ def git(repo: Path, *args: str) -> str:
         check=True,
     )
     return done.stdout.strip()
+
+
+@contextlib.contextmanager
+def shells_pipe(data: bytes) -> Iterator[Path]:
+    """A pipe without a name holding `data`, as the shell's `<(...)` gives one (/dev/fd/N), its
+    writer a thread."""
+    read, write = os.pipe()
+
+    def feed() -> None:
+        with contextlib.suppress(BrokenPipeError), os.fdopen(write, "wb") as out:
+            out.write(data)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        yield Path(f"/dev/fd/{read}")
+    finally:
+        os.close(read)  # (a writer still waiting for a reader gets EPIPE and ends)
+        writer.join(timeout=10)
 
 
 def gpu_files() -> list[Path]:

@@ -199,21 +199,19 @@ def test_bad_input_is_one_line(run_cli, tmp_path: Path) -> None:
     assert len(done.err.strip().splitlines()) == 1
 
 
-def test_the_median_of_huge_finite_values_is_finite(run_cli, write_json) -> None:
-    """np.median adds the middle two of an even count: counters of 1.6e308-1.75e308 (finite, so
-    the reader takes them) gave an infinite median, written `"value": null` (`range` "± inf"),
-    exit 0: a document Bencher and github-action-benchmark refuse."""
+def test_counters_whose_statistics_overflow_are_refused(run_cli, write_json) -> None:
+    """np.median adds the middle two of an even count: counters of 1.6e308-1.75e308 (finite)
+    gave an infinite median, written `"value": null`, exit 0: a document Bencher and
+    github-action-benchmark refuse. They are no measurement, and refused as compare refuses
+    them (results.MEASURABLE)."""
     rows = rows_for({"BM_a": [10.0, 11.0, 12.0, 13.0]}, aggregates=False)
     for row, value in zip(rows, [1.6e308, 1.7e308, 1.7e308, 1.75e308]):
         row["bytes_per_second"] = value
     path = write_json("r.json", rows=rows)
-    metric = ("--metric", "bytes_per_second")
-    done = run_cli("export", path, "--format", "bmf", *metric)
-    assert done.status == 0, done.err
-    document = strict(done.out)
-    check_bmf(document)
-    assert document["BM_a"]["bytes_per_second"]["value"] == 1.7e308
-    done = run_cli("export", path, "--format", "github-action-benchmark", *metric)
-    rows_out = strict(done.out)
-    check_github_action_benchmark(rows_out)
-    assert rows_out[0]["value"] == 1.7e308 and rows_out[0]["range"] == "± 1e+307"
+    for tool in ("bmf", "github-action-benchmark"):
+        done = run_cli("export", path, "--format", tool, "--metric", "bytes_per_second")
+        assert done.status == 2 and done.out == "", done.out
+        assert done.err == (
+            f"kernelwatch: error: {path}: BM_a: bytes_per_second is 1.6e+308 (must be a "
+            "positive finite number, 1e-100 to 1e+100)\n"
+        )

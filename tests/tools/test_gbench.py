@@ -8,16 +8,14 @@ import os
 import re
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GPU_DATA, TOOLS, document, rows_for
+from conftest import GPU_DATA, TOOLS, document, rows_for, shells_pipe
 from hypothesis import given
 from hypothesis import strategies as st
 from kernelwatch import gbench, synthetic
-from kernelwatch import gbench
 from kernelwatch.gbench import distinguish_registrations, read_json, read_rows, read_usual
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import failed_row
@@ -478,12 +476,14 @@ def test_a_device_is_refused_before_it_is_read(tmp_path: Path) -> None:
     # `compare /dev/zero b.json` read without end, memory growing, until killed.
     with pytest.raises(InputError, match="^/dev/zero: a character device, not a result file$"):
         gbench.read_json("/dev/zero")
-    pipe = tmp_path / "fifo"  # a pipe (`compare <(gunzip -c a.json.gz) b.json`) is read
-    os.mkfifo(pipe)
-    writer = threading.Thread(target=lambda: pipe.write_text('{"benchmarks": []}'))
-    writer.start()
-    assert gbench.read_json(pipe) == {"benchmarks": []}
-    writer.join()
+    # The shell's pipe (`compare <(gunzip -c a.json.gz) b.json`) is read; a named FIFO, whose
+    # writer may never come, is not (compare waited for ever on one).
+    with shells_pipe(b'{"benchmarks": []}') as pipe:
+        assert gbench.read_json(pipe) == {"benchmarks": []}
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match=f"^{fifo}: a FIFO, not a result file$"):
+        gbench.read_json(fifo)
 
 
 def _nested(levels: int, where: str) -> bytes:

@@ -604,9 +604,34 @@ def test_a_time_infinite_in_ns_is_refused_as_compare_refuses_it(run_cli, write_j
     huge = write_json("huge.json", json.dumps(document))  # 1e308 us: finite as read, inf in ns
     r = run_cli("history", "ingest", huge, "--db", db)
     assert r.status == 2
-    assert "real_time is inf ns (must be a positive finite number)" in one_line(r.err)
+    assert (
+        "real_time is inf ns (must be a positive finite number, 1e-100 to 1e+100 ns)"
+        in one_line(r.err)
+    )
     assert run_cli("compare", good, huge).err == r.err  # the same check, the same line
-    assert not db.exists()
+    # merge wrote it, for every other command to refuse
+    assert run_cli("merge", huge, "-o", tmp_path / "m.json").err == r.err
+    assert not db.exists() and not (tmp_path / "m.json").exists()
+
+
+def test_a_time_whose_statistics_overflow_is_refused(run_cli, write_json, tmp_path):
+    """1e308 ns is finite, but its variance is not: history ingest kept it, and `report --db`
+    stopped with an internal error drawing it."""
+    good = write_json("good.json", {"BM_A": [1.0, 2.0, 3.0]})
+    document = json.loads(good.read_text())
+    for row in document["benchmarks"]:
+        row.update(real_time=1e308, time_unit="ns")
+    huge = write_json("huge.json", json.dumps(document))
+    line = "BM_A: real_time is 1e+308 ns (must be a positive finite number, 1e-100 to 1e+100 ns)"
+    for argv in (
+        ["history", "ingest", huge, "--db", tmp_path / "h.sqlite"],
+        ["compare", good, huge],
+        ["export", huge, "--format", "bmf"],
+        ["merge", huge, "-o", tmp_path / "m.json"],
+    ):
+        done = run_cli(*argv)
+        assert done.status == 2 and line in one_line(done.err), (argv, done.err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.json", "huge.json"]
 
 
 def test_empty_history_and_unknown_names(run_cli, write_json, tmp_path):

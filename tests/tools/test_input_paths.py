@@ -4,14 +4,12 @@ a file, as BASELINE and CONTENDER are. Bad input is one line, `kernelwatch: erro
 
 from __future__ import annotations
 
-import os
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, shells_pipe
 
 H200_BASELINE = REPO / "baselines" / "nvidia-h200-sm90"
 H200_RUN = REPO / "tests" / "data" / "gpu" / "h200-card-5f632982.json.gz"
@@ -55,30 +53,14 @@ def test_an_explanations_folder_is_said_to_be_one(run_cli, tmp_path) -> None:
     assert "no such file" not in line and "folder" in line, line
 
 
-def test_a_noise_file_may_be_a_pipe(run_cli, tmp_path) -> None:
-    """A pipe is read as a file (files.check_input_file: `<(...)`), as BASELINE is: the stored
-    noise of the H200 baseline given through a FIFO gives the verdicts the file gives, where
-    it was refused as "no such file"."""
-    fifo = tmp_path / "noise.fifo"
-    os.mkfifo(fifo)
+def test_a_noise_file_may_be_a_pipe(run_cli) -> None:
+    """The shell's pipe is read as a file (files.check_input_file: `<(...)`), as BASELINE is:
+    the stored noise of the H200 baseline given through one gives the verdicts the file gives,
+    where it was refused as "no such file"."""
     data = (H200_BASELINE / "noise.json").read_bytes()
-
-    def feed() -> None:
-        try:
-            with open(fifo, "wb") as out:  # blocks until the reader opens it
-                out.write(data)
-        except BrokenPipeError:  # opened only to let this thread go
-            pass
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
     result = H200_BASELINE / "result.json.gz"
-    try:
-        piped = run_cli("compare", result, H200_RUN, "--noise-file", fifo, "--format", "json")
-    finally:
-        if writer.is_alive():  # the command never opened it: let the writer go
-            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
-        writer.join(timeout=10)
+    with shells_pipe(data) as pipe:
+        piped = run_cli("compare", result, H200_RUN, "--noise-file", pipe, "--format", "json")
     assert piped.status in (0, 1), piped.err
     named = run_cli(
         "compare",
@@ -89,4 +71,4 @@ def test_a_noise_file_may_be_a_pipe(run_cli, tmp_path) -> None:
         "--format",
         "json",
     )
-    assert piped.out == named.out.replace(str(H200_BASELINE / "noise.json"), str(fifo))
+    assert piped.out == named.out.replace(str(H200_BASELINE / "noise.json"), str(pipe))

@@ -71,7 +71,7 @@ def entries(result: ResultSet, metric: Metric) -> list[Entry]:
         found.append(
             Entry(
                 name,
-                median(rows),
+                float(np.median(rows)),  # (MEASURABLE values: the middle two's sum is finite)
                 lower,
                 upper,
                 len(rows),
@@ -85,18 +85,6 @@ def entries(result: ResultSet, metric: Metric) -> list[Entry]:
             f"{result.label}: no benchmark has values of {shortened(repr(metric.key))}{failed}"
         )
     return found
-
-
-def median(values: np.ndarray) -> float:
-    """np.median's value, finite for finite values: it adds the middle two, which overflows to
-    inf from 9e307 (written as a null value, which the dashboards refuse)."""
-    ordered = np.sort(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return float(ordered[middle])
-    low, high = float(ordered[middle - 1]), float(ordered[middle])
-    mean = (low + high) / 2
-    return mean if math.isfinite(mean) else low / 2 + high / 2
 
 
 def median_interval(values: np.ndarray) -> tuple[float | None, float | None]:

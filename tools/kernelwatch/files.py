@@ -183,17 +183,25 @@ def _same_file(a: str | Path, b: str | Path) -> bool:
 
 def check_input_file(path: str | Path, what: str, *, pipe: bool = True) -> None:
     """Refuse an input that is not read as a file: a device (/dev/zero never ends: read whole,
-    it fills the memory until the kernel kills kernelwatch, no line said why) and, unless
-    `pipe`, a FIFO or a socket (SQLite's open of a FIFO waits for ever). A pipe, `<(...)`, is
-    read as a file where `pipe`. A missing path or a folder is left to the reader, which words
-    it. `what`: what the input should be ("a result file")."""
+    it fills the memory until the kernel kills kernelwatch, no line said why), a named FIFO
+    (its read waits for ever for a writer that may never come: compare, export, merge and
+    history ingest hung on one) and, unless `pipe`, any pipe or a socket (SQLite's open of a
+    FIFO waits for ever). A pipe of the shell's, `<(...)` or stdin, is read as a file where
+    `pipe`: its writer is running. A missing path or a folder is left to the reader, which
+    words it. `what`: what the input should be ("a result file")."""
     try:
         mode = os.stat(path).st_mode
     except OSError:
         return
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or (pipe and stat.S_ISFIFO(mode)):
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or (pipe and _shells_pipe(path, mode)):
         return
     raise InputError(f"{path}: {_kind(mode)}, not {what}")
+
+
+def _shells_pipe(path: str | Path, mode: int) -> bool:
+    """A pipe without a name (`<(...)`, /dev/stdin): its path resolves to `pipe:[inode]`, which
+    names nothing, where a named FIFO's resolves to itself."""
+    return stat.S_ISFIFO(mode) and not os.path.lexists(os.path.realpath(path))
 
 
 def check_input_dir(path: str | Path, option: str) -> None:

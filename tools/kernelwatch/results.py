@@ -18,6 +18,10 @@ from kernelwatch.errors import InputError, shortened
 
 # A row's two times (Google Benchmark's keys), in its time_unit; read in ns.
 TIME_KEYS = ("real_time", "cpu_time")
+# The values a time (ns) or a counter may take: beyond, no measurement, and their statistics
+# (squares, ratios between the sides) overflow a float: 1e308 ns gave an infinite variance,
+# and `report` an internal error drawing it.
+MEASURABLE = (1e-100, 1e100)
 # The harness's per-repetition counter: relative width of the 95 % confidence interval of the
 # median of that repetition's samples (0.005 = 0.5 %). kernelwatch/noise.py turns it into a noise.
 NOISE_COUNTER = "noise"
@@ -245,17 +249,17 @@ class ResultSet:
             return None
         gap = self.gaps.get(metric.key)
         present = ~gap if gap is not None else np.ones(len(column), dtype=bool)
-        bad = present & ~(np.isfinite(column) & (column > 0))
+        low, high = MEASURABLE
+        bad = present & ~((column >= low) & (column <= high))  # (NaN is neither)
         if bad.any():
             row = int(np.argmax(bad))
             k = int(np.searchsorted(self.starts, row, side="right") - 1)
             value = column[row]
-            shown = "NaN" if np.isnan(value) else repr(float(value))
-            if metric.is_time:
-                shown += " ns"  # times are in ns by now
+            unit = " ns" if metric.is_time else ""  # times are in ns by now
+            shown = "NaN" if np.isnan(value) else repr(float(value)) + unit
             raise InputError(
                 f"{self.paths[self.sources[row]]}: {self.names[k]}: {metric.key} is {shown} "
-                "(must be a positive finite number)"
+                f"(must be a positive finite number, {low:g} to {high:g}{unit})"
             )
         return column, present
 
@@ -275,10 +279,15 @@ def check_measured(result: ResultSet) -> None:
 
 def check_times(result: ResultSet) -> None:
     """What compare checks of a result it compares by time, for the commands that keep one
-    (history ingest, baseline update): real_time positive and finite once in ns (1e308 us is
-    finite in the file, inf in ns), cpu_time finite. Unchecked, the history dropped such a
-    value with no word (it keeps finite values only)."""
+    (history ingest, baseline update): something measured, and its times (check_time_values).
+    Unchecked, the history dropped such a value with no word (it keeps finite values only)."""
     check_measured(result)
+    check_time_values(result)
+
+
+def check_time_values(result: ResultSet) -> None:
+    """real_time MEASURABLE once in ns (1e308 us is finite in the file, inf in ns), cpu_time
+    finite: as compare reads them (`merge` wrote a file every other command refused)."""
     result.metric_column(resolve_metric("time"))
     column, gap = result.columns.get("cpu_time"), result.gaps.get("cpu_time")
     if column is None:

@@ -14,7 +14,9 @@ from kernelwatch.files import Input, Output, check_outputs, write_json_atomic
 
 if TYPE_CHECKING:  # the work is imported where it runs: --help loads none of it
     from kernelwatch.gbench import read_document, read_json
+    from kernelwatch.loading import from_documents
     from kernelwatch.merge import is_confirming_rerun, merge_results
+    from kernelwatch.results import check_time_values
 
 DESCRIPTION = """\
 Join the results of `kernelwatch run --shard K/N` (one file per part, any cards of one GPU
@@ -89,7 +91,9 @@ class MergeCommand:
 
 def run(command: MergeCommand) -> int:
     from kernelwatch.gbench import read_document, read_json
+    from kernelwatch.loading import from_documents
     from kernelwatch.merge import is_confirming_rerun, merge_results
+    from kernelwatch.results import check_time_values
 
     out = command.out
     if out.is_dir():
@@ -101,6 +105,7 @@ def run(command: MergeCommand) -> int:
     for name in command.results:
         document = read_json(name)
         read_document(name, document)  # validates; one line
+        check_time_values(from_documents(name, [document]))
         if is_confirming_rerun(document):
             print(
                 f"kernelwatch: {name}: a regression's re-run, not a shard: left out",

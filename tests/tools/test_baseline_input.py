@@ -3,6 +3,7 @@ baselines folder left as it was."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import stat
@@ -216,3 +217,34 @@ def test_a_noise_file_that_is_not_a_file_is_refused_not_taken_as_none(
         done = run_cli(*args)
         assert done.status == 2 and done.out == "", (args, done)
         assert one_line(done.err).startswith(f"kernelwatch: error: {noise}: "), done.err
+
+
+@pytest.mark.parametrize("kind", ["missing", "JSON null", "folder", "dangling link", "FIFO"])
+def test_a_baselines_result_that_is_gone_or_damaged_is_refused_not_taken_as_none(
+    kind: str, root: Path, write_json, run_cli
+) -> None:
+    """A folder whose manifest records a baseline but whose result.json.gz was gone, null, a
+    folder or a FIFO was read as "no baseline": `update --filter` wrote a new baseline of the
+    one benchmark it was given over the manifest's whole suite ("new baseline: there was
+    none for this GPU", exit 0)."""
+    result = write_json("r.json", suite(), context=context())
+    assert run_cli("baseline", "update", result, "--baselines", root, "--compress").status == 0
+    packed = root / SLUG / "result.json.gz"
+    packed.unlink()
+    {
+        "missing": lambda: None,
+        "JSON null": lambda: packed.write_bytes(gzip.compress(b"null")),
+        "folder": packed.mkdir,
+        "dangling link": lambda: packed.symlink_to(root / "gone.json"),
+        "FIFO": lambda: os.mkfifo(packed),
+    }[kind]()
+    before = contents(root)
+    name = json.loads(result.read_text())["benchmarks"][0]["run_name"]
+    done = run_cli("baseline", "update", result, "--baselines", root, "--filter", f"^{name}$")
+    assert done.status == 2 and done.out == "", done
+    line = one_line(done.err)
+    said = root / SLUG if kind == "missing" else packed
+    assert line.startswith(f"kernelwatch: error: {said}"), line
+    assert contents(root) == before and sorted(p.name for p in (root / SLUG).iterdir()) == sorted(
+        ["manifest.json", "noise.json", *(() if kind == "missing" else ["result.json.gz"])]
+    )

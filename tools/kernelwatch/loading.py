@@ -67,11 +67,19 @@ def load_streamed(path: Path) -> ResultSet | None:
 
 def baseline_folder_result(root: Path) -> Path | None:
     """A baseline's folder (result.json or .json.gz, noise.json, manifest.json) given where a
-    result is expected: its result, the compressed one first; its stored noise is found beside
-    it (noise.stored_beside). None for any other path."""
+    result is expected: its result (held_result); its stored noise is found beside it
+    (noise.stored_beside). None for any other path."""
+    return held_result(root) if (root / "manifest.json").is_file() else None
+
+
+def held_result(root: Path) -> Path | None:
+    """The result a baseline folder holds, the compressed one first: whatever is at that name.
+    A folder or a FIFO there is refused by its reader; passed over, the folder read as one of
+    no baseline, and `baseline update` wrote a new one over it."""
     for name in (BASELINE_RESULT_PACKED, BASELINE_RESULT):
-        if (root / "manifest.json").is_file() and (root / name).is_file():
-            return root / name
+        path = root / name
+        if path.exists() or path.is_symlink():
+            return path
     return None
 
 

@@ -35,7 +35,7 @@ from kernelwatch import noise as noises
 from kernelwatch.errors import InputError, shortened
 from kernelwatch.files import check_input_file
 from kernelwatch.gbench import check_envelope, read_json
-from kernelwatch.loading import baseline_folder_result, folder_files, load_streamed
+from kernelwatch.loading import baseline_folder_result, folder_files, held_result, load_streamed
 from kernelwatch.names import without_aggregate
 from kernelwatch.results import (
     BASELINE_RESULT,
@@ -129,9 +129,8 @@ class Entry:
 
     @property
     def result(self) -> Path:
-        """The folder's result: the compressed one where it holds it, else the JSON text."""
-        packed = self.directory / BASELINE_RESULT_PACKED
-        return packed if packed.is_file() else self.directory / BASELINE_RESULT
+        """The folder's result (loading.held_result), else where the JSON text would be."""
+        return held_result(self.directory) or self.directory / BASELINE_RESULT
 
     @property
     def packed(self) -> bool:
@@ -254,7 +253,7 @@ def entries(root: Path) -> list[Entry]:
 
 
 def holds_result(directory: Path) -> bool:
-    return any((directory / name).is_file() for name in (BASELINE_RESULT_PACKED, BASELINE_RESULT))
+    return held_result(directory) is not None
 
 
 def find(root: Path, slug: str) -> Entry | None:

@@ -222,15 +222,25 @@ def _choose(
 
 def _previous(root: Path, pooled: _Pooled) -> tuple[Entry, dict[str, Any] | None]:
     """The baseline folder of the result's GPU model, and the result it holds (None if none),
-    checked to be of the same GPU model."""
+    checked to be of the same GPU model. A folder whose manifest records a baseline holds its
+    result: one missing or damaged there was read as none, and the update wrote a new baseline
+    of what it was given over the manifest's 356 benchmarks."""
     entry = Entry(pooled.slug, root / pooled.slug, read_manifest(root / pooled.slug))
     check_same_gpu(entry, pooled.context, pooled.label)
-    previous = read_json(entry.result) if entry.result.is_file() else None
-    if previous is not None:
-        read_document(str(entry.result), previous)  # a damaged baseline is not built upon
-        old_model = gpu_model(previous.get("context") or {})
-        if old_model:
-            refuse_other_model(pooled.label, pooled.context, str(entry.result), old_model)
+    result = entry.result
+    if not (result.exists() or result.is_symlink()):
+        if entry.manifest:
+            raise InputError(
+                f"{entry.directory}: its {MANIFEST_FILE} records a baseline, but there is no "
+                f"{BASELINE_RESULT_PACKED} or {BASELINE_RESULT} beside it: restore it (git "
+                "checkout), or remove the folder to start the baseline anew"
+            )
+        return entry, None
+    previous = read_json(result)  # (refuses a folder, a FIFO, a device, damaged JSON)
+    read_document(str(result), previous)  # a damaged baseline is not built upon
+    old_model = gpu_model(previous.get("context") or {})
+    if old_model:
+        refuse_other_model(pooled.label, pooled.context, str(result), old_model)
     return entry, previous
 
 

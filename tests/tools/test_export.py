@@ -203,7 +203,7 @@ def test_counters_whose_statistics_overflow_are_refused(run_cli, write_json) -> 
     """np.median adds the middle two of an even count: counters of 1.6e308-1.75e308 (finite)
     gave an infinite median, written `"value": null`, exit 0: a document Bencher and
     github-action-benchmark refuse. They are no measurement, and refused as compare refuses
-    them (results.MEASURABLE)."""
+    them (results.MEASURABLE, ResultSet.check_counters)."""
     rows = rows_for({"BM_a": [10.0, 11.0, 12.0, 13.0]}, aggregates=False)
     for row, value in zip(rows, [1.6e308, 1.7e308, 1.7e308, 1.75e308]):
         row["bytes_per_second"] = value
@@ -212,6 +212,6 @@ def test_counters_whose_statistics_overflow_are_refused(run_cli, write_json) -> 
         done = run_cli("export", path, "--format", tool, "--metric", "bytes_per_second")
         assert done.status == 2 and done.out == "", done.out
         assert done.err == (
-            f"kernelwatch: error: {path}: BM_a: bytes_per_second is 1.6e+308 (must be a "
-            "positive finite number, 1e-100 to 1e+100)\n"
+            f"kernelwatch: error: {path}: BM_a: counter bytes_per_second is 1.6e+308 (a "
+            "counter must lie within ±1e+100)\n"
         )

@@ -215,7 +215,7 @@ def test_a_real_slowdown_of_every_process_is_still_found() -> None:
 
 def test_documents_without_process_keys_are_one_process_per_file() -> None:
     side = from_documents(
-        "dir", [document({"BM_a": steady(100.0)}), document({"BM_a": steady(100.0)})]
+        "dir", [document({"BM_a": steady(100.0)}), document({"BM_a": steady(100.0, seed=1)})]
     )
     assert side.benchmark("BM_a").processes.tolist() == [0] * 10 + [1] * 10
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -165,3 +166,21 @@ def test_sass_instruction_counts_that_are_not_two_numbers_are_refused_in_one_lin
     assert run.status == 2 and not out.exists()
     assert run.err.startswith(f"kernelwatch: error: --explanations {explanations}: not a ")
     assert len(run.err.splitlines()) == 1
+
+
+def test_sizes_that_no_log_axis_holds_are_drawn_without_a_warning(
+    run_cli: Callable[..., Any], tmp_path: Path
+) -> None:
+    """Transfers all named bytes:0: the figure's log axis made matplotlib warn on stderr that
+    it cannot log-scale them, under a page written with exit 0 (found by an audit)."""
+    path = tmp_path / "zero.json"
+    measured: list[dict[str, Any]] = []
+    for way in ("h2d/pageable", "h2d/pinned", "d2h/pageable", "d2h/pinned"):
+        name = f"transfers/{way}/bytes:0/manual_time"
+        measured += rows(name, [1.0, 1.1], bytes_per_second=[1e9, 1e9])
+    synthetic.write(path, synthetic.document(measured, {}))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = run_cli("report", path, "-o", tmp_path / "r.html")
+    one_error_free_run(run)
+    assert [str(w.message) for w in caught] == []

@@ -94,6 +94,30 @@ def test_directory_of_gzipped_runs(write_json, tmp_path: Path) -> None:
         load(tmp_path / "packed")
 
 
+def test_a_folder_holding_one_run_twice_is_refused(write_json, tmp_path: Path) -> None:
+    """Pooled, a copy counted its repetitions twice and made its q-values smaller than
+    measured, with no word (merge and baseline update refuse it)."""
+    rows = synthetic.benchmark_rows("BM_a", [1.0, 2.0, 3.0])
+    first = write_json("runs/p1.json", synthetic.document(rows, H100_CONTEXT))
+    (tmp_path / "runs" / "p2.json").write_bytes(first.read_bytes().replace(b"\n", b"\n  "))
+    with pytest.raises(InputError, match=r"p2\.json holds the same measurements as .*p1\.json"):
+        load(tmp_path / "runs")
+
+
+def test_a_counter_whose_mean_would_overflow_is_refused(write_json, tmp_path: Path) -> None:
+    """A bytes_per_second of 1.7e308 (finite) overflowed report's mean of it, warnings on
+    stderr; zero and negative counters are a benchmark's own and read (found by an audit)."""
+    counters = {"bytes_per_second": [1e12, 1.7e308]}
+    rows = synthetic.benchmark_rows("BM_a", [1.0, 2.0], counters=counters)
+    path = write_json("r.json", synthetic.document(rows, H100_CONTEXT))
+    with pytest.raises(InputError, match=r"BM_a: counter bytes_per_second is 1\.7e\+308 \(a "):
+        load(path)
+    rows = synthetic.benchmark_rows("BM_a", [1.0, 2.0], counters={"delta": [0.0, -3.0]})
+    assert list(
+        load(write_json("s.json", synthetic.document(rows, H100_CONTEXT))).columns["delta"]
+    ) == [0.0, -3.0]
+
+
 def test_a_folder_of_rounds_reads_in_numeric_order(write_json, tmp_path: Path) -> None:
     """ab's round-2 before its round-10 (text order put round-10 first): the processes are
     numbered as measured, and the side's context is round-1's."""

@@ -177,6 +177,7 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
     # A crash-only file records no GPU (its binary never started one): not another model.
     _check_same_gpu([p for p in kept if not crash_only(p)] or kept)
     _check_pools(label, kept)
+    _check_copies(label, kept)
     errors = _first_wins([p.errors for p in kept])
     skipped = _first_wins([p.skipped for p in kept])
     labels = _first_wins([p.labels for p in kept])
@@ -214,6 +215,7 @@ def _merge(label: str, files: list[Path], parsed: list[FileColumns | None]) -> R
     # (2, NaN: a hand edit) is refused for every command, where only those that asked refused
     # it (history ingest stored such a file, report drew it).
     result.host_bound(np.arange(len(result.names)))
+    result.check_counters()
     return replace(result, labels=labels, registered=registered) if labels or registered else result
 
 
@@ -228,6 +230,24 @@ def _check_pools(label: str, files: Sequence[FileColumns]) -> None:
             f"{label}: {pooled[0].path} is a baseline pooled from several runs ({RUNS_KEY}), "
             f"read here with {len(measuring) - 1} other result file(s) as one side; give it alone"
         )
+
+
+def _check_copies(label: str, files: Sequence[FileColumns]) -> None:
+    """Two files of one side holding the same measurements (the same benchmarks, the same
+    real_time in every row: no two runs time alike to the bit) are one run given twice:
+    pooled, its repetitions counted twice and its q-values smaller than measured (a folder
+    with a copy of one file: 3.5e-4 became 2.3e-5), where `merge` and `baseline update`
+    refuse the copy."""
+    seen: dict[tuple[tuple[str, ...], bytes], str] = {}
+    for p in files:
+        if not sum(p.counts):
+            continue
+        first = seen.setdefault((tuple(p.names), p.columns["real_time"].tobytes()), p.path)
+        if first != p.path:
+            raise InputError(
+                f"{label}: {p.path} holds the same measurements as {first}: one run given "
+                "twice (its repetitions would count twice); keep one"
+            )
 
 
 def _first_wins(by_file: Sequence[Mapping[str, _V]]) -> dict[str, _V]:

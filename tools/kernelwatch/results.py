@@ -194,6 +194,24 @@ class ResultSet:
         ) > 0
         return found
 
+    def check_counters(self) -> None:
+        """Refuse a counter beyond ±MEASURABLE's largest (infinite, or so large its mean
+        overflows: a bytes_per_second of 1.7e308 took `report` there, warnings on stderr).
+        Zero, negative and NaN values are a counter's own (NaN is what a gap holds); a chosen
+        metric is held to more (metric_column)."""
+        high = MEASURABLE[1]
+        for key, column in self.columns.items():
+            if key in TIME_KEYS:
+                continue
+            bad = np.abs(column) > high  # (NaN is not)
+            if bad.any():
+                row = int(np.argmax(bad))
+                name = self.names[int(np.searchsorted(self.starts, row, side="right") - 1)]
+                raise InputError(
+                    f"{self.paths[self.sources[row]]}: {name}: counter {key} is "
+                    f"{float(column[row])!r} (a counter must lie within ±{high:g})"
+                )
+
     def subset(self, keep: np.ndarray, context: Mapping[str, Any]) -> ResultSet:
         """The rows where `keep` (a bool per row) holds, with another context; benchmarks left
         without rows keep a count of 0 (as skipped ones have)."""

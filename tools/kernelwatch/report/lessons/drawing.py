@@ -100,11 +100,15 @@ def size_label(n: float) -> str:
 
 
 def log2_axis(ax: Any, values: Sequence[float], suffix: str = "") -> None:
-    """A base-2 log x axis with a tick at each measured value (labelled 4 Ki, 1 Mi, ...)."""
+    """A base-2 log x axis with a tick at each measured value (labelled 4 Ki, 1 Mi, ...); a
+    linear one where no value is positive (benchmarks named `bytes:0`: matplotlib warned on
+    stderr that it cannot log-scale them)."""
     from matplotlib.ticker import FixedLocator, NullLocator
 
+    ticks = sorted(v for v in set(values) if v > 0)
+    if not ticks:
+        return
     ax.set_xscale("log", base=2)
-    ticks = sorted(set(values))
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xticklabels([size_label(v) + suffix for v in ticks])

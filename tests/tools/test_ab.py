@@ -334,6 +334,8 @@ def test_no_gpu_is_said_before_building(repo: Repo, run_cli, monkeypatch) -> Non
     assert done.status == 4
     assert one_error(done.err, "kernelwatch: no CUDA GPU").endswith("; nothing to measure")
     assert repo.builds == []  # two builds (minutes) spared for an answer known at once
+    worktrees = repo.root / ".kernelwatch" / "worktrees"
+    assert not worktrees.exists()  # nor two checkouts left behind (found by an audit)
     assert run_ab(run_cli, repo, repo.a, repo.b, "--build-only").status == 0  # needs no GPU
     assert repo.builds == [repo.a, repo.b]
     assert repo.traced() == []

@@ -89,6 +89,11 @@ def test_context_slug() -> None:
     assert baselines.context_slug({}) is None
     with pytest.raises(InputError, match="cannot name a baseline"):
         baselines.gpu_slug("---", "9.0")
+    # Its digits alone made "9.00" and "09.0" baselines of their own (sm900, sm090), and a
+    # capability holding a path the H100's (found by an audit)
+    for capability in ("9.00", "09.0", "9.0/../../x", "90", "sm_90"):
+        with pytest.raises(InputError, match=r"compute capability .* \(not MAJOR\.MINOR"):
+            baselines.gpu_slug("NVIDIA H100", capability)
 
 
 def test_default_root_is_the_checkout_from_inside_it(monkeypatch) -> None:

@@ -162,6 +162,8 @@ def test_a_manifest_that_is_a_fifo_is_refused_not_waited_on(
     [
         ("gpu_name", "NVIDIA " * 700, "a folder name of 4,9"),
         ("gpu_compute_capability", "y" * 5000, "compute capability 'yyy"),
+        # within 255, but not with its staging folder's ".<slug>.new-<pid>-<hex>" (an audit)
+        ("gpu_name", "a" * 240, "a folder name of 245 characters (at most 233)"),
     ],
 )
 def test_a_gpu_that_names_no_folder_is_refused_in_a_short_line(

@@ -124,6 +124,10 @@ def test_every_output_file_option_refuses_a_folder_path(
     for option in ("--json", "--config", "--threshold", "--metric", "--noise-file"):
         done = run_cli("compare", GPU_DATA / "h200-coalescing-rep5.json.gz", "x.json", option, "")
         assert done.status == 2 and f"argument {option}: an empty value" in done.err, done.err
+    # `run --gpus ""` measured on the default GPU alone, exit 0 (found by an audit)
+    for command in ("run", "selftest"):
+        done = run_cli(command, "--gpus", "")
+        assert done.status == 2 and "argument --gpus: an empty value" in done.err, done.err
 
 
 def test_commands_are_discovered() -> None:

@@ -169,3 +169,15 @@ def test_a_blank_commit_is_no_empty_code_span() -> None:
     assert "commit" not in body("report", "g", "G", " \n ").splitlines()[-1]
     footer = body("report", "g", "G", "\n" * 12 + "0123456789abcdef").splitlines()[-1]
     assert footer == "<sub>Report of commit `0123456789ab`</sub>"
+
+
+def test_json_nested_past_the_parsers_depth_is_refused_as_json(run_cli, tmp_path: Path) -> None:
+    """Given as REPORT.md, it stopped `comment` with an internal RecursionError (an audit)."""
+    deep = tmp_path / "deep.md"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    done = run_cli("comment", deep, "--gpu", "nvidia-h200-sm90")
+    assert done.status == 2 and done.out == ""
+    assert done.err == (
+        f"kernelwatch: error: {deep}: a JSON file, not the Markdown report: give the file that "
+        "compare or run wrote with --markdown\n"
+    )

@@ -66,6 +66,20 @@ def test_a_blob_in_a_runs_text_column_is_one_line(run_cli, write_json, tmp_path,
     assert db.read_bytes() == content
 
 
+def test_a_context_nested_past_the_parsers_depth_reads_as_a_damaged_one(
+    run_cli, write_json, tmp_path
+):
+    """Read as no context (what a damaged one reads as), not an internal RecursionError of
+    `list` (found by an audit)."""
+    deep = "[" * 5000 + "]" * 5000
+    db = edited_history(
+        run_cli, write_json, tmp_path, "UPDATE runs SET context = ?", params=(deep,)
+    )
+    for format_args in ((), ("--format", "json")):
+        done = run_cli("history", "list", *format_args, "--db", db)
+        assert done.status == 0 and done.err == "", done.err
+
+
 def test_a_blob_as_a_benchmarks_name_is_one_line(run_cli, write_json, tmp_path):
     """A BLOB name reached the --filter regex and the series as bytes: an internal TypeError."""
     db = edited_history(run_cli, write_json, tmp_path, "UPDATE benchmarks SET name = X'00ff'")

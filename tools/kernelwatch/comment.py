@@ -208,6 +208,8 @@ def json_instead(markdown: str) -> bool:
         return False
     try:
         json.loads(text)
+    except RecursionError:  # (JSON nested past the parser's depth: an internal error)
+        return True
     except ValueError:
         return False
     return True

@@ -478,6 +478,9 @@ def output_error(exc: OSError) -> OutputError:
 # The staging and retired copies of a folder live beside it, hidden: ".<name>.new-<id>" and
 # ".<name>.old-<id>". Only an interrupted write leaves one behind.
 _STAGES = ("new", "old")
+# The longest folder name write_folder can stage: 255 (most file systems' longest name) less
+# what the staging name adds, its id a pid (at most 7 digits on Linux) and 8 hex digits.
+FOLDER_NAME_MAX = 255 - len("..new--") - 7 - 8
 
 
 def folder_leftovers(folder: Path) -> list[Path]:

@@ -69,7 +69,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     for line in text.splitlines():
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(record, dict) and isinstance(record.get("benchmark"), str):
             records.append(record)

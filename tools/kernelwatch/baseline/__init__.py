@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from kernelwatch import loaded_at_first_use, project
 from kernelwatch import noise as noises
 from kernelwatch.errors import InputError, shortened
-from kernelwatch.files import check_input_file
+from kernelwatch.files import FOLDER_NAME_MAX, check_input_file
 from kernelwatch.gbench import check_envelope, read_json
 from kernelwatch.loading import baseline_folder_result, folder_files, held_result, load_streamed
 from kernelwatch.names import without_aggregate
@@ -67,21 +67,28 @@ GPU_KEYS = (
 NO_GPU = f"the result records no GPU ({GPU_KEYS})"
 
 
-# The longest file name most file systems take: a longer slug names no folder.
-SLUG_MAX = 255
+# A longer slug names no folder that `baseline update` can write (a slug of 250 characters
+# passed a check of 255, and the update stopped at its staging folder's name, "File name too
+# long", after printing what it would write).
+SLUG_MAX = FOLDER_NAME_MAX
 
 
 def gpu_slug(name: str, capability: str) -> str:
     """ "NVIDIA H100 80GB HBM3", "9.0" -> "nvidia-h100-80gb-hbm3-sm90"."""
     base = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    sm = re.sub(r"[^0-9]", "", str(capability))
+    # MAJOR.MINOR as CUDA writes it: its digits alone made "9.00" and "09.0" baselines of
+    # their own (sm900, sm090), and "9.0/../x" the H100's.
+    version = re.fullmatch(r"([1-9][0-9]?)\.([0-9])", str(capability))
+    sm = "".join(version.groups()) if version else ""
     # (values cut: a GPU name of 5,000 characters made a line of 5,000)
     gpu = (
         f"cannot name a baseline for GPU {shortened(repr(name), 60)}, compute capability "
         f"{shortened(repr(capability), 60)}"
     )
-    if not base or not sm:
+    if not base:
         raise InputError(gpu)
+    if not sm:
+        raise InputError(f"{gpu} (not MAJOR.MINOR, as 9.0)")
     slug = f"{base}-sm{sm}"
     if len(slug) > SLUG_MAX:  # (it was "File name too long", the whole path quoted)
         raise InputError(f"{gpu}: a folder name of {len(slug):,} characters (at most {SLUG_MAX})")

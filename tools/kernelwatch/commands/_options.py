@@ -239,6 +239,7 @@ def add_gpus_option(parser: argparse.ArgumentParser) -> None:
     """--gpus; `selftest` shares it."""
     parser.add_argument(
         "--gpus",
+        type=non_empty,  # (`--gpus "$UNSET"` measured on the default GPU alone)
         metavar="all|LIST",
         help="measure on these GPUs at once (all, or nvidia-smi indices or UUIDs, comma-"
         "separated), one process per GPU, each with its own result file (OUT-gpu<index>.json) "

@@ -218,14 +218,15 @@ def _run(command: AbCommand, build: ab.BuildStep | None = None) -> int:
         _refuse_earlier_runs(command.out)
 
     repo = ab.repo_root(command.repo, needed=not command.no_build)
+    if not command.build_only:
+        # Without a GPU nothing can be measured: say so before two worktrees and two builds
+        # (minutes), not after. With no nvidia-smi and device files present, the first binary
+        # decides once built.
+        runner.require_gpu(None)
     sides = [
         ab.prepare_side(repo, "A", command.rev_a, use_git=not command.no_build),
         ab.prepare_side(repo, "B", command.rev_b, use_git=not command.no_build),
     ]
-    if not command.build_only:
-        # Without a GPU nothing can be measured: say so before two builds (minutes), not after.
-        # With no nvidia-smi and device files present, the first binary decides once built.
-        runner.require_gpu(None)
     ahead: ab.BuildAhead | None = None  # B's build, running on while A is measured
     if not command.no_build:
         ahead = ab.build_sides(sides, build, overlap=command.overlap, say=progress.say)

@@ -138,8 +138,8 @@ def run(command: BisectCommand) -> int:
     out = Path(
         command.out or Path("results") / f"bisect-{good[:12]}-{bad[:12]}-{runner.timestamp()}"
     ).resolve()
+    runner.require_gpu(None)  # before any worktree or build: see ab
     good_side = ab.prepare_side(repo, "A", good)
-    runner.require_gpu(None)  # before any build: see ab
     oracle = bisect.oracle(plan, repo, good_side, out)
     say = oracle.progress.say
 

@@ -266,8 +266,9 @@ def _key(value: str) -> str:
 
 
 def _run_id(value: str) -> int:
-    """argparse's type of a run id: a positive integer, as history list prints it."""
-    if not value.isdecimal() or int(value) < 1:
+    """argparse's type of a run id: a positive integer, as history list prints it (SQLite's
+    ids are 64-bit: a larger one stopped `remove` with an internal OverflowError)."""
+    if not value.isdecimal() or not 1 <= int(value) < 2**63:
         raise argparse.ArgumentTypeError(f"{shortened(repr(value))}: not a run id (history list)")
     return int(value)
 

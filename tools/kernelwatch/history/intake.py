@@ -321,7 +321,7 @@ def _context_keys(stored: Any, context: str) -> tuple[str, ...]:
     """The keys whose values differ between a stored context and this one (both as stored)."""
     try:
         before = json.loads(stored)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         before = None
     after = json.loads(context)
     if not isinstance(before, dict):

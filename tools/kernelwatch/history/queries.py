@@ -101,7 +101,7 @@ def _provenance(run: Run, context_json: Any) -> Run:
     """The run with what its context says of how it was made (results.py)."""
     try:
         context = json.loads(context_json)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):  # (a damaged one: `list` stopped on it)
         return run
     if not isinstance(context, dict):
         return run

@@ -99,7 +99,7 @@ def git(repo: Path, *args: str, stdin: str | None = None, env: Mapping[str, str]
 def commit(repo: Path, base: str) -> str:
     """The changes as a chain of commits on `base`; the last one's sha."""
     parent = git(repo, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}").strip()
-    date = git(repo, "show", "-s", "--format=%cI", parent).strip()
+    date = git(repo, "log", "-1", "--format=%cI", parent).strip()
     who = {
         "GIT_AUTHOR_NAME": "kernelwatch real_changes.py",
         "GIT_AUTHOR_EMAIL": "real-changes@kernelwatch.invalid",

@@ -156,3 +156,18 @@ def test_the_table_refuses_what_is_not_a_report(tmp_path: Path) -> None:
 
 def test_the_gpu_script_is_valid_shell() -> None:
     assert_valid_shell(REPO / "scripts" / "gpu" / "real_changes.sh")
+
+
+def test_the_committed_table_is_what_its_reports_give(tmp_path: Path) -> None:
+    """tests/data/gpu/h200-card-7e29d515-real-changes-f820e80: summary.txt, as the GPU machine
+    printed it, ends with the table that `table` makes of the two reports beside it."""
+    data = REPO / "tests" / "data" / "gpu" / "h200-card-7e29d515-real-changes-f820e80"
+    paths = []
+    for name in ("ab.json", "run-report.json"):
+        path = tmp_path / name
+        path.write_bytes(gzip.decompress((data / f"{name}.gz").read_bytes()))
+        paths.append(path)
+    done = script("table", *paths)
+    assert done.returncode == 0, done.stderr
+    assert (data / "summary.txt").read_text().endswith(done.stdout)
+    assert "| 34 | 6, 5, 23 | 6, 5, 23 | 34 of 34 |" in done.stdout

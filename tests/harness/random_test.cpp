@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <stdexcept>
@@ -59,7 +63,9 @@ TEST(RandomValue, DependsOnSeedAndIndexOnly) {
 
 template <typename T>
 class FillRandom : public ::testing::Test {};
-using fill_types = ::testing::Types<float, double, std::int32_t, std::uint32_t, std::int64_t>;
+using fill_types =
+    ::testing::Types<float, double, std::int8_t, std::uint8_t, std::int16_t, std::uint16_t,
+                     std::int32_t, std::uint32_t, std::int64_t, std::uint64_t>;
 TYPED_TEST_SUITE(FillRandom, fill_types);
 
 TYPED_TEST(FillRandom, DeviceValuesEqualHostValuesBitForBit) {
@@ -131,4 +137,68 @@ TYPED_TEST(FillRandom, RefusesReversedOrNonFiniteBoundsWithOneLine) {
     EXPECT_EQ(error_of(-inf, T(0), 10),
               "fill_random: the bounds must be finite, with lo <= hi, not [-inf, 0)");
   }
+}
+
+// Half precision: a float of [lo, hi) rounded to the nearest, the same on the host and the GPU.
+template <typename T>
+class FillRandomHalf : public ::testing::Test {};
+using half_types = ::testing::Types<__half, __nv_bfloat16>;
+TYPED_TEST_SUITE(FillRandomHalf, half_types);
+
+namespace {
+
+template <typename T>
+std::uint16_t bits_of(T value) {
+  std::uint16_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+template <typename T>
+std::string half_error_of(float lo, float hi) {
+  try {
+    kw::fill_random(static_cast<T*>(nullptr), 10, 1, T(lo), T(hi));
+  } catch (const std::invalid_argument& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TYPED_TEST(FillRandomHalf, TheFloatValueRoundedAndInRange) {
+  using T = TypeParam;
+  std::set<std::uint16_t> seen;
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    const T value = kw::random_value<T>(7, i, T(-1.0F), T(1.0F));
+    ASSERT_EQ(bits_of(value), bits_of(T(kw::random_value<float>(7, i, -1.0F, 1.0F))));
+    ASSERT_GE(static_cast<float>(value), -1.0F);
+    ASSERT_LE(static_cast<float>(value), 1.0F);
+    seen.insert(bits_of(value));
+  }
+  EXPECT_GT(seen.size(), 100U);
+}
+
+TYPED_TEST(FillRandomHalf, DeviceValuesEqualHostValuesBitForBit) {
+  KW_REQUIRE_GPU();
+  using T = TypeParam;
+  const std::size_t n = (1 << 20) + 3;
+  kw::device_buffer<T> buffer(n);
+  kw::fill_random(buffer.data(), n, 99, T(1.0F), T(100.0F));
+  KW_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<T> values = buffer.to_host();
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(bits_of(values[i]), bits_of(kw::random_value<T>(99, i, T(1.0F), T(100.0F))))
+        << "i=" << i;
+  }
+}
+
+TYPED_TEST(FillRandomHalf, RefusesReversedOrNonFiniteBoundsWithOneLine) {
+  using T = TypeParam;
+  EXPECT_EQ(half_error_of<T>(5.0F, 3.0F),
+            "fill_random: the bounds must be finite, with lo <= hi, not [5, 3)");
+  EXPECT_EQ(half_error_of<T>(std::numeric_limits<float>::quiet_NaN(), 1.0F),
+            "fill_random: the bounds must be finite, with lo <= hi, not [nan, 1)");
+  EXPECT_EQ(half_error_of<T>(0.0F, std::numeric_limits<float>::infinity()),
+            "fill_random: the bounds must be finite, with lo <= hi, not [0, inf)");
 }

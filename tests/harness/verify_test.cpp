@@ -5,9 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
+#include <string>
 #include <vector>
 
 namespace kw = kernelwatch;
@@ -115,4 +120,63 @@ TEST(CompareOnDevice, NanNeverPassesAndNothingToCompareDoes) {
   EXPECT_FALSE(kw::compare_exact_on_device(both.data(), both.data(), 2));
   EXPECT_FALSE(kw::compare_close_on_device(both.data(), both.data(), 2, 1.0));
   EXPECT_TRUE(kw::compare_exact_on_device(both.data(), both.data(), 0));
+}
+
+// Every element type verify.hpp names, on the host and on the GPU: each links (they were
+// declared for any type and defined for seven, so a half-precision check failed to link),
+// passes equal arrays and shows the first difference as a number.
+template <typename T>
+class CompareElementTypes : public ::testing::Test {};
+using element_types =
+    ::testing::Types<float, double, __half, __nv_bfloat16, std::int8_t, std::uint8_t,
+                     std::int16_t, std::uint16_t, std::int32_t, std::uint32_t, std::int64_t,
+                     std::uint64_t>;
+TYPED_TEST_SUITE(CompareElementTypes, element_types);
+
+namespace {
+
+template <typename T>
+std::vector<T> values(std::initializer_list<int> list) {
+  std::vector<T> out;
+  for (const int value : list) {
+    out.push_back(T(static_cast<float>(value)));
+  }
+  return out;
+}
+
+}  // namespace
+
+TYPED_TEST(CompareElementTypes, OnTheHost) {
+  using T = TypeParam;
+  const std::vector<T> expected = values<T>({1, 2, 3, 4});
+  const std::vector<T> actual = values<T>({1, 2, 5, 4});
+  EXPECT_TRUE(kw::compare_exact(expected, expected));
+  EXPECT_TRUE(kw::compare_close(expected, expected, 0.0));
+  const std::string message = "1 of 4 elements differ; first at index 2: expected 3, got 5";
+  EXPECT_EQ(kw::compare_exact(expected, actual).message, message);
+  EXPECT_EQ(kw::compare_close(expected, actual, 0.1).message, message);
+  EXPECT_TRUE(kw::compare_close(expected, actual, 1.0));
+}
+
+TYPED_TEST(CompareElementTypes, OnTheGpuAsOnTheHost) {
+  KW_REQUIRE_GPU();
+  using T = TypeParam;
+  const std::vector<T> expected = values<T>({1, 2, 3, 4});
+  const std::vector<T> actual = values<T>({1, 2, 5, 4});
+  const auto e = on_device(expected);
+  const auto a = on_device(actual);
+  EXPECT_TRUE(kw::compare_exact_on_device(e.data(), e.data(), 4));
+  EXPECT_EQ(kw::compare_exact_on_device(e.data(), a.data(), 4).message,
+            kw::compare_exact(expected, actual).message);
+  EXPECT_EQ(kw::compare_close_on_device(e.data(), a.data(), 4, 0.1).message,
+            kw::compare_close(expected, actual, 0.1).message);
+}
+
+TEST(CompareExact, HalfPrecisionShowsTheFloatItHolds) {
+  const std::vector<__half> expected = {__half(0.1F)};
+  const std::vector<__half> actual = {__half(0.2F)};
+  EXPECT_EQ(kw::compare_exact(expected, actual).message,
+            "1 of 1 elements differ; first at index 0: expected 0.0999755859, got 0.199951172");
+  const __half nan = __float2half(std::numeric_limits<float>::quiet_NaN());
+  EXPECT_FALSE(kw::compare_exact(std::vector<__half>{nan}, std::vector<__half>{nan}));
 }

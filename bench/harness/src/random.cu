@@ -19,6 +19,18 @@ __global__ void fill_random_kernel(T* data, std::size_t n, std::uint64_t seed, T
   }
 }
 
+// A bound as the message shows it: half precision as its float, 8-bit integers as numbers.
+template <typename T>
+auto printable(T value) {
+  if constexpr (detail::is_half_precision_v<T>) {
+    return static_cast<float>(value);
+  } else if constexpr (sizeof(T) == 1) {
+    return static_cast<int>(value);
+  } else {
+    return value;
+  }
+}
+
 }  // namespace
 
 template <typename T>
@@ -28,11 +40,13 @@ void fill_random(T* data, std::size_t n, std::uint64_t seed, T lo, T hi, cudaStr
   bool finite = true;
   if constexpr (std::is_floating_point_v<T>) {
     finite = std::isfinite(lo) && std::isfinite(hi);
+  } else if constexpr (detail::is_half_precision_v<T>) {
+    finite = std::isfinite(static_cast<float>(lo)) && std::isfinite(static_cast<float>(hi));
   }
   if (!finite || !(lo <= hi)) {
     std::ostringstream message;
-    message << "fill_random: the bounds must be finite, with lo <= hi, not [" << lo << ", " << hi
-            << ")";
+    message << "fill_random: the bounds must be finite, with lo <= hi, not [" << printable(lo)
+            << ", " << printable(hi) << ")";
     throw std::invalid_argument(message.str());
   }
   if (n == 0) {
@@ -46,14 +60,9 @@ void fill_random(T* data, std::size_t n, std::uint64_t seed, T lo, T hi, cudaStr
   KW_CUDA_CHECK_LAUNCH();
 }
 
-template void fill_random<float>(float*, std::size_t, std::uint64_t, float, float, cudaStream_t);
-template void fill_random<double>(double*, std::size_t, std::uint64_t, double, double,
-                                  cudaStream_t);
-template void fill_random<std::int32_t>(std::int32_t*, std::size_t, std::uint64_t, std::int32_t,
-                                        std::int32_t, cudaStream_t);
-template void fill_random<std::uint32_t>(std::uint32_t*, std::size_t, std::uint64_t,
-                                         std::uint32_t, std::uint32_t, cudaStream_t);
-template void fill_random<std::int64_t>(std::int64_t*, std::size_t, std::uint64_t, std::int64_t,
-                                        std::int64_t, cudaStream_t);
+#define KW_INSTANTIATE_FILL_RANDOM(T) \
+  template void fill_random<T>(T*, std::size_t, std::uint64_t, T, T, cudaStream_t);
+KW_ELEMENT_TYPES(KW_INSTANTIATE_FILL_RANDOM)
+#undef KW_INSTANTIATE_FILL_RANDOM
 
 }  // namespace kernelwatch

@@ -1,3 +1,4 @@
+#include <kernelwatch/detail/element_types.hpp>
 #include <kernelwatch/detail/mismatch.hpp>
 #include <kernelwatch/verify.hpp>
 
@@ -33,12 +34,16 @@ namespace detail {
 
 template <typename T>
 std::string show(T value) {
-  std::ostringstream text;
-  if constexpr (std::is_floating_point_v<T>) {
-    text.precision(std::is_same_v<T, float> ? 9 : 17);  // enough digits to round-trip
+  if constexpr (is_half_precision_v<T>) {
+    return show(static_cast<float>(value));  // the float it holds, exactly
+  } else {
+    std::ostringstream text;
+    if constexpr (std::is_floating_point_v<T>) {
+      text.precision(std::is_same_v<T, float> ? 9 : 17);  // enough digits to round-trip
+    }
+    text << +value;  // + prints 8-bit integers as numbers
+    return text.str();
   }
-  text << +value;  // + prints 8-bit integers as numbers
-  return text.str();
 }
 
 template <typename T>
@@ -74,13 +79,7 @@ check_result compare_close(const T* expected, const T* actual, std::size_t n, do
   template check_result compare_close<T>(const T*, const T*, std::size_t, double, double); \
   template check_result detail::mismatch_result<T>(std::size_t, std::size_t, std::size_t, T, T);
 
-KW_INSTANTIATE_COMPARE(float)
-KW_INSTANTIATE_COMPARE(double)
-KW_INSTANTIATE_COMPARE(std::int8_t)
-KW_INSTANTIATE_COMPARE(std::int32_t)
-KW_INSTANTIATE_COMPARE(std::uint32_t)
-KW_INSTANTIATE_COMPARE(std::int64_t)
-KW_INSTANTIATE_COMPARE(std::uint64_t)
+KW_ELEMENT_TYPES(KW_INSTANTIATE_COMPARE)
 #undef KW_INSTANTIATE_COMPARE
 
 }  // namespace kernelwatch

@@ -1,4 +1,5 @@
 #include <kernelwatch/cuda_check.hpp>
+#include <kernelwatch/detail/element_types.hpp>
 #include <kernelwatch/detail/mismatch.hpp>
 #include <kernelwatch/device_buffer.hpp>
 #include <kernelwatch/verify.hpp>
@@ -97,13 +98,7 @@ check_result compare_close_on_device(const T* expected, const T* actual, std::si
   template check_result compare_close_on_device<T>(const T*, const T*, std::size_t, double,  \
                                                    double, std::size_t);
 
-KW_INSTANTIATE_COMPARE_ON_DEVICE(float)
-KW_INSTANTIATE_COMPARE_ON_DEVICE(double)
-KW_INSTANTIATE_COMPARE_ON_DEVICE(std::int8_t)
-KW_INSTANTIATE_COMPARE_ON_DEVICE(std::int32_t)
-KW_INSTANTIATE_COMPARE_ON_DEVICE(std::uint32_t)
-KW_INSTANTIATE_COMPARE_ON_DEVICE(std::int64_t)
-KW_INSTANTIATE_COMPARE_ON_DEVICE(std::uint64_t)
+KW_ELEMENT_TYPES(KW_INSTANTIATE_COMPARE_ON_DEVICE)
 #undef KW_INSTANTIATE_COMPARE_ON_DEVICE
 
 }  // namespace kernelwatch

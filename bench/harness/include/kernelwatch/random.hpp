@@ -10,11 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
-#if defined(__CUDACC__)
-#define KW_HOST_DEVICE __host__ __device__
-#else
-#define KW_HOST_DEVICE
-#endif
+#include <kernelwatch/detail/element_types.hpp>
 
 namespace kernelwatch {
 
@@ -30,7 +26,10 @@ KW_HOST_DEVICE inline std::uint64_t mix64(std::uint64_t x) {
 template <typename T>
 KW_HOST_DEVICE inline T random_value(std::uint64_t seed, std::uint64_t index, T lo, T hi) {
   const std::uint64_t bits = mix64(mix64(seed) ^ index);
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (detail::is_half_precision_v<T>) {
+    // A float of [lo, hi) rounded to the nearest, the same on both sides: hi itself may come.
+    return T(random_value<float>(seed, index, static_cast<float>(lo), static_cast<float>(hi)));
+  } else if constexpr (std::is_floating_point_v<T>) {
     // Take as many bits as the mantissa holds, so that every value is exact and the host and
     // the device agree bit for bit.
     constexpr int mantissa_bits = std::is_same_v<T, float> ? 24 : 53;
@@ -56,8 +55,9 @@ KW_HOST_DEVICE inline T random_value(std::uint64_t seed, std::uint64_t index, T 
 }
 
 /// Fills data[0, n) on the device with random_value(seed, i, lo, hi); asynchronous on stream.
-/// Instantiated for float, double, int32_t, uint32_t, int64_t. Bounds that are not finite, or
-/// lo > hi, throw std::invalid_argument before anything is launched.
+/// Defined in the harness for float, double, __half, __nv_bfloat16 and the 8-, 16-, 32- and
+/// 64-bit integers (another type does not link). Bounds that are not finite, or lo > hi, throw
+/// std::invalid_argument before anything is launched.
 template <typename T>
 void fill_random(T* data, std::size_t n, std::uint64_t seed, T lo, T hi,
                  cudaStream_t stream = nullptr);

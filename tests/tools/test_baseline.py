@@ -995,9 +995,9 @@ def test_show_names_every_level_the_committed_h200_baseline_measured(run_cli) ->
     assert done.status == 0, done.err
     line = next(text.strip() for text in done.out.splitlines() if text.strip().startswith("levels"))
     assert line == (
-        "levels        process: measured; card: measured (22 cards); kind: measured (between "
+        "levels        process: measured; card: measured (24 cards); kind: measured (between "
         "the cards of one kind; compare holds a card to the host level); "
-        "host: measured (16 hosts)"
+        "host: measured (18 hosts)"
     )
 
 

@@ -20,8 +20,8 @@ H200_BASELINE = REPO / "baselines" / "nvidia-h200-sm90" / "result.json.gz"
 # A run of unchanged code on a card of the kind most of the H200 baseline's runs are of.
 H200_RUN = GPU_DATA / "h200-card-d9675f7b-plain" / "plain.json.gz"
 # The H200 baseline's runs on cards of the other kind (docs/measurement.md, "Kinds of card").
-OTHER_KIND = (6, 8, 9)
-OTHER_KIND_TOO = 20
+OTHER_KIND = ("GPU-91844ef6", "GPU-e4a61ee5", "GPU-cefb9859")
+OTHER_KIND_TOO = "GPU-462d5a41"
 
 
 def pattern(seed: int, size: int = 300) -> np.ndarray:
@@ -64,12 +64,19 @@ def test_a_run_that_cannot_be_told_is_no_kind_of_its_own() -> None:
     assert kinds.match(grouped, contender_of(jitter(pattern(3), 12))).kinds == 2
 
 
-def pool_of(runs: tuple[int, ...], host_bound_only: tuple[int, ...], out: Path) -> Path:
-    """The H200 baseline cut down to its runs `runs`, and the host-bound rows alone of the runs
-    `host_bound_only` (their processes renumbered 1..P, as a pooled file numbers them)."""
+def pool_of(cards: tuple[str, ...], host_bound_only: tuple[str, ...], out: Path) -> Path:
+    """The H200 baseline cut down to its runs on `cards`, and the host-bound rows alone of the
+    runs on `host_bound_only` (cards by the start of their UUIDs; their processes renumbered
+    1..P, as a pooled file numbers them)."""
     with gzip.open(H200_BASELINE, "rt") as file:
         whole = json.load(file)
     listed = whole["context"][levels.RUNS_KEY]
+
+    def index(card: str) -> int:
+        (found,) = [u for u, run in enumerate(listed) if run["card"].startswith(card)]
+        return found
+
+    runs, host_bound_only = tuple(map(index, cards)), tuple(map(index, host_bound_only))
     run_of = {p: u for u, run in enumerate(listed) for p in run["processes"]}
     bound = {r["run_name"] for r in whole["benchmarks"] if r.get("host_bound") == 1}
     rows = [

@@ -149,8 +149,8 @@ def test_compare_of_an_anchored_run_judges_what_it_built_identically_as_run_did(
 ) -> None:
     """Its result against the baseline failed `reduction/sum/sequential/double` 64 Mi at +1.3 %
     (limit +1.2 %), a trait of the card (compare.log.gz). With the record `run` now writes of
-    what it built identically, compare reads it as run did: 356 IDENTICAL, exit 0, and run's
-    own finding; a benchmark that crashed in the run stays an ERROR."""
+    what it built identically, compare reads it as run did: 356 IDENTICAL, exit 0, and a runner
+    finding; a benchmark that crashed in the run stays an ERROR."""
     with gzip.open(ANCHORED / "compare.log.gz", "rt") as f:
         assert "1 REGRESSION, 2 IMPROVEMENT, 353 SAME" in f.read()
     with gzip.open(ANCHORED / "suite.json.gz", "rt") as f:
@@ -164,9 +164,14 @@ def test_compare_of_an_anchored_run_judges_what_it_built_identically_as_run_did(
     assert done.status == 0, done.err
     report = json.loads(done.out)
     assert report["summary"]["counts"]["IDENTICAL"] == 356
+    # run's own finding, made against the baseline of then (8eb680f's pool): its words, and
+    # the numbers of the baseline compare is given
     with gzip.open(ANCHORED / "suite.log.gz", "rt") as f:
         said = [line for line in f if line.startswith("note: runner finding: ")]
-    assert [f"note: {report['notes'][1]}\n"] == said
+    opening = "runner finding: this runner times the baseline's own commit "
+    assert len(said) == 1 and said[0].startswith(f"note: {opening}")
+    assert report["notes"][1].startswith(opening)
+    assert "(geometric mean of 356 benchmarks; " in report["notes"][1]
     crashed = "reduction/sum/sequential/double/n:67108864/manual_time"
     document["benchmarks"] = [r for r in document["benchmarks"] if r["run_name"] != crashed]
     document["benchmarks"].append(

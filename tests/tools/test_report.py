@@ -730,7 +730,29 @@ def test_partial_family_draws_what_is_there() -> None:
         and "out[i] = in[i + offset]" not in coalescing.caption
     )
     assert sum(isinstance(d, lessons.Omitted) for d in drawn) == len(drawn) - 1
-    assert all(isinstance(d, lessons.Omitted) for d in lessons.draw_all(RunData({})))
+    # a run of none of the suite's families (another project's) has no lessons at all
+    assert lessons.draw_all(RunData({})) == []
+    assert lessons.draw_all(RunData({"myfam/kern/n:1024": {"real_time": 1.0}})) == []
+
+
+@needs_matplotlib
+def test_another_projects_run_has_no_lessons_section(tmp_path: Path) -> None:
+    """From a checkout (where the families' figures are found), a run of another project's
+    benchmarks listed all eight lessons as left out: the page now leaves the section, and its
+    link, out, as the installed package always did."""
+    result = tmp_path / "new.json"
+    result.write_text(
+        json.dumps(
+            synthetic.document(
+                synthetic.benchmark_rows("myfam/kern/n:1024", [10.0, 10.1, 9.9], time_unit="us"), {}
+            )
+        )
+    )
+    out = tmp_path / "r.html"
+    write_report(options(result), out)
+    text = out.read_text()
+    assert 'id="lessons"' not in text and 'href="#lessons"' not in text
+    assert "no lesson figures for this run&#x27;s benchmarks" in text
 
 
 @needs_gpu_data

@@ -307,7 +307,8 @@ def _one_process_warning(
         return [
             f"{label}: some benchmarks come from one process only, so their stored noise "
             "covers only the spread inside that process; measure baselines with "
-            "`kernelwatch run --processes 2` (the default) or more"
+            "`kernelwatch run --processes 2` (the default) or more, or give two files of "
+            "separate runs (nvbench's, Google Benchmark's)"
         ]
     return []
 

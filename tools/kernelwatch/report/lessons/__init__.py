@@ -40,10 +40,15 @@ def unmeasured(data: RunData, family: str) -> str:
 
 
 def draw_all(data: RunData) -> list[Lesson]:
-    """Every family's figure, in page order. A benchmark that failed or was skipped has no
-    value to draw: the figure says so (listed under the run), rather than that the run does
-    not have it. A figure that cannot read the run's names is left out, saying why."""
+    """Every family's figure, in page order; none for a run that holds no benchmark of the
+    suite's families (another project's: a list of eight figures left out would only be
+    noise). A benchmark that failed or was skipped has no value to draw: the figure says so
+    (listed under the run), rather than that the run does not have it. A figure that cannot
+    read the run's names is left out, saying why."""
     found: list[Lesson] = []
+    families = {name.split("/", 1)[0] for name in (*data.medians, *data.unmeasured)}
+    if not families.intersection(name for name, _ in figures()):
+        return found
     for name, figure in figures():
         try:
             with svg.style(name):  # the family's name: the SVG's hash salt

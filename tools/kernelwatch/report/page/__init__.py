@@ -54,14 +54,21 @@ def glance(page: Page, metric: Metric) -> list[tuple[str, str, str]]:
         )
     drawn = sum(isinstance(lesson, lessons.Drawn) for lesson in page.lessons)
     left = len(page.lessons) - drawn
-    found.append(
-        (
-            "",
-            f"{drawn} lesson figure{'s' * (drawn != 1)}, {len(section.plots)} trend plot"
-            f"{'s' * (len(section.plots) != 1)}",
-            f"{left} left out (why: under the lessons)" if left else "every lesson of the suite",
+    plots = f"{len(section.plots)} trend plot{'s' * (len(section.plots) != 1)}"
+    if not page.lessons:
+        found.append(("", plots, "no lesson figures for this run's benchmarks"))
+    else:
+        found.append(
+            (
+                "",
+                f"{drawn} lesson figure{'s' * (drawn != 1)}, {plots}",
+                (
+                    f"{left} left out (why: under the lessons)"
+                    if left
+                    else "every lesson of the suite"
+                ),
+            )
         )
-    )
     return found
 
 
@@ -88,7 +95,7 @@ def render_html(page: Page, metric: Metric) -> str:
             ("run", "The run"),
             ("comparison", "Against the baseline"),
             ("trends", "Trends"),
-            ("lessons", "CUDA memory lessons"),
+            *([("lessons", "CUDA memory lessons")] if page.lessons else []),
         )
     )
     body = [
@@ -103,7 +110,7 @@ def render_html(page: Page, metric: Metric) -> str:
         context_section(page),
         comparison_section(page),
         trends_section(page, metric),
-        lessons_section(page.lessons),
+        lessons_section(page.lessons) if page.lessons else "",
         f"<footer>Written by kernelwatch {_e(__version__)} (<code>kernelwatch report</code>) from "
         f"<code>{_e(str(page.result))}</code>. Self-contained: no script, no external resource.</footer>",
     ]

@@ -102,7 +102,7 @@ def test_a_list_that_covers_every_row_is_read_as_it_says(tmp_path: Path) -> None
     moved.write_text(json.dumps(whole))
     units = noises.row_units(load(moved))
     assert units is not None
-    assert np.bincount(units[0]).tolist() == [7, 6, 5] + [6] * 19
+    assert np.bincount(units[0]).tolist() == [7, 6, 5] + [6] * 21
 
 
 @needs_h200
@@ -187,7 +187,7 @@ def test_a_run_of_the_real_pool_cut_from_it_reads_as_that_run_alone(tmp_path: Pa
         own = noises.runs_of_card(whole, listed[u]["card"])
         assert own is not None and [r["card"] for r in own.context[RUNS]] == [listed[u]["card"]]
         assert noises.row_units(own) is None  # one run
-        alone = load(pool_of((u,), (), tmp_path / f"run{u}") / "result.json")
+        alone = load(pool_of((listed[u]["card"],), (), tmp_path / f"run{u}") / "result.json")
         counts = {n: c for n, c in zip(own.names, own.counts.tolist()) if c}
         assert counts == {n: c for n, c in zip(alone.names, alone.counts.tolist()) if c}
         same_levels(own, alone)

@@ -891,7 +891,8 @@ def test_any_benchmark_file_gives_a_page(run_cli, write_json, tmp_path) -> None:
     text = out.read_text(encoding="utf-8")
     assert "<title>kernelwatch report: unknown GPU, unknown</title>" in text
     assert '<p class="sub">unknown GPU · commit <code>unknown</code> · 1 benchmarks</p>' in text
-    assert "Figures not drawn" in text and 'class="kw-figure' not in text
+    assert "no lesson figures for this run&#x27;s benchmarks" in text
+    assert 'id="lessons"' not in text and 'class="kw-figure' not in text
 
 
 @needs_matplotlib

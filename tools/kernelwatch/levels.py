@@ -263,7 +263,8 @@ def _one_gpu_hosts(baseline: Mapping[str, Any], contender: Mapping[str, Any]) ->
     """Whether every host of the contender's runs and of the baseline's has one GPU; a count
     not recorded is taken as several (their prior is the wider)."""
     return all(
-        str(count).strip() == "1" for count in [*_gpu_counts(baseline), *_gpu_counts(contender)]
+        host_class(count) is HostClass.ONE_GPU
+        for count in [*_gpu_counts(baseline), *_gpu_counts(contender)]
     )
 
 
@@ -274,6 +275,33 @@ def _gpu_counts(context: Mapping[str, Any]) -> list[Any]:
     if runs is not None:
         return [r.get("host_gpu_count") for r in runs]
     return [context.get("host_gpu_count")]
+
+
+class HostClass(enum.Enum):
+    """A host with one GPU, or with several. The classes time short kernels apart: on the H200
+    pool of e5b8351 (24 cards, 14 one-GPU hosts, 4 multi-GPU ones), the multi-GPU hosts' means
+    were slower by 0.6-0.7 us a launch (`transpose/best` 2048^2 +5.1 %, the 7.9 us
+    `reduction/sum/vectorized` +18 %) and by 0.49 % (median) on kernels of 50 us or more, while
+    the hosts of one class agree within 0.5-1.0 % (median sd, short kernels too): the spread
+    between all hosts was 3.5 % on kernels under 20 us, 0.9 % within a class."""
+
+    ONE_GPU = "one-GPU"
+    MULTI_GPU = "multi-GPU"
+
+
+def host_class(count: Any) -> HostClass | None:
+    """The class of a host with `count` GPUs (host_gpu_count); None where it was not recorded."""
+    text = str(count).strip() if count is not None else ""
+    if not text.isdigit() or int(text) < 1:
+        return None
+    return HostClass.ONE_GPU if int(text) == 1 else HostClass.MULTI_GPU
+
+
+def contender_class(context: Mapping[str, Any]) -> HostClass | None:
+    """The class of every host a result's runs were made on; None where they are of several
+    classes or one does not say."""
+    found = {host_class(count) for count in _gpu_counts(context)}
+    return found.pop() if len(found) == 1 else None
 
 
 def _crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Crossing:

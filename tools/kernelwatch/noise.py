@@ -240,6 +240,57 @@ def runs_of_card(result: ResultSet, card: str | None) -> ResultSet | None:
     return runs_of(result, mine) if mine else None
 
 
+def to_host_class(result: ResultSet, metric: Metric, wanted: levels.HostClass) -> ResultSet | None:
+    """A pooled result as if all its hosts were of the class `wanted` (levels.HostClass): per
+    benchmark, the `metric` values of the runs on hosts of the other class scaled by the ratio
+    of the two classes' means (geometric, of each host's mean run median), so that its centre
+    is the class's and the spread between its hosts is the spread within a class, measured over
+    every host. None where that cannot be told: a result of one run, a run whose host's class
+    was not recorded, one class only, or fewer than levels.MIN_UNITS hosts of `wanted`."""
+    units = row_units(result)
+    runs = levels.pooled_runs(result.context, result.label)
+    column = result.metric_column(metric)
+    if units is None or runs is None or column is None:
+        return None
+    classes = [levels.host_class(run.get("host_gpu_count")) for run in runs]
+    hosts = units[2]
+    if None in classes or None in hosts or len(set(classes)) < 2:
+        return None
+    if len({h for h, c in zip(hosts, classes) if c is wanted}) < levels.MIN_UNITS:
+        return None
+    values, present = column
+    rows, owner = _rows(result.starts, result.counts)
+    rows, owner = rows[present[rows]], owner[present[rows]]
+    run = units[0][result.processes[rows]]
+    other_class = np.array([c is not wanted for c in classes])
+    # Per (benchmark, run): the run's median (log); per (benchmark, host): the mean of its runs'
+    # (a host's runs are all of its class); per (benchmark, class): the mean of its hosts'.
+    host_of_run = _ids(hosts)
+    stride = len(runs)
+    keys, cell = np.unique(owner * stride + run, return_inverse=True)
+    run_log = np.log(_grouped_median(values[rows], cell.reshape(-1), len(keys)))
+    bench, of_run = keys // stride, keys % stride
+    host_keys, host_cell = np.unique(bench * stride + host_of_run[of_run], return_inverse=True)
+    host_cell = host_cell.reshape(-1)
+    host_log = np.bincount(host_cell, weights=run_log) / np.bincount(host_cell)
+    host_bench = host_keys // stride
+    a_run = np.zeros(len(host_keys), dtype=np.int64)
+    a_run[host_cell] = of_run
+    other = other_class[a_run]
+    size = len(result.names)
+
+    def class_mean(mask: np.ndarray) -> np.ndarray:
+        count = np.bincount(host_bench[mask], minlength=size)
+        total = np.bincount(host_bench[mask], weights=host_log[mask], minlength=size)
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+    shift = np.nan_to_num(class_mean(~other) - class_mean(other))  # 0 where a class lacks it
+    scaled = values.copy()
+    theirs = other_class[run]
+    scaled[rows[theirs]] *= np.exp(shift[owner[theirs]])
+    return replace(result, columns={**result.columns, metric.key: scaled})
+
+
 # --- measuring the noise ----------------------------------------------------------------------
 #
 # Measuring each benchmark's noise from a result's values: between processes, within the run,

@@ -371,7 +371,7 @@ def confirm(
     """Every REGRESSION re-run up to `times` times against the same baseline (the rest left
     out, with its stored noise), its card held as of the kind the whole run told: confirmed
     only when it regresses every time."""
-    kind = judged_against(report.baseline, report.contender, []).unseen_kind
+    kind = judged_against(report.baseline, report.contender, report.metric, []).unseen_kind
 
     def against(contender: ResultSet, flagged: Sequence[str]) -> Report:
         # The whole baseline, the rest left out, as the run was judged (find_baseline): cut

@@ -1001,6 +1001,38 @@ def test_show_names_every_level_the_committed_h200_baseline_measured(run_cli) ->
     )
 
 
+@pytest.mark.parametrize(
+    ("slug", "hosts", "said"),
+    [
+        (
+            "nvidia-h200-sm90",
+            {"one-GPU": 14, "multi-GPU": 4},
+            "18: 14 one-GPU, 4 multi-GPU; a runner is judged against the pool centred on its "
+            "class of host",
+        ),
+        (
+            "nvidia-h100-80gb-hbm3-sm90",
+            {"one-GPU": 3, "multi-GPU": 1},
+            "4: 3 one-GPU, 1 multi-GPU; a multi-GPU runner against the pool as it is (1 host(s) "
+            "of its class, 3 needed to centre on it)",
+        ),
+    ],
+)
+def test_show_counts_the_hosts_of_each_class_and_says_how_a_runner_is_judged(
+    run_cli, slug: str, hosts: dict[str, int], said: str
+) -> None:
+    """compare centres a pool on a runner's class of host where it holds three hosts of it
+    (docs/measurement.md, "Classes of host"): whether a team's runners get that is read here."""
+    root = REPO / "baselines"
+    done = run_cli("baseline", "show", slug, "--baselines", root)
+    line = next(t.strip() for t in done.out.splitlines() if t.strip().startswith("hosts"))
+    assert line == f'hosts         {said} (docs/measurement.md, "Classes of host")'
+    shown = json.loads(
+        run_cli("baseline", "show", slug, "--baselines", root, "--format", "json").out
+    )
+    assert shown["hosts"] == hosts
+
+
 def test_a_whole_baseline_file_is_one_side_read_in_parts(tmp_path: Path) -> None:
     """report and run take a baseline file whole as one side read a part of its rows at a time
     (a pooled baseline's rows as dicts were 1.3 GB): the side its documents give."""

@@ -66,6 +66,22 @@ def test_a_result_of_hosts_of_two_classes_has_no_class() -> None:
     assert levels.contender_class({}) is None
 
 
+def test_the_hosts_of_a_pool_are_counted_per_class_once_each() -> None:
+    """Two GPUs of one host are one host; a count not recorded is a class of its own (None)."""
+    runs = [
+        {"card": "a", "host": "h1", "config": None, "processes": [1], "host_gpu_count": "2"},
+        {"card": "b", "host": "h1", "config": None, "processes": [2], "host_gpu_count": "2"},
+        {"card": "c", "host": "h2", "config": None, "processes": [3], "host_gpu_count": "1"},
+        {"card": "d", "host": "h3", "config": None, "processes": [4]},
+    ]
+    assert levels.hosts_per_class({levels.RUNS_KEY: runs}) == {
+        HostClass.MULTI_GPU: 1,
+        HostClass.ONE_GPU: 1,
+        None: 1,
+    }
+    assert levels.hosts_per_class({"host_gpu_count": "1"}) == {}
+
+
 def host_means(result: Any, name: str) -> dict[HostClass, float]:
     """The geometric mean over each class's hosts of the hosts' mean run median of `name`."""
     run_of, _, hosts = noises.row_units(result)

@@ -23,6 +23,7 @@ from the benchmark's duration (docs/measurement.md, "The prior").
 
 from __future__ import annotations
 
+import collections
 import enum
 import hashlib
 import math
@@ -295,6 +296,16 @@ def host_class(count: Any) -> HostClass | None:
     if not text.isdigit() or int(text) < 1:
         return None
     return HostClass.ONE_GPU if int(text) == 1 else HostClass.MULTI_GPU
+
+
+def hosts_per_class(context: Mapping[str, Any]) -> dict[HostClass | None, int]:
+    """The distinct hosts of a result's runs per class (None: not recorded), for a pooled
+    result; empty for a result of one run."""
+    runs = pooled_runs(context)
+    if runs is None:
+        return {}
+    seen = {(_known(r.get("host")), host_class(r.get("host_gpu_count"))) for r in runs}
+    return dict(collections.Counter(c for _, c in seen))
 
 
 def contender_class(context: Mapping[str, Any]) -> HostClass | None:

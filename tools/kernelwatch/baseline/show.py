@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernelwatch import levels
 from kernelwatch import noise as noises
 from kernelwatch.baseline import Entry
 from kernelwatch.gbench import read_file
@@ -32,6 +33,7 @@ class _Contents:
     names: list[str]
     families: dict[str, int]
     repetitions: tuple[int, int]  # the fewest and the most of any benchmark
+    hosts: dict[levels.HostClass | None, int]  # a pooled baseline's hosts per class
 
 
 def _contents(entry: Entry) -> _Contents:
@@ -39,7 +41,12 @@ def _contents(entry: Entry) -> _Contents:
     assert parsed is not None  # (None only for a file in a folder)
     families = collections.Counter(family_of(name) for name in parsed.names)
     counts = [c for c in parsed.counts if c] or [0]
-    return _Contents(parsed.names, dict(sorted(families.items())), (min(counts), max(counts)))
+    return _Contents(
+        parsed.names,
+        dict(sorted(families.items())),
+        (min(counts), max(counts)),
+        levels.hosts_per_class(parsed.context),
+    )
 
 
 def list_document(root: Path, found: Sequence[Entry]) -> dict[str, Any]:
@@ -88,6 +95,7 @@ def show_document(entry: Entry) -> dict[str, Any]:
         "benchmarks": len(contents.names),
         "repetitions": {"min": contents.repetitions[0], "max": contents.repetitions[1]},
         "families": contents.families,
+        "hosts": {_class_name(c): n for c, n in contents.hosts.items()},
         "updates": list(entry.manifest.get("history") or []),
         "noise": noise,
     }
@@ -128,7 +136,31 @@ def describe(entry: Entry, every_noise: bool, noise_multiplier: float) -> list[s
             )
     if not m:
         lines.append("  (no manifest.json: written by hand? use kernelwatch baseline update)")
+    if contents.hosts:
+        lines.append("  hosts         " + _hosts_text(contents.hosts))
     return lines + _noise_lines(entry, contents.names, every_noise, noise_multiplier)
+
+
+def _class_name(host_class: levels.HostClass | None) -> str:
+    return "class not recorded" if host_class is None else host_class.value
+
+
+def _hosts_text(hosts: Mapping[levels.HostClass | None, int]) -> str:
+    """A pooled baseline's hosts per class, and how compare judges a runner of each
+    (compare._of_host_class: centred on its class where it holds enough of its hosts)."""
+    order = [*levels.HostClass, None]
+    counted = ", ".join(f"{hosts[c]} {_class_name(c)}" for c in order if c in hosts)
+    said = f"{sum(hosts.values())}: {counted}"
+    if None in hosts or len(hosts) < 2:
+        return said
+    short = [
+        f"a {c.value} runner against the pool as it is ({hosts[c]} host(s) of its class, "
+        f"{levels.MIN_UNITS} needed to centre on it)"
+        for c in levels.HostClass
+        if hosts[c] < levels.MIN_UNITS
+    ]
+    how = "; ".join(short) or "a runner is judged against the pool centred on its class of host"
+    return f'{said}; {how} (docs/measurement.md, "Classes of host")'
 
 
 NOISIEST = 5

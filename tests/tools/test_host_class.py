@@ -49,6 +49,8 @@ needs_data = pytest.mark.skipif(
         (None, None),
         ("1.5", None),
         ("-1", None),
+        ("\u00b2", None),
+        (True, None),
     ],
 )
 def test_the_class_of_a_host_is_read_from_its_gpu_count(count: Any, expected: Any) -> None:

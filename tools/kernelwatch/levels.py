@@ -293,7 +293,7 @@ class HostClass(enum.Enum):
 def host_class(count: Any) -> HostClass | None:
     """The class of a host with `count` GPUs (host_gpu_count); None where it was not recorded."""
     text = str(count).strip() if count is not None else ""
-    if not text.isdigit() or int(text) < 1:
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:  # ("²".isdigit(); int fails)
         return None
     return HostClass.ONE_GPU if int(text) == 1 else HostClass.MULTI_GPU
 

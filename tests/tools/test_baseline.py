@@ -578,6 +578,24 @@ def test_update_says_how_many_cards_and_hosts_its_runs_came_from(
     assert one.status == 0 and "\nruns: 1 on 1 card(s) of 1 host(s)\n" in one.out
 
 
+def test_a_run_merged_from_several_cards_is_said_to_pool_as_one(
+    root: Path, write_json, run_cli
+) -> None:
+    """`merge` of a `run --gpus all` names every part's card in one gpu_uuid; pooled, the
+    result is one run, so the spread between its cards goes unmeasured: update says so."""
+    merged = write_json(
+        "merged.json", suite(seed=1), context=card(1, gpu_uuid="GPU-card-1,GPU-card-2")
+    )
+    other = write_json("r3.json", suite(seed=3), context=card(3, host="host-b"))
+    done = run_cli("baseline", "update", merged, other, "--baselines", root, "--dry-run")
+    assert done.status == 0, done.err
+    assert (
+        f"\nruns: 2 on 2 card(s) of 2 host(s); {merged} was merged from the runs of 2 cards and "
+        "pools as one, the spread between them unmeasured: pool the files it was merged from "
+        "instead\n"
+    ) in done.out
+
+
 def test_one_card_run_twice_is_said_and_refused_where_cards_must_be_distinct(
     root: Path, write_json, run_cli
 ) -> None:

@@ -541,6 +541,13 @@ def cards_and_hosts(runs: Sequence[tuple[str, Any]]) -> str:
             f"; {label} is of {first}'s card ({card}): one card's runs pool as more processes "
             "of it, not as another card"
         )
+    for label, unit in units:
+        if unit.card is not None and "," in unit.card:  # (merge names every part's card)
+            text += (
+                f"; {label} was merged from the runs of {unit.card.count(',') + 1} cards and "
+                "pools as one, the spread between them unmeasured: pool the files it was merged "
+                "from instead"
+            )
     return text
 
 

@@ -470,7 +470,7 @@ def test_the_shards_of_a_split_run_merge_with_their_kernel_records(tmp_path: Pat
         )
         flagged = [line.split()[1] for line in done.out.splitlines() if line.startswith("REG")]
         assert (done.status, flagged) == (0, []), done.out + done.err
-    assert "centred on the baseline's multi-GPU hosts" in done.out
+    assert "centred on the baseline's 4 multi-GPU hosts" in done.out
 
 
 def small_part(index: int, **context: Any) -> tuple[str, dict[str, Any]]:

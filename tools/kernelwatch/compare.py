@@ -593,8 +593,10 @@ class Reference:
     # up to 4.9 % (docs/measurement.md), so it says nothing of this card.
     unseen_kind: bool = False
     # The baseline centred on hosts of the contender's class (_of_host_class): the spreads
-    # stored for the pool as it is are not its own.
+    # stored for the pool as it is are not its own. `class_hosts`: how many hosts of that class
+    # its centre is the mean of.
     host_class: levels.HostClass | None = None
+    class_hosts: int = 0
 
 
 # Said where it applies: the level note quotes the host prior, which the unseen-kind prior exceeds
@@ -639,7 +641,14 @@ def judged_against(
     baseline, host_class = _of_host_class(baseline, contender, metric, notes)
     units = levels.units_of(baseline.context)
     crossing = levels.crossing(baseline.context, contender.context)
-    wide = Reference(baseline, crossing, _units_at(crossing.level, units), host_class=host_class)
+    class_hosts = levels.hosts_per_class(baseline.context).get(host_class, 0) if host_class else 0
+    wide = Reference(
+        baseline,
+        crossing,
+        _units_at(crossing.level, units),
+        host_class=host_class,
+        class_hosts=class_hosts,
+    )
     if pooled:
         return wide
     if unseen_kind is not None:
@@ -701,18 +710,27 @@ def _of_host_class(
     where it holds enough hosts of that class (noise.to_host_class), else as it is. Leaving each
     H200 host of the e5b8351 pool out in turn, 13 of 8,280 comparisons of unchanged code failed
     on 4 of 24 runs (the 2048^2 transposes of a two-GPU host +2.9 to +5.9 %), and kernels under
-    50 us had a median sensitivity of 12-13 %; judged so, 3 on 2 runs, and 8.0-8.4 %
+    50 us had a median sensitivity of 12-13 %; judged so, none, and 8.1-8.7 %
     (docs/measurement.md, "Classes of host")."""
     wanted = levels.contender_class(contender.context)
     shifted = None if wanted is None else noises.to_host_class(baseline, metric, wanted)
     if wanted is None or shifted is None:
         return baseline, None
+    hosts = levels.hosts_per_class(shifted.context)[wanted]
     notes.append(
-        f"centred on the baseline's {wanted.value} hosts, like this one: the other class's runs "
-        "scaled by the ratio of the two classes' means per benchmark, so that the spread between "
-        'hosts is the spread within a class (docs/measurement.md, "Classes of host")'
+        f"centred on the baseline's {hosts} {wanted.value} hosts, like this one: the other "
+        "class's runs scaled by the ratio of the two classes' means per benchmark, so that the "
+        "spread between hosts is the spread within a class, taken x"
+        f"{_centre_factor(hosts):.2f} for a centre that is the mean of {hosts} hosts "
+        '(docs/measurement.md, "Classes of host")'
     )
     return shifted, wanted
+
+
+def _centre_factor(hosts: int) -> float:
+    """A new host differs from the mean of `hosts` others by sqrt(1 + 1/hosts) times the
+    spread between hosts: its own deviation and the mean's."""
+    return math.sqrt(1.0 + 1.0 / hosts)
 
 
 def _first_file(result: ResultSet) -> str:
@@ -759,9 +777,12 @@ def spread_at_level(
     counts = noises.units_holding(against.baseline, measured.b, level)
     if counts is None:
         counts = np.full(len(measured.names), against.units, dtype=np.int64)
-    elif against.host_class is not None and level is Level.HOST:
+    centred = against.host_class is not None and level is Level.HOST
+    if centred:
         counts = counts - 1  # two classes' means taken out: a degree of freedom more
     at = _upper_bound(spreads.at(level), against, counts, prior, notes)
+    if centred:
+        at = at * _centre_factor(against.class_hosts)
     # Measured or not before the floors: a floor (np.fmax) makes a never-measured level finite,
     # and a one-card baseline against a host configured otherwise read "measured for every
     # benchmark" while every limit was the host prior.

@@ -393,6 +393,11 @@ def _crossed(theirs: Sequence[Unit], ours: Unit) -> Crossing:
 #     GPU-59b384ea, -e0122269): its nine one-GPU hosts process 0.94 %, 146 ns; kind 0.84 %, 50 ns;
 #     host 1.72 %, 572 ns; unseen kind 2.33 %, 230 ns; with GPU 0 of the four multi-GPU hosts
 #     host 1.74 %, 559 ns. Inside the constants, which stand.
+#   widened at ef8875d to twenty-four cards of eighteen hosts, per class of host (HostClass):
+#     its fourteen one-GPU hosts process 0.97 %, 231 ns; kind 0.76 %, 64 ns; host 1.49 %,
+#     481 ns; unseen kind 2.33 %, 228 ns; its four multi-GPU hosts (ten cards) process 0.86 %,
+#     346 ns; card 0.50 %, 154 ns; host 1.75 %, 522 ns; all eighteen host 1.52 %, 518 ns.
+#     Inside the constants, ONE_GPU_HOSTS's too, which stand.
 # H100 80GB HBM3 (2026-11-27/28; one kind of card seen):
 #   the five cards of its baseline (harness of c2e9ee4: one-GPU hosts GPU-7692141e, -18b292b3,
 #     -1ea85f9e, both GPUs of a two-GPU host GPU-fbb49afb, -1fb43360): process 0.388 %, 152 ns;

@@ -5,29 +5,37 @@ docs/measurement.md and baselines/README.md measured how often such a runner fai
 code, and how sensitive its verdicts are.
 
     PYTHONPATH=tools python3 scripts/leave_one_host_out.py [--config FILE]
-        [--upper-bound-confidence C] RUN.json ...
+        [--upper-bound-confidence C] [--class-hosts K [--as-is]] RUN.json ...
 
 Each file is one `kernelwatch run` of one build (`run --gpus all`: one file per GPU), as
 `baseline update` pools them; the hosts are told apart by their GPUs (levels.host_identity).
 The pool is built and written by `baseline update`'s own code into a temporary folder, and each
 run is judged by the path `compare` and `run` share (verdict.judge_result), with the suite's
 kernelwatch.toml unless --config names another. Printed per run: exit status, failing rows,
-the median sensitivity of its GPU-bound benchmarks of 50 us or more; then the totals.
+the median sensitivity of its GPU-bound benchmarks of 50 us or more, and of the shorter ones;
+then the totals.
+
+--class-hosts K: how many hosts of a runner's class of host (levels.HostClass) a pool needs.
+The pool holds every host of the class with more hosts and K of the other, each choice of K in
+turn, and the other class's remaining hosts are judged against it. --as-is judges them against
+the pool as it is, not centred on their class (compare._of_host_class), for comparison.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
 import tempfile
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from kernelwatch import baseline as baselines
 from kernelwatch import levels, verdict
+from kernelwatch import noise as noises
 from kernelwatch.compare import Report
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
@@ -52,6 +60,32 @@ def by_host(paths: list[Path]) -> dict[str, list[Path]]:
     if len(hosts) < 2:
         sys.exit("leave_one_host_out: the runs come from one host: nothing to leave out")
     return hosts
+
+
+def trials(
+    runs: list[Path], hosts: dict[str, list[Path]], class_hosts: int | None
+) -> Iterator[tuple[list[Path], list[Path]]]:
+    """(the runs pooled, the runs judged against them): each host left out in turn; with
+    `class_hosts` K, the hosts of the larger class and each choice of K of the other's, the
+    other's remaining hosts judged."""
+    if class_hosts is None:
+        for left_out in hosts.values():
+            yield [p for p in runs if p not in left_out], left_out
+        return
+    classes: dict[levels.HostClass | None, list[str]] = defaultdict(list)
+    for host, paths in hosts.items():
+        count = read_json(str(paths[0]))["context"].get("host_gpu_count")
+        classes[levels.host_class(count)].append(host)
+    if set(classes) != set(levels.HostClass):
+        sys.exit("leave_one_host_out: --class-hosts: the runs must come from hosts of both classes")
+    larger, smaller = sorted(classes.values(), key=len, reverse=True)
+    if not 1 <= class_hosts < len(smaller):
+        sys.exit(
+            f"leave_one_host_out: --class-hosts: 1 to {len(smaller) - 1} (hosts of the smaller class)"
+        )
+    for chosen in itertools.combinations(smaller, class_hosts):
+        pooled = [p for host in (*larger, *chosen) for p in hosts[host]]
+        yield pooled, [p for host in smaller if host not in chosen for p in hosts[host]]
 
 
 def judged(path: Path, root: Path, judging: verdict.Judging) -> tuple[Report, Mapping[str, Any]]:
@@ -84,7 +118,20 @@ def main() -> int:
         help=f"of a wider level's spread (default {levels.UPPER_BOUND_CONFIDENCE}): what "
         "docs/measurement.md's figures for 0.95 and 0.975 came from",
     )
+    parser.add_argument(
+        "--class-hosts",
+        type=int,
+        metavar="K",
+        help="pools of the larger class of host and K hosts of the other (module doc)",
+    )
+    parser.add_argument(
+        "--as-is",
+        action="store_true",
+        help="judge against the pool as it is, not centred on the runner's class of host",
+    )
     args = parser.parse_args()
+    if args.as_is:
+        noises.to_host_class = lambda *_: None  # (compare reads it through the module)
     if args.upper_bound_confidence is not None:
         if not 0.5 < args.upper_bound_confidence < 1:
             sys.exit("leave_one_host_out: --upper-bound-confidence: between 0.5 and 1")
@@ -93,20 +140,20 @@ def main() -> int:
         resolve_metric("time"), verdict.settings(verdict.suite_config(args.config))
     )
     hosts = by_host(args.runs)
-    passed = failing = compared = 0
+    judged_runs = passed = failing = compared = 0
     sensitivities, short = [], []
     print(
         "| card | GPUs of its host | exit | failing | median sensitivity >= 50 us | < 50 us "
         "| run |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    for left_out in hosts.values():
+    for pooled, left_out in trials(args.runs, hosts, args.class_hosts):
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
-            others = [p for p in args.runs if p not in left_out]
-            baselines.write(baselines.prepare_update(root, others))
+            baselines.write(baselines.prepare_update(root, pooled))
             for path in left_out:
                 report, context = judged(path, root, judging)
+                judged_runs += 1
                 failed = [c for c in report.comparisons if c.failed]
                 passed += report.exit_status == 0
                 failing += len(failed)
@@ -119,11 +166,16 @@ def main() -> int:
                     f"| {report.exit_status} | {rows} | {sensitivities[-1] * 100:.2f} % "
                     f"| {short[-1] * 100:.1f} % | {path} |"
                 )
+    how = (
+        f"{len(hosts)} hosts left out in turn"
+        if args.class_hosts is None
+        else f"pools of {args.class_hosts} host(s) of the smaller class"
+    )
     print(
-        f"\n{passed} of {len(args.runs)} runs exit 0; {failing} failing of {compared} "
+        f"\n{passed} of {judged_runs} runs exit 0; {failing} failing of {compared} "
         f"comparisons; median sensitivity {min(sensitivities) * 100:.1f}-"
         f"{max(sensitivities) * 100:.1f} % (>= 50 us), {min(short) * 100:.1f}-"
-        f"{max(short) * 100:.1f} % (< 50 us) over {len(hosts)} hosts left out in turn"
+        f"{max(short) * 100:.1f} % (< 50 us) over {how}"
     )
     return 0
 

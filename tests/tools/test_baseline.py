@@ -1031,15 +1031,15 @@ def test_show_names_every_level_the_committed_h200_baseline_measured(run_cli) ->
         (
             "nvidia-h100-80gb-hbm3-sm90",
             {"one-GPU": 3, "multi-GPU": 1},
-            "4: 3 one-GPU, 1 multi-GPU; a multi-GPU runner against the pool as it is (1 host(s) "
-            "of its class, 3 needed to centre on it)",
+            "4: 3 one-GPU, 1 multi-GPU; a runner is judged against the pool centred on its "
+            "class of host",
         ),
     ],
 )
 def test_show_counts_the_hosts_of_each_class_and_says_how_a_runner_is_judged(
     run_cli, slug: str, hosts: dict[str, int], said: str
 ) -> None:
-    """compare centres a pool on a runner's class of host where it holds three hosts of it
+    """compare centres a pool on a runner's class of host where it holds both classes
     (docs/measurement.md, "Classes of host"): whether a team's runners get that is read here."""
     root = REPO / "baselines"
     done = run_cli("baseline", "show", slug, "--baselines", root)

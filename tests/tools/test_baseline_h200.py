@@ -196,6 +196,29 @@ def test_leaving_each_host_out_in_turn_fails_no_run_of_twenty_four() -> None:
     assert "| GPU-dc1b78b6 | 2 | 0 | - |" in done.stdout
 
 
+def test_one_host_of_a_runner_s_class_is_enough_to_centre_a_pool_on() -> None:
+    """scripts/leave_one_host_out.py --class-hosts 1: pools of the fourteen one-GPU hosts and one
+    multi-GPU host, each of the four in turn, the other multi-GPU hosts' runs judged against
+    them (docs/measurement.md, "Classes of host"). Against the pool as it is, 12 of 30 runs
+    failed unchanged code, 154 comparisons (the 1 Mi reductions and the empty kernel +17 to
+    +25 %); centred on the one host of their class, its spread x1.41, none."""
+    update = read_json(BASELINE / "manifest.json")["history"][-1]["update_command"]
+    runs = [word for word in update.split() if word.startswith("tests/data/gpu/")]
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "leave_one_host_out.py"), "--class-hosts", "1"]
+        + runs,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO / "tools")},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.rstrip().endswith(
+        "30 of 30 runs exit 0; 0 failing of 9888 comparisons; median sensitivity 5.5-8.2 % "
+        "(>= 50 us), 9.5-29.4 % (< 50 us) over pools of 1 host(s) of the smaller class"
+    ), done.stdout
+
+
 def test_a_run_of_one_binary_is_judged_on_its_benchmarks_alone() -> None:
     """GPU-3b892c5d at d631442, `tools/kw suite --bench build/bench/kernelwatch_bench_coalescing`
     (exit 0, 132 SAME): its saved result, compared with the committed baseline, is judged on the

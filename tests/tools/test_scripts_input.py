@@ -162,6 +162,22 @@ def test_leave_one_host_out_refuses_a_confidence_that_bounds_nothing(
     one_line_error(done, "--upper-bound-confidence")
 
 
+def test_leave_one_host_out_refuses_class_pools_it_cannot_make(tmp_path: Path) -> None:
+    """--class-hosts needs hosts of both classes and K below the smaller class's count."""
+    runs = [run_file(tmp_path / f"{c}.json", f"GPU-{c}", f"GPU-{c}") for c in "ab"]
+    one_line_error(
+        script("leave_one_host_out.py", "--class-hosts", "1", *runs), "hosts of both classes"
+    )
+    for card, count in (("c", "2"), ("d", "1")):
+        path = run_file(tmp_path / f"{card}.json", f"GPU-{card}", f"GPU-{card}")
+        document = json.loads(path.read_text())
+        document["context"]["host_gpu_count"] = count
+        path.write_text(json.dumps(document))
+    both = [tmp_path / "c.json", tmp_path / "d.json"]
+    for k in ("0", "1"):  # one host of each class: none to judge
+        one_line_error(script("leave_one_host_out.py", "--class-hosts", k, *both), "1 to 0")
+
+
 def test_lone_changes_refuses_a_shift_that_is_not_a_number(tmp_path: Path) -> None:
     run = run_file(tmp_path / "a.json", "GPU-a", "GPU-a")
     one_line_error(script("lone_changes.py", run, run, "5%"), "5%")

@@ -621,7 +621,7 @@ def judged_against(
     code 1.2-2.5 % slower than all four, which agree within 0.2 % (docs/measurement.md, "Kinds
     of card"): no spread measured between the cards of a kind bounds a card it never held.
     A pooled baseline of hosts of both classes (one GPU, several) is centred on the contender's
-    class where it holds enough of its hosts (_of_host_class).
+    class where it holds hosts of both classes (_of_host_class).
     `unseen_kind`, where given, is the kind as told from the whole run: a re-run of the few
     benchmarks it flagged cannot tell it, and was held to the unseen-kind prior (a +3 %
     regression past a 1.4 % limit re-judged against 5.2 %, "not confirmed")."""
@@ -707,7 +707,7 @@ def _of_host_class(
     baseline: ResultSet, contender: ResultSet, metric: Metric, notes: list[str]
 ) -> tuple[ResultSet, levels.HostClass | None]:
     """A pooled baseline as if all its hosts were of the contender's class (levels.HostClass),
-    where it holds enough hosts of that class (noise.to_host_class), else as it is. Leaving each
+    where it holds hosts of both classes (noise.to_host_class), else as it is. Leaving each
     H200 host of the e5b8351 pool out in turn, 13 of 8,280 comparisons of unchanged code failed
     on 4 of 24 runs (the 2048^2 transposes of a two-GPU host +2.9 to +5.9 %), and kernels under
     50 us had a median sensitivity of 12-13 %; judged so, none, and 8.1-8.7 %
@@ -717,12 +717,12 @@ def _of_host_class(
     if wanted is None or shifted is None:
         return baseline, None
     hosts = levels.hosts_per_class(shifted.context)[wanted]
+    named = f"{hosts} {wanted.value} host" + ("s" if hosts > 1 else "")
     notes.append(
-        f"centred on the baseline's {hosts} {wanted.value} hosts, like this one: the other "
-        "class's runs scaled by the ratio of the two classes' means per benchmark, so that the "
-        "spread between hosts is the spread within a class, taken x"
-        f"{_centre_factor(hosts):.2f} for a centre that is the mean of {hosts} hosts "
-        '(docs/measurement.md, "Classes of host")'
+        f"centred on the baseline's {named}, like this one: the other class's runs scaled by "
+        "the ratio of the two classes' means per benchmark, so that the spread between hosts is "
+        f"the spread within a class, taken x{_centre_factor(hosts):.2f} for a centre that is "
+        f'the mean of {named} (docs/measurement.md, "Classes of host")'
     )
     return shifted, wanted
 

@@ -246,7 +246,9 @@ def to_host_class(result: ResultSet, metric: Metric, wanted: levels.HostClass) -
     of the two classes' means (geometric, of each host's mean run median), so that its centre
     is the class's and the spread between its hosts is the spread within a class, measured over
     every host. None where that cannot be told: a result of one run, a run whose host's class
-    was not recorded, one class only, or fewer than levels.MIN_UNITS hosts of `wanted`."""
+    was not recorded, or no host of one of the classes. One host of `wanted` is enough: compare
+    widens the spread for a centre that is the mean of few (docs/measurement.md, "Classes of
+    host")."""
     units = row_units(result)
     runs = levels.pooled_runs(result.context, result.label)
     column = result.metric_column(metric)
@@ -255,8 +257,6 @@ def to_host_class(result: ResultSet, metric: Metric, wanted: levels.HostClass) -
     classes = [levels.host_class(run.get("host_gpu_count")) for run in runs]
     hosts = units[2]
     if None in classes or None in hosts or len(set(classes)) < 2:
-        return None
-    if len({h for h, c in zip(hosts, classes) if c is wanted}) < levels.MIN_UNITS:
         return None
     values, present = column
     rows, owner = _rows(result.starts, result.counts)

@@ -146,21 +146,17 @@ def _class_name(host_class: levels.HostClass | None) -> str:
 
 
 def _hosts_text(hosts: Mapping[levels.HostClass | None, int]) -> str:
-    """A pooled baseline's hosts per class, and how compare judges a runner of each
-    (compare._of_host_class: centred on its class where it holds enough of its hosts)."""
+    """A pooled baseline's hosts per class, and whether compare judges a runner against the pool
+    centred on its class (compare._of_host_class: where both classes are held)."""
     order = [*levels.HostClass, None]
     counted = ", ".join(f"{hosts[c]} {_class_name(c)}" for c in order if c in hosts)
-    said = f"{sum(hosts.values())}: {counted}"
-    if None in hosts or len(hosts) < 2:
-        return said
-    short = [
-        f"a {c.value} runner against the pool as it is ({hosts[c]} host(s) of its class, "
-        f"{levels.MIN_UNITS} needed to centre on it)"
-        for c in levels.HostClass
-        if hosts[c] < levels.MIN_UNITS
-    ]
-    how = "; ".join(short) or "a runner is judged against the pool centred on its class of host"
-    return f'{said}; {how} (docs/measurement.md, "Classes of host")'
+    if None in hosts:
+        how = "a runner is judged against the pool as it is (a class not recorded)"
+    elif len(hosts) < 2:
+        how = "a runner of the other class is judged against the pool as it is"
+    else:
+        how = "a runner is judged against the pool centred on its class of host"
+    return f'{sum(hosts.values())}: {counted}; {how} (docs/measurement.md, "Classes of host")'
 
 
 NOISIEST = 5

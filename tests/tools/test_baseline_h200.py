@@ -171,6 +171,21 @@ def test_an_unanchored_fresh_card_passes_with_the_sensitivity_sixteen_hosts_give
     assert median_sensitivity(judged(FRESH / "plain.json.gz", BASELINES)) < 0.05
 
 
+def leave_one_host_out(*options: str) -> str:
+    """What scripts/leave_one_host_out.py prints for the runs `baseline update` pooled into the
+    committed baseline (its manifest names them)."""
+    update = read_json(BASELINE / "manifest.json")["history"][-1]["update_command"]
+    runs = [word for word in update.split() if word.startswith("tests/data/gpu/")]
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "leave_one_host_out.py"), *options, *runs],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO / "tools")},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
 def test_leaving_each_host_out_in_turn_fails_no_run_of_twenty_four() -> None:
     """scripts/leave_one_host_out.py on the twenty-four runs `baseline update` pooled (its
     manifest names them) re-makes docs/measurement.md's figures: each host's runs against the
@@ -179,21 +194,12 @@ def test_leaving_each_host_out_in_turn_fails_no_run_of_twenty_four() -> None:
     24 runs exited 0 with 13 failing comparisons: GPU-dc1b78b6 (a two-GPU host) failed eight,
     the short transposes the multi-GPU hosts time 5-6 % slower; and the kernels under 50 us had
     a median sensitivity of 12.2-30.0 % (8.1-29.0 % now)."""
-    update = read_json(BASELINE / "manifest.json")["history"][-1]["update_command"]
-    runs = [word for word in update.split() if word.startswith("tests/data/gpu/")]
-    done = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "leave_one_host_out.py"), *runs],
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO / "tools")},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert done.stdout.rstrip().endswith(
+    out = leave_one_host_out()
+    assert out.rstrip().endswith(
         "24 of 24 runs exit 0; 0 failing of 8280 comparisons; median sensitivity 3.8-8.0 % "
         "(>= 50 us), 8.1-29.0 % (< 50 us) over 18 hosts left out in turn"
-    ), done.stdout
-    assert "| GPU-dc1b78b6 | 2 | 0 | - |" in done.stdout
+    ), out
+    assert "| GPU-dc1b78b6 | 2 | 0 | - |" in out
 
 
 def test_one_host_of_a_runner_s_class_is_enough_to_centre_a_pool_on() -> None:
@@ -202,21 +208,11 @@ def test_one_host_of_a_runner_s_class_is_enough_to_centre_a_pool_on() -> None:
     them (docs/measurement.md, "Classes of host"). Against the pool as it is, 12 of 30 runs
     failed unchanged code, 154 comparisons (the 1 Mi reductions and the empty kernel +17 to
     +25 %); centred on the one host of their class, its spread x1.41, none."""
-    update = read_json(BASELINE / "manifest.json")["history"][-1]["update_command"]
-    runs = [word for word in update.split() if word.startswith("tests/data/gpu/")]
-    done = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "leave_one_host_out.py"), "--class-hosts", "1"]
-        + runs,
-        cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO / "tools")},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert done.stdout.rstrip().endswith(
+    out = leave_one_host_out("--class-hosts", "1")
+    assert out.rstrip().endswith(
         "30 of 30 runs exit 0; 0 failing of 9888 comparisons; median sensitivity 5.5-8.2 % "
         "(>= 50 us), 9.5-29.4 % (< 50 us) over pools of 1 host(s) of the smaller class"
-    ), done.stdout
+    ), out
 
 
 def test_a_run_of_one_binary_is_judged_on_its_benchmarks_alone() -> None:

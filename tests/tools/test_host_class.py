@@ -126,6 +126,12 @@ def test_a_pool_is_not_centred_where_a_class_cannot_be_told(tmp_path: Path) -> N
     one_host = load(str(pool_of(ONE_GPU_CARDS + MULTI_GPU_CARDS[:2], (), tmp_path / "two")))
     assert noises.to_host_class(one_host, noises.TIME, HostClass.MULTI_GPU) is not None
     assert noises.to_host_class(one_host, noises.TIME, HostClass.ONE_GPU) is not None
+    # the multi-GPU class holds the host-bound benchmarks alone: centred on it, the others'
+    # centre could not be told; centred on the one-GPU class, they are its own
+    gpu0 = ("GPU-59b384ea", "GPU-7f7c6807", "GPU-9835c3c8")  # (GPU 0 runs them)
+    part = load(str(pool_of(ONE_GPU_CARDS, gpu0, tmp_path / "part")))
+    assert noises.to_host_class(part, noises.TIME, HostClass.MULTI_GPU) is None
+    assert noises.to_host_class(part, noises.TIME, HostClass.ONE_GPU) is not None
     one_class = load(str(pool_of(ONE_GPU_CARDS, (), tmp_path / "one")))
     assert noises.to_host_class(one_class, noises.TIME, HostClass.ONE_GPU) is None
     folder = pool_of(ONE_GPU_CARDS + MULTI_GPU_CARDS, (), tmp_path / "unrecorded")

@@ -246,7 +246,8 @@ def to_host_class(result: ResultSet, metric: Metric, wanted: levels.HostClass) -
     of the two classes' means (geometric, of each host's mean run median), so that its centre
     is the class's and the spread between its hosts is the spread within a class, measured over
     every host. None where that cannot be told: a result of one run, a run whose host's class
-    was not recorded, or no host of one of the classes. One host of `wanted` is enough: compare
+    was not recorded, no host of one of the classes, or a benchmark that no host of `wanted`
+    holds (a pool of its runs of part of the suite). One host of `wanted` is enough: compare
     widens the spread for a centre that is the mean of few (docs/measurement.md, "Classes of
     host")."""
     units = row_units(result)
@@ -284,7 +285,10 @@ def to_host_class(result: ResultSet, metric: Metric, wanted: levels.HostClass) -
         total = np.bincount(host_bench[mask], weights=host_log[mask], minlength=size)
         return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
-    shift = np.nan_to_num(class_mean(~other) - class_mean(other))  # 0 where a class lacks it
+    mine, theirs_mean = class_mean(~other), class_mean(other)
+    if np.any(np.isnan(mine) & np.isfinite(theirs_mean)):
+        return None  # a benchmark no host of `wanted` holds: its centre cannot be told there
+    shift = np.nan_to_num(mine - theirs_mean)  # 0 where the other class lacks it
     scaled = values.copy()
     theirs = other_class[run]
     scaled[rows[theirs]] *= np.exp(shift[owner[theirs]])

@@ -638,10 +638,9 @@ def judged_against(
             "the baseline holds a run on this card: compared with that run (process level)"
         )
         return Reference(own, levels.crossing(own.context, contender.context), 1)
-    baseline, host_class = _of_host_class(baseline, contender, metric, notes)
+    baseline, host_class, class_hosts = _of_host_class(baseline, contender, metric, notes)
     units = levels.units_of(baseline.context)
     crossing = levels.crossing(baseline.context, contender.context)
-    class_hosts = levels.hosts_per_class(baseline.context).get(host_class, 0) if host_class else 0
     wide = Reference(
         baseline,
         crossing,
@@ -705,9 +704,10 @@ def judged_against(
 
 def _of_host_class(
     baseline: ResultSet, contender: ResultSet, metric: Metric, notes: list[str]
-) -> tuple[ResultSet, levels.HostClass | None]:
+) -> tuple[ResultSet, levels.HostClass | None, int]:
     """A pooled baseline as if all its hosts were of the contender's class (levels.HostClass),
-    where it holds hosts of both classes (noise.to_host_class), else as it is. Leaving each
+    with that class and its count of hosts, where it holds hosts of both classes
+    (noise.to_host_class); else as it is (None, 0). Leaving each
     H200 host of the e5b8351 pool out in turn, 13 of 8,280 comparisons of unchanged code failed
     on 4 of 24 runs (the 2048^2 transposes of a two-GPU host +2.9 to +5.9 %), and kernels under
     50 us had a median sensitivity of 12-13 %; judged so, none, and 8.1-8.7 %
@@ -715,7 +715,7 @@ def _of_host_class(
     wanted = levels.contender_class(contender.context)
     shifted = None if wanted is None else noises.to_host_class(baseline, metric, wanted)
     if wanted is None or shifted is None:
-        return baseline, None
+        return baseline, None, 0
     hosts = levels.hosts_per_class(shifted.context)[wanted]
     named = f"{hosts} {wanted.value} host" + ("s" if hosts > 1 else "")
     notes.append(
@@ -724,7 +724,7 @@ def _of_host_class(
         f"the spread within a class, taken x{_centre_factor(hosts):.2f} for a centre that is "
         f'the mean of {named} (docs/measurement.md, "Classes of host")'
     )
-    return shifted, wanted
+    return shifted, wanted, hosts
 
 
 def _centre_factor(hosts: int) -> float:

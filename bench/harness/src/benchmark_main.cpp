@@ -1,11 +1,11 @@
 #include <kernelwatch/cuda_check.hpp>
 #include <kernelwatch/detail/context.hpp>
 #include <kernelwatch/detail/copy_ceiling.hpp>
+#include <kernelwatch/detail/disturbance_monitor.hpp>
 #include <kernelwatch/detail/fingerprint.hpp>
 #include <kernelwatch/detail/kept_set_ups.hpp>
 #include <kernelwatch/detail/sampling_tools.hpp>
 #include <kernelwatch/detail/main.hpp>
-#include <kernelwatch/detail/other_gpus_monitor.hpp>
 #include <kernelwatch/detail/run_options.hpp>
 #include <kernelwatch/detail/timeline.hpp>
 #include <kernelwatch/detail/watchdog.hpp>
@@ -92,12 +92,13 @@ int benchmark_main(int argc, char** argv) {
     }
   }
   {
-    // Polls the host's other GPUs while the benchmarks run (other_gpus_monitor.hpp).
-    std::optional<other_gpus_monitor> others;
+    // Watches the host's other GPUs, and other processes on this one, while the benchmarks run
+    // (disturbance_monitor.hpp).
+    std::optional<disturbance_monitor> monitor;
     // Ends the process when a benchmark hangs (watchdog.hpp).
     std::optional<watchdog> hang_watch;
     if (!options.list_only) {
-      others.emplace(current_device_info().uuid);
+      monitor.emplace(current_device_info().uuid);
       if (options.hang_timeout > 0.0) {
         hang_watch.emplace(process_progress(), options.hang_timeout);
       }

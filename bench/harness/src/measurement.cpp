@@ -1,8 +1,8 @@
 #include <kernelwatch/detail/adaptive_sampler.hpp>
 #include <kernelwatch/detail/copy_ceiling.hpp>
+#include <kernelwatch/detail/disturbance_monitor.hpp>
 #include <kernelwatch/detail/instance.hpp>
 #include <kernelwatch/detail/kernel_record.hpp>
-#include <kernelwatch/detail/other_gpus_monitor.hpp>
 #include <kernelwatch/detail/run_options.hpp>
 #include <kernelwatch/detail/sampling_tools.hpp>
 #include <kernelwatch/detail/timeline.hpp>
@@ -135,9 +135,9 @@ void measurement::run(const launch_function& launch) {
   double batch_gpu_seconds = 0.0;
   double batches = 0.0;
   std::optional<double> temperature;
-  detail::other_gpus_monitor* const others = detail::other_gpus_monitor::active();
-  if (others != nullptr) {
-    others->restart_window();
+  detail::disturbance_monitor* const monitor = detail::disturbance_monitor::active();
+  if (monitor != nullptr) {
+    monitor->restart_window();
   }
   for (auto _ : state_) {
     const detail::sampling_outcome outcome =
@@ -176,9 +176,21 @@ void measurement::run(const launch_function& launch) {
   if (temperature) {
     state_.counters["gpu_temperature_c"] = *temperature;
   }
-  if (others != nullptr) {
-    if (const auto busiest = others->window_max()) {
-      state_.counters["other_gpus_max_utilization_percent"] = *busiest;
+  if (monitor != nullptr) {
+    const detail::disturbance seen = monitor->window();
+    if (seen.other_gpus_max_utilization_percent) {
+      state_.counters["other_gpus_max_utilization_percent"] =
+          *seen.other_gpus_max_utilization_percent;
+    }
+    if (seen.other_processes) {
+      state_.counters["other_processes_on_gpu"] =
+          static_cast<double>(seen.other_processes->size());
+    }
+    for (const std::string& other : seen.first_seen) {
+      std::fprintf(stderr,
+                   "kernelwatch: warning: another process computes on this GPU (%s) during %s: "
+                   "it shares the GPU's time with the samples, which may be slowed\n",
+                   other.c_str(), instance.c_str());
     }
   }
   if (host_bound_) {

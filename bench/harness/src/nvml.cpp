@@ -2,6 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cstddef>
+
 namespace kernelwatch::detail {
 namespace {
 
@@ -26,8 +29,16 @@ struct nvml_utilization {  // nvmlUtilization_t
   unsigned int memory;
 };
 using nvml_utilization_fn = int (*)(nvml_device, nvml_utilization*);
+struct nvml_process_info {  // nvmlProcessInfo_t (nvmlProcessInfo_v2_t), of the _v3 query
+  unsigned int pid;
+  unsigned long long used_gpu_memory;
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+using nvml_processes_fn = int (*)(nvml_device, unsigned int*, nvml_process_info*);
 constexpr int nvml_success = 0;
 constexpr int nvml_error_not_supported = 3;
+constexpr int nvml_error_insufficient_size = 7;
 constexpr int nvml_temperature_gpu = 0;  // NVML_TEMPERATURE_GPU
 constexpr int nvml_clock_sm = 1;         // NVML_CLOCK_SM
 constexpr int nvml_clock_memory = 2;     // NVML_CLOCK_MEM
@@ -69,6 +80,7 @@ class nvml_library {
     nvlink_state_ = symbol<nvml_nvlink_state_fn>("nvmlDeviceGetNvLinkState");
     mig_mode_ = symbol<nvml_mig_mode_fn>("nvmlDeviceGetMigMode");
     utilization_ = symbol<nvml_utilization_fn>("nvmlDeviceGetUtilizationRates");
+    compute_processes_ = symbol<nvml_processes_fn>("nvmlDeviceGetComputeRunningProcesses_v3");
     initialized_ = init != nullptr && shutdown_ != nullptr && init() == 0;
   }
   ~nvml_library() {
@@ -179,6 +191,32 @@ class nvml_library {
     return std::nullopt;
   }
 
+  [[nodiscard]] std::optional<std::vector<unsigned int>> compute_pids(
+      const std::string& uuid) const {
+    nvml_device device = handle(uuid);
+    if (device == nullptr || compute_processes_ == nullptr) {
+      return std::nullopt;
+    }
+    // Asked again, larger, while the list grows between asking for its size and reading it.
+    std::vector<nvml_process_info> found(8);
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      auto count = static_cast<unsigned int>(found.size());
+      const int status = compute_processes_(device, &count, found.data());
+      if (status == nvml_success) {
+        std::vector<unsigned int> pids;
+        for (unsigned int i = 0; i < count && i < found.size(); ++i) {
+          pids.push_back(found[i].pid);
+        }
+        return pids;
+      }
+      if (status != nvml_error_insufficient_size) {
+        return std::nullopt;
+      }
+      found.resize(std::max<std::size_t>(count, found.size()) * 2);
+    }
+    return std::nullopt;
+  }
+
  private:
   static std::optional<std::string> text(nvml_text_fn query, nvml_device device) {
     char buffer[nvml_text_size] = {};
@@ -238,6 +276,7 @@ class nvml_library {
   nvml_nvlink_state_fn nvlink_state_ = nullptr;
   nvml_mig_mode_fn mig_mode_ = nullptr;
   nvml_utilization_fn utilization_ = nullptr;
+  nvml_processes_fn compute_processes_ = nullptr;
 };
 
 const nvml_library& nvml() {
@@ -263,6 +302,10 @@ nvml_gpu_facts nvml_facts(const std::string& gpu_uuid) { return nvml().facts(gpu
 
 std::optional<unsigned int> nvml_utilization_percent(const std::string& gpu_uuid) {
   return nvml().utilization_percent(gpu_uuid);
+}
+
+std::optional<std::vector<unsigned int>> nvml_compute_pids(const std::string& gpu_uuid) {
+  return nvml().compute_pids(gpu_uuid);
 }
 
 }  // namespace kernelwatch::detail

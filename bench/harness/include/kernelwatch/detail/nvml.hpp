@@ -50,4 +50,9 @@ struct nvml_gpu_facts {
 /// The percentage of NVML's last sample period in which a kernel ran on the GPU.
 [[nodiscard]] std::optional<unsigned int> nvml_utilization_percent(const std::string& gpu_uuid);
 
+/// The ids of the processes with a compute context on the GPU, as NVML numbers them (the
+/// driver's PID namespace, which need not be this process's); nothing without NVML.
+[[nodiscard]] std::optional<std::vector<unsigned int>> nvml_compute_pids(
+    const std::string& gpu_uuid);
+
 }  // namespace kernelwatch::detail

@@ -312,6 +312,33 @@ def test_another_process_on_the_gpu_is_said_recorded_warned_and_kept_out_of_a_ba
     )
 
 
+def test_a_process_the_harness_saw_inside_a_round_is_said_recorded_and_kept_out(
+    box: Box, run_cli
+) -> None:
+    """A competitor that comes and goes inside one round, which nvidia-smi between rounds
+    misses: the harness counts it per repetition (other_processes_on_gpu, polled every 100 ms),
+    and run treats that as it treats nvidia-smi's listing."""
+    base = box.make_baseline()
+    fakebench.configure(box.binaries[0], occupied={SLOWED: 1})
+    out = box.tmp / "new.json"
+    done = box.run("--out", out)
+    assert done.status == 0, done.err
+    seen = f"1 seen by the harness during {SLOWED}"
+    assert done.err.count("kernelwatch: warning: another process computes on this GPU") == 1
+    assert f"({seen}): it shares the GPU's time with the samples" in done.err
+    assert json.loads(out.read_text())["context"]["kernelwatch_other_processes"] == [seen]
+    compared = run_cli("compare", base, out)
+    assert f"the contender was measured while other processes computed on its GPU ({seen})" in (
+        compared.err
+    )
+    refused = run_cli("baseline", "update", out, "--baselines", box.baselines)
+    assert refused.status == 2 and f"GPU ({seen}); a baseline is measured with" in refused.err
+    # a count of 0 (the harness looked and saw none) is no finding
+    fakebench.configure(box.binaries[0], occupied={})
+    again = box.run("--out", box.tmp / "again.json")
+    assert again.status == 0 and "another process" not in again.err
+
+
 def test_confirm_0_fails_on_the_first_verdict(box: Box) -> None:
     box.make_baseline()
     fakebench.configure(

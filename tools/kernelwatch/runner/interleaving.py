@@ -293,13 +293,17 @@ class _Processes:
         self._look_for_others()
 
     def _look_for_others(self) -> None:
-        """Other processes computing on this GPU now, between rounds (occupants.py): said once
-        each, and kept for the result's context."""
+        """Other processes computing on this GPU now, between rounds (occupants.py)."""
         firsts = (runs[0].get("context") or {} for runs in self.runs.values() if runs)
         uuid = self.settings.gpu_uuid or next((c.get("gpu_uuid") for c in firsts), None)
         if not isinstance(uuid, str) or not uuid:
             return
-        for found in occupants.on_gpu(uuid):
+        self._note_others(occupants.on_gpu(uuid))
+
+    def _note_others(self, seen: Sequence[str]) -> None:
+        """Other processes on this GPU (occupants.py): said once each, and kept for the
+        result's context."""
+        for found in seen:
             if found not in self.others:
                 self.others[found] = None
                 self.progress.say(
@@ -339,6 +343,7 @@ class _Processes:
                 f"on without this binary: {exc}"
             )
             return
+        self._note_others(occupants.seen_by_harness(self.runs[index][-1]))
         if env is not None and record is not None:
             self.records[job.binary] = kernels.read_records(record)
 

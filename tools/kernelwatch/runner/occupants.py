@@ -1,26 +1,35 @@
 """Other processes computing on the GPU a run measures. Their kernels share the GPU's time with
 the samples: on GPU-fe9a1c25 (H200, 335c279) another process's matrix multiplies made the
-matmul benchmarks 68-115 % slower, and nothing in the result said so (the harness's own check
-sees the host's other GPUs only, `other_gpus_max_utilization_percent`). A confirming re-run
+matmul benchmarks 68-115 % slower, and nothing in the result said so (the harness then watched
+the host's other GPUs only, `other_gpus_max_utilization_percent`). A confirming re-run
 keeps such a slowdown from failing, but the numbers stay in the result, and a baseline made
 from them would hold every later run to them.
 
-After each round of a run's processes (none of its own is running then) nvidia-smi lists the
-compute processes on the run's GPU: every one it lists is another's. The run says so at once,
-and its result names them (results.OCCUPANTS_KEY); compare and report warn about a side
-measured so (results.occupied), and `baseline update` refuses it. One nvidia-smi call a round
-(0.024 s on an H200), not a process: a competitor that comes and goes inside one round is left
-to the re-runs. No nvidia-smi (or one that fails): nothing is looked at.
+Two looks, each said at once by the run and named in its result (results.OCCUPANTS_KEY);
+compare and report warn about a side measured so (results.occupied), and `baseline update`
+refuses it:
+- after each round of a run's processes (none of its own is running then) nvidia-smi lists the
+  compute processes on the run's GPU: every one it lists is another's. One call a round (0.024 s
+  on an H200). No nvidia-smi (or one that fails): nothing is looked at;
+- the harness polls NVML every 100 ms while its benchmarks run (detail/disturbance_monitor.hpp)
+  and counts, per repetition, the other processes on its GPU (COUNTER): a competitor that comes
+  and goes inside one round is seen there.
 """
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
+from typing import Any
 
 from kernelwatch import tool
+from kernelwatch.names import row_name
 from kernelwatch.runner import process
 
 QUERY = ["--query-compute-apps=gpu_uuid,pid,process_name", "--format=csv,noheader"]
+# The harness's count of other processes on the GPU during a repetition (absent where NVML
+# could not tell: docs/results.md).
+COUNTER = "other_processes_on_gpu"
 
 
 def on_gpu(uuid: str) -> list[str]:
@@ -41,3 +50,16 @@ def on_gpu(uuid: str) -> list[str]:
         if len(fields) == 3 and fields[0] == uuid and fields[1].isdigit():
             found.append(f"pid {fields[1]}: {fields[2]}")
     return found
+
+
+def seen_by_harness(output: Mapping[str, Any]) -> list[str]:
+    """Each benchmark of one process's output (a validated Google Benchmark document) during
+    which the harness saw other processes on the GPU, in order: `N seen by the harness during
+    NAME`, N the most in any of its repetitions; the harness named them on its stderr."""
+    most: dict[str, float] = {}
+    for row in output.get("benchmarks") or []:
+        count = row.get(COUNTER) if isinstance(row, Mapping) else None
+        if isinstance(count, (int, float)) and not isinstance(count, bool) and count > 0:
+            name = row_name(row)
+            most[name] = max(most.get(name, 0.0), float(count))
+    return [f"{count:g} seen by the harness during {name}" for name, count in most.items()]

@@ -35,9 +35,9 @@ beside it (<binary>.json), so a test can change it between runs:
     sample_cv      0.004                spread of the samples inside a repetition: sets the
                                         samples and noise counters (adaptive sampling)
     throttled      0                    samples_throttled of every repetition
-    occupied       {name: N}            other_processes_on_gpu of these benchmarks' repetitions
-                                        (0 of the others): the harness saw N other processes on
-                                        the GPU while they ran
+    occupied       {name: [N, ...]}     other_processes_on_gpu of these benchmarks' repetitions,
+                                        in turn (0 of the others): the harness saw N other
+                                        processes on the GPU while that repetition ran
     bytes          {name: bytes}        bytes moved per launch: bytes_per_second, ceiling_fraction
     memory_speed   1.0                  this card's memory speed: byte-moving benchmarks run
                                         this much faster and the copy ceiling is this much higher
@@ -213,8 +213,10 @@ for index, name in enumerate(names):
             "sm_clock_mhz": [1980.0 - abs(rng.gauss(0, 5)) for _ in samples],
             "gpu_temperature_c": [45.0 + rng.random() * 5 for _ in samples],
             "other_processes_on_gpu": [
-                float(config.get("occupied", {{}}).get(name, 0))
-            ] * repetitions,
+                float(seen[i % len(seen)])
+                for seen in [config.get("occupied", {{}}).get(name, [0])]
+                for i in range(repetitions)
+            ],
         }}
         if moved:
             bandwidth = [moved / (t * 1e-9) for t in times]

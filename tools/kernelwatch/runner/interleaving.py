@@ -301,17 +301,19 @@ class _Processes:
         self._note_others(occupants.on_gpu(uuid))
 
     def _note_others(self, seen: Sequence[str]) -> None:
-        """Other processes on this GPU (occupants.py): said once each, and kept for the
-        result's context."""
-        for found in seen:
-            if found not in self.others:
-                self.others[found] = None
-                self.progress.say(
-                    f"kernelwatch: warning: {self.prefix}another process computes on this GPU "
-                    f"({found}): it shares the GPU's time with the samples, which may be slowed "
-                    "(a regression is re-run before it fails; `baseline update` refuses the "
-                    "result)"
-                )
+        """Other processes on this GPU (occupants.py): kept for the result's context, and
+        those not seen before said in one line (a process of the harness's saw them during
+        12 benchmarks on an H200)."""
+        new = [found for found in dict.fromkeys(seen) if found not in self.others]
+        if not new:
+            return
+        self.others.update(dict.fromkeys(new))
+        more = f", and {len(new) - 1} more" if len(new) > 1 else ""
+        self.progress.say(
+            f"kernelwatch: warning: {self.prefix}another process computes on this GPU "
+            f"({new[0]}{more}): it shares the GPU's time with the samples, which may be slowed "
+            "(a regression is re-run before it fails; `baseline update` refuses the result)"
+        )
 
     def _run_process(self, index: int, job: Job, command: list[str], out: Path) -> None:
         """One process of one job's binary; a serial (host-bound) job's under the host lock,

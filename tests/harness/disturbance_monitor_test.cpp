@@ -12,6 +12,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "support/gpu_test.hpp"
 
@@ -69,12 +70,12 @@ TEST(DisturbanceMonitor, SeesAProcessThatComesAndGoesInsideAWindow) {
   }
   kwd::disturbance_monitor monitor(uuid, std::chrono::milliseconds(20));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  const kwd::disturbance before = monitor.window();
-  if (!before.other_processes) {
+  if (!monitor.window().other_processes) {
     GTEST_SKIP() << "NVML numbers processes in another PID namespace than this one's";
   }
-  ASSERT_TRUE(before.other_processes->empty()) << "another process already on the GPU";
 
+  // CTest runs the GPU tests side by side (tools/kw test), so others may come and go too: only
+  // the occupant's own entry is looked for.
   monitor.restart_window();
   std::string program = KERNELWATCH_TEST_GPU_OCCUPANT;
   std::string hold = "400";
@@ -84,18 +85,21 @@ TEST(DisturbanceMonitor, SeesAProcessThatComesAndGoesInsideAWindow) {
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the occupant failed";
+  // (named by its program, or "unknown" where it was gone before its name was read)
+  const std::string occupant = "pid " + std::to_string(child) + ": ";
+  const auto has_occupant = [&](const std::vector<std::string>& seen) {
+    return std::any_of(seen.begin(), seen.end(),
+                       [&](const std::string& entry) { return entry.rfind(occupant, 0) == 0; });
+  };
 
   const kwd::disturbance during = monitor.window();  // the occupant is gone by now
   ASSERT_TRUE(during.other_processes);
-  const std::string expected = "pid " + std::to_string(child) + ": ";
-  ASSERT_EQ(during.other_processes->size(), 1u);
-  EXPECT_EQ(during.other_processes->front().rfind(expected, 0), 0u)
-      << during.other_processes->front();
-  EXPECT_EQ(during.first_seen, *during.other_processes) << "said once, when first seen";
+  EXPECT_TRUE(has_occupant(*during.other_processes)) << "not seen: " << occupant;
+  EXPECT_TRUE(has_occupant(during.first_seen)) << "said when first seen";
 
   monitor.restart_window();
   const kwd::disturbance after = monitor.window();
   ASSERT_TRUE(after.other_processes);
-  EXPECT_TRUE(after.other_processes->empty()) << "a new window forgets it";
-  EXPECT_TRUE(after.first_seen.empty());
+  EXPECT_FALSE(has_occupant(*after.other_processes)) << "a new window forgets it";
+  EXPECT_FALSE(has_occupant(after.first_seen));
 }

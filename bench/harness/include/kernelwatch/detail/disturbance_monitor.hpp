@@ -65,10 +65,10 @@ class disturbance_monitor {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::optional<double> max_;
-  bool processes_known_ = false;           // a poll of this window listed this process
-  std::set<unsigned int> window_pids_;     // other processes this window
-  std::map<unsigned int, std::string> named_;  // every other process seen, by pid: its name
-  std::set<unsigned int> said_;            // those a window has returned
+  bool processes_known_ = false;  // a poll of this window listed this process
+  std::set<unsigned int> window_pids_;  // the other processes of this window
+  std::map<unsigned int, std::string> named_;  // every other process seen: its name
+  std::set<unsigned int> said_;  // those a window has returned
   std::thread thread_;
 };
 

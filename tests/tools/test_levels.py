@@ -75,6 +75,56 @@ def test_a_host_configured_unlike_the_baselines_is_said() -> None:
     assert levels.crossing(where("GPU-a"), where("GPU-a")).same_host
 
 
+def pooled_from(*contexts: dict[str, str]) -> dict:
+    """The context of a baseline pooled from one run in each context."""
+    return pool([(f"{k}.json", run(c, SUITE, k)) for k, c in enumerate(contexts)])["context"]
+
+
+def test_a_value_the_baseline_s_hosts_varied_in_is_one_more_host() -> None:
+    """The H200 pool's one-GPU hosts ran host kernels v657 and v973, and a host on v1147 was
+    configured unlike all of them, each spread the host prior (8.1 % median sensitivity, not
+    4.1 %). A key they vary in is within their measured spread; a driver they all share is not,
+    and the note says which key differs."""
+    baseline = pooled_from(
+        where("GPU-a", host_os_kernel="v657"), where("GPU-b", host_os_kernel="v973")
+    )
+    newer = levels.crossing(baseline, where("GPU-c", host_os_kernel="v1147"))
+    assert newer.level is Level.HOST and not newer.other_config
+    driver = levels.crossing(
+        baseline, where("GPU-c", host_os_kernel="v1147", gpu_driver_version="590.10")
+    )
+    assert driver.other_config
+    assert driver.unlike == "gpu_driver_version 590.10, the baseline's 580.159.04"
+
+
+def test_only_the_hosts_of_the_runner_s_class_vary_a_key_for_it() -> None:
+    """The classes time short kernels apart (levels.HostClass): a two-GPU host taken as like a
+    pool of one-GPU hosts and one four-GPU host failed unchanged code."""
+    two = {"host_gpu_count": "2", "host_cpu_cores": "32"}
+    baseline = pooled_from(
+        where("GPU-a", host_os_kernel="v657"),
+        where("GPU-b", "GPU-b,GPU-c", host_os_kernel="v657", **two),
+        where("GPU-d", "GPU-d,GPU-e", host_os_kernel="v973", **two),
+    )
+    assert not levels.crossing(
+        baseline, where("GPU-f", "GPU-f,GPU-g", host_os_kernel="v1147", **two)
+    ).other_config
+    one = levels.crossing(baseline, where("GPU-h", host_os_kernel="v973"))
+    assert one.other_config and one.unlike == "host_os_kernel v973, the baseline's v657"
+
+
+def test_a_pool_that_lists_no_values_is_told_apart_by_the_digest() -> None:
+    """A baseline pooled before its runs listed their configurations' values: any key differs."""
+    baseline = pooled_from(
+        where("GPU-a", host_os_kernel="v657"), where("GPU-b", host_os_kernel="v973")
+    )
+    for entry in baseline[levels.RUNS_KEY]:
+        del entry["host_os_kernel"]
+    newer = levels.crossing(baseline, where("GPU-c", host_os_kernel="v1147"))
+    assert newer.other_config and newer.unlike == ""
+    assert not levels.crossing(baseline, where("GPU-c", host_os_kernel="v973")).other_config
+
+
 def test_a_model_gets_its_own_prior_and_a_model_never_measured_the_widest() -> None:
     """The H100's levels were measured on H100 cards (levels.PRIORS): its card and host priors
     are its own, narrower than the H200's; a model never measured takes the widest of the
@@ -420,4 +470,8 @@ def test_the_baseline_s_own_card_on_a_host_configured_otherwise_gets_the_host_pr
     report = compare(run(1.0), run(1.025, gpu_driver_version="590.10"), TIME, Settings())
     assert {c.verdict for c in report.comparisons} == {Verdict.SAME}
     assert {c.level for c in report.comparisons} == {"process"}
-    assert any("configured unlike every host of the baseline" in n for n in report.notes)
+    assert any(
+        "configured unlike every host of the baseline (gpu_driver_version 590.10, the "
+        "baseline's 580.159.04)" in n
+        for n in report.notes
+    )

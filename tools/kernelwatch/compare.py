@@ -883,9 +883,10 @@ def _floored_where_unmeasured(
             Level.HOST, durations, gpu=gpu, model=model, one_gpu_hosts=one_gpu_hosts
         )
         at = np.fmax(at, host)
+        unlike = f" ({against.crossing.unlike})" if against.crossing.unlike else ""
         notes.append(
-            "this host is configured unlike every host of the baseline (docs/results.md, "
-            "fingerprint): each spread is at least the host-level prior"
+            f"this host is configured unlike every host of the baseline{unlike} "
+            "(docs/results.md, fingerprint): each spread is at least the host-level prior"
         )
     return at
 

@@ -81,10 +81,19 @@ class Unit:
 
     card: str | None
     host: str | None
-    config: str | None
+    config: str | None  # host_config's digest
+    # The values of HOST_CONFIG_KEYS, in order; None for a run of a pool that did not list them
+    # (`baseline update` before 2026-12-03).
+    values: tuple[str | None, ...] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"card": self.card, "host": self.host, "config": self.config}
+        """What `baseline update` lists of each run it pools (baseline/pool.py)."""
+        return {
+            "card": self.card,
+            "host": self.host,
+            "config": self.config,
+            **dict(zip(HOST_CONFIG_KEYS, self.values or ())),
+        }
 
 
 def _known(value: Any) -> str | None:
@@ -103,11 +112,17 @@ def host_identity(context: Mapping[str, Any]) -> str | None:
 
 def host_config(context: Mapping[str, Any]) -> str | None:
     """A short digest of the host configuration keys; None when the context records none."""
-    values = {key: _known(context.get(key)) for key in HOST_CONFIG_KEYS}
-    if not any(values.values()):
+    values = config_values(context)
+    if not any(values):
         return None
-    text = "\n".join(f"{key}={value}" for key, value in values.items())
+    text = "\n".join(f"{key}={value}" for key, value in zip(HOST_CONFIG_KEYS, values))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def config_values(context: Mapping[str, Any]) -> tuple[str | None, ...]:
+    """The values of HOST_CONFIG_KEYS in a context (or a pooled run's entry), None where one
+    was not read."""
+    return tuple(_known(context.get(key)) for key in HOST_CONFIG_KEYS)
 
 
 # The keys that name a result's host (host_identity).
@@ -133,7 +148,12 @@ def measured_on(contexts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def unit_of(context: Mapping[str, Any]) -> Unit:
-    return Unit(_known(context.get("gpu_uuid")), host_identity(context), host_config(context))
+    return Unit(
+        _known(context.get("gpu_uuid")),
+        host_identity(context),
+        host_config(context),
+        config_values(context),
+    )
 
 
 # What `baseline update` (baseline/pool.py) writes of each run that the levels and kinds read:
@@ -235,7 +255,12 @@ def units_of(context: Mapping[str, Any], where: str = "a result's context") -> t
     runs = pooled_runs(context, where)
     if runs is not None:
         return tuple(
-            Unit(_known(r.get("card")), _known(r.get("host")), _known(r.get("config")))
+            Unit(
+                _known(r.get("card")),
+                _known(r.get("host")),
+                _known(r.get("config")),
+                config_values(r) if all(key in r for key in HOST_CONFIG_KEYS) else None,
+            )
             for r in runs
         )
     return (unit_of(context),)
@@ -243,15 +268,20 @@ def units_of(context: Mapping[str, Any], where: str = "a result's context") -> t
 
 @dataclass(frozen=True)
 class Crossing:
-    """The level a comparison crosses and why; `other_config`: the contender's host is
-    configured unlike every host of the baseline (its spread there was never measured)."""
+    """The level a comparison crosses and why; `unlike`: what makes the contender's host
+    configured unlike every host of the baseline (its spread there was never measured), "" where
+    the runs name only their configurations' digests; None where it is configured like one."""
 
     level: Level
     why: str
-    other_config: bool = False
+    unlike: str | None = None
     same_host: bool = False  # every baseline run was made on the contender's host, alike
     # Every host on both sides has one GPU: the host prior of that class applies (below).
     one_gpu_hosts: bool = False
+
+    @property
+    def other_config(self) -> bool:
+        return self.unlike is not None
 
 
 def crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Crossing:
@@ -322,9 +352,10 @@ def _crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Cros
     theirs = units_of(baseline)
     found = [_crossed(theirs, ours) for ours in units_of(contender)]
     widest = max(found, key=lambda c: c.level)  # (the first of the widest)
+    unlike = [c.unlike for c in found if c.unlike is not None]
     return replace(
         widest,
-        other_config=any(c.other_config for c in found),
+        unlike=max(unlike, key=len) if unlike else None,  # (the one that says what differs)
         same_host=all(c.same_host for c in found),
     )
 
@@ -332,23 +363,52 @@ def _crossing(baseline: Mapping[str, Any], contender: Mapping[str, Any]) -> Cros
 def _crossed(theirs: Sequence[Unit], ours: Unit) -> Crossing:
     # Whatever the card or host: a context that does not name them still records how its host
     # is configured, and knowing less must not judge more sharply than knowing it.
-    other_config = ours.config is not None and all(
-        u.config is not None and u.config != ours.config for u in theirs
-    )
+    unlike = _configured_unlike(theirs, ours)
     if ours.card is None or any(u.card is None for u in theirs):
         why = "the contexts do not name the card: taken as another host"
-        return Crossing(Level.HOST, why, other_config)
+        return Crossing(Level.HOST, why, unlike)
     same_host = ours.host is not None and all(
         u.host == ours.host and u.config == ours.config for u in theirs
     )
     if all(u.card == ours.card for u in theirs):
-        return Crossing(Level.PROCESS, f"same card ({ours.card[:12]}…)", other_config, same_host)
+        return Crossing(Level.PROCESS, f"same card ({ours.card[:12]}…)", unlike, same_host)
     if same_host:
-        return Crossing(Level.CARD, "another card of the same host", other_config, same_host)
+        return Crossing(Level.CARD, "another card of the same host", unlike, same_host)
     if ours.host is None or any(u.host is None for u in theirs):
         why = "the contexts do not name the host: taken as another host"
-        return Crossing(Level.HOST, why, other_config)
-    return Crossing(Level.HOST, "another host", other_config, same_host)
+        return Crossing(Level.HOST, why, unlike)
+    return Crossing(Level.HOST, "another host", unlike, same_host)
+
+
+def _configured_unlike(theirs: Sequence[Unit], ours: Unit) -> str | None:
+    """What makes the contender's host configured unlike every host of the baseline (Crossing's
+    `unlike`): None where it is configured like one.
+
+    With the values listed, a key in which the baseline's hosts of the contender's class (one
+    GPU or several; all hosts where it has none) differ among themselves is varied within the
+    host level's measured spread, so another value of it is one more host: the H200 pool's
+    one-GPU hosts ran two host kernels (v657, v973), and the runs of each of the three kernels
+    seen (v1147 too) judged against the others', that key left out, failed 1 of 8,636
+    comparisons, a benchmark that fails so leaving hosts out too (docs/measurement.md, "Host
+    kernels"). A key in which they all agree (the driver, say) was never varied: another value
+    of it is unmeasured. Within the class, because the classes time short kernels apart
+    (HostClass): the GPU count and cores taken as varied across all hosts, a two-GPU host
+    judged like a pool of one-GPU hosts and one four-GPU host failed unchanged code
+    (`scripts/leave_one_host_out.py --class-hosts 1`: 2 of 9,888 comparisons; none judged by
+    the class)."""
+    if ours.config is None or any(u.config is None for u in theirs):
+        return None
+    listed = [u.values for u in theirs if u.values is not None]
+    if ours.values is None or len(listed) < len(theirs):
+        return None if any(u.config == ours.config for u in theirs) else ""
+    count = HOST_CONFIG_KEYS.index("host_gpu_count")
+    kin = [v for v in listed if host_class(v[count]) is host_class(ours.values[count])]
+    differing = []
+    for key, mine, values in zip(HOST_CONFIG_KEYS, ours.values, map(set, zip(*(kin or listed)))):
+        if mine not in values and len(values - {None}) < 2:
+            said = ", ".join(sorted(v or "unknown" for v in values))
+            differing.append(f"{key} {mine or 'unknown'}, the baseline's {said}")
+    return "; ".join(differing) or None
 
 
 # --- the prior ------------------------------------------------------------------------------

@@ -82,9 +82,6 @@ def pool(runs: Sequence[tuple[str, Any]], warnings: list[str] | None = None) -> 
                 "processes": sorted(numbers.values()),
                 "source": Path(label).name,
                 "date": context.get("date"),
-                "host_cpu_model": context.get("host_cpu_model"),
-                "host_cpu_cores": context.get("host_cpu_cores"),
-                "host_gpu_count": context.get("host_gpu_count"),
             }
         )
     commits = sorted({str(r["commit"]) for r in listed})

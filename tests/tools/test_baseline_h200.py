@@ -44,6 +44,7 @@ AT_MAIN = GPU_DATA / "h200-card-14510562-readme-e73efc4" / "suite.json.gz"  # an
 ON_WIDENED = GPU_DATA / "h200-card-440e6039-anchored-bd9a78a"  # a fresh card against the nineteen
 ON_22 = GPU_DATA / "h200-card-f8aa7094-anchored-5630f22" / "suite.json.gz"  # and the twenty-two
 ON_V1147 = GPU_DATA / "h200-card-09f17fe3-anchored-a96827c" / "suite.json.gz"  # a third kernel
+ON_V1147_PLAIN = GPU_DATA / "h200-card-97a52846-plain-f51518a" / "plain.json.gz"  # and a fresh one
 PULL_REQUEST = GPU_DATA / "h200-card-8da66dc9-pr-unroll" / "pr.json.gz"
 ONE_BINARY = GPU_DATA / "h200-card-3b892c5d-bench-coalescing" / "part.json.gz"  # run --bench
 JUDGING = verdict.Judging(  # compare's, with the suite's kernelwatch.toml
@@ -166,6 +167,16 @@ def test_a_host_kernel_the_pool_never_ran_is_judged_at_its_hosts_spread() -> Non
     found = baselines.against(BASELINES, run.context, str(ON_V1147))
     report = verdict.judge_result(verdict.baseline_side(found), run, JUDGING, found)
     assert run.context["host_os_kernel"] == "6.18.44-fc-v1147-gpu"
+    assert not any("configured unlike" in note for note in report.notes)
+    assert median_sensitivity(report) < 0.045
+
+
+def test_a_fresh_host_of_a_third_kernel_passes_at_the_spread_of_its_hosts() -> None:
+    """GPU-97a52846 at f51518a, a fresh one-GPU host on v1147, `tools/kw suite --anchor never`
+    against the re-made pool: exit 0 in 176 s, 356 SAME, 3.9 % median sensitivity, configured
+    like the pool's hosts (out of sample: it was no run of the measurement)."""
+    report = judged(ON_V1147_PLAIN, BASELINES)
+    assert read_json(ON_V1147_PLAIN)["context"]["host_os_kernel"] == "6.18.44-fc-v1147-gpu"
     assert not any("configured unlike" in note for note in report.notes)
     assert median_sensitivity(report) < 0.045
 

@@ -1020,35 +1020,49 @@ def test_show_names_every_level_the_committed_h200_baseline_measured(run_cli) ->
 
 
 @pytest.mark.parametrize(
-    ("slug", "hosts", "said"),
+    ("slug", "hosts", "varied", "said"),
     [
         (
             "nvidia-h200-sm90",
             {"one-GPU": 14, "multi-GPU": 4},
-            "18: 14 one-GPU, 4 multi-GPU; a runner is judged against the pool centred on its "
-            "class of host",
+            {"one-GPU": ["host_os_kernel"], "multi-GPU": ["host_cpu_cores", "host_gpu_count"]},
+            (
+                "18: 14 one-GPU, 4 multi-GPU; a runner is judged against the pool centred on its "
+                'class of host (docs/measurement.md, "Classes of host")',
+                "one-GPU hosts: host_os_kernel; multi-GPU hosts: host_cpu_cores, host_gpu_count "
+                "(a runner unlike every host of its class in another key is held to the host "
+                "prior: docs/compare.md)",
+            ),
         ),
         (
             "nvidia-h100-80gb-hbm3-sm90",
             {"one-GPU": 3, "multi-GPU": 1},
-            "4: 3 one-GPU, 1 multi-GPU; a runner is judged against the pool centred on its "
-            "class of host",
+            None,
+            (
+                "4: 3 one-GPU, 1 multi-GPU; a runner is judged against the pool centred on its "
+                'class of host (docs/measurement.md, "Classes of host")',
+                "not listed (pooled before its runs listed their configuration): a runner "
+                "configured unlike every host in any key is held to the host prior "
+                "(docs/compare.md)",
+            ),
         ),
     ],
 )
-def test_show_counts_the_hosts_of_each_class_and_says_how_a_runner_is_judged(
-    run_cli, slug: str, hosts: dict[str, int], said: str
+def test_show_says_how_a_runner_of_each_class_of_host_is_judged(
+    run_cli, slug: str, hosts: dict[str, int], varied: dict | None, said: tuple[str, str]
 ) -> None:
     """compare centres a pool on a runner's class of host where it holds both classes
-    (docs/measurement.md, "Classes of host"): whether a team's runners get that is read here."""
+    (docs/measurement.md, "Classes of host"), and judges a runner on a host kernel the pool
+    never ran at the pool's spread where its hosts of that class ran two (levels.varied_keys),
+    else at the host prior: whether a team's runners get either is read here."""
     root = REPO / "baselines"
     done = run_cli("baseline", "show", slug, "--baselines", root)
-    line = next(t.strip() for t in done.out.splitlines() if t.strip().startswith("hosts"))
-    assert line == f'hosts         {said} (docs/measurement.md, "Classes of host")'
+    lines = {t.strip()[:14]: t.strip()[14:] for t in done.out.splitlines()}
+    assert (lines["hosts         "], lines["varied        "]) == said
     shown = json.loads(
         run_cli("baseline", "show", slug, "--baselines", root, "--format", "json").out
     )
-    assert shown["hosts"] == hosts
+    assert (shown["hosts"], shown["varied"]) == (hosts, varied)
 
 
 def test_a_whole_baseline_file_is_one_side_read_in_parts(tmp_path: Path) -> None:

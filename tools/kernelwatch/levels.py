@@ -398,17 +398,48 @@ def _configured_unlike(theirs: Sequence[Unit], ours: Unit) -> str | None:
     the class)."""
     if ours.config is None or any(u.config is None for u in theirs):
         return None
-    listed = [u.values for u in theirs if u.values is not None]
-    if ours.values is None or len(listed) < len(theirs):
+    classes = _by_class(theirs)
+    if ours.values is None or classes is None:
         return None if any(u.config == ours.config for u in theirs) else ""
-    count = HOST_CONFIG_KEYS.index("host_gpu_count")
-    kin = [v for v in listed if host_class(v[count]) is host_class(ours.values[count])]
+    mine_class = host_class(ours.values[HOST_CONFIG_KEYS.index("host_gpu_count")])
+    kin = classes.get(mine_class) or [v for values in classes.values() for v in values]
     differing = []
-    for key, mine, values in zip(HOST_CONFIG_KEYS, ours.values, map(set, zip(*(kin or listed)))):
-        if mine not in values and len(values - {None}) < 2:
+    for key, mine, values in zip(HOST_CONFIG_KEYS, ours.values, map(set, zip(*kin))):
+        if mine not in values and not _varies(values):
             said = ", ".join(sorted(v or "unknown" for v in values))
             differing.append(f"{key} {mine or 'unknown'}, the baseline's {said}")
     return "; ".join(differing) or None
+
+
+def varied_keys(context: Mapping[str, Any]) -> dict[HostClass | None, tuple[str, ...]] | None:
+    """The configuration keys in which a result's hosts of each class differ among themselves:
+    a runner of that class unlike them only in those is configured like them
+    (_configured_unlike); None where a run does not list its values."""
+    classes = _by_class(units_of(context))
+    if classes is None:
+        return None
+    return {
+        found: tuple(k for k, v in zip(HOST_CONFIG_KEYS, map(set, zip(*values))) if _varies(v))
+        for found, values in classes.items()
+    }
+
+
+def _by_class(
+    units: Sequence[Unit],
+) -> dict[HostClass | None, list[tuple[str | None, ...]]] | None:
+    """The units' configuration values per class of host; None where one does not list them."""
+    found: dict[HostClass | None, list[tuple[str | None, ...]]] = collections.defaultdict(list)
+    count = HOST_CONFIG_KEYS.index("host_gpu_count")
+    for unit in units:
+        if unit.values is None:
+            return None
+        found[host_class(unit.values[count])].append(unit.values)
+    return dict(found)
+
+
+def _varies(values: set[str | None]) -> bool:
+    """Whether the hosts' values of a key differ (one not read is no value)."""
+    return len(values - {None}) > 1
 
 
 # --- the prior ------------------------------------------------------------------------------

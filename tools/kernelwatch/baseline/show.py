@@ -34,6 +34,7 @@ class _Contents:
     families: dict[str, int]
     repetitions: tuple[int, int]  # the fewest and the most of any benchmark
     hosts: dict[levels.HostClass | None, int]  # a pooled baseline's hosts per class
+    varied: dict[levels.HostClass | None, tuple[str, ...]] | None  # levels.varied_keys
 
 
 def _contents(entry: Entry) -> _Contents:
@@ -46,6 +47,7 @@ def _contents(entry: Entry) -> _Contents:
         dict(sorted(families.items())),
         (min(counts), max(counts)),
         levels.hosts_per_class(parsed.context),
+        levels.varied_keys(parsed.context) if levels.pooled_runs(parsed.context) else {},
     )
 
 
@@ -96,6 +98,11 @@ def show_document(entry: Entry) -> dict[str, Any]:
         "repetitions": {"min": contents.repetitions[0], "max": contents.repetitions[1]},
         "families": contents.families,
         "hosts": {_class_name(c): n for c, n in contents.hosts.items()},
+        "varied": (
+            None
+            if contents.varied is None
+            else {_class_name(c): list(keys) for c, keys in contents.varied.items()}
+        ),
         "updates": list(entry.manifest.get("history") or []),
         "noise": noise,
     }
@@ -138,6 +145,7 @@ def describe(entry: Entry, every_noise: bool, noise_multiplier: float) -> list[s
         lines.append("  (no manifest.json: written by hand? use kernelwatch baseline update)")
     if contents.hosts:
         lines.append("  hosts         " + _hosts_text(contents.hosts))
+        lines.append("  varied        " + _varied_text(contents.varied))
     return lines + _noise_lines(entry, contents.names, every_noise, noise_multiplier)
 
 
@@ -157,6 +165,24 @@ def _hosts_text(hosts: Mapping[levels.HostClass | None, int]) -> str:
     else:
         how = "a runner is judged against the pool centred on its class of host"
     return f'{sum(hosts.values())}: {counted}; {how} (docs/measurement.md, "Classes of host")'
+
+
+def _varied_text(varied: Mapping[levels.HostClass | None, Sequence[str]] | None) -> str:
+    """The configuration keys a pool's hosts of each class vary in: which runners it judges at
+    its measured spread, and which at the host prior (docs/compare.md)."""
+    if varied is None:
+        return (
+            "not listed (pooled before its runs listed their configuration): a runner "
+            "configured unlike every host in any key is held to the host prior (docs/compare.md)"
+        )
+    order = [*levels.HostClass, None]
+    said = "; ".join(
+        f"{_class_name(c)} hosts: {', '.join(varied[c]) or 'none'}" for c in order if c in varied
+    )
+    return (
+        f"{said} (a runner unlike every host of its class in another key is held to the host "
+        "prior: docs/compare.md)"
+    )
 
 
 NOISIEST = 5

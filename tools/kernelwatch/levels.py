@@ -42,7 +42,8 @@ from kernelwatch.gbench import show
 RUNS_KEY = "kernelwatch_baseline_runs"
 
 # What a time can depend on beyond the GPU model, on the host's side. Two results whose values
-# of these agree were measured on hosts configured alike (docs/results.md lists the keys).
+# of these agree were measured on hosts configured alike (docs/results.md lists the keys); a key
+# the baseline's hosts of a class vary in does not tell them apart (_configured_unlike).
 HOST_CONFIG_KEYS = (
     "host_cpu_model",
     "host_cpu_sockets",
@@ -157,8 +158,9 @@ def unit_of(context: Mapping[str, Any]) -> Unit:
 
 
 # What `baseline update` (baseline/pool.py) writes of each run that the levels and kinds read:
-# its card, host and host configuration (text, or null where its context did not name them)
-# and its processes (the numbers its rows carry); its commit, where listed, is text too.
+# its card, host and host configuration's digest (text, or null where its context did not name
+# them) and its processes (the numbers its rows carry); its commit, where listed, is text too;
+# since 2026-12-03 each HOST_CONFIG_KEYS value too (a key's absence: a pool made before).
 _RUN_TEXT = ("card", "host", "config")
 
 

@@ -37,7 +37,9 @@ beside it (<binary>.json), so a test can change it between runs:
     throttled      0                    samples_throttled of every repetition
     occupied       {name: [N, ...]}     other_processes_on_gpu of these benchmarks' repetitions,
                                         in turn (0 of the others): the harness saw N other
-                                        processes on the GPU while that repetition ran
+                                        processes on the GPU while that repetition ran (pids
+                                        4000 on, named on stderr as the harness does when it
+                                        first sees one)
     bytes          {name: bytes}        bytes moved per launch: bytes_per_second, ceiling_fraction
     memory_speed   1.0                  this card's memory speed: byte-moving benchmarks run
                                         this much faster and the copy ceiling is this much higher
@@ -178,6 +180,7 @@ ceiling_gbps = 3950.0 * speed
 rows = []
 if config.get("errors") or config.get("skipped"):
     from kernelwatch.gbench import failed_row
+seen_pids = set()
 for index, name in enumerate(names):
     if name in config.get("errors", {{}}):
         rows.append(failed_row(name, config["errors"][name]))
@@ -218,6 +221,15 @@ for index, name in enumerate(names):
                 for i in range(repetitions)
             ],
         }}
+        for pid in range(4000, 4000 + int(max(counters["other_processes_on_gpu"]))):
+            if pid not in seen_pids:
+                from kernelwatch.names import instance_key
+                seen_pids.add(pid)
+                sys.stderr.write(
+                    f"kernelwatch: warning: another process computes on this GPU (pid {{pid}}: "
+                    f"fake-occupant) during {{instance_key(name)}}: it shares the GPU's time "
+                    "with the samples, which may be slowed\n"
+                )
         if moved:
             bandwidth = [moved / (t * 1e-9) for t in times]
             counters["bytes_per_second"] = bandwidth

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import fakebench
 import pytest
-from conftest import GPU_DATA, run_module
+from conftest import GPU_DATA, REPO, run_module
 
 from kernelwatch.compare import DEFAULT_NOISE_MULTIPLIER
 from kernelwatch.runner import occupants
@@ -317,8 +317,10 @@ def test_a_process_the_harness_saw_inside_a_round_is_said_recorded_and_kept_out(
     box: Box, run_cli
 ) -> None:
     """A competitor that comes and goes inside one round, which nvidia-smi between rounds
-    misses: the harness counts it per repetition (other_processes_on_gpu, polled every 100 ms),
-    and run treats that as it treats nvidia-smi's listing."""
+    misses: the harness counts it per repetition (other_processes_on_gpu, polled every 100 ms)
+    and names it on stderr where it first sees it, and run treats that as it treats
+    nvidia-smi's listing. (The names were said on the harness's stderr only, which run does not
+    show: the result said `2 seen by the harness during ...`, naming no process.)"""
     base = box.make_baseline()
     # (the aggregates of 0, 0, 0, 1, 0 are no count: their cv, 2.24, is not "2.24 processes")
     other = "alpha/copy/1/manual_time"
@@ -326,22 +328,46 @@ def test_a_process_the_harness_saw_inside_a_round_is_said_recorded_and_kept_out(
     out = box.tmp / "new.json"
     done = box.run("--out", out)
     assert done.status == 0, done.err
-    seen = [f"2 seen by the harness during {other}", f"1 seen by the harness during {SLOWED}"]
+    seen = [
+        f"pid 4000: fake-occupant, seen by the harness during {other}",
+        f"pid 4001: fake-occupant, seen by the harness during {other}",
+        f"1 seen by the harness during {SLOWED}",  # pid 4000 again: named where first seen
+    ]
     said = "kernelwatch: warning: another process computes on this GPU"
     assert done.err.count(said) == 1  # the process's findings in one line
-    assert f"({seen[0]}, and 1 more): it shares the GPU's time with the samples" in done.err
+    assert f"({seen[0]}, and 2 more): it shares the GPU's time with the samples" in done.err
     assert json.loads(out.read_text())["context"]["kernelwatch_other_processes"] == seen
     compared = run_cli("compare", base, out)
     assert (
-        f"the contender was measured while other processes computed on its GPU ({seen[0]}, "
-        f"{seen[1]})"
+        f"the contender was measured while other processes computed on its GPU "
+        f"({', '.join(seen)})"
     ) in compared.err
     refused = run_cli("baseline", "update", out, "--baselines", box.baselines)
-    assert refused.status == 2 and f"GPU ({seen[0]}, {seen[1]}); a baseline is" in refused.err
+    assert refused.status == 2 and f"GPU ({', '.join(seen)}); a baseline is" in refused.err
     # a count of 0 (the harness looked and saw none) is no finding
     fakebench.configure(box.binaries[0], occupied={SLOWED: [0]})
     again = box.run("--out", box.tmp / "again.json")
     assert again.status == 0 and "another process" not in again.err
+
+
+def test_run_reads_the_names_in_the_line_the_harness_prints() -> None:
+    """occupants.HARNESS_LINE reads measurement.cpp's own message, filled in as the harness fills
+    it (a process name with parentheses, a benchmark's instance key): the names go into the
+    result beside the benchmark's run_name."""
+    source = (REPO / "bench/harness/src/measurement.cpp").read_text()
+    call = re.search(r'std::fprintf\(stderr,((?:\s*"[^"]*")+)', source)
+    assert call is not None
+    message = "".join(re.findall(r'"([^"]*)"', call[1])).replace("\\n", "\n")
+    assert message.count("%s") == 2
+    named = message.replace("%s", "pid 77: /opt/a (b)/python3", 1).replace(
+        "%s", "reduction/sum/vectorized/float/1048576", 1
+    )
+    name = "reduction/sum/vectorized/float/n:1048576/manual_time"
+    document = {"benchmarks": [{"name": name, "run_name": name, occupants.COUNTER: 1.0}]}
+    assert occupants.seen_by_harness(document, f"said before\n{named}said after\n") == [
+        f"pid 77: /opt/a (b)/python3, seen by the harness during {name}"
+    ]
+    assert occupants.seen_by_harness(document) == [f"1 seen by the harness during {name}"]
 
 
 def test_the_harness_counts_read_from_a_real_transient_disturbance() -> None:

@@ -78,7 +78,7 @@ def run_job(tmp_path: Path, binary: Path, **settings: object) -> dict[str, objec
     options = runner.RunSettings(repetitions=2, **settings)  # type: ignore[arg-type]
     out = tmp_path / "out.json"
     command = runner.benchmark_command(job, options, out)
-    return run_one(binary, command, out, options, Progress(enabled=False), job.names)
+    return run_one(binary, command, out, options, Progress(enabled=False), job.names).document
 
 
 def test_a_setsid_leftover_holding_the_pipes_does_not_hold_run(

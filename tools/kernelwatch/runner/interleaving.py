@@ -329,8 +329,8 @@ class _Processes:
                 if job.serial
                 else contextlib.nullcontext()
             ):
-                self.runs[index].append(
-                    run_one(job.binary, command, out, self.settings, self.progress, job.names, env)
+                ran = run_one(
+                    job.binary, command, out, self.settings, self.progress, job.names, env
                 )
         except (BenchmarkCrashed, NoGpuError) as exc:
             # No GPU before anything was measured is exit 4; a GPU lost mid-run is a crash.
@@ -345,7 +345,8 @@ class _Processes:
                 f"on without this binary: {exc}"
             )
             return
-        self._note_others(occupants.seen_by_harness(self.runs[index][-1]))
+        self.runs[index].append(ran.document)
+        self._note_others(occupants.seen_by_harness(ran.document, ran.stderr))
         if env is not None and record is not None:
             self.records[job.binary] = kernels.read_records(record)
 

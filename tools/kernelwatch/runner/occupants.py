@@ -13,23 +13,32 @@ refuses it:
   on an H200). No nvidia-smi (or one that fails): nothing is looked at;
 - the harness polls NVML every 100 ms while its benchmarks run (detail/disturbance_monitor.hpp)
   and counts, per repetition, the other processes on its GPU (COUNTER): a competitor that comes
-  and goes inside one round is seen there.
+  and goes inside one round is seen there. It names each on its stderr when it first sees it
+  (HARNESS_LINE), which run keeps (the first and last 64 KiB), so the result names it too.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Mapping
 from typing import Any
 
 from kernelwatch import tool
-from kernelwatch.names import row_name
+from kernelwatch.names import instance_key, row_name
 from kernelwatch.runner import process
 
 QUERY = ["--query-compute-apps=gpu_uuid,pid,process_name", "--format=csv,noheader"]
 # The harness's count of other processes on the GPU during a repetition (absent where NVML
 # could not tell: docs/results.md).
 COUNTER = "other_processes_on_gpu"
+# The line the harness prints on stderr when it first sees another process (measurement.cpp):
+# the process as nvidia-smi names it, and the benchmark's instance key (names.instance_key).
+HARNESS_LINE = re.compile(
+    r"^kernelwatch: warning: another process computes on this GPU \((pid \d+: .*)\) during "
+    r"(.+?): it shares the GPU's time",
+    re.MULTILINE,
+)
 
 
 def on_gpu(uuid: str) -> list[str]:
@@ -52,10 +61,15 @@ def on_gpu(uuid: str) -> list[str]:
     return found
 
 
-def seen_by_harness(output: Mapping[str, Any]) -> list[str]:
+def seen_by_harness(output: Mapping[str, Any], stderr: str = "") -> list[str]:
     """Each benchmark of one process's output (a validated Google Benchmark document) during
-    which the harness saw other processes on the GPU, in order: `N seen by the harness during
-    NAME`, N the most in any of its repetitions; the harness named them on its stderr."""
+    which the harness saw other processes on the GPU, in order: `pid N: NAME, seen by the
+    harness during BENCHMARK` for each the process's `stderr` names there (the harness names a
+    process once, where it first sees it), else `N seen by the harness during BENCHMARK`, N the
+    most in any of its repetitions."""
+    named: dict[str, list[str]] = {}
+    for line in HARNESS_LINE.finditer(stderr):
+        named.setdefault(line[2], []).append(line[1])
     most: dict[str, float] = {}
     for row in output.get("benchmarks") or []:
         if not isinstance(row, Mapping) or row.get("run_type") == "aggregate":
@@ -64,4 +78,9 @@ def seen_by_harness(output: Mapping[str, Any]) -> list[str]:
         if isinstance(count, (int, float)) and not isinstance(count, bool) and count > 0:
             name = row_name(row)
             most[name] = max(most.get(name, 0.0), float(count))
-    return [f"{count:g} seen by the harness during {name}" for name, count in most.items()]
+    found = []
+    for name, count in most.items():
+        during = f"seen by the harness during {name}"
+        others = named.get(instance_key(name), [])
+        found += [f"{other}, {during}" for other in others] or [f"{count:g} {during}"]
+    return found

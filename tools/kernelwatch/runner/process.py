@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 from kernelwatch import tool
 from kernelwatch.errors import BenchmarkCrashed, InputError, NoGpuError, shortened
@@ -49,6 +49,14 @@ def benchmark_command(
     ]
 
 
+class Ran(NamedTuple):
+    """What one benchmark process left."""
+
+    document: dict[str, Any]  # its output, validated
+    # What it said on stderr: the first and last 64 KiB; nothing with --verbose, which shows it.
+    stderr: str
+
+
 def run_one(
     binary: Path,
     command: list[str],
@@ -57,10 +65,10 @@ def run_one(
     progress: Progress,
     listed: Collection[str],
     env: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+) -> Ran:
     """Run one benchmark process to its end (the progress line ticking) and return its
-    validated output, of benchmarks among those the binary `listed`; its exit status as this
-    project's error otherwise."""
+    validated output, of benchmarks among those the binary `listed`, and its stderr; its exit
+    status as this project's error otherwise."""
     timeout = settings.process_timeout
     try:
         done = tool.run(
@@ -143,7 +151,7 @@ def run_one(
             f"{shown}{more}; its --benchmark_list_tests must print benchmark names only (a "
             "banner there is taken for a benchmark)"
         )
-    return document
+    return Ran(document, done.stderr)
 
 
 _SHOWN = 3  # the listed lines without a row that the error names

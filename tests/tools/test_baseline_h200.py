@@ -45,6 +45,7 @@ ON_WIDENED = GPU_DATA / "h200-card-440e6039-anchored-bd9a78a"  # a fresh card ag
 ON_22 = GPU_DATA / "h200-card-f8aa7094-anchored-5630f22" / "suite.json.gz"  # and the twenty-two
 ON_V1147 = GPU_DATA / "h200-card-09f17fe3-anchored-a96827c" / "suite.json.gz"  # a third kernel
 ON_V1147_PLAIN = GPU_DATA / "h200-card-97a52846-plain-f51518a" / "plain.json.gz"  # and a fresh one
+ON_V1147_ANCHORED = GPU_DATA / "h200-card-2bccdd80-anchored-d921236" / "suite.json.gz"  # another
 PULL_REQUEST = GPU_DATA / "h200-card-8da66dc9-pr-unroll" / "pr.json.gz"
 ONE_BINARY = GPU_DATA / "h200-card-3b892c5d-bench-coalescing" / "part.json.gz"  # run --bench
 JUDGING = verdict.Judging(  # compare's, with the suite's kernelwatch.toml
@@ -171,12 +172,14 @@ def test_a_host_kernel_the_pool_never_ran_is_judged_at_its_hosts_spread() -> Non
     assert median_sensitivity(report) < 0.045
 
 
-def test_a_fresh_host_of_a_third_kernel_passes_at_the_spread_of_its_hosts() -> None:
+@pytest.mark.parametrize("path", [ON_V1147_PLAIN, ON_V1147_ANCHORED], ids=["97a52846", "2bccdd80"])
+def test_a_fresh_host_of_a_third_kernel_passes_at_the_spread_of_its_hosts(path: Path) -> None:
     """GPU-97a52846 at f51518a, a fresh one-GPU host on v1147, `tools/kw suite --anchor never`
     against the re-made pool: exit 0 in 176 s, 356 SAME, 3.9 % median sensitivity, configured
-    like the pool's hosts (out of sample: it was no run of the measurement)."""
-    report = judged(ON_V1147_PLAIN, BASELINES)
-    assert read_json(ON_V1147_PLAIN)["context"]["host_os_kernel"] == "6.18.44-fc-v1147-gpu"
+    like the pool's hosts (out of sample: it was no run of the measurement). GPU-2bccdd80 at
+    d921236, the README's command (anchored: exit 0, 356 SAME), unanchored here: the same, 3.9 %."""
+    report = judged(path, BASELINES)
+    assert read_json(path)["context"]["host_os_kernel"] == "6.18.44-fc-v1147-gpu"
     assert not any("configured unlike" in note for note in report.notes)
     assert median_sensitivity(report) < 0.045
 

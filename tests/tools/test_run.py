@@ -362,12 +362,22 @@ def test_run_reads_the_names_in_the_line_the_harness_prints() -> None:
     named = message.replace("%s", "pid 77: /opt/a (b)/python3", 1).replace(
         "%s", "reduction/sum/vectorized/float/1048576", 1
     )
-    name = "reduction/sum/vectorized/float/n:1048576/manual_time"
-    document = {"benchmarks": [{"name": name, "run_name": name, occupants.COUNTER: 1.0}]}
+    earlier, name = (
+        "alpha/copy/1/manual_time",
+        "reduction/sum/vectorized/float/n:1048576/manual_time",
+    )
+    document = {
+        "benchmarks": [{"name": n, "run_name": n, occupants.COUNTER: 1.0} for n in (earlier, name)]
+    }
+    # the benchmark it named the process during first: run's one line says the first
     assert occupants.seen_by_harness(document, f"said before\n{named}said after\n") == [
-        f"pid 77: /opt/a (b)/python3, seen by the harness during {name}"
+        f"pid 77: /opt/a (b)/python3, seen by the harness during {name}",
+        f"1 seen by the harness during {earlier}",
     ]
-    assert occupants.seen_by_harness(document) == [f"1 seen by the harness during {name}"]
+    assert occupants.seen_by_harness(document) == [
+        f"1 seen by the harness during {earlier}",
+        f"1 seen by the harness during {name}",
+    ]
 
 
 def test_the_harness_counts_read_from_a_real_transient_disturbance() -> None:
@@ -383,6 +393,23 @@ def test_the_harness_counts_read_from_a_real_transient_disturbance() -> None:
     assert all(s.split()[0] in {"1", "2"} for s in seen), seen
     assert sorted(s.split()[-1] for s in seen) == sorted(r.split()[-1] for r in recorded)
     assert len(seen) == 12
+
+
+def test_a_real_run_names_the_process_the_harness_saw() -> None:
+    """GPU-81f1843c (H200, d921236): the same transient load (CuPy, load.log's pid): the harness
+    named it where it first saw it, and the result says so beside that benchmark, with the
+    count beside the eleven others."""
+    folder = GPU_DATA / "h200-card-81f1843c-other-process-d921236"
+    pid = (folder / "load.log").read_text().split()[1]
+    document = json.loads(gzip.decompress((folder / "r.json.gz").read_bytes()))
+    recorded = document["context"]["kernelwatch_other_processes"]
+    named = [r for r in recorded if r.startswith("pid ")]
+    assert named == [
+        f"pid {pid}: python3, seen by the harness during matmul/sgemm_tiled/size:4096/manual_time"
+    ]
+    assert len(recorded) == 12 and all(
+        r.startswith("1 seen by") for r in recorded if r not in named
+    )
 
 
 def test_confirm_0_fails_on_the_first_verdict(box: Box) -> None:

@@ -63,10 +63,10 @@ def on_gpu(uuid: str) -> list[str]:
 
 def seen_by_harness(output: Mapping[str, Any], stderr: str = "") -> list[str]:
     """Each benchmark of one process's output (a validated Google Benchmark document) during
-    which the harness saw other processes on the GPU, in order: `pid N: NAME, seen by the
-    harness during BENCHMARK` for each the process's `stderr` names there (the harness names a
-    process once, where it first sees it), else `N seen by the harness during BENCHMARK`, N the
-    most in any of its repetitions."""
+    which the harness saw other processes on the GPU: `pid N: NAME, seen by the harness during
+    BENCHMARK` for each the process's `stderr` names there (the harness names a process once,
+    where it first sees it), then `N seen by the harness during BENCHMARK` for the others, N the
+    most in any of its repetitions; each in the output's order."""
     named: dict[str, list[str]] = {}
     for line in HARNESS_LINE.finditer(stderr):
         named.setdefault(line[2], []).append(line[1])
@@ -78,9 +78,12 @@ def seen_by_harness(output: Mapping[str, Any], stderr: str = "") -> list[str]:
         if isinstance(count, (int, float)) and not isinstance(count, bool) and count > 0:
             name = row_name(row)
             most[name] = max(most.get(name, 0.0), float(count))
-    found = []
+    # Those it named first: run says the first in its one line (GPU-81f1843c, d921236: "1 seen
+    # by the harness during ..., and 11 more" hid the one of the twelve that named the process).
+    names, counts = [], []
     for name, count in most.items():
         during = f"seen by the harness during {name}"
         others = named.get(instance_key(name), [])
-        found += [f"{other}, {during}" for other in others] or [f"{count:g} {during}"]
-    return found
+        names += [f"{other}, {during}" for other in others]
+        counts += [] if others else [f"{count:g} {during}"]
+    return names + counts

@@ -395,13 +395,18 @@ def test_the_harness_counts_read_from_a_real_transient_disturbance() -> None:
     assert len(seen) == 12
 
 
-def test_a_real_run_names_the_process_the_harness_saw() -> None:
-    """GPU-81f1843c (H200, d921236): the same transient load (CuPy, load.log's pid): the harness
-    named it where it first saw it, and the result says so beside that benchmark, with the
-    count beside the eleven others."""
-    folder = GPU_DATA / "h200-card-81f1843c-other-process-d921236"
-    pid = (folder / "load.log").read_text().split()[1]
-    document = json.loads(gzip.decompress((folder / "r.json.gz").read_bytes()))
+@pytest.mark.parametrize(
+    "folder",
+    ["h200-card-81f1843c-other-process-d921236", "h200-card-25196bb9-other-process-5aa8ab5"],
+)
+def test_a_real_run_names_the_process_the_harness_saw(folder: str) -> None:
+    """GPU-81f1843c (H200, d921236) and GPU-25196bb9 (5aa8ab5): the same transient load (CuPy,
+    load.log's pid): the harness named it where it first saw it, and the result says so beside
+    that benchmark, with the count beside the eleven others. At 5aa8ab5 the named one comes
+    first, so the run's one line names the process (d921236's said a count)."""
+    path = GPU_DATA / folder
+    pid = (path / "load.log").read_text().split()[1]
+    document = json.loads(gzip.decompress((path / "r.json.gz").read_bytes()))
     recorded = document["context"]["kernelwatch_other_processes"]
     named = [r for r in recorded if r.startswith("pid ")]
     assert named == [
@@ -410,6 +415,8 @@ def test_a_real_run_names_the_process_the_harness_saw() -> None:
     assert len(recorded) == 12 and all(
         r.startswith("1 seen by") for r in recorded if r not in named
     )
+    said = gzip.decompress((path / "run.log.gz").read_bytes()).decode().splitlines()[0]
+    assert (f"this GPU ({named[0]}, and 11 more)" in said) == folder.endswith("5aa8ab5")
 
 
 def test_confirm_0_fails_on_the_first_verdict(box: Box) -> None:

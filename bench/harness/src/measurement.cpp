@@ -186,6 +186,8 @@ void measurement::run(const launch_function& launch) {
       state_.counters["other_processes_on_gpu"] =
           static_cast<double>(seen.other_processes->size());
     }
+    // `run` reads this line to name the process in its result (runner/occupants.py,
+    // HARNESS_LINE; a test there reads this format): keep its shape.
     for (const std::string& other : seen.first_seen) {
       std::fprintf(stderr,
                    "kernelwatch: warning: another process computes on this GPU (%s) during %s: "

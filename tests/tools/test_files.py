@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from conftest import GPU_DATA
+from hypothesis import given
+from hypothesis import strategies as st
 from kernelwatch import files
 from kernelwatch.errors import InputError
 
@@ -290,6 +292,32 @@ def test_write_json_writes_json_text_a_piece_at_a_time(
     with path.open("wb") as handle:
         files.write_json(handle, document)
     assert path.read_bytes() == files.json_text(document).encode("utf-8")
+
+
+_PLAIN = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
+_DOCUMENTS = st.recursive(
+    _PLAIN,
+    lambda inner: st.lists(inner, max_size=4)
+    | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=3) | st.integers() | st.floats() | st.none(), inner),
+    max_leaves=20,
+)
+
+
+@given(_DOCUMENTS)
+def test_json_text_is_jsons_own_indented_text(document: object) -> None:
+    """The writers' fast indentation (files._indented: the C encoder for each container of
+    plain values) gives json.dumps(indent=2)'s text to the byte, and fails where it fails:
+    keys of every kind json takes, floats of every size, empty containers, tuples."""
+    try:
+        expected: str | type[Exception] = json.dumps(document, indent=2, allow_nan=False)
+    except ValueError as exc:  # NaN or an infinity: strict_json maps them, json refuses
+        expected = type(exc)
+    try:
+        got: str | type[Exception] = "".join(files._indented(document))
+    except ValueError as exc:
+        got = type(exc)
+    assert got == expected
 
 
 @pytest.mark.parametrize(

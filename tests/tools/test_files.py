@@ -294,12 +294,13 @@ def test_write_json_writes_json_text_a_piece_at_a_time(
     assert path.read_bytes() == files.json_text(document).encode("utf-8")
 
 
-_PLAIN = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
+_KEYS = st.text(max_size=3) | st.integers() | st.floats() | st.booleans() | st.none()
+_VALUES = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5)
 _DOCUMENTS = st.recursive(
-    _PLAIN,
+    _VALUES,
     lambda inner: st.lists(inner, max_size=4)
     | st.tuples(inner, inner)
-    | st.dictionaries(st.text(max_size=3) | st.integers() | st.floats() | st.none(), inner),
+    | st.dictionaries(_KEYS, inner),
     max_leaves=20,
 )
 

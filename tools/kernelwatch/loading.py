@@ -58,6 +58,12 @@ def from_documents(label: str, documents: Sequence[Any]) -> ResultSet:
     return _merge(label, [Path(n) for n in names], parsed)
 
 
+def from_columns(label: str, columns: FileColumns) -> ResultSet:
+    """A side from one document already read (gbench.read_document), as from_documents makes
+    it: `baseline update` reads its new result once, for the manifest and the noise alike."""
+    return _merge(label, [Path(label)], [columns])
+
+
 def load_streamed(path: Path) -> ResultSet | None:
     """A usual result file as `load` reads it, a part of its rows at a time (never all of them
     as dicts); None for any other file (read it as it is read now)."""

@@ -36,7 +36,7 @@ from kernelwatch.baseline.pool import listing_held, pool
 from kernelwatch.errors import InputError, compile_regex, shortened
 from kernelwatch.files import strict_json, write_folder, write_json, write_json_gz
 from kernelwatch.gbench import FileColumns, read_document, read_json
-from kernelwatch.loading import from_documents
+from kernelwatch.loading import from_columns, from_documents
 from kernelwatch.results import (
     HOST_BOUND_ON_KEY,
     BASELINE_RESULT,
@@ -111,7 +111,7 @@ def prepare_update(
     notes: list[str] = []
     new_document = _new_document(pooled, previous, taken, pattern, drop_missing, notes)
     whole = read_document(str(entry.result), new_document)
-    noise, processes = _noise(entry, new_document, chosen_set, bool(filter), notes)
+    noise, processes = _noise(entry, new_document, whole, chosen_set, bool(filter), notes)
     warnings = [
         *pooled.warnings,
         *_build_warnings(pooled.label, pooled.context),
@@ -338,14 +338,15 @@ def _fewer_units_warning(
 def _noise(
     entry: Entry,
     document: dict[str, Any],
+    whole: FileColumns,
     chosen: set[str],
     partial: bool,
     notes: list[str],
 ) -> tuple[dict[str, Any], dict[str, int]]:
     """noise.json for the new result, and each benchmark's number of processes. A partial
     update measures the noise of the benchmarks it replaces and keeps the stored noise of the
-    others (measured with the processes they were measured with)."""
-    result = from_documents(str(entry.result), [document])
+    others (measured with the processes they were measured with). `whole`: `document` read."""
+    result = from_columns(str(entry.result), whole)
     measured = noises.measure(result)
     processes = dict(zip(measured.names, measured.processes.tolist()))
     keep: dict[str, Any] = {}

@@ -200,6 +200,39 @@ def test_precision_table_refuses_a_missing_file_in_one_line(tmp_path: Path) -> N
     one_line_error(script("precision_table.py", f"x={tmp_path / 'missing.json'}"), "missing.json")
 
 
+# --- process_levels.py ----------------------------------------------------------------------
+
+
+def test_process_levels_refuses_no_runs_a_missing_file_and_a_result_without_context(
+    tmp_path: Path,
+) -> None:
+    one_line_error(script("process_levels.py"), "RUN.json")
+    one_line_error(script("process_levels.py", tmp_path / "missing.json"), "missing.json")
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({"benchmarks": []}))
+    one_line_error(script("process_levels.py", bare), "no context")
+
+
+def test_process_levels_counts_a_slow_process_under_its_own_setting(tmp_path: Path) -> None:
+    """One card, run interleaved and not: the interleaved run's third process sits 2 % above
+    the others in one benchmark; the not-interleaved run's four processes agree."""
+    for setting, slow in (("true", 1.02), ("false", 1.0)):
+        spec = {
+            "reduction/slow": [[100.0 * (slow if p == 2 else 1.0)] * 5 for p in range(4)],
+            "reduction/steady": [[50.0] * 5 for _ in range(4)],
+        }
+        context = {"gpu_uuid": "GPU-a", "kernelwatch_random_interleaving": setting}
+        (tmp_path / f"{setting}.json").write_text(json.dumps(merged(spec, context=context)))
+    done = script("process_levels.py", tmp_path / "true.json", tmp_path / "false.json")
+    assert done.returncode == 0, done.stderr
+    rows = {tuple(cell.strip() for cell in line.split("|")[1:-1]) for line in done.stdout.splitlines()
+            if line.startswith("| GPU-a")}  # fmt: skip
+    assert ("GPU-a", "true", "reduction", "2", "4", "0.50 / 0.99 %", "1", "1") in rows
+    assert ("GPU-a", "false", "reduction", "2", "4", "0.00 / 0.00 %", "0", "0") in rows
+    assert "GPU-a true reduction/slow: 1, +2.0 %" in done.stdout
+    assert "GPU-a reduction: median +0.00 %, largest +0.00 % (2 benchmarks)" in done.stdout
+
+
 # --- anchor_replay.py -----------------------------------------------------------------------
 
 

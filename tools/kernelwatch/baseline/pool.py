@@ -11,7 +11,6 @@ from typing import Any
 from kernelwatch import levels
 from kernelwatch.baseline import ran_a_part, row_identity
 from kernelwatch.errors import InputError
-from kernelwatch.gbench import read_document
 from kernelwatch.results import PROCESS_KEY, gpu_model
 
 # Settings that must agree between the runs pooled into one baseline: they move medians. The
@@ -27,16 +26,16 @@ POOLED_KEYS = {
 
 
 def pool(runs: Sequence[tuple[str, Any]], warnings: list[str] | None = None) -> Any:
-    """One result from runs of one build on several cards or hosts of one GPU model: every
-    run's rows, their processes numbered anew (1..P over all runs), and each run's card, host,
-    host configuration and processes listed in the context (levels.RUNS_KEY), so that the
-    spread between cards and between hosts can be measured (noise.py). Runs of other commits are
-    pooled with a warning in `warnings`: say in the review why their timed code is the same.
-    The runs' rows become the pooled result's: they are changed in place."""
+    """One result from runs of one build on several cards or hosts of one GPU model, each a
+    document read_document has checked (update._read_runs does: a second check cost a 23-run
+    pool 0.7 s of 4.2): every run's rows, their processes numbered anew (1..P over all runs),
+    and each run's card, host, host configuration and processes listed in the context
+    (levels.RUNS_KEY), so that the spread between cards and between hosts can be measured
+    (noise.py). Runs of other commits are pooled with a warning in `warnings`: say in the review
+    why their timed code is the same. The runs' rows become the pooled result's: they are
+    changed in place."""
     if len(runs) == 1:
-        return runs[0][1]  # read_document checks it
-    for label, document in runs:
-        read_document(label, document)
+        return runs[0][1]
     first_label, first = runs[0]
     first_context = first.get("context") or {}
     for label, document in runs:  # (all checked before any run's rows are renumbered)

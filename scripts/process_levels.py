@@ -55,16 +55,21 @@ def family(name: str) -> str:
     return name.split("/")[0]
 
 
+def steps(level: dict[tuple[str, int], float]) -> dict[tuple[str, int], float]:
+    """The processes whose level is more than STEP above the median level, and by how much."""
+    middle = float(np.median(list(level.values())))
+    return {key: value / middle - 1 for key, value in level.items() if value > middle * (1 + STEP)}
+
+
 def table(group: Levels) -> dict[str, tuple[list[float], int, set[tuple[str, int]]]]:
     """family -> (each benchmark's spread of levels, steps, the processes holding a step)."""
     found: dict[str, tuple[list[float], int, set[tuple[str, int]]]] = {}
     for name, level in group.items():
         values = np.array(list(level.values()))
-        spreads, steps, slow = found.setdefault(family(name), ([], 0, set()))
+        spreads, count, slow = found.setdefault(family(name), ([], 0, set()))
         spreads.append(float(values.std(ddof=1) / values.mean()) if len(values) > 1 else 0.0)
-        middle = float(np.median(values))
-        stepped = {key for key, value in level.items() if value > middle * (1 + STEP)}
-        found[family(name)] = (spreads, steps + len(stepped), slow | stepped)
+        stepped = steps(level)
+        found[family(name)] = (spreads, count + len(stepped), slow | stepped.keys())
     return found
 
 
@@ -77,17 +82,16 @@ def main(paths: list[str]) -> None:
     print("| --- " * 8 + "|")
     for (card, interleaved), group in sorted(groups.items()):
         processes = len({key for level in group.values() for key in level})
-        for name, (spreads, steps, slow) in sorted(table(group).items()):
+        for name, (spreads, count, slow) in sorted(table(group).items()):
             print(
                 f"| {card[:12]} | {interleaved} | {name} | {len(spreads)} | {processes} | "
                 f"{100 * np.median(spreads):.2f} / {100 * np.percentile(spreads, 99):.2f} % | "
-                f"{steps} | {len(slow)} |"
+                f"{count} | {len(slow)} |"
             )
     print("\nSteps by benchmark: card, interleaved, name, processes above, the highest level")
     for (card, interleaved), group in sorted(groups.items()):
         for name, level in sorted(group.items()):
-            middle = float(np.median(list(level.values())))
-            above = [value / middle - 1 for value in level.values() if value > middle * (1 + STEP)]
+            above = steps(level).values()
             if above:
                 print(f"{card[:12]} {interleaved} {name}: {len(above)}, +{100 * max(above):.1f} %")
     print("\nNot interleaved against interleaved, same card: the median level's shift")

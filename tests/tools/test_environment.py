@@ -44,11 +44,10 @@ def test_compute_capability_is_part_of_the_model() -> None:
         ("cuda_runtime_version", "CUDA runtime"),
         ("gpu_sm_clock_khz", "SM clock"),
         ("kernelwatch_cache_mode", "cache mode"),
-        ("kernelwatch_random_interleaving", "random interleaving"),
     ],
 )
 def test_other_differences_warn(key: str, label: str) -> None:
-    base = dict(H100_CONTEXT, kernelwatch_cache_mode="cold", kernelwatch_random_interleaving="true")
+    base = dict(H100_CONTEXT, kernelwatch_cache_mode="cold")
     warnings, _ = check_environment(base, dict(base, **{key: "other"}), False)
     assert len(warnings) == 1 and warnings[0].startswith(f"different {label}")
 

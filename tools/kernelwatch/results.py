@@ -440,9 +440,6 @@ WATCHED_KEYS: Mapping[str, str] = {
     "gpu_ecc": "ECC",
     "kernelwatch_cache_mode": "cache mode",
     "kernelwatch_build_type": "build type",
-    # Off, the reductions' warp_shuffle double 64 Mi ran 1.1-1.3 % slower on four H200 cards
-    # (docs/measurement.md, "An anchor's two processes").
-    "kernelwatch_random_interleaving": "random interleaving",
 }
 
 

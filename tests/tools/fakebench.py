@@ -301,13 +301,18 @@ def no_nvidia_smi(monkeypatch: Any, devices: bool = True) -> None:
     monkeypatch.setattr(runner, "GPU_DEVICE_GLOBS", ("/",) if devices else ())
 
 
-def fake_nvidia_smi(folder: Path, monkeypatch: Any, output: str, status: int = 0) -> Path:
-    """An nvidia-smi that prints `output` and exits with `status`."""
+def fake_nvidia_smi(
+    folder: Path, monkeypatch: Any, output: str, status: int = 0, query_gpu: str | None = None
+) -> Path:
+    """An nvidia-smi that prints `output` and exits with `status`; `query_gpu`, where given, is
+    what it prints for --query-gpu (gpus.discover's listing) instead."""
     from kernelwatch.runner import process as runner  # where the GPU is looked for
 
     path = folder / "nvidia-smi"
+    query = "any(a.startswith('--query-gpu') for a in sys.argv)"
+    said = repr(output) if query_gpu is None else f"{query_gpu!r} if {query} else {output!r}"
     path.write_text(
-        f"#!{sys.executable}\nimport sys\nprint({output!r})\nsys.exit({status})\n", encoding="utf-8"
+        f"#!{sys.executable}\nimport sys\nprint({said})\nsys.exit({status})\n", encoding="utf-8"
     )
     path.chmod(0o755)
     monkeypatch.setattr(runner, "NVIDIA_SMI", str(path))

@@ -59,9 +59,9 @@ class Box:
             *argv,
         )
 
-    def make_baseline(self) -> Path:
+    def make_baseline(self, *options: object) -> Path:
         out = self.tmp / "base.json"
-        done = self.run("--no-compare", "--out", out)
+        done = self.run("--no-compare", "--out", out, *options)
         assert done.status == 0, done.err
         done = self.run_cli("baseline", "update", out, "--baselines", self.baselines)
         assert done.status == 0, done.err
@@ -859,6 +859,49 @@ def test_other_run_settings_than_the_baseline_are_warned_about(box: Box) -> None
     assert done.status == 0
     assert "kernelwatch: warning: different random interleaving: baseline true, this run false" in (
         done.err
+    )
+
+
+H100 = "0, GPU-00000000-1111-2222-3333-444444444444, NVIDIA H100 80GB HBM3, 9.0"
+
+
+def test_a_run_interleaves_as_its_gpus_baseline_was_measured(box: Box, monkeypatch) -> None:
+    """A baseline measured without random interleaving: the run leaves it off too (nvidia-smi
+    names the GPU, so its baseline is found before anything runs), and says so; --interleave
+    still turns it on, warned about."""
+    box.make_baseline("--no-interleave")
+    fakebench.fake_nvidia_smi(box.tmp, monkeypatch, "GPU 0: NVIDIA H100 80GB HBM3", query_gpu=H100)
+    done = box.run("--out", box.tmp / "off.json")
+    assert done.status == 0, done.err
+    assert "kernelwatch: random interleaving off, as the baseline was measured" in done.err
+    assert "different random interleaving" not in done.err
+    context = json.loads((box.tmp / "off.json").read_text())["context"]
+    assert context["kernelwatch_random_interleaving"] == "false"
+    measured = [c for c in box.commands() if any(a.startswith("--benchmark_out=") for a in c)]
+    assert measured and all("--benchmark_enable_random_interleaving=false" in c for c in measured)
+    done = box.run("--interleave", "--out", box.tmp / "on.json")
+    assert "random interleaving off" not in done.err
+    assert "different random interleaving: baseline false, this run true" in done.err
+    assert (
+        json.loads((box.tmp / "on.json").read_text())["context"]["kernelwatch_random_interleaving"]
+        == "true"
+    )
+
+
+def test_a_run_interleaves_as_its_baseline_file_was_measured(box: Box) -> None:
+    """--baseline FILE names the baseline without nvidia-smi; with no baseline to follow
+    (--no-compare, no project baseline for the GPU), interleaving is on."""
+    off = box.make_baseline("--no-interleave")
+    done = box.run("--baseline", off, "--out", box.tmp / "off.json")
+    assert done.status == 0, done.err
+    assert (
+        json.loads((box.tmp / "off.json").read_text())["context"]["kernelwatch_random_interleaving"]
+        == "false"
+    )
+    done = box.run("--no-compare", "--out", box.tmp / "new.json")  # (no nvidia-smi: no slug)
+    assert (
+        json.loads((box.tmp / "new.json").read_text())["context"]["kernelwatch_random_interleaving"]
+        == "true"
     )
 
 

@@ -202,6 +202,18 @@ def on_each(chosen: Sequence[Gpu], work: Callable[[Gpu], T]) -> list[tuple[Gpu, 
         return list(zip(chosen, pool.map(one, chosen)))
 
 
+def slug_of(uuid: str | None) -> str | None:
+    """The baseline folder's name of the GPU with this UUID, as nvidia-smi names it; None
+    where it cannot be told (no nvidia-smi, an old driver without compute_cap)."""
+    if uuid is None:
+        return None
+    try:
+        found = discover()
+    except InputError:
+        return None
+    return next((gpu.slug for gpu in found if gpu.uuid == uuid), None)
+
+
 def visible_uuid(extra_args: Sequence[str] = ()) -> str | None:
     """The UUID of the GPU a plain run measures on (CUDA_VISIBLE_DEVICES's first entry, else
     GPU 0), for its per-GPU lock; None where that cannot be told (then nothing is locked)."""

@@ -330,10 +330,21 @@ def add_run_options(
         help="seconds of sampling per repetition at most (--kernelwatch_max_time; default "
         f"{defaults.MAX_TIME:g})",
     )
-    parser.add_argument(
+    interleaving = parser.add_mutually_exclusive_group()
+    interleaving.add_argument(
+        "--interleave",
+        dest="interleave",
+        action="store_const",
+        const=True,
+        help="--benchmark_enable_random_interleaving on (the default; `run`'s default: as "
+        "this GPU's baseline was measured)",
+    )
+    interleaving.add_argument(
         "--no-interleave",
-        action="store_true",
-        help="turn off --benchmark_enable_random_interleaving (on by default)",
+        dest="interleave",
+        action="store_const",
+        const=False,
+        help="--benchmark_enable_random_interleaving off",
     )
     parser.add_argument(
         "--bench-arg",
@@ -577,7 +588,7 @@ def run_settings(args: argparse.Namespace, **more: Any) -> runner.RunSettings:
     return runner.RunSettings(
         repetitions=args.repetitions,
         max_time=args.max_time,
-        interleave=not args.no_interleave,
+        interleave=args.interleave is not False,  # (None: `run` may follow its baseline)
         extra_args=tuple(args.bench_arg),
         verbose=args.verbose,
         **more,

@@ -182,6 +182,7 @@ class RunCommand:
     outputs: Outputs
     command_line: str
     anchor: anchors.Request | None = None  # None: --anchor never, or ruled out
+    interleave: bool | None = None  # --interleave / --no-interleave; None: as the baseline
 
 
 def main(args: argparse.Namespace) -> int:
@@ -224,6 +225,7 @@ def main(args: argparse.Namespace) -> int:
             outputs=options.outputs(args),
             command_line=args.command_line,
             anchor=options.anchoring(args, root),
+            interleave=args.interleave,
         )
     )
 
@@ -270,6 +272,14 @@ def _run(command: RunCommand) -> int:
         usable_binaries(command.build_dir, command.bench, settings.extra_args)  # says why
     if chosen_gpus is None:  # the card's lock, as `ab` and --gpus hold it while they measure
         settings = dataclasses.replace(settings, gpu_uuid=gpus.visible_uuid(settings.extra_args))
+        said = _interleaving(command, gpus.slug_of(settings.gpu_uuid))
+        settings = _as_baseline(settings, said, progress)
+    else:
+        said_for = {slug: _interleaving(command, slug) for slug in {g.slug for g in chosen_gpus}}
+        each_settings = {
+            gpu: _as_baseline(gpus.settings_for(settings, gpu), said_for[gpu.slug], progress, gpu)
+            for gpu in chosen_gpus
+        }
     planned = runner.plan(binaries, command.filter, settings.extra_args)
     plan = shards.plan_key((n for job in planned for n in job.names), shard.count) if shard else ""
     several = bool(chosen_gpus and len(chosen_gpus) > 1)
@@ -309,7 +319,7 @@ def _run(command: RunCommand) -> int:
         """One thread (and one benchmark process at a time) per GPU; the host-bound jobs take
         the host to themselves (locks), and each GPU is anchored on its own card."""
         quiet = runner.Progress(stream=progress.stream, enabled=False)
-        share, own = each[gpu], gpus.settings_for(settings, gpu)
+        share, own = each[gpu], each_settings[gpu]
         label = f"GPU {gpu.index}"
         measured = _measure(
             command, list(share.jobs), own, share.context, quiet, label, share.claim
@@ -338,7 +348,7 @@ def _run(command: RunCommand) -> int:
         try:
             status = _finish(
                 command,
-                gpus.settings_for(settings, gpu),
+                each_settings[gpu],
                 result,
                 out,
                 progress,
@@ -461,6 +471,49 @@ def _gpu_out(out: Path | None, gpu: gpus.Gpu, stamp: str) -> Callable[[str | Non
     return lambda slug: (
         gpus.out_for(out, gpu) if out else default_out(slug, f"gpu{gpu.index}-{stamp}")
     )
+
+
+def _as_baseline(
+    settings: runner.RunSettings,
+    said: bool | None,
+    progress: runner.Progress,
+    gpu: gpus.Gpu | None = None,
+) -> runner.RunSettings:
+    """The settings with random interleaving as the baseline the run is judged by was measured
+    (`said`: _interleaving; None where --interleave or --no-interleave was given): off,
+    warp_shuffle double 64 Mi ran 1.1-1.3 % slower on four H200 cards (docs/measurement.md,
+    "An anchor's two processes"), so a baseline and its runs share it. Where no baseline says
+    (none yet, or nvidia-smi cannot name the GPU), on."""
+    if said is None or said == settings.interleave:
+        return settings
+    where = f"{gpu.label}: " if gpu is not None else ""
+    progress.say(
+        f"kernelwatch: {where}random interleaving {'on' if said else 'off'}, as the baseline was "
+        "measured (--interleave or --no-interleave chooses)"
+    )
+    return dataclasses.replace(settings, interleave=said)
+
+
+def _interleaving(command: RunCommand, slug: str | None) -> bool | None:
+    """Whether the baseline of the run was measured with random interleaving; None where none
+    says: --baseline's context, else the manifest of the project's baseline for `slug` (the
+    GPU's, as nvidia-smi names it)."""
+    from kernelwatch import baseline as baselines
+
+    if command.interleave is not None:
+        return None  # (chosen: nothing to read)
+    if command.baseline is not None:
+        context = baselines.result_documents(command.baseline)[0].get("context") or {}
+        said = context.get("kernelwatch_random_interleaving")
+    elif command.root is not None and slug is not None:
+        try:
+            entry = baselines.find(command.root, slug)
+        except InputError:  # judged, it is refused then (exit 2, naming it); --no-compare may
+            entry = None  # be measuring the baseline that replaces it
+        said = entry.manifest.get("random_interleaving") if entry is not None else None
+    else:
+        said = None
+    return {"true": True, "false": False}.get(str(said).lower())
 
 
 def _measure(

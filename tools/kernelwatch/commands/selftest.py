@@ -168,7 +168,7 @@ _RUN_ONLY = {
     "repetitions": "--repetitions",
     "max_time": "--max-time",
     "processes": "--processes",
-    "no_interleave": "--no-interleave",
+    "interleave": "--interleave/--no-interleave",
     "gpus": "--gpus",
 }
 

@@ -694,6 +694,30 @@ def test_runs_of_another_models_cards_fail_the_pool(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("interleave", "flag"),
+    [("as the baseline", []), ("on", ["--interleave"]), ("off", ["--no-interleave"])],
+)
+def test_the_baseline_runs_interleave_as_the_workflow_is_told(
+    tmp_path: Path, interleave: str, flag: list[str]
+) -> None:
+    """The `interleave` input reaches `tools/kw suite` as run's flag, or none (run then
+    follows the model's present baseline)."""
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "kw").write_text('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+    (tmp_path / "tools" / "kw").chmod(0o755)
+    status, _, log = run_step(
+        "measure",
+        "Build and run the suite without comparing",
+        tmp_path,
+        matrix={"run": "2"},
+        contexts={"inputs.interleave": interleave},
+        workflow=WORKFLOWS / "baseline.yml",
+    )
+    assert status == 0, log
+    assert log.splitlines() == ["suite", "--no-compare", *flag, "--out", "results/run-2.json"]
+
+
 PROPOSE = "Open a pull request with the new baseline"
 # gh pr view finds no pull request; gh pr create prints its arguments, one a line.
 GH_CREATES = """#!/bin/sh
